@@ -1,0 +1,183 @@
+// Package cli implements popmon's command line: one file per subcommand,
+// flag parsing, wiring and exit codes. The measurement and metric logic live
+// in other packages.
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// Version is popmon's version, reported by `popmon version` and written into
+// measurement files by the library.
+const Version = "0.1.0"
+
+// Exit codes, documented in docs/cli.md.
+const (
+	ExitOK       = 0 // success
+	ExitFailure  = 1 // unexpected failure
+	ExitUsage    = 2 // wrong command line
+	ExitInput    = 3 // a file could not be read or is not valid
+	ExitEnv      = 4 // the machine lacks something (MPI compiler, ...) or the library failed to build
+	ExitNotFound = 127
+)
+
+// exitError carries an exit code with an error message.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func fail(code int, format string, a ...any) error {
+	return &exitError{code: code, err: fmt.Errorf(format, a...)}
+}
+
+func wrapCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	return &exitError{code: code, err: err}
+}
+
+// Env is what a command sees of the outside world.
+type Env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(env *Env, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"run", "run a program (or launcher) under popmon and print its report", runCmd},
+		{"exec", "per-rank form: mpirun -np N popmon exec -- ./app", execCmd},
+		{"report", "print the report of a measurement file (text, json, csv, talp-json)", reportCmd},
+		{"doctor", "explain what this machine supports and what is missing", doctorCmd},
+		{"build", "build (or find) the measurement library and print its path", buildCmd},
+		{"version", "print popmon's version", versionCmd},
+	}
+}
+
+// Main runs popmon with args (without the program name) and returns the
+// process exit code.
+func Main(args []string, env *Env) int {
+	if len(args) == 0 {
+		usage(env.Stderr)
+		return ExitUsage
+	}
+	name := args[0]
+	if name == "-h" || name == "--help" || name == "help" {
+		if len(args) > 1 {
+			return Main([]string{args[1], "--help"}, env)
+		}
+		usage(env.Stdout)
+		return ExitOK
+	}
+	if name == "--version" || name == "-version" {
+		name = "version"
+	}
+	for _, c := range commands() {
+		if c.name != name {
+			continue
+		}
+		err := c.run(env, args[1:])
+		if err == nil {
+			return ExitOK
+		}
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK
+		}
+		var ee *exitError
+		if errors.As(err, &ee) {
+			if ee.err != nil && ee.err.Error() != "" {
+				fmt.Fprintf(env.Stderr, "popmon %s: %v\n", name, ee.err)
+			}
+			return ee.code
+		}
+		fmt.Fprintf(env.Stderr, "popmon %s: %v\n", name, err)
+		return ExitFailure
+	}
+	fmt.Fprintf(env.Stderr, "popmon: unknown command %q; run 'popmon help' for the list\n", name)
+	return ExitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, `popmon %s: POP efficiency metrics for MPI programs
+
+Usage: popmon COMMAND [options] [--] [arguments]
+
+Commands:
+`, Version)
+	cs := commands()
+	sort.SliceStable(cs, func(i, j int) bool { return false })
+	for _, c := range cs {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, `
+Quick start:
+  popmon run -- mpirun -np 4 ./app      measure, write popmon-app-*.json, print the report
+  popmon report --format json FILE      the metrics as JSON (also csv, talp-json)
+  popmon doctor                         what works on this machine
+
+'popmon COMMAND --help' explains a command. Exit codes: 0 ok, 1 failure, 2 usage,
+3 bad input file, 4 missing MPI/compiler; run and exec return the program's own code.
+`)
+}
+
+// newFlags returns a flag set that prints usage text on -h and reports
+// parse errors as usage errors.
+func newFlags(name, synopsis, help string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: popmon %s %s\n\n%s\n", name, synopsis, strings.TrimSpace(help))
+		var any bool
+		fs.VisitAll(func(*flag.Flag) { any = true })
+		if any {
+			fmt.Fprintln(stderr, "\nOptions:")
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
+
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &exitError{code: ExitUsage, err: errors.New("")}
+	}
+	return nil
+}
+
+func versionCmd(env *Env, args []string) error {
+	fs := newFlags("version", "", "Prints popmon's version.", env.Stderr)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "popmon %s\n", Version)
+	return nil
+}
+
+func stderrIsTerminal() bool {
+	fi, err := os.Stderr.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,158 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/popmon/popmon/internal/shimbuild"
+)
+
+const doctorHelp = `
+Checks what popmon can measure on this machine and says how to fix what is
+missing: MPI compilers and launchers, building the measurement library, the
+clock, hardware counters, OpenMP (OMPT) and Fortran support.`
+
+type check struct {
+	ok     bool
+	warn   bool // not fatal: fewer metrics
+	what   string
+	detail string
+	fix    string
+}
+
+func doctorCmd(env *Env, args []string) error {
+	fs := newFlags("doctor", "[--mpicc PATH]", doctorHelp, env.Stderr)
+	mpicc := fs.String("mpicc", "", "MPI C compiler wrapper to check (default $POPMON_MPICC, then mpicc)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var checks []check
+	add := func(c check) { checks = append(checks, c) }
+
+	add(check{ok: runtime.GOOS == "linux", what: "operating system", detail: runtime.GOOS + "/" + runtime.GOARCH,
+		fix: "popmon measures programs on Linux only"})
+
+	cc, err := shimbuild.FindMPICC(*mpicc)
+	if err != nil {
+		add(check{what: "MPI compiler wrapper", detail: err.Error(),
+			fix: "apt-get install libopenmpi-dev openmpi-bin (or mpich libmpich-dev), or pass --mpicc"})
+	} else {
+		add(check{ok: true, what: "MPI compiler wrapper", detail: cc})
+		lib, err := shimbuild.Build(ctx, shimbuild.Options{MPICC: *mpicc})
+		if err != nil {
+			add(check{what: "measurement library", detail: firstLineOf(err.Error()),
+				fix: "check that " + cc + " can build shared libraries (apt-get install build-essential)"})
+		} else {
+			state := "built"
+			if lib.Cached {
+				state = "cached"
+			}
+			add(check{ok: true, what: "measurement library", detail: fmt.Sprintf("%s (%s, %s)", lib.Path, lib.MPI, state)})
+		}
+	}
+	for _, variant := range []struct{ cc, run, name string }{
+		{"mpicc.openmpi", "mpirun.openmpi", "Open MPI"},
+		{"mpicc.mpich", "mpirun.mpich", "MPICH"},
+	} {
+		if p, err := exec.LookPath(variant.cc); err == nil {
+			add(check{ok: true, what: variant.name, detail: p + " (use --mpicc " + variant.cc + " with " + variant.run + ")"})
+		}
+	}
+	if p, err := exec.LookPath("mpirun"); err == nil {
+		add(check{ok: true, what: "MPI launcher", detail: p})
+	} else if p, err := exec.LookPath("mpiexec"); err == nil {
+		add(check{ok: true, what: "MPI launcher", detail: p})
+	} else {
+		add(check{warn: true, what: "MPI launcher", detail: "no mpirun or mpiexec on PATH", fix: "apt-get install openmpi-bin (or mpich)"})
+	}
+	if p, err := exec.LookPath("gfortran"); err == nil {
+		add(check{ok: true, what: "Fortran compiler", detail: p + " (Fortran programs are measured like C ones)"})
+	} else {
+		add(check{ok: true, what: "Fortran compiler", detail: "none (only needed to build Fortran programs)"})
+	}
+	add(clockCheck())
+	add(countersCheck())
+	add(omptCheck())
+	if os.Geteuid() == 0 {
+		add(check{ok: true, warn: true, what: "running as root",
+			detail: "Open MPI refuses root unless OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 are set"})
+	}
+
+	bad := 0
+	for _, c := range checks {
+		mark := "ok  "
+		switch {
+		case !c.ok && !c.warn:
+			mark = "FAIL"
+			bad++
+		case c.warn:
+			mark = "note"
+		}
+		fmt.Fprintf(env.Stdout, "[%s] %-22s %s\n", mark, c.what, c.detail)
+		if c.fix != "" && (!c.ok || c.warn) {
+			fmt.Fprintf(env.Stdout, "       %-22s fix: %s\n", "", c.fix)
+		}
+	}
+	if bad > 0 {
+		return &exitError{code: ExitEnv, err: fmt.Errorf("%d problem(s) found", bad)}
+	}
+	fmt.Fprintln(env.Stdout, "popmon can measure MPI programs here.")
+	return nil
+}
+
+func firstLineOf(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func clockCheck() check {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return check{ok: true, warn: true, what: "clock", detail: "cannot read /proc/cpuinfo; CLOCK_MONOTONIC will be used"}
+	}
+	if bytes.Contains(b, []byte(" constant_tsc")) && bytes.Contains(b, []byte(" nonstop_tsc")) {
+		return check{ok: true, what: "clock", detail: "invariant TSC (cheapest timestamps: ~9 ns)"}
+	}
+	return check{ok: true, warn: true, what: "clock", detail: "no invariant TSC: CLOCK_MONOTONIC (~22 ns per read) is used"}
+}
+
+func countersCheck() check {
+	b, err := os.ReadFile("/proc/sys/kernel/perf_event_paranoid")
+	if err != nil {
+		return check{ok: true, warn: true, what: "hardware counters", detail: "perf_event is not available: no IPC or frequency metrics"}
+	}
+	level := strings.TrimSpace(string(b))
+	if _, err := os.Stat("/sys/bus/event_source/devices/cpu"); err != nil {
+		return check{ok: true, warn: true, what: "hardware counters",
+			detail: "no CPU performance monitoring unit exposed (virtual machine?): no IPC or frequency metrics"}
+	}
+	if level > "2" && os.Geteuid() != 0 {
+		return check{ok: true, warn: true, what: "hardware counters", detail: "perf_event_paranoid=" + level,
+			fix: "sysctl kernel.perf_event_paranoid=2 to let users count their own processes"}
+	}
+	return check{ok: true, what: "hardware counters", detail: "perf_event available (perf_event_paranoid=" + level + ")"}
+}
+
+func omptCheck() check {
+	for _, p := range []string{"/usr/lib/x86_64-linux-gnu/libomp.so.5", "/usr/lib/llvm-14/lib/libomp.so.5",
+		"/usr/lib/llvm-15/lib/libomp.so.5", "/usr/lib/x86_64-linux-gnu/libomp.so"} {
+		if _, err := os.Stat(p); err == nil {
+			return check{ok: true, what: "OpenMP (OMPT)", detail: "LLVM libomp found: " + p}
+		}
+	}
+	return check{ok: true, warn: true, what: "OpenMP (OMPT)", detail: "LLVM libomp not found: OpenMP metrics need it",
+		fix: "apt-get install libomp-dev"}
+}
+
+var _ io.Writer = (*bytes.Buffer)(nil)

@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/popmon/popmon/internal/report"
+	"github.com/popmon/popmon/measure"
+	"github.com/popmon/popmon/pop"
+)
+
+const reportHelp = `
+Prints the POP metrics of a measurement file written by 'popmon run' or
+'popmon exec':
+
+  popmon report run.json                       the text tree (like TALP's)
+  popmon report --format json run.json         metric ids of POP-METRICS.md §9
+  popmon report --format csv --region solve run.json
+  popmon report --format talp-json run.json > talp.json   for TALP tooling
+
+Formats are documented in docs/report-formats.md.`
+
+var formats = []string{"text", "json", "csv", "talp-json"}
+
+type reportOptions struct {
+	region string
+	model  string
+}
+
+func checkFormat(f string, allowNone bool) error {
+	for _, ok := range formats {
+		if f == ok {
+			return nil
+		}
+	}
+	if allowNone && f == "none" {
+		return nil
+	}
+	return fail(ExitUsage, "unknown format %q: use one of %s", f, strings.Join(formats, ", "))
+}
+
+func reportCmd(env *Env, args []string) error {
+	fs := newFlags("report", "[--format F] [--region NAME] [--model M] [-o OUT] FILE", reportHelp, env.Stderr)
+	format := fs.String("format", "text", "output format: "+strings.Join(formats, ", "))
+	region := fs.String("region", "", "only this region (case-insensitive)")
+	model := fs.String("model", string(pop.ModelTALP), "metric model: talp")
+	output := fs.String("o", "", "write to this file instead of stdout (never overwrites)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return fail(ExitUsage, "expected exactly one measurement file, got %d", fs.NArg())
+	}
+	if err := checkFormat(*format, false); err != nil {
+		return err
+	}
+	w := env.Stdout
+	if *output != "" {
+		f, err := os.OpenFile(*output, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return fail(ExitUsage, "cannot create %s: %v (popmon never overwrites files)", *output, err)
+		}
+		defer f.Close()
+		w = f
+	}
+	return renderFile(w, fs.Arg(0), *format, reportOptions{region: *region, model: *model})
+}
+
+// renderFile reads a measurement file and renders its report.
+func renderFile(w io.Writer, path, format string, opts reportOptions) error {
+	m, err := measure.ReadFile(path)
+	if err != nil {
+		return fail(ExitInput, "%v", err)
+	}
+	model := pop.Model(opts.model)
+	if model == "" {
+		model = pop.ModelTALP
+	}
+	rep, err := pop.Compute(m, model)
+	if err != nil {
+		return fail(ExitUsage, "%v", err)
+	}
+	rep.Source = path
+	if err := report.Render(w, format, rep, m, report.Options{Region: opts.region}); err != nil {
+		return fail(ExitUsage, "%v", err)
+	}
+	return nil
+}
+
+var _ = fmt.Sprintf

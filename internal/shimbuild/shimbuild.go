@@ -1,0 +1,292 @@
+// Package shimbuild compiles libpopmon, the measurement library, from the
+// sources embedded in the popmon binary with the user's own MPI compiler
+// wrapper, into a per-user cache keyed by the sources and the MPI identity,
+// so that a second run reuses the library and a different MPI gets its own.
+package shimbuild
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/popmon/popmon/shim"
+)
+
+// ErrNoMPICC is returned when no MPI compiler wrapper can be found.
+var ErrNoMPICC = errors.New("no mpicc on PATH: install libopenmpi-dev or mpich, or pass --mpicc")
+
+// Options choose how the library is built.
+type Options struct {
+	// MPICC is the MPI C compiler wrapper; empty means $POPMON_MPICC, then
+	// mpicc on PATH.
+	MPICC string
+	// NoMPI builds the library without MPI support (serial and OpenMP
+	// programs), with CC (default $CC, then cc).
+	NoMPI bool
+	// CC is the C compiler for NoMPI builds.
+	CC string
+	// CacheDir overrides the cache directory (default: the user cache
+	// directory's popmon/lib, or $POPMON_CACHE_DIR).
+	CacheDir string
+	// Werror adds -Werror (used by the project's own tests).
+	Werror bool
+	// Log receives compiler output on failure and progress notes; may be nil.
+	Log io.Writer
+}
+
+// Library is a built measurement library.
+type Library struct {
+	// Path is the shared object to preload.
+	Path string
+	// Compiler is the compiler wrapper used.
+	Compiler string
+	// MPI is a short description of the MPI the library was built against
+	// ("" for a NoMPI build).
+	MPI string
+	// Cached reports whether an existing build was reused.
+	Cached bool
+}
+
+// FindMPICC returns the MPI compiler wrapper chosen by opts, or ErrNoMPICC.
+func FindMPICC(explicit string) (string, error) {
+	name := explicit
+	if name == "" {
+		name = os.Getenv("POPMON_MPICC")
+	}
+	if name == "" {
+		name = "mpicc"
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if explicit != "" || os.Getenv("POPMON_MPICC") != "" {
+			return "", fmt.Errorf("MPI compiler %q not found: check --mpicc / POPMON_MPICC", name)
+		}
+		return "", ErrNoMPICC
+	}
+	return p, nil
+}
+
+// Build returns the library for opts, compiling it if the cache has none.
+func Build(ctx context.Context, opts Options) (*Library, error) {
+	var compiler string
+	var err error
+	if opts.NoMPI {
+		compiler = opts.CC
+		if compiler == "" {
+			compiler = os.Getenv("CC")
+		}
+		if compiler == "" {
+			compiler = "cc"
+		}
+		if compiler, err = exec.LookPath(compiler); err != nil {
+			return nil, fmt.Errorf("no C compiler found (%v): install gcc or set CC", err)
+		}
+	} else if compiler, err = FindMPICC(opts.MPICC); err != nil {
+		return nil, err
+	}
+
+	identity, mpiDesc, err := compilerIdentity(ctx, compiler, opts.NoMPI)
+	if err != nil {
+		return nil, err
+	}
+	sources, err := sourceFiles()
+	if err != nil {
+		return nil, err
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "popmon-shim v1\nnompi=%v werror=%v\n", opts.NoMPI, opts.Werror)
+	h.Write(identity)
+	names := make([]string, 0, len(sources))
+	for n := range sources {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(h, "%s %d\n", n, len(sources[n]))
+		h.Write(sources[n])
+	}
+	key := hex.EncodeToString(h.Sum(nil))[:24]
+
+	cache := opts.CacheDir
+	if cache == "" {
+		cache = os.Getenv("POPMON_CACHE_DIR")
+	}
+	if cache == "" {
+		base, err := os.UserCacheDir()
+		if err != nil || base == "" {
+			base = os.TempDir()
+		}
+		cache = filepath.Join(base, "popmon", "lib")
+	}
+	dir := filepath.Join(cache, key)
+	lib := filepath.Join(dir, "libpopmon.so")
+	out := &Library{Path: lib, Compiler: compiler, MPI: mpiDesc}
+	if _, err := os.Stat(lib); err == nil {
+		out.Cached = true
+		return out, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("cannot create the library cache %s: %w (set POPMON_CACHE_DIR to a writable folder)", dir, err)
+	}
+	// Several ranks of `mpirun popmon exec` may build at once: one builds,
+	// the others wait on the lock and then find the library.
+	unlock, err := lockFile(filepath.Join(dir, ".lock"))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if _, err := os.Stat(lib); err == nil {
+		out.Cached = true
+		return out, nil
+	}
+	if err := compile(ctx, compiler, opts, sources, dir, lib); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func lockFile(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("cannot lock the library cache: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cannot lock the library cache: %w", err)
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// sourceFiles returns the embedded C sources and headers by name.
+func sourceFiles() (map[string][]byte, error) {
+	out := map[string][]byte{}
+	err := fs.WalkDir(shim.Sources, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(shim.Sources, p)
+		if err != nil {
+			return err
+		}
+		out[p] = b
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading embedded library sources: %w", err)
+	}
+	return out, nil
+}
+
+// compilerIdentity describes the compiler and the MPI behind it: the
+// wrapper's underlying command line and the preprocessed mpi.h, so that a
+// different MPI (or version) gets a different cache entry.
+func compilerIdentity(ctx context.Context, compiler string, noMPI bool) ([]byte, string, error) {
+	var id bytes.Buffer
+	fmt.Fprintf(&id, "compiler=%s\n", compiler)
+	if v, err := exec.CommandContext(ctx, compiler, "--version").CombinedOutput(); err == nil {
+		id.Write(v)
+	}
+	if noMPI {
+		return id.Bytes(), "", nil
+	}
+	for _, flag := range []string{"-show", "--showme"} {
+		if v, err := exec.CommandContext(ctx, compiler, flag).CombinedOutput(); err == nil {
+			id.Write(v)
+			break
+		}
+	}
+	probe := "#include <mpi.h>\nMPI_VERSION MPI_SUBVERSION\n"
+	cmd := exec.CommandContext(ctx, compiler, "-E", "-P", "-x", "c", "-")
+	cmd.Stdin = strings.NewReader(probe)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	pre, err := cmd.Output()
+	if err != nil {
+		return nil, "", fmt.Errorf("%s cannot compile against mpi.h: %v: %s (is it an MPI compiler wrapper? install libopenmpi-dev or mpich, or pass --mpicc)",
+			compiler, err, firstLine(stderr.String()))
+	}
+	id.Write(pre)
+	lines := strings.Split(strings.TrimSpace(string(pre)), "\n")
+	desc := ""
+	if len(lines) > 0 {
+		f := strings.Fields(lines[len(lines)-1])
+		if len(f) == 2 {
+			desc = "MPI " + f[0] + "." + f[1]
+		}
+	}
+	switch {
+	case bytes.Contains(pre, []byte("OMPI_MAJOR_VERSION")) || bytes.Contains(pre, []byte("ompi_")):
+		desc = "Open MPI (" + desc + ")"
+	case bytes.Contains(pre, []byte("MPICH")) || bytes.Contains(pre, []byte("MPIX_")):
+		desc = "MPICH (" + desc + ")"
+	}
+	return id.Bytes(), desc, nil
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func compile(ctx context.Context, compiler string, opts Options, sources map[string][]byte, dir, lib string) error {
+	tmp, err := os.MkdirTemp(dir, "build-")
+	if err != nil {
+		return fmt.Errorf("cannot create a build folder in %s: %w", dir, err)
+	}
+	defer os.RemoveAll(tmp)
+	var cfiles []string
+	for name, b := range sources {
+		if err := os.WriteFile(filepath.Join(tmp, name), b, 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w", name, err)
+		}
+		if !strings.HasSuffix(name, ".c") {
+			continue
+		}
+		if opts.NoMPI && (name == "mpi.c" || name == "mpi_wrappers.c") {
+			continue
+		}
+		cfiles = append(cfiles, name)
+	}
+	sort.Strings(cfiles)
+	args := []string{"-std=c11", "-O2", "-g", "-fPIC", "-shared", "-Wall", "-Wextra",
+		"-fvisibility=default", "-I."}
+	if opts.Werror {
+		args = append(args, "-Werror")
+	}
+	if opts.NoMPI {
+		args = append(args, "-DPOPMON_NO_MPI")
+	}
+	args = append(args, "-o", "libpopmon.so")
+	args = append(args, cfiles...)
+	args = append(args, "-ldl", "-lpthread")
+	cmd := exec.CommandContext(ctx, compiler, args...)
+	cmd.Dir = tmp
+	outb, err := cmd.CombinedOutput()
+	if err != nil {
+		if opts.Log != nil {
+			opts.Log.Write(outb)
+		}
+		return fmt.Errorf("building the measurement library with %s failed: %v\n%s", compiler, err, strings.TrimSpace(string(outb)))
+	}
+	if err := os.Rename(filepath.Join(tmp, "libpopmon.so"), lib); err != nil {
+		return fmt.Errorf("installing the measurement library: %w", err)
+	}
+	return nil
+}

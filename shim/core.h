@@ -1,0 +1,96 @@
+/* core.h: cross-file declarations of libpopmon (off the hot path). */
+#ifndef POPMON_CORE_H
+#define POPMON_CORE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "popmon_internal.h"
+
+#define POPMON_VERSION "0.1.0"
+#define POPMON_MAX_THREADS 4096
+#define POPMON_MAX_REGIONS 4096
+#define POPMON_NAME_MAX 128
+#define POPMON_MAX_WARNINGS 32
+
+/* Process-wide time accounts of the accounted threads (ticks or, after
+ * conversion, nanoseconds) plus counts. */
+struct popmon_accounts {
+	uint64_t t[POPMON_NSTATES];
+	uint64_t mpi_calls;
+	uint64_t omp_parallels;
+	uint64_t omp_tasks;
+	uint64_t gpu_calls;
+};
+
+/* Process state shared by the library's files. */
+struct popmon_process {
+	int inert;            /* launcher/shell or forked child: measure nothing */
+	int mpi_initialized;  /* popmon_mpi_init_hook ran */
+	int finalized;        /* the measurement was written (or given up) */
+	int rank, size;       /* MPI_COMM_WORLD (0/1 without MPI) */
+	int pid;
+	uint64_t t0_tick;     /* calibration start */
+	uint64_t t0_ns;       /* CLOCK_MONOTONIC at t0_tick */
+	uint64_t epoch_ns;    /* CLOCK_REALTIME at t0_tick */
+};
+extern struct popmon_process popmon_proc;
+
+/* core.c */
+uint64_t popmon_monotonic_ns(void);
+double popmon_ns_per_tick(void);
+uint64_t popmon_ticks_to_ns(uint64_t ticks);
+void popmon_snapshot(uint64_t now, struct popmon_accounts *a);
+int popmon_cpus(void);
+int popmon_warning_count(void);
+const char *popmon_warning(int i);
+void popmon_fn_totals(uint64_t *calls, uint64_t *ticks); /* POPMON_FN_COUNT each */
+
+/* regions.c */
+void popmon_regions_init(void);
+void popmon_regions_restart_global(uint64_t now); /* discard and reopen Global */
+void popmon_regions_close_all(uint64_t now);
+int popmon_region_count(void);
+/* Region i's name and, converted to nanoseconds, accounts; returns 0 when
+ * the region was never visited (nothing to report). */
+int popmon_region_get(int i, const char **name, uint64_t *visits, uint64_t *elapsed_ns,
+		      struct popmon_accounts *ns);
+int popmon_region_find(const char *name); /* index or -1 */
+
+/* output.c */
+/* One process's record of one region, in nanoseconds. */
+struct popmon_region_rec {
+	int64_t visits, cpus, elapsed_ns;
+	int64_t t[POPMON_NSTATES];
+	int64_t mpi_calls, omp_parallels, omp_tasks, gpu_calls;
+};
+#define POPMON_REC_FIELDS (sizeof(struct popmon_region_rec) / sizeof(int64_t))
+
+struct popmon_proc_rec {
+	int64_t rank, node, pid, cpus;
+	char hostname[64];
+};
+
+struct popmon_fn_rec {
+	int64_t calls, time_ns, min_ns, max_ns, max_rank;
+};
+
+struct popmon_run {
+	int nprocs, nnodes, nregions;
+	const char *const *region_names;   /* nregions */
+	const struct popmon_proc_rec *procs; /* nprocs */
+	const struct popmon_region_rec *recs; /* nprocs * nregions, [proc][region] */
+	const struct popmon_fn_rec *fns;   /* POPMON_FN_COUNT, or NULL */
+	int with_mpi;
+	char mpi_library[256];
+	char mpi_standard[16];
+	const char *thread_level;
+};
+
+/* Writes the measurement file for run to the output chosen by the
+ * environment (POPMON_OUTPUT / POPMON_SESSION / default name). */
+void popmon_write_run(const struct popmon_run *run);
+/* The non-MPI path: this process alone. */
+void popmon_write_single(void);
+
+#endif /* POPMON_CORE_H */

@@ -1,0 +1,320 @@
+/* mpi.c: MPI start-up and finalize: node discovery, the region-name union,
+ * the gather of per-process records to rank 0 and the call-profile
+ * reductions. Everything runs on a private duplicate of MPI_COMM_WORLD, with
+ * collectives only (O(log P) depth in both Open MPI and MPICH), and only PMPI
+ * entry points, so the application's own communicators, tags and call
+ * counts are untouched.
+ */
+#define _GNU_SOURCE
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core.h"
+
+static const char *thread_level_name(int provided)
+{
+	switch (provided) {
+	case MPI_THREAD_SINGLE: return "single";
+	case MPI_THREAD_FUNNELED: return "funneled";
+	case MPI_THREAD_SERIALIZED: return "serialized";
+	case MPI_THREAD_MULTIPLE: return "multiple";
+	default: return "single";
+	}
+}
+
+void popmon_mpi_init_hook(void)
+{
+	if (popmon_proc.inert || popmon_proc.mpi_initialized)
+		return;
+	popmon_proc.mpi_initialized = 1;
+	PMPI_Comm_rank(MPI_COMM_WORLD, &popmon_proc.rank);
+	PMPI_Comm_size(MPI_COMM_WORLD, &popmon_proc.size);
+	/* The Global region measures the run between MPI_Init and MPI_Finalize,
+	 * as TALP does. */
+	popmon_regions_restart_global(popmon_now());
+}
+
+/* Appends names (NUL-separated) to a growing buffer. */
+struct namebuf {
+	char *p;
+	int len, cap;
+};
+
+static int nb_add(struct namebuf *b, const char *s)
+{
+	int n = (int)strlen(s) + 1;
+	if (b->len + n > b->cap) {
+		int cap = b->cap ? b->cap * 2 : 4096;
+		while (cap < b->len + n)
+			cap *= 2;
+		char *q = realloc(b->p, (size_t)cap);
+		if (!q)
+			return -1;
+		b->p = q;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, (size_t)n);
+	b->len += n;
+	return 0;
+}
+
+static int nb_has(const struct namebuf *b, const char *s)
+{
+	for (int i = 0; i < b->len; i += (int)strlen(b->p + i) + 1)
+		if (strcmp(b->p + i, s) == 0)
+			return 1;
+	return 0;
+}
+
+/* Region names of this process worth reporting: Global and visited ones. */
+static int local_names(struct namebuf *b)
+{
+	int n = popmon_region_count();
+	for (int r = 0; r < n; r++) {
+		const char *name;
+		uint64_t visits, elapsed;
+		struct popmon_accounts a;
+		if (popmon_region_get(r, &name, &visits, &elapsed, &a) || r == 0)
+			if (nb_add(b, name) != 0)
+				return -1;
+	}
+	return 0;
+}
+
+/* Makes every rank hold the union of all ranks' region names, in rank 0's
+ * order followed by other ranks' extras in rank order. */
+static int union_names(MPI_Comm comm, int rank, int size, struct namebuf *all)
+{
+	struct namebuf mine = {0}, extra = {0};
+	int rc = -1;
+	int *counts = NULL, *displs = NULL;
+	char *gathered = NULL;
+	if (local_names(&mine) != 0)
+		goto out;
+	int len = rank == 0 ? mine.len : 0;
+	PMPI_Bcast(&len, 1, MPI_INT, 0, comm);
+	if (rank == 0) {
+		*all = mine;
+		mine.p = NULL;
+	} else {
+		all->p = malloc((size_t)len + 1);
+		all->len = all->cap = len;
+		if (!all->p)
+			goto out; /* the Bcast below would then be unmatched: abort path */
+	}
+	PMPI_Bcast(all->p, len, MPI_CHAR, 0, comm);
+	if (rank != 0)
+		for (int i = 0; i < mine.len; i += (int)strlen(mine.p + i) + 1)
+			if (!nb_has(all, mine.p + i) && nb_add(&extra, mine.p + i) != 0)
+				goto out;
+	int elen = extra.len, maxlen = 0;
+	PMPI_Allreduce(&elen, &maxlen, 1, MPI_INT, MPI_MAX, comm);
+	if (maxlen > 0) {
+		if (rank == 0) {
+			counts = calloc((size_t)size, sizeof *counts);
+			displs = calloc((size_t)size, sizeof *displs);
+		}
+		PMPI_Gather(&elen, 1, MPI_INT, counts, 1, MPI_INT, 0, comm);
+		int total = 0;
+		if (rank == 0) {
+			for (int i = 0; i < size; i++) {
+				displs[i] = total;
+				total += counts[i];
+			}
+			gathered = malloc((size_t)total + 1);
+		}
+		PMPI_Gatherv(extra.p, elen, MPI_CHAR, gathered, counts, displs, MPI_CHAR, 0, comm);
+		if (rank == 0)
+			for (int i = 0; i < total; i += (int)strlen(gathered + i) + 1)
+				if (!nb_has(all, gathered + i))
+					nb_add(all, gathered + i);
+		int flen = rank == 0 ? all->len : 0;
+		PMPI_Bcast(&flen, 1, MPI_INT, 0, comm);
+		if (rank != 0) {
+			char *q = realloc(all->p, (size_t)flen + 1);
+			if (!q)
+				goto out;
+			all->p = q;
+			all->len = all->cap = flen;
+		}
+		PMPI_Bcast(all->p, flen, MPI_CHAR, 0, comm);
+	}
+	rc = 0;
+out:
+	free(mine.p);
+	free(extra.p);
+	free(counts);
+	free(displs);
+	free(gathered);
+	return rc;
+}
+
+static void finalize_measure(void)
+{
+	uint64_t now = popmon_now();
+	popmon_regions_close_all(now);
+
+	MPI_Comm comm, node_comm;
+	int rank, size;
+	if (PMPI_Comm_dup(MPI_COMM_WORLD, &comm) != MPI_SUCCESS) {
+		popmon_warn_once("dup", "cannot duplicate MPI_COMM_WORLD at finalize: no measurement");
+		return;
+	}
+	PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+	PMPI_Comm_rank(comm, &rank);
+	PMPI_Comm_size(comm, &size);
+
+	/* Nodes: the lowest world rank of each shared-memory domain. */
+	int leader = rank;
+	if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm) ==
+	    MPI_SUCCESS) {
+		PMPI_Allreduce(&rank, &leader, 1, MPI_INT, MPI_MIN, node_comm);
+		PMPI_Comm_free(&node_comm);
+	}
+
+	struct namebuf names = {0};
+	if (union_names(comm, rank, size, &names) != 0) {
+		popmon_warn_once("nomem", "out of memory at finalize: no measurement written");
+		PMPI_Abort(MPI_COMM_WORLD, 1); /* unreachable in practice; a half-done
+						   collective cannot be left behind */
+	}
+	int nreg = 0;
+	for (int i = 0; i < names.len; i += (int)strlen(names.p + i) + 1)
+		nreg++;
+	const char **region_names = calloc((size_t)nreg + 1, sizeof *region_names);
+	struct popmon_region_rec *mine = calloc((size_t)nreg + 1, sizeof *mine);
+	int cpus = popmon_cpus();
+	{
+		int r = 0;
+		for (int i = 0; i < names.len; i += (int)strlen(names.p + i) + 1, r++) {
+			region_names[r] = names.p + i;
+			int idx = popmon_region_find(names.p + i);
+			if (idx < 0)
+				continue;
+			const char *nm;
+			uint64_t visits = 0, elapsed = 0;
+			struct popmon_accounts a = {0};
+			popmon_region_get(idx, &nm, &visits, &elapsed, &a);
+			mine[r].visits = (int64_t)visits;
+			mine[r].cpus = cpus;
+			mine[r].elapsed_ns = (int64_t)elapsed;
+			for (int s = 0; s < POPMON_NSTATES; s++)
+				mine[r].t[s] = (int64_t)a.t[s];
+			mine[r].mpi_calls = (int64_t)a.mpi_calls;
+			mine[r].omp_parallels = (int64_t)a.omp_parallels;
+			mine[r].omp_tasks = (int64_t)a.omp_tasks;
+			mine[r].gpu_calls = (int64_t)a.gpu_calls;
+		}
+	}
+
+	struct popmon_proc_rec me = {.rank = rank, .node = leader, .pid = popmon_proc.pid, .cpus = cpus};
+	gethostname(me.hostname, sizeof me.hostname - 1);
+
+	/* Per-process records to rank 0. */
+	struct popmon_region_rec *recs = NULL;
+	struct popmon_proc_rec *procs = NULL;
+	if (rank == 0) {
+		recs = calloc((size_t)size * (size_t)(nreg ? nreg : 1), sizeof *recs);
+		procs = calloc((size_t)size, sizeof *procs);
+	}
+	int nfields = (int)(nreg * POPMON_REC_FIELDS);
+	PMPI_Gather(mine, nfields, MPI_INT64_T, recs, nfields, MPI_INT64_T, 0, comm);
+	PMPI_Gather(&me, (int)sizeof me, MPI_BYTE, procs, (int)sizeof me, MPI_BYTE, 0, comm);
+
+	/* Call profile: sums, min and max (with its rank) over processes. */
+	uint64_t *calls = calloc(POPMON_FN_COUNT, sizeof *calls);
+	uint64_t *ticks = calloc(POPMON_FN_COUNT, sizeof *ticks);
+	int64_t *ns = calloc(POPMON_FN_COUNT, sizeof *ns);
+	int64_t *sum_calls = calloc(POPMON_FN_COUNT, sizeof *sum_calls);
+	int64_t *sum_ns = calloc(POPMON_FN_COUNT, sizeof *sum_ns);
+	int64_t *min_ns = calloc(POPMON_FN_COUNT, sizeof *min_ns);
+	struct {
+		double v;
+		int rank;
+	} *loc = calloc(POPMON_FN_COUNT, 16), *maxloc = calloc(POPMON_FN_COUNT, 16);
+	popmon_fn_totals(calls, ticks);
+	for (int f = 0; f < POPMON_FN_COUNT; f++) {
+		ns[f] = (int64_t)popmon_ticks_to_ns(ticks[f]);
+		loc[f].v = (double)ns[f];
+		loc[f].rank = rank;
+	}
+	PMPI_Reduce(calls, sum_calls, POPMON_FN_COUNT, MPI_INT64_T, MPI_SUM, 0, comm);
+	PMPI_Reduce(ns, sum_ns, POPMON_FN_COUNT, MPI_INT64_T, MPI_SUM, 0, comm);
+	PMPI_Reduce(ns, min_ns, POPMON_FN_COUNT, MPI_INT64_T, MPI_MIN, 0, comm);
+	PMPI_Reduce(loc, maxloc, POPMON_FN_COUNT, MPI_DOUBLE_INT, MPI_MAXLOC, 0, comm);
+
+	if (rank == 0 && recs && procs) {
+		/* Node indices in order of each node's lowest rank. */
+		int nnodes = 0;
+		int *node_of_leader = calloc((size_t)size, sizeof *node_of_leader);
+		for (int p = 0; p < size; p++)
+			node_of_leader[p] = -1;
+		for (int p = 0; p < size; p++) {
+			int l = (int)procs[p].node;
+			if (l < 0 || l >= size)
+				l = p;
+			if (node_of_leader[l] < 0)
+				node_of_leader[l] = nnodes++;
+			procs[p].node = node_of_leader[l];
+		}
+		free(node_of_leader);
+		struct popmon_fn_rec *fns = calloc(POPMON_FN_COUNT, sizeof *fns);
+		for (int f = 0; fns && f < POPMON_FN_COUNT; f++) {
+			fns[f].calls = sum_calls[f];
+			fns[f].time_ns = sum_ns[f];
+			fns[f].min_ns = min_ns[f];
+			fns[f].max_ns = (int64_t)maxloc[f].v;
+			fns[f].max_rank = maxloc[f].rank;
+		}
+		struct popmon_run run = {
+			.nprocs = size,
+			.nnodes = nnodes,
+			.nregions = nreg,
+			.region_names = region_names,
+			.procs = procs,
+			.recs = recs,
+			.fns = fns,
+			.with_mpi = 1,
+		};
+		int len = 0, version = 0, subversion = 0, provided = MPI_THREAD_SINGLE;
+		char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+		lib[0] = '\0';
+		PMPI_Get_library_version(lib, &len);
+		lib[sizeof lib - 1] = '\0';
+		char *nl = strchr(lib, '\n');
+		if (nl)
+			*nl = '\0';
+		snprintf(run.mpi_library, sizeof run.mpi_library, "%s", lib);
+		PMPI_Get_version(&version, &subversion);
+		snprintf(run.mpi_standard, sizeof run.mpi_standard, "%d.%d", version, subversion);
+		PMPI_Query_thread(&provided);
+		run.thread_level = thread_level_name(provided);
+		popmon_write_run(&run);
+		free(fns);
+	}
+	free(calls);
+	free(ticks);
+	free(ns);
+	free(sum_calls);
+	free(sum_ns);
+	free(min_ns);
+	free(loc);
+	free(maxloc);
+	free(recs);
+	free(procs);
+	free(mine);
+	free(region_names);
+	free(names.p);
+	PMPI_Comm_free(&comm);
+}
+
+void popmon_mpi_finalize_hook(void)
+{
+	if (popmon_proc.inert || popmon_proc.finalized || !popmon_proc.mpi_initialized)
+		return;
+	popmon_proc.finalized = 1;
+	finalize_measure();
+}

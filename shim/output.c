@@ -1,0 +1,370 @@
+/* output.c: writes the measurement file (docs/measurement-format.md).
+ *
+ * Never overwrites: the file is written under a temporary name and linked to
+ * its final name, which fails if that name exists; then ".1", ".2", ... are
+ * tried. Any failure becomes one warning line; the application is unaffected.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core.h"
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"': fputs("\\\"", f); break;
+		case '\\': fputs("\\\\", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\r': fputs("\\r", f); break;
+		case '\t': fputs("\\t", f); break;
+		default:
+			if (*p < 0x20)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
+
+static const char *exe_base(char *buf, size_t n)
+{
+	ssize_t k = readlink("/proc/self/exe", buf, n - 1);
+	if (k <= 0)
+		return "app";
+	buf[k] = '\0';
+	const char *b = strrchr(buf, '/');
+	return b ? b + 1 : buf;
+}
+
+static void write_command(FILE *f)
+{
+	fputs("[", f);
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		char buf[8192];
+		ssize_t n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (n > 0) {
+			buf[n] = '\0';
+			int first = 1;
+			for (ssize_t i = 0; i < n;) {
+				if (!first)
+					fputs(", ", f);
+				json_str(f, buf + i);
+				first = 0;
+				i += (ssize_t)strlen(buf + i) + 1;
+			}
+		}
+	}
+	fputs("]", f);
+}
+
+static void write_launcher(FILE *f)
+{
+	const char *kind = "none", *job = NULL;
+	if (getenv("SLURM_JOB_ID")) {
+		kind = "slurm";
+		job = getenv("SLURM_JOB_ID");
+	} else if (getenv("OMPI_COMM_WORLD_SIZE")) {
+		kind = "openmpi";
+		job = getenv("OMPI_MCA_ess_base_jobid");
+	} else if (getenv("PMI_RANK") || getenv("PMI_SIZE") || getenv("HYDRA_CONTROL_FD") ||
+		   getenv("PMI_FD")) {
+		kind = "mpich";
+	}
+	fputs("{\"kind\": ", f);
+	json_str(f, kind);
+	if (job && *job) {
+		fputs(", \"job_id\": ", f);
+		json_str(f, job);
+	}
+	fputs("}", f);
+}
+
+static void rec_field(FILE *f, const char *key, int64_t v, int *first)
+{
+	if (v == 0 && strcmp(key, "elapsed_ns") != 0 && strcmp(key, "useful_ns") != 0 &&
+	    strcmp(key, "mpi_ns") != 0 && strcmp(key, "mpi_calls") != 0)
+		return;
+	fprintf(f, "%s\"%s\": %lld", *first ? "" : ", ", key, (long long)v);
+	*first = 0;
+}
+
+static void write_json(FILE *f, const struct popmon_run *run)
+{
+	char ts[64];
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	int64_t cpus = 0;
+	for (int p = 0; p < run->nprocs; p++)
+		cpus += run->procs[p].cpus;
+
+	fputs("{\n  \"format\": \"popmon-measurement\",\n  \"version\": 1,\n", f);
+	fputs("  \"tool\": {\"name\": \"popmon\", \"version\": \"" POPMON_VERSION "\"},\n", f);
+	fprintf(f, "  \"timestamp\": \"%s\",\n  \"command\": ", ts);
+	write_command(f);
+	char cwd[PATH_MAX];
+	fputs(",\n  \"cwd\": ", f);
+	json_str(f, getcwd(cwd, sizeof cwd) ? cwd : "");
+	fputs(",\n  \"launcher\": ", f);
+	write_launcher(f);
+	if (run->with_mpi) {
+		fputs(",\n  \"mpi\": {\"library\": ", f);
+		json_str(f, run->mpi_library);
+		fputs(", \"standard\": ", f);
+		json_str(f, run->mpi_standard);
+		fputs(", \"thread_level\": ", f);
+		json_str(f, run->thread_level ? run->thread_level : "single");
+		fputs("}", f);
+	}
+	fprintf(f, ",\n  \"clock\": {\"source\": \"%s\"},\n", popmon_clock_tsc ? "tsc" : "monotonic");
+	fprintf(f,
+		"  \"resources\": {\"processes\": %d, \"nodes\": %d, \"cpus\": %lld, \"gpus\": 0, "
+		"\"hardware_counters\": false},\n",
+		run->nprocs, run->nnodes, (long long)cpus);
+
+	fputs("  \"processes\": [", f);
+	for (int p = 0; p < run->nprocs; p++) {
+		const struct popmon_proc_rec *pr = &run->procs[p];
+		fprintf(f, "%s\n    {\"rank\": %lld, \"node\": %lld, \"hostname\": ", p ? "," : "",
+			(long long)pr->rank, (long long)pr->node);
+		json_str(f, pr->hostname);
+		fprintf(f, ", \"pid\": %lld, \"cpus\": %lld}", (long long)pr->pid, (long long)pr->cpus);
+	}
+	fputs("\n  ],\n  \"regions\": [", f);
+	int firstregion = 1;
+	for (int r = 0; r < run->nregions; r++) {
+		int any = 0;
+		for (int p = 0; p < run->nprocs; p++)
+			any |= run->recs[(size_t)p * (size_t)run->nregions + (size_t)r].visits > 0;
+		if (!any && r != 0)
+			continue;
+		fprintf(f, "%s\n    {\"name\": ", firstregion ? "" : ",");
+		firstregion = 0;
+		json_str(f, run->region_names[r]);
+		fputs(", \"processes\": [", f);
+		int firstp = 1;
+		for (int p = 0; p < run->nprocs; p++) {
+			const struct popmon_region_rec *x =
+				&run->recs[(size_t)p * (size_t)run->nregions + (size_t)r];
+			if (x->visits <= 0)
+				continue;
+			fprintf(f, "%s\n      {\"rank\": %lld, \"cpus\": %lld, \"visits\": %lld, ",
+				firstp ? "" : ",", (long long)run->procs[p].rank, (long long)x->cpus,
+				(long long)x->visits);
+			firstp = 0;
+			int first = 1;
+			rec_field(f, "elapsed_ns", x->elapsed_ns, &first);
+			rec_field(f, "useful_ns", x->t[POPMON_ST_USEFUL], &first);
+			rec_field(f, "mpi_ns", x->t[POPMON_ST_MPI], &first);
+			rec_field(f, "mpi_worker_idle_ns", x->t[POPMON_ST_MPI_WORKER_IDLE], &first);
+			rec_field(f, "omp_serialization_ns", x->t[POPMON_ST_OMP_SERIALIZATION], &first);
+			rec_field(f, "omp_load_imbalance_ns", x->t[POPMON_ST_OMP_LOAD_IMBALANCE], &first);
+			rec_field(f, "omp_scheduling_ns", x->t[POPMON_ST_OMP_SCHEDULING], &first);
+			rec_field(f, "gpu_runtime_ns", x->t[POPMON_ST_GPU_RUNTIME], &first);
+			rec_field(f, "mpi_calls", x->mpi_calls, &first);
+			rec_field(f, "omp_parallels", x->omp_parallels, &first);
+			rec_field(f, "omp_tasks", x->omp_tasks, &first);
+			rec_field(f, "gpu_runtime_calls", x->gpu_calls, &first);
+			fputs("}", f);
+		}
+		fputs("\n    ]}", f);
+	}
+	fputs("\n  ],\n  \"mpi_calls\": [", f);
+#ifndef POPMON_NO_MPI
+	if (run->fns) {
+		int first = 1;
+		for (int i = 0; i < POPMON_FN_COUNT; i++) {
+			const struct popmon_fn_rec *fn = &run->fns[i];
+			if (fn->calls <= 0)
+				continue;
+			fprintf(f,
+				"%s\n    {\"name\": \"%s\", \"calls\": %lld, \"time_ns\": %lld, "
+				"\"min_time_ns\": %lld, \"max_time_ns\": %lld, \"max_rank\": %lld}",
+				first ? "" : ",", popmon_fn_names[i], (long long)fn->calls,
+				(long long)fn->time_ns, (long long)fn->min_ns, (long long)fn->max_ns,
+				(long long)fn->max_rank);
+			first = 0;
+		}
+	}
+#endif
+	fputs("\n  ],\n  \"warnings\": [", f);
+	for (int i = 0; i < popmon_warning_count(); i++) {
+		fputs(i ? ", " : "", f);
+		json_str(f, popmon_warning(i));
+	}
+	fputs("]\n}\n", f);
+}
+
+/* Links tmp to base (or base.1, base.2, ...) without overwriting; returns
+ * the name used in out, or -1. */
+static int publish(const char *tmp, const char *base, char *out, size_t n)
+{
+	for (int i = 0; i < 1000; i++) {
+		if (i == 0)
+			snprintf(out, n, "%s", base);
+		else
+			snprintf(out, n, "%s.%d", base, i);
+		if (link(tmp, out) == 0) {
+			unlink(tmp);
+			return 0;
+		}
+		if (errno != EEXIST) {
+			/* File systems without hard links: fall back to an
+			 * exclusive create and a copy. */
+			if (errno == EPERM || errno == ENOTSUP || errno == EXDEV) {
+				int fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+				if (fd < 0) {
+					if (errno == EEXIST)
+						continue;
+					return -1;
+				}
+				int in = open(tmp, O_RDONLY | O_CLOEXEC);
+				char buf[65536];
+				ssize_t k;
+				int ok = in >= 0;
+				while (ok && (k = read(in, buf, sizeof buf)) > 0)
+					ok = write(fd, buf, (size_t)k) == k;
+				if (in >= 0)
+					close(in);
+				close(fd);
+				unlink(tmp);
+				return ok ? 0 : -1;
+			}
+			return -1;
+		}
+	}
+	errno = EEXIST;
+	return -1;
+}
+
+void popmon_write_run(const struct popmon_run *run)
+{
+	char base[PATH_MAX + 512], tmp[PATH_MAX + 560], final[PATH_MAX + 544], exe[PATH_MAX];
+	const char *out = getenv("POPMON_OUTPUT");
+	const char *session = getenv("POPMON_SESSION");
+	int announce = 0;
+	if (session && *session) {
+		char host[64] = "host";
+		gethostname(host, sizeof host - 1);
+		snprintf(base, sizeof base, "%.4000s/%s-%.64s-%d.json", session, run->with_mpi ? "mpi" : "proc",
+			 host, popmon_proc.pid);
+	} else if (out && *out) {
+		snprintf(base, sizeof base, "%s", out);
+		announce = 1;
+	} else {
+		char ts[32];
+		time_t now = time(NULL);
+		struct tm tm;
+		localtime_r(&now, &tm);
+		strftime(ts, sizeof ts, "%Y%m%d-%H%M%S", &tm);
+		snprintf(base, sizeof base, "popmon-%.200s-%s.json", exe_base(exe, sizeof exe), ts);
+		announce = 1;
+	}
+	snprintf(tmp, sizeof tmp, "%s.tmp.%d", base, popmon_proc.pid);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		popmon_warn_once("write", "cannot write the measurement file %s: %s", base,
+				 strerror(errno));
+		return;
+	}
+	write_json(f, run);
+	int bad = ferror(f);
+	if (fclose(f) != 0 || bad) {
+		popmon_warn_once("write", "cannot write the measurement file %s: %s", base,
+				 strerror(errno));
+		unlink(tmp);
+		return;
+	}
+	if (publish(tmp, base, final, sizeof final) != 0) {
+		popmon_warn_once("write", "cannot create the measurement file %s: %s (data left in %s)",
+				 base, strerror(errno), tmp);
+		return;
+	}
+	if (announce && !getenv("POPMON_QUIET")) {
+		char line[PATH_MAX + 640];
+		int n = snprintf(line, sizeof line, "popmon: measurement written to %s\n", final);
+		if (n > (int)sizeof line - 1)
+			n = (int)sizeof line - 1;
+		if (write(2, line, (size_t)n) < 0) {
+			/* ignore */
+		}
+	}
+}
+
+/* Whether this non-MPI process is the one to write: under `popmon run` every
+ * measured process writes into the session folder and popmon picks; under
+ * `popmon exec` only the exec'ed process itself (POPMON_PID); with a manual
+ * LD_PRELOAD, every measured process. */
+static int single_should_write(void)
+{
+	if (getenv("POPMON_SESSION"))
+		return 1;
+	const char *pid = getenv("POPMON_PID");
+	if (pid && *pid)
+		return atoi(pid) == popmon_proc.pid;
+	return 1;
+}
+
+void popmon_write_single(void)
+{
+	if (!single_should_write())
+		return;
+	int nreg = popmon_region_count();
+	if (nreg <= 0)
+		return;
+	const char **names = calloc((size_t)nreg, sizeof *names);
+	struct popmon_region_rec *recs = calloc((size_t)nreg, sizeof *recs);
+	if (!names || !recs) {
+		free(names);
+		free(recs);
+		popmon_warn_once("nomem", "out of memory at exit: no measurement written");
+		return;
+	}
+	int cpus = popmon_cpus();
+	for (int r = 0; r < nreg; r++) {
+		uint64_t visits = 0, elapsed = 0;
+		struct popmon_accounts a = {0};
+		popmon_region_get(r, &names[r], &visits, &elapsed, &a);
+		recs[r].visits = (int64_t)visits;
+		recs[r].cpus = cpus;
+		recs[r].elapsed_ns = (int64_t)elapsed;
+		for (int s = 0; s < POPMON_NSTATES; s++)
+			recs[r].t[s] = (int64_t)a.t[s];
+		recs[r].mpi_calls = (int64_t)a.mpi_calls;
+		recs[r].omp_parallels = (int64_t)a.omp_parallels;
+		recs[r].omp_tasks = (int64_t)a.omp_tasks;
+		recs[r].gpu_calls = (int64_t)a.gpu_calls;
+	}
+	struct popmon_proc_rec proc = {.rank = 0, .node = 0, .pid = popmon_proc.pid, .cpus = cpus};
+	gethostname(proc.hostname, sizeof proc.hostname - 1);
+	struct popmon_run run = {
+		.nprocs = 1,
+		.nnodes = 1,
+		.nregions = nreg,
+		.region_names = names,
+		.procs = &proc,
+		.recs = recs,
+		.fns = NULL,
+		.with_mpi = 0,
+	};
+	popmon_write_run(&run);
+	free(names);
+	free(recs);
+}

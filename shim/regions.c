@@ -1,0 +1,565 @@
+/* regions.c: named monitoring regions, the popmon region API and the
+ * DLB/TALP compatibility names.
+ *
+ * A region accumulates the process-wide accounts between a start and the
+ * matching stop: start takes a snapshot of the accounts, stop adds the
+ * difference. The hot path (MPI calls) never looks at regions, so the cost
+ * of an MPI call does not depend on how many regions are open.
+ *
+ * Bounded memory: at most POPMON_MAX_REGIONS regions live in a static table
+ * (untouched entries cost no memory); registrations past that get a handle
+ * that counts nothing. Region calls take one mutex: they are user calls, not
+ * the MPI hot path.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#define POPMON_BUILDING_LIBRARY
+#include "core.h"
+#include "popmon.h"
+
+/* Laid out exactly like dlb_monitor_t of DLB 3.6 (dlb_talp.h), so programs
+ * written for TALP that read handle fields keep working. Times are in
+ * nanoseconds and refreshed at every stop and reset. */
+struct dlb_monitor_compat {
+	const char *name;
+	int num_cpus;
+	float avg_cpus;
+	int64_t cycles;
+	int64_t instructions;
+	int num_measurements;
+	int num_resets;
+	int64_t num_mpi_calls;
+	int64_t num_omp_parallels;
+	int64_t num_omp_tasks;
+	int64_t num_gpu_runtime_calls;
+	int64_t start_time;
+	int64_t stop_time;
+	int64_t elapsed_time;
+	int64_t useful_time;
+	int64_t mpi_time;
+	int64_t omp_load_imbalance_time;
+	int64_t omp_scheduling_time;
+	int64_t omp_serialization_time;
+	int64_t gpu_runtime_time;
+	int64_t gpu_useful_time;
+	int64_t gpu_communication_time;
+	int64_t gpu_inactive_time;
+	void *_data;
+};
+
+struct region {
+	struct dlb_monitor_compat mon; /* first: the handle points here */
+	char name[POPMON_NAME_MAX];
+	int open;
+	uint64_t start_tick;
+	uint64_t elapsed;          /* ticks */
+	uint64_t visits;
+	struct popmon_accounts snap; /* at the last start, ticks */
+	struct popmon_accounts tot;  /* accumulated, ticks */
+};
+
+enum { HASH_SLOTS = 2 * POPMON_MAX_REGIONS };
+
+static struct region regions[POPMON_MAX_REGIONS];
+static struct region overflow_region; /* handle past the limit: counts nothing */
+static int nregions;
+static int anon_count;
+static int16_t hash_slots[HASH_SLOTS]; /* region index + 1, 0 = empty */
+static int open_stack[POPMON_MAX_REGIONS]; /* indices, start order */
+static int nopen;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+#define GLOBAL_INDEX 0
+#define DLB_LAST_OPEN ((void *)1)
+
+static uint32_t hash_name(const char *s)
+{
+	uint32_t h = 2166136261u; /* FNV-1a, case-sensitive (names are) */
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 16777619u;
+	}
+	return h;
+}
+
+static int lookup_locked(const char *name)
+{
+	uint32_t h = hash_name(name) % HASH_SLOTS;
+	for (int probes = 0; probes < HASH_SLOTS; probes++) {
+		int v = hash_slots[h];
+		if (v == 0)
+			return -1;
+		if (strcmp(regions[v - 1].name, name) == 0)
+			return v - 1;
+		h = (h + 1) % HASH_SLOTS;
+	}
+	return -1;
+}
+
+static void insert_hash_locked(int idx)
+{
+	uint32_t h = hash_name(regions[idx].name) % HASH_SLOTS;
+	while (hash_slots[h] != 0)
+		h = (h + 1) % HASH_SLOTS;
+	hash_slots[h] = (int16_t)(idx + 1);
+}
+
+static int new_region_locked(const char *name)
+{
+	if (nregions >= POPMON_MAX_REGIONS) {
+		popmon_warn_once("regions",
+				 "more than %d regions: further regions are not measured",
+				 POPMON_MAX_REGIONS);
+		return -1;
+	}
+	int idx = nregions++;
+	struct region *r = &regions[idx];
+	memset(r, 0, sizeof *r);
+	snprintf(r->name, sizeof r->name, "%s", name);
+	r->mon.name = r->name;
+	r->mon.num_cpus = 1;
+	r->mon.avg_cpus = 1.0f;
+	insert_hash_locked(idx);
+	return idx;
+}
+
+void popmon_regions_init(void)
+{
+	pthread_mutex_lock(&lock);
+	if (nregions == 0)
+		new_region_locked("Global");
+	snprintf(overflow_region.name, sizeof overflow_region.name, "%s", "(too many regions)");
+	overflow_region.mon.name = overflow_region.name;
+	pthread_mutex_unlock(&lock);
+}
+
+static int64_t tick_ns_abs(uint64_t tick)
+{
+	/* Absolute CLOCK_MONOTONIC-based time of a tick, for handle fields. */
+	if (tick < popmon_proc.t0_tick)
+		return (int64_t)popmon_proc.t0_ns;
+	return (int64_t)(popmon_proc.t0_ns + popmon_ticks_to_ns(tick - popmon_proc.t0_tick));
+}
+
+/* Refreshes the public fields of a region's handle (nanoseconds). */
+static void refresh_handle_locked(struct region *r)
+{
+	r->mon.num_measurements = (int)r->visits;
+	r->mon.num_cpus = popmon_cpus();
+	r->mon.avg_cpus = (float)r->mon.num_cpus;
+	r->mon.num_mpi_calls = (int64_t)r->tot.mpi_calls;
+	r->mon.num_omp_parallels = (int64_t)r->tot.omp_parallels;
+	r->mon.num_omp_tasks = (int64_t)r->tot.omp_tasks;
+	r->mon.num_gpu_runtime_calls = (int64_t)r->tot.gpu_calls;
+	r->mon.elapsed_time = (int64_t)popmon_ticks_to_ns(r->elapsed);
+	r->mon.useful_time = (int64_t)popmon_ticks_to_ns(r->tot.t[POPMON_ST_USEFUL]);
+	r->mon.mpi_time = (int64_t)popmon_ticks_to_ns(r->tot.t[POPMON_ST_MPI] +
+						   r->tot.t[POPMON_ST_MPI_WORKER_IDLE]);
+	r->mon.omp_load_imbalance_time =
+		(int64_t)popmon_ticks_to_ns(r->tot.t[POPMON_ST_OMP_LOAD_IMBALANCE]);
+	r->mon.omp_scheduling_time = (int64_t)popmon_ticks_to_ns(r->tot.t[POPMON_ST_OMP_SCHEDULING]);
+	r->mon.omp_serialization_time =
+		(int64_t)popmon_ticks_to_ns(r->tot.t[POPMON_ST_OMP_SERIALIZATION]);
+	r->mon.gpu_runtime_time = (int64_t)popmon_ticks_to_ns(r->tot.t[POPMON_ST_GPU_RUNTIME]);
+}
+
+static void start_locked(int idx, uint64_t now)
+{
+	struct region *r = &regions[idx];
+	r->open = 1;
+	r->start_tick = now;
+	popmon_snapshot(now, &r->snap);
+	r->mon.start_time = tick_ns_abs(now);
+	if (nopen < POPMON_MAX_REGIONS)
+		open_stack[nopen++] = idx;
+}
+
+static void accumulate(struct popmon_accounts *tot, const struct popmon_accounts *a,
+		       const struct popmon_accounts *b)
+{
+	for (int s = 0; s < POPMON_NSTATES; s++)
+		tot->t[s] += b->t[s] >= a->t[s] ? b->t[s] - a->t[s] : 0;
+	tot->mpi_calls += b->mpi_calls - a->mpi_calls;
+	tot->omp_parallels += b->omp_parallels - a->omp_parallels;
+	tot->omp_tasks += b->omp_tasks - a->omp_tasks;
+	tot->gpu_calls += b->gpu_calls - a->gpu_calls;
+}
+
+static void stop_locked(int idx, uint64_t now, const struct popmon_accounts *cur)
+{
+	struct region *r = &regions[idx];
+	accumulate(&r->tot, &r->snap, cur);
+	r->elapsed += popmon_delta(r->start_tick, now);
+	r->visits++;
+	r->open = 0;
+	r->mon.stop_time = tick_ns_abs(now);
+	for (int i = nopen - 1; i >= 0; i--) {
+		if (open_stack[i] == idx) {
+			memmove(&open_stack[i], &open_stack[i + 1], sizeof(int) * (size_t)(nopen - 1 - i));
+			nopen--;
+			break;
+		}
+	}
+	refresh_handle_locked(r);
+}
+
+void popmon_regions_restart_global(uint64_t now)
+{
+	pthread_mutex_lock(&lock);
+	struct region *g = &regions[GLOBAL_INDEX];
+	int was_open = g->open;
+	if (was_open) {
+		for (int i = nopen - 1; i >= 0; i--) {
+			if (open_stack[i] == GLOBAL_INDEX) {
+				memmove(&open_stack[i], &open_stack[i + 1],
+					sizeof(int) * (size_t)(nopen - 1 - i));
+				nopen--;
+				break;
+			}
+		}
+	}
+	memset(&g->tot, 0, sizeof g->tot);
+	g->elapsed = 0;
+	g->visits = 0;
+	g->mon.num_resets = 0;
+	start_locked(GLOBAL_INDEX, now);
+	pthread_mutex_unlock(&lock);
+}
+
+void popmon_regions_close_all(uint64_t now)
+{
+	pthread_mutex_lock(&lock);
+	struct popmon_accounts cur;
+	popmon_snapshot(now, &cur);
+	while (nopen > 0)
+		stop_locked(open_stack[nopen - 1], now, &cur);
+	pthread_mutex_unlock(&lock);
+}
+
+int popmon_region_count(void)
+{
+	return nregions;
+}
+
+int popmon_region_find(const char *name)
+{
+	pthread_mutex_lock(&lock);
+	int idx = lookup_locked(name);
+	pthread_mutex_unlock(&lock);
+	return idx;
+}
+
+int popmon_region_get(int i, const char **name, uint64_t *visits, uint64_t *elapsed_ns,
+		      struct popmon_accounts *ns)
+{
+	if (i < 0 || i >= nregions)
+		return 0;
+	struct region *r = &regions[i];
+	*name = r->name;
+	*visits = r->visits;
+	*elapsed_ns = popmon_ticks_to_ns(r->elapsed);
+	for (int s = 0; s < POPMON_NSTATES; s++)
+		ns->t[s] = popmon_ticks_to_ns(r->tot.t[s]);
+	ns->mpi_calls = r->tot.mpi_calls;
+	ns->omp_parallels = r->tot.omp_parallels;
+	ns->omp_tasks = r->tot.omp_tasks;
+	ns->gpu_calls = r->tot.gpu_calls;
+	return r->visits > 0;
+}
+
+/* ------------------------------------------------------------------ handles */
+
+enum { H_GLOBAL = -2, H_LAST = -3, H_OVERFLOW = -4, H_BAD = -5 };
+
+/* Maps a handle to a region index without dereferencing it. */
+static int handle_index(const void *h)
+{
+	if (h == NULL)
+		return H_GLOBAL;
+	if (h == DLB_LAST_OPEN)
+		return H_LAST;
+	if (h == (const void *)&overflow_region)
+		return H_OVERFLOW;
+	uintptr_t p = (uintptr_t)h, base = (uintptr_t)regions;
+	if (p >= base && p < base + sizeof regions && (p - base) % sizeof(struct region) == 0) {
+		int idx = (int)((p - base) / sizeof(struct region));
+		if (idx < nregions)
+			return idx;
+	}
+	return H_BAD;
+}
+
+static int bad_handle(const char *op, const void *h)
+{
+	popmon_warn_once("badhandle", "%s: unknown region handle %p (ignored)", op, h);
+	return POPMON_ERR_NOENT;
+}
+
+popmon_region_t popmon_api_region_register(const char *name)
+{
+	if (popmon_proc.inert)
+		return NULL;
+	if (name == DLB_LAST_OPEN || (name && strcasecmp(name, "all") == 0))
+		return NULL;
+	pthread_mutex_lock(&lock);
+	int idx;
+	char anon[POPMON_NAME_MAX];
+	if (name == NULL || *name == '\0') {
+		snprintf(anon, sizeof anon, "Anonymous Region %d", ++anon_count);
+		name = anon;
+		idx = -1;
+	} else if (strcasecmp(name, "Global") == 0) {
+		idx = GLOBAL_INDEX;
+	} else {
+		if (strlen(name) >= POPMON_NAME_MAX)
+			popmon_warn_once("longname", "region names are cut to %d characters",
+					 POPMON_NAME_MAX - 1);
+		char cut[POPMON_NAME_MAX];
+		snprintf(cut, sizeof cut, "%s", name);
+		idx = lookup_locked(cut);
+		name = cut;
+		if (idx < 0)
+			idx = new_region_locked(cut);
+		pthread_mutex_unlock(&lock);
+		return idx < 0 ? (popmon_region_t)&overflow_region : (popmon_region_t)&regions[idx];
+	}
+	if (idx < 0)
+		idx = new_region_locked(name);
+	pthread_mutex_unlock(&lock);
+	return idx < 0 ? (popmon_region_t)&overflow_region : (popmon_region_t)&regions[idx];
+}
+
+popmon_region_t popmon_api_region_global(void)
+{
+	return popmon_proc.inert ? NULL : (popmon_region_t)&regions[GLOBAL_INDEX];
+}
+
+int popmon_api_region_start(popmon_region_t h)
+{
+	if (popmon_proc.inert)
+		return POPMON_ERR_NOTMEASURED;
+	int idx = handle_index(h);
+	if (idx == H_OVERFLOW)
+		return POPMON_NOUPDT;
+	if (idx == H_LAST)
+		return bad_handle("start", h);
+	if (idx == H_BAD)
+		return bad_handle("start", h);
+	if (idx == H_GLOBAL)
+		idx = GLOBAL_INDEX;
+	uint64_t now = popmon_now();
+	pthread_mutex_lock(&lock);
+	int rc = POPMON_SUCCESS;
+	if (regions[idx].open) {
+		popmon_warn_once("doublestart", "region \"%s\" started while already open (ignored)",
+				 regions[idx].name);
+		rc = POPMON_NOUPDT;
+	} else {
+		start_locked(idx, now);
+	}
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+int popmon_api_region_stop(popmon_region_t h)
+{
+	if (popmon_proc.inert)
+		return POPMON_ERR_NOTMEASURED;
+	int idx = handle_index(h);
+	if (idx == H_OVERFLOW)
+		return POPMON_NOUPDT;
+	if (idx == H_BAD)
+		return bad_handle("stop", h);
+	uint64_t now = popmon_now();
+	pthread_mutex_lock(&lock);
+	int rc = POPMON_SUCCESS;
+	if (idx == H_LAST) {
+		if (nopen == 0) {
+			popmon_warn_once("stoplast", "stop of the last open region, but none is open (ignored)");
+			pthread_mutex_unlock(&lock);
+			return POPMON_ERR_NOENT;
+		}
+		idx = open_stack[nopen - 1];
+	}
+	if (idx == H_GLOBAL)
+		idx = GLOBAL_INDEX;
+	if (!regions[idx].open) {
+		popmon_warn_once("stopclosed", "region \"%s\" stopped while not open (ignored)",
+				 regions[idx].name);
+		rc = POPMON_NOUPDT;
+	} else {
+		struct popmon_accounts cur;
+		popmon_snapshot(now, &cur);
+		stop_locked(idx, now, &cur);
+	}
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+int popmon_api_region_reset(popmon_region_t h)
+{
+	if (popmon_proc.inert)
+		return POPMON_ERR_NOTMEASURED;
+	int idx = handle_index(h);
+	if (idx == H_OVERFLOW)
+		return POPMON_NOUPDT;
+	if (idx == H_BAD || idx == H_LAST)
+		return bad_handle("reset", h);
+	if (idx == H_GLOBAL)
+		idx = GLOBAL_INDEX;
+	uint64_t now = popmon_now();
+	pthread_mutex_lock(&lock);
+	struct region *r = &regions[idx];
+	memset(&r->tot, 0, sizeof r->tot);
+	r->elapsed = 0;
+	r->visits = 0;
+	r->mon.num_resets++;
+	if (r->open) {
+		r->start_tick = now;
+		popmon_snapshot(now, &r->snap);
+	}
+	refresh_handle_locked(r);
+	pthread_mutex_unlock(&lock);
+	return POPMON_SUCCESS;
+}
+
+static void fmt_seconds(char *buf, size_t n, uint64_t ns)
+{
+	snprintf(buf, n, "%.3f s", (double)ns / 1e9);
+}
+
+int popmon_api_region_report(popmon_region_t h)
+{
+	if (popmon_proc.inert)
+		return POPMON_ERR_NOTMEASURED;
+	int idx = handle_index(h);
+	if (idx == H_OVERFLOW)
+		return POPMON_NOUPDT;
+	if (idx == H_BAD)
+		return bad_handle("report", h);
+	uint64_t now = popmon_now();
+	pthread_mutex_lock(&lock);
+	if (idx == H_LAST)
+		idx = nopen ? open_stack[nopen - 1] : GLOBAL_INDEX;
+	if (idx == H_GLOBAL)
+		idx = GLOBAL_INDEX;
+	struct region *r = &regions[idx];
+	struct popmon_accounts tot = r->tot;
+	uint64_t elapsed = r->elapsed;
+	if (r->open) {
+		/* Include the visit in progress without closing it. */
+		struct popmon_accounts cur;
+		popmon_snapshot(now, &cur);
+		accumulate(&tot, &r->snap, &cur);
+		elapsed += popmon_delta(r->start_tick, now);
+	}
+	char e[32], u[32], m[32];
+	fmt_seconds(e, sizeof e, popmon_ticks_to_ns(elapsed));
+	fmt_seconds(u, sizeof u, popmon_ticks_to_ns(tot.t[POPMON_ST_USEFUL]));
+	fmt_seconds(m, sizeof m, popmon_ticks_to_ns(tot.t[POPMON_ST_MPI]));
+	char line[512];
+	int len = snprintf(line, sizeof line,
+			   "popmon[rank %d]: region \"%s\": visits %llu%s, elapsed %s, useful %s, "
+			   "MPI %s, MPI calls %llu\n",
+			   popmon_proc.rank, r->name, (unsigned long long)r->visits,
+			   r->open ? " (open)" : "", e, u, m, (unsigned long long)tot.mpi_calls);
+	pthread_mutex_unlock(&lock);
+	if (len > (int)sizeof line - 1)
+		len = (int)sizeof line - 1;
+	if (write(2, line, (size_t)len) < 0) {
+		/* ignore */
+	}
+	return POPMON_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ DLB/TALP */
+/* Compatibility names so that programs instrumented for TALP run unchanged.
+ * Return codes are DLB's: DLB_SUCCESS 0, DLB_NOUPDT 2, DLB_ERR_NOENT -11. */
+
+void *DLB_MonitoringRegionGetGlobal(void);
+void *DLB_MonitoringRegionGetImplicit(void);
+const void *DLB_MonitoringRegionGetMPIRegion(void);
+void *DLB_MonitoringRegionRegister(const char *name);
+int DLB_MonitoringRegionReset(void *handle);
+int DLB_MonitoringRegionStart(void *handle);
+int DLB_MonitoringRegionStop(void *handle);
+int DLB_MonitoringRegionReport(const void *handle);
+int DLB_MonitoringRegionsUpdate(void);
+
+void *DLB_MonitoringRegionGetGlobal(void)
+{
+	return popmon_api_region_global();
+}
+
+void *DLB_MonitoringRegionGetImplicit(void)
+{
+	return popmon_api_region_global();
+}
+
+const void *DLB_MonitoringRegionGetMPIRegion(void)
+{
+	return popmon_api_region_global();
+}
+
+void *DLB_MonitoringRegionRegister(const char *name)
+{
+	return popmon_api_region_register(name);
+}
+
+int DLB_MonitoringRegionReset(void *handle)
+{
+	return popmon_api_region_reset(handle);
+}
+
+int DLB_MonitoringRegionStart(void *handle)
+{
+	return popmon_api_region_start(handle);
+}
+
+int DLB_MonitoringRegionStop(void *handle)
+{
+	return popmon_api_region_stop(handle);
+}
+
+int DLB_MonitoringRegionReport(const void *handle)
+{
+	return popmon_api_region_report((popmon_region_t)(uintptr_t)handle);
+}
+
+int DLB_MonitoringRegionsUpdate(void)
+{
+	/* Handles are refreshed at every stop; refresh the open ones too. */
+	if (popmon_proc.inert)
+		return POPMON_ERR_NOTMEASURED;
+	return POPMON_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ Fortran */
+/* Entry points for the Fortran module (popmon.f90), which binds to these by
+ * name; names arrive as Fortran strings with a length. */
+
+static void fortran_name(char *out, size_t n, const char *s, int len)
+{
+	if (len < 0)
+		len = 0;
+	while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\0'))
+		len--;
+	if ((size_t)len >= n)
+		len = (int)n - 1;
+	memcpy(out, s, (size_t)len);
+	out[len] = '\0';
+}
+
+popmon_region_t popmon_f_region_register(const char *name, int len);
+popmon_region_t popmon_f_region_register(const char *name, int len)
+{
+	char buf[POPMON_NAME_MAX];
+	fortran_name(buf, sizeof buf, name, len);
+	return popmon_api_region_register(buf);
+}
