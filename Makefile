@@ -1,0 +1,46 @@
+# popmon: `make demo` sets up and measures the bundled example; `make test`
+# runs the whole test suite (unit and end-to-end, Open MPI and MPICH).
+
+GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
+BIN := bin/popmon
+EXAMPLES := build/examples
+
+# Open MPI refuses to run as root without these; harmless otherwise.
+export OMPI_ALLOW_RUN_AS_ROOT := 1
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
+
+.PHONY: all deps build demo test test-unit bench generate lint clean FORCE
+
+all: build
+
+deps:
+	@./scripts/install-deps.sh
+
+build: $(BIN)
+
+$(BIN): FORCE
+	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/popmon
+
+demo: deps build
+	@./scripts/demo.sh $(BIN) $(EXAMPLES)
+
+test: deps
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 40m ./...
+
+test-unit:
+	$(GO) test -short ./...
+
+bench: deps build
+	@./scripts/bench.sh $(BIN)
+
+generate:
+	$(GO) generate ./shim/gen
+
+lint:
+	gofmt -l . | (! grep .)
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@2025.1.1 ./...
+
+clean:
+	rm -rf bin build

@@ -1,0 +1,28 @@
+#!/bin/sh
+# Installs what popmon needs to build, run its demo and run its tests on
+# Debian/Ubuntu: Go, a C compiler, Open MPI and MPICH (side by side), gfortran.
+# As root it installs with apt-get; otherwise it prints the command to run.
+set -eu
+
+pkgs="build-essential gfortran libopenmpi-dev openmpi-bin mpich libmpich-dev"
+have_go=1
+command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] || have_go=0
+[ "$have_go" = 1 ] || pkgs="$pkgs golang-go"
+
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -z "$missing" ]; then
+	exit 0
+fi
+if [ "$(id -u)" != 0 ]; then
+	echo "popmon needs these Debian packages:$missing" >&2
+	echo "install them with:  sudo apt-get update && sudo apt-get install -y$missing" >&2
+	exit 1
+fi
+echo "installing:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq $missing >/dev/null
