@@ -10,7 +10,9 @@
  * events the library cannot know when they work (OpenMP threads become CPUs
  * through OMPT).
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>

@@ -5,7 +5,9 @@
  * entry points, so the application's own communicators, tags and call
  * counts are untouched.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>

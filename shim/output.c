@@ -4,7 +4,9 @@
  * its final name, which fails if that name exists; then ".1", ".2", ... are
  * tried. Any failure becomes one warning line; the application is unaffected.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

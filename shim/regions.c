@@ -11,7 +11,9 @@
  * that counts nothing. Region calls take one mutex: they are user calls, not
  * the MPI hot path.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>

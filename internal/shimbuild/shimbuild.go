@@ -20,7 +20,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/popmon/popmon/shim"
+	popmon "github.com/popmon/popmon"
 )
 
 // ErrNoMPICC is returned when no MPI compiler wrapper can be found.
@@ -105,7 +105,7 @@ func Build(ctx context.Context, opts Options) (*Library, error) {
 		return nil, err
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "popmon-shim v1\nnompi=%v werror=%v\n", opts.NoMPI, opts.Werror)
+	fmt.Fprintf(h, "popmon-shim v1\nnompi=%v werror=%v\n", opts.NoMPI, opts.Werror || os.Getenv("POPMON_WERROR") == "1")
 	h.Write(identity)
 	names := make([]string, 0, len(sources))
 	for n := range sources {
@@ -174,11 +174,12 @@ func lockFile(path string) (func(), error) {
 // sourceFiles returns the embedded C sources and headers by name.
 func sourceFiles() (map[string][]byte, error) {
 	out := map[string][]byte{}
-	err := fs.WalkDir(shim.Sources, ".", func(p string, d fs.DirEntry, err error) error {
+	src := popmon.ShimSources()
+	err := fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		b, err := fs.ReadFile(shim.Sources, p)
+		b, err := fs.ReadFile(src, p)
 		if err != nil {
 			return err
 		}
@@ -266,8 +267,8 @@ func compile(ctx context.Context, compiler string, opts Options, sources map[str
 	}
 	sort.Strings(cfiles)
 	args := []string{"-std=c11", "-O2", "-g", "-fPIC", "-shared", "-Wall", "-Wextra",
-		"-fvisibility=default", "-I."}
-	if opts.Werror {
+		"-fvisibility=default", "-D_GNU_SOURCE", "-I."}
+	if opts.Werror || os.Getenv("POPMON_WERROR") == "1" {
 		args = append(args, "-Werror")
 	}
 	if opts.NoMPI {

@@ -1,0 +1,24 @@
+// Package popmon holds what the popmon binary carries with it: the C sources
+// of libpopmon, the measurement library that popmon compiles on demand
+// against the user's own MPI and preloads into measured programs. (Go does not
+// allow a package directory with C files but no cgo, so the embedding lives
+// here rather than in shim/.)
+package popmon
+
+import (
+	"embed"
+	"io/fs"
+)
+
+//go:embed shim/*.c shim/*.h shim/*.f90
+var shimFiles embed.FS
+
+// ShimSources returns the library's C sources and public headers, by file
+// name (core.c, popmon.h, ...).
+func ShimSources() fs.FS {
+	sub, err := fs.Sub(shimFiles, "shim")
+	if err != nil {
+		panic(err) // unreachable: the directory is embedded above
+	}
+	return sub
+}

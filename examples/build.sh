@@ -1,0 +1,59 @@
+#!/bin/sh
+# build.sh: builds the popmon validation programs.
+#
+#   examples/build.sh OUTDIR [openmpi|mpich]
+#
+# openmpi uses mpicc.openmpi/mpif90.openmpi, mpich uses mpicc.mpich/mpif90.mpich;
+# without the second argument: $MPICC/$MPIFC if set, else mpicc/mpif90.
+# Produces in OUTDIR: balanced imbalance pipeline regions misuse talp_regions
+# imbalance_f (skipped with a warning when no Fortran compiler wrapper exists)
+# and libdlb.so (the DLB stand-in talp_regions links against, found through
+# an rpath to OUTDIR, so nothing needs LD_LIBRARY_PATH).
+set -eu
+
+usage() {
+	echo "usage: $0 OUTDIR [openmpi|mpich]" >&2
+	exit 2
+}
+[ $# -ge 1 ] && [ $# -le 2 ] || usage
+
+case "${2:-}" in
+openmpi) CC=mpicc.openmpi FC=mpif90.openmpi ;;
+mpich) CC=mpicc.mpich FC=mpif90.mpich ;;
+"") CC=${MPICC:-mpicc} FC=${MPIFC:-mpif90} ;;
+*) usage ;;
+esac
+
+here=$(cd "$(dirname "$0")" && pwd)
+shim=$(cd "$here/../shim" && pwd)
+mkdir -p "$1"
+out=$(cd "$1" && pwd)
+
+command -v "$CC" >/dev/null 2>&1 || {
+	echo "$0: MPI C compiler wrapper '$CC' not found" >&2
+	exit 1
+}
+
+CFLAGS="-O2 -std=c11 -Wall -Wextra -Werror"
+FFLAGS="-O2 -std=f2008 -Wall -Wextra -Werror"
+
+run() {
+	echo "$*"
+	"$@"
+}
+
+# The DLB stand-in, and the TALP-instrumented program linked against it.
+run "$CC" $CFLAGS -fPIC -shared -Wl,-soname,libdlb.so -o "$out/libdlb.so" "$here/dlbstub/dlb_stub.c"
+run "$CC" $CFLAGS -I"$here/dlbstub" -o "$out/talp_regions" "$here/talp_regions.c" \
+	-L"$out" -Wl,-rpath,"$out" -ldlb
+
+for p in balanced imbalance pipeline regions misuse; do
+	run "$CC" $CFLAGS -I"$shim" -o "$out/$p" "$here/$p.c"
+done
+
+if command -v "$FC" >/dev/null 2>&1; then
+	# -J keeps compiler-generated module files out of the source tree.
+	run "$FC" $FFLAGS -J"$out" -o "$out/imbalance_f" "$here/imbalance_f.f90"
+else
+	echo "$0: warning: Fortran compiler wrapper '$FC' not found; imbalance_f not built" >&2
+fi

@@ -1,0 +1,105 @@
+/* dlb_talp.h: the public TALP monitoring-region API of DLB 3.6, declared for
+ * programs built where DLB is not installed (popmon examples/dlbstub).
+ *
+ * Written for popmon from DLB's documented interface; it declares the same
+ * names, values and structure layout as DLB 3.6's <dlb_talp.h>, so a program
+ * compiled against it also runs with the real libdlb.so. The matching
+ * stand-in library, dlb_stub.c (built as libdlb.so), behaves like DLB
+ * without --talp: handles are NULL and every call returns DLB_ERR_NOTALP.
+ * Under `popmon run`, libpopmon is preloaded and its own DLB_* functions are
+ * used instead, so the same binary is measured unchanged.
+ */
+#ifndef DLB_API_TALP_H
+#define DLB_API_TALP_H
+
+#include <stdint.h>
+#include <time.h>
+
+/** The implicit region that spans MPI_Init .. MPI_Finalize. */
+#define DLB_GLOBAL_REGION_NAME "Global"
+/** Handle of the implicit global region (accepted by every function). */
+#define DLB_GLOBAL_REGION NULL
+/** Deprecated spellings of DLB_GLOBAL_REGION. */
+#define DLB_MPI_REGION NULL
+#define DLB_IMPLICIT_REGION NULL
+/** The most recently started region that is still open. */
+#define DLB_LAST_OPEN_REGION (void *)1
+
+enum { DLB_MONITOR_NAME_MAX = 128 };
+
+#ifndef DLB_ERRORS_H
+#define DLB_ERRORS_H
+/** Return codes (DLB's dlb_errors.h). */
+enum DLBErrorCodes {
+	DLB_NOUPDT = 2,         /**< nothing to update (e.g. region already open) */
+	DLB_NOTED = 1,          /**< the request was noted, to be served later */
+	DLB_SUCCESS = 0,        /**< done */
+	DLB_ERR_UNKNOWN = -1,   /**< unknown error */
+	DLB_ERR_NOINIT = -2,    /**< DLB is not initialized */
+	DLB_ERR_INIT = -3,      /**< DLB is already initialized */
+	DLB_ERR_DISBLD = -4,    /**< DLB is disabled */
+	DLB_ERR_NOSHMEM = -5,   /**< no shared memory */
+	DLB_ERR_NOPROC = -6,    /**< no such process */
+	DLB_ERR_PDIRTY = -7,    /**< process has a pending operation */
+	DLB_ERR_PERM = -8,      /**< permission denied */
+	DLB_ERR_TIMEOUT = -9,   /**< timed out */
+	DLB_ERR_NOCBK = -10,    /**< callback not defined */
+	DLB_ERR_NOENT = -11,    /**< no such entry (e.g. unknown region) */
+	DLB_ERR_NOCOMP = -12,   /**< incompatible with the DLB options */
+	DLB_ERR_REQST = -13,    /**< too many requests */
+	DLB_ERR_NOMEM = -14,    /**< no room in the shared memory */
+	DLB_ERR_NOPOL = -15,    /**< not defined in the current policy */
+	DLB_ERR_NOTALP = -16    /**< TALP is not enabled */
+};
+#endif
+
+/** A monitoring region as TALP exposes it (times in nanoseconds). */
+typedef struct dlb_monitor_t {
+	const char *name;                /**< region name */
+	int num_cpus;                    /**< CPUs of the process */
+	float avg_cpus;                  /**< average CPUs over the region */
+	int64_t cycles;                  /**< useful cycles (hardware counters) */
+	int64_t instructions;            /**< useful instructions (hardware counters) */
+	int num_measurements;            /**< completed start/stop pairs */
+	int num_resets;                  /**< times reset */
+	int64_t num_mpi_calls;           /**< MPI calls inside the region */
+	int64_t num_omp_parallels;       /**< OpenMP parallel regions */
+	int64_t num_omp_tasks;           /**< OpenMP tasks */
+	int64_t num_gpu_runtime_calls;   /**< GPU runtime calls */
+	int64_t start_time;              /**< absolute time of the last start */
+	int64_t stop_time;               /**< absolute time of the last stop */
+	int64_t elapsed_time;            /**< accumulated elapsed time */
+	int64_t useful_time;             /**< accumulated useful CPU time */
+	int64_t mpi_time;                /**< accumulated CPU time in MPI */
+	int64_t omp_load_imbalance_time; /**< OpenMP load imbalance */
+	int64_t omp_scheduling_time;     /**< OpenMP scheduling */
+	int64_t omp_serialization_time;  /**< OpenMP serialization */
+	int64_t gpu_runtime_time;        /**< host time in the GPU runtime */
+	int64_t gpu_useful_time;         /**< device time running kernels */
+	int64_t gpu_communication_time;  /**< device time copying */
+	int64_t gpu_inactive_time;       /**< device time idle */
+	void *_data;                     /**< internal */
+} dlb_monitor_t;
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The implicit global region, or NULL when TALP is not enabled. */
+dlb_monitor_t *DLB_MonitoringRegionGetGlobal(void);
+/** Registers (or looks up) a region; NULL when TALP is not enabled. */
+dlb_monitor_t *DLB_MonitoringRegionRegister(const char *name);
+/** Discards what a region has accumulated. */
+int DLB_MonitoringRegionReset(dlb_monitor_t *handle);
+/** Starts a region (DLB_NOUPDT if already open). */
+int DLB_MonitoringRegionStart(dlb_monitor_t *handle);
+/** Stops a region (DLB_NOUPDT if not open). */
+int DLB_MonitoringRegionStop(dlb_monitor_t *handle);
+/** Prints this process's data of a region to stderr. */
+int DLB_MonitoringRegionReport(const dlb_monitor_t *handle);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DLB_API_TALP_H */

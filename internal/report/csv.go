@@ -1,0 +1,42 @@
+package report
+
+import (
+	"encoding/csv"
+	"io"
+	"strconv"
+
+	"github.com/popmon/popmon/pop"
+)
+
+// CSV writes one row per (region, metric) with the header
+// "region,metric,value". Each region starts with its elapsed_s row, then
+// its metrics in tree order, at full precision (absent metrics have no
+// row). Fields are quoted per RFC 4180 where needed.
+func CSV(w io.Writer, rep *pop.Report, opts Options) error {
+	regs, err := regions(rep, opts)
+	if err != nil {
+		return err
+	}
+	c := csv.NewWriter(w)
+	if err := c.Write([]string{"region", "metric", "value"}); err != nil {
+		return err
+	}
+	for i := range regs {
+		r := &regs[i]
+		if err := c.Write([]string{r.Name, "elapsed_s", num(float64(r.ElapsedNS) / 1e9)}); err != nil {
+			return err
+		}
+		for _, x := range r.Metrics {
+			if err := c.Write([]string{r.Name, x.ID, num(x.Value)}); err != nil {
+				return err
+			}
+		}
+	}
+	c.Flush()
+	return c.Error()
+}
+
+// num formats v at full precision ("0.625", "1", "5.06e+11").
+func num(v float64) string {
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}

@@ -1,0 +1,56 @@
+package report
+
+import (
+	"io"
+
+	"github.com/popmon/popmon/pop"
+)
+
+// JSONFormat and JSONVersion identify popmon's JSON report shape
+// (docs/report-formats.md). The version grows when a key changes meaning;
+// added keys do not change it.
+const (
+	JSONFormat  = "popmon-report"
+	JSONVersion = 1
+)
+
+// JSON writes the report in the shape of POP-METRICS.md §9:
+//
+//	{"format": "popmon-report", "version": 1, "model": "talp",
+//	 "regions": [{"name": "Global", "elapsed_s": 1.0, "processes": 4,
+//	              "nodes": 1, "cpus": 4, "metrics": {"parallel_efficiency": 0.62, ...}}]}
+//
+// Metrics are at full precision, in tree order; absent metrics are
+// omitted. "source" is present when the report has one.
+func JSON(w io.Writer, rep *pop.Report, opts Options) error {
+	regs, err := regions(rep, opts)
+	if err != nil {
+		return err
+	}
+	out := object{{"format", JSONFormat}, {"version", JSONVersion}, {"model", string(rep.Model)}}
+	if rep.Source != "" {
+		out = append(out, member{"source", rep.Source})
+	}
+	list := make([]object, 0, len(regs))
+	for i := range regs {
+		r := &regs[i]
+		metrics := make(object, 0, len(r.Metrics))
+		for _, x := range r.Metrics {
+			if x.Kind == pop.KindCount {
+				metrics = append(metrics, member{x.ID, int64(x.Value)}) // counts are integers
+				continue
+			}
+			metrics = append(metrics, member{x.ID, float(x.Value)})
+		}
+		list = append(list, object{
+			{"name", r.Name},
+			{"elapsed_s", float(float64(r.ElapsedNS) / 1e9)},
+			{"processes", r.Processes},
+			{"nodes", r.Nodes},
+			{"cpus", r.CPUs},
+			{"metrics", metrics},
+		})
+	}
+	out = append(out, member{"regions", list})
+	return writeIndented(w, out)
+}

@@ -1,0 +1,134 @@
+// Package report renders a metric report (*pop.Report) in the formats of
+// docs/report-formats.md: a text tree like TALP's summary, popmon's JSON
+// report (POP-METRICS.md §9), long-format CSV, and DLB/TALP JSON for TALP
+// tooling. Renderers never compute metrics; they only format what pop
+// computed.
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/popmon/popmon/measure"
+	"github.com/popmon/popmon/pop"
+)
+
+// Format names.
+const (
+	FormatText     = "text"
+	FormatJSON     = "json"
+	FormatCSV      = "csv"
+	FormatTALPJSON = "talp-json"
+)
+
+// Formats returns the format names Render accepts, the default first.
+func Formats() []string {
+	return []string{FormatText, FormatJSON, FormatCSV, FormatTALPJSON}
+}
+
+// Options adjust what a renderer prints.
+type Options struct {
+	// Region, when not empty, restricts the output to that region (matched
+	// like pop.Report.Region: exactly, else case-insensitively).
+	Region string
+}
+
+// Render writes rep in the named format to w. m is the measurement rep was
+// computed from; the text format uses it for the run header, the MPI call
+// table and the warnings, talp-json for the run's resources and timestamp.
+// Render fails for an unknown format, an unknown region, a missing
+// measurement where the format needs one, and write errors.
+func Render(w io.Writer, format string, rep *pop.Report, m *measure.Measurement, opts Options) error {
+	if rep == nil {
+		return fmt.Errorf("render %s report: no report", format)
+	}
+	var err error
+	switch format {
+	case FormatText:
+		err = Text(w, rep, m, opts)
+	case FormatJSON:
+		err = JSON(w, rep, opts)
+	case FormatCSV:
+		err = CSV(w, rep, opts)
+	case FormatTALPJSON:
+		err = TALPJSON(w, rep, m, opts)
+	default:
+		return fmt.Errorf("unknown report format %q: use one of %s", format, strings.Join(Formats(), ", "))
+	}
+	if err != nil {
+		return fmt.Errorf("render %s report: %w", format, err)
+	}
+	return nil
+}
+
+// regions returns the regions to render: all, or the one opts names.
+func regions(rep *pop.Report, opts Options) ([]pop.RegionReport, error) {
+	if opts.Region == "" {
+		return rep.Regions, nil
+	}
+	r, ok := rep.Region(opts.Region)
+	if !ok {
+		names := make([]string, len(rep.Regions))
+		for i, g := range rep.Regions {
+			names[i] = fmt.Sprintf("%q", g.Name)
+		}
+		if len(names) == 0 {
+			return nil, fmt.Errorf("no region %q: the measurement has no regions", opts.Region)
+		}
+		return nil, fmt.Errorf("no region %q in the measurement: available regions are %s", opts.Region, strings.Join(names, ", "))
+	}
+	return []pop.RegionReport{*r}, nil
+}
+
+// Duration formats ns for people: "750 ns", "12.50 µs", "3.20 ms",
+// "1.23 s", "2 min 05 s", "1 h 02 min 03 s".
+func Duration(ns int64) string {
+	if ns < 0 {
+		return "-" + Duration(-max(ns, -math.MaxInt64))
+	}
+	f := float64(ns)
+	switch {
+	case ns < 1000:
+		return fmt.Sprintf("%d ns", ns)
+	case f < 999.995e3:
+		return fmt.Sprintf("%.2f µs", f/1e3)
+	case f < 999.995e6:
+		return fmt.Sprintf("%.2f ms", f/1e6)
+	case f < 59.995e9:
+		return fmt.Sprintf("%.2f s", f/1e9)
+	}
+	sec := int64(math.Round(f / 1e9))
+	if sec < 3600 {
+		return fmt.Sprintf("%d min %02d s", sec/60, sec%60)
+	}
+	return fmt.Sprintf("%d h %02d min %02d s", sec/3600, sec%3600/60, sec%60)
+}
+
+// count formats an event count with an SI prefix: "950", "1.20 k",
+// "506 G".
+func count(v float64) string {
+	units := []string{"", " k", " M", " G", " T", " P", " E"}
+	i := 0
+	for math.Abs(v) >= 999.5 && i < len(units)-1 {
+		v /= 1000
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.3g%s", v, units[i])
+}
+
+// plural returns "1 node", "2 nodes"; many is the plural form ("" adds
+// an "s").
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	if many == "" {
+		many = one + "s"
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

@@ -1,0 +1,172 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/popmon/popmon/measure"
+	"github.com/popmon/popmon/pop"
+)
+
+// textLabelWidth is the column where values start in the metric tree.
+const textLabelWidth = 36
+
+// topMPICalls is how many MPI functions the text report lists.
+const topMPICalls = 5
+
+// Text writes the human-readable report: a run header, then per region a
+// "### Name: …" header and the metric tree (indentation = hierarchy,
+// efficiencies to 2 decimals), then the top MPI calls and the warnings of
+// the measurement. m may be nil; its parts are then left out.
+func Text(w io.Writer, rep *pop.Report, m *measure.Measurement, opts Options) error {
+	regs, err := regions(rep, opts)
+	if err != nil {
+		return err
+	}
+	b := bufio.NewWriter(w)
+	textHeader(b, rep, m)
+	for i := range regs {
+		b.WriteString("\n")
+		textRegion(b, &regs[i])
+	}
+	if m != nil {
+		textMPICalls(b, m.MPICalls)
+		if len(m.Warnings) > 0 {
+			b.WriteString("\nWarnings\n")
+			for _, l := range m.Warnings {
+				fmt.Fprintf(b, "  %s\n", l)
+			}
+		}
+	}
+	return b.Flush()
+}
+
+func textHeader(b *bufio.Writer, rep *pop.Report, m *measure.Measurement) {
+	model := string(rep.Model)
+	if d := rep.Model.Description(); d != "" {
+		model += " (" + d + ")"
+	}
+	fmt.Fprintf(b, "popmon POP metrics, model %s\n", model)
+	if rep.Source != "" {
+		fmt.Fprintf(b, "Source:    %s\n", rep.Source)
+	}
+	if m == nil {
+		return
+	}
+	if len(m.Command) > 0 {
+		fmt.Fprintf(b, "Command:   %s\n", strings.Join(m.Command, " "))
+	}
+	run := []string{}
+	if m.Timestamp != "" {
+		run = append(run, m.Timestamp)
+	}
+	r := m.Resources
+	res := plural(r.Processes, "process", "processes") + " on " + plural(r.Nodes, "node", "") + ", " + plural(r.CPUs, "CPU", "")
+	if r.GPUs > 0 {
+		res += ", " + plural(r.GPUs, "GPU", "")
+	}
+	run = append(run, res)
+	if m.MPI != nil {
+		lib, _, _ := strings.Cut(m.MPI.Library, ",")
+		run = append(run, strings.TrimSpace(lib))
+	} else {
+		run = append(run, "no MPI")
+	}
+	fmt.Fprintf(b, "Run:       %s\n", strings.Join(run, " · "))
+	if m.Tool.Version != "" {
+		fmt.Fprintf(b, "Measured:  %s %s, clock %s\n", orDefault(m.Tool.Name, "popmon"), m.Tool.Version, orDefault(m.Clock.Source, "unknown"))
+	}
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func textRegion(b *bufio.Writer, r *pop.RegionReport) {
+	fmt.Fprintf(b, "### Name: %s\n", r.Name)
+	fmt.Fprintf(b, "### Elapsed time: %s\n", Duration(r.ElapsedNS))
+	res := fmt.Sprintf("%s on %s, %s", plural(r.Processes, "process", "processes"), plural(r.Nodes, "node", ""), plural(r.CPUs, "CPU", ""))
+	if r.Totals.Visits > 0 {
+		res += fmt.Sprintf(", %s", plural(int(min(r.Totals.Visits, 1<<31)), "visit", ""))
+	}
+	fmt.Fprintf(b, "### Resources: %s\n", res)
+	if len(r.Metrics) == 0 {
+		if r.Processes == 0 {
+			b.WriteString("(no process visited this region: no metrics)\n")
+		} else {
+			b.WriteString("(no time measured in this region: no metrics)\n")
+		}
+		return
+	}
+	for _, x := range r.Metrics {
+		label := strings.Repeat("  ", x.Depth) + x.Name + " "
+		if pad := textLabelWidth - len([]rune(label)); pad > 1 {
+			label += strings.Repeat(".", pad-1) + " "
+		}
+		fmt.Fprintf(b, "%s%s\n", label, textValue(x))
+	}
+}
+
+func textValue(x pop.Metric) string {
+	switch x.Kind {
+	case pop.KindFrequency:
+		return fmt.Sprintf("%.2f GHz", x.Value)
+	case pop.KindCount:
+		return count(x.Value)
+	}
+	return fmt.Sprintf("%.2f", x.Value)
+}
+
+func textMPICalls(b *bufio.Writer, calls []measure.MPICall) {
+	if len(calls) == 0 {
+		return
+	}
+	sorted := append([]measure.MPICall(nil), calls...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		if sorted[i].TimeNS != sorted[j].TimeNS {
+			return sorted[i].TimeNS > sorted[j].TimeNS
+		}
+		return sorted[i].Name < sorted[j].Name
+	})
+	var total float64
+	for _, c := range calls {
+		total += float64(c.TimeNS)
+	}
+	shown := sorted[:min(len(sorted), topMPICalls)]
+	rows := [][]string{{"Function", "Calls", "Time", "% MPI", "Max rank"}}
+	for _, c := range shown {
+		pct := "-"
+		if total > 0 {
+			pct = fmt.Sprintf("%.1f%%", 100*float64(c.TimeNS)/total)
+		}
+		rows = append(rows, []string{c.Name, fmt.Sprint(c.Calls), Duration(c.TimeNS), pct, fmt.Sprint(c.MaxRank)})
+	}
+	widths := make([]int, len(rows[0]))
+	for _, row := range rows {
+		for i, cell := range row {
+			widths[i] = max(widths[i], len([]rune(cell)))
+		}
+	}
+	fmt.Fprintf(b, "\nTop MPI calls (whole run, all processes; %s in MPI)\n", Duration(int64(total)))
+	for _, row := range rows {
+		b.WriteString(" ")
+		for i, cell := range row {
+			pad := strings.Repeat(" ", widths[i]-len([]rune(cell)))
+			if i == 0 {
+				b.WriteString(" " + cell + pad) // names left-aligned
+			} else {
+				b.WriteString("  " + pad + cell)
+			}
+		}
+		b.WriteString("\n")
+	}
+	if rest := len(sorted) - len(shown); rest > 0 {
+		fmt.Fprintf(b, "  (%s)\n", plural(rest, "more function", ""))
+	}
+}

@@ -1,0 +1,102 @@
+package shimbuild
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+func TestFindMPICCMissing(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	t.Setenv("POPMON_MPICC", "")
+	_, err := FindMPICC("")
+	if !errors.Is(err, ErrNoMPICC) {
+		t.Fatalf("err = %v, want ErrNoMPICC", err)
+	}
+	if !strings.Contains(err.Error(), "install libopenmpi-dev or mpich, or pass --mpicc") {
+		t.Errorf("error does not say how to fix: %v", err)
+	}
+	_, err = FindMPICC("mpicc.nonexistent")
+	if err == nil || !strings.Contains(err.Error(), "mpicc.nonexistent") {
+		t.Errorf("explicit missing compiler: err = %v, want it named", err)
+	}
+}
+
+func TestSourcesEmbedded(t *testing.T) {
+	src, err := sourceFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"core.c", "regions.c", "mpi.c", "output.c", "mpi_wrappers.c", "mpi_calls.h", "popmon.h", "popmon.f90"} {
+		if _, ok := src[want]; !ok {
+			t.Errorf("embedded sources lack %s", want)
+		}
+	}
+}
+
+// TestBuildAndCache builds the library with every MPI installed here and
+// checks the cache: same MPI reuses, the library exports the wrappers.
+func TestBuildAndCache(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds C code")
+	}
+	var found bool
+	for _, cc := range []string{"mpicc.openmpi", "mpicc.mpich", "mpicc"} {
+		if _, err := exec.LookPath(cc); err != nil {
+			continue
+		}
+		found = true
+		t.Run(cc, func(t *testing.T) {
+			cache := t.TempDir()
+			opts := Options{MPICC: cc, CacheDir: cache, Werror: true}
+			lib, err := Build(context.Background(), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if lib.Cached {
+				t.Error("first build reported as cached")
+			}
+			if lib.MPI == "" {
+				t.Error("MPI identity not described")
+			}
+			again, err := Build(context.Background(), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !again.Cached || again.Path != lib.Path {
+				t.Errorf("second build: cached=%v path=%s, want cached %s", again.Cached, again.Path, lib.Path)
+			}
+			out, err := exec.Command("nm", "-D", "--defined-only", lib.Path).Output()
+			if err != nil {
+				t.Skipf("nm unavailable: %v", err)
+			}
+			for _, sym := range []string{"MPI_Send", "MPI_Allreduce", "mpi_send_", "mpi_allreduce__", "popmon_api_region_start", "DLB_MonitoringRegionStart"} {
+				if !strings.Contains(string(out), " "+sym+"\n") {
+					t.Errorf("%s does not export %s", lib.Path, sym)
+				}
+			}
+		})
+	}
+	if !found {
+		t.Skip("no MPI compiler wrapper installed (apt-get install libopenmpi-dev or mpich)")
+	}
+}
+
+func TestBuildNoMPI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds C code")
+	}
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no C compiler")
+	}
+	lib, err := Build(context.Background(), Options{NoMPI: true, CacheDir: t.TempDir(), Werror: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(lib.Path); err != nil {
+		t.Fatal(err)
+	}
+}

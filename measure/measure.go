@@ -1,0 +1,299 @@
+// Package measure is popmon's measurement model: the Go types of the
+// measurement file ("popmon-measurement", docs/measurement-format.md), and
+// functions to read, validate and write it.
+//
+// The measurement file is the contract between the measurement library
+// (libpopmon, which writes it) and every consumer (reports, pages, models).
+// The types below mirror the file key for key; their JSON tags are the
+// file's keys. All times are nanoseconds of a monotonic clock, summed over
+// the CPUs (threads) of a process, as defined in POP-METRICS.md §1.
+//
+// Readers accept every file version up to [Version], ignore unknown keys and
+// treat a missing time or count as 0. [Read] and [ReadFile] validate what
+// they read, so a *Measurement they return satisfies [Measurement.Validate].
+package measure
+
+import (
+	"strings"
+	"time"
+)
+
+// Format is the value of the "format" key of every measurement file.
+const Format = "popmon-measurement"
+
+// Version is the newest measurement file version this package reads and the
+// version it writes.
+const Version = 1
+
+// GlobalRegion is the name of the implicit whole-run region.
+const GlobalRegion = "Global"
+
+// Measurement is one measurement file: one run of one program.
+type Measurement struct {
+	// Format is always [Format].
+	Format string `json:"format"`
+	// Version is the file's major version, 1 ≤ Version ≤ [Version].
+	Version int `json:"version"`
+	// Tool names the library that wrote the file.
+	Tool Tool `json:"tool"`
+	// Timestamp is the end of the run, RFC 3339 in UTC; see [Measurement.Time].
+	Timestamp string `json:"timestamp,omitempty"`
+	// Command is the measured program's argv as rank 0 saw it.
+	Command []string `json:"command"`
+	// Cwd is the working directory of rank 0.
+	Cwd string `json:"cwd"`
+	// Launcher describes how the program was started.
+	Launcher Launcher `json:"launcher"`
+	// MPI is present when the program initialised MPI; nil otherwise.
+	MPI *MPI `json:"mpi,omitempty"`
+	// Clock says how times were measured.
+	Clock Clock `json:"clock"`
+	// Resources summarises the resources of the run.
+	Resources Resources `json:"resources"`
+	// Processes holds one entry per process (MPI rank), in rank order.
+	Processes []Process `json:"processes"`
+	// Regions holds one entry per region, Global first.
+	Regions []Region `json:"regions"`
+	// MPICalls holds one entry per MPI function called at least once,
+	// aggregated over processes and over the whole run.
+	MPICalls []MPICall `json:"mpi_calls"`
+	// Warnings are the lines the library printed with the "popmon:" prefix:
+	// everything it could not do.
+	Warnings []string `json:"warnings"`
+}
+
+// Tool names the library that wrote a measurement file.
+type Tool struct {
+	// Name is "popmon" for files written by libpopmon.
+	Name string `json:"name"`
+	// Version is the version of the library.
+	Version string `json:"version"`
+}
+
+// Launcher kinds written in [Launcher.Kind].
+const (
+	LauncherOpenMPI = "openmpi"
+	LauncherMPICH   = "mpich"
+	LauncherSlurm   = "slurm"
+	LauncherNone    = "none"
+)
+
+// Launcher describes the launcher environment of a run.
+type Launcher struct {
+	// Kind is one of LauncherOpenMPI, LauncherMPICH, LauncherSlurm or
+	// LauncherNone.
+	Kind string `json:"kind"`
+	// JobID is the launcher's job id; empty when unknown.
+	JobID string `json:"job_id,omitempty"`
+}
+
+// MPI describes the MPI library of a run that initialised MPI.
+type MPI struct {
+	// Library is the first line of MPI_Get_library_version.
+	Library string `json:"library"`
+	// Standard is the MPI standard version, e.g. "3.1".
+	Standard string `json:"standard"`
+	// ThreadLevel is "single", "funneled", "serialized" or "multiple".
+	ThreadLevel string `json:"thread_level"`
+}
+
+// Clock says how the times of a measurement were taken.
+type Clock struct {
+	// Source is "tsc" or "monotonic".
+	Source string `json:"source"`
+}
+
+// Resources summarises the resources of a run.
+type Resources struct {
+	// Processes is the number of MPI ranks (1 without MPI).
+	Processes int `json:"processes"`
+	// Nodes is the number of distinct shared-memory nodes.
+	Nodes int `json:"nodes"`
+	// CPUs is Σ CPUs of all processes (see [Process.CPUs]).
+	CPUs int `json:"cpus"`
+	// GPUs is the number of GPU devices used.
+	GPUs int `json:"gpus"`
+	// HardwareCounters says whether cycles and instructions were measured.
+	HardwareCounters bool `json:"hardware_counters"`
+}
+
+// Process is one process (MPI rank) of a run.
+type Process struct {
+	// Rank is the rank in MPI_COMM_WORLD (0 without MPI).
+	Rank int `json:"rank"`
+	// Node is the node index, 0 … nodes−1, in order of each node's lowest
+	// rank.
+	Node int `json:"node"`
+	// Hostname is the host name of the node.
+	Hostname string `json:"hostname"`
+	// PID is the process id.
+	PID int `json:"pid"`
+	// CPUs is the number of CPUs of this process in the POP model: threads
+	// that did work.
+	CPUs int `json:"cpus"`
+}
+
+// Region is one region of a run and the accounts of the processes that
+// visited it.
+type Region struct {
+	// Name is the region name; GlobalRegion is the whole run.
+	Name string `json:"name"`
+	// Processes holds one entry per process that visited the region at least
+	// once, in rank order. Processes that never visited it are absent.
+	Processes []ProcessAccounts `json:"processes"`
+}
+
+// ProcessAccounts is the record of one process in one region: the time
+// accounts of POP-METRICS.md §1, in nanoseconds summed over all CPUs of the
+// process while the region was open, and event counts. A key missing from
+// the file reads as 0.
+type ProcessAccounts struct {
+	// Rank is the process ([Process.Rank]).
+	Rank int `json:"rank"`
+	// CPUs is the number of CPUs of the process in this region.
+	CPUs int `json:"cpus"`
+	// Visits is the number of completed start/stop pairs.
+	Visits int64 `json:"visits"`
+	// ElapsedNS is E_i, the wall time the region was open in this process.
+	ElapsedNS int64 `json:"elapsed_ns"`
+	// UsefulNS is U_i.
+	UsefulNS int64 `json:"useful_ns"`
+	// MPINS is M_i.
+	MPINS int64 `json:"mpi_ns"`
+	// MPIWorkerIdleNS is Mw_i: OpenMP workers idle while the primary thread
+	// is inside MPI.
+	MPIWorkerIdleNS int64 `json:"mpi_worker_idle_ns,omitempty"`
+	// OMPSerializationNS is Iser_i.
+	OMPSerializationNS int64 `json:"omp_serialization_ns,omitempty"`
+	// OMPLoadImbalanceNS is Ilb_i.
+	OMPLoadImbalanceNS int64 `json:"omp_load_imbalance_ns,omitempty"`
+	// OMPSchedulingNS is Isch_i.
+	OMPSchedulingNS int64 `json:"omp_scheduling_ns,omitempty"`
+	// GPURuntimeNS is G_i.
+	GPURuntimeNS int64 `json:"gpu_runtime_ns,omitempty"`
+	// MPICalls is the number of MPI calls made while the region was open.
+	MPICalls int64 `json:"mpi_calls,omitempty"`
+	// OMPParallels is the number of OpenMP parallel regions entered.
+	OMPParallels int64 `json:"omp_parallels,omitempty"`
+	// OMPTasks is the number of OpenMP explicit tasks.
+	OMPTasks int64 `json:"omp_tasks,omitempty"`
+	// GPURuntimeCalls is the number of GPU runtime calls.
+	GPURuntimeCalls int64 `json:"gpu_runtime_calls,omitempty"`
+	// Cycles is the number of CPU cycles during useful time; meaningful only
+	// when [Resources.HardwareCounters] is true.
+	Cycles int64 `json:"cycles,omitempty"`
+	// Instructions is the number of instructions during useful time;
+	// meaningful only when [Resources.HardwareCounters] is true.
+	Instructions int64 `json:"instructions,omitempty"`
+}
+
+// MPICall is the whole-run profile of one MPI function, aggregated over
+// processes.
+type MPICall struct {
+	// Name is the C name, e.g. "MPI_Send"; Fortran calls count under it.
+	Name string `json:"name"`
+	// Calls is Σ over processes of the number of calls.
+	Calls int64 `json:"calls"`
+	// TimeNS is Σ over processes of the time spent inside the call.
+	TimeNS int64 `json:"time_ns"`
+	// MinTimeNS is the minimum over processes of the time inside the call
+	// (processes that never called it count as 0).
+	MinTimeNS int64 `json:"min_time_ns"`
+	// MaxTimeNS is the maximum over processes of the time inside the call.
+	MaxTimeNS int64 `json:"max_time_ns"`
+	// MaxRank is the rank with MaxTimeNS.
+	MaxRank int `json:"max_rank"`
+}
+
+// Region returns the region called name. An exact match wins; otherwise
+// the name matches case-insensitively ("global" finds "Global") when exactly
+// one region matches that way.
+func (m *Measurement) Region(name string) (*Region, bool) {
+	if m == nil {
+		return nil, false
+	}
+	for i := range m.Regions {
+		if m.Regions[i].Name == name {
+			return &m.Regions[i], true
+		}
+	}
+	found := -1
+	for i := range m.Regions {
+		if strings.EqualFold(m.Regions[i].Name, name) {
+			if found >= 0 {
+				return nil, false // ambiguous
+			}
+			found = i
+		}
+	}
+	if found < 0 {
+		return nil, false
+	}
+	return &m.Regions[found], true
+}
+
+// Global returns the implicit whole-run region.
+func (m *Measurement) Global() (*Region, bool) {
+	return m.Region(GlobalRegion)
+}
+
+// RegionNames returns the names of the regions in file order.
+func (m *Measurement) RegionNames() []string {
+	if m == nil {
+		return nil
+	}
+	names := make([]string, len(m.Regions))
+	for i, r := range m.Regions {
+		names[i] = r.Name
+	}
+	return names
+}
+
+// Process returns the process with the given rank.
+func (m *Measurement) Process(rank int) (*Process, bool) {
+	if m == nil {
+		return nil, false
+	}
+	// Processes are in rank order; try the direct index first.
+	if rank >= 0 && rank < len(m.Processes) && m.Processes[rank].Rank == rank {
+		return &m.Processes[rank], true
+	}
+	for i := range m.Processes {
+		if m.Processes[i].Rank == rank {
+			return &m.Processes[i], true
+		}
+	}
+	return nil, false
+}
+
+// HasMPI reports whether the measured program initialised MPI.
+func (m *Measurement) HasMPI() bool {
+	return m != nil && m.MPI != nil
+}
+
+// Time returns the timestamp of the run. It fails when the file has no
+// timestamp or the timestamp is not RFC 3339.
+func (m *Measurement) Time() (time.Time, error) {
+	if m == nil || m.Timestamp == "" {
+		return time.Time{}, errNoTimestamp
+	}
+	t, err := time.Parse(time.RFC3339, m.Timestamp)
+	if err != nil {
+		return time.Time{}, &ValidationError{Path: "timestamp", Problem: "is not an RFC 3339 time: " + err.Error()}
+	}
+	return t, nil
+}
+
+// Process returns the account of the process with the given rank in this
+// region; false when that process never visited the region.
+func (r *Region) Process(rank int) (*ProcessAccounts, bool) {
+	if r == nil {
+		return nil, false
+	}
+	for i := range r.Processes {
+		if r.Processes[i].Rank == rank {
+			return &r.Processes[i], true
+		}
+	}
+	return nil, false
+}

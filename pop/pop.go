@@ -1,0 +1,258 @@
+// Package pop computes POP efficiency metrics from a measurement
+// (package measure). Every function is pure: no I/O, no globals, and the
+// same measurement always gives the same report.
+//
+// A metric model turns the time accounts of a measurement into a tree of
+// named efficiencies per region. The definitions are those of
+// POP-METRICS.md; metric ids are the stable snake_case ids of its §9. A
+// metric whose inputs are absent (no MPI, no OpenMP, no GPU, no counters,
+// zero time) is absent from the report, never 0 and never NaN.
+package pop
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/popmon/popmon/measure"
+)
+
+// Model names a metric model.
+type Model string
+
+// The metric models.
+const (
+	// ModelTALP is the model of DLB/TALP 3.7 ("hybrid-v2"), POP-METRICS.md
+	// §2: the default.
+	ModelTALP Model = "talp"
+)
+
+// Models returns the models Compute supports, the default first.
+func Models() []Model {
+	return []Model{ModelTALP}
+}
+
+// Description returns a one-line description of the model for report
+// headers; "" for an unknown model.
+func (m Model) Description() string {
+	switch m {
+	case ModelTALP:
+		return "DLB/TALP hybrid-v2 efficiencies, POP-METRICS.md §2"
+	}
+	return ""
+}
+
+// ParseModel returns the model called name (case-insensitive; "" is the
+// default model). The error lists the supported models.
+func ParseModel(name string) (Model, error) {
+	if name == "" {
+		return ModelTALP, nil
+	}
+	for _, m := range Models() {
+		if strings.EqualFold(string(m), name) {
+			return m, nil
+		}
+	}
+	return "", unknownModel(Model(name))
+}
+
+func unknownModel(m Model) error {
+	names := make([]string, 0, len(Models()))
+	for _, s := range Models() {
+		names = append(names, string(s))
+	}
+	return fmt.Errorf("unknown metric model %q: use one of %s", string(m), strings.Join(names, ", "))
+}
+
+// Report is the result of one model applied to one measurement.
+type Report struct {
+	// Model is the model that computed the report.
+	Model Model
+	// Source optionally names where the measurement came from (a file
+	// name); Compute leaves it empty for the caller to fill.
+	Source string
+	// Regions holds one entry per region of the measurement, in file order.
+	Regions []RegionReport
+}
+
+// Region returns the report of the region called name: an exact match, or
+// else the only case-insensitive match.
+func (r *Report) Region(name string) (*RegionReport, bool) {
+	if r == nil {
+		return nil, false
+	}
+	for i := range r.Regions {
+		if r.Regions[i].Name == name {
+			return &r.Regions[i], true
+		}
+	}
+	found := -1
+	for i := range r.Regions {
+		if strings.EqualFold(r.Regions[i].Name, name) {
+			if found >= 0 {
+				return nil, false
+			}
+			found = i
+		}
+	}
+	if found < 0 {
+		return nil, false
+	}
+	return &r.Regions[found], true
+}
+
+// RegionNames returns the names of the regions in report order.
+func (r *Report) RegionNames() []string {
+	if r == nil {
+		return nil
+	}
+	names := make([]string, len(r.Regions))
+	for i := range r.Regions {
+		names[i] = r.Regions[i].Name
+	}
+	return names
+}
+
+// RegionReport holds the metrics of one region. Only processes that visited
+// the region count.
+type RegionReport struct {
+	// Name is the region name.
+	Name string
+	// ElapsedNS is T = max_i E_i over the processes that visited the region.
+	ElapsedNS int64
+	// Processes is the number of processes that visited the region.
+	Processes int
+	// Nodes is the number of distinct nodes of those processes.
+	Nodes int
+	// CPUs is C = Σ_i cpus_i over those processes.
+	CPUs int
+	// GPUs is the number of GPU devices of the run.
+	GPUs int
+	// Totals are the sums and derived times the metrics are computed from.
+	Totals Totals
+	// Metrics are the metrics that apply, in tree order (a parent before
+	// its children, siblings in the order of POP-METRICS.md).
+	Metrics []Metric
+}
+
+// Totals are the inputs of the metrics of one region: sums over all CPUs of
+// all processes that visited it (POP-METRICS.md §1), and the normalised MPI
+// times of §2.
+type Totals struct {
+	// Visits is Σ visits (TALP's numMeasurements).
+	Visits int64
+	// UsefulNS is U.
+	UsefulNS int64
+	// MPINS is M.
+	MPINS int64
+	// MPIWorkerIdleNS is Mw.
+	MPIWorkerIdleNS int64
+	// OMPSerializationNS is Iser.
+	OMPSerializationNS int64
+	// OMPLoadImbalanceNS is Ilb.
+	OMPLoadImbalanceNS int64
+	// OMPSchedulingNS is Isch.
+	OMPSchedulingNS int64
+	// GPURuntimeNS is G.
+	GPURuntimeNS int64
+	// MPICalls is Σ MPI calls.
+	MPICalls int64
+	// OMPParallels is Σ OpenMP parallel regions.
+	OMPParallels int64
+	// OMPTasks is Σ OpenMP explicit tasks.
+	OMPTasks int64
+	// GPURuntimeCalls is Σ GPU runtime calls.
+	GPURuntimeCalls int64
+	// Cycles is Σ cycles during useful time (0 without counters).
+	Cycles int64
+	// Instructions is Σ instructions during useful time (0 without
+	// counters).
+	Instructions int64
+	// MPIAppNS is mpi_app = (M + Mw) / C.
+	MPIAppNS float64
+	// MinMPIProcNS is mpi_proc_min = min_i (M_i + Mw_i) / cpus_i (TALP's
+	// minMpiNormdProc).
+	MinMPIProcNS float64
+	// MinMPINodeNS is mpi_node_min = min_n Σ_{i∈n} (M_i + Mw_i) / C_node
+	// (TALP's minMpiNormdNode), with the true C_node.
+	MinMPINodeNS float64
+}
+
+// Metric is one node of a region's metric tree.
+type Metric struct {
+	// ID is the stable snake_case id of POP-METRICS.md §9.
+	ID string
+	// Name is the human label, as TALP prints it where TALP has the metric.
+	Name string
+	// Value is the metric at full precision. Efficiencies are ratios
+	// (usually in [0, 1]); see Kind.
+	Value float64
+	// Parent is the id of the parent metric; "" for a root.
+	Parent string
+	// Depth is the depth in the tree: 0 for a root.
+	Depth int
+	// Kind says what the value is.
+	Kind Kind
+}
+
+// Kind classifies metrics for renderers.
+type Kind int
+
+// Metric kinds.
+const (
+	// KindEfficiency is a ratio of times, ideally 1.
+	KindEfficiency Kind = iota
+	// KindRatio is another dimensionless ratio (IPC).
+	KindRatio
+	// KindFrequency is a frequency in GHz.
+	KindFrequency
+	// KindCount is an event count (instructions, cycles).
+	KindCount
+)
+
+// Value returns the value of the metric with the given id; false when the
+// metric is absent from the region.
+func (r *RegionReport) Value(id string) (float64, bool) {
+	if m, ok := r.Metric(id); ok {
+		return m.Value, true
+	}
+	return 0, false
+}
+
+// Metric returns the metric with the given id; false when it is absent.
+func (r *RegionReport) Metric(id string) (Metric, bool) {
+	if r == nil {
+		return Metric{}, false
+	}
+	for _, m := range r.Metrics {
+		if m.ID == id {
+			return m, true
+		}
+	}
+	return Metric{}, false
+}
+
+// Compute applies model to m and returns one region report per region of
+// m. It fails for an unknown model or a measurement that does not pass
+// measure's validation.
+func Compute(m *measure.Measurement, model Model) (*Report, error) {
+	if m == nil {
+		return nil, fmt.Errorf("compute %s metrics: no measurement", model)
+	}
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("compute %s metrics: %w", model, err)
+	}
+	switch model {
+	case ModelTALP:
+		return computeTALP(m), nil
+	}
+	return nil, unknownModel(model)
+}
+
+// ratio returns num/den, false when den is not positive (the metric is then
+// absent).
+func ratio(num, den float64) (float64, bool) {
+	if !(den > 0) {
+		return 0, false
+	}
+	return num / den, true
+}

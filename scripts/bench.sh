@@ -1,0 +1,78 @@
+#!/bin/bash
+# `make bench`: measures what popmon adds, side by side with the baseline in
+# one run, and writes BENCHMARKS.md.
+#  1. ns per intercepted MPI call: tight loops of MPI_Comm_rank and MPI_Iprobe,
+#     plain vs. under libpopmon, alternating, 7 rounds, medians; per MPI.
+#  2. whole-run overhead of the demo (imbalance, 4 ranks): wall time plain vs.
+#     under `popmon run`, 5 rounds each, medians.
+set -euo pipefail
+bin=${1:-bin/popmon}
+out=build/bench
+mkdir -p "$out"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+rounds=7
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+cpu=$(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
+{
+echo "# Benchmarks"
+echo
+echo "Produced by \`make bench\` (scripts/bench.sh) on $(date -u +%Y-%m-%d), $(nproc) cores ($cpu)."
+echo "Baseline and popmon are measured in the same run, alternating, and medians are reported."
+echo
+echo "## Added cost per intercepted MPI call"
+echo
+echo "Tight loops of 20 M \`MPI_Comm_rank\` and 2 M \`MPI_Iprobe\` (nothing pending) on 1 rank"
+echo "(bench/mpicall.c), plain and with libpopmon preloaded; $rounds rounds."
+echo "Budget: ≤ 30 ns added per call (DLB/TALP adds ≈ 125–160 ns on this machine)."
+echo
+echo "| MPI | call | plain ns/call | popmon ns/call | added ns/call | ratio |"
+echo "|---|---|---:|---:|---:|---:|"
+} > "$out/BENCHMARKS.md"
+
+for mpi in openmpi mpich; do
+	command -v "mpicc.$mpi" >/dev/null || continue
+	"mpicc.$mpi" -O2 -o "$out/mpicall-$mpi" bench/mpicall.c
+	lib=$("$bin" build --mpicc "mpicc.$mpi")
+	launch=("mpirun.$mpi" -np 1)
+	: > "$out/plain-$mpi.txt"; : > "$out/popmon-$mpi.txt"
+	for _ in $(seq $rounds); do
+		"${launch[@]}" "$out/mpicall-$mpi" >> "$out/plain-$mpi.txt"
+		POPMON_OUTPUT=/dev/null POPMON_QUIET=1 LD_PRELOAD="$lib" "${launch[@]}" "$out/mpicall-$mpi" >> "$out/popmon-$mpi.txt" 2>/dev/null
+	done
+	for call in comm_rank iprobe; do
+		p=$(grep "^${call}_ns" "$out/plain-$mpi.txt" | awk '{print $2}' | median)
+		q=$(grep "^${call}_ns" "$out/popmon-$mpi.txt" | awk '{print $2}' | median)
+		name=MPI_Comm_rank; [ $call = iprobe ] && name=MPI_Iprobe
+		awk -v mpi="$mpi" -v n="$name" -v p="$p" -v q="$q" 'BEGIN {printf "| %s | `%s` | %.1f | %.1f | %.1f | %.2f× |\n", mpi, n, p, q, q-p, q/p}' >> "$out/BENCHMARKS.md"
+	done
+done
+
+{
+echo
+echo "## Whole-run overhead of the demo"
+echo
+echo "\`examples/imbalance\` on 4 ranks (2 cores, oversubscribed), wall time of the whole command"
+echo "including \`mpirun\` start-up, plain vs. \`popmon run\` (which also writes the file and prints the"
+echo "report; the library build is cached). 5 rounds each, medians."
+echo
+echo "| MPI | plain s | popmon s | overhead |"
+echo "|---|---:|---:|---:|"
+} >> "$out/BENCHMARKS.md"
+for mpi in openmpi mpich; do
+	command -v "mpicc.$mpi" >/dev/null || continue
+	./examples/build.sh "$out/ex-$mpi" "$mpi" >/dev/null
+	extra=(); [ $mpi = openmpi ] && extra=(--oversubscribe)
+	: > "$out/wall-plain-$mpi.txt"; : > "$out/wall-popmon-$mpi.txt"
+	for _ in 1 2 3 4 5; do
+		s=$(date +%s%N); "mpirun.$mpi" "${extra[@]}" -np 4 "$out/ex-$mpi/imbalance" >/dev/null; e=$(date +%s%N)
+		echo "$(( e - s ))" >> "$out/wall-plain-$mpi.txt"
+		s=$(date +%s%N); "$bin" run --mpicc "mpicc.$mpi" --format none -o "$out/w.json" -- "mpirun.$mpi" "${extra[@]}" -np 4 "$out/ex-$mpi/imbalance" >/dev/null 2>&1; e=$(date +%s%N)
+		echo "$(( e - s ))" >> "$out/wall-popmon-$mpi.txt"
+		rm -f "$out"/w*.json
+	done
+	p=$(median < "$out/wall-plain-$mpi.txt"); q=$(median < "$out/wall-popmon-$mpi.txt")
+	awk -v mpi="$mpi" -v p="$p" -v q="$q" 'BEGIN {printf "| %s | %.3f | %.3f | %+.1f %% |\n", mpi, p/1e9, q/1e9, (q-p)/p*100}' >> "$out/BENCHMARKS.md"
+done
+cp "$out/BENCHMARKS.md" BENCHMARKS.md
+cat BENCHMARKS.md

@@ -1,0 +1,389 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// The committed shim/mpi_calls.h and shim/mpi_wrappers.c must be what the
+// generator writes from the committed call list.
+func TestGeneratedFilesUpToDate(t *testing.T) {
+	files, err := Generate("mpi_calls.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(tmp, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{headerFile, wrappersFile} {
+		want, err := os.ReadFile(filepath.Join(tmp, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join("..", name))
+		if err != nil {
+			t.Fatalf("%v: run go generate ./shim/gen", err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("shim/%s is not what shim/gen writes from mpi_calls.txt: run go generate ./shim/gen", name)
+		}
+	}
+}
+
+func TestParseLine(t *testing.T) {
+	tests := []struct {
+		line    string
+		want    *Call // compared on the fields set here; nil: want an error
+		wantErr string
+	}{
+		{
+			line: "1.0 | p2p | int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)",
+			want: &Call{Version: Version{1, 0}, Kind: KindP2P, Return: "int", Name: "MPI_Send", Params: []Param{
+				{"const void *buf", "const void *", "buf"},
+				{"int count", "int", "count"},
+				{"MPI_Datatype datatype", "MPI_Datatype", "datatype"},
+				{"int dest", "int", "dest"},
+				{"int tag", "int", "tag"},
+				{"MPI_Comm comm", "MPI_Comm", "comm"},
+			}},
+		},
+		{
+			line: "1.0|other|int MPI_Finalize(void)|hook=finalize",
+			want: &Call{Version: Version{1, 0}, Kind: KindOther, Return: "int", Name: "MPI_Finalize", Hook: HookFinalize},
+		},
+		{
+			line: "1.0 | other | int   MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)",
+			want: &Call{Version: Version{1, 0}, Kind: KindOther, Return: "int", Name: "MPI_Group_range_incl", Params: []Param{
+				{"MPI_Group group", "MPI_Group", "group"},
+				{"int n", "int", "n"},
+				{"int ranges[][3]", "int [][3]", "ranges"},
+				{"MPI_Group *newgroup", "MPI_Group *", "newgroup"},
+			}},
+		},
+		{
+			line: "1.0 | other | int MPI_Pcontrol(const int level, ...) | fortran=none",
+			want: &Call{Version: Version{1, 0}, Kind: KindOther, Return: "int", Name: "MPI_Pcontrol", Variadic: true, NoFortran: true,
+				Params: []Param{{"const int level", "const int", "level"}}},
+		},
+		{
+			line: "2.0 | other | int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag) | fchar=key,value",
+			want: &Call{Version: Version{2, 0}, Kind: KindOther, Return: "int", Name: "MPI_Info_get", FChar: []string{"key", "value"}},
+		},
+		{
+			line: "2.0 | other | int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) | hook=init; fargs=required,provided",
+			want: &Call{Version: Version{2, 0}, Kind: KindOther, Return: "int", Name: "MPI_Init_thread", Hook: HookInit,
+				FArgs: []string{"required", "provided"}, HasFArgs: true},
+		},
+		{
+			line: "4.0 | other | int MPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count) | fortran=none; cond=!defined(X) || X >= 4",
+			want: &Call{Version: Version{4, 0}, Kind: KindOther, Return: "int", Name: "MPI_Status_set_elements_c", NoFortran: true,
+				Cond: "!defined(X) || X >= 4"},
+		},
+		{line: "1.0 | p2p", wantErr: "want VERSION | KIND | PROTOTYPE"},
+		{line: "1 | p2p | int MPI_Barrier(MPI_Comm comm)", wantErr: "bad MPI version"},
+		{line: "1.0 | pt2pt | int MPI_Barrier(MPI_Comm comm)", wantErr: "unknown kind"},
+		{line: "1.0 | p2p | int PMPI_Barrier(MPI_Comm comm)", wantErr: "not a C prototype"},
+		{line: "1.0 | p2p | int MPI_Barrier()", wantErr: "write (void)"},
+		{line: "1.0 | p2p | int MPI_Barrier(MPI_Comm)", wantErr: "has no name"},
+		{line: "1.0 | p2p | int MPI_X(int a, int a)", wantErr: "duplicate parameter"},
+		{line: "1.0 | p2p | int MPI_X(int popmon_r)", wantErr: "reserved"},
+		{line: "1.0 | p2p | int MPI_X(int ierror)", wantErr: "reserved"},
+		{line: "1.0 | p2p | int MPI_X(..., int a) | fortran=none", wantErr: "'...'"},
+		{line: "1.0 | p2p | int MPI_X(int (*fn)(int)) | fortran=none", wantErr: "function pointer"},
+		{line: "1.0 | other | int MPI_X(int a, ...)", wantErr: "needs fortran=none"},
+		{line: "1.0 | other | int MPI_X(const char *s)", wantErr: "list it in fchar"},
+		{line: "1.0 | other | int MPI_X(const char *s, int n) | fchar=n", wantErr: "not a char parameter"},
+		{line: "1.0 | other | int MPI_X(const char *s) | fchar=t", wantErr: "not a Fortran argument"},
+		{line: "1.0 | other | int MPI_X(const char *s, int n) | fargs=n; fchar=s", wantErr: "not a Fortran argument"},
+		{line: "1.0 | other | int MPI_X(int n) | fargs=m", wantErr: "not a parameter"},
+		{line: "1.0 | other | int MPI_X(const char *s) | fortran=none; fchar=s", wantErr: "fortran=none with"},
+		{line: "1.0 | other | int MPI_X(int n) | hook=start", wantErr: "want init or finalize"},
+		{line: "1.0 | other | int MPI_X(int n) | colour=red", wantErr: "unknown option"},
+		{line: "1.0 | other | int MPI_X(int n) | fortran=none; fortran=none", wantErr: "given twice"},
+		{line: "1.0 | other | double MPI_X(int n) | hook=init", wantErr: "int return"},
+	}
+	for _, tt := range tests {
+		got, err := parseLine(tt.line)
+		if tt.want == nil {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("parseLine(%q): error %v, want one containing %q", tt.line, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("parseLine(%q): %v", tt.line, err)
+			continue
+		}
+		w := tt.want
+		if w.Params == nil && len(got.Params) > 0 {
+			w.Params = got.Params // not under test in this case
+		}
+		if !reflect.DeepEqual(got, w) {
+			t.Errorf("parseLine(%q)\n got %+v\nwant %+v", tt.line, got, w)
+		}
+	}
+}
+
+func TestParseCalls(t *testing.T) {
+	list := `# comment
+
+1.0 | p2p   | int MPI_Barrier(MPI_Comm comm)
+  # indented comment
+2.0 | other | int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name) | fchar=comm_name
+`
+	calls, err := ParseCalls(strings.NewReader(list))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 2 || calls[0].Name != "MPI_Barrier" || calls[1].Line != 5 {
+		t.Fatalf("got %d calls: %+v", len(calls), calls)
+	}
+	for _, bad := range []struct{ list, err string }{
+		{"", "empty"},
+		{"1.0 | p2p | int MPI_Barrier(MPI_Comm comm)\n1.0 | p2p | int MPI_Barrier(MPI_Comm c)\n", "line 2: MPI_Barrier already listed on line 1"},
+		{"# x\n1.0 | p2p | int MPI_Barrier(MPI_Comm)\n", "line 2:"},
+	} {
+		if _, err := ParseCalls(strings.NewReader(bad.list)); err == nil || !strings.Contains(err.Error(), bad.err) {
+			t.Errorf("ParseCalls(%q): error %v, want one containing %q", bad.list, err, bad.err)
+		}
+	}
+}
+
+func TestFortranSignature(t *testing.T) {
+	tests := []struct {
+		line string
+		want FortranSig
+		ok   bool
+	}{
+		{"1.0 | p2p | int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)",
+			FortranSig{Args: []string{"buf", "count", "datatype", "dest", "tag", "comm", "ierror"}}, true},
+		{"1.0 | other | int MPI_Finalize(void) | hook=finalize",
+			FortranSig{Args: []string{"ierror"}}, true},
+		// MPI_INIT(IERROR): no argc/argv in Fortran.
+		{"1.0 | other | int MPI_Init(int *argc, char ***argv) | hook=init; fargs=",
+			FortranSig{Args: []string{"ierror"}}, true},
+		{"2.0 | other | int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) | hook=init; fargs=required,provided",
+			FortranSig{Args: []string{"required", "provided", "ierror"}}, true},
+		{"4.0 | other | int MPI_Info_create_env(int argc, char *argv[], MPI_Info *info) | fargs=info",
+			FortranSig{Args: []string{"info", "ierror"}}, true},
+		// Hidden lengths come after IERROR, in argument order (not fchar order).
+		{"2.0 | other | int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag) | fchar=value,key",
+			FortranSig{Args: []string{"info", "key", "valuelen", "value", "flag", "ierror"}, Lens: []string{"key_len", "value_len"}}, true},
+		{"1.0 | other | int MPI_Get_processor_name(char *name, int *resultlen) | fchar=name",
+			FortranSig{Args: []string{"name", "resultlen", "ierror"}, Lens: []string{"name_len"}}, true},
+		{"2.0 | other | int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) | fchar=array_of_commands,array_of_argv",
+			FortranSig{Args: []string{"count", "array_of_commands", "array_of_argv", "array_of_maxprocs", "array_of_info", "root", "comm", "intercomm", "array_of_errcodes", "ierror"},
+				Lens: []string{"array_of_commands_len", "array_of_argv_len"}}, true},
+		{"4.0 | p2p | int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) | fortran=none",
+			FortranSig{}, false},
+		{"1.0 | other | int MPI_Pcontrol(const int level, ...) | fortran=none", FortranSig{}, false},
+	}
+	for _, tt := range tests {
+		c, err := parseLine(tt.line)
+		if err != nil {
+			t.Fatalf("parseLine(%q): %v", tt.line, err)
+		}
+		got, ok := c.FortranSignature()
+		if ok != tt.ok || !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: FortranSignature() = %+v, %v; want %+v, %v", c.Name, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestFortranLookup(t *testing.T) {
+	tests := []struct {
+		dec  string
+		want []string
+	}{
+		{"_", []string{"pmpi_send_", "pmpi_send__", "pmpi_send"}},
+		{"__", []string{"pmpi_send__", "pmpi_send_", "pmpi_send"}},
+		{"", []string{"pmpi_send", "pmpi_send_", "pmpi_send__"}},
+	}
+	for _, tt := range tests {
+		if got := fortranLookup("mpi_send", tt.dec); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("fortranLookup(mpi_send, %q) = %v, want %v", tt.dec, got, tt.want)
+		}
+	}
+}
+
+func TestVersionGuard(t *testing.T) {
+	tests := []struct {
+		v    Version
+		want string
+	}{
+		{Version{1, 0}, ""},
+		{Version{1, 2}, "MPI_VERSION > 1 || (MPI_VERSION == 1 && MPI_SUBVERSION >= 2)"},
+		{Version{3, 0}, "MPI_VERSION >= 3"},
+		{Version{4, 0}, "MPI_VERSION >= 4"},
+		{Version{4, 1}, "MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)"},
+	}
+	for _, tt := range tests {
+		if got := tt.v.Guard(); got != tt.want {
+			t.Errorf("Version %v: Guard() = %q, want %q", tt.v, got, tt.want)
+		}
+	}
+	c := &Call{Version: Version{4, 0}, Cond: "!defined(A) || A > 1"}
+	if got, want := c.Guard(), "(MPI_VERSION >= 4) && (!defined(A) || A > 1)"; got != want {
+		t.Errorf("Guard() = %q, want %q", got, want)
+	}
+}
+
+// Properties of the committed call list that the rest of popmon relies on.
+func TestCallList(t *testing.T) {
+	f, err := os.Open("mpi_calls.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	calls, err := ParseCalls(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*Call{}
+	for _, c := range calls {
+		byName[c.Name] = c
+		if strings.HasSuffix(c.Name, "_c") && !c.NoFortran {
+			t.Errorf("%s: large-count functions have no mpif.h binding: want fortran=none", c.Name)
+		}
+		if c.Version.Less(Version{1, 0}) || (Version{4, 1}).Less(c.Version) {
+			t.Errorf("%s: version %v outside MPI-1.0 to MPI-4.1", c.Name, c.Version)
+		}
+		// Not intercepted: no PMPI_ version required, deleted, or MPI_T.
+		switch {
+		case strings.HasSuffix(c.Name, "_c2f"), strings.HasSuffix(c.Name, "_f2c"),
+			strings.HasPrefix(c.Name, "MPI_T_"), strings.Contains(c.Name, "f08"):
+			t.Errorf("%s must not be wrapped", c.Name)
+		}
+	}
+	for _, name := range []string{"MPI_Wtime", "MPI_Wtick", "MPI_Aint_add", "MPI_Aint_diff",
+		"MPI_Address", "MPI_Type_extent", "MPI_Type_struct", "MPI_Errhandler_set", "MPI_Type_lb", "MPI_Type_ub"} {
+		if byName[name] != nil {
+			t.Errorf("%s must not be wrapped", name)
+		}
+	}
+	for name, hook := range map[string]Hook{"MPI_Init": HookInit, "MPI_Init_thread": HookInit,
+		"MPI_Finalize": HookFinalize, "MPI_Session_init": HookNone, "MPI_Session_finalize": HookNone} {
+		if c := byName[name]; c == nil || c.Hook != hook {
+			t.Errorf("%s: want hook %q, got %+v", name, hook, c)
+		}
+	}
+	for name, kind := range map[string]Kind{"MPI_Send": KindP2P, "MPI_Waitall": KindP2P, "MPI_Allreduce": KindCollective,
+		"MPI_Ineighbor_alltoallw": KindCollective, "MPI_Bcast_init": KindCollective, "MPI_Put": KindOneSided,
+		"MPI_Win_fence": KindOneSided, "MPI_File_write_all": KindIO, "MPI_Comm_split": KindOther} {
+		if c := byName[name]; c == nil || c.Kind != kind {
+			t.Errorf("%s: want kind %v, got %+v", name, kind, c)
+		}
+	}
+	// Every CHARACTER argument of the MPI standard's Fortran bindings.
+	wantChar := map[string][]string{
+		"MPI_Get_processor_name":           {"name"},
+		"MPI_Comm_set_name":                {"comm_name"},
+		"MPI_Comm_get_name":                {"comm_name"},
+		"MPI_Type_set_name":                {"type_name"},
+		"MPI_Type_get_name":                {"type_name"},
+		"MPI_Win_set_name":                 {"win_name"},
+		"MPI_Win_get_name":                 {"win_name"},
+		"MPI_Info_set":                     {"key", "value"},
+		"MPI_Info_get":                     {"key", "value"},
+		"MPI_Info_delete":                  {"key"},
+		"MPI_Info_get_nthkey":              {"key"},
+		"MPI_Info_get_valuelen":            {"key"},
+		"MPI_Info_get_string":              {"key", "value"},
+		"MPI_Open_port":                    {"port_name"},
+		"MPI_Close_port":                   {"port_name"},
+		"MPI_Comm_accept":                  {"port_name"},
+		"MPI_Comm_connect":                 {"port_name"},
+		"MPI_Publish_name":                 {"service_name", "port_name"},
+		"MPI_Unpublish_name":               {"service_name", "port_name"},
+		"MPI_Lookup_name":                  {"service_name", "port_name"},
+		"MPI_Comm_spawn":                   {"command", "argv"},
+		"MPI_Comm_spawn_multiple":          {"array_of_commands", "array_of_argv"},
+		"MPI_File_open":                    {"filename"},
+		"MPI_File_delete":                  {"filename"},
+		"MPI_File_set_view":                {"datarep"},
+		"MPI_File_get_view":                {"datarep"},
+		"MPI_Error_string":                 {"string"},
+		"MPI_Add_error_string":             {"string"},
+		"MPI_Get_library_version":          {"version"},
+		"MPI_Register_datarep":             {"datarep"},
+		"MPI_Pack_external":                {"datarep"},
+		"MPI_Unpack_external":              {"datarep"},
+		"MPI_Pack_external_size":           {"datarep"},
+		"MPI_Session_get_nth_pset":         {"pset_name"},
+		"MPI_Session_get_pset_info":        {"pset_name"},
+		"MPI_Group_from_session_pset":      {"pset_name"},
+		"MPI_Comm_create_from_group":       {"stringtag"},
+		"MPI_Intercomm_create_from_groups": {"stringtag"},
+	}
+	for _, c := range calls {
+		sig, ok := c.FortranSignature()
+		if !ok {
+			continue
+		}
+		var got []string
+		for _, l := range sig.Lens {
+			got = append(got, strings.TrimSuffix(l, "_len"))
+		}
+		if !reflect.DeepEqual(got, wantChar[c.Name]) {
+			t.Errorf("%s: CHARACTER arguments %v, want %v", c.Name, got, wantChar[c.Name])
+		}
+	}
+}
+
+// The generated C compiles warning-free with every MPI compiler wrapper
+// installed here (skipped where none is, and with -short).
+func TestWrappersCompile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles C: skipped with -short")
+	}
+	files, err := Generate("mpi_calls.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	internal, err := os.ReadFile(filepath.Join("..", "popmon_internal.h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "popmon_internal.h"), internal, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tried := map[string]bool{}
+	for _, cc := range []string{"mpicc.openmpi", "mpicc.mpich", "mpicc"} {
+		path, err := exec.LookPath(cc)
+		if err != nil {
+			continue
+		}
+		// mpicc is usually a link to one of the others.
+		if real, err := filepath.EvalSymlinks(path); err == nil {
+			if tried[real] {
+				continue
+			}
+			tried[real] = true
+		}
+		t.Run(cc, func(t *testing.T) {
+			cmd := exec.Command(path, "-std=c11", "-Wall", "-Wextra", "-Werror", "-fPIC", "-O1",
+				"-I.", "-c", wrappersFile, "-o", cc+".o")
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%s: %v\n%s", cc, err, out)
+			}
+		})
+	}
+	if len(tried) == 0 {
+		t.Skip("no MPI compiler wrapper installed")
+	}
+}

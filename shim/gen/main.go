@@ -1,0 +1,69 @@
+// Command gen writes libpopmon's MPI interception layer from the call list
+// mpi_calls.txt: shim/mpi_calls.h (enum popmon_fn, the function ids, and
+// enum popmon_kind) and shim/mpi_wrappers.c (the name and kind tables and
+// the C and Fortran PMPI wrappers).
+//
+// Regenerate after editing mpi_calls.txt:
+//
+//	go generate ./shim/gen
+//
+// go test ./shim/gen fails when the committed files are not what the
+// generator writes. The generator reads only the call list, never mpi.h: the
+// generated C is the same for every MPI and picks the functions that the
+// installed mpi.h declares with preprocessor guards on MPI_VERSION.
+package main
+
+//go:generate go run . -out ..
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// The generated files, relative to the output folder (shim/).
+const (
+	headerFile   = "mpi_calls.h"
+	wrappersFile = "mpi_wrappers.c"
+)
+
+// Generate parses the call list at in and returns the generated files by
+// name.
+func Generate(in string) (map[string][]byte, error) {
+	f, err := os.Open(in)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	calls, err := ParseCalls(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", in, err)
+	}
+	return map[string][]byte{
+		headerFile:   GenerateHeader(calls),
+		wrappersFile: GenerateWrappers(calls),
+	}, nil
+}
+
+func main() {
+	in := flag.String("in", "mpi_calls.txt", "the call list")
+	out := flag.String("out", "..", "folder to write "+headerFile+" and "+wrappersFile+" to")
+	flag.Parse()
+	files, err := Generate(*in)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+	for _, name := range []string{headerFile, wrappersFile} {
+		path := filepath.Join(*out, name)
+		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, files[name]) {
+			continue // unchanged: keep the timestamp
+		}
+		if err := os.WriteFile(path, files[name], 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "gen:", err)
+			os.Exit(1)
+		}
+	}
+}
