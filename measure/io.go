@@ -145,7 +145,9 @@ func truncate(s string, n int) string {
 // Write writes m to w as a measurement file of version [Version], one
 // process or account per line. An empty Format or a zero Version are filled
 // in; m itself is not modified. Write refuses a measurement that does not
-// pass [Measurement.Validate].
+// pass [Measurement.Validate]. Keys that may be omitted are: "timestamp"
+// when empty (readers accept that; the schema, which describes libpopmon's
+// output, requires it), "mpi" when nil, and zero counts of an account.
 func Write(w io.Writer, m *Measurement) error {
 	if m == nil {
 		return fmt.Errorf("write measurement: %w: no measurement", ErrInvalid)

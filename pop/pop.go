@@ -7,6 +7,10 @@
 // POP-METRICS.md; metric ids are the stable snake_case ids of its §9. A
 // metric whose inputs are absent (no MPI, no OpenMP, no GPU, no counters,
 // zero time) is absent from the report, never 0 and never NaN.
+//
+// Model talp counts the MPI time of idle OpenMP workers (Mw) as active MPI
+// time wherever POP-METRICS.md §2 uses M, as DLB does; see
+// docs/report-formats.md.
 package pop
 
 import (
@@ -232,9 +236,12 @@ func (r *RegionReport) Metric(id string) (Metric, bool) {
 }
 
 // Compute applies model to m and returns one region report per region of
-// m. It fails for an unknown model or a measurement that does not pass
-// measure's validation.
+// m; an empty model is the default, ModelTALP. It fails for an unknown
+// model or a measurement that does not pass measure's validation.
 func Compute(m *measure.Measurement, model Model) (*Report, error) {
+	if model == "" {
+		model = ModelTALP
+	}
 	if m == nil {
 		return nil, fmt.Errorf("compute %s metrics: no measurement", model)
 	}

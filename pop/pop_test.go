@@ -517,3 +517,35 @@ func FuzzCompute(f *testing.F) {
 		}
 	})
 }
+
+func TestUnvisitedRegionAndLookup(t *testing.T) {
+	m := build(true, 0, proc{cpus: 1, e: 1, u: 1})
+	m.Regions = append(m.Regions, measure.Region{Name: "never"}, measure.Region{Name: "Solve", Processes: m.Regions[0].Processes})
+	rep, err := pop.Compute(m, pop.ModelTALP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rep.RegionNames(); !reflect.DeepEqual(got, []string{"R", "never", "Solve"}) {
+		t.Errorf("RegionNames = %v", got)
+	}
+	r, ok := rep.Region("NEVER")
+	if !ok || r.Name != "never" {
+		t.Fatalf("Region(NEVER) = %v, %v", r, ok)
+	}
+	if r.Processes != 0 || r.Nodes != 0 || r.CPUs != 0 || r.ElapsedNS != 0 || len(r.Metrics) != 0 {
+		t.Errorf("unvisited region = %+v", *r)
+	}
+	if _, ok := r.Value(pop.IDParallelEfficiency); ok {
+		t.Error("unvisited region has a parallel efficiency")
+	}
+	if r, ok := rep.Region("solve"); !ok || r.Name != "Solve" {
+		t.Errorf("Region(solve) = %v, %v", r, ok)
+	}
+	if _, ok := rep.Region("missing"); ok {
+		t.Error("Region(missing) found something")
+	}
+	var nilRep *pop.Report
+	if _, ok := nilRep.Region("R"); ok {
+		t.Error("nil report has regions")
+	}
+}

@@ -130,6 +130,11 @@ func TestTextEdgeCases(t *testing.T) {
 	if strings.Contains(out, "Top MPI calls") || strings.Contains(out, "Command:") || !strings.Contains(out, "### Name: io") {
 		t.Errorf("text without measurement:\n%s", out)
 	}
+	// A region nobody visited.
+	out = render(t, FormatText, &pop.Report{Model: pop.ModelTALP, Regions: []pop.RegionReport{{Name: "never"}}}, nil, Options{})
+	if !strings.Contains(out, "### Resources: 0 processes on 0 nodes, 0 CPUs\n(no process visited this region: no metrics)\n") {
+		t.Errorf("unvisited region:\n%s", out)
+	}
 	// More than five MPI functions: the rest is counted.
 	rep, m = load(t, "hybrid_2nodes.json")
 	out = render(t, FormatText, rep, m, Options{})
