@@ -218,7 +218,11 @@ func TestBalanced(t *testing.T) {
 	forEach(t, func(t *testing.T, impl mpiImpl, np int) {
 		// Long phases: on 2 oversubscribed cores each collective costs a
 		// scheduler time slice or so, real but not designed.
-		r := measureRun(t, impl, np, "balanced", "500", "2")
+		args := []string{"500", "2"}
+		if busyWaitOversubscribed(impl, np) {
+			args = []string{"1000", "1"}
+		}
+		r := measureRun(t, impl, np, "balanced", args...)
 		r.expect(t, "Global", "mpi_load_balance", 1, effTol)
 		r.expect(t, "Global", "mpi_communication_efficiency", 1, effTol)
 		r.expect(t, "Global", "parallel_efficiency", 1, effTol)
@@ -309,7 +313,7 @@ func twoPhase(t *testing.T, r *result, np int, k float64, n int, balanced, imbal
 // phases returns the work unit (ms) and iterations of the two-phase programs.
 func phases(impl mpiImpl, np int) (float64, int) {
 	if busyWaitOversubscribed(impl, np) {
-		return 400, 1
+		return 600, 1
 	}
 	return 100, 2
 }
