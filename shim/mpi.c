@@ -159,21 +159,27 @@ static void finalize_measure(void)
 	uint64_t now = popmon_now();
 	popmon_regions_close_all(now);
 
-	MPI_Comm comm, node_comm;
+	/* The application has finished communicating (it is in MPI_Finalize), so
+	 * collectives on MPI_COMM_WORLD cannot mix with its own; no duplicate
+	 * is needed, which saves a collective: on oversubscribed cores with a
+	 * busy-waiting MPI every collective costs a scheduler time slice. */
+	MPI_Comm comm = MPI_COMM_WORLD, node_comm;
 	int rank, size;
-	if (PMPI_Comm_dup(MPI_COMM_WORLD, &comm) != MPI_SUCCESS) {
-		popmon_warn_once("dup", "cannot duplicate MPI_COMM_WORLD at finalize: no measurement");
-		return;
-	}
-	PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
 	PMPI_Comm_rank(comm, &rank);
 	PMPI_Comm_size(comm, &size);
 
-	/* Nodes: the lowest world rank of each shared-memory domain. */
+	/* Nodes: the lowest world rank of each shared-memory domain, found
+	 * locally from the split (keys are equal, so ranks keep world order). */
 	int leader = rank;
 	if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm) ==
 	    MPI_SUCCESS) {
-		PMPI_Allreduce(&rank, &leader, 1, MPI_INT, MPI_MIN, node_comm);
+		MPI_Group wg, ng;
+		int zero = 0;
+		PMPI_Comm_group(comm, &wg);
+		PMPI_Comm_group(node_comm, &ng);
+		PMPI_Group_translate_ranks(ng, 1, &zero, wg, &leader);
+		PMPI_Group_free(&ng);
+		PMPI_Group_free(&wg);
 		PMPI_Comm_free(&node_comm);
 	}
 
@@ -215,23 +221,39 @@ static void finalize_measure(void)
 	struct popmon_proc_rec me = {.rank = rank, .node = leader, .pid = popmon_proc.pid, .cpus = cpus};
 	gethostname(me.hostname, sizeof me.hostname - 1);
 
-	/* Per-process records to rank 0. */
+	/* Per-process records to rank 0, in one gather: the process record,
+	 * then one record per region. */
+	size_t block = sizeof me + (size_t)nreg * sizeof *mine;
+	unsigned char *sendbuf = malloc(block), *all = NULL;
 	struct popmon_region_rec *recs = NULL;
 	struct popmon_proc_rec *procs = NULL;
+	if (sendbuf) {
+		memcpy(sendbuf, &me, sizeof me);
+		memcpy(sendbuf + sizeof me, mine, (size_t)nreg * sizeof *mine);
+	}
 	if (rank == 0) {
+		all = malloc(block * (size_t)size);
 		recs = calloc((size_t)size * (size_t)(nreg ? nreg : 1), sizeof *recs);
 		procs = calloc((size_t)size, sizeof *procs);
 	}
-	int nfields = (int)(nreg * POPMON_REC_FIELDS);
-	PMPI_Gather(mine, nfields, MPI_INT64_T, recs, nfields, MPI_INT64_T, 0, comm);
-	PMPI_Gather(&me, (int)sizeof me, MPI_BYTE, procs, (int)sizeof me, MPI_BYTE, 0, comm);
+	PMPI_Gather(sendbuf, (int)block, MPI_BYTE, all, (int)block, MPI_BYTE, 0, comm);
+	if (rank == 0 && all && recs && procs) {
+		for (int p = 0; p < size; p++) {
+			memcpy(&procs[p], all + (size_t)p * block, sizeof me);
+			memcpy(&recs[(size_t)p * (size_t)nreg], all + (size_t)p * block + sizeof me,
+			       (size_t)nreg * sizeof *mine);
+		}
+	}
+	free(sendbuf);
+	free(all);
 
 	/* Call profile: sums, min and max (with its rank) over processes. */
 	uint64_t *calls = calloc(POPMON_FN_COUNT, sizeof *calls);
 	uint64_t *ticks = calloc(POPMON_FN_COUNT, sizeof *ticks);
 	int64_t *ns = calloc(POPMON_FN_COUNT, sizeof *ns);
-	int64_t *sum_calls = calloc(POPMON_FN_COUNT, sizeof *sum_calls);
-	int64_t *sum_ns = calloc(POPMON_FN_COUNT, sizeof *sum_ns);
+	/* [0, F): calls, [F, 2F): ns; summed in one reduction. */
+	int64_t *sums_in = calloc(2 * POPMON_FN_COUNT, sizeof *sums_in);
+	int64_t *sums = calloc(2 * POPMON_FN_COUNT, sizeof *sums);
 	int64_t *min_ns = calloc(POPMON_FN_COUNT, sizeof *min_ns);
 	struct {
 		double v;
@@ -243,8 +265,11 @@ static void finalize_measure(void)
 		loc[f].v = (double)ns[f];
 		loc[f].rank = rank;
 	}
-	PMPI_Reduce(calls, sum_calls, POPMON_FN_COUNT, MPI_INT64_T, MPI_SUM, 0, comm);
-	PMPI_Reduce(ns, sum_ns, POPMON_FN_COUNT, MPI_INT64_T, MPI_SUM, 0, comm);
+	for (int f = 0; f < POPMON_FN_COUNT; f++) {
+		sums_in[f] = (int64_t)calls[f];
+		sums_in[POPMON_FN_COUNT + f] = ns[f];
+	}
+	PMPI_Reduce(sums_in, sums, 2 * POPMON_FN_COUNT, MPI_INT64_T, MPI_SUM, 0, comm);
 	PMPI_Reduce(ns, min_ns, POPMON_FN_COUNT, MPI_INT64_T, MPI_MIN, 0, comm);
 	PMPI_Reduce(loc, maxloc, POPMON_FN_COUNT, MPI_DOUBLE_INT, MPI_MAXLOC, 0, comm);
 
@@ -265,8 +290,8 @@ static void finalize_measure(void)
 		free(node_of_leader);
 		struct popmon_fn_rec *fns = calloc(POPMON_FN_COUNT, sizeof *fns);
 		for (int f = 0; fns && f < POPMON_FN_COUNT; f++) {
-			fns[f].calls = sum_calls[f];
-			fns[f].time_ns = sum_ns[f];
+			fns[f].calls = sums[f];
+			fns[f].time_ns = sums[POPMON_FN_COUNT + f];
 			fns[f].min_ns = min_ns[f];
 			fns[f].max_ns = (int64_t)maxloc[f].v;
 			fns[f].max_rank = maxloc[f].rank;
@@ -289,7 +314,7 @@ static void finalize_measure(void)
 		char *nl = strchr(lib, '\n');
 		if (nl)
 			*nl = '\0';
-		snprintf(run.mpi_library, sizeof run.mpi_library, "%s", lib);
+		snprintf(run.mpi_library, sizeof run.mpi_library, "%.255s", lib);
 		PMPI_Get_version(&version, &subversion);
 		snprintf(run.mpi_standard, sizeof run.mpi_standard, "%d.%d", version, subversion);
 		PMPI_Query_thread(&provided);
@@ -300,8 +325,8 @@ static void finalize_measure(void)
 	free(calls);
 	free(ticks);
 	free(ns);
-	free(sum_calls);
-	free(sum_ns);
+	free(sums_in);
+	free(sums);
 	free(min_ns);
 	free(loc);
 	free(maxloc);
@@ -310,7 +335,6 @@ static void finalize_measure(void)
 	free(mine);
 	free(region_names);
 	free(names.p);
-	PMPI_Comm_free(&comm);
 }
 
 void popmon_mpi_finalize_hook(void)

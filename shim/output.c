@@ -215,11 +215,15 @@ static void write_json(FILE *f, const struct popmon_run *run)
  * the name used in out, or -1. */
 static int publish(const char *tmp, const char *base, char *out, size_t n)
 {
+	/* run.json -> run.1.json, run.2.json, ... (as popmon run does) */
+	size_t blen = strlen(base);
+	int ext = blen > 5 && strcmp(base + blen - 5, ".json") == 0 ? 5 : 0;
 	for (int i = 0; i < 1000; i++) {
 		if (i == 0)
 			snprintf(out, n, "%s", base);
 		else
-			snprintf(out, n, "%s.%d", base, i);
+			snprintf(out, n, "%.*s.%d%s", (int)(blen - (size_t)ext), base, i,
+				 ext ? ".json" : "");
 		if (link(tmp, out) == 0) {
 			unlink(tmp);
 			return 0;

@@ -7,6 +7,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -424,5 +425,198 @@ func TestMisuse(t *testing.T) {
 				t.Errorf("%d regions in the file: the limit does not hold", len(r.m.Regions))
 			}
 		})
+	}
+}
+
+// popmon runs the popmon binary and returns stdout, stderr and exit code.
+func popmon(t *testing.T, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, popmonBin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("popmon %v: %v", args, err)
+	}
+	return so.String(), se.String(), code
+}
+
+// TestSerialProgram: a program that never calls MPI is measured too, with
+// the MPI build of the library and with --no-mpi.
+func TestSerialProgram(t *testing.T) {
+	impl := impls(t)[0]
+	dir := examples(t, impl)
+	for _, mode := range [][]string{{"--mpicc", impl.mpicc}, {"--no-mpi"}} {
+		t.Run(mode[0], func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "s.json")
+			args := append(append([]string{"run", "-o", out}, mode...), "--", filepath.Join(dir, "serial"), "100")
+			so, se, code := popmon(t, nil, args...)
+			if code != 0 || strings.TrimSpace(so) != "ok" {
+				t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, so, se)
+			}
+			m, err := measure.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.HasMPI() {
+				t.Error("a program without MPI is reported with MPI")
+			}
+			rep, err := pop.Compute(m, pop.ModelTALP)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, ok1 := rep.Region("Global")
+			ph, ok2 := rep.Region("phase")
+			if !ok1 || !ok2 {
+				t.Fatalf("regions %v", rep.RegionNames())
+			}
+			if v, ok := g.Value("parallel_efficiency"); !ok || v < 1-effTol {
+				t.Errorf("Global parallel efficiency %v (present %v), want 1", v, ok)
+			}
+			if _, ok := g.Value("mpi_parallel_efficiency"); ok {
+				t.Error("MPI metrics present for a program without MPI")
+			}
+			for _, c := range []struct {
+				r    *pop.RegionReport
+				want float64
+			}{{g, 300e6}, {ph, 100e6}} {
+				if got := float64(c.r.ElapsedNS); got < c.want*0.9 || got > c.want*1.1 {
+					t.Errorf("%s elapsed %.0f ns, want %.0f ± 10%%", c.r.Name, got, c.want)
+				}
+			}
+		})
+	}
+}
+
+// TestExec: the per-rank form writes the file at MPI_Finalize from rank 0.
+func TestExec(t *testing.T) {
+	for _, impl := range impls(t) {
+		impl := impl
+		t.Run(impl.name, func(t *testing.T) {
+			dir := examples(t, impl)
+			out := filepath.Join(t.TempDir(), "exec.json")
+			args := append(append([]string{}, impl.extra...), "-np", "2", popmonBin, "exec", "--mpicc", impl.mpicc, "-o", out, "--", filepath.Join(dir, "imbalance"), "50", "4")
+			cmd := exec.Command(impl.mpirun, args...)
+			var se bytes.Buffer
+			cmd.Stderr = &se
+			so, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("%v\n%s", err, se.String())
+			}
+			if !strings.Contains(string(so), "ok ") {
+				t.Errorf("program output %q", so)
+			}
+			if !strings.Contains(se.String(), "popmon: measurement written to "+out) {
+				t.Errorf("rank 0 did not announce the file:\n%s", se.String())
+			}
+			m, err := measure.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, _ := pop.Compute(m, pop.ModelTALP)
+			gr, _ := rep.Region("Global")
+			if v, _ := gr.Value("mpi_load_balance"); v < 0.75-effTol || v > 0.75+effTol {
+				t.Errorf("load balance %.3f, want 0.75", v)
+			}
+			// A second run never overwrites the first file.
+			cmd = exec.Command(impl.mpirun, args...)
+			if b, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%v\n%s", err, b)
+			}
+			if _, err := os.Stat(strings.TrimSuffix(out, ".json") + ".1.json"); err != nil {
+				t.Errorf("second run's file not written next to the first: %v", err)
+			}
+		})
+	}
+}
+
+// TestTALPJSONExport is the issue's acceptance check: the talp-json export of
+// the imbalance program on 4 ranks (one node, 2 cores) reports
+// mpiLoadBalance 0.625 ± 0.02 and mpiLoadBalanceIn equal to it.
+func TestTALPJSONExport(t *testing.T) {
+	for _, impl := range impls(t) {
+		impl := impl
+		t.Run(impl.name, func(t *testing.T) {
+			r := measureRun(t, impl, 4, "imbalance")
+			so, se, code := popmon(t, nil, "report", "--format", "talp-json", r.file)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, se)
+			}
+			var doc struct {
+				DLBVersion  string `json:"dlbVersion"`
+				Resources   map[string]int
+				Application map[string]map[string]any
+			}
+			if err := json.Unmarshal([]byte(so), &doc); err != nil {
+				t.Fatalf("talp-json is not JSON: %v\n%s", err, so)
+			}
+			g := doc.Application["Global"]
+			lb, _ := g["mpiLoadBalance"].(float64)
+			in, _ := g["mpiLoadBalanceIn"].(float64)
+			if lb < 0.625-effTol || lb > 0.625+effTol {
+				t.Errorf("mpiLoadBalance = %v, want 0.625 ± 0.02", g["mpiLoadBalance"])
+			}
+			if in != lb {
+				t.Errorf("mpiLoadBalanceIn = %v, want equal to mpiLoadBalance %v (one node)", in, lb)
+			}
+			if doc.Resources["numMpiRanks"] != 4 || doc.Resources["numNodes"] != 1 {
+				t.Errorf("resources %v", doc.Resources)
+			}
+		})
+	}
+}
+
+// TestCLIErrors: bad input gets a clear message and a documented exit code.
+func TestCLIErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"format": "something-else"}`), 0o644)
+	newer := filepath.Join(dir, "newer.json")
+	os.WriteFile(newer, []byte(`{"format": "popmon-measurement", "version": 99}`), 0o644)
+	empty := t.TempDir() // no mpicc in it
+	for _, c := range []struct {
+		name string
+		env  []string
+		args []string
+		code int
+		msg  string
+	}{
+		{"missing file", nil, []string{"report", filepath.Join(dir, "nope.json")}, 3, "nope.json"},
+		{"not a measurement", nil, []string{"report", bad}, 3, "not a popmon measurement"},
+		{"newer version", nil, []string{"report", newer}, 3, "upgrade popmon"},
+		{"unknown format", nil, []string{"report", "--format", "xml", bad}, 2, "unknown format"},
+		{"unknown command", nil, []string{"frobnicate"}, 2, "unknown command"},
+		{"run without command", nil, []string{"run"}, 2, "no command"},
+		{"no mpicc", []string{"PATH=" + empty, "POPMON_MPICC="}, []string{"run", "--", "/bin/true"}, 4, "no mpicc on PATH: install libopenmpi-dev or mpich, or pass --mpicc"},
+		{"bad flag", nil, []string{"report", "--bogus", bad}, 2, "bogus"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, se, code := popmon(t, c.env, c.args...)
+			if code != c.code {
+				t.Errorf("exit code %d, want %d; stderr:\n%s", code, c.code, se)
+			}
+			if !strings.Contains(se, c.msg) {
+				t.Errorf("stderr lacks %q:\n%s", c.msg, se)
+			}
+		})
+	}
+}
+
+func TestDoctor(t *testing.T) {
+	impls(t)
+	so, se, code := popmon(t, nil, "doctor")
+	if code != 0 {
+		t.Fatalf("doctor exit %d\n%s%s", code, so, se)
+	}
+	for _, want := range []string{"MPI compiler wrapper", "measurement library", "clock", "hardware counters"} {
+		if !strings.Contains(so, want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, so)
+		}
 	}
 }
