@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 )
@@ -175,9 +174,4 @@ func versionCmd(env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stdout, "popmon %s\n", Version)
 	return nil
-}
-
-func stderrIsTerminal() bool {
-	fi, err := os.Stderr.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

@@ -97,7 +97,12 @@ func runCmd(env *Env, args []string) error {
 	if err != nil {
 		return fail(ExitEnv, "cannot create a session folder next to the output in %s: %v", outDir, err)
 	}
-	defer os.RemoveAll(session)
+	keep := false // a measurement that could not be moved stays in the session folder
+	defer func() {
+		if !keep {
+			os.RemoveAll(session)
+		}
+	}()
 	absSession, _ := filepath.Abs(session)
 
 	cmd := exec.Command(path, cmdline[1:]...)
@@ -130,7 +135,7 @@ func runCmd(env *Env, args []string) error {
 		final, err := publish(f.path, target)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "popmon: cannot write %s: %v; the measurement is kept in %s\n", target, err, f.path)
-			keepSession(session)
+			keep = true
 			continue
 		}
 		fmt.Fprintf(env.Stderr, "popmon: measurement written to %s\n", final)
@@ -145,10 +150,6 @@ func runCmd(env *Env, args []string) error {
 	}
 	return nil
 }
-
-var keepSessionDir string
-
-func keepSession(dir string) { keepSessionDir = dir }
 
 // measuredEnv returns environ with lib prepended to LD_PRELOAD, set added
 // and the keys in drop removed.
