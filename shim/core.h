@@ -66,6 +66,9 @@ struct popmon_region_rec {
 };
 #define POPMON_REC_FIELDS (sizeof(struct popmon_region_rec) / sizeof(int64_t))
 
+/* Fills rec with region idx's accounts (nanoseconds); returns its name. */
+const char *popmon_region_rec(int idx, int cpus, struct popmon_region_rec *rec);
+
 struct popmon_proc_rec {
 	int64_t rank, node, pid, cpus;
 	char hostname[64];

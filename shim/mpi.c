@@ -200,21 +200,8 @@ static void finalize_measure(void)
 		for (int i = 0; i < names.len; i += (int)strlen(names.p + i) + 1, r++) {
 			region_names[r] = names.p + i;
 			int idx = popmon_region_find(names.p + i);
-			if (idx < 0)
-				continue;
-			const char *nm;
-			uint64_t visits = 0, elapsed = 0;
-			struct popmon_accounts a = {0};
-			popmon_region_get(idx, &nm, &visits, &elapsed, &a);
-			mine[r].visits = (int64_t)visits;
-			mine[r].cpus = cpus;
-			mine[r].elapsed_ns = (int64_t)elapsed;
-			for (int s = 0; s < POPMON_NSTATES; s++)
-				mine[r].t[s] = (int64_t)a.t[s];
-			mine[r].mpi_calls = (int64_t)a.mpi_calls;
-			mine[r].omp_parallels = (int64_t)a.omp_parallels;
-			mine[r].omp_tasks = (int64_t)a.omp_tasks;
-			mine[r].gpu_calls = (int64_t)a.gpu_calls;
+			if (idx >= 0)
+				popmon_region_rec(idx, cpus, &mine[r]);
 		}
 	}
 

@@ -314,6 +314,25 @@ void popmon_write_run(const struct popmon_run *run)
 	}
 }
 
+const char *popmon_region_rec(int idx, int cpus, struct popmon_region_rec *rec)
+{
+	const char *name = "";
+	uint64_t visits = 0, elapsed = 0;
+	struct popmon_accounts a = {0};
+	memset(rec, 0, sizeof *rec);
+	popmon_region_get(idx, &name, &visits, &elapsed, &a);
+	rec->visits = (int64_t)visits;
+	rec->cpus = cpus;
+	rec->elapsed_ns = (int64_t)elapsed;
+	for (int s = 0; s < POPMON_NSTATES; s++)
+		rec->t[s] = (int64_t)a.t[s];
+	rec->mpi_calls = (int64_t)a.mpi_calls;
+	rec->omp_parallels = (int64_t)a.omp_parallels;
+	rec->omp_tasks = (int64_t)a.omp_tasks;
+	rec->gpu_calls = (int64_t)a.gpu_calls;
+	return name;
+}
+
 /* Whether this non-MPI process is the one to write: under `popmon run` every
  * measured process writes into the session folder and popmon picks; under
  * `popmon exec` only the exec'ed process itself (POPMON_PID); with a manual
@@ -344,20 +363,8 @@ void popmon_write_single(void)
 		return;
 	}
 	int cpus = popmon_cpus();
-	for (int r = 0; r < nreg; r++) {
-		uint64_t visits = 0, elapsed = 0;
-		struct popmon_accounts a = {0};
-		popmon_region_get(r, &names[r], &visits, &elapsed, &a);
-		recs[r].visits = (int64_t)visits;
-		recs[r].cpus = cpus;
-		recs[r].elapsed_ns = (int64_t)elapsed;
-		for (int s = 0; s < POPMON_NSTATES; s++)
-			recs[r].t[s] = (int64_t)a.t[s];
-		recs[r].mpi_calls = (int64_t)a.mpi_calls;
-		recs[r].omp_parallels = (int64_t)a.omp_parallels;
-		recs[r].omp_tasks = (int64_t)a.omp_tasks;
-		recs[r].gpu_calls = (int64_t)a.gpu_calls;
-	}
+	for (int r = 0; r < nreg; r++)
+		names[r] = popmon_region_rec(r, cpus, &recs[r]);
 	struct popmon_proc_rec proc = {.rank = 0, .node = 0, .pid = popmon_proc.pid, .cpus = cpus};
 	gethostname(proc.hostname, sizeof proc.hostname - 1);
 	struct popmon_run run = {

@@ -303,36 +303,51 @@ static int bad_handle(const char *op, const void *h)
 	return POPMON_ERR_NOENT;
 }
 
+/* Resolves a handle for op: returns 1 with *idx set (H_LAST stays for the
+ * caller when allow_last), or 0 with the call's return code in *rc. */
+static int resolve(popmon_region_t h, const char *op, int allow_last, int *idx, int *rc)
+{
+	if (popmon_proc.inert) {
+		*rc = POPMON_ERR_NOTMEASURED;
+		return 0;
+	}
+	int i = handle_index(h);
+	if (i == H_OVERFLOW) {
+		*rc = POPMON_NOUPDT;
+		return 0;
+	}
+	if (i == H_BAD || (i == H_LAST && !allow_last)) {
+		*rc = bad_handle(op, h);
+		return 0;
+	}
+	*idx = i == H_GLOBAL ? GLOBAL_INDEX : i;
+	return 1;
+}
+
 popmon_region_t popmon_api_region_register(const char *name)
 {
 	if (popmon_proc.inert)
 		return NULL;
 	if (name == DLB_LAST_OPEN || (name && strcasecmp(name, "all") == 0))
 		return NULL;
+	char buf[POPMON_NAME_MAX];
 	pthread_mutex_lock(&lock);
 	int idx;
-	char anon[POPMON_NAME_MAX];
 	if (name == NULL || *name == '\0') {
-		snprintf(anon, sizeof anon, "Anonymous Region %d", ++anon_count);
-		name = anon;
-		idx = -1;
+		/* Anonymous: a new region at every call, as in TALP. */
+		snprintf(buf, sizeof buf, "Anonymous Region %d", ++anon_count);
+		idx = new_region_locked(buf);
 	} else if (strcasecmp(name, "Global") == 0) {
 		idx = GLOBAL_INDEX;
 	} else {
 		if (strlen(name) >= POPMON_NAME_MAX)
 			popmon_warn_once("longname", "region names are cut to %d characters",
 					 POPMON_NAME_MAX - 1);
-		char cut[POPMON_NAME_MAX];
-		snprintf(cut, sizeof cut, "%s", name);
-		idx = lookup_locked(cut);
-		name = cut;
+		snprintf(buf, sizeof buf, "%s", name);
+		idx = lookup_locked(buf);
 		if (idx < 0)
-			idx = new_region_locked(cut);
-		pthread_mutex_unlock(&lock);
-		return idx < 0 ? (popmon_region_t)&overflow_region : (popmon_region_t)&regions[idx];
+			idx = new_region_locked(buf);
 	}
-	if (idx < 0)
-		idx = new_region_locked(name);
 	pthread_mutex_unlock(&lock);
 	return idx < 0 ? (popmon_region_t)&overflow_region : (popmon_region_t)&regions[idx];
 }
@@ -344,20 +359,12 @@ popmon_region_t popmon_api_region_global(void)
 
 int popmon_api_region_start(popmon_region_t h)
 {
-	if (popmon_proc.inert)
-		return POPMON_ERR_NOTMEASURED;
-	int idx = handle_index(h);
-	if (idx == H_OVERFLOW)
-		return POPMON_NOUPDT;
-	if (idx == H_LAST)
-		return bad_handle("start", h);
-	if (idx == H_BAD)
-		return bad_handle("start", h);
-	if (idx == H_GLOBAL)
-		idx = GLOBAL_INDEX;
+	int idx, rc;
+	if (!resolve(h, "start", 0, &idx, &rc))
+		return rc;
 	uint64_t now = popmon_now();
 	pthread_mutex_lock(&lock);
-	int rc = POPMON_SUCCESS;
+	rc = POPMON_SUCCESS;
 	if (regions[idx].open) {
 		popmon_warn_once("doublestart", "region \"%s\" started while already open (ignored)",
 				 regions[idx].name);
@@ -371,16 +378,12 @@ int popmon_api_region_start(popmon_region_t h)
 
 int popmon_api_region_stop(popmon_region_t h)
 {
-	if (popmon_proc.inert)
-		return POPMON_ERR_NOTMEASURED;
-	int idx = handle_index(h);
-	if (idx == H_OVERFLOW)
-		return POPMON_NOUPDT;
-	if (idx == H_BAD)
-		return bad_handle("stop", h);
+	int idx, rc;
+	if (!resolve(h, "stop", 1, &idx, &rc))
+		return rc;
 	uint64_t now = popmon_now();
 	pthread_mutex_lock(&lock);
-	int rc = POPMON_SUCCESS;
+	rc = POPMON_SUCCESS;
 	if (idx == H_LAST) {
 		if (nopen == 0) {
 			popmon_warn_once("stoplast", "stop of the last open region, but none is open (ignored)");
@@ -389,8 +392,6 @@ int popmon_api_region_stop(popmon_region_t h)
 		}
 		idx = open_stack[nopen - 1];
 	}
-	if (idx == H_GLOBAL)
-		idx = GLOBAL_INDEX;
 	if (!regions[idx].open) {
 		popmon_warn_once("stopclosed", "region \"%s\" stopped while not open (ignored)",
 				 regions[idx].name);
@@ -406,15 +407,9 @@ int popmon_api_region_stop(popmon_region_t h)
 
 int popmon_api_region_reset(popmon_region_t h)
 {
-	if (popmon_proc.inert)
-		return POPMON_ERR_NOTMEASURED;
-	int idx = handle_index(h);
-	if (idx == H_OVERFLOW)
-		return POPMON_NOUPDT;
-	if (idx == H_BAD || idx == H_LAST)
-		return bad_handle("reset", h);
-	if (idx == H_GLOBAL)
-		idx = GLOBAL_INDEX;
+	int idx, rc;
+	if (!resolve(h, "reset", 0, &idx, &rc))
+		return rc;
 	uint64_t now = popmon_now();
 	pthread_mutex_lock(&lock);
 	struct region *r = &regions[idx];
@@ -438,19 +433,13 @@ static void fmt_seconds(char *buf, size_t n, uint64_t ns)
 
 int popmon_api_region_report(popmon_region_t h)
 {
-	if (popmon_proc.inert)
-		return POPMON_ERR_NOTMEASURED;
-	int idx = handle_index(h);
-	if (idx == H_OVERFLOW)
-		return POPMON_NOUPDT;
-	if (idx == H_BAD)
-		return bad_handle("report", h);
+	int idx, rc;
+	if (!resolve(h, "report", 1, &idx, &rc))
+		return rc;
 	uint64_t now = popmon_now();
 	pthread_mutex_lock(&lock);
 	if (idx == H_LAST)
 		idx = nopen ? open_stack[nopen - 1] : GLOBAL_INDEX;
-	if (idx == H_GLOBAL)
-		idx = GLOBAL_INDEX;
 	struct region *r = &regions[idx];
 	struct popmon_accounts tot = r->tot;
 	uint64_t elapsed = r->elapsed;
