@@ -6,7 +6,7 @@
 # openmpi uses mpicc.openmpi/mpif90.openmpi, mpich uses mpicc.mpich/mpif90.mpich;
 # without the second argument: $MPICC/$MPIFC if set, else mpicc/mpif90.
 # Produces in OUTDIR: balanced imbalance pipeline regions misuse serial talp_regions
-# imbalance_f (skipped with a warning when no Fortran compiler wrapper exists)
+# imbalance_f regions_f (skipped with a warning when no Fortran compiler wrapper exists)
 # and libdlb.so (the DLB stand-in talp_regions links against, found through
 # an rpath to OUTDIR, so nothing needs LD_LIBRARY_PATH).
 set -eu
@@ -54,6 +54,9 @@ done
 if command -v "$FC" >/dev/null 2>&1; then
 	# -J keeps compiler-generated module files out of the source tree.
 	run "$FC" $FFLAGS -J"$out" -o "$out/imbalance_f" "$here/imbalance_f.f90"
+	# The region API module is compiled with the program (nothing to link).
+	run "$FC" $FFLAGS -J"$out" -c -o "$out/popmon_mod.o" "$shim/popmon.f90"
+	run "$FC" $FFLAGS -J"$out" -o "$out/regions_f" "$here/regions_f.f90" "$out/popmon_mod.o"
 else
 	echo "$0: warning: Fortran compiler wrapper '$FC' not found; imbalance_f not built" >&2
 fi

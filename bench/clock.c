@@ -1,0 +1,39 @@
+/* clock.c: cost of one clock read, for `make bench`: the invariant TSC
+ * (rdtsc, what libpopmon uses when the CPU has one) against
+ * clock_gettime(CLOCK_MONOTONIC) (the portable fallback). An MPI call under
+ * popmon reads the clock twice. */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+	long n = argc > 1 ? atol(argv[1]) : 20000000;
+	volatile uint64_t sink = 0;
+	double t0 = now();
+	for (long i = 0; i < n; i++) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		sink += (uint64_t)ts.tv_nsec;
+	}
+	double t1 = now();
+#if defined(__x86_64__)
+	for (long i = 0; i < n; i++) {
+		uint32_t lo, hi;
+		__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+		sink += ((uint64_t)hi << 32) | lo;
+	}
+#endif
+	double t2 = now();
+	printf("clock_gettime_ns %.2f\nrdtsc_ns %.2f\n", (t1 - t0) / (double)n, (t2 - t1) / (double)n);
+	return sink == 1;
+}
