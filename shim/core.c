@@ -129,10 +129,10 @@ double popmon_ns_per_tick(void)
 	uint64_t n1 = popmon_monotonic_ns();
 	uint64_t dt = t1 - popmon_proc.t0_tick;
 	uint64_t dn = n1 - popmon_proc.t0_ns;
-	if (dt == 0 || dn < 1000000) {
-		/* Less than 1 ms since start: measure 2 ms now. */
-		struct timespec ts = {0, 2000000};
-		nanosleep(&ts, NULL);
+	/* Very early (a region call right after start-up): wait until 20 us
+	 * have passed, which bounds the ratio's error by ~0.5 % until the final
+	 * conversion at exit recalibrates over the whole run. */
+	while (dn < 20000) {
 		t1 = popmon_now();
 		n1 = popmon_monotonic_ns();
 		dt = t1 - popmon_proc.t0_tick;
@@ -145,7 +145,8 @@ uint64_t popmon_ticks_to_ns(uint64_t ticks)
 {
 	static double ratio;
 	static uint64_t ratio_at;
-	/* Recalibrate at most every 10 ms of run time: cheap and accurate. */
+	/* Recalibrate at most every 10 ms of run time: cheap and accurate. Only
+	 * called under the region lock or at exit. */
 	uint64_t now = popmon_monotonic_ns();
 	if (ratio == 0 || now - ratio_at > 10000000) {
 		ratio = popmon_ns_per_tick();

@@ -315,7 +315,7 @@ func twoPhase(t *testing.T, r *result, np int, k float64, n int, balanced, imbal
 // phases returns the work unit (ms) and iterations of the two-phase programs.
 func phases(impl mpiImpl, np int) (float64, int) {
 	if busyWaitOversubscribed(impl, np) {
-		return 600, 1
+		return 1000, 1
 	}
 	return 100, 2
 }
