@@ -9,6 +9,13 @@
 # imbalance_f regions_f (skipped with a warning when no Fortran compiler wrapper exists)
 # and libdlb.so (the DLB stand-in talp_regions links against, found through
 # an rpath to OUTDIR, so nothing needs LD_LIBRARY_PATH).
+# The OpenMP programs omp_serial omp_imbalance (no MPI) and hybrid_phases
+# hybrid_mpi_idle (MPI+OpenMP, with the MPI wrapper above) are built twice:
+# NAME.gcc (gcc -fopenmp: GNU libgomp) and NAME.clang (clang -fopenmp: LLVM
+# libomp, the runtime with OMPT; the MPI ones through the wrapper with
+# OMPI_CC=clang MPICH_CC=clang). $GCC and $CLANG name the compilers (default
+# gcc, clang); a build whose compiler or OpenMP runtime is missing is skipped
+# with a warning.
 set -eu
 
 usage() {
@@ -60,3 +67,30 @@ if command -v "$FC" >/dev/null 2>&1; then
 else
 	echo "$0: warning: Fortran compiler wrapper '$FC' not found; imbalance_f not built" >&2
 fi
+
+# OpenMP and hybrid MPI+OpenMP programs, once per OpenMP compiler/runtime.
+GCC=${GCC:-gcc}
+CLANG=${CLANG:-clang}
+OMPFLAGS="$CFLAGS -fopenmp"
+# Whether compiler $1 compiles and links an OpenMP program (runtime present).
+have_openmp() {
+	command -v "$1" >/dev/null 2>&1 || return 1
+	printf '#include <omp.h>\nint main(void) { return omp_get_max_threads() < 1; }\n' |
+		"$1" -fopenmp -x c -o "$out/.omp_probe" - >/dev/null 2>&1
+	rc=$?
+	rm -f "$out/.omp_probe"
+	return $rc
+}
+for pair in "gcc $GCC" "clang $CLANG"; do
+	suffix=${pair%% *} cc=${pair#* }
+	if ! have_openmp "$cc"; then
+		echo "$0: warning: '$cc -fopenmp' cannot build OpenMP programs (compiler or OpenMP runtime missing); omp_*.$suffix and hybrid_*.$suffix not built" >&2
+		continue
+	fi
+	for p in omp_serial omp_imbalance; do
+		run "$cc" $OMPFLAGS -I"$shim" -o "$out/$p.$suffix" "$here/$p.c"
+	done
+	for p in hybrid_phases hybrid_mpi_idle; do
+		run env OMPI_CC="$cc" MPICH_CC="$cc" "$CC" $OMPFLAGS -I"$shim" -o "$out/$p.$suffix" "$here/$p.c"
+	done
+done

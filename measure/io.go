@@ -147,7 +147,8 @@ func truncate(s string, n int) string {
 // in; m itself is not modified. Write refuses a measurement that does not
 // pass [Measurement.Validate]. Keys that may be omitted are: "timestamp"
 // when empty (readers accept that; the schema, which describes libpopmon's
-// output, requires it), "mpi" when nil, and zero counts of an account.
+// output, requires it), "mpi" and "openmp" when nil, "omp_regions" when
+// empty, and zero counts of an account.
 func Write(w io.Writer, m *Measurement) error {
 	if m == nil {
 		return fmt.Errorf("write measurement: %w: no measurement", ErrInvalid)
@@ -192,6 +193,13 @@ func Write(w io.Writer, m *Measurement) error {
 	e.raw(",\n")
 	e.list("mpi_calls", len(c.MPICalls), "  ", func(i int) { e.value(c.MPICalls[i]) })
 	e.raw(",\n")
+	if c.OpenMP != nil {
+		e.key("openmp", c.OpenMP, true)
+	}
+	if len(c.OMPRegions) > 0 {
+		e.list("omp_regions", len(c.OMPRegions), "  ", func(i int) { e.value(c.OMPRegions[i]) })
+		e.raw(",\n")
+	}
 	e.key("warnings", nonNil(c.Warnings), false)
 	e.raw("}\n")
 	if e.err != nil {

@@ -57,6 +57,10 @@ type Measurement struct {
 	// MPICalls holds one entry per MPI function called at least once,
 	// aggregated over processes and over the whole run.
 	MPICalls []MPICall `json:"mpi_calls"`
+	// OpenMP is present when the program used an OpenMP runtime.
+	OpenMP *OpenMP `json:"openmp,omitempty"`
+	// OMPRegions profiles every outermost OpenMP parallel construct.
+	OMPRegions []OMPRegion `json:"omp_regions,omitempty"`
 	// Warnings are the lines the library printed with the "popmon:" prefix:
 	// everything it could not do.
 	Warnings []string `json:"warnings"`
@@ -185,6 +189,25 @@ type ProcessAccounts struct {
 	// Instructions is the number of instructions during useful time;
 	// meaningful only when [Resources.HardwareCounters] is true.
 	Instructions int64 `json:"instructions,omitempty"`
+	// PrimaryUsefulNS is the useful time of the primary thread (the one
+	// that runs main and calls MPI); see [ProcessAccounts.PrimaryUseful].
+	PrimaryUsefulNS int64 `json:"primary_useful_ns,omitempty"`
+	// PrimaryMPINS is the MPI time of the primary thread; see
+	// [ProcessAccounts.PrimaryMPI].
+	PrimaryMPINS int64 `json:"primary_mpi_ns,omitempty"`
+	// PrimaryParallelNS is the wall time the primary thread spent inside
+	// outermost OpenMP parallel regions.
+	PrimaryParallelNS int64 `json:"primary_parallel_ns,omitempty"`
+	// PrimarySerialUsefulNS is the useful time of the primary thread
+	// outside outermost OpenMP parallel regions; see
+	// [ProcessAccounts.PrimarySerialUseful] for its value when absent.
+	PrimarySerialUsefulNS int64 `json:"primary_serial_useful_ns,omitempty"`
+	// ParallelUsefulNS is the useful time inside outermost parallel
+	// regions, summed over all threads.
+	ParallelUsefulNS int64 `json:"parallel_useful_ns,omitempty"`
+	// ThreadUsefulMaxNS is the largest useful time of any one thread; see
+	// [ProcessAccounts.ThreadUsefulMax].
+	ThreadUsefulMaxNS int64 `json:"thread_useful_max_ns,omitempty"`
 }
 
 // MPICall is the whole-run profile of one MPI function, aggregated over

@@ -110,8 +110,11 @@ func (p *problems) err() error {
 
 // Validate checks that m is a consistent measurement: the right format and a
 // supported version, at least one process and one region, unique ranks and
-// region names, no negative times or counts, at least one CPU per process,
-// and every rank of a region listed in processes. It reports up to ten
+// region names, no negative times or counts (also in "openmp" and
+// "omp_regions"), at least one CPU per process, and every rank of a region
+// listed in processes. It does not compare times with each other (a
+// primary thread's time above the process's, say): clocks and rounding make
+// such relations hold only approximately, and the metric models clamp. It reports up to ten
 // problems; every returned error wraps [ErrInvalid].
 func (m *Measurement) Validate() error {
 	if m == nil {
@@ -186,7 +189,35 @@ func (m *Measurement) Validate() error {
 			}
 		}
 	}
+	m.validateOpenMP(&p)
 	return p.err()
+}
+
+// validateOpenMP checks the "openmp" object and the "omp_regions" array:
+// no negative counts or times. Neither is required.
+func (m *Measurement) validateOpenMP(p *problems) {
+	if o := m.OpenMP; o != nil && o.MaxThreads < 0 {
+		p.add("openmp", "has negative max_threads (%d)", o.MaxThreads)
+	}
+	for i, r := range m.OMPRegions {
+		path := fmt.Sprintf("omp_regions[%d]", i)
+		if r.Threads < 0 {
+			p.add(path, "has negative threads (%d)", r.Threads)
+		}
+		for _, f := range []field{
+			{"executions", r.Executions},
+			{"wall_ns", r.WallNS},
+			{"useful_ns", r.UsefulNS},
+			{"imbalance_ns", r.ImbalanceNS},
+			{"synchronization_ns", r.SynchronizationNS},
+			{"limited_parallelism_ns", r.LimitedParallelismNS},
+			{"thread_management_ns", r.ThreadManagementNS},
+		} {
+			if f.v < 0 {
+				p.add(path, "has negative %s (%d)", f.name, f.v)
+			}
+		}
+	}
 }
 
 func (g *Region) validate(i int, ranks map[int]bool, names map[string]int, p *problems) {
@@ -245,5 +276,11 @@ func (a *ProcessAccounts) fields() []field {
 		{"gpu_runtime_calls", a.GPURuntimeCalls},
 		{"cycles", a.Cycles},
 		{"instructions", a.Instructions},
+		{"primary_useful_ns", a.PrimaryUsefulNS},
+		{"primary_mpi_ns", a.PrimaryMPINS},
+		{"primary_parallel_ns", a.PrimaryParallelNS},
+		{"primary_serial_useful_ns", a.PrimarySerialUsefulNS},
+		{"parallel_useful_ns", a.ParallelUsefulNS},
+		{"thread_useful_max_ns", a.ThreadUsefulMaxNS},
 	}
 }

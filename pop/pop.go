@@ -8,9 +8,17 @@
 // metric whose inputs are absent (no MPI, no OpenMP, no GPU, no counters,
 // zero time) is absent from the report, never 0 and never NaN.
 //
-// Model talp counts the MPI time of idle OpenMP workers (Mw) as active MPI
-// time wherever POP-METRICS.md §2 uses M, as DLB does; see
-// docs/report-formats.md.
+// Three models are implemented: talp (POP-METRICS.md §2, the default),
+// pop-hybrid (§3, BSC's multiplicative hybrid model) and pop-additive (§4,
+// the additive hybrid model of NAG PyPOP). Model talp counts the MPI time of
+// idle OpenMP workers (Mw) as active MPI time wherever POP-METRICS.md §2
+// uses M, as DLB does; see docs/report-formats.md.
+//
+// A metric of a model's tree that the measurement cannot give (it needs an
+// ideal-network replay, or OpenMP was not measured) is reported as not
+// measured: it is in [RegionReport.Metrics] with a reason in
+// [Metric.NotMeasured] and no value, and [RegionReport.Value] reports it as
+// absent.
 package pop
 
 import (
@@ -28,11 +36,23 @@ const (
 	// ModelTALP is the model of DLB/TALP 3.7 ("hybrid-v2"), POP-METRICS.md
 	// §2: the default.
 	ModelTALP Model = "talp"
+	// ModelPOPHybrid is BSC's multiplicative hybrid MPI+OpenMP model,
+	// POP-METRICS.md §3: hybrid efficiencies over all threads, MPI
+	// efficiencies from the primary threads' time outside MPI, and OpenMP
+	// efficiencies as their quotients.
+	ModelPOPHybrid Model = "pop-hybrid"
+	// ModelPOPAdditive is the additive hybrid MPI+OpenMP model of NAG PyPOP,
+	// POP-METRICS.md §4: a parent's inefficiency (1 − efficiency) is the sum
+	// of its children's.
+	ModelPOPAdditive Model = "pop-additive"
 )
+
+// AllModels is the name that selects every model ([ParseModels]).
+const AllModels = "all"
 
 // Models returns the models Compute supports, the default first.
 func Models() []Model {
-	return []Model{ModelTALP}
+	return []Model{ModelTALP, ModelPOPHybrid, ModelPOPAdditive}
 }
 
 // Description returns a one-line description of the model for report
@@ -41,6 +61,10 @@ func (m Model) Description() string {
 	switch m {
 	case ModelTALP:
 		return "DLB/TALP hybrid-v2 efficiencies, POP-METRICS.md §2"
+	case ModelPOPHybrid:
+		return "POP multiplicative hybrid MPI+OpenMP efficiencies, POP-METRICS.md §3"
+	case ModelPOPAdditive:
+		return "POP additive hybrid MPI+OpenMP efficiencies, POP-METRICS.md §4"
 	}
 	return ""
 }
@@ -56,13 +80,30 @@ func ParseModel(name string) (Model, error) {
 			return m, nil
 		}
 	}
-	return "", unknownModel(Model(name))
+	return "", unknownModel(Model(name), false)
 }
 
-func unknownModel(m Model) error {
-	names := make([]string, 0, len(Models()))
+// ParseModels returns the models a --model argument names: every model of
+// [Models] for [AllModels] ("all", case-insensitive), else the one model
+// [ParseModel] returns.
+func ParseModels(name string) ([]Model, error) {
+	if strings.EqualFold(name, AllModels) {
+		return Models(), nil
+	}
+	m, err := ParseModel(name)
+	if err != nil {
+		return nil, unknownModel(Model(name), true)
+	}
+	return []Model{m}, nil
+}
+
+func unknownModel(m Model, all bool) error {
+	names := make([]string, 0, len(Models())+1)
 	for _, s := range Models() {
 		names = append(names, string(s))
+	}
+	if all {
+		names = append(names, AllModels)
 	}
 	return fmt.Errorf("unknown metric model %q: use one of %s", string(m), strings.Join(names, ", "))
 }
@@ -134,7 +175,9 @@ type RegionReport struct {
 	// Totals are the sums and derived times the metrics are computed from.
 	Totals Totals
 	// Metrics are the metrics that apply, in tree order (a parent before
-	// its children, siblings in the order of POP-METRICS.md).
+	// its children, siblings in the order of POP-METRICS.md). Metrics of
+	// the model's tree that the measurement cannot give are included with
+	// [Metric.NotMeasured] set.
 	Metrics []Metric
 }
 
@@ -196,6 +239,17 @@ type Metric struct {
 	Depth int
 	// Kind says what the value is.
 	Kind Kind
+	// NotMeasured, when not empty, says why the metric has no value (for
+	// example "needs an ideal-network replay (Dimemas)"): it belongs to the
+	// model's tree, but the measurement cannot give it. Value is then 0 and
+	// meaningless; renderers print the reason instead of a number, and
+	// omit the metric where only numbers go.
+	NotMeasured string
+}
+
+// Measured reports whether the metric has a value (NotMeasured is empty).
+func (x Metric) Measured() bool {
+	return x.NotMeasured == ""
 }
 
 // Kind classifies metrics for renderers.
@@ -214,15 +268,16 @@ const (
 )
 
 // Value returns the value of the metric with the given id; false when the
-// metric is absent from the region.
+// metric is absent from the region or not measured.
 func (r *RegionReport) Value(id string) (float64, bool) {
-	if m, ok := r.Metric(id); ok {
+	if m, ok := r.Metric(id); ok && m.Measured() {
 		return m.Value, true
 	}
 	return 0, false
 }
 
-// Metric returns the metric with the given id; false when it is absent.
+// Metric returns the metric with the given id, measured or not (see
+// [Metric.Measured]); false when it is absent.
 func (r *RegionReport) Metric(id string) (Metric, bool) {
 	if r == nil {
 		return Metric{}, false
@@ -242,6 +297,13 @@ func Compute(m *measure.Measurement, model Model) (*Report, error) {
 	if model == "" {
 		model = ModelTALP
 	}
+	known := false
+	for _, k := range Models() {
+		known = known || k == model
+	}
+	if !known {
+		return nil, unknownModel(model, false)
+	}
 	if m == nil {
 		return nil, fmt.Errorf("compute %s metrics: no measurement", model)
 	}
@@ -249,10 +311,25 @@ func Compute(m *measure.Measurement, model Model) (*Report, error) {
 		return nil, fmt.Errorf("compute %s metrics: %w", model, err)
 	}
 	switch model {
-	case ModelTALP:
-		return computeTALP(m), nil
+	case ModelPOPHybrid:
+		return computeHybrid(m), nil
+	case ModelPOPAdditive:
+		return computeAdditive(m), nil
 	}
-	return nil, unknownModel(model)
+	return computeTALP(m), nil
+}
+
+// ComputeAll applies every model of [Models] to m, in that order.
+func ComputeAll(m *measure.Measurement) ([]*Report, error) {
+	reps := make([]*Report, 0, len(Models()))
+	for _, model := range Models() {
+		rep, err := Compute(m, model)
+		if err != nil {
+			return nil, err
+		}
+		reps = append(reps, rep)
+	}
+	return reps, nil
 }
 
 // ratio returns num/den, false when den is not positive (the metric is then

@@ -468,8 +468,13 @@ func TestParseModel(t *testing.T) {
 			t.Errorf("ParseModel(%q) = %q, %v", in, got, err)
 		}
 	}
-	if _, err := pop.ParseModel("pop-hybrid"); err == nil || !strings.Contains(err.Error(), "use one of talp") {
-		t.Errorf("ParseModel(pop-hybrid) err = %v", err)
+	for in, want := range map[string]pop.Model{"pop-hybrid": pop.ModelPOPHybrid, "POP-ADDITIVE": pop.ModelPOPAdditive} {
+		if got, err := pop.ParseModel(in); err != nil || got != want {
+			t.Errorf("ParseModel(%q) = %q, %v", in, got, err)
+		}
+	}
+	if _, err := pop.ParseModel("pop-magic"); err == nil || !strings.Contains(err.Error(), "use one of talp, pop-hybrid, pop-additive") {
+		t.Errorf("ParseModel(pop-magic) err = %v", err)
 	}
 }
 
@@ -478,12 +483,12 @@ func TestComputeIsDeterministic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := pop.Compute(m, pop.ModelTALP)
+	a, err := pop.ComputeAll(m)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 20; i++ {
-		b, _ := pop.Compute(m, pop.ModelTALP)
+		b, _ := pop.ComputeAll(m)
 		if !reflect.DeepEqual(a, b) {
 			t.Fatal("two Compute calls differ")
 		}
@@ -504,14 +509,16 @@ func FuzzCompute(f *testing.F) {
 		if err != nil {
 			return
 		}
-		rep, err := pop.Compute(m, pop.ModelTALP)
+		reps, err := pop.ComputeAll(m)
 		if err != nil {
 			t.Fatalf("Compute failed on a measurement Read accepted: %v", err)
 		}
-		for i := range rep.Regions {
-			for _, x := range rep.Regions[i].Metrics {
-				if math.IsNaN(x.Value) || math.IsInf(x.Value, 0) {
-					t.Fatalf("%s %s = %v", rep.Regions[i].Name, x.ID, x.Value)
+		for _, rep := range reps {
+			for i := range rep.Regions {
+				for _, x := range rep.Regions[i].Metrics {
+					if math.IsNaN(x.Value) || math.IsInf(x.Value, 0) {
+						t.Fatalf("%s %s %s = %v", rep.Model, rep.Regions[i].Name, x.ID, x.Value)
+					}
 				}
 			}
 		}

@@ -38,8 +38,16 @@ const (
 // decided once per file, so that every region of a run has the same tree.
 type features struct {
 	mpi, openmp, gpu, counters bool
+	// ompNotMeasured is why OpenMP was not measured although the program
+	// used an OpenMP runtime ("" when it was measured or not used).
+	ompNotMeasured string
 }
 
+// detect decides the features of m. OpenMP is measured when the file's
+// "openmp" object says OMPT was active, even if every OpenMP idle time is
+// 0, and not measured when it says OMPT was not. A file without the object
+// (older libpopmon, or no OpenMP runtime) shows OpenMP when a process has
+// several CPUs or any OpenMP time or count.
 func detect(m *measure.Measurement) features {
 	f := features{
 		mpi:      m.MPI != nil,
@@ -61,6 +69,10 @@ func detect(m *measure.Measurement) features {
 				f.gpu = true
 			}
 		}
+	}
+	if m.OpenMP != nil {
+		f.openmp = m.OpenMP.Measured()
+		f.ompNotMeasured = m.OpenMP.NotMeasured()
 	}
 	return f
 }
@@ -171,6 +183,9 @@ func talpRegion(g *measure.Region, nodeOf map[int]int, gpus int, f features) Reg
 		tree.add(IDMPILoadBalanceIn, "In", IDMPILoadBalance, KindEfficiency)(ratio(nonMPINode, nonMPIProc))
 		tree.add(IDMPILoadBalanceOut, "Out", IDMPILoadBalance, KindEfficiency)(ratio(nonMPIApp, nonMPINode))
 	}
+	if f.ompNotMeasured != "" {
+		tree.notMeasured(IDOMPParallelEfficiency, "OpenMP Parallel efficiency", IDParallelEfficiency, KindEfficiency, f.ompNotMeasured)
+	}
 	if f.openmp {
 		tree.add(IDOMPParallelEfficiency, "OpenMP Parallel efficiency", IDParallelEfficiency, KindEfficiency)(ratio(activeNoMP, active))
 		tree.add(IDOMPSerializationEfficiency, "Serialization efficiency", IDOMPParallelEfficiency, KindEfficiency)(ratio(activeNoMP, activeNoMP+s.iser))
@@ -192,31 +207,51 @@ func talpRegion(g *measure.Region, nodeOf map[int]int, gpus int, f features) Reg
 }
 
 // builder collects metrics in tree order, dropping a metric whose parent is
-// absent.
+// absent. A not-measured parent is present: its children attach to it.
 type builder struct {
 	metrics []Metric
 	depth   map[string]int
 }
 
+// add returns a function that adds the metric with value v when ok and v is
+// finite.
 func (b *builder) add(id, name, parent string, kind Kind) func(v float64, ok bool) {
 	return func(v float64, ok bool) {
 		if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
 			return
 		}
-		depth := 0
-		if parent != "" {
-			d, present := b.depth[parent]
-			if !present {
-				return
-			}
-			depth = d + 1
-		}
-		if b.depth == nil {
-			b.depth = make(map[string]int)
-		}
-		b.depth[id] = depth
-		b.metrics = append(b.metrics, Metric{ID: id, Name: name, Value: v, Parent: parent, Depth: depth, Kind: kind})
+		b.put(Metric{ID: id, Name: name, Value: v, Parent: parent, Kind: kind})
 	}
+}
+
+// notMeasured adds the metric as not measured, for the given reason.
+func (b *builder) notMeasured(id, name, parent string, kind Kind, reason string) {
+	b.put(Metric{ID: id, Name: name, Parent: parent, Kind: kind, NotMeasured: reason})
+}
+
+// addOr is add when reason is empty, else notMeasured (the value is then
+// ignored).
+func (b *builder) addOr(id, name, parent string, kind Kind, reason string) func(v float64, ok bool) {
+	if reason != "" {
+		return func(float64, bool) { b.notMeasured(id, name, parent, kind, reason) }
+	}
+	return b.add(id, name, parent, kind)
+}
+
+// put appends x at its depth, unless its parent is absent.
+func (b *builder) put(x Metric) {
+	if x.Parent != "" {
+		d, present := b.depth[x.Parent]
+		if !present {
+			return
+		}
+		x.Depth = d + 1
+	}
+	if b.depth == nil {
+		b.depth = make(map[string]int)
+	}
+	b.depth[x.ID] = x.Depth
+	b.metrics = append(b.metrics, x)
 }
 
 // add returns a + b, saturating at the int64 range.

@@ -157,7 +157,7 @@ uint64_t popmon_ticks_to_ns(uint64_t ticks)
 
 /* ------------------------------------------------------------------ threads */
 
-static struct popmon_thread *new_thread(int accounted)
+static struct popmon_thread *new_thread(int accounted, uint32_t state)
 {
 	int slot = __atomic_fetch_add(&nthreads, 1, __ATOMIC_RELAXED);
 	if (slot >= POPMON_MAX_THREADS) {
@@ -174,7 +174,8 @@ static struct popmon_thread *new_thread(int accounted)
 	}
 	memset(t, 0, sizeof *t);
 	t->accounted = (uint32_t)accounted;
-	t->state = POPMON_ST_USEFUL;
+	t->slot = (uint32_t)slot;
+	t->state = state;
 	t->last = popmon_now();
 	__atomic_store_n(&threads[slot], t, __ATOMIC_RELEASE);
 	popmon_tls = t;
@@ -187,11 +188,37 @@ struct popmon_thread *popmon_thread_slow(void)
 		return NULL;
 	if (popmon_tls)
 		return popmon_tls;
-	return new_thread(0);
+	return new_thread(0, POPMON_ST_USEFUL);
+}
+
+struct popmon_thread *popmon_thread_new(int accounted, uint32_t state)
+{
+	if (popmon_proc.inert)
+		return NULL;
+	if (popmon_tls) {
+		popmon_tls->accounted = (uint32_t)accounted;
+		return popmon_tls;
+	}
+	return new_thread(accounted, state);
+}
+
+struct popmon_thread *popmon_thread_slot(int slot)
+{
+	if (slot < 0 || slot >= POPMON_MAX_THREADS)
+		return NULL;
+	return __atomic_load_n(&threads[slot], __ATOMIC_ACQUIRE);
+}
+
+int popmon_thread_count(void)
+{
+	int n = __atomic_load_n(&nthreads, __ATOMIC_ACQUIRE);
+	return n < POPMON_MAX_THREADS ? n : POPMON_MAX_THREADS;
 }
 
 int popmon_cpus(void)
 {
+	if (popmon_omp_cpus > 0)
+		return popmon_omp_cpus;
 	int n = __atomic_load_n(&nthreads, __ATOMIC_ACQUIRE), c = 0;
 	for (int i = 0; i < n && i < POPMON_MAX_THREADS; i++) {
 		struct popmon_thread *t = __atomic_load_n(&threads[i], __ATOMIC_ACQUIRE);
@@ -201,9 +228,11 @@ int popmon_cpus(void)
 	return c ? c : 1;
 }
 
-void popmon_snapshot(uint64_t now, struct popmon_accounts *a)
+void popmon_snapshot(uint64_t now, struct popmon_accounts *a, uint64_t *thr_useful)
 {
 	memset(a, 0, sizeof *a);
+	if (thr_useful)
+		memset(thr_useful, 0, sizeof(uint64_t) * POPMON_DETAIL_THREADS);
 	/* The caller's own record first: exact at now. */
 	struct popmon_thread *self = popmon_tls;
 	if (self)
@@ -214,17 +243,34 @@ void popmon_snapshot(uint64_t now, struct popmon_accounts *a)
 		if (!t)
 			continue;
 		a->mpi_calls += POPMON_LOAD(t->mpi_calls);
+		a->omp_parallels += POPMON_LOAD(t->extra[POPMON_X_PARALLELS]);
+		a->omp_tasks += POPMON_LOAD(t->extra[POPMON_X_TASKS]);
 		if (!t->accounted)
 			continue;
+		uint64_t acc[POPMON_NSTATES];
 		for (int s = 0; s < POPMON_NSTATES; s++)
-			a->t[s] += POPMON_LOAD(t->acc[s]);
+			acc[s] = POPMON_LOAD(t->acc[s]);
 		if (t != self) {
 			/* The interval in progress in another thread. */
 			uint32_t st = POPMON_LOAD(t->state);
-			uint64_t last = POPMON_LOAD(t->last);
-			if (st < POPMON_NSTATES)
-				a->t[st] += popmon_delta(last, now);
+			uint64_t d = popmon_delta(POPMON_LOAD(t->last), now);
+			uint32_t rate = POPMON_LOAD(t->rate);
+			if (st < POPMON_NSTATES) {
+				acc[st] += d;
+				if (rate)
+					acc[popmon_charge_state(st)] += d * rate;
+			}
 		}
+		for (int s = 0; s < POPMON_NSTATES; s++)
+			a->t[s] += acc[s];
+		for (int x = 0; x < POPMON_NEXTRA; x++)
+			a->x[x] += POPMON_LOAD(t->extra[x]);
+		if (t->slot == 0) {
+			a->prim_useful = acc[POPMON_ST_USEFUL];
+			a->prim_mpi = acc[POPMON_ST_MPI];
+		}
+		if (thr_useful && t->slot < POPMON_DETAIL_THREADS)
+			thr_useful[t->slot] = acc[POPMON_ST_USEFUL];
 	}
 }
 
@@ -318,10 +364,13 @@ __attribute__((constructor)) static void popmon_init(void)
 	popmon_proc.t0_ns = popmon_monotonic_ns();
 	pthread_atfork(NULL, NULL, atfork_child);
 	popmon_regions_init();
-	if (!new_thread(1)) {
+	if (!new_thread(1, POPMON_ST_USEFUL)) {
 		popmon_proc.inert = 1;
 		return;
 	}
+	/* Let an OpenMP runtime start its tool interface now, so that the
+	 * primary charges idle workers from the very start. */
+	popmon_ompt_probe();
 	/* Without MPI the Global region spans the whole process; MPI_Init
 	 * restarts it. */
 	popmon_regions_restart_global(popmon_now());

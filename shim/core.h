@@ -21,7 +21,14 @@ struct popmon_accounts {
 	uint64_t omp_parallels;
 	uint64_t omp_tasks;
 	uint64_t gpu_calls;
+	uint64_t x[POPMON_NEXTRA];
+	uint64_t prim_useful;    /* the primary thread's own useful time */
+	uint64_t prim_mpi;       /* the primary thread's own MPI time */
+	uint64_t thr_useful_max; /* largest useful time of one thread (regions fill it) */
 };
+
+/* Threads whose useful time regions track one by one (for the largest). */
+#define POPMON_DETAIL_THREADS 256
 
 /* Process state shared by the library's files. */
 struct popmon_process {
@@ -40,8 +47,27 @@ extern struct popmon_process popmon_proc;
 uint64_t popmon_monotonic_ns(void);
 double popmon_ns_per_tick(void);
 uint64_t popmon_ticks_to_ns(uint64_t ticks);
-void popmon_snapshot(uint64_t now, struct popmon_accounts *a);
+/* Process-wide accounts at now; thr_useful (POPMON_DETAIL_THREADS entries,
+ * may be NULL) receives each thread's useful time by table slot. */
+void popmon_snapshot(uint64_t now, struct popmon_accounts *a, uint64_t *thr_useful);
 int popmon_cpus(void);
+struct popmon_thread *popmon_thread_new(int accounted, uint32_t state);
+struct popmon_thread *popmon_thread_slot(int slot);
+int popmon_thread_count(void);
+
+/* ompt.c */
+extern int popmon_omp_cpus;  /* the OpenMP runtime's max threads, 0 without OMPT */
+void popmon_ompt_probe(void);  /* start-up: lets the OpenMP runtime initialise OMPT */
+/* The openmp object of the measurement file: runtime, whether measured,
+ * why not. Returns 0 when the program uses no OpenMP runtime. */
+int popmon_openmp_info(const char **runtime, int *ompt, const char **reason, int *max_threads);
+/* Per-construct profile rows for output: returns the number of rows. */
+struct popmon_omp_row {
+	char module[512];
+	uint64_t address;
+	int64_t executions, threads, wall_ns, useful_ns, imbalance_ns, sync_ns, limited_ns, mgmt_ns;
+};
+int popmon_omp_rows(struct popmon_omp_row **rows);
 int popmon_warning_count(void);
 const char *popmon_warning(int i);
 void popmon_fn_totals(uint64_t *calls, uint64_t *ticks); /* POPMON_FN_COUNT each */
@@ -63,6 +89,7 @@ struct popmon_region_rec {
 	int64_t visits, cpus, elapsed_ns;
 	int64_t t[POPMON_NSTATES];
 	int64_t mpi_calls, omp_parallels, omp_tasks, gpu_calls;
+	int64_t prim_useful, prim_mpi, prim_parallel, prim_serial_useful, par_useful, thr_useful_max;
 };
 #define POPMON_REC_FIELDS (sizeof(struct popmon_region_rec) / sizeof(int64_t))
 
@@ -84,6 +111,8 @@ struct popmon_run {
 	const struct popmon_proc_rec *procs; /* nprocs */
 	const struct popmon_region_rec *recs; /* nprocs * nregions, [proc][region] */
 	const struct popmon_fn_rec *fns;   /* POPMON_FN_COUNT, or NULL */
+	const struct popmon_omp_row *omp_rows; /* merged over processes */
+	int nomp_rows;
 	int with_mpi;
 	char mpi_library[256];
 	char mpi_standard[16];

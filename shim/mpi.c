@@ -260,6 +260,57 @@ static void finalize_measure(void)
 	PMPI_Reduce(ns, min_ns, POPMON_FN_COUNT, MPI_INT64_T, MPI_MIN, 0, comm);
 	PMPI_Reduce(loc, maxloc, POPMON_FN_COUNT, MPI_DOUBLE_INT, MPI_MAXLOC, 0, comm);
 
+	/* OpenMP constructs: every rank's rows to rank 0, merged there by
+	 * module and address (the same code in every process). */
+	struct popmon_omp_row *orows = NULL, *allrows = NULL;
+	int norows = popmon_omp_rows(&orows), ntotal = 0;
+	int *ocounts = NULL, *odispls = NULL;
+	int obytes = norows * (int)sizeof *orows;
+	if (rank == 0) {
+		ocounts = calloc((size_t)size, sizeof *ocounts);
+		odispls = calloc((size_t)size, sizeof *odispls);
+	}
+	PMPI_Gather(&obytes, 1, MPI_INT, ocounts, 1, MPI_INT, 0, comm);
+	if (rank == 0 && ocounts && odispls) {
+		long total = 0;
+		for (int p = 0; p < size; p++) {
+			odispls[p] = (int)total;
+			total += ocounts[p];
+		}
+		allrows = malloc((size_t)total + 1);
+		ntotal = (int)(total / (long)sizeof *orows);
+	}
+	PMPI_Gatherv(orows, obytes, MPI_BYTE, allrows, ocounts, odispls, MPI_BYTE, 0, comm);
+	int nmerged = 0;
+	if (rank == 0 && allrows) {
+		for (int i = 0; i < ntotal; i++) {
+			struct popmon_omp_row *a = &allrows[i];
+			int j = 0;
+			for (; j < nmerged; j++)
+				if (allrows[j].address == a->address && strcmp(allrows[j].module, a->module) == 0)
+					break;
+			if (j == nmerged) {
+				if (j != i)
+					allrows[j] = *a;
+				nmerged++;
+				continue;
+			}
+			struct popmon_omp_row *m = &allrows[j];
+			m->executions += a->executions;
+			if (a->threads > m->threads)
+				m->threads = a->threads;
+			m->wall_ns += a->wall_ns;
+			m->useful_ns += a->useful_ns;
+			m->imbalance_ns += a->imbalance_ns;
+			m->sync_ns += a->sync_ns;
+			m->limited_ns += a->limited_ns;
+			m->mgmt_ns += a->mgmt_ns;
+		}
+	}
+	free(orows);
+	free(ocounts);
+	free(odispls);
+
 	if (rank == 0 && recs && procs) {
 		/* Node indices in order of each node's lowest rank. */
 		int nnodes = 0;
@@ -292,6 +343,8 @@ static void finalize_measure(void)
 			.recs = recs,
 			.fns = fns,
 			.with_mpi = 1,
+			.omp_rows = allrows,
+			.nomp_rows = nmerged,
 		};
 		int len = 0, version = 0, subversion = 0, provided = MPI_THREAD_SINGLE;
 		char lib[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -317,6 +370,7 @@ static void finalize_measure(void)
 	free(min_ns);
 	free(loc);
 	free(maxloc);
+	free(allrows);
 	free(recs);
 	free(procs);
 	free(mine);

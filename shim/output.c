@@ -181,6 +181,12 @@ static void write_json(FILE *f, const struct popmon_run *run)
 			rec_field(f, "omp_parallels", x->omp_parallels, &first);
 			rec_field(f, "omp_tasks", x->omp_tasks, &first);
 			rec_field(f, "gpu_runtime_calls", x->gpu_calls, &first);
+			rec_field(f, "primary_useful_ns", x->prim_useful, &first);
+			rec_field(f, "primary_serial_useful_ns", x->prim_serial_useful, &first);
+			rec_field(f, "primary_mpi_ns", x->prim_mpi, &first);
+			rec_field(f, "primary_parallel_ns", x->prim_parallel, &first);
+			rec_field(f, "parallel_useful_ns", x->par_useful, &first);
+			rec_field(f, "thread_useful_max_ns", x->thr_useful_max, &first);
 			fputs("}", f);
 		}
 		fputs("\n    ]}", f);
@@ -203,7 +209,40 @@ static void write_json(FILE *f, const struct popmon_run *run)
 		}
 	}
 #endif
-	fputs("\n  ],\n  \"warnings\": [", f);
+	fputs("\n  ]", f);
+	const char *rt, *reason;
+	int ompt, maxthr;
+	if (popmon_openmp_info(&rt, &ompt, &reason, &maxthr)) {
+		fputs(",\n  \"openmp\": {\"runtime\": ", f);
+		json_str(f, rt);
+		fprintf(f, ", \"ompt\": %s", ompt ? "true" : "false");
+		if (reason && *reason) {
+			fputs(", \"reason\": ", f);
+			json_str(f, reason);
+		}
+		if (maxthr > 0)
+			fprintf(f, ", \"max_threads\": %d", maxthr);
+		fputs("}", f);
+	}
+	if (run->nomp_rows > 0) {
+		fputs(",\n  \"omp_regions\": [", f);
+		for (int i = 0; i < run->nomp_rows; i++) {
+			const struct popmon_omp_row *o = &run->omp_rows[i];
+			fputs(i ? ",\n    {\"module\": " : "\n    {\"module\": ", f);
+			json_str(f, o->module);
+			fprintf(f,
+				", \"address\": %llu, \"executions\": %lld, \"threads\": %lld, "
+				"\"wall_ns\": %lld, \"useful_ns\": %lld, \"imbalance_ns\": %lld, "
+				"\"synchronization_ns\": %lld, \"limited_parallelism_ns\": %lld, "
+				"\"thread_management_ns\": %lld}",
+				(unsigned long long)o->address, (long long)o->executions,
+				(long long)o->threads, (long long)o->wall_ns, (long long)o->useful_ns,
+				(long long)o->imbalance_ns, (long long)o->sync_ns, (long long)o->limited_ns,
+				(long long)o->mgmt_ns);
+		}
+		fputs("\n  ]", f);
+	}
+	fputs(",\n  \"warnings\": [", f);
 	for (int i = 0; i < popmon_warning_count(); i++) {
 		fputs(i ? ", " : "", f);
 		json_str(f, popmon_warning(i));
@@ -330,6 +369,14 @@ const char *popmon_region_rec(int idx, int cpus, struct popmon_region_rec *rec)
 	rec->omp_parallels = (int64_t)a.omp_parallels;
 	rec->omp_tasks = (int64_t)a.omp_tasks;
 	rec->gpu_calls = (int64_t)a.gpu_calls;
+	rec->prim_useful = (int64_t)a.prim_useful;
+	rec->prim_mpi = (int64_t)a.prim_mpi;
+	rec->prim_parallel = (int64_t)a.x[POPMON_X_PAR_WALL];
+	rec->par_useful = (int64_t)a.x[POPMON_X_PAR_USEFUL];
+	rec->prim_serial_useful = rec->prim_useful - (int64_t)a.x[POPMON_X_PAR_SELF_USEFUL];
+	if (rec->prim_serial_useful < 0)
+		rec->prim_serial_useful = 0;
+	rec->thr_useful_max = (int64_t)a.thr_useful_max;
 	return name;
 }
 
@@ -377,7 +424,11 @@ void popmon_write_single(void)
 		.fns = NULL,
 		.with_mpi = 0,
 	};
+	struct popmon_omp_row *rows = NULL;
+	run.nomp_rows = popmon_omp_rows(&rows);
+	run.omp_rows = rows;
 	popmon_write_run(&run);
+	free(rows);
 	free(names);
 	free(recs);
 }

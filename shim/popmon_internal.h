@@ -25,8 +25,25 @@ enum popmon_state {
 	POPMON_ST_OMP_LOAD_IMBALANCE,
 	POPMON_ST_OMP_SCHEDULING,
 	POPMON_ST_GPU_RUNTIME,
+	/* Not an account: an OpenMP thread waiting or in the runtime. Its
+	 * time reaches the accounts through the parallel-region instance
+	 * (load imbalance, scheduling) or the primary's charge (serialization,
+	 * MPI worker idle); see ompt.c. */
+	POPMON_ST_IDLE,
 	POPMON_NSTATES
 };
+
+/* Counters kept next to the states (off the MPI hot path). */
+enum popmon_extra {
+	POPMON_X_PAR_WALL = 0,    /* wall time inside outermost parallel regions (encountering thread) */
+	POPMON_X_PAR_USEFUL,      /* useful time of all team threads inside them */
+	POPMON_X_PAR_SELF_USEFUL, /* the encountering thread's own useful time inside them */
+	POPMON_X_PARALLELS,       /* outermost parallel regions encountered */
+	POPMON_X_TASKS,           /* explicit tasks created */
+	POPMON_NEXTRA
+};
+
+#define POPMON_STATE_STACK 16
 
 /* One record per thread, written only by its owner thread; other threads
  * read it with relaxed atomic loads (region start/stop, finalize). */
@@ -36,7 +53,22 @@ struct popmon_thread {
 	uint32_t prev_state;      /* state to return to when leaving MPI */
 	uint32_t mpi_depth;       /* >0 while inside an intercepted MPI call */
 	uint32_t accounted;       /* 1: a CPU of the POP model (primary/OpenMP thread) */
+	uint32_t rate;            /* idle workers this thread charges for (primary only) */
+	uint32_t slot;            /* index in the thread table (0 = primary) */
 	uint64_t acc[POPMON_NSTATES];   /* clock ticks per state */
+	uint64_t extra[POPMON_NEXTRA];  /* owner-written counters (ticks or counts) */
+	/* OpenMP (ompt.c): the outermost parallel-region instance this thread
+	 * works in, its index in the team, and a small stack of states to
+	 * return to after waits and explicit tasks. */
+	void *omp_inst;           /* instance whose implicit task this thread runs */
+	void *omp_parallel;       /* instance this thread encountered (opened) */
+	void *omp_ring;           /* instances this thread can open */
+	uint32_t omp_index;
+	uint32_t omp_nested;      /* depth of ignored (nested) parallel regions encountered */
+	uint64_t omp_wait_begin;
+	uint32_t omp_wait_kind;
+	uint32_t nstack;
+	uint32_t stack[POPMON_STATE_STACK];
 	uint64_t mpi_calls;             /* completed outermost MPI calls */
 	uint64_t fn_calls[POPMON_FN_COUNT];
 	uint64_t fn_ticks[POPMON_FN_COUNT];
@@ -102,11 +134,29 @@ static inline uint64_t popmon_delta(uint64_t a, uint64_t b)
 	return (int64_t)(b - a) > 0 ? b - a : 0;
 }
 
+/* The account a primary thread charges its idle workers' time to while it
+ * is in state st: MPI worker idle inside MPI, serialization otherwise. */
+static inline uint32_t popmon_charge_state(uint32_t st)
+{
+	return st == POPMON_ST_MPI ? POPMON_ST_MPI_WORKER_IDLE : POPMON_ST_OMP_SERIALIZATION;
+}
+
+/* Adds the time since the last change to the current state (and the idle
+ * workers' charge); returns the elapsed ticks. */
+static inline uint64_t popmon_account(struct popmon_thread *t, uint64_t now)
+{
+	uint64_t d = popmon_delta(t->last, now);
+	POPMON_ADD(t->acc[t->state], d);
+	if (t->rate)
+		POPMON_ADD(t->acc[popmon_charge_state(t->state)], d * t->rate);
+	POPMON_STORE(t->last, now);
+	return d;
+}
+
 /* Switches the calling thread's state at time now. */
 static inline void popmon_switch(struct popmon_thread *t, uint32_t st, uint64_t now)
 {
-	POPMON_ADD(t->acc[t->state], popmon_delta(t->last, now));
-	POPMON_STORE(t->last, now);
+	popmon_account(t, now);
 	POPMON_STORE(t->state, st);
 }
 
@@ -134,10 +184,7 @@ static inline void popmon_mpi_leave(int fn)
 	if (__builtin_expect(t == NULL, 0))
 		return;
 	if (--t->mpi_depth == 0) {
-		uint64_t now = popmon_now();
-		uint64_t d = popmon_delta(t->last, now);
-		POPMON_ADD(t->acc[POPMON_ST_MPI], d);
-		POPMON_STORE(t->last, now);
+		uint64_t d = popmon_account(t, popmon_now());
 		POPMON_STORE(t->state, t->prev_state);
 		POPMON_ADD(t->mpi_calls, 1);
 		POPMON_ADD(t->fn_calls[fn], 1);

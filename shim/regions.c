@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #endif
 #include <pthread.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -64,7 +65,11 @@ struct region {
 	uint64_t visits;
 	struct popmon_accounts snap; /* at the last start, ticks */
 	struct popmon_accounts tot;  /* accumulated, ticks */
+	uint64_t *thr;               /* [0, D): useful per thread at start; [D, 2D): accumulated */
 };
+
+/* Per-thread useful time at the current operation (under the lock). */
+static uint64_t thr_now[POPMON_DETAIL_THREADS];
 
 enum { HASH_SLOTS = 2 * POPMON_MAX_REGIONS };
 
@@ -176,7 +181,11 @@ static void start_locked(int idx, uint64_t now)
 	struct region *r = &regions[idx];
 	r->open = 1;
 	r->start_tick = now;
-	popmon_snapshot(now, &r->snap);
+	if (!r->thr) /* once per region, never on the MPI path */
+		r->thr = calloc(2 * POPMON_DETAIL_THREADS, sizeof *r->thr);
+	popmon_snapshot(now, &r->snap, thr_now);
+	if (r->thr)
+		memcpy(r->thr, thr_now, sizeof thr_now);
 	r->mon.start_time = tick_ns_abs(now);
 	if (nopen < POPMON_MAX_REGIONS)
 		open_stack[nopen++] = idx;
@@ -191,12 +200,33 @@ static void accumulate(struct popmon_accounts *tot, const struct popmon_accounts
 	tot->omp_parallels += b->omp_parallels - a->omp_parallels;
 	tot->omp_tasks += b->omp_tasks - a->omp_tasks;
 	tot->gpu_calls += b->gpu_calls - a->gpu_calls;
+	for (int x = 0; x < POPMON_NEXTRA; x++)
+		tot->x[x] += b->x[x] >= a->x[x] ? b->x[x] - a->x[x] : 0;
+	tot->prim_useful += b->prim_useful >= a->prim_useful ? b->prim_useful - a->prim_useful : 0;
+	tot->prim_mpi += b->prim_mpi >= a->prim_mpi ? b->prim_mpi - a->prim_mpi : 0;
+}
+
+/* Adds the per-thread useful time since the region's start (thr_now must
+ * hold the current values) and refreshes the largest. */
+static void accumulate_threads(struct region *r, struct popmon_accounts *tot)
+{
+	if (!r->thr)
+		return;
+	uint64_t mx = 0;
+	for (int i = 0; i < POPMON_DETAIL_THREADS; i++) {
+		if (thr_now[i] > r->thr[i])
+			r->thr[POPMON_DETAIL_THREADS + i] += thr_now[i] - r->thr[i];
+		if (r->thr[POPMON_DETAIL_THREADS + i] > mx)
+			mx = r->thr[POPMON_DETAIL_THREADS + i];
+	}
+	tot->thr_useful_max = mx;
 }
 
 static void stop_locked(int idx, uint64_t now, const struct popmon_accounts *cur)
 {
 	struct region *r = &regions[idx];
 	accumulate(&r->tot, &r->snap, cur);
+	accumulate_threads(r, &r->tot);
 	r->elapsed += popmon_delta(r->start_tick, now);
 	r->visits++;
 	r->open = 0;
@@ -238,7 +268,7 @@ void popmon_regions_close_all(uint64_t now)
 {
 	pthread_mutex_lock(&lock);
 	struct popmon_accounts cur;
-	popmon_snapshot(now, &cur);
+	popmon_snapshot(now, &cur, thr_now);
 	while (nopen > 0)
 		stop_locked(open_stack[nopen - 1], now, &cur);
 	pthread_mutex_unlock(&lock);
@@ -272,6 +302,14 @@ int popmon_region_get(int i, const char **name, uint64_t *visits, uint64_t *elap
 	ns->omp_parallels = r->tot.omp_parallels;
 	ns->omp_tasks = r->tot.omp_tasks;
 	ns->gpu_calls = r->tot.gpu_calls;
+	ns->x[POPMON_X_PAR_WALL] = popmon_ticks_to_ns(r->tot.x[POPMON_X_PAR_WALL]);
+	ns->x[POPMON_X_PAR_USEFUL] = popmon_ticks_to_ns(r->tot.x[POPMON_X_PAR_USEFUL]);
+	ns->x[POPMON_X_PAR_SELF_USEFUL] = popmon_ticks_to_ns(r->tot.x[POPMON_X_PAR_SELF_USEFUL]);
+	ns->x[POPMON_X_PARALLELS] = r->tot.x[POPMON_X_PARALLELS];
+	ns->x[POPMON_X_TASKS] = r->tot.x[POPMON_X_TASKS];
+	ns->prim_useful = popmon_ticks_to_ns(r->tot.prim_useful);
+	ns->prim_mpi = popmon_ticks_to_ns(r->tot.prim_mpi);
+	ns->thr_useful_max = popmon_ticks_to_ns(r->tot.thr_useful_max);
 	return r->visits > 0;
 }
 
@@ -398,7 +436,7 @@ int popmon_api_region_stop(popmon_region_t h)
 		rc = POPMON_NOUPDT;
 	} else {
 		struct popmon_accounts cur;
-		popmon_snapshot(now, &cur);
+		popmon_snapshot(now, &cur, thr_now);
 		stop_locked(idx, now, &cur);
 	}
 	pthread_mutex_unlock(&lock);
@@ -417,9 +455,13 @@ int popmon_api_region_reset(popmon_region_t h)
 	r->elapsed = 0;
 	r->visits = 0;
 	r->mon.num_resets++;
+	if (r->thr)
+		memset(r->thr + POPMON_DETAIL_THREADS, 0, sizeof(uint64_t) * POPMON_DETAIL_THREADS);
 	if (r->open) {
 		r->start_tick = now;
-		popmon_snapshot(now, &r->snap);
+		popmon_snapshot(now, &r->snap, thr_now);
+		if (r->thr)
+			memcpy(r->thr, thr_now, sizeof thr_now);
 	}
 	refresh_handle_locked(r);
 	pthread_mutex_unlock(&lock);
@@ -446,7 +488,7 @@ int popmon_api_region_report(popmon_region_t h)
 	if (r->open) {
 		/* Include the visit in progress without closing it. */
 		struct popmon_accounts cur;
-		popmon_snapshot(now, &cur);
+		popmon_snapshot(now, &cur, NULL);
 		accumulate(&tot, &r->snap, &cur);
 		elapsed += popmon_delta(r->start_tick, now);
 	}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -19,8 +18,13 @@ Prints the POP metrics of a measurement file written by 'popmon run' or
   popmon report --format json run.json         metric ids of POP-METRICS.md §9
   popmon report --format csv --region solve run.json
   popmon report --format talp-json run.json > talp.json   for TALP tooling
+  popmon report --model pop-additive run.json  another metric model
+  popmon report --model all run.json           every model, one after another
 
-Formats are documented in docs/report-formats.md.`
+Models: talp (default, DLB/TALP's tree), pop-hybrid (POP multiplicative
+hybrid MPI+OpenMP model), pop-additive (POP additive hybrid model), all.
+talp-json is always model talp. Formats and models are documented in
+docs/report-formats.md and docs/metrics.md.`
 
 var formats = []string{"text", "json", "csv", "talp-json"}
 
@@ -45,7 +49,7 @@ func reportCmd(env *Env, args []string) error {
 	fs := newFlags("report", "[--format F] [--region NAME] [--model M] [-o OUT] FILE", reportHelp, env.Stderr)
 	format := fs.String("format", "text", "output format: "+strings.Join(formats, ", "))
 	region := fs.String("region", "", "only this region (case-insensitive)")
-	model := fs.String("model", string(pop.ModelTALP), "metric model: talp")
+	model := fs.String("model", string(pop.ModelTALP), "metric model: "+modelNames())
 	output := fs.String("o", "", "write to this file instead of stdout (never overwrites)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -55,6 +59,9 @@ func reportCmd(env *Env, args []string) error {
 		return fail(ExitUsage, "expected exactly one measurement file, got %d", fs.NArg())
 	}
 	if err := checkFormat(*format, false); err != nil {
+		return err
+	}
+	if err := checkModel(*model, *format); err != nil {
 		return err
 	}
 	w := env.Stdout
@@ -69,25 +76,50 @@ func reportCmd(env *Env, args []string) error {
 	return renderFile(w, fs.Arg(0), *format, reportOptions{region: *region, model: *model})
 }
 
-// renderFile reads a measurement file and renders its report.
+// modelNames lists the --model values: the models, then "all".
+func modelNames() string {
+	names := make([]string, 0, len(pop.Models())+1)
+	for _, m := range pop.Models() {
+		names = append(names, string(m))
+	}
+	return strings.Join(append(names, pop.AllModels), ", ")
+}
+
+// checkModel checks a --model value and that the format can show it:
+// talp-json has model talp only.
+func checkModel(model, format string) error {
+	models, err := pop.ParseModels(model)
+	if err != nil {
+		return fail(ExitUsage, "%v", err)
+	}
+	if format == report.FormatTALPJSON && (len(models) != 1 || models[0] != pop.ModelTALP) {
+		return fail(ExitUsage, "--format talp-json has DLB/TALP's metrics only (model talp), not --model %s: use --format json for other models", model)
+	}
+	return nil
+}
+
+// renderFile reads a measurement file and renders the report of the model
+// opts names (all models for "all").
 func renderFile(w io.Writer, path, format string, opts reportOptions) error {
 	m, err := measure.ReadFile(path)
 	if err != nil {
 		return fail(ExitInput, "%v", err)
 	}
-	model := pop.Model(opts.model)
-	if model == "" {
-		model = pop.ModelTALP
-	}
-	rep, err := pop.Compute(m, model)
+	models, err := pop.ParseModels(opts.model)
 	if err != nil {
 		return fail(ExitUsage, "%v", err)
 	}
-	rep.Source = path
-	if err := report.Render(w, format, rep, m, report.Options{Region: opts.region}); err != nil {
+	reps := make([]*pop.Report, 0, len(models))
+	for _, model := range models {
+		rep, err := pop.Compute(m, model)
+		if err != nil {
+			return fail(ExitUsage, "%v", err)
+		}
+		rep.Source = path
+		reps = append(reps, rep)
+	}
+	if err := report.RenderAll(w, format, reps, m, report.Options{Region: opts.region}); err != nil {
 		return fail(ExitUsage, "%v", err)
 	}
 	return nil
 }
-
-var _ = fmt.Sprintf

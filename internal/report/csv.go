@@ -10,8 +10,8 @@ import (
 
 // CSV writes one row per (region, metric) with the header
 // "region,metric,value". Each region starts with its elapsed_s row, then
-// its metrics in tree order, at full precision (absent metrics have no
-// row). Fields are quoted per RFC 4180 where needed.
+// its metrics in tree order, at full precision (absent and not-measured
+// metrics have no row). Fields are quoted per RFC 4180 where needed.
 func CSV(w io.Writer, rep *pop.Report, opts Options) error {
 	regs, err := regions(rep, opts)
 	if err != nil {
@@ -21,19 +21,33 @@ func CSV(w io.Writer, rep *pop.Report, opts Options) error {
 	if err := c.Write([]string{"region", "metric", "value"}); err != nil {
 		return err
 	}
+	if err := csvRows(c, nil, regs); err != nil {
+		return err
+	}
+	c.Flush()
+	return c.Error()
+}
+
+// csvRows writes the rows of regs, each starting with the fields of lead.
+func csvRows(c *csv.Writer, lead []string, regs []pop.RegionReport) error {
+	row := func(fields ...string) error {
+		return c.Write(append(append([]string(nil), lead...), fields...))
+	}
 	for i := range regs {
 		r := &regs[i]
-		if err := c.Write([]string{r.Name, "elapsed_s", num(float64(r.ElapsedNS) / 1e9)}); err != nil {
+		if err := row(r.Name, "elapsed_s", num(float64(r.ElapsedNS)/1e9)); err != nil {
 			return err
 		}
 		for _, x := range r.Metrics {
-			if err := c.Write([]string{r.Name, x.ID, num(x.Value)}); err != nil {
+			if !x.Measured() {
+				continue
+			}
+			if err := row(r.Name, x.ID, num(x.Value)); err != nil {
 				return err
 			}
 		}
 	}
-	c.Flush()
-	return c.Error()
+	return nil
 }
 
 // num formats v at full precision ("0.625", "1", "5.06e+11").

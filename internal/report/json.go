@@ -21,7 +21,9 @@ const (
 //	              "nodes": 1, "cpus": 4, "metrics": {"parallel_efficiency": 0.62, ...}}]}
 //
 // Metrics are at full precision, in tree order; absent metrics are
-// omitted. "source" is present when the report has one.
+// omitted, and so are metrics that are not measured, which a region lists
+// with their reasons under "not_measured" (omitted when there are none).
+// "source" is present when the report has one.
 func JSON(w io.Writer, rep *pop.Report, opts Options) error {
 	regs, err := regions(rep, opts)
 	if err != nil {
@@ -31,26 +33,40 @@ func JSON(w io.Writer, rep *pop.Report, opts Options) error {
 	if rep.Source != "" {
 		out = append(out, member{"source", rep.Source})
 	}
+	out = append(out, member{"regions", jsonRegions(regs)})
+	return writeIndented(w, out)
+}
+
+// jsonRegions returns the "regions" array of a report.
+func jsonRegions(regs []pop.RegionReport) []object {
 	list := make([]object, 0, len(regs))
 	for i := range regs {
 		r := &regs[i]
 		metrics := make(object, 0, len(r.Metrics))
+		var notMeasured object
 		for _, x := range r.Metrics {
+			if !x.Measured() {
+				notMeasured = append(notMeasured, member{x.ID, x.NotMeasured})
+				continue
+			}
 			if x.Kind == pop.KindCount {
 				metrics = append(metrics, member{x.ID, int64(x.Value)}) // counts are integers
 				continue
 			}
 			metrics = append(metrics, member{x.ID, float(x.Value)})
 		}
-		list = append(list, object{
+		o := object{
 			{"name", r.Name},
 			{"elapsed_s", float(float64(r.ElapsedNS) / 1e9)},
 			{"processes", r.Processes},
 			{"nodes", r.Nodes},
 			{"cpus", r.CPUs},
 			{"metrics", metrics},
-		})
+		}
+		if len(notMeasured) > 0 {
+			o = append(o, member{"not_measured", notMeasured})
+		}
+		list = append(list, o)
 	}
-	out = append(out, member{"regions", list})
-	return writeIndented(w, out)
+	return list
 }

@@ -39,10 +39,14 @@ type Options struct {
 // computed from; the text format uses it for the run header, the MPI call
 // table and the warnings, talp-json for the run's resources and timestamp.
 // Render fails for an unknown format, an unknown region, a missing
-// measurement where the format needs one, and write errors.
+// measurement where the format needs one, talp-json of a model other than
+// talp, and write errors.
 func Render(w io.Writer, format string, rep *pop.Report, m *measure.Measurement, opts Options) error {
 	if rep == nil {
 		return fmt.Errorf("render %s report: no report", format)
+	}
+	if format == FormatTALPJSON && rep.Model != pop.ModelTALP && rep.Model != "" {
+		return fmt.Errorf("render %s report: %w", format, errTALPModel(rep.Model))
 	}
 	var err error
 	switch format {

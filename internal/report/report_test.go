@@ -63,23 +63,61 @@ func golden(t *testing.T, name, got string) {
 
 var goldenCases = []struct {
 	file, region, name string
+	model              string // "" is talp; "all" is every model (RenderAll)
 }{
-	{"doc_example.json", "", "doc_example"},
-	{"mpi_imbalance.json", "", "mpi_imbalance"},
-	{"hybrid_2nodes.json", "", "hybrid_2nodes"},
-	{"hybrid_2nodes.json", "SOLVE", "hybrid_2nodes_solve"},
-	{"openmp_only.json", "", "openmp_only"},
-	{"gpu_offload.json", "", "gpu_offload"},
+	{"doc_example.json", "", "doc_example", ""},
+	{"mpi_imbalance.json", "", "mpi_imbalance", ""},
+	{"hybrid_2nodes.json", "", "hybrid_2nodes", ""},
+	{"hybrid_2nodes.json", "SOLVE", "hybrid_2nodes_solve", ""},
+	{"openmp_only.json", "", "openmp_only", ""},
+	{"gpu_offload.json", "", "gpu_offload", ""},
+	{"hybrid_libgomp.json", "", "hybrid_libgomp", ""},
+	{"hybrid_2nodes.json", "", "hybrid_2nodes.pop-hybrid", "pop-hybrid"},
+	{"hybrid_2nodes.json", "", "hybrid_2nodes.pop-additive", "pop-additive"},
+	{"hybrid_2nodes.json", "global", "hybrid_2nodes_global.all", "all"},
+	{"openmp_only.json", "", "openmp_only.all", "all"},
+	{"mpi_imbalance.json", "compute", "mpi_imbalance_compute.all", "all"},
+	{"hybrid_libgomp.json", "", "hybrid_libgomp.all", "all"},
+}
+
+// loadModels reads a measurement of measure/testdata and computes the
+// reports of the models name selects (pop.ParseModels).
+func loadModels(t *testing.T, file, name string) ([]*pop.Report, *measure.Measurement) {
+	t.Helper()
+	m, err := measure.ReadFile(filepath.Join("..", "..", "measure", "testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	models, err := pop.ParseModels(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reps []*pop.Report
+	for _, model := range models {
+		rep, err := pop.Compute(m, model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep.Source = file
+		reps = append(reps, rep)
+	}
+	return reps, m
 }
 
 func TestGolden(t *testing.T) {
 	ext := map[string]string{FormatText: "txt", FormatJSON: "json", FormatCSV: "csv", FormatTALPJSON: "talp.json"}
 	for _, c := range goldenCases {
-		rep, m := load(t, c.file)
-		rep.Source = c.file
+		reps, m := loadModels(t, c.file, c.model)
 		for _, f := range Formats() {
+			if f == FormatTALPJSON && c.model != "" {
+				continue // talp-json has model talp only
+			}
 			t.Run(c.name+"/"+f, func(t *testing.T) {
-				golden(t, c.name+"."+ext[f], render(t, f, rep, m, Options{Region: c.region}))
+				var b bytes.Buffer
+				if err := RenderAll(&b, f, reps, m, Options{Region: c.region}); err != nil {
+					t.Fatal(err)
+				}
+				golden(t, c.name+"."+ext[f], b.String())
 			})
 		}
 	}

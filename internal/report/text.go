@@ -19,18 +19,34 @@ const topMPICalls = 5
 
 // Text writes the human-readable report: a run header, then per region a
 // "### Name: …" header and the metric tree (indentation = hierarchy,
-// efficiencies to 2 decimals), then the top MPI calls and the warnings of
-// the measurement. m may be nil; its parts are then left out.
+// efficiencies to 2 decimals, "not measured: <reason>" for a metric the
+// measurement cannot give), then the top MPI calls and the warnings of the
+// measurement. m may be nil; its parts are then left out.
 func Text(w io.Writer, rep *pop.Report, m *measure.Measurement, opts Options) error {
-	regs, err := regions(rep, opts)
-	if err != nil {
-		return err
-	}
+	return textReports(w, []*pop.Report{rep}, m, opts)
+}
+
+// textReports writes the text report of one or more models of the same
+// measurement: the run header once, each model's title and region trees in
+// turn, then the parts of the measurement that do not depend on the model
+// (MPI calls, warnings) once.
+func textReports(w io.Writer, reps []*pop.Report, m *measure.Measurement, opts Options) error {
 	b := bufio.NewWriter(w)
-	textHeader(b, rep, m)
-	for i := range regs {
-		b.WriteString("\n")
-		textRegion(b, &regs[i])
+	for k, rep := range reps {
+		regs, err := regions(rep, opts)
+		if err != nil {
+			return err
+		}
+		if k == 0 {
+			textHeader(b, rep, m)
+		} else {
+			b.WriteString("\n")
+			textTitle(b, rep)
+		}
+		for i := range regs {
+			b.WriteString("\n")
+			textRegion(b, &regs[i])
+		}
 	}
 	if m != nil {
 		textMPICalls(b, m.MPICalls)
@@ -44,12 +60,17 @@ func Text(w io.Writer, rep *pop.Report, m *measure.Measurement, opts Options) er
 	return b.Flush()
 }
 
-func textHeader(b *bufio.Writer, rep *pop.Report, m *measure.Measurement) {
+// textTitle writes the first line of a model's report.
+func textTitle(b *bufio.Writer, rep *pop.Report) {
 	model := string(rep.Model)
 	if d := rep.Model.Description(); d != "" {
 		model += " (" + d + ")"
 	}
 	fmt.Fprintf(b, "popmon POP metrics, model %s\n", model)
+}
+
+func textHeader(b *bufio.Writer, rep *pop.Report, m *measure.Measurement) {
+	textTitle(b, rep)
 	if rep.Source != "" {
 		fmt.Fprintf(b, "Source:    %s\n", rep.Source)
 	}
@@ -76,6 +97,9 @@ func textHeader(b *bufio.Writer, rep *pop.Report, m *measure.Measurement) {
 		run = append(run, "no MPI")
 	}
 	fmt.Fprintf(b, "Run:       %s\n", strings.Join(run, " · "))
+	if line := textOpenMP(m.OpenMP); line != "" {
+		fmt.Fprintf(b, "OpenMP:    %s\n", line)
+	}
 	if m.Tool.Version != "" {
 		fmt.Fprintf(b, "Measured:  %s %s, clock %s\n", orDefault(m.Tool.Name, "popmon"), m.Tool.Version, orDefault(m.Clock.Source, "unknown"))
 	}
@@ -113,7 +137,27 @@ func textRegion(b *bufio.Writer, r *pop.RegionReport) {
 	}
 }
 
+// textOpenMP describes the OpenMP runtime of the run for the header: its
+// name and threads, or, when it was not measured, that OpenMP metrics are
+// missing and why. "" without an OpenMP runtime.
+func textOpenMP(o *measure.OpenMP) string {
+	if o == nil {
+		return ""
+	}
+	line := orDefault(o.Runtime, "unknown runtime")
+	if !o.Measured() {
+		return line + " · OpenMP metrics missing: " + o.NotMeasured()
+	}
+	if o.MaxThreads > 0 {
+		line += " · " + plural(o.MaxThreads, "thread", "") + " per process"
+	}
+	return line
+}
+
 func textValue(x pop.Metric) string {
+	if !x.Measured() {
+		return "not measured: " + x.NotMeasured
+	}
 	switch x.Kind {
 	case pop.KindFrequency:
 		return fmt.Sprintf("%.2f GHz", x.Value)

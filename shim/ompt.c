@@ -1,0 +1,571 @@
+/* ompt.c: the OpenMP tool (OMPT) of libpopmon.
+ *
+ * Accounting (POP-METRICS.md §1; docs/measurement-format.md, "OpenMP
+ * accounting"):
+ *  - The CPUs of a process are the runtime's max threads (cpus).
+ *  - Outside parallel regions only the primary thread is accounted; it
+ *    charges its (cpus - 1) idle workers at the same clock reads as its own
+ *    state changes (popmon_account): to serialization while it runs serial
+ *    code, to MPI worker idle while it is inside MPI. No worker event is
+ *    needed for that, and the MPI hot path only gains a multiply.
+ *  - Each instance of an outermost parallel region (wall time W, team size
+ *    n) is closed by the encountering thread at parallel_end, when every
+ *    team thread has reached the join barrier: thread j's busy time b_j
+ *    (useful + MPI since its implicit task began) gives
+ *    scheduling += n (W - max b) and load imbalance += sum (max b - b_j);
+ *    CPUs outside the team are charged W each to serialization through the
+ *    encountering thread's rate. (Workers report the end of their implicit
+ *    task only when the next region starts, in LLVM's runtime; closing at
+ *    parallel_end does not depend on those late events.)
+ *  - Waits (barriers, taskwait, taskgroup, locks, critical, ordered) switch
+ *    a thread to IDLE; explicit tasks switch it to USEFUL wherever they run.
+ *  - Nested parallel regions are part of the enclosing thread's work: the
+ *    encountering thread keeps its state, and threads of nested teams are
+ *    not CPUs (their events are ignored).
+ * Hot paths take no lock and allocate nothing: instances live in a ring
+ * owned by the encountering thread (allocated at its first parallel region),
+ * the per-construct table is a fixed open-addressing table updated with
+ * atomics.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core.h"
+#include "ompt.h"
+
+int popmon_omp_cpus;
+
+static int ompt_active;          /* the runtime started our tool */
+static char runtime_name[128];
+static int runtime_seen;         /* an OpenMP runtime is loaded */
+static const char *no_ompt_reason;
+
+enum { MAX_TEAM = 256, RING = 4, TABLE = 1024 };
+
+/* One instance of an outermost parallel region. Team members write their
+ * own slots; the encountering thread reads them at parallel_end, after the
+ * join barrier (which orders the writes before the reads). */
+struct instance {
+	uint64_t begin;
+	const void *codeptr;
+	uint32_t n;        /* actual team size */
+	uint32_t requested;
+	struct {
+		struct popmon_thread *t;
+		uint64_t useful0, mpi0; /* accounts at implicit-task begin */
+		uint64_t task_begin;    /* tick */
+		uint64_t task_end;      /* tick, 0 until seen */
+		uint64_t sync;          /* explicit waits, ticks */
+	} m[MAX_TEAM];
+};
+
+struct ring {
+	struct instance inst[RING];
+	uint32_t next;
+};
+
+/* Per-construct profile, keyed by code address. */
+struct construct {
+	const void *codeptr; /* 0 = empty slot */
+	uint64_t executions, threads, wall, useful, imbalance, sync, limited, mgmt;
+};
+static struct construct table[TABLE];
+
+static struct construct *construct_of(const void *codeptr)
+{
+	uintptr_t h = ((uintptr_t)codeptr >> 4) * 0x9E3779B97F4A7C15ull;
+	for (int probe = 0; probe < TABLE; probe++) {
+		struct construct *c = &table[(h + (uintptr_t)probe) % TABLE];
+		const void *k = __atomic_load_n(&c->codeptr, __ATOMIC_ACQUIRE);
+		if (k == codeptr)
+			return c;
+		if (k == NULL) {
+			const void *expected = NULL;
+			if (__atomic_compare_exchange_n(&c->codeptr, &expected, codeptr, 0,
+							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ||
+			    expected == codeptr)
+				return c;
+		}
+	}
+	popmon_warn_once("omptable", "more than %d OpenMP parallel constructs: the rest are not listed",
+			 TABLE);
+	return NULL;
+}
+
+static inline struct popmon_thread *self(void)
+{
+	struct popmon_thread *t = popmon_tls;
+	return t ? t : popmon_thread_slow();
+}
+
+static inline void push_state(struct popmon_thread *t, uint32_t st, uint64_t now)
+{
+	if (t->nstack < POPMON_STATE_STACK)
+		t->stack[t->nstack] = t->state;
+	t->nstack++;
+	popmon_switch(t, st, now);
+}
+
+static inline void pop_state(struct popmon_thread *t, uint64_t now)
+{
+	uint32_t st = POPMON_ST_IDLE;
+	if (t->nstack > 0) {
+		t->nstack--;
+		if (t->nstack < POPMON_STATE_STACK)
+			st = t->stack[t->nstack];
+		else
+			st = POPMON_ST_USEFUL;
+	} else if (t->omp_inst || t->slot == 0) {
+		st = POPMON_ST_USEFUL;
+	}
+	popmon_switch(t, st, now);
+}
+
+/* ------------------------------------------------------------------ callbacks */
+
+static void on_thread_begin(ompt_thread_t type, ompt_data_t *thread_data)
+{
+	(void)thread_data;
+	if (popmon_proc.inert)
+		return;
+	/* Workers wait outside parallel regions: IDLE (charged by the primary). */
+	popmon_thread_new(1, type == ompt_thread_initial ? POPMON_ST_USEFUL : POPMON_ST_IDLE);
+}
+
+static void on_thread_end(ompt_data_t *thread_data)
+{
+	(void)thread_data;
+	struct popmon_thread *t = popmon_tls;
+	if (t && t->slot != 0)
+		popmon_switch(t, POPMON_ST_IDLE, popmon_now());
+}
+
+static void on_parallel_begin(ompt_data_t *encountering_task_data,
+			      const ompt_frame_t *encountering_task_frame, ompt_data_t *parallel_data,
+			      unsigned int requested_parallelism, int flags, const void *codeptr_ra)
+{
+	(void)encountering_task_data;
+	(void)encountering_task_frame;
+	(void)flags;
+	parallel_data->ptr = NULL;
+	struct popmon_thread *t = self();
+	if (!t)
+		return;
+	if (t->omp_inst || t->omp_nested) {
+		/* Nested: part of this thread's work. */
+		t->omp_nested++;
+		return;
+	}
+	struct ring *ring = t->omp_ring;
+	if (!ring) {
+		/* Once per encountering thread, at its first parallel region. */
+		ring = calloc(1, sizeof *ring);
+		if (!ring) {
+			popmon_warn_once("nomem", "out of memory for OpenMP accounting");
+			return;
+		}
+		t->omp_ring = ring;
+	}
+	struct instance *in = &ring->inst[ring->next++ % RING];
+	uint64_t now = popmon_now();
+	in->begin = now;
+	in->codeptr = codeptr_ra;
+	in->n = 0;
+	in->requested = requested_parallelism;
+	uint32_t cpus = (uint32_t)popmon_cpus();
+	uint32_t team = requested_parallelism < cpus ? requested_parallelism : cpus;
+	/* Forking: the primary waits; CPUs outside the team are idle. */
+	popmon_switch(t, POPMON_ST_IDLE, now);
+	if (t->slot == 0)
+		t->rate = cpus > team ? cpus - team : 0;
+	t->omp_parallel = in;
+	parallel_data->ptr = in;
+}
+
+static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parallel_data,
+			     ompt_data_t *task_data, unsigned int actual_parallelism,
+			     unsigned int index, int flags)
+{
+	if (flags & ompt_task_initial)
+		return;
+	struct popmon_thread *t = self();
+	if (!t)
+		return;
+	uint64_t now = popmon_now();
+	if (endpoint == ompt_scope_begin) {
+		struct instance *in = parallel_data ? parallel_data->ptr : NULL;
+		task_data->value = 0;
+		if (!in || index >= MAX_TEAM || t->omp_inst)
+			return; /* nested team, or too large: not accounted */
+		task_data->value = 1;
+		in->n = actual_parallelism;
+		popmon_switch(t, POPMON_ST_USEFUL, now);
+		in->m[index].t = t;
+		in->m[index].useful0 = t->acc[POPMON_ST_USEFUL];
+		in->m[index].mpi0 = t->acc[POPMON_ST_MPI];
+		in->m[index].task_begin = now;
+		in->m[index].task_end = 0;
+		in->m[index].sync = 0;
+		t->omp_inst = in;
+		t->omp_index = index;
+		t->nstack = 0;
+		if (t->slot == 0) {
+			uint32_t cpus = (uint32_t)popmon_cpus();
+			t->rate = cpus > actual_parallelism ? cpus - actual_parallelism : 0;
+		}
+	} else if (endpoint == ompt_scope_end) {
+		if (task_data->value != 1 || !t->omp_inst)
+			return;
+		struct instance *in = t->omp_inst;
+		if (t->omp_index < MAX_TEAM && in->m[t->omp_index].t == t &&
+		    in->m[t->omp_index].task_end == 0)
+			in->m[t->omp_index].task_end = now;
+		t->omp_inst = NULL;
+		t->nstack = 0;
+		popmon_switch(t, POPMON_ST_IDLE, now);
+	}
+}
+
+static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encountering_task_data,
+			    int flags, const void *codeptr_ra)
+{
+	(void)encountering_task_data;
+	(void)flags;
+	(void)codeptr_ra;
+	struct popmon_thread *t = popmon_tls;
+	if (!t)
+		return;
+	struct instance *in = parallel_data ? parallel_data->ptr : NULL;
+	if (!in) {
+		if (t->omp_nested)
+			t->omp_nested--;
+		return;
+	}
+	uint64_t now = popmon_now();
+	/* Close our own interval first (our implicit task has ended). */
+	popmon_account(t, now);
+	uint64_t w = popmon_delta(in->begin, now);
+	uint32_t n = in->n < MAX_TEAM ? in->n : MAX_TEAM;
+	uint64_t max_busy = 0, sum_busy = 0, sum_useful = 0, self_useful = 0;
+	uint64_t mgmt = 0, sync = 0, limited = 0, imbalance = 0;
+	for (uint32_t j = 0; j < n; j++) {
+		struct popmon_thread *m = in->m[j].t;
+		if (!m)
+			continue;
+		uint64_t u = POPMON_LOAD(m->acc[POPMON_ST_USEFUL]) - in->m[j].useful0;
+		uint64_t b = u + (POPMON_LOAD(m->acc[POPMON_ST_MPI]) - in->m[j].mpi0);
+		if (b > w)
+			b = w;
+		sum_busy += b;
+		sum_useful += u;
+		if (m == t)
+			self_useful = u;
+		if (b > max_busy)
+			max_busy = b;
+		/* ompP categories of this thread. */
+		uint64_t tm = popmon_delta(in->begin, in->m[j].task_begin);
+		if (m == t && in->m[j].task_end)
+			tm += popmon_delta(in->m[j].task_end, now);
+		uint64_t sy = in->m[j].sync;
+		if (b == 0) {
+			limited += w;
+			continue;
+		}
+		uint64_t rest = w > b + tm + sy ? w - b - tm - sy : 0;
+		mgmt += tm;
+		sync += sy;
+		imbalance += rest;
+	}
+	uint32_t cpus = (uint32_t)popmon_cpus();
+	if (cpus > n)
+		limited += (uint64_t)(cpus - n) * w;
+	/* TALP's accounts (POP-METRICS.md §1), written by their owner. */
+	if (n > 0) {
+		uint64_t sch = w > max_busy ? (uint64_t)n * (w - max_busy) : 0;
+		uint64_t lb = (uint64_t)n * max_busy - sum_busy;
+		POPMON_ADD(t->acc[POPMON_ST_OMP_SCHEDULING], sch);
+		POPMON_ADD(t->acc[POPMON_ST_OMP_LOAD_IMBALANCE], lb);
+	}
+	POPMON_ADD(t->extra[POPMON_X_PAR_WALL], w);
+	POPMON_ADD(t->extra[POPMON_X_PAR_USEFUL], sum_useful);
+	POPMON_ADD(t->extra[POPMON_X_PAR_SELF_USEFUL], self_useful);
+	POPMON_ADD(t->extra[POPMON_X_PARALLELS], 1);
+	struct construct *c = in->codeptr ? construct_of(in->codeptr) : NULL;
+	if (c) {
+		__atomic_fetch_add(&c->executions, 1, __ATOMIC_RELAXED);
+		uint64_t prev = __atomic_load_n(&c->threads, __ATOMIC_RELAXED);
+		while (n > prev && !__atomic_compare_exchange_n(&c->threads, &prev, n, 0,
+							       __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			;
+		__atomic_fetch_add(&c->wall, w, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&c->useful, sum_useful, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&c->imbalance, imbalance, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&c->sync, sync, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&c->limited, limited, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&c->mgmt, mgmt, __ATOMIC_RELAXED);
+	}
+	t->omp_parallel = NULL;
+	if (t->slot == 0)
+		t->rate = cpus > 1 ? cpus - 1 : 0;
+	POPMON_STORE(t->state, POPMON_ST_USEFUL);
+}
+
+static int explicit_wait(ompt_sync_region_t kind)
+{
+	return kind == ompt_sync_region_barrier_explicit || kind == ompt_sync_region_taskwait ||
+	       kind == ompt_sync_region_taskgroup || kind == ompt_sync_region_reduction ||
+	       kind == ompt_sync_region_barrier;
+}
+
+static void add_sync(struct popmon_thread *t, uint64_t ticks)
+{
+	struct instance *in = t->omp_inst;
+	if (in && t->omp_index < MAX_TEAM && in->m[t->omp_index].t == t)
+		in->m[t->omp_index].sync += ticks;
+}
+
+static void on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint,
+				ompt_data_t *parallel_data, ompt_data_t *task_data,
+				const void *codeptr_ra)
+{
+	(void)parallel_data;
+	(void)task_data;
+	(void)codeptr_ra;
+	struct popmon_thread *t = popmon_tls;
+	if (!t)
+		return;
+	uint64_t now = popmon_now();
+	if (endpoint == ompt_scope_begin) {
+		t->omp_wait_begin = now;
+		t->omp_wait_kind = kind;
+		push_state(t, POPMON_ST_IDLE, now);
+	} else {
+		if (explicit_wait(kind))
+			add_sync(t, popmon_delta(t->omp_wait_begin, now));
+		pop_state(t, now);
+	}
+}
+
+static void on_mutex_acquire(ompt_mutex_t kind, unsigned int hint, unsigned int impl,
+			     ompt_wait_id_t wait_id, const void *codeptr_ra)
+{
+	(void)kind;
+	(void)hint;
+	(void)impl;
+	(void)wait_id;
+	(void)codeptr_ra;
+	struct popmon_thread *t = popmon_tls;
+	if (!t || kind == ompt_mutex_atomic)
+		return;
+	uint64_t now = popmon_now();
+	t->omp_wait_begin = now;
+	push_state(t, POPMON_ST_IDLE, now);
+}
+
+static void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t wait_id, const void *codeptr_ra)
+{
+	(void)wait_id;
+	(void)codeptr_ra;
+	struct popmon_thread *t = popmon_tls;
+	if (!t || kind == ompt_mutex_atomic)
+		return;
+	uint64_t now = popmon_now();
+	add_sync(t, popmon_delta(t->omp_wait_begin, now));
+	pop_state(t, now);
+}
+
+enum { TASK_EXPLICIT = 0x706f706d }; /* marks explicit tasks in task_data */
+
+static void on_task_create(ompt_data_t *encountering_task_data,
+			   const ompt_frame_t *encountering_task_frame, ompt_data_t *new_task_data,
+			   int flags, int has_dependences, const void *codeptr_ra)
+{
+	(void)encountering_task_data;
+	(void)encountering_task_frame;
+	(void)has_dependences;
+	(void)codeptr_ra;
+	if (!(flags & ompt_task_explicit))
+		return;
+	new_task_data->value = TASK_EXPLICIT;
+	struct popmon_thread *t = popmon_tls;
+	if (t)
+		POPMON_ADD(t->extra[POPMON_X_TASKS], 1);
+}
+
+static void on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t prior_task_status,
+			     ompt_data_t *next_task_data)
+{
+	struct popmon_thread *t = popmon_tls;
+	if (!t)
+		return;
+	uint64_t now = popmon_now();
+	int prior_explicit = prior_task_data && prior_task_data->value == TASK_EXPLICIT;
+	int next_explicit = next_task_data && next_task_data->value == TASK_EXPLICIT;
+	(void)prior_task_status; /* completed, yielded or switched: it stops running here */
+	if (prior_explicit)
+		pop_state(t, now); /* back to where it ran (barrier, taskwait, ...) */
+	if (next_explicit)
+		push_state(t, POPMON_ST_USEFUL, now);
+}
+
+/* ------------------------------------------------------------------ tool */
+
+static int tool_initialize(ompt_function_lookup_t lookup, int initial_device_num,
+			   ompt_data_t *tool_data)
+{
+	(void)initial_device_num;
+	(void)tool_data;
+	ompt_set_callback_t set = (ompt_set_callback_t)lookup("ompt_set_callback");
+	if (!set)
+		return 0;
+#define REG(ev, fn) set(ev, (ompt_callback_t)(void (*)(void))(fn))
+	REG(ompt_callback_thread_begin, on_thread_begin);
+	REG(ompt_callback_thread_end, on_thread_end);
+	REG(ompt_callback_parallel_begin, on_parallel_begin);
+	REG(ompt_callback_parallel_end, on_parallel_end);
+	REG(ompt_callback_implicit_task, on_implicit_task);
+	REG(ompt_callback_sync_region_wait, on_sync_region_wait);
+	REG(ompt_callback_mutex_acquire, on_mutex_acquire);
+	REG(ompt_callback_mutex_acquired, on_mutex_acquired);
+	REG(ompt_callback_task_create, on_task_create);
+	REG(ompt_callback_task_schedule, on_task_schedule);
+#undef REG
+	ompt_active = 1;
+	return 1; /* keep the tool */
+}
+
+static void tool_finalize(ompt_data_t *tool_data)
+{
+	(void)tool_data;
+}
+
+static ompt_start_tool_result_t tool = {tool_initialize, tool_finalize, {0}};
+
+ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version, const char *runtime_version);
+ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version, const char *runtime_version)
+{
+	(void)omp_version;
+	if (popmon_proc.inert || getenv("POPMON_NO_OMPT"))
+		return NULL;
+	snprintf(runtime_name, sizeof runtime_name, "%s", runtime_version ? runtime_version : "OpenMP");
+	return &tool;
+}
+
+void popmon_ompt_probe(void)
+{
+	int (*max_threads)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "omp_get_max_threads");
+	if (!max_threads)
+		return; /* no OpenMP runtime in this program */
+	runtime_seen = 1;
+	/* Initialises the runtime, which starts our tool (ompt_start_tool);
+	 * calling it from the tool's initialize would deadlock. */
+	int n = max_threads();
+	if (!ompt_active) {
+		if (dlsym(RTLD_DEFAULT, "GOMP_parallel") && !dlsym(RTLD_DEFAULT, "__kmpc_fork_call")) {
+			snprintf(runtime_name, sizeof runtime_name, "GNU libgomp");
+			no_ompt_reason = "GNU libgomp has no OMPT: run with popmon run --openmp=libomp "
+					 "(needs LLVM's libomp: apt-get install libomp-dev)";
+		} else {
+			snprintf(runtime_name, sizeof runtime_name, "unknown OpenMP runtime");
+			no_ompt_reason = "the OpenMP runtime did not start popmon's OMPT tool";
+		}
+		popmon_warn_once("noompt", "OpenMP metrics not measured: %s", no_ompt_reason);
+		return;
+	}
+	if (n < 1)
+		n = 1;
+	popmon_omp_cpus = n;
+	/* The primary charges its n - 1 idle workers from now on. */
+	struct popmon_thread *t = popmon_tls;
+	if (t && t->slot == 0) {
+		popmon_account(t, popmon_now());
+		t->rate = (uint32_t)(n - 1);
+	}
+}
+
+int popmon_openmp_info(const char **runtime, int *ompt, const char **reason, int *max_threads)
+{
+	if (!runtime_seen && !ompt_active)
+		return 0;
+	*runtime = runtime_name;
+	*ompt = ompt_active;
+	*reason = ompt_active ? "" : (no_ompt_reason ? no_ompt_reason : "");
+	*max_threads = popmon_omp_cpus;
+	return 1;
+}
+
+/* ------------------------------------------------------------------ output */
+
+struct find_module {
+	uintptr_t addr;
+	const char *name;
+	uintptr_t bias;
+	int found;
+};
+
+static int find_module_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	struct find_module *fm = data;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (fm->addr >= lo && fm->addr < lo + ph->p_memsz) {
+			fm->name = info->dlpi_name;
+			fm->bias = info->dlpi_addr;
+			fm->found = 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int popmon_omp_rows(struct popmon_omp_row **rows)
+{
+	*rows = NULL;
+	int n = 0;
+	for (int i = 0; i < TABLE; i++)
+		if (table[i].codeptr && table[i].executions)
+			n++;
+	if (n == 0)
+		return 0;
+	struct popmon_omp_row *r = calloc((size_t)n, sizeof *r);
+	if (!r)
+		return 0;
+	double ns = popmon_ticks_to_ns(1000000000ull) / 1e9; /* ns per tick */
+	int k = 0;
+	for (int i = 0; i < TABLE && k < n; i++) {
+		struct construct *c = &table[i];
+		if (!c->codeptr || !c->executions)
+			continue;
+		struct find_module fm = {.addr = (uintptr_t)c->codeptr};
+		dl_iterate_phdr(find_module_cb, &fm);
+		if (fm.found && fm.name && *fm.name) {
+			snprintf(r[k].module, sizeof r[k].module, "%s", fm.name);
+		} else {
+			ssize_t len = readlink("/proc/self/exe", r[k].module, sizeof r[k].module - 1);
+			r[k].module[len > 0 ? len : 0] = '\0';
+		}
+		r[k].address = (uint64_t)((uintptr_t)c->codeptr - (fm.found ? fm.bias : 0));
+		r[k].executions = (int64_t)c->executions;
+		r[k].threads = (int64_t)c->threads;
+		r[k].wall_ns = (int64_t)((double)c->wall * ns + 0.5);
+		r[k].useful_ns = (int64_t)((double)c->useful * ns + 0.5);
+		r[k].imbalance_ns = (int64_t)((double)c->imbalance * ns + 0.5);
+		r[k].sync_ns = (int64_t)((double)c->sync * ns + 0.5);
+		r[k].limited_ns = (int64_t)((double)c->limited * ns + 0.5);
+		r[k].mgmt_ns = (int64_t)((double)c->mgmt * ns + 0.5);
+		k++;
+	}
+	*rows = r;
+	return k;
+}
