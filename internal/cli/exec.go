@@ -57,7 +57,10 @@ func execCmd(env *Env, args []string) error {
 		// An explicit file wins over an enclosing `popmon run` session.
 		drop = []string{"POPMON_SESSION"}
 	}
-	environ := measuredEnv(os.Environ(), lib.Path, set, drop)
+	environ, err := mf.environment(env.Stderr, lib.Path, argv, set, drop)
+	if err != nil {
+		return err
+	}
 	if err := syscall.Exec(path, argv, environ); err != nil {
 		return fail(126, "cannot execute %s: %v", path, err)
 	}

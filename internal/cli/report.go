@@ -26,7 +26,7 @@ hybrid MPI+OpenMP model), pop-additive (POP additive hybrid model), all.
 talp-json is always model talp. Formats and models are documented in
 docs/report-formats.md and docs/metrics.md.`
 
-var formats = []string{"text", "json", "csv", "talp-json"}
+var formats = report.Formats()
 
 type reportOptions struct {
 	region string

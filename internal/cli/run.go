@@ -36,6 +36,7 @@ type measureFlags struct {
 	output string
 	mpicc  string
 	noMPI  bool
+	openmp string
 }
 
 func (m *measureFlags) register(fs interface {
@@ -45,6 +46,24 @@ func (m *measureFlags) register(fs interface {
 	fs.StringVar(&m.output, "o", "", "measurement file to write (default popmon-APP-DATE.json; never overwritten)")
 	fs.StringVar(&m.mpicc, "mpicc", "", "MPI C compiler wrapper to build the library with (default $POPMON_MPICC, then mpicc)")
 	fs.BoolVar(&m.noMPI, "no-mpi", false, "measure a program that does not use MPI (builds the library with cc)")
+	fs.StringVar(&m.openmp, "openmp", openmpAuto, "OpenMP runtime: auto (preload LLVM libomp for GCC/libgomp programs, which have no OMPT), libomp, native, off")
+}
+
+// environment returns the measured command's environment: the library (and
+// LLVM's libomp where needed) preloaded, set added, drop removed.
+func (m *measureFlags) environment(stderr io.Writer, lib string, cmdline []string, set map[string]string, drop []string) ([]string, error) {
+	extra, env, note, err := openmpEnv(m.openmp, cmdline)
+	if err != nil {
+		return nil, err
+	}
+	if note != "" {
+		fmt.Fprintln(stderr, note)
+	}
+	for k, v := range env {
+		set[k] = v
+	}
+	preload := strings.Join(append([]string{lib}, extra...), ":")
+	return measuredEnv(os.Environ(), preload, set, drop), nil
 }
 
 func (m *measureFlags) build(ctx context.Context, stderr io.Writer) (*shimbuild.Library, error) {
@@ -72,6 +91,9 @@ func runCmd(env *Env, args []string) error {
 		return fail(ExitUsage, "no command given: popmon run -- COMMAND [ARGS...]")
 	}
 	if err := checkFormat(*format, true); err != nil {
+		return err
+	}
+	if _, _, _, err := openmpEnv(mf.openmp, nil); err != nil {
 		return err
 	}
 	if mf.output != "" {
@@ -107,9 +129,12 @@ func runCmd(env *Env, args []string) error {
 
 	cmd := exec.Command(path, cmdline[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = env.Stdin, env.Stdout, env.Stderr
-	cmd.Env = measuredEnv(os.Environ(), lib.Path, map[string]string{
+	cmd.Env, err = mf.environment(env.Stderr, lib.Path, cmdline, map[string]string{
 		"POPMON_SESSION": absSession,
 	}, []string{"POPMON_OUTPUT", "POPMON_PID"})
+	if err != nil {
+		return err
+	}
 	if err := cmd.Start(); err != nil {
 		return fail(ExitNotFound, "cannot start %s: %v", cmdline[0], err)
 	}

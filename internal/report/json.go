@@ -3,6 +3,7 @@ package report
 import (
 	"io"
 
+	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 )
 
@@ -24,7 +25,7 @@ const (
 // omitted, and so are metrics that are not measured, which a region lists
 // with their reasons under "not_measured" (omitted when there are none).
 // "source" is present when the report has one.
-func JSON(w io.Writer, rep *pop.Report, opts Options) error {
+func JSON(w io.Writer, rep *pop.Report, m *measure.Measurement, opts Options) error {
 	regs, err := regions(rep, opts)
 	if err != nil {
 		return err
@@ -34,6 +35,7 @@ func JSON(w io.Writer, rep *pop.Report, opts Options) error {
 		out = append(out, member{"source", rep.Source})
 	}
 	out = append(out, member{"regions", jsonRegions(regs)})
+	out = appendOMPRegionsJSON(out, m)
 	return writeIndented(w, out)
 }
 

@@ -38,10 +38,15 @@ func RenderAll(w io.Writer, format string, reps []*pop.Report, m *measure.Measur
 	}
 	var err error
 	switch format {
+	case FormatOMPRegionsCSV:
+		if m == nil {
+			return fmt.Errorf("render %s report: no measurement", format)
+		}
+		err = OMPRegionsCSV(w, m)
 	case FormatText:
 		err = textReports(w, reps, m, opts)
 	case FormatJSON:
-		err = jsonModels(w, reps, opts)
+		err = jsonModels(w, reps, m, opts)
 	case FormatCSV:
 		err = csvModels(w, reps, opts)
 	case FormatTALPJSON:
@@ -69,7 +74,7 @@ func errTALPModel(model pop.Model) error {
 }
 
 // jsonModels writes the JSON report of several models.
-func jsonModels(w io.Writer, reps []*pop.Report, opts Options) error {
+func jsonModels(w io.Writer, reps []*pop.Report, m *measure.Measurement, opts Options) error {
 	out := object{{"format", JSONFormat}, {"version", JSONVersion}}
 	if reps[0].Source != "" {
 		out = append(out, member{"source", reps[0].Source})
@@ -83,6 +88,7 @@ func jsonModels(w io.Writer, reps []*pop.Report, opts Options) error {
 		models = append(models, object{{"model", string(rep.Model)}, {"regions", jsonRegions(regs)}})
 	}
 	out = append(out, member{"models", models})
+	out = appendOMPRegionsJSON(out, m)
 	return writeIndented(w, out)
 }
 

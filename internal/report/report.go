@@ -21,11 +21,13 @@ const (
 	FormatJSON     = "json"
 	FormatCSV      = "csv"
 	FormatTALPJSON = "talp-json"
+	// FormatOMPRegionsCSV is the per-parallel-region overhead table alone.
+	FormatOMPRegionsCSV = "omp-regions-csv"
 )
 
 // Formats returns the format names Render accepts, the default first.
 func Formats() []string {
-	return []string{FormatText, FormatJSON, FormatCSV, FormatTALPJSON}
+	return []string{FormatText, FormatJSON, FormatCSV, FormatTALPJSON, FormatOMPRegionsCSV}
 }
 
 // Options adjust what a renderer prints.
@@ -53,11 +55,16 @@ func Render(w io.Writer, format string, rep *pop.Report, m *measure.Measurement,
 	case FormatText:
 		err = Text(w, rep, m, opts)
 	case FormatJSON:
-		err = JSON(w, rep, opts)
+		err = JSON(w, rep, m, opts)
 	case FormatCSV:
 		err = CSV(w, rep, opts)
 	case FormatTALPJSON:
 		err = TALPJSON(w, rep, m, opts)
+	case FormatOMPRegionsCSV:
+		if m == nil {
+			return fmt.Errorf("render %s report: no measurement", format)
+		}
+		err = OMPRegionsCSV(w, m)
 	default:
 		return fmt.Errorf("unknown report format %q: use one of %s", format, strings.Join(Formats(), ", "))
 	}

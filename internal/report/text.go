@@ -50,6 +50,7 @@ func textReports(w io.Writer, reps []*pop.Report, m *measure.Measurement, opts O
 	}
 	if m != nil {
 		textMPICalls(b, m.MPICalls)
+		textOMPRegions(b, m, topOMPRegions)
 		if len(m.Warnings) > 0 {
 			b.WriteString("\nWarnings\n")
 			for _, l := range m.Warnings {
