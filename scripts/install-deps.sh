@@ -4,7 +4,7 @@
 # As root it installs with apt-get; otherwise it prints the command to run.
 set -eu
 
-pkgs="build-essential gfortran libopenmpi-dev openmpi-bin mpich libmpich-dev"
+pkgs="build-essential gfortran libopenmpi-dev openmpi-bin mpich libmpich-dev clang libomp-dev"
 have_go=1
 command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] || have_go=0
 [ "$have_go" = 1 ] || pkgs="$pkgs golang-go"

@@ -299,17 +299,19 @@ static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encounterin
 	POPMON_ADD(t->extra[POPMON_X_PARALLELS], 1);
 	struct construct *c = in->codeptr ? construct_of(in->codeptr) : NULL;
 	if (c) {
-		__atomic_fetch_add(&c->executions, 1, __ATOMIC_RELAXED);
-		uint64_t prev = __atomic_load_n(&c->threads, __ATOMIC_RELAXED);
-		while (n > prev && !__atomic_compare_exchange_n(&c->threads, &prev, n, 0,
-							       __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-			;
-		__atomic_fetch_add(&c->wall, w, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&c->useful, sum_useful, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&c->imbalance, imbalance, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&c->sync, sync, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&c->limited, limited, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&c->mgmt, mgmt, __ATOMIC_RELAXED);
+		/* Only the encountering thread updates a construct in practice
+		 * (outermost regions): relaxed load+store, no locked RMW. A
+		 * construct encountered concurrently by two threads may lose an
+		 * update; the accounts above are exact regardless. */
+		POPMON_ADD(c->executions, 1);
+		if (n > POPMON_LOAD(c->threads))
+			POPMON_STORE(c->threads, n);
+		POPMON_ADD(c->wall, w);
+		POPMON_ADD(c->useful, sum_useful);
+		POPMON_ADD(c->imbalance, imbalance);
+		POPMON_ADD(c->sync, sync);
+		POPMON_ADD(c->limited, limited);
+		POPMON_ADD(c->mgmt, mgmt);
 	}
 	t->omp_parallel = NULL;
 	if (t->slot == 0)

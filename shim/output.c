@@ -319,6 +319,19 @@ void popmon_write_run(const struct popmon_run *run)
 		snprintf(base, sizeof base, "popmon-%.200s-%s.json", exe_base(exe, sizeof exe), ts);
 		announce = 1;
 	}
+	struct stat st;
+	if (stat(base, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		/* A device or pipe (/dev/null, /dev/stdout): write straight to it. */
+		FILE *dev = fopen(base, "w");
+		if (!dev) {
+			popmon_warn_once("write", "cannot write the measurement to %s: %s", base,
+					 strerror(errno));
+			return;
+		}
+		write_json(dev, run);
+		fclose(dev);
+		return;
+	}
 	snprintf(tmp, sizeof tmp, "%s.tmp.%d", base, popmon_proc.pid);
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
