@@ -1,6 +1,7 @@
 #!/bin/sh
 # Installs what popmon needs to build, run its demo and run its tests on
-# Debian/Ubuntu: Go, a C compiler, Open MPI and MPICH (side by side), gfortran.
+# Debian/Ubuntu: Go, a C compiler, Open MPI and MPICH (side by side), gfortran,
+# clang and LLVM's OpenMP runtime (libomp: OpenMP measurement through OMPT).
 # As root it installs with apt-get; otherwise it prints the command to run.
 set -eu
 
