@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/popmon/popmon/internal/shimbuild"
+	"github.com/popmon/popmon/pop"
 )
 
 const runHelp = `
@@ -78,10 +79,11 @@ func (m *measureFlags) build(ctx context.Context, stderr io.Writer) (*shimbuild.
 }
 
 func runCmd(env *Env, args []string) error {
-	fs := newFlags("run", "[-o FILE] [--mpicc PATH] [--format F] [--] COMMAND [ARGS...]", runHelp, env.Stderr)
+	fs := newFlags("run", "[-o FILE] [--mpicc PATH] [--openmp MODE] [--format F] [--model M] [--] COMMAND [ARGS...]", runHelp, env.Stderr)
 	var mf measureFlags
 	mf.register(fs)
-	format := fs.String("format", "text", "report printed at the end: text, json, csv, talp-json, or none")
+	format := fs.String("format", "text", "report printed at the end: text, json, csv, talp-json, omp-regions-csv, or none")
+	model := fs.String("model", "talp", "metric model of the report: talp, pop-hybrid, pop-additive, all")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -95,6 +97,9 @@ func runCmd(env *Env, args []string) error {
 	}
 	if _, _, _, err := openmpEnv(mf.openmp, nil); err != nil {
 		return err
+	}
+	if _, err := pop.ParseModels(*model); err != nil {
+		return fail(ExitUsage, "%v", err)
 	}
 	if mf.output != "" {
 		if err := checkWritableTarget(mf.output); err != nil {
@@ -165,7 +170,7 @@ func runCmd(env *Env, args []string) error {
 		}
 		fmt.Fprintf(env.Stderr, "popmon: measurement written to %s\n", final)
 		if *format != "none" {
-			if err := renderFile(env.Stderr, final, *format, reportOptions{}); err != nil {
+			if err := renderFile(env.Stderr, final, *format, reportOptions{model: *model}); err != nil {
 				fmt.Fprintf(env.Stderr, "popmon: %v\n", err)
 			}
 		}
