@@ -41,7 +41,7 @@ command -v "$CC" >/dev/null 2>&1 || {
 	exit 1
 }
 
-CFLAGS="-O2 -std=c11 -Wall -Wextra -Werror"
+CFLAGS="-O2 -g -std=c11 -Wall -Wextra -Werror"
 FFLAGS="-O2 -std=f2008 -Wall -Wextra -Werror"
 
 run() {
