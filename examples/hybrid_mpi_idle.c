@@ -6,6 +6,8 @@
  *        P ranks, T = OMP_NUM_THREADS threads per rank (designed for any
  *        P >= 1, T >= 2; tested with P = 2, T = 2); MPI_THREAD_FUNNELED
  *        wall time N*(P+1)*W: 0.9 s for P = 2, 1.5 s for P = 4
+ *        Measure with OMP_WAIT_POLICY=passive (needed with MPICH, which
+ *        busy-waits; see examples/README.md, "Environment for the tests").
  *
  * Each of N repetitions:
  *  (a) every rank: a balanced `omp parallel` region, every thread works W;

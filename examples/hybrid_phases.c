@@ -7,9 +7,14 @@
  *        P ranks, T = OMP_NUM_THREADS threads per rank (designed for any
  *        P >= 1, T >= 2; tested with P = 2, T = 2); MPI_THREAD_FUNNELED
  *        wall time N*(T+P)*W: 0.8 s for P = T = 2
+ *        Measure with OMP_WAIT_POLICY=passive (needed with MPICH, which
+ *        busy-waits; see examples/README.md, "Environment for the tests").
  *
  * Region "phase1", N repetitions of: an `omp parallel` region in which thread
- *   j works (j+1)*W (every rank alike), then MPI_Allreduce.  R1 = N*T*W
+ *   j works (T-j)*W (every rank alike), then MPI_Allreduce.  R1 = N*T*W
+ *   (The primary thread, j = 0, works longest: it never waits at the join,
+ *   so no sleeping thread has to be woken before the MPI call. With MPICH,
+ *   which busy-waits, that wake-up cost up to a scheduler tick per region.)
  * Region "phase2", N repetitions of: an `omp parallel` region in which every
  *   thread of rank r works (r+1)*W, then MPI_Allreduce.     R2 = N*P*W
  *   Rank r waits in the Allreduce (P-1-r)*W while its T-1 workers idle.
@@ -34,7 +39,7 @@
  *           OpenMP PE = LB = (T+1)/(2T), OpenMP CommE = 1
  *   phase2: Hybrid PE = LB = (P+1)/(2P), CommE = 1; MPI PE = LB = (P+1)/(2P),
  *           MPI CommE = 1; OpenMP PE = LB = CommE = 1
- *   Global: thread j of rank r: U = (j+1) + (r+1), max = T+P, NonMPI_r = T+r+1
+ *   Global: thread j of rank r: U = (T-j) + (r+1), max = T+P, NonMPI_r = T+r+1
  *           Hybrid PE = LB = (T+P+2)/(2(T+P)), CommE = 1;
  *           MPI PE = LB = (2T+P+1)/(2(T+P)), MPI CommE = 1;
  *           OpenMP PE = LB = (T+P+2)/(2T+P+1), OpenMP CommE = 1
@@ -68,9 +73,10 @@
 #include "popmon.h"
 #include "work.h"
 
-/* One `omp parallel` region in which thread j works units(j)*W; returns the
- * units worked by the team, or -1 when the team is smaller than t. */
-static long team_work(double w, int t, int per_thread_const)
+/* One `omp parallel` region in which thread j works `same` units of W when
+ * same > 0, else t - j units; returns the units worked by the team, or -1
+ * when the team is smaller than t. */
+static long team_work(double w, int t, int same)
 {
 	long units = 0;
 	int bad_team = 0;
@@ -78,7 +84,7 @@ static long team_work(double w, int t, int per_thread_const)
 	{
 		const int j = omp_get_thread_num();
 		bad_team += j == 0 && omp_get_num_threads() != t;
-		const int u = per_thread_const > 0 ? per_thread_const : j + 1;
+		const int u = same > 0 ? same : t - j;
 		work_ms(u * w);
 		units += u;
 	}

@@ -10,7 +10,7 @@
  * which thread j works (j+1)*W and then waits at the region's implicit
  * barrier for the slowest thread (T*W).
  *
- * Per repetition (T threads = T CPUs; R = elapsed = N*T*W):
+ * Per repetition (wall T*W; T threads = T CPUs; the run's elapsed R = N*T*W):
  *   U    = W*T(T+1)/2                 Σ_j (j+1)*W
  *   Ilb  = W*T(T-1)/2                 Σ_j (T*W - (j+1)*W)
  *   Iser = 0, Isch = 0 (up to fork/join latency), no MPI
@@ -24,11 +24,11 @@
  *          no MPI metrics (absent)
  *   pop-hybrid: per-thread U_j = N*(j+1)*W, max = N*T*W = R
  *          Hybrid PE = LB = q, Hybrid CommE = 1
- *          MPI PE = LB = CommE = 1 (or absent without MPI)
+ *          MPI PE, LB, CommE absent (no MPI)
  *          OpenMP PE = LB = q, OpenMP CommE = 1
  *   pop-additive: SerialUseful = 0, OMP = R, Avg(OMPUseful) = Avg(U) = q*R
  *          Parallel efficiency      = q
- *          Process efficiency       = 1 (MPI LB = 1, MPI CommE = 1)
+ *          Process efficiency       = 1 (MPI LB, MPI CommE absent: no MPI)
  *          Thread efficiency        = q
  *            OpenMP region eff.     = q
  *            Serial region eff.     = 1

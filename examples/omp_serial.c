@@ -9,7 +9,7 @@
  * a perfectly balanced `omp parallel` region in which every one of the T
  * threads works W.
  *
- * Per repetition (T threads = T CPUs; R = elapsed = N*(S+W)):
+ * Per repetition (wall S+W; T threads = T CPUs; the run's elapsed R = N*(S+W)):
  *   U    = S + T*W           useful, all threads
  *   Iser = S*(T-1)           workers idle while the primary runs serial code
  *   Ilb  = 0, Isch = 0       (up to fork/join latency), no MPI
@@ -23,11 +23,11 @@
  *          no MPI metrics (absent)
  *   pop-hybrid: per-thread U: primary N*(S+W), workers N*W each
  *          Hybrid PE = LB = (S+T*W)/(T*(S+W)), Hybrid CommE = 1
- *          MPI PE = LB = CommE = 1 (NonMPI = R; or absent without MPI)
+ *          MPI PE, LB, CommE absent (no MPI)
  *          OpenMP PE = LB = (S+T*W)/(T*(S+W)), OpenMP CommE = 1
  *   pop-additive: SerialUseful = N*S, OMP = N*W, Avg(OMPUseful) = N*W
  *          Parallel efficiency      = (S+T*W)/(T*(S+W))
- *          Process efficiency       = 1 (MPI LB = 1, MPI CommE = 1)
+ *          Process efficiency       = 1 (MPI LB, MPI CommE absent: no MPI)
  *          Thread efficiency        = 1 - x*(1-1/T)
  *            OpenMP region eff.     = 1
  *            Serial region eff.     = 1 - x*(1-1/T)

@@ -64,6 +64,34 @@ echo
 echo "| clock | ns/read | two reads |"
 echo "|---|---:|---:|"
 awk -v a="$cg" -v b="$tsc" 'BEGIN {printf "| clock_gettime(CLOCK_MONOTONIC) | %.1f | %.1f |\n| rdtsc (invariant TSC) | %.1f | %.1f |\n", a, 2*a, b, 2*b}'
+} >> "$out/BENCHMARKS.md"
+
+# Added cost per OpenMP parallel region (clang + LLVM libomp, default wait
+# policy: a passive one makes every region a sleep/wake-up of ~45 us).
+if command -v clang >/dev/null && clang -O2 -fopenmp -o "$out/ompregion" bench/ompregion.c 2>/dev/null; then
+	nolib=$("$bin" build --no-mpi)
+	: > "$out/omp-plain.txt"; : > "$out/omp-popmon.txt"
+	for _ in $(seq $rounds); do
+		OMP_NUM_THREADS=4 "$out/ompregion" >> "$out/omp-plain.txt"
+		OMP_NUM_THREADS=4 POPMON_OUTPUT=/dev/null POPMON_QUIET=1 LD_PRELOAD="$nolib" "$out/ompregion" >> "$out/omp-popmon.txt" 2>/dev/null
+	done
+	p=$(grep ^parallel_region_ns "$out/omp-plain.txt" | awk '{print $2}' | median)
+	q=$(grep ^parallel_region_ns "$out/omp-popmon.txt" | awk '{print $2}' | median)
+	{
+	echo
+	echo "## Added cost per OpenMP parallel region"
+	echo
+	echo "20 000 \`#pragma omp parallel num_threads(4)\` regions with an empty body (bench/ompregion.c, clang +"
+	echo "LLVM libomp), plain and with libpopmon's OMPT tool; $rounds rounds, medians. 4 threads on $(nproc) cores."
+	echo "Budget: ≤ 1 µs added per 4-thread region."
+	echo
+	echo "| threads | plain ns/region | popmon ns/region | added ns/region | ratio |"
+	echo "|---:|---:|---:|---:|---:|"
+	awk -v p="$p" -v q="$q" 'BEGIN {printf "| 4 | %.0f | %.0f | %.0f | %.2f× |\n", p, q, q-p, q/p}'
+	} >> "$out/BENCHMARKS.md"
+fi
+
+{
 echo
 echo "## Whole-run overhead of the demo"
 echo
