@@ -145,13 +145,12 @@ func countersCheck() check {
 }
 
 func omptCheck() check {
-	for _, p := range []string{"/usr/lib/x86_64-linux-gnu/libomp.so.5", "/usr/lib/llvm-14/lib/libomp.so.5",
-		"/usr/lib/llvm-15/lib/libomp.so.5", "/usr/lib/x86_64-linux-gnu/libomp.so"} {
-		if _, err := os.Stat(p); err == nil {
-			return check{ok: true, what: "OpenMP (OMPT)", detail: "LLVM libomp found: " + p}
-		}
+	if p := findLibomp(); p != "" {
+		return check{ok: true, what: "OpenMP (OMPT)", detail: "LLVM libomp found: " + p +
+			" (clang programs use it; GCC programs, whose libgomp has no OMPT, are run on it: --openmp=auto)"}
 	}
-	return check{ok: true, warn: true, what: "OpenMP (OMPT)", detail: "LLVM libomp not found: OpenMP metrics need it",
+	return check{ok: true, warn: true, what: "OpenMP (OMPT)",
+		detail: "LLVM libomp not found: OpenMP metrics need an OMPT runtime (GCC's libgomp has none)",
 		fix: "apt-get install libomp-dev"}
 }
 
