@@ -151,7 +151,7 @@ func omptCheck() check {
 	}
 	return check{ok: true, warn: true, what: "OpenMP (OMPT)",
 		detail: "LLVM libomp not found: OpenMP metrics need an OMPT runtime (GCC's libgomp has none)",
-		fix: "apt-get install libomp-dev"}
+		fix:    "apt-get install libomp-dev"}
 }
 
 var _ io.Writer = (*bytes.Buffer)(nil)
