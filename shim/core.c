@@ -368,8 +368,6 @@ __attribute__((constructor)) static void popmon_init(void)
 		popmon_proc.inert = 1;
 		return;
 	}
-	/* Let an OpenMP runtime start its tool interface now, so that the
-	 * primary charges idle workers from the very start. */
 	popmon_ompt_probe();
 	/* Without MPI the Global region spans the whole process; MPI_Init
 	 * restarts it. */

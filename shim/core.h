@@ -76,6 +76,8 @@ void popmon_fn_totals(uint64_t *calls, uint64_t *ticks); /* POPMON_FN_COUNT each
 void popmon_regions_init(void);
 void popmon_regions_restart_global(uint64_t now); /* discard and reopen Global */
 void popmon_regions_close_all(uint64_t now);
+/* The primary's useful and MPI ticks when Global last (re)started. */
+void popmon_regions_global_base(uint64_t *useful, uint64_t *mpi);
 int popmon_region_count(void);
 /* Region i's name and, converted to nanoseconds, accounts; returns 0 when
  * the region was never visited (nothing to report). */

@@ -31,6 +31,7 @@
 #define _GNU_SOURCE
 #endif
 #include <dlfcn.h>
+#include <sched.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,9 @@ static int ompt_active;          /* the runtime started our tool */
 static char runtime_name[128];
 static int runtime_seen;         /* an OpenMP runtime is loaded */
 static const char *no_ompt_reason;
+static int primary_charged;      /* the primary charges its idle workers */
+static int runtime_cpus(void);
+static void start_charging(struct popmon_thread *t);
 
 enum { MAX_TEAM = 256, RING = 4, TABLE = 1024 };
 
@@ -217,6 +221,11 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parall
 		t->omp_index = index;
 		t->nstack = 0;
 		if (t->slot == 0) {
+			if (!primary_charged)
+				start_charging(t);
+			/* omp_set_num_threads / num_threads may exceed the default. */
+			if ((int)actual_parallelism > popmon_omp_cpus)
+				popmon_omp_cpus = (int)actual_parallelism;
 			uint32_t cpus = (uint32_t)popmon_cpus();
 			t->rate = cpus > actual_parallelism ? cpus - actual_parallelism : 0;
 		}
@@ -440,6 +449,9 @@ static int tool_initialize(ompt_function_lookup_t lookup, int initial_device_num
 	REG(ompt_callback_task_schedule, on_task_schedule);
 #undef REG
 	ompt_active = 1;
+	runtime_seen = 1;
+	popmon_omp_cpus = runtime_cpus();
+	start_charging(popmon_tls);
 	return 1; /* keep the tool */
 }
 
@@ -460,40 +472,82 @@ ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version, const char *
 	return &tool;
 }
 
-void popmon_ompt_probe(void)
+/* The CPUs of the process as the runtime will size its teams: the first
+ * value of OMP_NUM_THREADS, else the CPUs the process may run on (LLVM's
+ * default). Computed without calling the runtime: this runs inside its
+ * initialisation, and the program's own first OpenMP call must stay the
+ * one that starts the runtime (it may set OMP_NUM_THREADS itself first). */
+static int runtime_cpus(void)
 {
-	int (*max_threads)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "omp_get_max_threads");
-	if (!max_threads)
-		return; /* no OpenMP runtime in this program */
-	runtime_seen = 1;
-	/* Initialises the runtime, which starts our tool (ompt_start_tool);
-	 * calling it from the tool's initialize would deadlock. */
-	int n = max_threads();
-	if (!ompt_active) {
-		if (dlsym(RTLD_DEFAULT, "GOMP_parallel") && !dlsym(RTLD_DEFAULT, "__kmpc_fork_call")) {
-			snprintf(runtime_name, sizeof runtime_name, "GNU libgomp");
-			no_ompt_reason = "GNU libgomp has no OMPT: run with popmon run --openmp=libomp "
-					 "(needs LLVM's libomp: apt-get install libomp-dev)";
-		} else {
-			snprintf(runtime_name, sizeof runtime_name, "unknown OpenMP runtime");
-			no_ompt_reason = "the OpenMP runtime did not start popmon's OMPT tool";
-		}
-		popmon_warn_once("noompt", "OpenMP metrics not measured: %s", no_ompt_reason);
+	const char *v = getenv("OMP_NUM_THREADS");
+	if (v && *v) {
+		int n = atoi(v);
+		if (n > 0)
+			return n;
+	}
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof set, &set) == 0) {
+		int n = CPU_COUNT(&set);
+		if (n > 0)
+			return n;
+	}
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)n : 1;
+}
+
+/* Called at tool initialisation (the program's first OpenMP use), on the
+ * thread that started the runtime. From then on the primary charges its
+ * idle workers; the time before, when they were idle too, is charged once,
+ * from the primary's own accounts (serial time to serialization, MPI time
+ * to MPI worker idle). */
+static void start_charging(struct popmon_thread *t)
+{
+	if (!t || t->slot != 0 || primary_charged || popmon_omp_cpus <= 1) {
+		if (t && t->slot == 0)
+			primary_charged = 1;
 		return;
 	}
-	if (n < 1)
-		n = 1;
-	popmon_omp_cpus = n;
-	/* The primary charges its n - 1 idle workers from now on. */
-	struct popmon_thread *t = popmon_tls;
-	if (t && t->slot == 0) {
-		popmon_account(t, popmon_now());
-		t->rate = (uint32_t)(n - 1);
+	primary_charged = 1;
+	uint64_t extra = (uint64_t)(popmon_omp_cpus - 1);
+	popmon_account(t, popmon_now());
+	/* Only the time since Global (re)started (MPI_Init's end): what came
+	 * before is outside every measurement. */
+	uint64_t bu = 0, bm = 0;
+	popmon_regions_global_base(&bu, &bm);
+	uint64_t u = t->acc[POPMON_ST_USEFUL] > bu ? t->acc[POPMON_ST_USEFUL] - bu : 0;
+	uint64_t m = t->acc[POPMON_ST_MPI] > bm ? t->acc[POPMON_ST_MPI] - bm : 0;
+	POPMON_ADD(t->acc[POPMON_ST_OMP_SERIALIZATION], u * extra);
+	POPMON_ADD(t->acc[POPMON_ST_MPI_WORKER_IDLE], m * extra);
+	t->rate = (uint32_t)extra;
+}
+
+void popmon_ompt_probe(void)
+{
+	/* Nothing to do at start-up: the runtime starts the tool when the
+	 * program first uses OpenMP (see ompt_start_tool). */
+}
+
+static void no_ompt_check(void)
+{
+	static int done;
+	if (done || ompt_active)
+		return;
+	done = 1;
+	if (!dlsym(RTLD_DEFAULT, "omp_get_max_threads"))
+		return; /* no OpenMP runtime in this program */
+	if (dlsym(RTLD_DEFAULT, "GOMP_parallel") && !dlsym(RTLD_DEFAULT, "__kmpc_fork_call")) {
+		runtime_seen = 1;
+		snprintf(runtime_name, sizeof runtime_name, "GNU libgomp");
+		no_ompt_reason = "GNU libgomp has no OMPT: run with popmon run --openmp=libomp "
+				 "(needs LLVM's libomp: apt-get install libomp-dev)";
+		popmon_warn_once("noompt", "OpenMP metrics not measured: %s", no_ompt_reason);
 	}
+	/* An OMPT runtime that never started the tool was never used. */
 }
 
 int popmon_openmp_info(const char **runtime, int *ompt, const char **reason, int *max_threads)
 {
+	no_ompt_check();
 	if (!runtime_seen && !ompt_active)
 		return 0;
 	*runtime = runtime_name;

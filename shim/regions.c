@@ -264,6 +264,14 @@ void popmon_regions_restart_global(uint64_t now)
 	pthread_mutex_unlock(&lock);
 }
 
+void popmon_regions_global_base(uint64_t *useful, uint64_t *mpi)
+{
+	pthread_mutex_lock(&lock);
+	*useful = regions[GLOBAL_INDEX].snap.prim_useful;
+	*mpi = regions[GLOBAL_INDEX].snap.prim_mpi;
+	pthread_mutex_unlock(&lock);
+}
+
 void popmon_regions_close_all(uint64_t now)
 {
 	pthread_mutex_lock(&lock);

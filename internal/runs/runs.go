@@ -1,0 +1,358 @@
+// Package runs reads the runs that popmon compares (scaling studies,
+// regression checks): popmon measurement files and DLB/TALP JSON files
+// (DLB 3.5, 3.6 and 3.7 layouts, also the talp-json popmon writes), into
+// one summary model: resources, a label, git metadata and per region the
+// times, counters and POP metrics by the ids of POP-METRICS.md §9.
+package runs
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/popmon/popmon/measure"
+	"github.com/popmon/popmon/pop"
+)
+
+// Kinds of run files ([Run.Kind]).
+const (
+	KindPopmon = "popmon"
+	KindTALP   = "talp-json"
+)
+
+// Run is the summary of one run, from one file.
+type Run struct {
+	// Source is the file the run was read from.
+	Source string
+	// Kind is KindPopmon or KindTALP.
+	Kind string
+	// DLBVersion is the file's "dlbVersion" (TALP files only).
+	DLBVersion string
+	// Timestamp is when the run ended: the file's timestamp, or the file's
+	// modification time when it has none (see TimestampFromMtime).
+	Timestamp time.Time
+	// TimestampFromMtime says the file had no usable timestamp.
+	TimestampFromMtime bool
+	// Git is the run's version-control metadata (TALP's "metadata" block);
+	// empty for popmon files, whose callers fill it from flags or
+	// [GitFromEnv].
+	Git Git
+	// Resources are the run's resources.
+	Resources Resources
+	// Label names the resource configuration, e.g. "4xMPI 2xOpenMP"; see
+	// [Resources.Label].
+	Label string
+	// Model is the metric model of Regions[].Metrics.
+	Model pop.Model
+	// Regions holds the regions, Global first.
+	Regions []Region
+}
+
+// Resources are the resources of a run.
+type Resources struct {
+	// MPI says the program used MPI (TALP: numMpiRanks > 0).
+	MPI bool
+	// Processes is the number of processes: MPI ranks, 1 without MPI.
+	Processes int
+	// Nodes is the number of nodes.
+	Nodes int
+	// CPUs is Σ CPUs of all processes.
+	CPUs int
+	// ThreadsPerProcess is CPUs / Processes, rounded down, at least 1.
+	ThreadsPerProcess int
+	// GPUs is the number of GPU devices.
+	GPUs int
+}
+
+// Label names the configuration: "<P>xMPI <T>xOpenMP" with P processes
+// and T = CPUs/P threads per process ("4xMPI 2xOpenMP"; T with one decimal
+// when CPUs is not a multiple of P), "<T>xOpenMP" for a program without MPI
+// ("1xOpenMP" for a serial run), and " <G>xGPU" appended when the run used
+// GPUs.
+func (r Resources) Label() string {
+	p := max(r.Processes, 1)
+	var threads string
+	if r.CPUs%p == 0 {
+		threads = fmt.Sprintf("%dxOpenMP", max(r.CPUs/p, 1))
+	} else {
+		threads = fmt.Sprintf("%.1fxOpenMP", float64(r.CPUs)/float64(p))
+	}
+	s := threads
+	if r.MPI {
+		s = fmt.Sprintf("%dxMPI %s", p, threads)
+	}
+	if r.GPUs > 0 {
+		s += fmt.Sprintf(" %dxGPU", r.GPUs)
+	}
+	return s
+}
+
+// SameConfiguration reports whether a and b used the same resources:
+// processes, nodes, CPUs and GPUs.
+func (r Resources) SameConfiguration(o Resources) bool {
+	return r.MPI == o.MPI && r.Processes == o.Processes && r.Nodes == o.Nodes && r.CPUs == o.CPUs && r.GPUs == o.GPUs
+}
+
+// Region is the summary of one region of a run.
+type Region struct {
+	// Name is the region name; the whole run is "Global" whatever the DLB
+	// version called it (see [GlobalNames]).
+	Name string
+	// Processes and CPUs are those that visited the region (TALP: the
+	// region's numMpiRanks, 1 without MPI, and numCpus).
+	Processes, CPUs int
+	// ElapsedNS is T, the region's elapsed time.
+	ElapsedNS int64
+	// UsefulNS is ΣU over all CPUs.
+	UsefulNS int64
+	// MPINS is ΣM over all CPUs (TALP's mpiTime).
+	MPINS int64
+	// Instructions and Cycles are Σ over useful time; meaningful only
+	// when HasCounters.
+	Instructions, Cycles float64
+	// HasCounters says the region has hardware counter data.
+	HasCounters bool
+	// Metrics are the region's metrics by id (POP-METRICS.md §9); absent
+	// metrics are absent.
+	Metrics map[string]float64
+	// Tree lists the efficiency metrics of Metrics in tree order, with
+	// their names and depths, for renderers.
+	Tree []Node
+}
+
+// Node is one efficiency of a region's metric tree.
+type Node struct {
+	// ID is the metric id, Name its human label.
+	ID, Name string
+	// Depth is 0 for a root.
+	Depth int
+}
+
+// Region returns the region called name: an exact match, else the only
+// case-insensitive match.
+func (r *Run) Region(name string) (*Region, bool) {
+	for i := range r.Regions {
+		if r.Regions[i].Name == name {
+			return &r.Regions[i], true
+		}
+	}
+	found := -1
+	for i := range r.Regions {
+		if strings.EqualFold(r.Regions[i].Name, name) {
+			if found >= 0 {
+				return nil, false
+			}
+			found = i
+		}
+	}
+	if found < 0 {
+		return nil, false
+	}
+	return &r.Regions[found], true
+}
+
+// GlobalNames are the names DLB gave the whole-run region: "Global"
+// (DLB ≥ 3.5 and popmon), "Application" (DLB 3.5 pre-releases, e.g. the
+// GENE-X samples) and "MPI Execution" (DLB ≤ 3.4). [Load] renames the
+// first of them found to "Global" when the file has no "Global" region.
+var GlobalNames = []string{measure.GlobalRegion, "Application", "MPI Execution"}
+
+// Load reads one run file, popmon measurement or DLB/TALP JSON, and
+// summarises it with model (empty: talp). TALP files have model talp only.
+// Errors name the file.
+func Load(path string, model pop.Model) (*Run, error) {
+	if model == "" {
+		model = pop.ModelTALP
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err // *PathError names the file
+	}
+	var head struct {
+		Format      *string         `json:"format"`
+		DLBVersion  *string         `json:"dlbVersion"`
+		Application json.RawMessage `json:"Application"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("%s: not a popmon measurement nor DLB/TALP JSON: %v", path, err)
+	}
+	var run *Run
+	switch {
+	case head.Format != nil && *head.Format == measure.Format:
+		run, err = loadPopmon(path, data, model)
+	case head.Application != nil:
+		if model != pop.ModelTALP {
+			return nil, fmt.Errorf("%s: DLB/TALP JSON has the metrics of model talp only, not %s: use --model talp, or measure with popmon run for other models", path, model)
+		}
+		run, err = loadTALP(path, head.Application, data)
+	default:
+		return nil, fmt.Errorf("%s: not a popmon measurement nor DLB/TALP JSON (expected \"format\": %q, or TALP's \"dlbVersion\" and \"Application\")", path, measure.Format)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if run.Timestamp.IsZero() {
+		if st, err := os.Stat(path); err == nil {
+			run.Timestamp = st.ModTime().UTC()
+			run.TimestampFromMtime = true
+		}
+	}
+	run.Label = run.Resources.Label()
+	return run, nil
+}
+
+func loadPopmon(path string, data []byte, model pop.Model) (*Run, error) {
+	m, err := measure.Read(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	rep, err := pop.Compute(m, model)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	r := &Run{Source: path, Kind: KindPopmon, Model: model}
+	if t, err := m.Time(); err == nil {
+		r.Timestamp = t.UTC()
+	}
+	res := m.Resources
+	r.Resources = Resources{
+		MPI: m.HasMPI(), Processes: max(res.Processes, 1), Nodes: res.Nodes,
+		CPUs: res.CPUs, GPUs: res.GPUs,
+	}
+	r.Resources.ThreadsPerProcess = max(res.CPUs/r.Resources.Processes, 1)
+	for i := range rep.Regions {
+		g := &rep.Regions[i]
+		reg := Region{
+			Name: g.Name, Processes: g.Processes, CPUs: g.CPUs,
+			ElapsedNS: g.ElapsedNS, UsefulNS: g.Totals.UsefulNS, MPINS: g.Totals.MPINS,
+			Instructions: float64(g.Totals.Instructions), Cycles: float64(g.Totals.Cycles),
+			Metrics: map[string]float64{},
+		}
+		reg.HasCounters = res.HardwareCounters && g.Totals.Cycles > 0
+		for _, x := range g.Metrics {
+			if !x.Measured() {
+				continue
+			}
+			reg.Metrics[x.ID] = x.Value
+			if x.Kind == pop.KindEfficiency {
+				reg.Tree = append(reg.Tree, Node{ID: x.ID, Name: x.Name, Depth: x.Depth})
+			}
+		}
+		r.Regions = append(r.Regions, reg)
+	}
+	return r, nil
+}
+
+// LoadAll loads every file of paths; a directory stands for every *.json
+// file below it (recursively, in name order). Without skipBad the first
+// bad file is an error; with it, warn gets the error (it names the file)
+// and the file is skipped. Runs come in the order of paths.
+func LoadAll(paths []string, model pop.Model, skipBad bool, warn func(error)) ([]*Run, error) {
+	var out []*Run
+	for _, p := range paths {
+		files, err := expand(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			r, err := Load(f, model)
+			if err != nil {
+				if !skipBad {
+					return nil, err
+				}
+				if warn != nil {
+					warn(err)
+				}
+				continue
+			}
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// expand returns path itself for a file, and the *.json files below a
+// directory.
+func expand(path string) ([]string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return []string{path}, nil
+	}
+	var files []string
+	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.EqualFold(filepath.Ext(p), ".json") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+// Git is the version-control metadata of a run (TALP's "metadata" block,
+// written by `talp metadata`, or the CI environment: [GitFromEnv]).
+type Git struct {
+	// Commit is the commit hash.
+	Commit string
+	// Branch is the branch (or tag) name.
+	Branch string
+	// Timestamp is the commit time, as the source wrote it.
+	Timestamp string
+	// IsMergeRequest says the run belongs to a merge/pull request.
+	IsMergeRequest bool
+	// DefaultBranch is the repository's default branch.
+	DefaultBranch string
+}
+
+// IsZero reports whether g holds nothing.
+func (g Git) IsZero() bool { return g == Git{} }
+
+// GitFromEnv reads the git metadata of GitHub Actions (GITHUB_SHA,
+// GITHUB_REF_NAME, GITHUB_EVENT_NAME=pull_request, GITHUB_HEAD_REF for a
+// pull request's branch) or GitLab CI (CI_COMMIT_SHA, CI_COMMIT_REF_NAME,
+// CI_COMMIT_TIMESTAMP, CI_MERGE_REQUEST_IID, CI_DEFAULT_BRANCH) through
+// getenv (os.Getenv in production). Neither: the zero Git.
+func GitFromEnv(getenv func(string) string) Git {
+	if getenv == nil {
+		return Git{}
+	}
+	if sha := getenv("CI_COMMIT_SHA"); sha != "" {
+		return Git{
+			Commit:         sha,
+			Branch:         getenv("CI_COMMIT_REF_NAME"),
+			Timestamp:      getenv("CI_COMMIT_TIMESTAMP"),
+			IsMergeRequest: getenv("CI_MERGE_REQUEST_IID") != "",
+			DefaultBranch:  getenv("CI_DEFAULT_BRANCH"),
+		}
+	}
+	if sha := getenv("GITHUB_SHA"); sha != "" {
+		g := Git{Commit: sha, Branch: getenv("GITHUB_REF_NAME")}
+		if ev := getenv("GITHUB_EVENT_NAME"); ev == "pull_request" || ev == "pull_request_target" {
+			g.IsMergeRequest = true
+			if h := getenv("GITHUB_HEAD_REF"); h != "" {
+				g.Branch = h
+			}
+		}
+		return g
+	}
+	return Git{}
+}
+
+// errNotObject is returned when "Application" is not a JSON object.
+var errNotObject = errors.New(`"Application" is not a JSON object`)
