@@ -197,19 +197,19 @@ func referenceIndex(runs []ScalingRun, ref int) int {
 // the user can say weak). The reason says which rule applied.
 func DetectScalingMode(runs []ScalingRun, ref int) (ScalingMode, string) {
 	if ref < 0 || ref >= len(runs) {
-		return ScalingStrong, "auto: no reference run, strong scaling"
+		return ScalingStrong, "auto: no reference run"
 	}
 	r := runs[ref]
 	if len(runs) < 2 {
-		return ScalingStrong, "auto: one run, strong scaling"
+		return ScalingStrong, "auto: one run"
 	}
 	for _, x := range runs {
 		if !x.HasCounters || x.Instructions <= 0 || x.CPUs <= 0 {
-			return ScalingStrong, "auto: strong scaling (no hardware counters in every run; use --mode weak for weak scaling)"
+			return ScalingStrong, "auto: not every run has hardware counters; --mode weak if the problem grows with the resources"
 		}
 	}
 	if r.CPUs <= 0 {
-		return ScalingStrong, "auto: strong scaling (reference without CPUs)"
+		return ScalingStrong, "auto: reference without CPUs"
 	}
 	refPerCPU := r.Instructions / float64(r.CPUs)
 	lowest := math.Inf(1)
@@ -220,9 +220,9 @@ func DetectScalingMode(runs []ScalingRun, ref int) (ScalingMode, string) {
 		lowest = min(lowest, (x.Instructions/float64(x.CPUs))/refPerCPU)
 	}
 	if lowest >= WeakScalingThreshold {
-		return ScalingWeak, fmt.Sprintf("auto: weak scaling (instructions per CPU ≥ %.2f × the reference's in every run; lowest %.2f)", WeakScalingThreshold, lowest)
+		return ScalingWeak, fmt.Sprintf("auto: instructions per CPU ≥ %.2f × the reference's in every run (lowest %.2f)", WeakScalingThreshold, lowest)
 	}
-	return ScalingStrong, fmt.Sprintf("auto: strong scaling (instructions per CPU fall to %.2f × the reference's, below %.2f)", lowest, WeakScalingThreshold)
+	return ScalingStrong, fmt.Sprintf("auto: instructions per CPU fall to %.2f × the reference's, below %.2f", lowest, WeakScalingThreshold)
 }
 
 // Scale computes the scaling tables of in (POP-METRICS.md §6). It fails
@@ -238,7 +238,7 @@ func Scale(in ScalingInput) (*Scaling, error) {
 	}
 	out := &Scaling{Model: in.Model, Mode: mode}
 	if mode != ScalingAuto {
-		out.ModeReason = "given: " + string(mode) + " scaling"
+		out.ModeReason = "--mode " + string(mode)
 	}
 	for k, reg := range in.Regions {
 		runs := append([]ScalingRun(nil), reg.Runs...)
@@ -250,7 +250,7 @@ func Scale(in ScalingInput) (*Scaling, error) {
 		out.Regions = append(out.Regions, scaleRegion(reg.Name, runs, ref, reg.Tree, out.Mode))
 	}
 	if out.Mode == ScalingAuto { // no regions
-		out.Mode, out.ModeReason = ScalingStrong, "auto: no runs, strong scaling"
+		out.Mode, out.ModeReason = ScalingStrong, "auto: no runs"
 	}
 	return out, nil
 }

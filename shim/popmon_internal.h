@@ -109,7 +109,7 @@ void popmon_warn_once(const char *key, const char *fmt, ...)
  * error is ~1 ppm even for short runs). Otherwise CLOCK_MONOTONIC is used
  * directly and ticks are nanoseconds. rdtsc is not serialising; that is fine
  * for accounting: the reordering window is a few cycles. */
-static inline uint64_t popmon_now(void)
+static inline __attribute__((always_inline)) uint64_t popmon_now(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	if (__builtin_expect(popmon_clock_tsc, 1)) {
@@ -143,7 +143,7 @@ static inline uint32_t popmon_charge_state(uint32_t st)
 
 /* Adds the time since the last change to the current state (and the idle
  * workers' charge); returns the elapsed ticks. */
-static inline uint64_t popmon_account(struct popmon_thread *t, uint64_t now)
+static inline __attribute__((always_inline)) uint64_t popmon_account(struct popmon_thread *t, uint64_t now)
 {
 	uint64_t d = popmon_delta(t->last, now);
 	POPMON_ADD(t->acc[t->state], d);

@@ -68,6 +68,8 @@ func commands() []command {
 		{"run", "run a program (or launcher) under popmon and print its report", runCmd},
 		{"exec", "per-rank form: mpirun -np N popmon exec -- ./app", execCmd},
 		{"report", "print the report of a measurement file (text, json, csv, talp-json)", reportCmd},
+		{"scaling", "compare runs on different resources: scaling table (text, csv, json, markdown)", scalingCmd},
+		{"check", "compare a run against a baseline; exit 1 when an efficiency dropped", checkCmd},
 		{"doctor", "explain what this machine supports and what is missing", doctorCmd},
 		{"build", "build (or find) the measurement library and print its path", buildCmd},
 		{"version", "print popmon's version", versionCmd},

@@ -266,7 +266,7 @@ func compile(ctx context.Context, compiler string, opts Options, sources map[str
 		cfiles = append(cfiles, name)
 	}
 	sort.Strings(cfiles)
-	args := []string{"-std=c11", "-O2", "-g", "-fPIC", "-shared", "-Wall", "-Wextra",
+	args := []string{"-std=c11", "-O2", "-fPIC", "-shared", "-Wall", "-Wextra",
 		"-fvisibility=default", "-D_GNU_SOURCE", "-I."}
 	if opts.Werror || os.Getenv("POPMON_WERROR") == "1" {
 		args = append(args, "-Werror")

@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/popmon/popmon/internal/report"
+	"github.com/popmon/popmon/internal/runs"
+	"github.com/popmon/popmon/pop"
+)
+
+const scalingHelp = `
+Compares runs of one program on different resources (a scaling study):
+per region, one column per run (sorted by CPUs), the efficiency tree of
+each run, computation scalability (instruction, IPC and frequency scaling
+with hardware counters), global efficiency, speedup and elapsed time,
+relative to a reference run (the one with the fewest CPUs unless
+--reference names another). Reads popmon measurement files and DLB/TALP
+JSON files; a directory stands for every *.json file below it.
+
+  popmon scaling runs/                         text table
+  popmon scaling --format markdown runs/ > scaling.md
+  popmon scaling --mode weak --reference "4xMPI 1xOpenMP" a.json b.json c.json
+
+--mode auto decides weak scaling when every run's instructions per CPU
+are at least 0.75 times the reference's (needs hardware counters), else
+strong. Formulas, labels and the JSON shape: docs/scaling.md.`
+
+func scalingCmd(env *Env, args []string) error {
+	fs := newFlags("scaling", "[--model M] [--reference LABEL|FILE] [--mode auto|strong|weak] [--format F] [--region NAME] [--skip-bad] FILES/DIRS...", scalingHelp, env.Stderr)
+	model := fs.String("model", string(pop.ModelTALP), "metric model: talp, pop-hybrid, pop-additive (TALP files: talp only)")
+	ref := fs.String("reference", "", "reference run: a label (\"2xMPI 1xOpenMP\") or a file; default: the fewest CPUs")
+	mode := fs.String("mode", "auto", "scaling mode: auto, strong or weak")
+	format := fs.String("format", report.FormatText, "output format: "+strings.Join(report.ScalingFormats(), ", "))
+	region := fs.String("region", "", "only this region (case-insensitive)")
+	skipBad := fs.Bool("skip-bad", false, "warn about unreadable files and go on without them")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return fail(ExitUsage, "expected measurement files or directories")
+	}
+	okFormat := false
+	for _, f := range report.ScalingFormats() {
+		okFormat = okFormat || f == *format
+	}
+	if !okFormat {
+		return fail(ExitUsage, "unknown format %q: use one of %s", *format, strings.Join(report.ScalingFormats(), ", "))
+	}
+	m, err := pop.ParseModel(*model)
+	if err != nil {
+		return fail(ExitUsage, "%v", err)
+	}
+	sm, err := pop.ParseScalingMode(*mode)
+	if err != nil {
+		return fail(ExitUsage, "%v", err)
+	}
+	rs, err := runs.LoadAll(fs.Args(), m, *skipBad, func(err error) {
+		fmt.Fprintf(env.Stderr, "popmon scaling: skipping %v\n", err)
+	})
+	if err != nil {
+		return fail(ExitInput, "%v (--skip-bad skips such files)", err)
+	}
+	if len(rs) == 0 {
+		return fail(ExitInput, "no runs found in %s", strings.Join(fs.Args(), " "))
+	}
+	refIdx := -1
+	if *ref != "" {
+		if refIdx, err = runs.FindReference(rs, *ref); err != nil {
+			return fail(ExitUsage, "%v", err)
+		}
+	}
+	in, err := runs.ScalingInput(rs, m, sm, refIdx, *region)
+	if err != nil {
+		return fail(ExitUsage, "%v", err)
+	}
+	s, err := pop.Scale(in)
+	if err != nil {
+		return fail(ExitUsage, "%v", err)
+	}
+	opts := report.ScalingOptions{Color: isTerminal(env.Stdout) && os.Getenv("NO_COLOR") == ""}
+	if err := report.RenderScaling(env.Stdout, *format, s, opts); err != nil {
+		return fail(ExitFailure, "%v", err)
+	}
+	return nil
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

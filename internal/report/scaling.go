@@ -1,0 +1,218 @@
+package report
+
+import (
+	"bufio"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/popmon/popmon/pop"
+)
+
+// Scaling format names (FormatText, FormatJSON and FormatCSV also apply).
+const (
+	FormatMarkdown = "markdown"
+)
+
+// ScalingFormats returns the formats RenderScaling accepts, the default
+// first.
+func ScalingFormats() []string {
+	return []string{FormatText, FormatCSV, FormatJSON, FormatMarkdown}
+}
+
+// ScalingOptions adjust the scaling renderers.
+type ScalingOptions struct {
+	// Color colours efficiencies by goodness in the text format (ANSI
+	// escapes; the caller sets it only for a terminal).
+	Color bool
+}
+
+// RenderScaling writes s in the named format: text (a table per region,
+// metrics down, runs across, 2 decimals), csv (long format), json
+// (POP-METRICS.md §9) or markdown.
+func RenderScaling(w io.Writer, format string, s *pop.Scaling, opts ScalingOptions) error {
+	if s == nil {
+		return fmt.Errorf("render %s scaling: no scaling", format)
+	}
+	var err error
+	switch format {
+	case FormatText:
+		err = scalingText(w, s, opts)
+	case FormatCSV:
+		err = scalingCSV(w, s)
+	case FormatJSON:
+		err = scalingJSON(w, s)
+	case FormatMarkdown:
+		err = scalingMarkdown(w, s)
+	default:
+		return fmt.Errorf("unknown scaling format %q: use one of %s", format, strings.Join(ScalingFormats(), ", "))
+	}
+	if err != nil {
+		return fmt.Errorf("render %s scaling: %w", format, err)
+	}
+	return nil
+}
+
+// scalingCell formats one value for text and markdown: 2 decimals, "-"
+// when absent.
+func scalingCell(r *pop.ScalingRow, i int) string {
+	v, ok := r.Value(i)
+	if !ok {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// ANSI colours of efficiencies: POP's usual bands.
+const (
+	ansiGood  = "\x1b[32m" // ≥ 0.8
+	ansiFair  = "\x1b[33m" // ≥ 0.6
+	ansiBad   = "\x1b[31m" // < 0.6
+	ansiReset = "\x1b[0m"
+)
+
+func colour(v float64) string {
+	switch {
+	case v >= 0.8:
+		return ansiGood
+	case v >= 0.6:
+		return ansiFair
+	}
+	return ansiBad
+}
+
+func scalingHeader(s *pop.Scaling) string {
+	return fmt.Sprintf("POP scaling: model %s, %s scaling (%s)", s.Model, s.Mode, s.ModeReason)
+}
+
+func scalingText(w io.Writer, s *pop.Scaling, opts ScalingOptions) error {
+	b := bufio.NewWriter(w)
+	fmt.Fprintln(b, scalingHeader(s))
+	for k := range s.Regions {
+		g := &s.Regions[k]
+		fmt.Fprintf(b, "\nRegion %s", g.Name)
+		if len(g.Runs) > 0 {
+			ref := g.Runs[g.Reference]
+			fmt.Fprintf(b, " (reference: %s, %s)", ref.Label, ref.Source)
+		}
+		fmt.Fprintln(b)
+		nameW := len("Metric")
+		for _, r := range g.Rows {
+			nameW = max(nameW, 2*r.Depth+len([]rune(r.Name)))
+		}
+		colW := make([]int, len(g.Runs))
+		for i, x := range g.Runs {
+			colW[i] = max(len(x.Label), len(strconv.Itoa(x.CPUs))+5, 6)
+		}
+		fmt.Fprintf(b, "%-*s", nameW, "Metric")
+		for i, x := range g.Runs {
+			fmt.Fprintf(b, "  %*s", colW[i], x.Label)
+		}
+		fmt.Fprintf(b, "\n%-*s", nameW, "")
+		for i, x := range g.Runs {
+			fmt.Fprintf(b, "  %*s", colW[i], fmt.Sprintf("%d CPUs", x.CPUs))
+		}
+		fmt.Fprintln(b)
+		for j := range g.Rows {
+			r := &g.Rows[j]
+			label := strings.Repeat("  ", r.Depth) + r.Name
+			fmt.Fprintf(b, "%s%s", label, strings.Repeat(" ", nameW-len([]rune(label))))
+			for i := range g.Runs {
+				cell := scalingCell(r, i)
+				v, ok := r.Value(i)
+				if opts.Color && ok && r.Kind == pop.KindEfficiency {
+					fmt.Fprintf(b, "  %s%s%s%s", strings.Repeat(" ", colW[i]-len(cell)), colour(v), cell, ansiReset)
+				} else {
+					fmt.Fprintf(b, "  %*s", colW[i], cell)
+				}
+			}
+			fmt.Fprintln(b)
+		}
+	}
+	return b.Flush()
+}
+
+func scalingCSV(w io.Writer, s *pop.Scaling) error {
+	c := csv.NewWriter(w)
+	if err := c.Write([]string{"region", "label", "cpus", "source", "metric", "value"}); err != nil {
+		return err
+	}
+	for k := range s.Regions {
+		g := &s.Regions[k]
+		for i, x := range g.Runs {
+			for j := range g.Rows {
+				v, ok := g.Rows[j].Value(i)
+				if !ok {
+					continue
+				}
+				if err := c.Write([]string{g.Name, x.Label, strconv.Itoa(x.CPUs), x.Source, g.Rows[j].ID, num(v)}); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	c.Flush()
+	return c.Error()
+}
+
+func scalingJSON(w io.Writer, s *pop.Scaling) error {
+	regs := make([]object, 0, len(s.Regions))
+	for k := range s.Regions {
+		g := &s.Regions[k]
+		runs := make([]object, 0, len(g.Runs))
+		for i, x := range g.Runs {
+			metrics := object{}
+			for j := range g.Rows {
+				if v, ok := g.Rows[j].Value(i); ok {
+					metrics = append(metrics, member{g.Rows[j].ID, float(v)})
+				}
+			}
+			runs = append(runs, object{
+				{"label", x.Label}, {"cpus", x.CPUs}, {"source", x.Source},
+				{"reference", i == g.Reference}, {"metrics", metrics},
+			})
+		}
+		regs = append(regs, object{{"name", g.Name}, {"runs", runs}})
+	}
+	return writeIndented(w, object{
+		{"model", string(s.Model)}, {"mode", string(s.Mode)}, {"mode_reason", s.ModeReason}, {"regions", regs},
+	})
+}
+
+// mdEscape escapes the characters that break a Markdown table cell.
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+}
+
+func scalingMarkdown(w io.Writer, s *pop.Scaling) error {
+	b := bufio.NewWriter(w)
+	fmt.Fprintf(b, "## POP scaling\n\nModel `%s`, **%s scaling** (%s).\n", s.Model, s.Mode, mdEscape(s.ModeReason))
+	for k := range s.Regions {
+		g := &s.Regions[k]
+		fmt.Fprintf(b, "\n### Region %s\n\n", mdEscape(g.Name))
+		if len(g.Runs) > 0 {
+			ref := g.Runs[g.Reference]
+			fmt.Fprintf(b, "Reference: %s (`%s`).\n\n", mdEscape(ref.Label), mdEscape(ref.Source))
+		}
+		b.WriteString("| Metric |")
+		for _, x := range g.Runs {
+			fmt.Fprintf(b, " %s (%d CPUs) |", mdEscape(x.Label), x.CPUs)
+		}
+		b.WriteString("\n|---|")
+		for range g.Runs {
+			b.WriteString("---:|")
+		}
+		b.WriteString("\n")
+		for j := range g.Rows {
+			r := &g.Rows[j]
+			fmt.Fprintf(b, "| %s%s |", strings.Repeat("&nbsp;&nbsp;", r.Depth), mdEscape(r.Name))
+			for i := range g.Runs {
+				fmt.Fprintf(b, " %s |", scalingCell(r, i))
+			}
+			b.WriteString("\n")
+		}
+	}
+	return b.Flush()
+}
