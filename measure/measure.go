@@ -59,6 +59,8 @@ type Measurement struct {
 	MPICalls []MPICall `json:"mpi_calls"`
 	// OpenMP is present when the program used an OpenMP runtime.
 	OpenMP *OpenMP `json:"openmp,omitempty"`
+	// Git is the program's version-control state, when known.
+	Git *Git `json:"git,omitempty"`
 	// OMPRegions profiles every outermost OpenMP parallel construct.
 	OMPRegions []OMPRegion `json:"omp_regions,omitempty"`
 	// Warnings are the lines the library printed with the "popmon:" prefix:

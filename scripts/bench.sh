@@ -129,5 +129,21 @@ echo "MPICH on more ranks than cores each of the ~8 collectives at \`MPI_Finaliz
 echo "names, the gather, the call-profile reductions) costs a scheduler time slice because MPICH busy-waits."
 echo "The per-call cost above is what scales with the run."
 } >> "$out/BENCHMARKS.md"
+# popmon pages over 1,000 runs x 10 regions (synthetic measurement files).
+go=$(command -v go || echo /usr/local/go/bin/go)
+pns=$("$go" test -run '^$' -bench Pages1000 -benchtime 3x ./internal/pages 2>/dev/null | awk '/^BenchmarkPages1000/ {print $3}')
+if [ -n "$pns" ]; then
+	{
+	echo
+	echo "## popmon pages over 1,000 runs"
+	echo
+	echo "\`go test -run '^\$' -bench Pages1000 -benchtime 3x ./internal/pages\`: 1,000 synthetic popmon measurement files"
+	echo "(1/2/4/8 ranks) × 10 regions, all regions shown; reading, scaling tables, evolution charts, badges."
+	echo
+	echo "| runs × regions | time per site |"
+	echo "|---|---:|"
+	awk -v n="$pns" 'BEGIN {printf "| 1,000 × 10 | %.2f s |\n", n/1e9}'
+	} >> "$out/BENCHMARKS.md"
+fi
 cp "$out/BENCHMARKS.md" BENCHMARKS.md
 cat BENCHMARKS.md

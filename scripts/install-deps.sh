@@ -1,11 +1,12 @@
 #!/bin/sh
 # Installs what popmon needs to build, run its demo and run its tests on
 # Debian/Ubuntu: Go, a C compiler, Open MPI and MPICH (side by side), gfortran,
-# clang and LLVM's OpenMP runtime (libomp: OpenMP measurement through OMPT).
+# clang and LLVM's OpenMP runtime (libomp: OpenMP measurement through OMPT),
+# and Chromium (the tests render the pages popmon generates in a headless browser).
 # As root it installs with apt-get; otherwise it prints the command to run.
 set -eu
 
-pkgs="build-essential gfortran libopenmpi-dev openmpi-bin mpich libmpich-dev clang libomp-dev"
+pkgs="build-essential gfortran libopenmpi-dev openmpi-bin mpich libmpich-dev clang libomp-dev chromium fonts-dejavu-core"
 have_go=1
 command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] || have_go=0
 [ "$have_go" = 1 ] || pkgs="$pkgs golang-go"

@@ -132,6 +132,27 @@ static void write_json(FILE *f, const struct popmon_run *run)
 		json_str(f, run->thread_level ? run->thread_level : "single");
 		fputs("}", f);
 	}
+	const char *commit = getenv("POPMON_GIT_COMMIT");
+	if (commit && *commit) {
+		static const char *const keys[][2] = {
+			{"branch", "POPMON_GIT_BRANCH"},
+			{"timestamp", "POPMON_GIT_TIMESTAMP"},
+			{"default_branch", "POPMON_GIT_DEFAULT_BRANCH"},
+		};
+		fputs(",\n  \"git\": {\"commit\": ", f);
+		json_str(f, commit);
+		for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+			const char *v = getenv(keys[k][1]);
+			if (v && *v) {
+				fprintf(f, ", \"%s\": ", keys[k][0]);
+				json_str(f, v);
+			}
+		}
+		const char *mr = getenv("POPMON_GIT_MERGE_REQUEST");
+		if (mr && *mr && strcmp(mr, "0") != 0)
+			fputs(", \"is_merge_request\": true", f);
+		fputs("}", f);
+	}
 	fprintf(f, ",\n  \"clock\": {\"source\": \"%s\"},\n", popmon_clock_tsc ? "tsc" : "monotonic");
 	fprintf(f,
 		"  \"resources\": {\"processes\": %d, \"nodes\": %d, \"cpus\": %lld, \"gpus\": 0, "

@@ -70,6 +70,7 @@ func commands() []command {
 		{"report", "print the report of a measurement file (text, json, csv, talp-json)", reportCmd},
 		{"scaling", "compare runs on different resources: scaling table (text, csv, json, markdown)", scalingCmd},
 		{"check", "compare a run against a baseline; exit 1 when an efficiency dropped", checkCmd},
+		{"pages", "write a static site: scaling tables, evolution charts, badge (offline)", pagesCmd},
 		{"doctor", "explain what this machine supports and what is missing", doctorCmd},
 		{"build", "build (or find) the measurement library and print its path", buildCmd},
 		{"version", "print popmon's version", versionCmd},

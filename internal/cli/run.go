@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/popmon/popmon/internal/runs"
 	"github.com/popmon/popmon/internal/shimbuild"
 	"github.com/popmon/popmon/pop"
 )
@@ -34,10 +35,13 @@ several nodes, the launcher must pass LD_PRELOAD on (Open MPI: -x LD_PRELOAD
 'mpirun -np N popmon exec -- ./app'.`
 
 type measureFlags struct {
-	output string
-	mpicc  string
-	noMPI  bool
-	openmp string
+	output    string
+	mpicc     string
+	noMPI     bool
+	openmp    string
+	gitCommit string
+	gitBranch string
+	gitTime   string
 }
 
 func (m *measureFlags) register(fs interface {
@@ -47,7 +51,42 @@ func (m *measureFlags) register(fs interface {
 	fs.StringVar(&m.output, "o", "", "measurement file to write (default popmon-APP-DATE.json; never overwritten)")
 	fs.StringVar(&m.mpicc, "mpicc", "", "MPI C compiler wrapper to build the library with (default $POPMON_MPICC, then mpicc)")
 	fs.BoolVar(&m.noMPI, "no-mpi", false, "measure a program that does not use MPI (builds the library with cc)")
+	fs.StringVar(&m.gitCommit, "git-commit", "", "record this commit in the measurement (default: the CI environment of GitLab CI / GitHub Actions)")
+	fs.StringVar(&m.gitBranch, "git-branch", "", "record this branch in the measurement (default: the CI environment)")
+	fs.StringVar(&m.gitTime, "git-time", "", "record this commit time (RFC 3339) in the measurement (default: the CI environment)")
 	fs.StringVar(&m.openmp, "openmp", openmpAuto, "OpenMP runtime: auto (preload LLVM libomp for GCC/libgomp programs, which have no OMPT), libomp, native, off")
+}
+
+// gitEnv returns the POPMON_GIT_* variables through which the library
+// records the version-control state: the flags, else the CI environment.
+func (m *measureFlags) gitEnv(getenv func(string) string) map[string]string {
+	g := runs.GitFromEnv(getenv)
+	if m.gitCommit != "" {
+		g = runs.Git{Commit: m.gitCommit, Branch: m.gitBranch, Timestamp: m.gitTime}
+	}
+	if m.gitBranch != "" {
+		g.Branch = m.gitBranch
+	}
+	if m.gitTime != "" {
+		g.Timestamp = m.gitTime
+	}
+	if g.Commit == "" {
+		return nil
+	}
+	out := map[string]string{"POPMON_GIT_COMMIT": g.Commit}
+	if g.Branch != "" {
+		out["POPMON_GIT_BRANCH"] = g.Branch
+	}
+	if g.Timestamp != "" {
+		out["POPMON_GIT_TIMESTAMP"] = g.Timestamp
+	}
+	if g.DefaultBranch != "" {
+		out["POPMON_GIT_DEFAULT_BRANCH"] = g.DefaultBranch
+	}
+	if g.IsMergeRequest {
+		out["POPMON_GIT_MERGE_REQUEST"] = "1"
+	}
+	return out
 }
 
 // environment returns the measured command's environment: the library (and
@@ -61,6 +100,9 @@ func (m *measureFlags) environment(stderr io.Writer, lib string, cmdline []strin
 		fmt.Fprintln(stderr, note)
 	}
 	for k, v := range env {
+		set[k] = v
+	}
+	for k, v := range m.gitEnv(os.Getenv) {
 		set[k] = v
 	}
 	preload := strings.Join(append([]string{lib}, extra...), ":")

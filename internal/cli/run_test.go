@@ -99,3 +99,32 @@ func TestDefaultOutputName(t *testing.T) {
 		t.Errorf("defaultOutputName = %q", got)
 	}
 }
+
+func TestGitEnv(t *testing.T) {
+	env := map[string]string{"GITHUB_SHA": "abc", "GITHUB_REF_NAME": "main", "GITHUB_EVENT_NAME": "pull_request", "GITHUB_HEAD_REF": "feat"}
+	getenv := func(k string) string { return env[k] }
+	tests := []struct {
+		name  string
+		flags measureFlags
+		env   func(string) string
+		want  map[string]string
+	}{
+		{"none", measureFlags{}, func(string) string { return "" }, nil},
+		{"github", measureFlags{}, getenv, map[string]string{"POPMON_GIT_COMMIT": "abc", "POPMON_GIT_BRANCH": "feat", "POPMON_GIT_MERGE_REQUEST": "1"}},
+		{"flags win", measureFlags{gitCommit: "f00", gitBranch: "x"}, getenv, map[string]string{"POPMON_GIT_COMMIT": "f00", "POPMON_GIT_BRANCH": "x"}},
+		{"branch override", measureFlags{gitBranch: "y"}, getenv, map[string]string{"POPMON_GIT_COMMIT": "abc", "POPMON_GIT_BRANCH": "y", "POPMON_GIT_MERGE_REQUEST": "1"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.flags.gitEnv(tc.env)
+			if len(got) != len(tc.want) {
+				t.Fatalf("gitEnv = %v, want %v", got, tc.want)
+			}
+			for k, v := range tc.want {
+				if got[k] != v {
+					t.Errorf("%s = %q, want %q", k, got[k], v)
+				}
+			}
+		})
+	}
+}

@@ -578,6 +578,14 @@ func TestTALPJSONExport(t *testing.T) {
 			if doc.Resources["numMpiRanks"] != 4 || doc.Resources["numNodes"] != 1 {
 				t.Errorf("resources %v", doc.Resources)
 			}
+			// popmon reads its own talp-json export back (scaling, check, pages).
+			tj := filepath.Join(t.TempDir(), "talp.json")
+			if err := os.WriteFile(tj, []byte(so), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if out, se, code := popmon(t, nil, "scaling", "--format", "json", tj); code != 0 || !strings.Contains(out, `"mpi_load_balance"`) {
+				t.Errorf("scaling of the talp-json export: exit %d\n%s%s", code, out, se)
+			}
 		})
 	}
 }

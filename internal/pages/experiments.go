@@ -90,7 +90,7 @@ func Discover(dir, skip string) ([]*Experiment, error) {
 		out = append(out, &Experiment{Name: filepath.ToSlash(rel), Files: files})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	used := map[string]bool{}
+	used := map[string]bool{"index.html": true, "badge.svg": true} // the site root's files
 	for _, e := range out {
 		e.Slug = uniqueSlug(slug(e.Name), used)
 	}

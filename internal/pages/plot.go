@@ -40,7 +40,7 @@ type LineChart struct {
 // Layout of a line chart.
 const (
 	chartLeft   = 64.0
-	chartRight  = 16.0
+	chartRight  = 40.0
 	chartTop    = 28.0
 	chartBottom = 44.0
 	legendRow   = 16.0
@@ -101,6 +101,7 @@ func (c *LineChart) SVG() string {
 			xt = append(xt, xmin+float64(i)*(xmax-xmin)/5)
 		}
 	}
+	prev := ""
 	for _, t := range xt {
 		if t < xmin || t > xmax {
 			continue
@@ -111,7 +112,10 @@ func (c *LineChart) SVG() string {
 		if c.XTick != nil {
 			label = c.XTick(t)
 		}
-		b.text(x, y0+16, "middle", "s", label)
+		if label != prev { // a short range repeats labels
+			b.text(x, y0+16, "middle", "s", label)
+		}
+		prev = label
 	}
 	// Axes.
 	b.line(x0, y0, x1, y0, "#333", 1)

@@ -31,8 +31,8 @@ func NiceTicks(lo, hi float64, n int) (ticks []float64, min, max float64) {
 		n = 2
 	}
 	step := niceStep((hi - lo) / float64(n-1))
-	min = math.Floor(lo/step) * step
-	max = math.Ceil(hi/step) * step
+	min = roundTo(math.Floor(lo/step+1e-9)*step, step)
+	max = roundTo(math.Ceil(hi/step-1e-9)*step, step)
 	for i := 0; ; i++ {
 		v := min + float64(i)*step
 		if v > max+step/2 || i > 1000 {

@@ -218,6 +218,10 @@ func loadPopmon(path string, data []byte, model pop.Model) (*Run, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	r := &Run{Source: path, Kind: KindPopmon, Model: model}
+	if m.Git != nil {
+		r.Git = Git{Commit: m.Git.Commit, Branch: m.Git.Branch, Timestamp: m.Git.Timestamp,
+			IsMergeRequest: m.Git.IsMergeRequest, DefaultBranch: m.Git.DefaultBranch}
+	}
 	if t, err := m.Time(); err == nil {
 		r.Timestamp = t.UTC()
 	}

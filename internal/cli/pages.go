@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/popmon/popmon/internal/pages"
+	"github.com/popmon/popmon/pop"
+)
+
+const pagesHelp = `
+Writes a static, self-contained web site from a folder of runs (popmon
+measurement files and DLB/TALP JSON files): an index of experiments and,
+per experiment, the scaling table coloured red (0) to green (1), evolution
+charts over time or commits, per-process useful vs MPI time of the newest
+run, and a badge (badge.svg). Every folder holding *.json files is one
+experiment (talp-pages' convention). The site loads nothing from the
+network.
+
+  popmon pages -i runs/ -o public/
+  popmon pages -i runs/ -o public/ --region Global --region solve --title "My app"
+
+The output folder must be new, empty, or written by popmon pages before
+(it holds a .popmon-pages marker); files others put there are kept.
+Documentation: docs/pages.md.`
+
+// pagesRegions collects repeated --region flags.
+type pagesRegions []string
+
+func (l *pagesRegions) String() string { return strings.Join(*l, ",") }
+
+func (l *pagesRegions) Set(s string) error {
+	if s == "" {
+		return fmt.Errorf("empty region name")
+	}
+	*l = append(*l, s)
+	return nil
+}
+
+func pagesCmd(env *Env, args []string) error {
+	fs := newFlags("pages", "-i DIR -o SITE [--model M] [--region NAME ...] [--skip-bad] [--title T]", pagesHelp, env.Stderr)
+	in := fs.String("i", "", "input folder: experiments are the folders holding *.json run files")
+	out := fs.String("o", "", "output folder of the site (new, empty, or an earlier popmon pages site)")
+	model := fs.String("model", string(pop.ModelTALP), "metric model: talp, pop-hybrid, pop-additive (TALP files: talp only)")
+	var regions pagesRegions
+	fs.Var(&regions, "region", "region to show, repeatable (default Global)")
+	skipBad := fs.Bool("skip-bad", false, "warn about unreadable files and go on without them")
+	title := fs.String("title", pages.DefaultTitle, "site title")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *in == "" || *out == "" || fs.NArg() != 0 {
+		fs.Usage()
+		return fail(ExitUsage, "expected -i DIR and -o SITE and no other arguments")
+	}
+	m, err := pop.ParseModel(*model)
+	if err != nil {
+		return fail(ExitUsage, "%v", err)
+	}
+	opts := pages.Options{
+		Input: *in, Output: *out, Model: m, Regions: regions, SkipBad: *skipBad, Title: *title,
+		Warn: func(err error) { fmt.Fprintf(env.Stderr, "popmon pages: skipping: %v\n", err) },
+	}
+	if isTerminal(env.Stderr) {
+		opts.Progress = env.Stderr
+	}
+	res, err := pages.Generate(opts)
+	if err != nil {
+		return fail(ExitInput, "%v", err)
+	}
+	fmt.Fprintf(env.Stdout, "popmon pages: wrote %s/index.html: %d experiment(s), %d run(s)", strings.TrimRight(*out, "/"), res.Experiments, res.Runs)
+	if res.Skipped > 0 {
+		fmt.Fprintf(env.Stdout, ", %d bad file(s) skipped", res.Skipped)
+	}
+	fmt.Fprintln(env.Stdout)
+	return nil
+}
+
+// pagesTerminal reports whether w is a terminal (progress goes there).

@@ -1,0 +1,317 @@
+// Package pages writes popmon's static site (popmon pages): an index of
+// experiments, and per experiment the POP scaling table coloured by
+// value, evolution charts over time or commits, per-process times of the
+// newest run and a badge. Everything is inline or local: the site makes
+// no network request. docs/pages.md describes the site.
+package pages
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"path/filepath"
+	"strings"
+
+	"github.com/popmon/popmon/internal/runs"
+	"github.com/popmon/popmon/pop"
+)
+
+// DefaultTitle is the site title when Options.Title is empty.
+const DefaultTitle = "POP efficiency"
+
+// maxRunRows is the number of runs listed on an experiment page.
+const maxRunRows = 100
+
+// Options configure [Generate].
+type Options struct {
+	// Input is the folder of experiments; Output the site folder.
+	Input, Output string
+	// Model is the metric model (empty: talp).
+	Model pop.Model
+	// Regions are the regions shown (empty: Global).
+	Regions []string
+	// SkipBad leaves unreadable files out (Warn gets the errors) instead
+	// of failing.
+	SkipBad bool
+	// Title is the site title (empty: DefaultTitle).
+	Title string
+	// Warn receives warnings (nil: dropped).
+	Warn func(error)
+	// Progress receives progress lines for long work (nil: quiet); the
+	// caller sets it only for a terminal.
+	Progress io.Writer
+}
+
+// Result says what Generate did.
+type Result struct {
+	// Experiments and Runs are the numbers shown; Skipped the files left
+	// out with SkipBad.
+	Experiments, Runs, Skipped int
+	// Files are the site files written, relative to Output.
+	Files []string
+}
+
+// Generate reads the experiments below opts.Input and writes the site to
+// opts.Output. Errors name the file or folder at fault.
+func Generate(opts Options) (*Result, error) {
+	if opts.Input == "" || opts.Output == "" {
+		return nil, fmt.Errorf("pages: an input folder and an output folder are needed")
+	}
+	if opts.Model == "" {
+		opts.Model = pop.ModelTALP
+	}
+	if len(opts.Regions) == 0 {
+		opts.Regions = []string{runs.GlobalNames[0]}
+	}
+	if opts.Title == "" {
+		opts.Title = DefaultTitle
+	}
+	// Refuse a foreign output folder before any long work.
+	if _, err := checkOutput(opts.Output); err != nil {
+		return nil, err
+	}
+	exps, err := Discover(opts.Input, opts.Output)
+	if err != nil {
+		return nil, err
+	}
+	nfiles := 0
+	for _, e := range exps {
+		nfiles += len(e.Files)
+	}
+	if nfiles == 0 {
+		return nil, fmt.Errorf("input %s: no *.json run files below it", opts.Input)
+	}
+	prog := newProgress(opts.Progress, fmt.Sprintf("reading %d files", nfiles), nfiles)
+	exps, skipped, err := loadExperiments(exps, opts.Model, opts.SkipBad, opts.Warn, prog)
+	if err != nil {
+		return nil, err
+	}
+	if len(exps) == 0 {
+		return nil, fmt.Errorf("input %s: no readable run files", opts.Input)
+	}
+	files, nruns, err := buildSite(exps, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeSite(opts.Output, files); err != nil {
+		return nil, err
+	}
+	res := &Result{Experiments: len(exps), Runs: nruns, Skipped: skipped}
+	for n := range files {
+		res.Files = append(res.Files, n)
+	}
+	return res, nil
+}
+
+// buildSite renders every file of the site in memory.
+func buildSite(exps []*Experiment, opts Options) (map[string][]byte, int, error) {
+	files := map[string][]byte{}
+	scale := scaleLegend()
+	idx := indexPage{Title: opts.Title, Model: string(opts.Model), CSS: template.CSS(pageCSS), Regions: opts.Regions, Scale: scale}
+	var newest *runs.Run
+	prog := newProgress(opts.Progress, fmt.Sprintf("writing %d experiments", len(exps)), len(exps))
+	for _, e := range exps {
+		page, err := experimentPage(e, opts)
+		if err != nil {
+			return nil, 0, err
+		}
+		page.Scale = scale
+		html, err := render(expTmpl, page)
+		if err != nil {
+			return nil, 0, fmt.Errorf("experiment %s: %w", e.Name, err)
+		}
+		files[e.Slug+"/index.html"] = html
+		n := e.Newest()
+		pe := parallelEfficiency(n)
+		files[e.Slug+"/badge.svg"] = []byte(Badge("parallel efficiency", pe))
+		idx.Runs += len(e.Runs)
+		idx.Experiments = append(idx.Experiments, indexRow{
+			Name: e.Name, Slug: e.Slug, Runs: len(e.Runs), Time: runTime(n), Label: n.Label,
+			Commit: shortCommit(n.Git.Commit), PE: effCell(pe),
+		})
+		if newest == nil || n.Timestamp.After(newest.Timestamp) {
+			newest = n
+		}
+		prog.step()
+	}
+	prog.finish()
+	files["badge.svg"] = []byte(Badge("parallel efficiency", parallelEfficiency(newest)))
+	html, err := render(indexTmpl, idx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("index: %w", err)
+	}
+	files["index.html"] = html
+	return files, idx.Runs, nil
+}
+
+// experimentPage computes the data of one experiment's page.
+func experimentPage(e *Experiment, opts Options) (*expPage, error) {
+	n := e.Newest()
+	p := &expPage{
+		Title: opts.Title, Model: string(opts.Model), CSS: template.CSS(pageCSS), Exp: e,
+		Newest: runInfo(n, opts.Input),
+	}
+	sc, err := scaling(e, opts.Model)
+	if err != nil {
+		return nil, fmt.Errorf("experiment %s: %w", e.Name, err)
+	}
+	p.Mode, p.ModeReason = string(sc.Mode), sc.ModeReason
+	if e.ByCommit {
+		p.EvolutionNote = "Every run has git metadata: runs are plotted over commits, in time order."
+	} else {
+		p.EvolutionNote = "Runs are plotted over their time (UTC); with git metadata in every run they would be plotted over commits."
+	}
+	for _, name := range opts.Regions {
+		rv := regionView{Name: name}
+		for k := range sc.Regions {
+			if strings.EqualFold(sc.Regions[k].Name, name) {
+				rv.Name = sc.Regions[k].Name
+				rv.Table = tableOf(&sc.Regions[k], opts.Input)
+				break
+			}
+		}
+		rv.Charts = evolutionCharts(e, rv.Name)
+		procs, note, err := processTimes(n, rv.Name)
+		if err != nil {
+			if !opts.SkipBad {
+				return nil, fmt.Errorf("experiment %s: %w", e.Name, err)
+			}
+			note = err.Error()
+		}
+		rv.ProcNote = note
+		if len(procs) > 0 {
+			rv.ProcChart = template.HTML(ProcessChart(fmt.Sprintf("%s: useful and MPI time per process, %s", rv.Name, n.Label), procs))
+		}
+		p.Regions = append(p.Regions, rv)
+	}
+	for i := len(e.Runs) - 1; i >= 0 && len(p.RunRows) < maxRunRows; i-- {
+		p.RunRows = append(p.RunRows, runInfo(e.Runs[i], opts.Input))
+	}
+	p.MoreRuns = len(e.Runs) - len(p.RunRows)
+	return p, nil
+}
+
+// scaling computes the scaling tables of e with the scaling package: the
+// columns are the newest run of each resource configuration, the
+// reference the fewest CPUs, the mode detected.
+func scaling(e *Experiment, model pop.Model) (*pop.Scaling, error) {
+	var sel []*runs.Run
+	pos := map[string]int{}
+	for _, r := range e.Runs { // oldest first: later runs replace earlier
+		key := fmt.Sprintf("%s|%d|%d", r.Label, r.Resources.Nodes, r.Resources.CPUs)
+		if i, ok := pos[key]; ok {
+			sel[i] = r
+			continue
+		}
+		pos[key] = len(sel)
+		sel = append(sel, r)
+	}
+	in, err := runs.ScalingInput(sel, model, pop.ScalingAuto, -1, "")
+	if err != nil {
+		return nil, err
+	}
+	return pop.Scale(in)
+}
+
+// tableOf turns a scaling region into table cells: efficiencies coloured,
+// other rows plain.
+func tableOf(g *pop.ScalingRegion, input string) *tableView {
+	t := &tableView{}
+	for i, x := range g.Runs {
+		t.Cols = append(t.Cols, colView{Label: x.Label, Source: relPath(x.Source, input), CPUs: x.CPUs, Ref: i == g.Reference})
+	}
+	if len(g.Runs) > 0 {
+		ref := g.Runs[g.Reference]
+		t.Reference = fmt.Sprintf("%s, %d CPUs (%s)", ref.Label, ref.CPUs, relPath(ref.Source, input))
+	}
+	for j := range g.Rows {
+		r := &g.Rows[j]
+		rv := rowView{ID: r.ID, Name: r.Name, Depth: r.Depth}
+		for i := range g.Runs {
+			v, ok := r.Value(i)
+			switch {
+			case !ok:
+				rv.Cells = append(rv.Cells, cell{Text: "-", Style: "color:#999"})
+			case r.Kind == pop.KindEfficiency:
+				rv.Cells = append(rv.Cells, effCell(v))
+			default:
+				rv.Cells = append(rv.Cells, cell{Text: FormatValue(r.ID, v)})
+			}
+		}
+		t.Rows = append(t.Rows, rv)
+	}
+	return t
+}
+
+// FormatValue formats a table value: elapsed seconds with 3 decimals,
+// everything else with 2 (as popmon scaling's text output).
+func FormatValue(id string, v float64) string {
+	if id == pop.IDElapsedS {
+		return fmt.Sprintf("%.3f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// effCell is a cell showing efficiency v (NaN: absent) in its colour.
+func effCell(v float64) cell {
+	if math.IsNaN(v) {
+		return cell{Text: "-", Style: template.CSS("background:" + CellColour(v))}
+	}
+	return cell{Text: fmt.Sprintf("%.2f", v), Style: template.CSS("background:" + CellColour(v))}
+}
+
+// scaleLegend is the colour legend 0, 0.1, …, 1.
+func scaleLegend() []cell {
+	var out []cell
+	for i := 0; i <= 10; i++ {
+		out = append(out, effCell(float64(i)/10))
+	}
+	return out
+}
+
+// parallelEfficiency returns the parallel efficiency of r's Global region
+// (parallel_efficiency, or hybrid_parallel_efficiency for model
+// pop-hybrid); NaN when absent.
+func parallelEfficiency(r *runs.Run) float64 {
+	if r == nil {
+		return math.NaN()
+	}
+	g, ok := r.Region(runs.GlobalNames[0])
+	if !ok {
+		return math.NaN()
+	}
+	if v, ok := g.Metrics[pop.IDParallelEfficiency]; ok {
+		return v
+	}
+	if v, ok := g.Metrics[pop.IDHybridParallelEfficiency]; ok {
+		return v
+	}
+	return math.NaN()
+}
+
+// runInfo is the table row of a run.
+func runInfo(r *runs.Run, input string) runRow {
+	row := runRow{Time: runTime(r), Label: r.Label, Commit: shortCommit(r.Git.Commit), Branch: r.Git.Branch,
+		Source: relPath(r.Source, input), PE: effCell(parallelEfficiency(r))}
+	if g, ok := r.Region(runs.GlobalNames[0]); ok {
+		row.Elapsed = FormatValue(pop.IDElapsedS, float64(g.ElapsedNS)/1e9)
+	}
+	return row
+}
+
+func runTime(r *runs.Run) string {
+	s := r.Timestamp.UTC().Format("2006-01-02 15:04:05 UTC")
+	if r.TimestampFromMtime {
+		s += " (file time)"
+	}
+	return s
+}
+
+// relPath returns p relative to dir when it lies below it.
+func relPath(p, dir string) string {
+	if rel, err := filepath.Rel(dir, p); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(rel)
+	}
+	return p
+}

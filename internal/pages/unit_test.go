@@ -1,0 +1,180 @@
+package pages
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestNiceTicks(t *testing.T) {
+	cases := []struct {
+		lo, hi   float64
+		n        int
+		want     []float64
+		min, max float64
+	}{
+		{0, 1, 6, []float64{0, 0.2, 0.4, 0.6, 0.8, 1}, 0, 1},
+		{0, 24.003, 6, []float64{0, 5, 10, 15, 20, 25}, 0, 25},
+		{0.3, 0.7, 5, []float64{0.3, 0.4, 0.5, 0.6, 0.7}, 0.3, 0.7},
+		{5, 5, 6, []float64{4.4, 4.6, 4.8, 5, 5.2, 5.4, 5.6}, 4.4, 5.6},
+		{0, 0, 6, []float64{0, 0.2, 0.4, 0.6, 0.8, 1}, 0, 1},
+		{0, 1234, 6, []float64{0, 500, 1000, 1500}, 0, 1500},
+	}
+	for _, c := range cases {
+		got, lo, hi := NiceTicks(c.lo, c.hi, c.n)
+		if len(got) != len(c.want) || lo != c.min || hi != c.max {
+			t.Errorf("NiceTicks(%v, %v, %d) = %v [%v, %v], want %v [%v, %v]", c.lo, c.hi, c.n, got, lo, hi, c.want, c.min, c.max)
+			continue
+		}
+		for i := range got {
+			if math.Abs(got[i]-c.want[i]) > 1e-12 {
+				t.Errorf("NiceTicks(%v, %v, %d) = %v, want %v", c.lo, c.hi, c.n, got, c.want)
+				break
+			}
+		}
+	}
+	// Bad input never panics and gives a usable axis.
+	for _, v := range [][2]float64{{math.NaN(), 1}, {0, math.Inf(1)}, {3, -3}} {
+		ticks, lo, hi := NiceTicks(v[0], v[1], 6)
+		if len(ticks) < 2 || !(lo < hi) {
+			t.Errorf("NiceTicks(%v) = %v [%v, %v]", v, ticks, lo, hi)
+		}
+	}
+	if got := formatTick(0.30000000000000004, 0.1); got != "0.3" {
+		t.Errorf("formatTick = %q", got)
+	}
+}
+
+func TestEvenIndices(t *testing.T) {
+	if got := evenIndices(3, 8); len(got) != 3 {
+		t.Errorf("evenIndices(3, 8) = %v", got)
+	}
+	got := evenIndices(1000, 8)
+	if len(got) != 8 || got[0] != 0 || got[7] != 999 {
+		t.Errorf("evenIndices(1000, 8) = %v", got)
+	}
+	if evenIndices(0, 8) != nil {
+		t.Error("evenIndices(0) not empty")
+	}
+}
+
+func TestColourScale(t *testing.T) {
+	cases := []struct {
+		v    float64
+		hue  float64
+		cell string
+	}{
+		{0, 0, "#eea0a0"},    // red
+		{0.5, 60, "#eeeea0"}, // yellow
+		{1, 120, "#a0eea0"},  // green
+		{1.4, 120, "#a0eea0"},
+		{-0.2, 0, "#eea0a0"},
+	}
+	for _, c := range cases {
+		if h := Hue(c.v); h != c.hue {
+			t.Errorf("Hue(%v) = %v, want %v", c.v, h, c.hue)
+		}
+		if got := CellColour(c.v); got != c.cell {
+			t.Errorf("CellColour(%v) = %s, want %s", c.v, got, c.cell)
+		}
+	}
+	if got := CellColour(math.NaN()); got != "#eeeeee" {
+		t.Errorf("CellColour(NaN) = %s", got)
+	}
+	if got := BadgeColour(1); got != "#22a022" {
+		t.Errorf("BadgeColour(1) = %s", got)
+	}
+	if got := BadgeColour(math.NaN()); got != NoValueColour {
+		t.Errorf("BadgeColour(NaN) = %s", got)
+	}
+	// Monotone: the green channel grows and the red falls from 0.5 to 1.
+	for v := 0.0; v < 1; v += 0.05 {
+		a, b := CellColour(v), CellColour(v+0.05)
+		if v >= 0.5 && a[1:3] < b[1:3] {
+			t.Errorf("red rises from %v (%s) to %v (%s)", v, a, v+0.05, b)
+		}
+		if v < 0.5 && a[3:5] > b[3:5] {
+			t.Errorf("green falls from %v (%s) to %v (%s)", v, a, v+0.05, b)
+		}
+	}
+}
+
+func TestBadge(t *testing.T) {
+	s := Badge("parallel efficiency", 0.834)
+	checkXML(t, "badge", s)
+	for _, want := range []string{">parallel efficiency<", ">0.83<", BadgeColour(0.834), `xmlns="` + svgNS + `"`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("badge lacks %q:\n%s", want, s)
+		}
+	}
+	if refs := externalRefs(s); len(refs) > 0 {
+		t.Errorf("badge refers to %v", refs)
+	}
+	na := Badge("a<b & \"c\"", math.NaN())
+	checkXML(t, "badge n/a", na)
+	if !strings.Contains(na, ">n/a<") || !strings.Contains(na, NoValueColour) {
+		t.Errorf("NaN badge: %s", na)
+	}
+}
+
+func TestLineChartSVG(t *testing.T) {
+	c := LineChart{Title: "T <&>", XLabel: "x", YLabel: "y", YFixed: true, YMin: 0, YMax: 1,
+		Series: []Series{
+			{Name: "a", Points: []Point{{0, 0.5}, {1, 0.7}, {2, math.NaN()}, {3, 1.2}}},
+			{Name: "b & c", Points: []Point{{0, 0.1}}},
+		}}
+	s := c.SVG()
+	checkXML(t, "line chart", s)
+	for _, want := range []string{"<polyline", "T &lt;&amp;&gt;", ">b &amp; c<", ">1.2<", ">0<"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("chart lacks %q", want)
+		}
+	}
+	// The y axis grows past 1 to show 1.2: ticks 0 … 1.2 in steps of 0.2.
+	if strings.Contains(s, ">1.4<") {
+		t.Error("y axis goes past the nice tick above the data")
+	}
+	empty := (&LineChart{Title: "none"}).SVG()
+	checkXML(t, "empty chart", empty)
+	if !strings.Contains(empty, "no data") {
+		t.Error("empty chart does not say so")
+	}
+	// Many points: no markers, still well-formed.
+	var pts []Point
+	for i := 0; i < 1000; i++ {
+		pts = append(pts, Point{float64(i), float64(i % 7)})
+	}
+	big := (&LineChart{Title: "big", Series: []Series{{Name: "s", Points: pts}}}).SVG()
+	checkXML(t, "big chart", big)
+	if strings.Contains(big, "<circle") {
+		t.Error("markers drawn for 1000 points")
+	}
+}
+
+func TestProcessChartSVG(t *testing.T) {
+	s := ProcessChart("per process", []ProcessTimes{{Rank: 0, Useful: 5, MPI: 1}, {Rank: 1, Useful: 4, MPI: 2}})
+	checkXML(t, "process chart", s)
+	for _, want := range []string{"rank 0: useful 5.000 s", "rank 1: MPI 2.000 s", usefulColour, mpiColour} {
+		if !strings.Contains(s, want) {
+			t.Errorf("process chart lacks %q", want)
+		}
+	}
+	checkXML(t, "empty process chart", ProcessChart("x", nil))
+}
+
+func TestSlug(t *testing.T) {
+	for in, want := range map[string]string{
+		"jsons/run-folder/strong-scaling": "jsons-run-folder-strong-scaling",
+		"My Exp (v2)":                     "my-exp-v2",
+		"../..":                           "experiment",
+		"ünï":                             "n",
+	} {
+		if got := slug(in); got != want {
+			t.Errorf("slug(%q) = %q, want %q", in, got, want)
+		}
+	}
+	used := map[string]bool{"a": true}
+	if got := uniqueSlug("a", used); got != "a-2" {
+		t.Errorf("uniqueSlug = %q", got)
+	}
+}
