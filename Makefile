@@ -9,12 +9,15 @@ EXAMPLES := build/examples
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 
-.PHONY: all deps build demo test test-unit bench generate lint clean FORCE
+.PHONY: all deps deps-test build demo test test-unit bench generate lint clean FORCE
 
 all: build
 
 deps:
 	@./scripts/install-deps.sh
+
+deps-test:
+	@./scripts/install-deps.sh test
 
 build: $(BIN)
 
@@ -24,7 +27,7 @@ $(BIN): FORCE
 demo: deps build
 	@./scripts/demo.sh $(BIN) $(EXAMPLES)
 
-test: deps
+test: deps-test
 	$(GO) vet ./...
 	$(GO) test -count=1 -p 1 -timeout 40m ./...
 

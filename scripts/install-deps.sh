@@ -6,7 +6,12 @@
 # As root it installs with apt-get; otherwise it prints the command to run.
 set -eu
 
-pkgs="build-essential gfortran libopenmpi-dev openmpi-bin mpich libmpich-dev clang libomp-dev chromium fonts-dejavu-core"
+# `install-deps.sh` installs what the demo needs; `install-deps.sh test` also
+# what the tests need (clang, Chromium).
+pkgs="build-essential gfortran libopenmpi-dev openmpi-bin mpich libmpich-dev libomp-dev"
+if [ "${1:-}" = test ]; then
+	pkgs="$pkgs clang chromium fonts-dejavu-core"
+fi
 have_go=1
 command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] || have_go=0
 [ "$have_go" = 1 ] || pkgs="$pkgs golang-go"
