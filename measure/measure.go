@@ -237,24 +237,33 @@ func (m *Measurement) Region(name string) (*Region, bool) {
 	if m == nil {
 		return nil, false
 	}
-	for i := range m.Regions {
-		if m.Regions[i].Name == name {
-			return &m.Regions[i], true
+	i := NameIndex(len(m.Regions), func(i int) string { return m.Regions[i].Name }, name)
+	if i < 0 {
+		return nil, false
+	}
+	return &m.Regions[i], true
+}
+
+// NameIndex returns the index of want among n names (name(i) gives the
+// i-th): an exact match, else the only case-insensitive match, else -1
+// (none, or ambiguous). Region lookups of every package use it, so names
+// match the same way everywhere.
+func NameIndex(n int, name func(int) string, want string) int {
+	for i := 0; i < n; i++ {
+		if name(i) == want {
+			return i
 		}
 	}
 	found := -1
-	for i := range m.Regions {
-		if strings.EqualFold(m.Regions[i].Name, name) {
+	for i := 0; i < n; i++ {
+		if strings.EqualFold(name(i), want) {
 			if found >= 0 {
-				return nil, false // ambiguous
+				return -1 // ambiguous
 			}
 			found = i
 		}
 	}
-	if found < 0 {
-		return nil, false
-	}
-	return &m.Regions[found], true
+	return found
 }
 
 // Global returns the implicit whole-run region.

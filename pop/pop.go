@@ -125,24 +125,11 @@ func (r *Report) Region(name string) (*RegionReport, bool) {
 	if r == nil {
 		return nil, false
 	}
-	for i := range r.Regions {
-		if r.Regions[i].Name == name {
-			return &r.Regions[i], true
-		}
-	}
-	found := -1
-	for i := range r.Regions {
-		if strings.EqualFold(r.Regions[i].Name, name) {
-			if found >= 0 {
-				return nil, false
-			}
-			found = i
-		}
-	}
-	if found < 0 {
+	i := measure.NameIndex(len(r.Regions), func(i int) string { return r.Regions[i].Name }, name)
+	if i < 0 {
 		return nil, false
 	}
-	return &r.Regions[found], true
+	return &r.Regions[i], true
 }
 
 // RegionNames returns the names of the regions in report order.

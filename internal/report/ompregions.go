@@ -200,25 +200,8 @@ func writeOMPRegionsText(b *bufio.Writer, rows []OMPRegionRow, top int) {
 			cell(r.ImbalanceNS), cell(r.SynchronizationNS), cell(r.LimitedParallelismNS), cell(r.ThreadManagementNS), cell(r.OverheadNS()),
 		})
 	}
-	widths := make([]int, len(table[0]))
-	for _, row := range table {
-		for i, c := range row {
-			widths[i] = max(widths[i], len([]rune(c)))
-		}
-	}
 	b.WriteString("\nOpenMP parallel regions (ompP overheads, largest first; whole run, all processes; % of the region's thread time)\n")
-	for _, row := range table {
-		b.WriteString(" ")
-		for i, c := range row {
-			pad := strings.Repeat(" ", widths[i]-len([]rune(c)))
-			if i == 0 {
-				b.WriteString(" " + c + pad) // locations left-aligned
-			} else {
-				b.WriteString("  " + pad + c)
-			}
-		}
-		b.WriteString("\n")
-	}
+	writeTable(b, table)
 	if rest := len(rows) - len(shown); rest > 0 {
 		fmt.Fprintf(b, "  (%s)\n", plural(rest, "more region", ""))
 	}

@@ -192,26 +192,35 @@ func textMPICalls(b *bufio.Writer, calls []measure.MPICall) {
 		}
 		rows = append(rows, []string{c.Name, fmt.Sprint(c.Calls), Duration(c.TimeNS), pct, fmt.Sprint(c.MaxRank)})
 	}
+	fmt.Fprintf(b, "\nTop MPI calls (whole run, all processes; %s in MPI)\n", Duration(int64(total)))
+	writeTable(b, rows)
+	if rest := len(sorted) - len(shown); rest > 0 {
+		fmt.Fprintf(b, "  (%s)\n", plural(rest, "more function", ""))
+	}
+}
+
+// writeTable writes rows as aligned columns: the first left-aligned (names,
+// locations), the others right-aligned (numbers), indented by two spaces.
+func writeTable(b *bufio.Writer, rows [][]string) {
+	if len(rows) == 0 {
+		return
+	}
 	widths := make([]int, len(rows[0]))
 	for _, row := range rows {
 		for i, cell := range row {
 			widths[i] = max(widths[i], len([]rune(cell)))
 		}
 	}
-	fmt.Fprintf(b, "\nTop MPI calls (whole run, all processes; %s in MPI)\n", Duration(int64(total)))
 	for _, row := range rows {
 		b.WriteString(" ")
 		for i, cell := range row {
 			pad := strings.Repeat(" ", widths[i]-len([]rune(cell)))
 			if i == 0 {
-				b.WriteString(" " + cell + pad) // names left-aligned
+				b.WriteString(" " + cell + pad)
 			} else {
 				b.WriteString("  " + pad + cell)
 			}
 		}
 		b.WriteString("\n")
-	}
-	if rest := len(sorted) - len(shown); rest > 0 {
-		fmt.Fprintf(b, "  (%s)\n", plural(rest, "more function", ""))
 	}
 }

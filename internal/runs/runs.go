@@ -138,24 +138,11 @@ type Node struct {
 // Region returns the region called name: an exact match, else the only
 // case-insensitive match.
 func (r *Run) Region(name string) (*Region, bool) {
-	for i := range r.Regions {
-		if r.Regions[i].Name == name {
-			return &r.Regions[i], true
-		}
-	}
-	found := -1
-	for i := range r.Regions {
-		if strings.EqualFold(r.Regions[i].Name, name) {
-			if found >= 0 {
-				return nil, false
-			}
-			found = i
-		}
-	}
-	if found < 0 {
+	i := measure.NameIndex(len(r.Regions), func(i int) string { return r.Regions[i].Name }, name)
+	if i < 0 {
 		return nil, false
 	}
-	return &r.Regions[found], true
+	return &r.Regions[i], true
 }
 
 // GlobalNames are the names DLB gave the whole-run region: "Global"
