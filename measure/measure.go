@@ -61,6 +61,13 @@ type Measurement struct {
 	OpenMP *OpenMP `json:"openmp,omitempty"`
 	// Git is the program's version-control state, when known.
 	Git *Git `json:"git,omitempty"`
+	// Counters says whether hardware counters were measured and, when not,
+	// why; nil in files of libraries that did not record it.
+	Counters *Counters `json:"counters,omitempty"`
+	// Source says where the measurement came from when libpopmon did not
+	// write it (a Paraver trace or a DLB/TALP JSON file that popmon
+	// imported); nil for files written by libpopmon.
+	Source *Source `json:"source,omitempty"`
 	// OMPRegions profiles every outermost OpenMP parallel construct.
 	OMPRegions []OMPRegion `json:"omp_regions,omitempty"`
 	// Warnings are the lines the library printed with the "popmon:" prefix:
@@ -177,6 +184,14 @@ type ProcessAccounts struct {
 	OMPSchedulingNS int64 `json:"omp_scheduling_ns,omitempty"`
 	// GPURuntimeNS is G_i.
 	GPURuntimeNS int64 `json:"gpu_runtime_ns,omitempty"`
+	// OtherNS is O_i: time that was neither useful nor inside a runtime
+	// (MPI, OpenMP, GPU), summed over all threads. Only imported traces
+	// have it (states other than Running outside runtime calls: I/O,
+	// tracing disabled, the tracer's own flushing); libpopmon counts such
+	// time as useful and never writes the key. The metric models charge it
+	// with MPI time, as BSC's trace analysis charges every non-useful time
+	// outside the threading runtime to communication (POP-METRICS.md §2).
+	OtherNS int64 `json:"other_ns,omitempty"`
 	// MPICalls is the number of MPI calls made while the region was open.
 	MPICalls int64 `json:"mpi_calls,omitempty"`
 	// OMPParallels is the number of OpenMP parallel regions entered.
@@ -197,6 +212,8 @@ type ProcessAccounts struct {
 	// PrimaryMPINS is the MPI time of the primary thread; see
 	// [ProcessAccounts.PrimaryMPI].
 	PrimaryMPINS int64 `json:"primary_mpi_ns,omitempty"`
+	// PrimaryOtherNS is the part of OtherNS spent by the primary thread.
+	PrimaryOtherNS int64 `json:"primary_other_ns,omitempty"`
 	// PrimaryParallelNS is the wall time the primary thread spent inside
 	// outermost OpenMP parallel regions.
 	PrimaryParallelNS int64 `json:"primary_parallel_ns,omitempty"`

@@ -278,6 +278,8 @@ func (a *ProcessAccounts) fields() []field {
 		{"instructions", a.Instructions},
 		{"primary_useful_ns", a.PrimaryUsefulNS},
 		{"primary_mpi_ns", a.PrimaryMPINS},
+		{"other_ns", a.OtherNS},
+		{"primary_other_ns", a.PrimaryOtherNS},
 		{"primary_parallel_ns", a.PrimaryParallelNS},
 		{"primary_serial_useful_ns", a.PrimarySerialUsefulNS},
 		{"parallel_useful_ns", a.ParallelUsefulNS},

@@ -61,7 +61,8 @@ func hybridInputs(g *measure.Region) threadInputs {
 		in.useful += float64(a.UsefulNS)
 		in.maxUseful = max(in.maxUseful, float64(a.ThreadUsefulMax()))
 		// Clocks may make the primary's MPI time exceed E_i by a few ns.
-		nonMPI := max(float64(a.ElapsedNS)-float64(a.PrimaryMPI()), 0)
+		// Other time of the primary (imported traces) is not NonMPI either.
+		nonMPI := max(float64(a.ElapsedNS)-float64(a.PrimaryMPI())-float64(a.PrimaryOtherNS), 0)
 		in.nonMPISum += nonMPI
 		in.nonMPIMax = max(in.nonMPIMax, nonMPI)
 		in.nonMPIWeighted += t * nonMPI

@@ -188,6 +188,9 @@ type Totals struct {
 	OMPSchedulingNS int64
 	// GPURuntimeNS is G.
 	GPURuntimeNS int64
+	// OtherNS is O: time neither useful nor in a runtime (imported traces
+	// only), charged with MPI time.
+	OtherNS int64
 	// MPICalls is Σ MPI calls.
 	MPICalls int64
 	// OMPParallels is Σ OpenMP parallel regions.

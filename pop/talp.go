@@ -95,6 +95,7 @@ func computeTALP(m *measure.Measurement) *Report {
 // on absurd input; these do not wrap).
 type sums struct {
 	u, mpi, mw, iser, ilb, isch, g float64
+	other                          float64 // O: charged with M (imported traces only)
 }
 
 func talpRegion(g *measure.Region, nodeOf map[int]int, gpus int, f features) RegionReport {
@@ -121,6 +122,7 @@ func talpRegion(g *measure.Region, nodeOf map[int]int, gpus int, f features) Reg
 		t.OMPLoadImbalanceNS = add(t.OMPLoadImbalanceNS, a.OMPLoadImbalanceNS)
 		t.OMPSchedulingNS = add(t.OMPSchedulingNS, a.OMPSchedulingNS)
 		t.GPURuntimeNS = add(t.GPURuntimeNS, a.GPURuntimeNS)
+		t.OtherNS = add(t.OtherNS, a.OtherNS)
 		t.MPICalls = add(t.MPICalls, a.MPICalls)
 		t.OMPParallels = add(t.OMPParallels, a.OMPParallels)
 		t.OMPTasks = add(t.OMPTasks, a.OMPTasks)
@@ -130,12 +132,13 @@ func talpRegion(g *measure.Region, nodeOf map[int]int, gpus int, f features) Reg
 		s.u += float64(a.UsefulNS)
 		s.mpi += float64(a.MPINS)
 		s.mw += float64(a.MPIWorkerIdleNS)
+		s.other += float64(a.OtherNS)
 		s.iser += float64(a.OMPSerializationNS)
 		s.ilb += float64(a.OMPLoadImbalanceNS)
 		s.isch += float64(a.OMPSchedulingNS)
 		s.g += float64(a.GPURuntimeNS)
 
-		mpi := float64(a.MPINS) + float64(a.MPIWorkerIdleNS)
+		mpi := float64(a.MPINS) + float64(a.MPIWorkerIdleNS) + float64(a.OtherNS)
 		minProc = min(minProc, mpi/float64(cpus))
 		id, ok := nodeOf[a.Rank]
 		if !ok {
@@ -161,7 +164,7 @@ func talpRegion(g *measure.Region, nodeOf map[int]int, gpus int, f features) Reg
 	}
 	T := float64(r.ElapsedNS)
 	C := float64(r.CPUs)
-	t.MPIAppNS = (s.mpi + s.mw) / C
+	t.MPIAppNS = (s.mpi + s.mw + s.other) / C
 	t.MinMPIProcNS = minProc
 	t.MinMPINodeNS = minNode
 
@@ -169,8 +172,9 @@ func talpRegion(g *measure.Region, nodeOf map[int]int, gpus int, f features) Reg
 	// Deviation (documented in docs/report-formats.md): MPI time of idle
 	// OpenMP workers (Mw) counts as active, MPI-side time, as DLB's mpiTime
 	// does, so that Parallel efficiency is U over all CPU time.
-	active := s.u + s.mpi + s.mw + s.ilb + s.isch + s.iser + s.g
-	activeNoMP := s.u + s.mpi + s.mw + s.g
+	// Other time (imported traces only) is charged like MPI time.
+	active := s.u + s.mpi + s.mw + s.other + s.ilb + s.isch + s.iser + s.g
+	activeNoMP := s.u + s.mpi + s.mw + s.other + s.g
 	tree.add(IDParallelEfficiency, "Parallel efficiency", "", KindEfficiency)(ratio(s.u, active))
 
 	if f.mpi && T > 0 {

@@ -97,7 +97,7 @@ func TALPJSON(w io.Writer, rep *pop.Report, m *measure.Measurement, opts Options
 			{"usefulTime", t.UsefulNS},
 			// DLB's mpiTime is the MPI time of all CPUs, including OpenMP
 			// workers idle while their primary thread is in MPI.
-			{"mpiTime", satAdd(t.MPINS, t.MPIWorkerIdleNS)},
+			{"mpiTime", satAdd(satAdd(t.MPINS, t.MPIWorkerIdleNS), t.OtherNS)},
 			{"ompLoadImbalanceTime", t.OMPLoadImbalanceNS},
 			{"ompSchedulingTime", t.OMPSchedulingNS},
 			{"ompSerializationTime", t.OMPSerializationNS},
