@@ -112,9 +112,20 @@ type MPI struct {
 
 // Clock says how the times of a measurement were taken.
 type Clock struct {
-	// Source is "tsc" or "monotonic".
+	// Source is ClockTSC, ClockMonotonic, or for imported measurements
+	// ClockTrace or ClockTALP.
 	Source string `json:"source"`
 }
+
+// Clock sources ([Clock.Source]).
+const (
+	ClockTSC       = "tsc"
+	ClockMonotonic = "monotonic"
+	// ClockTrace: times are a trace's timestamps (popmon import).
+	ClockTrace = "trace"
+	// ClockTALP: times are DLB/TALP's (a TALP JSON file).
+	ClockTALP = "talp"
+)
 
 // Resources summarises the resources of a run.
 type Resources struct {

@@ -204,7 +204,7 @@ type Totals struct {
 	// Instructions is Σ instructions during useful time (0 without
 	// counters).
 	Instructions int64
-	// MPIAppNS is mpi_app = (M + Mw) / C.
+	// MPIAppNS is mpi_app = (M + Mw + O) / C.
 	MPIAppNS float64
 	// MinMPIProcNS is mpi_proc_min = min_i (M_i + Mw_i) / cpus_i (TALP's
 	// minMpiNormdProc).

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,14 +18,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/popmon/popmon/internal/paraver"
 	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 )
 
 // Kinds of run files ([Run.Kind]).
 const (
-	KindPopmon = "popmon"
-	KindTALP   = "talp-json"
+	KindPopmon  = "popmon"
+	KindTALP    = "talp-json"
+	KindParaver = "paraver"
 )
 
 // Run is the summary of one run, from one file.
@@ -151,12 +154,25 @@ func (r *Run) Region(name string) (*Region, bool) {
 // first of them found to "Global" when the file has no "Global" region.
 var GlobalNames = []string{measure.GlobalRegion, "Application", "MPI Execution"}
 
-// Load reads one run file, popmon measurement or DLB/TALP JSON, and
-// summarises it with model (empty: talp). TALP files have model talp only.
-// Errors name the file.
+// Load reads one run file, popmon measurement, DLB/TALP JSON or
+// Extrae/Paraver trace (imported with internal/paraver), and summarises it
+// with model (empty: talp). TALP files have model talp only. Errors name
+// the file.
 func Load(path string, model pop.Model) (*Run, error) {
 	if model == "" {
 		model = pop.ModelTALP
+	}
+	if isTrace(path) {
+		m, err := paraver.ImportFile(path, paraver.Options{}, nil)
+		if err != nil {
+			return nil, err // names the file
+		}
+		run, err := loadMeasurement(path, m, model)
+		if err != nil {
+			return nil, err
+		}
+		run.Kind = KindParaver
+		return finishRun(path, run), nil
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -185,6 +201,12 @@ func Load(path string, model pop.Model) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	return finishRun(path, run), nil
+}
+
+// finishRun fills the timestamp from the file's modification time when the
+// run has none, and the label.
+func finishRun(path string, run *Run) *Run {
 	if run.Timestamp.IsZero() {
 		if st, err := os.Stat(path); err == nil {
 			run.Timestamp = st.ModTime().UTC()
@@ -192,7 +214,23 @@ func Load(path string, model pop.Model) (*Run, error) {
 		}
 	}
 	run.Label = run.Resources.Label()
-	return run, nil
+	return run
+}
+
+// isTrace reports whether path is a Paraver trace: by its name (.prv,
+// .prv.gz), or by its first bytes ("#Paraver").
+func isTrace(path string) bool {
+	if paraver.IsTrace(path) {
+		return true
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 8)
+	n, _ := io.ReadFull(f, head)
+	return string(head[:n]) == "#Paraver"
 }
 
 func loadPopmon(path string, data []byte, model pop.Model) (*Run, error) {
@@ -200,6 +238,11 @@ func loadPopmon(path string, data []byte, model pop.Model) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	return loadMeasurement(path, m, model)
+}
+
+// loadMeasurement summarises a measurement with model.
+func loadMeasurement(path string, m *measure.Measurement, model pop.Model) (*Run, error) {
 	rep, err := pop.Compute(m, model)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -241,8 +284,8 @@ func loadPopmon(path string, data []byte, model pop.Model) (*Run, error) {
 	return r, nil
 }
 
-// LoadAll loads every file of paths; a directory stands for every *.json
-// file below it (recursively, in name order). Without skipBad the first
+// LoadAll loads every file of paths; a directory stands for every *.json,
+// *.prv and *.prv.gz file below it (recursively, in name order). Without skipBad the first
 // bad file is an error; with it, warn gets the error (it names the file)
 // and the file is skipped. Runs come in the order of paths.
 func LoadAll(paths []string, model pop.Model, skipBad bool, warn func(error)) ([]*Run, error) {
@@ -269,8 +312,8 @@ func LoadAll(paths []string, model pop.Model, skipBad bool, warn func(error)) ([
 	return out, nil
 }
 
-// expand returns path itself for a file, and the *.json files below a
-// directory.
+// expand returns path itself for a file, and the *.json and trace files
+// below a directory.
 func expand(path string) ([]string, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -284,7 +327,7 @@ func expand(path string) ([]string, error) {
 		if err != nil {
 			return err
 		}
-		if !d.IsDir() && strings.EqualFold(filepath.Ext(p), ".json") {
+		if !d.IsDir() && (strings.EqualFold(filepath.Ext(p), ".json") || paraver.IsTrace(p)) {
 			files = append(files, p)
 		}
 		return nil

@@ -1,0 +1,121 @@
+package paraver
+
+import (
+	"bufio"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/popmon/popmon/measure"
+)
+
+// IsTrace reports whether path names a Paraver trace by its extension
+// (.prv or .prv.gz).
+func IsTrace(path string) bool {
+	return strings.HasSuffix(path, ".prv") || strings.HasSuffix(path, ".prv.gz")
+}
+
+// Companions returns the .pcf and .row paths next to a trace: the trace's
+// name with .prv or .prv.gz replaced.
+func Companions(path string) (pcf, row string) {
+	base := strings.TrimSuffix(strings.TrimSuffix(path, ".gz"), ".prv")
+	return base + ".pcf", base + ".row"
+}
+
+// ImportFile imports the trace at path (plain or gzip-compressed, detected
+// by content) with its .pcf and .row when they exist. opt.Path, PCF and Row
+// are filled in when unset; a missing companion is noted in the
+// measurement, a malformed one is an error. Progress, when set, gets the
+// bytes of the file read so far and its size.
+func ImportFile(path string, opt Options, progress func(read, size int64)) (*measure.Measurement, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("opening the trace: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("opening the trace: %w", err)
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("%s is a directory, not a .prv trace", path)
+	}
+	if opt.Path == "" {
+		opt.Path = path
+	}
+	var missing []string
+	pcfPath, rowPath := Companions(path)
+	if opt.PCF == nil {
+		p, err := readCompanion(pcfPath, ParsePCF)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			missing = append(missing, "no .pcf next to the trace: MPI calls are named by their event values")
+		case err != nil:
+			return nil, err
+		}
+		opt.PCF = p
+	}
+	if opt.Row == nil {
+		r, err := readCompanion(rowPath, ParseRow)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			missing = append(missing, "no .row next to the trace: host names unknown")
+		case err != nil:
+			return nil, err
+		}
+		opt.Row = r
+	}
+
+	counted := &countingReader{r: f}
+	br := bufio.NewReaderSize(counted, 1<<20)
+	var r io.Reader = br
+	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("%s: bad gzip data: %w", path, err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	if progress != nil {
+		size := st.Size()
+		opt.Progress = func(int64) { progress(counted.n, size) }
+	}
+	m, err := Import(r, opt)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	m.Source.Notes = append(m.Source.Notes, missing...)
+	return m, nil
+}
+
+// readCompanion parses a companion file with parse.
+func readCompanion[T any](path string, parse func(io.Reader) (T, error)) (T, error) {
+	var zero T
+	f, err := os.Open(path)
+	if err != nil {
+		return zero, err
+	}
+	defer f.Close()
+	v, err := parse(bufio.NewReader(f))
+	if err != nil {
+		return zero, fmt.Errorf("%s: %w", path, err)
+	}
+	return v, nil
+}
+
+// countingReader counts the bytes read from the file, for progress.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
