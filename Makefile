@@ -36,6 +36,8 @@ test-unit:
 
 bench: deps build
 	@./scripts/bench.sh $(BIN)
+	@./scripts/bench-import.sh $(BIN)
+	@cat build/bench/import.md >> BENCHMARKS.md
 
 generate:
 	$(GO) generate ./shim/gen

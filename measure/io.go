@@ -147,8 +147,8 @@ func truncate(s string, n int) string {
 // in; m itself is not modified. Write refuses a measurement that does not
 // pass [Measurement.Validate]. Keys that may be omitted are: "timestamp"
 // when empty (readers accept that; the schema, which describes libpopmon's
-// output, requires it), "mpi" and "openmp" when nil, "omp_regions" when
-// empty, and zero counts of an account.
+// output, requires it), "mpi", "openmp", "git", "counters" and "source"
+// when nil, "omp_regions" when empty, and zero counts of an account.
 func Write(w io.Writer, m *Measurement) error {
 	if m == nil {
 		return fmt.Errorf("write measurement: %w: no measurement", ErrInvalid)
@@ -199,6 +199,15 @@ func Write(w io.Writer, m *Measurement) error {
 	if len(c.OMPRegions) > 0 {
 		e.list("omp_regions", len(c.OMPRegions), "  ", func(i int) { e.value(c.OMPRegions[i]) })
 		e.raw(",\n")
+	}
+	if c.Git != nil {
+		e.key("git", c.Git, true)
+	}
+	if c.Counters != nil {
+		e.key("counters", c.Counters, true)
+	}
+	if c.Source != nil {
+		e.key("source", c.Source, true)
 	}
 	e.key("warnings", nonNil(c.Warnings), false)
 	e.raw("}\n")

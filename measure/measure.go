@@ -106,7 +106,8 @@ type MPI struct {
 	Library string `json:"library"`
 	// Standard is the MPI standard version, e.g. "3.1".
 	Standard string `json:"standard"`
-	// ThreadLevel is "single", "funneled", "serialized" or "multiple".
+	// ThreadLevel is "single", "funneled", "serialized" or "multiple";
+	// "unknown" in imported measurements.
 	ThreadLevel string `json:"thread_level"`
 }
 

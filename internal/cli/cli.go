@@ -68,6 +68,7 @@ func commands() []command {
 		{"run", "run a program (or launcher) under popmon and print its report", runCmd},
 		{"exec", "per-rank form: mpirun -np N popmon exec -- ./app", execCmd},
 		{"report", "print the report of a measurement file (text, json, csv, talp-json)", reportCmd},
+		{"import", "convert an Extrae/Paraver trace (.prv, .prv.gz) into a measurement", importCmd},
 		{"scaling", "compare runs on different resources: scaling table (text, csv, json, markdown)", scalingCmd},
 		{"check", "compare a run against a baseline; exit 1 when an efficiency dropped", checkCmd},
 		{"pages", "write a static site: scaling tables, evolution charts, badge (offline)", pagesCmd},

@@ -6,13 +6,13 @@ import (
 	"strings"
 
 	"github.com/popmon/popmon/internal/report"
-	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 )
 
 const reportHelp = `
-Prints the POP metrics of a measurement file written by 'popmon run' or
-'popmon exec':
+Prints the POP metrics of a measurement file written by 'popmon run',
+'popmon exec' or 'popmon import', of a DLB/TALP JSON file, or of an
+Extrae/Paraver trace (imported on the fly):
 
   popmon report run.json                       the text tree (like TALP's)
   popmon report --format json run.json         metric ids of POP-METRICS.md §9
@@ -20,6 +20,8 @@ Prints the POP metrics of a measurement file written by 'popmon run' or
   popmon report --format talp-json run.json > talp.json   for TALP tooling
   popmon report --model pop-additive run.json  another metric model
   popmon report --model all run.json           every model, one after another
+  popmon report talp.json                      a DLB/TALP JSON file
+  popmon report app.prv.gz                     an Extrae/Paraver trace
 
 Models: talp (default, DLB/TALP's tree), pop-hybrid (POP multiplicative
 hybrid MPI+OpenMP model), pop-additive (POP additive hybrid model), all.
@@ -31,6 +33,7 @@ var formats = report.Formats()
 type reportOptions struct {
 	region string
 	model  string
+	input  inputOptions
 }
 
 func checkFormat(f string, allowNone bool) error {
@@ -51,6 +54,7 @@ func reportCmd(env *Env, args []string) error {
 	region := fs.String("region", "", "only this region (case-insensitive)")
 	model := fs.String("model", string(pop.ModelTALP), "metric model: "+modelNames())
 	output := fs.String("o", "", "write to this file instead of stdout (never overwrites)")
+	skipBad := fs.Bool("skip-bad", false, "for a trace: skip malformed lines instead of stopping at the first")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -73,7 +77,7 @@ func reportCmd(env *Env, args []string) error {
 		defer f.Close()
 		w = f
 	}
-	return renderFile(w, fs.Arg(0), *format, reportOptions{region: *region, model: *model})
+	return renderFile(env, w, fs.Arg(0), *format, reportOptions{region: *region, model: *model, input: inputOptions{skipBad: *skipBad}})
 }
 
 // modelNames lists the --model values: the models, then "all".
@@ -98,12 +102,13 @@ func checkModel(model, format string) error {
 	return nil
 }
 
-// renderFile reads a measurement file and renders the report of the model
-// opts names (all models for "all").
-func renderFile(w io.Writer, path, format string, opts reportOptions) error {
-	m, err := measure.ReadFile(path)
+// renderFile reads a measurement (or a TALP JSON file, or a trace: see
+// readMeasurement) and renders the report of the model opts names (all
+// models for "all").
+func renderFile(env *Env, w io.Writer, path, format string, opts reportOptions) error {
+	m, err := readMeasurement(env, path, opts.input)
 	if err != nil {
-		return fail(ExitInput, "%v", err)
+		return err
 	}
 	models, err := pop.ParseModels(opts.model)
 	if err != nil {

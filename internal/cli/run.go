@@ -39,6 +39,7 @@ type measureFlags struct {
 	mpicc     string
 	noMPI     bool
 	openmp    string
+	counters  string
 	gitCommit string
 	gitBranch string
 	gitTime   string
@@ -55,6 +56,7 @@ func (m *measureFlags) register(fs interface {
 	fs.StringVar(&m.gitBranch, "git-branch", "", "record this branch in the measurement (default: the CI environment)")
 	fs.StringVar(&m.gitTime, "git-time", "", "record this commit time (RFC 3339) in the measurement (default: the CI environment)")
 	fs.StringVar(&m.openmp, "openmp", openmpAuto, "OpenMP runtime: auto (preload LLVM libomp for GCC/libgomp programs, which have no OMPT), libomp, native, off")
+	fs.StringVar(&m.counters, "counters", "", "hardware counters (instructions, cycles: IPC and frequency): auto (when the machine has them), on (warn when it has not), off (default $POPMON_COUNTERS, else auto)")
 }
 
 // gitEnv returns the POPMON_GIT_* variables through which the library
@@ -102,6 +104,9 @@ func (m *measureFlags) environment(stderr io.Writer, lib string, cmdline []strin
 	for k, v := range env {
 		set[k] = v
 	}
+	if err := countersEnv(m.counters, set); err != nil {
+		return nil, err
+	}
 	for k, v := range m.gitEnv(os.Getenv) {
 		set[k] = v
 	}
@@ -121,7 +126,7 @@ func (m *measureFlags) build(ctx context.Context, stderr io.Writer) (*shimbuild.
 }
 
 func runCmd(env *Env, args []string) error {
-	fs := newFlags("run", "[-o FILE] [--mpicc PATH] [--openmp MODE] [--format F] [--model M] [--] COMMAND [ARGS...]", runHelp, env.Stderr)
+	fs := newFlags("run", "[-o FILE] [--mpicc PATH] [--openmp MODE] [--counters MODE] [--format F] [--model M] [--] COMMAND [ARGS...]", runHelp, env.Stderr)
 	var mf measureFlags
 	mf.register(fs)
 	format := fs.String("format", "text", "report printed at the end: text, json, csv, talp-json, omp-regions-csv, or none")
@@ -138,6 +143,9 @@ func runCmd(env *Env, args []string) error {
 		return err
 	}
 	if _, _, _, err := openmpEnv(mf.openmp, nil); err != nil {
+		return err
+	}
+	if err := checkCountersMode(mf.counters); err != nil {
 		return err
 	}
 	if _, err := pop.ParseModels(*model); err != nil {
@@ -212,7 +220,7 @@ func runCmd(env *Env, args []string) error {
 		}
 		fmt.Fprintf(env.Stderr, "popmon: measurement written to %s\n", final)
 		if *format != "none" {
-			if err := renderFile(env.Stderr, final, *format, reportOptions{model: *model}); err != nil {
+			if err := renderFile(env, env.Stderr, final, *format, reportOptions{model: *model}); err != nil {
 				fmt.Fprintf(env.Stderr, "popmon: %v\n", err)
 			}
 		}

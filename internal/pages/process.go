@@ -4,20 +4,15 @@ import (
 	"fmt"
 
 	"github.com/popmon/popmon/internal/runs"
-	"github.com/popmon/popmon/measure"
 )
 
 // processTimes returns the per-process useful and MPI times of region name
-// in run r. Only popmon measurement files have them: for a TALP file the
-// note says so and the slice is empty. The run summary ([runs.Run]) keeps
-// no per-process data, so the measurement file is read again.
+// in run r. Only popmon measurements and imported traces have them: for a
+// TALP file the note says so and the slice is empty.
 func processTimes(r *runs.Run, region string) ([]ProcessTimes, string, error) {
-	if r.Kind != runs.KindPopmon {
+	m := r.Measurement
+	if m == nil {
 		return nil, "TALP JSON files hold no per-process data (DLB sums over processes); measure with popmon run to see per-process times.", nil
-	}
-	m, err := measure.ReadFile(r.Source)
-	if err != nil {
-		return nil, "", fmt.Errorf("per-process times: %w", err)
 	}
 	g, ok := m.Region(region)
 	if !ok {

@@ -467,7 +467,7 @@ func (im *importer) finish() (*measure.Measurement, error) {
 		m.Counters = &measure.Counters{Mode: measure.CountersAuto, Reason: "counters unavailable: the trace has no instruction and cycle events (42000050, 42000059)"}
 	}
 	if im.sawMPI {
-		m.MPI = &measure.MPI{Library: "MPI (from the trace)"}
+		m.MPI = &measure.MPI{Library: "MPI (from the trace)", ThreadLevel: "unknown"}
 	}
 	maxThreads := 0
 	for _, tk := range im.tasks {

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/popmon/popmon/measure"
 )
@@ -79,7 +80,10 @@ func ImportFile(path string, opt Options, progress func(read, size int64)) (*mea
 			return nil, fmt.Errorf("%s: bad gzip data: %w", path, err)
 		}
 		defer zr.Close()
-		r = zr
+		// Decompress on another core while this one parses.
+		ar := newAsyncReader(zr)
+		defer ar.Close()
+		r = ar
 	}
 	if progress != nil {
 		size := st.Size()
@@ -118,4 +122,100 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// asyncReader reads its source in a goroutine, a chunk ahead of its
+// consumer, so that decompression and parsing run on two cores. Memory:
+// a fixed ring of chunks.
+type asyncReader struct {
+	full  chan chunk
+	free  chan []byte
+	done  chan struct{}
+	cur   chunk
+	off   int
+	err   error
+	close sync.Once
+}
+
+type chunk struct {
+	b   []byte
+	err error
+}
+
+const (
+	asyncChunk  = 1 << 20
+	asyncChunks = 4
+)
+
+func newAsyncReader(src io.Reader) *asyncReader {
+	a := &asyncReader{full: make(chan chunk, asyncChunks), free: make(chan []byte, asyncChunks), done: make(chan struct{})}
+	for i := 0; i < asyncChunks; i++ {
+		a.free <- make([]byte, asyncChunk)
+	}
+	go func() {
+		defer close(a.full)
+		for {
+			var buf []byte
+			select {
+			case buf = <-a.free:
+			case <-a.done:
+				return
+			}
+			n, err := fill(src, buf)
+			select {
+			case a.full <- chunk{b: buf[:n], err: err}:
+			case <-a.done:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return a
+}
+
+// fill reads into buf until it is full or src fails; unlike io.ReadFull it
+// passes src's error through unchanged (a truncated gzip stream's
+// io.ErrUnexpectedEOF stays distinct from a clean io.EOF).
+func fill(src io.Reader, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := src.Read(buf[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+func (a *asyncReader) Read(p []byte) (int, error) {
+	for a.off >= len(a.cur.b) {
+		if a.err != nil {
+			return 0, a.err
+		}
+		if a.cur.b != nil {
+			a.free <- a.cur.b[:cap(a.cur.b)]
+			a.cur.b = nil
+		}
+		c, ok := <-a.full
+		if !ok {
+			a.err = io.EOF
+			return 0, a.err
+		}
+		a.cur, a.off = c, 0
+		if c.err != nil {
+			a.err = c.err
+		}
+	}
+	n := copy(p, a.cur.b[a.off:])
+	a.off += n
+	return n, nil
+}
+
+// Close stops the reading goroutine.
+func (a *asyncReader) Close() error {
+	a.close.Do(func() { close(a.done) })
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"errors"
 	"io"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -223,5 +224,39 @@ EVENT_TYPE
 	}
 	if _, err := ParseRow(strings.NewReader("LEVEL NODE SIZE 1\na\nb\n")); err == nil || !strings.Contains(err.Error(), "line 3") {
 		t.Errorf("extra name: %v", err)
+	}
+}
+
+func TestImportFileTruncatedGzipAndPlain(t *testing.T) {
+	dir := t.TempDir()
+	text := "#Paraver (d):1000_ns:1(1):1:1(1:1)\n" + strings.Repeat("1:1:1:1:1:0:10:1\n", 200000)
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write([]byte(text))
+	zw.Close()
+	cut := dir + "/cut.prv.gz"
+	if err := os.WriteFile(cut, z.Bytes()[:z.Len()*2/3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ImportFile(cut, Options{}, nil); err == nil || !strings.Contains(err.Error(), "truncated") || !strings.Contains(err.Error(), "cut.prv.gz") {
+		t.Errorf("truncated gzip: %v", err)
+	}
+	// Plain text named .prv.gz and gzip named .prv: content decides.
+	plain := dir + "/plain.prv.gz"
+	os.WriteFile(plain, []byte(text), 0o644)
+	zipped := dir + "/zipped.prv"
+	os.WriteFile(zipped, z.Bytes(), 0o644)
+	for _, p := range []string{plain, zipped} {
+		var calls int
+		m, err := ImportFile(p, Options{}, func(read, size int64) { calls++ })
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if m.Regions[0].Processes[0].UsefulNS != 10 || calls == 0 {
+			t.Errorf("%s: useful %d, progress calls %d", p, m.Regions[0].Processes[0].UsefulNS, calls)
+		}
+		if len(m.Source.Notes) < 2 || !strings.Contains(strings.Join(m.Source.Notes, "\n"), "no .pcf") {
+			t.Errorf("%s: notes %q", p, m.Source.Notes)
+		}
 	}
 }

@@ -2,15 +2,18 @@ package paraver_test
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"math"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/popmon/popmon/internal/paraver"
 	"github.com/popmon/popmon/internal/runs"
+	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 )
 
@@ -192,6 +195,17 @@ func TestImportEveryTestTrace(t *testing.T) {
 		}
 		if math.Abs(float64(sum)/1000-u) > 1 {
 			t.Errorf("%s: useful %.2f µs, want %.2f", name, float64(sum)/1000, u)
+		}
+		var out bytes.Buffer
+		if err := measure.Write(&out, m); err != nil {
+			t.Fatal(err)
+		}
+		if err := measure.ValidateSchema(out.Bytes()); err != nil {
+			t.Errorf("%s: the written measurement fails the schema: %v", name, err)
+		}
+		back, err := measure.Read(&out)
+		if err != nil || !reflect.DeepEqual(back, m) {
+			t.Errorf("%s: write/read round trip changed the measurement (%v)", name, err)
 		}
 		if m.Resources.Nodes != 1 || m.Processes[0].Hostname == "" || m.MPICalls[0].Name == "" || !strings.HasPrefix(m.MPICalls[0].Name, "MPI_") {
 			t.Errorf("%s: nodes %d host %q calls %+v", name, m.Resources.Nodes, m.Processes[0].Hostname, m.MPICalls[:1])

@@ -56,6 +56,10 @@ type Run struct {
 	Model pop.Model
 	// Regions holds the regions, Global first.
 	Regions []Region
+	// Measurement is the measurement the run was summarised from
+	// (popmon files and imported traces); nil for TALP files, which have
+	// no per-process data.
+	Measurement *measure.Measurement
 }
 
 // Resources are the resources of a run.
@@ -247,7 +251,7 @@ func loadMeasurement(path string, m *measure.Measurement, model pop.Model) (*Run
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	r := &Run{Source: path, Kind: KindPopmon, Model: model}
+	r := &Run{Source: path, Kind: KindPopmon, Model: model, Measurement: m}
 	if m.Git != nil {
 		r.Git = Git{Commit: m.Git.Commit, Branch: m.Git.Branch, Timestamp: m.Git.Timestamp,
 			IsMergeRequest: m.Git.IsMergeRequest, DefaultBranch: m.Git.DefaultBranch}

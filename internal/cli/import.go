@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/popmon/popmon/measure"
+)
+
+const importHelp = `
+Converts an Extrae/Paraver trace (.prv or .prv.gz, with its .pcf and .row
+next to it) into a popmon measurement, in one streaming pass:
+
+  popmon import app.prv.gz                  writes app.json here (app.1.json, … if taken)
+  popmon import -o run.json app.prv
+  popmon report run.json                    then every command works on it
+
+'popmon report', 'scaling', 'pages' and 'check' also read traces directly
+('popmon report app.prv.gz', 'popmon scaling traces/*.prv.gz'); import once
+when you will read a large trace more than once.
+
+Useful time is the Running state; MPI time is inside MPI call events; OpenMP
+idle time is split into serialization, load imbalance and scheduling per
+parallel region instance; instructions and cycles come from PAPI events.
+The mapping is documented in docs/import.md.`
+
+func importCmd(env *Env, args []string) error {
+	fs := newFlags("import", "[-o OUT.json] [--skip-bad] [--app N] TRACE.prv[.gz]", importHelp, env.Stderr)
+	output := fs.String("o", "", "write the measurement here (never overwrites); default: the trace's name with .json, in the current folder")
+	skipBad := fs.Bool("skip-bad", false, "skip malformed lines (counted in the measurement's warnings) instead of stopping at the first")
+	app := fs.Int("app", 1, "the application (Paraver ptask) to import, for traces of several")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return fail(ExitUsage, "expected exactly one trace, got %d", fs.NArg())
+	}
+	path := fs.Arg(0)
+	if !isTraceFile(path) {
+		return fail(ExitInput, "%s is not a Paraver trace (want a .prv or .prv.gz file starting with #Paraver)", path)
+	}
+	if *app < 1 {
+		return fail(ExitUsage, "--app %d: applications are numbered from 1", *app)
+	}
+	target := *output
+	if target == "" {
+		target = strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".gz"), ".prv") + ".json"
+	}
+	if err := checkWritableTarget(target); err != nil {
+		return err
+	}
+	if *output != "" {
+		if _, err := os.Lstat(target); err == nil {
+			return fail(ExitUsage, "%s exists: popmon never overwrites files (choose another -o)", target)
+		}
+	}
+	start := time.Now()
+	m, err := importTrace(env, path, inputOptions{skipBad: *skipBad, app: *app})
+	if err != nil {
+		return err
+	}
+	name, err := writeMeasurement(m, target, *output == "")
+	if err != nil {
+		return fail(ExitFailure, "writing the measurement: %v", err)
+	}
+	threads := 0
+	for _, p := range m.Processes {
+		threads += p.CPUs
+	}
+	fmt.Fprintf(env.Stderr, "popmon: imported %s (%d processes, %d CPUs, %s of run time) in %.1f s → %s\n",
+		path, len(m.Processes), threads, fmtSeconds(m.Regions[0]), time.Since(start).Seconds(), name)
+	fmt.Fprintf(env.Stderr, "popmon: next: popmon report %s\n", name)
+	return nil
+}
+
+// fmtSeconds returns the Global region's elapsed time in seconds.
+func fmtSeconds(g measure.Region) string {
+	var e int64
+	for _, a := range g.Processes {
+		e = max(e, a.ElapsedNS)
+	}
+	return fmt.Sprintf("%.2f s", float64(e)/1e9)
+}
+
+// writeMeasurement writes m to target: to a temporary file next to it,
+// then published without overwriting anything (numbered names when
+// numbered is set; otherwise failing when target exists).
+func writeMeasurement(m *measure.Measurement, target string, numbered bool) (string, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(target), ".popmon-import-*.json")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	if err := measure.Write(tmp, m); err != nil {
+		tmp.Close()
+		return "", err
+	}
+	if err := tmp.Close(); err != nil {
+		return "", err
+	}
+	if !numbered {
+		if err := os.Link(tmp.Name(), target); err != nil {
+			return "", fmt.Errorf("%w (popmon never overwrites files)", err)
+		}
+		return target, nil
+	}
+	return publish(tmp.Name(), target)
+}

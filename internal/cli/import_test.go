@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/popmon/popmon/measure"
+)
+
+// copyTrace copies a test trace and its .pcf/.row into dir.
+func copyTrace(t *testing.T, dir, name string) string {
+	t.Helper()
+	src := filepath.Join("..", "paraver", "testdata")
+	for _, ext := range []string{".prv.gz", ".pcf", ".row"} {
+		b, err := os.ReadFile(filepath.Join(src, name+ext))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+ext), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, name+".prv.gz")
+}
+
+func runMain(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := Main(args, &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
+	return code, out.String(), errb.String()
+}
+
+func TestImportCommand(t *testing.T) {
+	dir := t.TempDir()
+	trace := copyTrace(t, dir, "epoch_2proc")
+	old, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chdir(old) })
+
+	code, _, stderr := runMain("import", trace)
+	if code != ExitOK || !strings.Contains(stderr, "→ epoch_2proc.json") || !strings.Contains(stderr, "2 processes") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	m, err := measure.ReadFile("epoch_2proc.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Source == nil || m.Source.Kind != measure.SourceParaver || m.Tool.Version != Version || len(m.Processes) != 2 {
+		t.Errorf("source %+v tool %+v processes %d", m.Source, m.Tool, len(m.Processes))
+	}
+	// Again: never overwrite, number instead.
+	if code, _, stderr := runMain("import", trace); code != ExitOK || !strings.Contains(stderr, "→ epoch_2proc.1.json") {
+		t.Errorf("second import: exit %d, stderr %q", code, stderr)
+	}
+	// -o to an existing file fails and leaves it alone.
+	before, _ := os.ReadFile("epoch_2proc.json")
+	if code, _, stderr := runMain("import", "-o", "epoch_2proc.json", trace); code != ExitUsage || !strings.Contains(stderr, "never overwrites") {
+		t.Errorf("-o existing: exit %d, stderr %q", code, stderr)
+	}
+	if after, _ := os.ReadFile("epoch_2proc.json"); !bytes.Equal(before, after) {
+		t.Error("-o overwrote an existing file")
+	}
+	// The imported measurement and the trace report the same.
+	_, fromFile, _ := runMain("report", "--format", "csv", "epoch_2proc.json")
+	_, fromTrace, _ := runMain("report", "--format", "csv", trace)
+	if fromFile == "" || fromFile != fromTrace || !strings.Contains(fromFile, "Global,mpi_load_balance,0.9976") {
+		t.Errorf("report of the measurement:\n%s\nreport of the trace:\n%s", fromFile, fromTrace)
+	}
+}
+
+func TestImportErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.prv")
+	os.WriteFile(bad, []byte("#Paraver (d):10_ns:1(1):1:1(1:1)\n1:1:1:1:1:0:10:1\n1:1:1:1:1:x:10:1\n"), 0o644)
+	notTrace := filepath.Join(dir, "x.txt")
+	os.WriteFile(notTrace, []byte("hello"), 0o644)
+	out := filepath.Join(dir, "out.json")
+	cases := []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"import"}, ExitUsage, "expected exactly one trace"},
+		{[]string{"import", notTrace}, ExitInput, "is not a Paraver trace"},
+		{[]string{"import", "-o", out, bad}, ExitInput, "bad.prv: line 3: malformed state record"},
+		{[]string{"import", "-o", out, "--app", "0", bad}, ExitUsage, "applications are numbered from 1"},
+		{[]string{"import", "-o", filepath.Join(dir, "nope", "x.json"), bad}, ExitUsage, "does not exist"},
+		{[]string{"report", bad}, ExitInput, "line 3: malformed state record"},
+	}
+	for _, c := range cases {
+		code, _, stderr := runMain(c.args...)
+		if code != c.code || !strings.Contains(stderr, c.stderr) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, stderr, c.code, c.stderr)
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a failed import left an output file")
+	}
+	// --skip-bad imports and says what it skipped.
+	code, _, stderr := runMain("import", "--skip-bad", "-o", out, bad)
+	if code != ExitOK || !strings.Contains(stderr, "skipped 1 malformed line(s)") {
+		t.Errorf("--skip-bad: exit %d, stderr %q", code, stderr)
+	}
+	if code, _, stderr := runMain("report", "--skip-bad", bad); code != ExitOK || !strings.Contains(stderr, "skipped 1 malformed") {
+		t.Errorf("report --skip-bad: exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestScalingOfTraces(t *testing.T) {
+	dir := t.TempDir()
+	copyTrace(t, dir, "epoch_1proc")
+	copyTrace(t, dir, "epoch_2proc")
+	code, stdout, stderr := runMain("scaling", "--format", "csv", dir)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"1xMPI 1xOpenMP", "2xMPI 1xOpenMP", "computation_scalability", "instruction_scaling"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("scaling CSV lacks %q:\n%s", want, stdout)
+		}
+	}
+}

@@ -1,0 +1,35 @@
+package paraver
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"os"
+	"testing"
+)
+
+// BenchmarkImport measures import throughput on the 16-rank EPOCH trace
+// held in memory (no disk, no decompression): MB/s of .prv text.
+func BenchmarkImport(b *testing.B) {
+	f, err := os.Open("testdata/epoch_16proc.prv.gz")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	text, err := io.ReadAll(zr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := Import(bytes.NewReader(text), Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
