@@ -21,6 +21,12 @@ const (
 // region of a file written without the per-thread accounts.
 const reasonNoThreadAccounts = "the measurement lacks the per-thread accounts (thread_useful_max_ns, primary_*_ns) of processes with several CPUs: measure again with a current libpopmon"
 
+// reasonTALPSums is why the hybrid models have no metrics for a
+// measurement converted from DLB/TALP JSON: TALP writes sums over
+// processes and threads, and these models need each process's and each
+// primary thread's own times.
+const reasonTALPSums = "DLB/TALP JSON holds sums over all processes and threads, not each process's and primary thread's times: use model talp, or measure with popmon run"
+
 // threadInputs are the inputs of the hybrid models (POP-METRICS.md §3, §4)
 // for one region, over the processes that visited it. Process i has
 // t_i = cpus_i threads; "primary" quantities are those of its primary
@@ -98,7 +104,10 @@ func computeModel(m *measure.Measurement, model Model, fn func(b *builder, in th
 		if r.Processes > 0 && r.ElapsedNS > 0 { // else no time: no efficiencies, as in talp
 			in := hybridInputs(&m.Regions[i])
 			all, threads := "", mf.ompNotMeasured
-			if in.noAccounts {
+			switch {
+			case m.Source != nil && m.Source.Kind == measure.SourceTALP:
+				all, threads = reasonTALPSums, reasonTALPSums
+			case in.noAccounts:
 				all, threads = reasonNoThreadAccounts, reasonNoThreadAccounts
 			}
 			fn(b, in, mf, all, threads)

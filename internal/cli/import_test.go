@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -125,5 +126,31 @@ func TestScalingOfTraces(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("scaling CSV lacks %q:\n%s", want, stdout)
 		}
+	}
+}
+
+func TestReportTALPJSON(t *testing.T) {
+	// popmon's own talp-json export (always here) and DLB's samples (when
+	// the shared data is).
+	own := filepath.Join("..", "report", "testdata", "mpi_imbalance.talp.json.golden")
+	code, stdout, stderr := runMain("report", own)
+	if code != ExitOK || !strings.Contains(stdout, "Communication efficiency") || !strings.Contains(stdout, "DLB/TALP") {
+		t.Fatalf("report of a talp-json export: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, _ = runMain("report", "--model", "pop-hybrid", "--format", "json", own)
+	if code != ExitOK || regexp.MustCompile(`"hybrid_parallel_efficiency": [0-9]`).MatchString(stdout) {
+		t.Errorf("pop-hybrid of a TALP file has values (exit %d):\n%s", code, stdout)
+	}
+	code, stdout, _ = runMain("report", "--model", "pop-hybrid", own)
+	if code != ExitOK || !strings.Contains(stdout, "DLB/TALP JSON holds sums") {
+		t.Errorf("pop-hybrid text of a TALP file does not say why (exit %d):\n%s", code, stdout)
+	}
+	sample := filepath.Join("..", "..", "..", "shared", "data", "talp-json", "jsons", "unit-tests", "dlb_3_6_0.json")
+	if _, err := os.Stat(sample); err != nil {
+		t.Skipf("DLB samples not here: %v", err)
+	}
+	code, stdout, stderr = runMain("report", "--format", "csv", sample)
+	if code != ExitOK || !strings.Contains(stdout, "Global,device_offload_efficiency,0.766") {
+		t.Errorf("report of DLB 3.6 sample: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }

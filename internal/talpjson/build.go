@@ -1,0 +1,647 @@
+package talpjson
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/popmon/popmon/measure"
+)
+
+// placement is the synthesized run: per rank its CPUs and node.
+type placement struct {
+	cpus []int // file-level CPUs of each process
+	node []int // node of each process, contiguous blocks
+}
+
+// build turns a parsed file into a measurement.
+func build(f *file, path string) (*measure.Measurement, error) {
+	regs, global, renamed := orderRegions(f.regions)
+	ref := &regs[0] // the Global region, else the first
+	res := f.resources
+
+	// Resources: the "resources" object, else the Global region.
+	fileInt := func(key string, regionValue int, limit int64) (int, error) {
+		if res.has(key) {
+			v, _, err := res.int(key, limit)
+			return int(v), err
+		}
+		return regionValue, nil
+	}
+	ranks, err := fileInt("numMpiRanks", ref.ranks, maxRanks)
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := fileInt("numNodes", ref.nodes, maxRanks)
+	if err != nil {
+		return nil, err
+	}
+	cpus, err := fileInt("numCpus", ref.cpus, maxCPUs)
+	if err != nil {
+		return nil, err
+	}
+	gpus, err := fileInt("numGpus", ref.gpus, maxRanks)
+	if err != nil {
+		return nil, err
+	}
+
+	var notes []string
+	maxRegionRanks := 0
+	for i := range regs {
+		maxRegionRanks = max(maxRegionRanks, regs[i].ranks)
+	}
+	hasMPI := ranks > 0 || maxRegionRanks > 0
+	P := max(ranks, maxRegionRanks, 1)
+	if maxRegionRanks > ranks && ranks > 0 {
+		notes = append(notes, fmt.Sprintf("The file's resources list %d MPI ranks but a region has %d: %d processes were synthesized.", ranks, maxRegionRanks, P))
+	}
+	if len(regs)*P > maxAccounts {
+		return nil, fmt.Errorf("%d regions × %d MPI ranks is more than popmon converts (%d process accounts)", len(regs), P, maxAccounts)
+	}
+	N := min(max(nodes, 1), P)
+	if nodes > P {
+		notes = append(notes, fmt.Sprintf("The file lists %d nodes for %d MPI ranks: %d nodes were used.", nodes, P, N))
+	}
+	if cpus < P {
+		if cpus > 0 {
+			notes = append(notes, fmt.Sprintf("The file lists %d CPUs for %d processes: each process was given at least 1 CPU.", cpus, P))
+		}
+		cpus = P
+	}
+
+	pl := placement{cpus: splitInts(cpus, P), node: blocks(P, N)}
+	m := &measure.Measurement{
+		Format:    measure.Format,
+		Version:   measure.Version,
+		Tool:      measure.Tool{Name: ToolName, Version: f.dlbVersion},
+		Command:   []string{},
+		Launcher:  measure.Launcher{Kind: measure.LauncherNone},
+		Clock:     measure.Clock{Source: measure.ClockTALP},
+		MPICalls:  []measure.MPICall{},
+		Warnings:  []string{},
+		Git:       f.git,
+		Resources: measure.Resources{Processes: P, Nodes: N, GPUs: gpus},
+	}
+	if f.timestamp != "" {
+		if t, ok := parseTime(f.timestamp); ok {
+			m.Timestamp = t.Format(time.RFC3339)
+		} else {
+			notes = append(notes, fmt.Sprintf("The file's timestamp %q is neither DLB's layout (%s) nor RFC 3339: the measurement has no timestamp.", f.timestamp, talpTimeLayout))
+		}
+	}
+	maxThreads := 0
+	for i := 0; i < P; i++ {
+		m.Processes = append(m.Processes, measure.Process{Rank: i, Node: pl.node[i], CPUs: pl.cpus[i]})
+		m.Resources.CPUs += pl.cpus[i]
+		maxThreads = max(maxThreads, pl.cpus[i])
+	}
+
+	counters := ref.cycles > 0 && ref.instructions > 0 && !ref.badCounters
+	m.Resources.HardwareCounters = counters
+	switch {
+	case counters:
+		m.Counters = &measure.Counters{Mode: measure.CountersAuto, Available: true}
+	case ref.badCounters:
+		m.Counters = &measure.Counters{Mode: measure.CountersAuto, Reason: fmt.Sprintf("counters unavailable: the TALP file has negative cycles/instructions for region %q (a DLB/PAPI error)", ref.orig)}
+	default:
+		m.Counters = &measure.Counters{Mode: measure.CountersAuto, Reason: "counters unavailable: the TALP file has no cycles/instructions (DLB was run without PAPI)"}
+	}
+	if counters {
+		var bad []string
+		for i := range regs {
+			if regs[i].badCounters {
+				bad = append(bad, regs[i].name)
+			}
+		}
+		if len(bad) > 0 {
+			notes = append(notes, fmt.Sprintf("The file has negative cycles/instructions (a DLB/PAPI error) for %s: their counters were dropped.", regionList(bad)))
+		}
+	}
+
+	omp, gpuDevice, workerIdle := false, gpus > 0, false
+	for i := range regs {
+		r := &regs[i]
+		omp = omp || r.ompParallels > 0 || r.ompTasks > 0 || r.ompLB > 0 || r.ompSched > 0 || r.ompSer > 0 || r.mpiWorkerIdle > 0
+		gpuDevice = gpuDevice || r.gpuDevice
+		workerIdle = workerIdle || r.f.has("mpiWorkerIdleTime")
+	}
+	threadLevel := "unknown" // TALP does not record it
+	switch {
+	case omp:
+		m.OpenMP = &measure.OpenMP{Runtime: OpenMPRuntime, OMPT: true, MaxThreads: maxThreads}
+	case maxThreads > 1:
+		m.OpenMP = &measure.OpenMP{Runtime: "unknown (DLB/TALP file)", OMPT: false, MaxThreads: maxThreads,
+			Reason: fmt.Sprintf("the DLB/TALP file has up to %d CPUs per process but no OpenMP data (DLB's OpenMP measurement was off, or the threads are not OpenMP threads)", maxThreads)}
+	}
+	if hasMPI {
+		m.MPI = &measure.MPI{Library: MPILibrary, ThreadLevel: threadLevel}
+	}
+
+	dist := map[mpiTier][]string{}
+	reasons := map[mpiTier][]string{}
+	for i := range regs {
+		g, tier, why := account(&regs[i], &pl, counters)
+		m.Regions = append(m.Regions, g)
+		if hasMPI && regs[i].mpi+regs[i].mpiWorkerIdle > 0 {
+			dist[tier] = append(dist[tier], regs[i].name)
+			if why != "" {
+				reasons[tier] = append(reasons[tier], fmt.Sprintf("%s: %s", quote(regs[i].name), why))
+			}
+		}
+	}
+
+	// Notes: what was synthesized, and what the talp model's metrics mean.
+	src := &measure.Source{Kind: measure.SourceTALP, Path: path, Tool: "DLB " + f.dlbVersion}
+	switch {
+	case f.popmonVersion != "":
+		src.Tool = fmt.Sprintf("popmon %s talp-json (DLB %s layout)", f.popmonVersion, orDefault(f.dlbVersion, "?"))
+	case f.dlbVersion == "":
+		src.Tool = "DLB (version not recorded)"
+	}
+	layout := "DLB ≥ 3.6 layout"
+	if isLayout35(regs) {
+		layout = "DLB 3.5 layout"
+	}
+	src.Notes = append(src.Notes, fmt.Sprintf("A DLB/TALP JSON file (%s) holds per-region totals over all processes only: the %s and their accounts are synthesized. CPUs are split as evenly as possible over the ranks (the remainder to the first), ranks are placed on the %s in contiguous blocks, useful, OpenMP and GPU runtime times%s are split by CPUs, and visits (numMeasurements, which DLB sums over ranks) and event counts are split evenly over the ranks.",
+		layout, plural(P, "process", "processes"), plural(N, "node", "nodes"), ifStr(counters, ", cycles and instructions", "")))
+	if global < 0 {
+		src.Notes = append(src.Notes, fmt.Sprintf("The file has no whole-run region (%s): there is no Global region.", strings.Join(globalNames, ", ")))
+	} else if renamed != "" {
+		src.Notes = append(src.Notes, fmt.Sprintf("DLB's whole-run region %q is the Global region.", renamed))
+	}
+	if hasMPI {
+		src.Notes = append(src.Notes, mpiNotes(dist, reasons, workerIdle, maxThreads > 1)...)
+		src.Notes = append(src.Notes, "A TALP file names neither the MPI library nor the thread level: both are recorded as unknown.")
+	}
+	src.Notes = append(src.Notes, "Per-process and per-thread times are not in TALP files (only sums and the MPI minima above): the pop-hybrid and pop-additive models report their metrics as not measured; the talp model's metrics depend only on the sums and minima, so they are TALP's.")
+	if gpuDevice {
+		src.Notes = append(src.Notes, "GPU device times (gpuUsefulTime, gpuCommunicationTime, maxGpuUsefulTime, maxGpuActiveTime) are not represented in the measurement model yet: the GPU device metrics are absent; device offload efficiency (host side, from gpuRuntimeTime) is computed.")
+	}
+	if f.hasPerProcess {
+		src.Notes = append(src.Notes, perProcessNote(f, regs))
+	}
+	src.Notes = append(src.Notes, notes...)
+	m.Source = src
+
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("the converted file is not a valid measurement (a popmon bug; please report it): %w", err)
+	}
+	return m, nil
+}
+
+// perProcessNote describes DLB 3.5's per-process "region" array, which the
+// conversion does not use, and whether its sums agree with the totals.
+func perProcessNote(f *file, regs []region) string {
+	note := `The file also holds per-process values (the top-level "region" array of DLB 3.5); this conversion uses the per-region totals of "Application", from which DLB computed the efficiencies it wrote.`
+	if f.perProcessBad {
+		return note + ` The "region" array could not be read.`
+	}
+	byName := make(map[string]*region, len(regs))
+	for i := range regs {
+		byName[regs[i].orig] = &regs[i]
+	}
+	keys := []struct {
+		proc, total string
+		get         func(*region) int64
+	}{
+		{"useful", "usefulTime", func(r *region) int64 { return r.useful }},
+		{"notUsefulMPI", "mpiTime", func(r *region) int64 { return r.mpi }},
+		{"notUsefulOMPLoadBalance", "ompLoadImbalanceTime", func(r *region) int64 { return r.ompLB }},
+		{"notUsefulOMPScheduling", "ompSchedulingTime", func(r *region) int64 { return r.ompSched }},
+		{"notUsefulOMPSerialization", "ompSerializationTime", func(r *region) int64 { return r.ompSer }},
+	}
+	count := map[string]int{}
+	example := map[string]string{}
+	var order []string
+	for _, pr := range f.perProcess {
+		r := byName[pr.Name]
+		if r == nil {
+			continue
+		}
+		for _, k := range keys {
+			sum := 0.0
+			for _, p := range pr.Process {
+				fs := fields{m: p}
+				v, ok, err := fs.float(k.proc)
+				if err != nil || !ok { // not comparable
+					sum = math.NaN()
+					break
+				}
+				sum += v
+			}
+			total := float64(k.get(r))
+			if math.IsNaN(sum) || math.Abs(sum-total) <= 1+1e-6*max(sum, total) {
+				continue
+			}
+			if count[k.total] == 0 {
+				order = append(order, k.total)
+				example[k.total] = fmt.Sprintf("%q: %.0f ns, per-process sum %.0f ns", pr.Name, total, sum)
+			}
+			count[k.total]++
+		}
+	}
+	if len(order) == 0 {
+		return note + " Their sums agree with the totals."
+	}
+	var parts []string
+	for _, k := range order {
+		parts = append(parts, fmt.Sprintf("%s in %s (e.g. %s)", k, plural(count[k], "region", "regions"), example[k]))
+	}
+	return note + " The totals disagree with the sums of the per-process values for " + strings.Join(parts, "; ") + ": those totals, and DLB's efficiencies computed from them, are questionable."
+}
+
+// orderRegions puts the whole-run region first, renamed to Global when the
+// file calls it otherwise. It returns the index the Global region had in
+// the file (-1: none) and the name DLB gave it when that was not "Global".
+func orderRegions(in []region) (out []region, global int, renamed string) {
+	out = append([]region(nil), in...)
+	global = -1
+	for _, want := range globalNames {
+		for i := range out {
+			if out[i].name == want {
+				global = i
+				break
+			}
+		}
+		if global >= 0 {
+			break
+		}
+	}
+	if global < 0 {
+		return out, -1, ""
+	}
+	g := out[global]
+	if g.name != measure.GlobalRegion {
+		renamed = g.name
+		g.name = measure.GlobalRegion
+	}
+	copy(out[1:global+1], out[:global])
+	out[0] = g
+	return out, global, renamed
+}
+
+// isLayout35 reports whether the file is DLB 3.5's layout: normalized
+// useful/MPI times instead of the MPI minima.
+func isLayout35(regs []region) bool {
+	for i := range regs {
+		if regs[i].hasMinProc || regs[i].hasMinNode {
+			return false
+		}
+	}
+	for i := range regs {
+		if regs[i].hasOfMaxUseful {
+			return true
+		}
+	}
+	return false
+}
+
+// account synthesizes the per-process accounts of one region.
+func account(r *region, pl *placement, counters bool) (measure.Region, mpiTier, string) {
+	P := len(pl.cpus)
+	pr := r.ranks
+	if pr < 1 || pr > P {
+		pr = P
+	}
+	cpus := pl.cpus[:pr]
+	if r.cpus > 0 {
+		cpus = splitInts(max(r.cpus, pr), pr)
+	}
+	byCPU := func(total int64) []int64 { return splitInt64(total, cpus) }
+	even := func(total int64) []int64 { return splitInt64(total, ones(pr)) }
+
+	total := r.mpi + r.mpiWorkerIdle
+	mpi, tier, why := distributeMPI(total, r, cpus, pl.node[:pr])
+	useful, ompLB, ompSched, ompSer, gpu := byCPU(r.useful), byCPU(r.ompLB), byCPU(r.ompSched), byCPU(r.ompSer), byCPU(r.gpuRuntime)
+	visits, calls, pars, tasks, gcalls := even(r.measurements), even(r.mpiCalls), even(r.ompParallels), even(r.ompTasks), even(r.gpuCalls)
+	var cyc, ins []int64
+	if counters {
+		cyc, ins = byCPU(r.cycles), byCPU(r.instructions)
+	}
+	g := measure.Region{Name: r.name, Processes: make([]measure.ProcessAccounts, pr)}
+	for i := 0; i < pr; i++ {
+		a := measure.ProcessAccounts{
+			Rank: i, CPUs: cpus[i], Visits: visits[i], ElapsedNS: r.elapsed,
+			UsefulNS: useful[i], OMPLoadImbalanceNS: ompLB[i], OMPSchedulingNS: ompSched[i],
+			OMPSerializationNS: ompSer[i], GPURuntimeNS: gpu[i],
+			MPICalls: calls[i], OMPParallels: pars[i], OMPTasks: tasks[i], GPURuntimeCalls: gcalls[i],
+		}
+		// DLB's mpiTime is popmon's M + Mw (all CPUs' MPI time); a newer
+		// DLB writes Mw apart as mpiWorkerIdleTime.
+		a.MPINS = mpi[i]
+		if r.mpiWorkerIdle > 0 && total > 0 {
+			a.MPINS = int64(math.Round(float64(mpi[i]) * float64(r.mpi) / float64(total)))
+			a.MPINS = min(max(a.MPINS, 0), mpi[i])
+			a.MPIWorkerIdleNS = mpi[i] - a.MPINS
+		}
+		if counters {
+			a.Cycles, a.Instructions = cyc[i], ins[i]
+		}
+		g.Processes[i] = a
+	}
+	return g, tier, why
+}
+
+// mpiTier says how a region's MPI time was distributed.
+type mpiTier int
+
+const (
+	// tierExact: DLB's minMpiNormdProc and minMpiNormdNode are reproduced.
+	tierExact mpiTier = iota
+	// tierProc: only minMpiNormdProc is reproduced (the node minimum is
+	// inconsistent or absent).
+	tierProc
+	// tier35: DLB 3.5: rank 0 holds mpiNormdOfMaxUseful.
+	tier35
+	// tierEven: split by CPUs (DLB's values inconsistent or absent).
+	tierEven
+)
+
+// distributeMPI splits total (DLB's mpiTime, M + Mw of all CPUs) over the
+// processes of a region with the given CPUs and nodes (contiguous blocks,
+// node[0] = 0) so that popmon's talp model reproduces DLB's minima:
+// mpi_proc_min = min_i x_i/cpus_i and mpi_node_min = min over nodes of
+// Σx_i/C_node. Rank 0 gets minProc×cpus_0; the other ranks of node 0 make
+// up minNode×C_node0; the other nodes share the rest by CPUs. It checks
+// that DLB's numbers allow that (every process at or above minProc, every
+// node at or above minNode) and otherwise falls back: to minProc alone,
+// then to a split by CPUs. why says what was inconsistent.
+func distributeMPI(total int64, r *region, cpus, node []int) (x []int64, tier mpiTier, why string) {
+	n := len(cpus)
+	C := 0
+	k := 0 // ranks on node 0
+	c0Node := 0
+	for i := range cpus {
+		C += cpus[i]
+		if node[i] == node[0] {
+			k++
+			c0Node += cpus[i]
+		}
+	}
+	even := splitInt64(total, cpus)
+	if total == 0 {
+		return even, tierExact, ""
+	}
+	X := float64(total)
+	c0 := float64(cpus[0])
+	cn0 := float64(c0Node)
+	// DLB writes the minima rounded to ns (%.0f); allow a little more.
+	tol := 1 + 1e-9*float64(r.elapsed)
+
+	// rank0Rest gives rank 0 the amount a0 (normalized v = a0/cpus_0) and
+	// shares the rest by CPUs over the other ranks.
+	rank0Rest := func(a0 int64) []int64 {
+		a0 = min(max(a0, 0), total)
+		if n == 1 {
+			a0 = total // DLB's value matched up to rounding
+		}
+		out := make([]int64, n)
+		out[0] = a0
+		copy(out[1:], splitInt64(total-a0, cpus[1:]))
+		return out
+	}
+	tryProc := func(v float64) (bool, string) {
+		a0 := v * c0
+		if n == 1 {
+			if math.Abs(X-a0) > tol*c0 {
+				return false, fmt.Sprintf("one process, but its MPI time per CPU %.0f ns is not mpiTime/numCpus %.0f ns", v, X/c0)
+			}
+			return true, ""
+		}
+		if a0 > X+tol*c0 {
+			return false, fmt.Sprintf("%.0f ns × %d CPUs exceeds mpiTime %d ns", v, cpus[0], total)
+		}
+		if rest := (X - a0) / (float64(C) - c0); rest < v-tol {
+			return false, fmt.Sprintf("the other processes would have %.0f ns of MPI time per CPU, below the minimum %.0f ns", rest, v)
+		}
+		return true, ""
+	}
+
+	switch {
+	case r.hasMinProc && r.hasMinNode:
+		ok, reason := tryExact(X, r.minProc, r.minNode, c0, cn0, float64(C), n, k, tol)
+		if ok {
+			a0 := int64(math.Round(r.minProc * c0))
+			a0 = min(max(a0, 0), total)
+			r0 := int64(0)
+			if k > 1 {
+				r0 = int64(math.Round(r.minNode*cn0)) - a0
+				if k == n { // one node: node 0 holds everything
+					r0 = total - a0
+				}
+				r0 = min(max(r0, 0), total-a0)
+			}
+			out := make([]int64, n)
+			out[0] = a0
+			copy(out[1:k], splitInt64(r0, cpus[1:k]))
+			copy(out[k:], splitInt64(total-a0-r0, cpus[k:]))
+			if k == n && k == 1 {
+				out[0] = total
+			}
+			return out, tierExact, ""
+		}
+		ok2, reason2 := tryProc(r.minProc)
+		if ok2 {
+			return rank0Rest(int64(math.Round(r.minProc * c0))), tierProc, reason
+		}
+		return even, tierEven, reason + "; " + reason2
+	case r.hasMinProc:
+		ok, reason := tryProc(r.minProc)
+		if ok {
+			return rank0Rest(int64(math.Round(r.minProc * c0))), tierProc, "no minMpiNormdNode"
+		}
+		return even, tierEven, reason
+	case r.hasOfMaxUseful:
+		// DLB 3.5: the normalized MPI time of the process with the most
+		// useful time, not necessarily the minimum.
+		a0 := r.ofMaxUseful * c0
+		if n == 1 && math.Abs(X-a0) > tol*c0 || a0 > X+tol*c0 {
+			return even, tierEven, fmt.Sprintf("mpiNormdOfMaxUseful %.0f ns × %d CPUs does not fit mpiTime %d ns", r.ofMaxUseful, cpus[0], total)
+		}
+		if n == 1 {
+			return even, tier35, ""
+		}
+		return rank0Rest(int64(math.Round(a0))), tier35, ""
+	}
+	return even, tierEven, "no MPI minima recorded"
+}
+
+// tryExact checks that the distribution of [distributeMPI] reproduces
+// minProc (mp) and minNode (mn) with every process ≥ mp and every node ≥
+// mn: X total, c0 CPUs of rank 0, cn0 CPUs of node 0, C all CPUs, n ranks,
+// k of them on node 0.
+func tryExact(X, mp, mn, c0, cn0, C float64, n, k int, tol float64) (bool, string) {
+	if mn < mp-tol {
+		return false, fmt.Sprintf("minMpiNormdNode %.0f ns is below minMpiNormdProc %.0f ns (a node's average is never below its smallest process)", mn, mp)
+	}
+	a0 := mp * c0
+	if a0 > X+tol*c0 {
+		return false, fmt.Sprintf("minMpiNormdProc %.0f ns × %.0f CPUs exceeds mpiTime %.0f ns", mp, c0, X)
+	}
+	if k == n { // one node: its average is the application's
+		if math.Abs(mn*C-X) > tol*C {
+			return false, fmt.Sprintf("one node, but minMpiNormdNode %.0f ns is not mpiTime/numCpus %.0f ns (DLB counted another number of CPUs on the node)", mn, X/C)
+		}
+		if n > 1 {
+			if rest := (X - a0) / (C - c0); rest < mp-tol {
+				return false, fmt.Sprintf("the other processes would have %.0f ns of MPI time per CPU, below minMpiNormdProc %.0f ns", rest, mp)
+			}
+		} else if math.Abs(X-a0) > tol*c0 {
+			return false, fmt.Sprintf("one process, but minMpiNormdProc %.0f ns is not mpiTime/numCpus %.0f ns", mp, X/c0)
+		}
+		return true, ""
+	}
+	if k == 1 {
+		// Every node holds one rank: a node's value is its process's.
+		if math.Abs(mn-mp) > tol {
+			return false, fmt.Sprintf("one process per node, but minMpiNormdNode %.0f ns differs from minMpiNormdProc %.0f ns", mn, mp)
+		}
+	} else {
+		r0 := mn*cn0 - a0
+		if r0 < -tol*cn0 || r0/(cn0-c0) < mp-tol {
+			return false, fmt.Sprintf("the other processes of node 0 would have %.0f ns of MPI time per CPU, below minMpiNormdProc %.0f ns", r0/(cn0-c0), mp)
+		}
+	}
+	r1 := X - mn*cn0
+	if rest := r1 / (C - cn0); r1 < -tol*C || rest < mn-tol {
+		return false, fmt.Sprintf("the other nodes would have %.0f ns of MPI time per CPU, below minMpiNormdNode %.0f ns", rest, mn)
+	}
+	return true, ""
+}
+
+// mpiNotes explains how MPI time was distributed, per tier.
+func mpiNotes(dist map[mpiTier][]string, reasons map[mpiTier][]string, workerIdle, hybrid bool) []string {
+	var notes []string
+	what := "DLB's mpiTime (the MPI time of all CPUs: popmon's mpi_ns + mpi_worker_idle_ns, recorded as mpi_ns)"
+	if workerIdle {
+		what = "DLB's mpiTime + mpiWorkerIdleTime (popmon's mpi_ns + mpi_worker_idle_ns, split in the file's proportion)"
+	}
+	if rs := dist[tierExact]; len(rs) > 0 {
+		notes = append(notes, fmt.Sprintf("MPI time: %s is distributed so that the talp model reproduces DLB's minMpiNormdProc and minMpiNormdNode: rank 0 holds the per-process minimum, the other ranks of node 0 make up the per-node minimum, the other nodes share the rest by CPUs. Communication efficiency and load balance (In, Out) are DLB's; the per-process MPI times themselves are synthetic (%s).", what, regionList(rs)))
+	}
+	if rs := dist[tierProc]; len(rs) > 0 {
+		notes = append(notes, fmt.Sprintf("MPI time: DLB's minMpiNormdNode is absent or inconsistent with the other totals (%s) — DLB caps a node's CPUs at its hardware CPUs, which breaks it with oversubscription (POP-METRICS.md, Deviation (node CPUs)) — so only minMpiNormdProc is reproduced: rank 0 holds it, the other ranks share the rest by CPUs; load balance In/Out are not DLB's (%s).", strings.Join(first(reasons[tierProc], 3), "; "), regionList(rs)))
+	}
+	if rs := dist[tier35]; len(rs) > 0 {
+		notes = append(notes, fmt.Sprintf("MPI time (DLB 3.5 layout, which records no per-process or per-node MPI minimum): rank 0 stands for the process with the most useful time and holds its normalized MPI time (mpiNormdOfMaxUseful, which approximates the per-process minimum), the other ranks share the rest by CPUs; the per-node minimum is not recorded, so load balance In/Out follow from this synthesized placement. DLB 3.5 computed its MPI efficiencies from normalized useful times (usefulNormdApp, maxUsefulNormdProc, maxUsefulNormdNode), popmon's talp model from elapsed time, as DLB ≥ 3.6 does: the MPI efficiencies can differ from those in the file (%s).%s", regionList(rs), ifStr(hybrid, " DLB 3.5 also did not account the time OpenMP workers are idle while their primary thread is in MPI (DLB ≥ 3.6's mpi_worker_idle_time): in this hybrid run mpiTime is the primary threads' MPI time only, so the MPI efficiencies popmon computes from it are too high.", "")))
+	}
+	if rs := dist[tierEven]; len(rs) > 0 {
+		notes = append(notes, fmt.Sprintf("MPI time is split evenly by CPUs because DLB's MPI minima are absent or inconsistent with the totals (%s): communication efficiency and load balance of these regions are not DLB's (%s).", strings.Join(first(reasons[tierEven], 3), "; "), regionList(rs)))
+	}
+	return notes
+}
+
+func regionList(names []string) string {
+	label := "region "
+	if len(names) > 1 {
+		label = fmt.Sprintf("%d regions: ", len(names))
+	}
+	q := make([]string, 0, 5)
+	for _, n := range names[:min(len(names), 5)] {
+		q = append(q, quote(n))
+	}
+	s := label + strings.Join(q, ", ")
+	if len(names) > 5 {
+		s += fmt.Sprintf(" and %d more", len(names)-5)
+	}
+	return s
+}
+
+// first returns the first n elements of s, and "… N more" when there are
+// more.
+func first(s []string, n int) []string {
+	if len(s) > n {
+		return append(s[:n:n], fmt.Sprintf("… %d more", len(s)-n))
+	}
+	return s
+}
+
+func quote(s string) string { return fmt.Sprintf("%q", s) }
+
+// splitInts splits total into n parts as evenly as possible, the remainder
+// to the first parts, each at least 1.
+func splitInts(total, n int) []int {
+	out := make([]int, n)
+	if n == 0 {
+		return out
+	}
+	q, r := total/n, total%n
+	for i := range out {
+		out[i] = max(q, 1)
+		if i < r {
+			out[i]++
+		}
+	}
+	return out
+}
+
+// splitInt64 splits total (≥ 0) into parts proportional to the weights
+// (each ≥ 1), exactly: the parts sum to total, the rounding remainder goes
+// to the first parts.
+func splitInt64(total int64, w []int) []int64 {
+	out := make([]int64, len(w))
+	if len(w) == 0 || total <= 0 {
+		return out
+	}
+	var W int64
+	for _, x := range w {
+		W += int64(x)
+	}
+	q, r := total/W, total%W
+	var sum int64
+	for i, x := range w {
+		// q·x ≤ total; r·x < W·x ≤ W² fits for W ≤ 2^31.
+		out[i] = q*int64(x) + r*int64(x)/W
+		sum += out[i]
+	}
+	for i := 0; sum < total; i = (i + 1) % len(w) {
+		out[i]++
+		sum++
+	}
+	return out
+}
+
+// blocks places n ranks on k nodes in contiguous blocks, the larger blocks
+// first.
+func blocks(n, k int) []int {
+	out := make([]int, n)
+	sizes := splitInts(n, k)
+	i := 0
+	for node, s := range sizes {
+		for j := 0; j < s && i < n; j++ {
+			out[i] = node
+			i++
+		}
+	}
+	return out
+}
+
+func ones(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = 1
+	}
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+func ifStr(c bool, a, b string) string {
+	if c {
+		return a
+	}
+	return b
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
