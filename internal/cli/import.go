@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/popmon/popmon/internal/paraver"
 	"github.com/popmon/popmon/measure"
 )
 
@@ -40,7 +41,7 @@ func importCmd(env *Env, args []string) error {
 		return fail(ExitUsage, "expected exactly one trace, got %d", fs.NArg())
 	}
 	path := fs.Arg(0)
-	if !isTraceFile(path) {
+	if !paraver.IsTraceFile(path) {
 		return fail(ExitInput, "%s is not a Paraver trace (want a .prv or .prv.gz file starting with #Paraver)", path)
 	}
 	if *app < 1 {

@@ -23,7 +23,7 @@ type inputOptions struct {
 // Extrae/Paraver trace (imported by internal/paraver, with a progress line
 // on a terminal). Errors carry exit codes.
 func readMeasurement(env *Env, path string, opt inputOptions) (*measure.Measurement, error) {
-	if isTraceFile(path) {
+	if paraver.IsTraceFile(path) {
 		return importTrace(env, path, opt)
 	}
 	data, err := os.ReadFile(path)
@@ -42,22 +42,6 @@ func readMeasurement(env *Env, path string, opt inputOptions) (*measure.Measurem
 		return nil, fail(ExitInput, "%s: %v", path, err)
 	}
 	return m, nil
-}
-
-// isTraceFile reports whether path is a Paraver trace: by name (.prv,
-// .prv.gz) or by its first bytes.
-func isTraceFile(path string) bool {
-	if paraver.IsTrace(path) {
-		return true
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	head := make([]byte, 8)
-	n, _ := io.ReadFull(f, head)
-	return string(head[:n]) == "#Paraver"
 }
 
 // importTrace imports a Paraver trace, drawing a progress line on stderr

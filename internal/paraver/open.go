@@ -20,6 +20,22 @@ func IsTrace(path string) bool {
 	return strings.HasSuffix(path, ".prv") || strings.HasSuffix(path, ".prv.gz")
 }
 
+// IsTraceFile reports whether path is a Paraver trace: by its name (see
+// [IsTrace]) or, whatever its name, by its first bytes ("#Paraver").
+func IsTraceFile(path string) bool {
+	if IsTrace(path) {
+		return true
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 8)
+	n, _ := io.ReadFull(f, head)
+	return string(head[:n]) == "#Paraver"
+}
+
 // Companions returns the .pcf and .row paths next to a trace: the trace's
 // name with .prv or .prv.gz replaced.
 func Companions(path string) (pcf, row string) {

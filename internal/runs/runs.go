@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -166,7 +165,7 @@ func Load(path string, model pop.Model) (*Run, error) {
 	if model == "" {
 		model = pop.ModelTALP
 	}
-	if isTrace(path) {
+	if paraver.IsTraceFile(path) {
 		m, err := paraver.ImportFile(path, paraver.Options{}, nil)
 		if err != nil {
 			return nil, err // names the file
@@ -219,22 +218,6 @@ func finishRun(path string, run *Run) *Run {
 	}
 	run.Label = run.Resources.Label()
 	return run
-}
-
-// isTrace reports whether path is a Paraver trace: by its name (.prv,
-// .prv.gz), or by its first bytes ("#Paraver").
-func isTrace(path string) bool {
-	if paraver.IsTrace(path) {
-		return true
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	head := make([]byte, 8)
-	n, _ := io.ReadFull(f, head)
-	return string(head[:n]) == "#Paraver"
 }
 
 func loadPopmon(path string, data []byte, model pop.Model) (*Run, error) {
