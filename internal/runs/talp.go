@@ -1,13 +1,14 @@
 package runs
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
 	"time"
 
+	"github.com/popmon/popmon/internal/talpjson"
 	"github.com/popmon/popmon/pop"
 )
 
@@ -222,37 +223,20 @@ func toNS(v float64) int64 {
 	return int64(math.Round(v))
 }
 
-// orderedObject returns the keys and raw values of a JSON object in file
-// order.
+// orderedObject returns the regions of "Application" in file order; each
+// must be a JSON object.
 func orderedObject(raw json.RawMessage) ([]string, []json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	tok, err := dec.Token()
+	names, vals, err := talpjson.OrderedObject(raw)
+	if errors.Is(err, talpjson.ErrNotObject) {
+		return nil, nil, errNotObject
+	}
 	if err != nil {
 		return nil, nil, err
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, nil, errNotObject
-	}
-	var names []string
-	var vals []json.RawMessage
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, nil, err
-		}
-		k, ok := tok.(string)
-		if !ok {
-			return nil, nil, errNotObject
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, nil, err
-		}
+	for i, v := range vals {
 		if t := strings.TrimSpace(string(v)); !strings.HasPrefix(t, "{") {
-			return nil, nil, fmt.Errorf("region %q is not a JSON object", k)
+			return nil, nil, fmt.Errorf("region %q is not a JSON object", names[i])
 		}
-		names = append(names, k)
-		vals = append(vals, v)
 	}
 	return names, vals, nil
 }

@@ -321,7 +321,7 @@ func parse(data []byte) (*file, error) {
 	if !isObject(app) {
 		return nil, fmt.Errorf(`"Application" is %s, not an object of regions`, show(app))
 	}
-	names, raws, err := orderedObject(app)
+	names, raws, err := OrderedObject(app)
 	if err != nil {
 		return nil, fmt.Errorf(`"Application": %v`, err)
 	}
@@ -633,16 +633,20 @@ func show(raw json.RawMessage) string {
 	return t
 }
 
-// orderedObject returns the keys and raw values of a JSON object in file
-// order.
-func orderedObject(raw json.RawMessage) ([]string, []json.RawMessage, error) {
+// ErrNotObject is returned by [OrderedObject] for JSON that is not an
+// object.
+var ErrNotObject = errors.New("not a JSON object")
+
+// OrderedObject returns the keys and raw values of a JSON object in file
+// order (TALP's region order is meaningful; Go maps lose it).
+func OrderedObject(raw json.RawMessage) ([]string, []json.RawMessage, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, nil, err
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, nil, errors.New("not an object")
+		return nil, nil, ErrNotObject
 	}
 	var names []string
 	var vals []json.RawMessage
@@ -653,7 +657,7 @@ func orderedObject(raw json.RawMessage) ([]string, []json.RawMessage, error) {
 		}
 		k, ok := tok.(string)
 		if !ok {
-			return nil, nil, errors.New("not an object")
+			return nil, nil, ErrNotObject
 		}
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
