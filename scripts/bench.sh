@@ -3,7 +3,10 @@
 # one run, and writes BENCHMARKS.md.
 #  1. ns per intercepted MPI call: tight loops of MPI_Comm_rank and MPI_Iprobe,
 #     plain vs. under libpopmon, alternating, 7 rounds, medians; per MPI.
-#  2. whole-run overhead of the demo (imbalance, 4 ranks): wall time plain vs.
+#  2. hardware counters: cost per MPI call with counters off, unavailable and
+#     measured, against a library built without counter code
+#     (scripts/bench-counters.sh).
+#  3. whole-run overhead of the demo (imbalance, 4 ranks): wall time plain vs.
 #     under `popmon run`, 5 rounds each, medians.
 set -euo pipefail
 bin=${1:-bin/popmon}
@@ -53,6 +56,10 @@ for mpi in openmpi mpich; do
 		awk -v mpi="$mpi" -v n="$name" -v p="$p" -v q="$q" 'BEGIN {printf "| %s | `%s` | %.1f | %.1f | %.1f | %.2f× |\n", mpi, n, p, q, q-p, q/p}' >> "$out/BENCHMARKS.md"
 	done
 done
+
+# Hardware counters: the library's cost per transition with counters off,
+# unavailable and measured, against a build without counter code.
+scripts/bench-counters.sh "$bin" >> "$out/BENCHMARKS.md"
 
 {
 echo

@@ -265,6 +265,8 @@ void popmon_snapshot(uint64_t now, struct popmon_accounts *a, uint64_t *thr_usef
 			a->t[s] += acc[s];
 		for (int x = 0; x < POPMON_NEXTRA; x++)
 			a->x[x] += POPMON_LOAD(t->extra[x]);
+		for (int c = 0; c < POPMON_CTR_N; c++)
+			a->ctr[c] += POPMON_LOAD(t->ctr.acc[c]);
 		if (t->slot == 0) {
 			a->prim_useful = acc[POPMON_ST_USEFUL];
 			a->prim_mpi = acc[POPMON_ST_MPI];
@@ -336,6 +338,7 @@ static void atfork_child(void)
 	/* A forked copy that does not exec is not the application: its
 	 * accounts are a copy of the parent's. An exec starts afresh. */
 	popmon_proc.inert = 1;
+	popmon_counters_atfork_child();
 }
 
 static int env_true(const char *name)
@@ -364,10 +367,12 @@ __attribute__((constructor)) static void popmon_init(void)
 	popmon_proc.t0_ns = popmon_monotonic_ns();
 	pthread_atfork(NULL, NULL, atfork_child);
 	popmon_regions_init();
-	if (!new_thread(1, POPMON_ST_USEFUL)) {
+	struct popmon_thread *primary = new_thread(1, POPMON_ST_USEFUL);
+	if (!primary) {
 		popmon_proc.inert = 1;
 		return;
 	}
+	popmon_counters_init(primary);
 	popmon_ompt_probe();
 	/* Without MPI the Global region spans the whole process; MPI_Init
 	 * restarts it. */
@@ -388,6 +393,7 @@ __attribute__((destructor)) static void popmon_fini(void)
 	popmon_proc.finalized = 1;
 	popmon_regions_close_all(popmon_now());
 	popmon_write_single();
+	popmon_counters_finish();
 }
 
 int popmon_api_measured(void)

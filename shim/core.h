@@ -25,6 +25,7 @@ struct popmon_accounts {
 	uint64_t prim_useful;    /* the primary thread's own useful time */
 	uint64_t prim_mpi;       /* the primary thread's own MPI time */
 	uint64_t thr_useful_max; /* largest useful time of one thread (regions fill it) */
+	uint64_t ctr[POPMON_CTR_N]; /* cycles, instructions during useful time (not converted) */
 };
 
 /* Threads whose useful time regions track one by one (for the largest). */
@@ -92,6 +93,7 @@ struct popmon_region_rec {
 	int64_t t[POPMON_NSTATES];
 	int64_t mpi_calls, omp_parallels, omp_tasks, gpu_calls;
 	int64_t prim_useful, prim_mpi, prim_parallel, prim_serial_useful, par_useful, thr_useful_max;
+	int64_t cycles, instructions; /* during useful time; 0 without counters */
 };
 #define POPMON_REC_FIELDS (sizeof(struct popmon_region_rec) / sizeof(int64_t))
 
@@ -101,6 +103,11 @@ const char *popmon_region_rec(int idx, int cpus, struct popmon_region_rec *rec);
 struct popmon_proc_rec {
 	int64_t rank, node, pid, cpus;
 	char hostname[64];
+	/* Hardware counters of the process: 0 unavailable (see ctr_reason),
+	 * 1 read with read(), 2 with rdpmc; and the requested mode (0 off,
+	 * 1 auto, 2 on). */
+	int64_t ctr_method, ctr_mode;
+	char ctr_reason[200];
 };
 
 struct popmon_fn_rec {
@@ -116,6 +123,12 @@ struct popmon_run {
 	const struct popmon_omp_row *omp_rows; /* merged over processes */
 	int nomp_rows;
 	int with_mpi;
+	/* The "counters" object: the mode, whether every process measured
+	 * them, how (method), or why not (reason). */
+	const char *ctr_mode;
+	int ctr_available;
+	const char *ctr_method;
+	char ctr_reason[256];
 	char mpi_library[256];
 	char mpi_standard[16];
 	const char *thread_level;

@@ -154,6 +154,37 @@ out:
 	return rc;
 }
 
+/* The run's "counters" object from every process's: available when every
+ * process measured them (rdpmc when all did so), else the first failing
+ * process's reason, with how many processes failed when not all did. */
+static void counters_of_run(struct popmon_run *run, const struct popmon_proc_rec *procs, int size)
+{
+	static const char *const modes[] = {"off", "auto", "on"};
+	int64_t m = procs[0].ctr_mode;
+	run->ctr_mode = modes[m >= 0 && m <= 2 ? m : 1];
+	int failed = 0, first = -1, all_rdpmc = 1;
+	for (int p = 0; p < size; p++) {
+		if (procs[p].ctr_method == 0) {
+			failed++;
+			if (first < 0)
+				first = p;
+		}
+		all_rdpmc &= procs[p].ctr_method == 2;
+	}
+	run->ctr_available = failed == 0;
+	run->ctr_method = failed ? "" : all_rdpmc ? "rdpmc" : "read";
+	run->ctr_reason[0] = '\0';
+	if (!failed)
+		return;
+	char why[sizeof procs[0].ctr_reason + 1];
+	snprintf(why, sizeof why, "%.*s", (int)sizeof procs[0].ctr_reason, procs[first].ctr_reason);
+	if (failed < size)
+		snprintf(run->ctr_reason, sizeof run->ctr_reason, "%s (rank %lld; %d of %d processes)", why,
+			 (long long)procs[first].rank, failed, size);
+	else
+		snprintf(run->ctr_reason, sizeof run->ctr_reason, "%s", why);
+}
+
 static void finalize_measure(void)
 {
 	uint64_t now = popmon_now();
@@ -207,6 +238,11 @@ static void finalize_measure(void)
 
 	struct popmon_proc_rec me = {.rank = rank, .node = leader, .pid = popmon_proc.pid, .cpus = cpus};
 	gethostname(me.hostname, sizeof me.hostname - 1);
+	struct popmon_ctr_info ci;
+	popmon_counters_info(&ci);
+	me.ctr_method = !ci.available ? 0 : strcmp(ci.method, "rdpmc") == 0 ? 2 : 1;
+	me.ctr_mode = strcmp(ci.mode, "off") == 0 ? 0 : strcmp(ci.mode, "on") == 0 ? 2 : 1;
+	snprintf(me.ctr_reason, sizeof me.ctr_reason, "%s", ci.reason);
 
 	/* Per-process records to rank 0, in one gather: the process record,
 	 * then one record per region. */
@@ -359,6 +395,7 @@ static void finalize_measure(void)
 		snprintf(run.mpi_standard, sizeof run.mpi_standard, "%d.%d", version, subversion);
 		PMPI_Query_thread(&provided);
 		run.thread_level = thread_level_name(provided);
+		counters_of_run(&run, procs, size);
 		popmon_write_run(&run);
 		free(fns);
 	}
@@ -384,4 +421,5 @@ void popmon_mpi_finalize_hook(void)
 		return;
 	popmon_proc.finalized = 1;
 	finalize_measure();
+	popmon_counters_finish();
 }

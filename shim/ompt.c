@@ -325,6 +325,7 @@ static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encounterin
 	t->omp_parallel = NULL;
 	if (t->slot == 0)
 		t->rate = cpus > 1 ? cpus - 1 : 0;
+	popmon_ctr_hook(t, t->state, POPMON_ST_USEFUL);
 	POPMON_STORE(t->state, POPMON_ST_USEFUL);
 }
 

@@ -154,10 +154,21 @@ static void write_json(FILE *f, const struct popmon_run *run)
 		fputs("}", f);
 	}
 	fprintf(f, ",\n  \"clock\": {\"source\": \"%s\"},\n", popmon_clock_tsc ? "tsc" : "monotonic");
+	fputs("  \"counters\": {\"mode\": ", f);
+	json_str(f, run->ctr_mode ? run->ctr_mode : "auto");
+	fprintf(f, ", \"available\": %s", run->ctr_available ? "true" : "false");
+	if (run->ctr_available) {
+		fputs(", \"method\": ", f);
+		json_str(f, run->ctr_method && *run->ctr_method ? run->ctr_method : "read");
+	} else {
+		fputs(", \"reason\": ", f);
+		json_str(f, run->ctr_reason[0] ? run->ctr_reason : "counters unavailable");
+	}
+	fputs("},\n", f);
 	fprintf(f,
 		"  \"resources\": {\"processes\": %d, \"nodes\": %d, \"cpus\": %lld, \"gpus\": 0, "
-		"\"hardware_counters\": false},\n",
-		run->nprocs, run->nnodes, (long long)cpus);
+		"\"hardware_counters\": %s},\n",
+		run->nprocs, run->nnodes, (long long)cpus, run->ctr_available ? "true" : "false");
 
 	fputs("  \"processes\": [", f);
 	for (int p = 0; p < run->nprocs; p++) {
@@ -202,6 +213,11 @@ static void write_json(FILE *f, const struct popmon_run *run)
 			rec_field(f, "omp_parallels", x->omp_parallels, &first);
 			rec_field(f, "omp_tasks", x->omp_tasks, &first);
 			rec_field(f, "gpu_runtime_calls", x->gpu_calls, &first);
+			if (run->ctr_available) {
+				/* Absent, never 0, without counters. */
+				rec_field(f, "cycles", x->cycles, &first);
+				rec_field(f, "instructions", x->instructions, &first);
+			}
 			rec_field(f, "primary_useful_ns", x->prim_useful, &first);
 			rec_field(f, "primary_serial_useful_ns", x->prim_serial_useful, &first);
 			rec_field(f, "primary_mpi_ns", x->prim_mpi, &first);
@@ -411,6 +427,8 @@ const char *popmon_region_rec(int idx, int cpus, struct popmon_region_rec *rec)
 	if (rec->prim_serial_useful < 0)
 		rec->prim_serial_useful = 0;
 	rec->thr_useful_max = (int64_t)a.thr_useful_max;
+	rec->cycles = (int64_t)a.ctr[POPMON_CTR_CYCLES];
+	rec->instructions = (int64_t)a.ctr[POPMON_CTR_INSTRUCTIONS];
 	return name;
 }
 
@@ -458,6 +476,12 @@ void popmon_write_single(void)
 		.fns = NULL,
 		.with_mpi = 0,
 	};
+	struct popmon_ctr_info ci;
+	popmon_counters_info(&ci);
+	run.ctr_mode = ci.mode;
+	run.ctr_available = ci.available;
+	run.ctr_method = ci.method;
+	snprintf(run.ctr_reason, sizeof run.ctr_reason, "%s", ci.reason);
 	struct popmon_omp_row *rows = NULL;
 	run.nomp_rows = popmon_omp_rows(&rows);
 	run.omp_rows = rows;

@@ -4,7 +4,11 @@
  * popmon_mpi_leave(): one thread-local load, one clock read each, a few adds
  * into the calling thread's own cache-line-aligned record. No locks, no
  * allocation, no system calls. Everything else (thread registration, regions,
- * finalize) lives in core.c and is off the hot path.
+ * finalize) lives in core.c and is off the hot path. Hardware counters
+ * (counters.h) add one load and one never-taken branch per state change when
+ * they are off or unavailable; when they are measured, a transition into or
+ * out of useful time also reads them (rdpmc, or read() where the kernel does
+ * not allow rdpmc).
  */
 #ifndef POPMON_INTERNAL_H
 #define POPMON_INTERNAL_H
@@ -13,6 +17,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "counters.h"
 #include "mpi_calls.h" /* GENERATED: enum popmon_fn, POPMON_FN_COUNT */
 
 /* Time-account states of POP-METRICS.md §1. Values index
@@ -72,6 +77,8 @@ struct popmon_thread {
 	uint64_t mpi_calls;             /* completed outermost MPI calls */
 	uint64_t fn_calls[POPMON_FN_COUNT];
 	uint64_t fn_ticks[POPMON_FN_COUNT];
+	/* Hardware counters (counters.c); untouched while counters are off. */
+	struct popmon_ctr_thread ctr;
 } __attribute__((aligned(64)));
 
 /* The calling thread's record, or NULL before its first registration.
@@ -153,9 +160,29 @@ static inline __attribute__((always_inline)) uint64_t popmon_account(struct popm
 	return d;
 }
 
+/* Hardware counters at a state change of t from `from` to `to`: they are
+ * read only where useful time begins or ends. With counters off or
+ * unavailable this is one load and one never-taken branch; a build with
+ * -DPOPMON_NO_COUNTERS (the benchmarks' baseline) has no counter code here
+ * at all. */
+static inline __attribute__((always_inline)) void popmon_ctr_hook(struct popmon_thread *t, uint32_t from,
+								 uint32_t to)
+{
+#ifndef POPMON_NO_COUNTERS
+	if (__builtin_expect(POPMON_LOAD(popmon_counters_active), 0) &&
+	    (from == POPMON_ST_USEFUL || to == POPMON_ST_USEFUL))
+		popmon_ctr_transition(t, to);
+#else
+	(void)t;
+	(void)from;
+	(void)to;
+#endif
+}
+
 /* Switches the calling thread's state at time now. */
 static inline void popmon_switch(struct popmon_thread *t, uint32_t st, uint64_t now)
 {
+	popmon_ctr_hook(t, t->state, st);
 	popmon_account(t, now);
 	POPMON_STORE(t->state, st);
 }
@@ -185,6 +212,7 @@ static inline void popmon_mpi_leave(int fn)
 		return;
 	if (--t->mpi_depth == 0) {
 		uint64_t d = popmon_account(t, popmon_now());
+		popmon_ctr_hook(t, POPMON_ST_MPI, t->prev_state);
 		POPMON_STORE(t->state, t->prev_state);
 		POPMON_ADD(t->mpi_calls, 1);
 		POPMON_ADD(t->fn_calls[fn], 1);

@@ -174,6 +174,9 @@ static void refresh_handle_locked(struct region *r)
 	r->mon.omp_serialization_time =
 		(int64_t)popmon_ticks_to_ns(r->tot.t[POPMON_ST_OMP_SERIALIZATION]);
 	r->mon.gpu_runtime_time = (int64_t)popmon_ticks_to_ns(r->tot.t[POPMON_ST_GPU_RUNTIME]);
+	/* 0 without counters, as DLB without PAPI. */
+	r->mon.cycles = (int64_t)r->tot.ctr[POPMON_CTR_CYCLES];
+	r->mon.instructions = (int64_t)r->tot.ctr[POPMON_CTR_INSTRUCTIONS];
 }
 
 static void start_locked(int idx, uint64_t now)
@@ -204,6 +207,8 @@ static void accumulate(struct popmon_accounts *tot, const struct popmon_accounts
 		tot->x[x] += b->x[x] >= a->x[x] ? b->x[x] - a->x[x] : 0;
 	tot->prim_useful += b->prim_useful >= a->prim_useful ? b->prim_useful - a->prim_useful : 0;
 	tot->prim_mpi += b->prim_mpi >= a->prim_mpi ? b->prim_mpi - a->prim_mpi : 0;
+	for (int c = 0; c < POPMON_CTR_N; c++)
+		tot->ctr[c] += b->ctr[c] >= a->ctr[c] ? b->ctr[c] - a->ctr[c] : 0;
 }
 
 /* Adds the per-thread useful time since the region's start (thr_now must
@@ -318,6 +323,8 @@ int popmon_region_get(int i, const char **name, uint64_t *visits, uint64_t *elap
 	ns->prim_useful = popmon_ticks_to_ns(r->tot.prim_useful);
 	ns->prim_mpi = popmon_ticks_to_ns(r->tot.prim_mpi);
 	ns->thr_useful_max = popmon_ticks_to_ns(r->tot.thr_useful_max);
+	for (int c = 0; c < POPMON_CTR_N; c++)
+		ns->ctr[c] = r->tot.ctr[c]; /* counts, not ticks */
 	return r->visits > 0;
 }
 

@@ -127,23 +127,6 @@ func clockCheck() check {
 	return check{ok: true, warn: true, what: "clock", detail: "no invariant TSC: CLOCK_MONOTONIC (~22 ns per read) is used"}
 }
 
-func countersCheck() check {
-	b, err := os.ReadFile("/proc/sys/kernel/perf_event_paranoid")
-	if err != nil {
-		return check{ok: true, warn: true, what: "hardware counters", detail: "perf_event is not available: no IPC or frequency metrics"}
-	}
-	level := strings.TrimSpace(string(b))
-	if _, err := os.Stat("/sys/bus/event_source/devices/cpu"); err != nil {
-		return check{ok: true, warn: true, what: "hardware counters",
-			detail: "no CPU performance monitoring unit exposed (virtual machine?): no IPC or frequency metrics"}
-	}
-	if level > "2" && os.Geteuid() != 0 {
-		return check{ok: true, warn: true, what: "hardware counters", detail: "perf_event_paranoid=" + level,
-			fix: "sysctl kernel.perf_event_paranoid=2 to let users count their own processes"}
-	}
-	return check{ok: true, what: "hardware counters", detail: "perf_event available (perf_event_paranoid=" + level + ")"}
-}
-
 func omptCheck() check {
 	if p := findLibomp(); p != "" {
 		return check{ok: true, what: "OpenMP (OMPT)", detail: "LLVM libomp found: " + p +

@@ -22,7 +22,7 @@ existing file is never overwritten) and prints its name. Read it with
 'popmon report FILE'.`
 
 func execCmd(env *Env, args []string) error {
-	fs := newFlags("exec", "[-o FILE] [--mpicc PATH] [--] APP [ARGS...]", execHelp, env.Stderr)
+	fs := newFlags("exec", "[-o FILE] [--mpicc PATH] [--counters MODE] [--] APP [ARGS...]", execHelp, env.Stderr)
 	var mf measureFlags
 	mf.register(fs)
 	if err := parse(fs, args); err != nil {
@@ -32,6 +32,9 @@ func execCmd(env *Env, args []string) error {
 	if len(argv) == 0 {
 		fs.Usage()
 		return fail(ExitUsage, "no program given: popmon exec -- APP [ARGS...]")
+	}
+	if err := checkCountersMode(mf.counters); err != nil {
+		return err
 	}
 	lib, err := mf.build(context.Background(), env.Stderr)
 	if err != nil {

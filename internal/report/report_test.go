@@ -469,8 +469,8 @@ func TestTALPJSONHasDLB36Keys(t *testing.T) {
 		}
 		last := -1
 		for _, k := range want {
-			if isGPUEff(k) {
-				continue
+			if isGPUEff(k) || isCounterKey(k) {
+				continue // written only for GPU runs / runs with counters
 			}
 			i, ok := pos[k]
 			if !ok {
@@ -524,7 +524,7 @@ func TestTALPSamplesParse(t *testing.T) {
 			}
 			for region, keys := range s.Application {
 				for k := range keys {
-					if _, ok := ourKeys[k]; !ok && !isGPUEfficiency(k) {
+					if _, ok := ourKeys[k]; !ok && !isGPUEfficiency(k) && !isCounterKey(k) {
 						t.Errorf("region %q: key %q not in popmon's talp-json", region, k)
 					}
 				}
@@ -601,5 +601,28 @@ func TestTALPJSONFillsAbsentBranches(t *testing.T) {
 	g = f.Application["Global"]
 	if g["numMpiRanks"] != 0 || f.Resources["numMpiRanks"] != 0 || g["mpiParallelEfficiency"] != 1 || g["ompParallelEfficiency"] != 0.85 {
 		t.Errorf("OpenMP-only Global = %v, resources %v", g, f.Resources)
+	}
+}
+
+// isCounterKey reports whether a TALP key holds hardware counters, which
+// popmon's talp-json writes only when they were measured.
+func isCounterKey(k string) bool { return k == "cycles" || k == "instructions" }
+
+func TestTextShowsImportSource(t *testing.T) {
+	rep, m := load(t, "mpi_imbalance.json")
+	m.Source = &measure.Source{Kind: measure.SourceParaver, Path: "app.prv.gz", Tool: "Paraver trace written 01/02/2003 at 04:05",
+		Notes: []string{"useful = state Running", "elapsed = the trace's duration"}}
+	text := render(t, FormatText, rep, m, Options{})
+	for _, want := range []string{
+		"Imported:  Paraver trace app.prv.gz (Paraver trace written 01/02/2003 at 04:05)\n",
+		"           - useful = state Running\n           - elapsed = the trace's duration\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+	m.Source = nil
+	if text := render(t, FormatText, rep, m, Options{}); strings.Contains(text, "Imported:") {
+		t.Errorf("a libpopmon measurement says Imported:\n%s", text)
 	}
 }

@@ -86,8 +86,12 @@ func TALPJSON(w io.Writer, rep *pop.Report, m *measure.Measurement, opts Options
 			{"numNodes", g.Nodes},
 			{"avgCpus", float(g.CPUs)},
 			{"numGpus", g.GPUs},
-			{"cycles", t.Cycles},
-			{"instructions", t.Instructions},
+		}
+		if r.HardwareCounters {
+			// Absent counters are absent, never 0 (POP-METRICS.md §2).
+			o = append(o, member{"cycles", t.Cycles}, member{"instructions", t.Instructions})
+		}
+		o = append(o, object{
 			{"numMeasurements", t.Visits},
 			{"numMpiCalls", t.MPICalls},
 			{"numOmpParallels", t.OMPParallels},
@@ -108,7 +112,7 @@ func TALPJSON(w io.Writer, rep *pop.Report, m *measure.Measurement, opts Options
 			{"gpuCommunicationTime", 0},
 			{"maxGpuUsefulTime", 0},
 			{"maxGpuActiveTime", 0},
-		}
+		}...)
 		_, measured := g.Value(pop.IDParallelEfficiency)
 		for _, e := range talpEfficiencies {
 			v, ok := g.Value(e.id)

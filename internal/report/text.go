@@ -101,8 +101,20 @@ func textHeader(b *bufio.Writer, rep *pop.Report, m *measure.Measurement) {
 	if line := textOpenMP(m.OpenMP); line != "" {
 		fmt.Fprintf(b, "OpenMP:    %s\n", line)
 	}
+	fmt.Fprintf(b, "Counters:  %s\n", textCounters(m))
 	if m.Tool.Version != "" {
 		fmt.Fprintf(b, "Measured:  %s %s, clock %s\n", orDefault(m.Tool.Name, "popmon"), m.Tool.Version, orDefault(m.Clock.Source, "unknown"))
+	}
+	if src := m.Source; src != nil {
+		what := map[string]string{measure.SourceParaver: "Paraver trace", measure.SourceTALP: "DLB/TALP JSON"}[src.Kind]
+		line := strings.TrimSpace(orDefault(what, src.Kind) + " " + src.Path)
+		if src.Tool != "" {
+			line += " (" + src.Tool + ")"
+		}
+		fmt.Fprintf(b, "Imported:  %s\n", line)
+		for _, n := range src.Notes {
+			fmt.Fprintf(b, "           - %s\n", n)
+		}
 	}
 }
 
@@ -129,13 +141,83 @@ func textRegion(b *bufio.Writer, r *pop.RegionReport) {
 		}
 		return
 	}
+	var computational []pop.Metric
 	for _, x := range r.Metrics {
-		label := strings.Repeat("  ", x.Depth) + x.Name + " "
-		if pad := textLabelWidth - len([]rune(label)); pad > 1 {
-			label += strings.Repeat(".", pad-1) + " "
+		if isComputational(x) {
+			computational = append(computational, x)
+			continue
 		}
-		fmt.Fprintf(b, "%s%s\n", label, textValue(x))
+		textMetric(b, x.Depth, x.Name, x)
 	}
+	textComputational(b, computational)
+}
+
+// textMetric writes one metric line: the label indented by depth, dots up
+// to the value column, the value.
+func textMetric(b *bufio.Writer, depth int, name string, x pop.Metric) {
+	label := strings.Repeat("  ", depth) + name + " "
+	if pad := textLabelWidth - len([]rune(label)); pad > 1 {
+		label += strings.Repeat(".", pad-1) + " "
+	}
+	fmt.Fprintf(b, "%s%s\n", label, textValue(x))
+}
+
+// isComputational reports whether x is a computational metric (a root of
+// the tree that counts or divides hardware counters).
+func isComputational(x pop.Metric) bool {
+	switch x.ID {
+	case pop.IDIPC, pop.IDFrequencyGHz, pop.IDInstructions, pop.IDCycles:
+		return x.Depth == 0
+	}
+	return false
+}
+
+// computationalLabels are TALP's labels of the computational metrics its
+// text report prints, by metric id; cycles are in JSON and CSV only, as in
+// TALP.
+var computationalLabels = map[string]string{
+	pop.IDIPC:          "Average useful IPC",
+	pop.IDFrequencyGHz: "Average useful frequency",
+	pop.IDInstructions: "Number of instructions",
+}
+
+// textComputational writes the "Computational metrics" block of a region
+// (TALP's layout) from the region's computational metrics, in report order;
+// nothing when the region has none (no hardware counters: the header says
+// why).
+func textComputational(b *bufio.Writer, xs []pop.Metric) {
+	printed := false
+	for _, x := range xs {
+		label := computationalLabels[x.ID]
+		if label == "" {
+			continue
+		}
+		if !printed {
+			b.WriteString("Computational metrics\n")
+			printed = true
+		}
+		textMetric(b, 1, label, x)
+	}
+}
+
+// textCounters describes the hardware counters of the run for the header:
+// what was measured, or that the computational metrics (IPC, frequency,
+// instructions) are missing and why.
+func textCounters(m *measure.Measurement) string {
+	if why := m.CountersNotMeasured(); why != "" {
+		return "no computational metrics: " + why
+	}
+	line := "cycles and instructions during useful time"
+	if c := m.Counters; c != nil {
+		switch c.Method {
+		case "":
+		case "read":
+			line += " (read system call)"
+		default:
+			line += " (" + c.Method + ")"
+		}
+	}
+	return line
 }
 
 // textOpenMP describes the OpenMP runtime of the run for the header: its

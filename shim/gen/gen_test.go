@@ -354,12 +354,22 @@ func TestWrappersCompile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	internal, err := os.ReadFile(filepath.Join("..", "popmon_internal.h"))
+	// The headers the generated file includes, directly or not.
+	headers, err := filepath.Glob(filepath.Join("..", "*.h"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "popmon_internal.h"), internal, 0o644); err != nil {
-		t.Fatal(err)
+	for _, h := range headers {
+		if _, generated := files[filepath.Base(h)]; generated {
+			continue
+		}
+		b, err := os.ReadFile(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(h)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	tried := map[string]bool{}
 	for _, cc := range []string{"mpicc.openmpi", "mpicc.mpich", "mpicc"} {

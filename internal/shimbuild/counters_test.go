@@ -1,0 +1,82 @@
+package shimbuild
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// buildCountersTest compiles shim/test/counters_test.c with shim/counters.c
+// (the hardware-counter code, with rdpmc and rdtsc replaced by the test's
+// scripts) with compiler cc, warnings as errors, and returns the program.
+func buildCountersTest(t *testing.T, cc string) string {
+	t.Helper()
+	shim := filepath.Join("..", "..", "shim")
+	bin := filepath.Join(t.TempDir(), "counters_test")
+	args := []string{"-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE", "-DPOPMON_COUNTERS_TEST",
+		"-I", shim, filepath.Join(shim, "counters.c"), filepath.Join(shim, "test", "counters_test.c"),
+		"-lpthread", "-o", bin}
+	if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", cc, strings.Join(args, " "), err, out)
+	}
+	return bin
+}
+
+// cCompilers returns the C compilers to build the unit test with: cc, and
+// clang when it is another compiler; skips when there is none.
+func cCompilers(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, cc := range []string{"cc", "clang"} {
+		if _, err := exec.LookPath(cc); err == nil {
+			out = append(out, cc)
+		}
+	}
+	if len(out) == 0 {
+		t.Skip("no C compiler (apt-get install gcc)")
+	}
+	return out
+}
+
+// TestCountersC runs the C unit tests of the hardware-counter code with
+// recorded counter sequences, on any machine (no PMU needed): counting during
+// useful time only (MPI calls, nested calls, OpenMP idle time, snapshots),
+// multiplexing scaling (time_enabled/time_running), 48-bit and 64-bit
+// counter wrap-around and the perf page's seqlock protocol, counters opened
+// lazily by threads that become useful (and never by threads that are not
+// CPUs of the model) and closed at their exit, a thread whose counters fail,
+// and the probe in modes auto (silent), on (one warning) and off.
+func TestCountersC(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds C code")
+	}
+	scenarios := []struct{ name, what string }{
+		{"useful", "counting during useful time only, through the MPI hot path"},
+		{"multiplex", "scaling by time_enabled/time_running; read() group parsing"},
+		{"wrap", "48-bit PMC sign extension, 64-bit wrap, seqlock retry, index 0, multiplexed page times"},
+		{"threads", "lazy per-thread open, unaccounted threads, close at thread exit"},
+		{"thread-failure", "a thread's open fails: counting stops, reason, one warning"},
+		{"probe-auto", "no PMU in mode auto: reason, silent, no counter code on the hot path"},
+		{"probe-on", "no PMU in mode on: one warning"},
+		{"probe-off", "mode off: never probed"},
+		{"real", "the read() backend on this machine's PMU (skipped without one)"},
+	}
+	for _, cc := range cCompilers(t) {
+		bin := buildCountersTest(t, cc)
+		for _, s := range scenarios {
+			t.Run(cc+"/"+s.name, func(t *testing.T) {
+				out, err := exec.Command(bin, s.name).CombinedOutput()
+				if err != nil {
+					t.Fatalf("%s (%s): %v\n%s", s.name, s.what, err, out)
+				}
+				if !strings.Contains(string(out), "ok "+s.name+"\n") {
+					t.Fatalf("%s: no ok line:\n%s", s.name, out)
+				}
+				if strings.HasPrefix(string(out), "skip ") {
+					t.Log(strings.TrimSpace(string(out)))
+				}
+			})
+		}
+	}
+}
