@@ -45,20 +45,7 @@ func loadLocal(t *testing.T, file, name string) ([]*pop.Report, *measure.Measure
 	if err != nil {
 		t.Fatal(err)
 	}
-	models, err := pop.ParseModels(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var reps []*pop.Report
-	for _, model := range models {
-		rep, err := pop.Compute(m, model)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rep.Source = file
-		reps = append(reps, rep)
-	}
-	return reps, m
+	return computeModels(t, m, file, name), m
 }
 
 func renderReports(t *testing.T, format string, reps []*pop.Report, m *measure.Measurement) string {

@@ -88,6 +88,13 @@ func loadModels(t *testing.T, file, name string) ([]*pop.Report, *measure.Measur
 	if err != nil {
 		t.Fatal(err)
 	}
+	return computeModels(t, m, file, name), m
+}
+
+// computeModels computes the reports of the models name selects for m,
+// with file as their source.
+func computeModels(t *testing.T, m *measure.Measurement, file, name string) []*pop.Report {
+	t.Helper()
 	models, err := pop.ParseModels(name)
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +108,7 @@ func loadModels(t *testing.T, file, name string) ([]*pop.Report, *measure.Measur
 		rep.Source = file
 		reps = append(reps, rep)
 	}
-	return reps, m
+	return reps
 }
 
 func TestGolden(t *testing.T) {
