@@ -206,10 +206,10 @@ type Totals struct {
 	Instructions int64
 	// MPIAppNS is mpi_app = (M + Mw + O) / C.
 	MPIAppNS float64
-	// MinMPIProcNS is mpi_proc_min = min_i (M_i + Mw_i) / cpus_i (TALP's
+	// MinMPIProcNS is mpi_proc_min = min_i (M_i + Mw_i + O_i) / cpus_i (TALP's
 	// minMpiNormdProc).
 	MinMPIProcNS float64
-	// MinMPINodeNS is mpi_node_min = min_n Σ_{i∈n} (M_i + Mw_i) / C_node
+	// MinMPINodeNS is mpi_node_min = min_n Σ_{i∈n} (M_i + Mw_i + O_i) / C_node
 	// (TALP's minMpiNormdNode), with the true C_node.
 	MinMPINodeNS float64
 }

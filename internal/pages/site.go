@@ -172,13 +172,7 @@ func experimentPage(e *Experiment, opts Options) (*expPage, error) {
 			}
 		}
 		rv.Charts = evolutionCharts(e, rv.Name)
-		procs, note, err := processTimes(n, rv.Name)
-		if err != nil {
-			if !opts.SkipBad {
-				return nil, fmt.Errorf("experiment %s: %w", e.Name, err)
-			}
-			note = err.Error()
-		}
+		procs, note := processTimes(n, rv.Name)
 		rv.ProcNote = note
 		if len(procs) > 0 {
 			rv.ProcChart = template.HTML(ProcessChart(fmt.Sprintf("%s: useful and MPI time per process, %s", rv.Name, n.Label), procs))

@@ -305,7 +305,7 @@ func (im *importer) event(th *thread, rec *Record) {
 			if e.Value != 0 && e.Type == EventOMPTaskFunction {
 				tk.ompTasks++
 			}
-		case e.Type >= 60000000 && e.Type < 61000000:
+		case e.Type == EventOMPBarrier:
 			im.sawOMP = true
 		}
 	}
