@@ -57,6 +57,9 @@ run "$CC" $CFLAGS -I"$here/dlbstub" -o "$out/talp_regions" "$here/talp_regions.c
 for p in balanced imbalance pipeline regions misuse serial; do
 	run "$CC" $CFLAGS -I"$shim" -o "$out/$p" "$here/$p.c"
 done
+for p in thread_multiple thread_churn; do
+	run "$CC" $CFLAGS -pthread -o "$out/$p" "$here/$p.c"
+done
 
 if command -v "$FC" >/dev/null 2>&1; then
 	# -J keeps compiler-generated module files out of the source tree.
@@ -90,7 +93,7 @@ for pair in "gcc $GCC" "clang $CLANG"; do
 	for p in omp_serial omp_imbalance; do
 		run "$cc" $OMPFLAGS -I"$shim" -o "$out/$p.$suffix" "$here/$p.c"
 	done
-	for p in hybrid_phases hybrid_mpi_idle; do
+	for p in hybrid_phases hybrid_mpi_idle team_override; do
 		run env OMPI_CC="$cc" MPICH_CC="$cc" "$CC" $OMPFLAGS -I"$shim" -o "$out/$p.$suffix" "$here/$p.c"
 	done
 done

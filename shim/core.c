@@ -30,9 +30,6 @@ __thread struct popmon_thread *popmon_tls __attribute__((tls_model("initial-exec
 int popmon_clock_tsc;
 struct popmon_process popmon_proc;
 
-static struct popmon_thread *threads[POPMON_MAX_THREADS];
-static int nthreads;
-
 uint64_t popmon_monotonic_ns(void)
 {
 	struct timespec ts;
@@ -157,29 +154,109 @@ uint64_t popmon_ticks_to_ns(uint64_t ticks)
 
 /* ------------------------------------------------------------------ threads */
 
-static struct popmon_thread *new_thread(int accounted, uint32_t state)
+/* Every thread record ever created, by slot; only the owner writes one. A
+ * slot of an MPI thread that exited is vacant (its CPU idles, see
+ * thread_gone) until a thread born after the vacancy began takes it over, so
+ * that a program creating thousands of short-lived threads keeps every MPI
+ * call with a bounded table, and two live threads never share a CPU. */
+static struct popmon_thread *threads[POPMON_MAX_THREADS];
+static int nthreads;
+static int vacant[POPMON_MAX_THREADS]; /* vacant slots, under thr_lock */
+static int nvacant;
+static int mpi_threads;                /* slots of MPI threads, live or vacant */
+static pthread_mutex_t thr_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t exit_key;
+static int have_exit_key;
+
+/* Tick at which the calling thread started, when it was created through
+ * pthread_create after the library loaded (0 otherwise). */
+static __thread uint64_t birth_tick __attribute__((tls_model("initial-exec")));
+
+/* Allocates a record in a new slot without publishing it in the table. */
+static struct popmon_thread *alloc_thread(uint32_t kind, uint32_t state, uint64_t last)
 {
 	int slot = __atomic_fetch_add(&nthreads, 1, __ATOMIC_RELAXED);
 	if (slot >= POPMON_MAX_THREADS) {
 		__atomic_fetch_sub(&nthreads, 1, __ATOMIC_RELAXED);
-		popmon_warn_once("threads", "more than %d threads: the rest are not measured",
+		popmon_warn_once("threads", "more than %d threads at once: the rest are not measured",
 				 POPMON_MAX_THREADS);
 		return NULL;
 	}
 	struct popmon_thread *t = aligned_alloc(64, sizeof *t);
 	if (!t) {
 		popmon_warn_once("nomem", "out of memory for a thread record: thread not measured");
-		threads[slot] = NULL;
 		return NULL;
 	}
 	memset(t, 0, sizeof *t);
-	t->accounted = (uint32_t)accounted;
+	t->accounted = 1;
+	t->kind = kind;
 	t->slot = (uint32_t)slot;
 	t->state = state;
-	t->last = popmon_now();
-	__atomic_store_n(&threads[slot], t, __ATOMIC_RELEASE);
-	popmon_tls = t;
+	t->last = last;
 	return t;
+}
+
+static void publish_thread(struct popmon_thread *t)
+{
+	__atomic_store_n(&threads[t->slot], t, __ATOMIC_RELEASE);
+	popmon_tls = t;
+	if (have_exit_key && t->slot != 0)
+		pthread_setspecific(exit_key, t);
+}
+
+/* A thread that is neither the primary nor an OpenMP thread calls MPI for
+ * the first time: it becomes a CPU of the process from its birth (or from
+ * now, for a thread the library did not see start). It takes over a vacant
+ * slot whose vacancy began before it was born, else a new slot, which adds
+ * a CPU to the process. Off the hot path: once per thread. */
+static struct popmon_thread *adopt_mpi_thread(void)
+{
+	uint64_t now = popmon_now();
+	uint64_t birth = birth_tick && popmon_delta(birth_tick, now) > 0 ? birth_tick : now;
+	struct popmon_thread *t = NULL;
+	pthread_mutex_lock(&thr_lock);
+	for (int i = nvacant - 1; i >= 0; i--) {
+		struct popmon_thread *v = threads[vacant[i]];
+		if (popmon_delta(POPMON_LOAD(v->last), birth) > 0 || POPMON_LOAD(v->last) == birth) {
+			t = v;
+			vacant[i] = vacant[--nvacant];
+			break;
+		}
+	}
+	popmon_regions_lock();
+	if (t) {
+		/* The vacancy ends at birth: serialization until then. */
+		popmon_tls = t;
+		popmon_switch(t, POPMON_ST_OMP_SERIALIZATION, birth);
+		POPMON_STORE(t->kind, POPMON_THR_MPI);
+		popmon_switch(t, POPMON_ST_USEFUL, birth);
+		popmon_regions_adopt_locked(t, birth, 0);
+		if (have_exit_key)
+			pthread_setspecific(exit_key, t);
+	} else if ((t = alloc_thread(POPMON_THR_MPI, POPMON_ST_USEFUL, birth)) != NULL) {
+		popmon_regions_adopt_locked(t, birth, 1);
+		publish_thread(t);
+		__atomic_fetch_add(&mpi_threads, 1, __ATOMIC_RELAXED);
+	}
+	popmon_regions_unlock();
+	pthread_mutex_unlock(&thr_lock);
+	return t;
+}
+
+/* Thread exit (pthread key destructor): an MPI thread's slot becomes vacant,
+ * its CPU idle (serialization) until another thread takes it over. */
+static void thread_gone(void *p)
+{
+	struct popmon_thread *t = p;
+	if (!t || popmon_proc.inert || popmon_tls != t || t->kind != POPMON_THR_MPI)
+		return;
+	t->mpi_depth = 0;
+	popmon_switch(t, POPMON_ST_OMP_SERIALIZATION, popmon_now());
+	POPMON_STORE(t->kind, POPMON_THR_VACANT);
+	popmon_tls = NULL;
+	pthread_mutex_lock(&thr_lock);
+	vacant[nvacant++] = (int)t->slot;
+	pthread_mutex_unlock(&thr_lock);
 }
 
 struct popmon_thread *popmon_thread_slow(void)
@@ -188,18 +265,21 @@ struct popmon_thread *popmon_thread_slow(void)
 		return NULL;
 	if (popmon_tls)
 		return popmon_tls;
-	return new_thread(0, POPMON_ST_USEFUL);
+	return adopt_mpi_thread();
 }
 
-struct popmon_thread *popmon_thread_new(int accounted, uint32_t state)
+struct popmon_thread *popmon_thread_new(uint32_t kind, uint32_t state)
 {
 	if (popmon_proc.inert)
 		return NULL;
 	if (popmon_tls) {
-		popmon_tls->accounted = (uint32_t)accounted;
+		popmon_tls->accounted = 1;
 		return popmon_tls;
 	}
-	return new_thread(accounted, state);
+	struct popmon_thread *t = alloc_thread(kind, state, popmon_now());
+	if (t)
+		publish_thread(t);
+	return t;
 }
 
 struct popmon_thread *popmon_thread_slot(int slot)
@@ -215,17 +295,74 @@ int popmon_thread_count(void)
 	return n < POPMON_MAX_THREADS ? n : POPMON_MAX_THREADS;
 }
 
+int popmon_omp_team_cpus(void)
+{
+	int n = __atomic_load_n(&popmon_omp_cpus, __ATOMIC_RELAXED);
+	return n > 1 ? n : 1;
+}
+
 int popmon_cpus(void)
 {
-	if (popmon_omp_cpus > 0)
-		return popmon_omp_cpus;
-	int n = __atomic_load_n(&nthreads, __ATOMIC_ACQUIRE), c = 0;
-	for (int i = 0; i < n && i < POPMON_MAX_THREADS; i++) {
-		struct popmon_thread *t = __atomic_load_n(&threads[i], __ATOMIC_ACQUIRE);
-		if (t && t->accounted)
-			c++;
+	return popmon_omp_team_cpus() + __atomic_load_n(&mpi_threads, __ATOMIC_RELAXED);
+}
+
+int popmon_mpi_thread_count(void)
+{
+	return __atomic_load_n(&mpi_threads, __ATOMIC_RELAXED);
+}
+
+void popmon_cpus_grow_omp(int n, uint64_t until)
+{
+	popmon_regions_lock();
+	int old = popmon_omp_team_cpus();
+	if (n > old)
+		popmon_regions_grow_locked((uint32_t)(n - old), until);
+	if (n > __atomic_load_n(&popmon_omp_cpus, __ATOMIC_RELAXED))
+		__atomic_store_n(&popmon_omp_cpus, n, __ATOMIC_RELAXED);
+	popmon_regions_unlock();
+}
+
+/* pthread_create, wrapped to note when each thread starts: a thread that
+ * later calls MPI is a CPU from then on (its work before its first MPI call
+ * is useful time, not an idle CPU). */
+struct start_args {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *thread_start(void *p)
+{
+	struct start_args a = *(struct start_args *)p;
+	free(p);
+	birth_tick = popmon_now();
+	return a.fn(a.arg);
+}
+
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	static pthread_create_fn real;
+	pthread_create_fn f = __atomic_load_n(&real, __ATOMIC_RELAXED);
+	if (!f) {
+		union {
+			void *p;
+			pthread_create_fn f;
+		} u = {.p = dlsym(RTLD_NEXT, "pthread_create")};
+		if (!u.p)
+			return EAGAIN;
+		f = u.f;
+		__atomic_store_n(&real, f, __ATOMIC_RELAXED);
 	}
-	return c ? c : 1;
+	struct start_args *a = popmon_proc.inert ? NULL : malloc(sizeof *a);
+	if (!a)
+		return f(thread, attr, fn, arg);
+	a->fn = fn;
+	a->arg = arg;
+	int rc = f(thread, attr, thread_start, a);
+	if (rc != 0)
+		free(a);
+	return rc;
 }
 
 void popmon_snapshot(uint64_t now, struct popmon_accounts *a, uint64_t *thr_useful)
@@ -366,8 +503,9 @@ __attribute__((constructor)) static void popmon_init(void)
 	popmon_proc.t0_tick = popmon_now();
 	popmon_proc.t0_ns = popmon_monotonic_ns();
 	pthread_atfork(NULL, NULL, atfork_child);
+	have_exit_key = pthread_key_create(&exit_key, thread_gone) == 0;
 	popmon_regions_init();
-	struct popmon_thread *primary = new_thread(1, POPMON_ST_USEFUL);
+	struct popmon_thread *primary = popmon_thread_new(POPMON_THR_PRIMARY, POPMON_ST_USEFUL);
 	if (!primary) {
 		popmon_proc.inert = 1;
 		return;

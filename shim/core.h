@@ -51,8 +51,18 @@ uint64_t popmon_ticks_to_ns(uint64_t ticks);
 /* Process-wide accounts at now; thr_useful (POPMON_DETAIL_THREADS entries,
  * may be NULL) receives each thread's useful time by table slot. */
 void popmon_snapshot(uint64_t now, struct popmon_accounts *a, uint64_t *thr_useful);
+/* The CPUs of the process (POP-METRICS.md §1): its largest OpenMP team (1
+ * without OpenMP) plus its MPI threads (threads that are neither the primary
+ * nor OpenMP threads and called MPI; docs/library.md, "Threads"). */
 int popmon_cpus(void);
-struct popmon_thread *popmon_thread_new(int accounted, uint32_t state);
+int popmon_omp_team_cpus(void);   /* the largest OpenMP team, at least 1 */
+int popmon_mpi_thread_count(void); /* MPI threads' slots (live or vacant) */
+/* The OpenMP runtime's teams may reach n threads (tool start, or a team
+ * larger than before, accounted by its parallel-region instance from tick
+ * until on): the process gains the CPUs it did not count, idle
+ * (serialization) in every region until then. */
+void popmon_cpus_grow_omp(int n, uint64_t until);
+struct popmon_thread *popmon_thread_new(uint32_t kind, uint32_t state);
 struct popmon_thread *popmon_thread_slot(int slot);
 int popmon_thread_count(void);
 
@@ -75,10 +85,21 @@ void popmon_fn_totals(uint64_t *calls, uint64_t *ticks); /* POPMON_FN_COUNT each
 
 /* regions.c */
 void popmon_regions_init(void);
+/* The region lock: every snapshot of the accounts that regions keep is
+ * taken under it, so CPUs join the process under it too. */
+void popmon_regions_lock(void);
+void popmon_regions_unlock(void);
+/* Under the lock: the process gains k CPUs that did not exist before tick
+ * until; each region's time until then becomes their serialization (MPI
+ * worker idle while the primary thread was inside MPI). */
+void popmon_regions_grow_locked(uint32_t k, uint64_t until);
+/* Under the lock: the calling thread t becomes an MPI thread born at birth,
+ * in a new slot (is_new: one more CPU, idle in each region before birth) or
+ * in a vacant one (idle until birth); regions opened after birth must not
+ * count its work before they opened. */
+void popmon_regions_adopt_locked(struct popmon_thread *t, uint64_t birth, int is_new);
 void popmon_regions_restart_global(uint64_t now); /* discard and reopen Global */
 void popmon_regions_close_all(uint64_t now);
-/* The primary's useful and MPI ticks when Global last (re)started. */
-void popmon_regions_global_base(uint64_t *useful, uint64_t *mpi);
 int popmon_region_count(void);
 /* Region i's name and, converted to nanoseconds, accounts; returns 0 when
  * the region was never visited (nothing to report). */

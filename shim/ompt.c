@@ -140,7 +140,7 @@ static void on_thread_begin(ompt_thread_t type, ompt_data_t *thread_data)
 	if (popmon_proc.inert)
 		return;
 	/* Workers wait outside parallel regions: IDLE (charged by the primary). */
-	popmon_thread_new(1, type == ompt_thread_initial ? POPMON_ST_USEFUL : POPMON_ST_IDLE);
+	popmon_thread_new(POPMON_THR_OPENMP, type == ompt_thread_initial ? POPMON_ST_USEFUL : POPMON_ST_IDLE);
 }
 
 static void on_thread_end(ompt_data_t *thread_data)
@@ -163,8 +163,10 @@ static void on_parallel_begin(ompt_data_t *encountering_task_data,
 	if (!t)
 		return;
 	if (t->omp_inst || t->omp_nested) {
-		/* Nested: part of this thread's work. */
+		/* Nested: part of this thread's work; counted as TALP counts
+		 * parallel regions (every one, nested included). */
 		t->omp_nested++;
+		POPMON_ADD(t->extra[POPMON_X_PARALLELS], 1);
 		return;
 	}
 	struct ring *ring = t->omp_ring;
@@ -183,7 +185,7 @@ static void on_parallel_begin(ompt_data_t *encountering_task_data,
 	in->codeptr = codeptr_ra;
 	in->n = 0;
 	in->requested = requested_parallelism;
-	uint32_t cpus = (uint32_t)popmon_cpus();
+	uint32_t cpus = (uint32_t)popmon_omp_team_cpus();
 	uint32_t team = requested_parallelism < cpus ? requested_parallelism : cpus;
 	/* Forking: the primary waits; CPUs outside the team are idle. */
 	popmon_switch(t, POPMON_ST_IDLE, now);
@@ -223,10 +225,11 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parall
 		if (t->slot == 0) {
 			if (!primary_charged)
 				start_charging(t);
-			/* omp_set_num_threads / num_threads may exceed the default. */
-			if ((int)actual_parallelism > popmon_omp_cpus)
-				popmon_omp_cpus = (int)actual_parallelism;
-			uint32_t cpus = (uint32_t)popmon_cpus();
+			/* omp_set_num_threads / num_threads may exceed the default:
+			 * the process holds as many CPUs as its largest team. */
+			if ((int)actual_parallelism > popmon_omp_team_cpus())
+				popmon_cpus_grow_omp((int)actual_parallelism, in->begin);
+			uint32_t cpus = (uint32_t)popmon_omp_team_cpus();
 			t->rate = cpus > actual_parallelism ? cpus - actual_parallelism : 0;
 		}
 	} else if (endpoint == ompt_scope_end) {
@@ -292,7 +295,7 @@ static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encounterin
 		sync += sy;
 		imbalance += rest;
 	}
-	uint32_t cpus = (uint32_t)popmon_cpus();
+	uint32_t cpus = (uint32_t)popmon_omp_team_cpus();
 	if (cpus > n)
 		limited += (uint64_t)(cpus - n) * w;
 	/* TALP's accounts (POP-METRICS.md §1), written by their owner. */
@@ -451,7 +454,7 @@ static int tool_initialize(ompt_function_lookup_t lookup, int initial_device_num
 #undef REG
 	ompt_active = 1;
 	runtime_seen = 1;
-	popmon_omp_cpus = runtime_cpus();
+	popmon_cpus_grow_omp(runtime_cpus(), popmon_now());
 	start_charging(popmon_tls);
 	return 1; /* keep the tool */
 }
@@ -497,29 +500,19 @@ static int runtime_cpus(void)
 }
 
 /* Called at tool initialisation (the program's first OpenMP use), on the
- * thread that started the runtime. From then on the primary charges its
- * idle workers; the time before, when they were idle too, is charged once,
- * from the primary's own accounts (serial time to serialization, MPI time
- * to MPI worker idle). */
+ * thread that started the runtime, after the process gained its OpenMP CPUs
+ * (popmon_cpus_grow_omp charged their idle time so far to every region):
+ * from then on the primary charges its idle workers. */
 static void start_charging(struct popmon_thread *t)
 {
-	if (!t || t->slot != 0 || primary_charged || popmon_omp_cpus <= 1) {
+	if (!t || t->slot != 0 || primary_charged) {
 		if (t && t->slot == 0)
 			primary_charged = 1;
 		return;
 	}
 	primary_charged = 1;
-	uint64_t extra = (uint64_t)(popmon_omp_cpus - 1);
 	popmon_account(t, popmon_now());
-	/* Only the time since Global (re)started (MPI_Init's end): what came
-	 * before is outside every measurement. */
-	uint64_t bu = 0, bm = 0;
-	popmon_regions_global_base(&bu, &bm);
-	uint64_t u = t->acc[POPMON_ST_USEFUL] > bu ? t->acc[POPMON_ST_USEFUL] - bu : 0;
-	uint64_t m = t->acc[POPMON_ST_MPI] > bm ? t->acc[POPMON_ST_MPI] - bm : 0;
-	POPMON_ADD(t->acc[POPMON_ST_OMP_SERIALIZATION], u * extra);
-	POPMON_ADD(t->acc[POPMON_ST_MPI_WORKER_IDLE], m * extra);
-	t->rate = (uint32_t)extra;
+	t->rate = (uint32_t)(popmon_omp_team_cpus() - 1);
 }
 
 void popmon_ompt_probe(void)
@@ -554,7 +547,7 @@ int popmon_openmp_info(const char **runtime, int *ompt, const char **reason, int
 	*runtime = runtime_name;
 	*ompt = ompt_active;
 	*reason = ompt_active ? "" : (no_ompt_reason ? no_ompt_reason : "");
-	*max_threads = popmon_omp_cpus;
+	*max_threads = popmon_omp_team_cpus();
 	return 1;
 }
 

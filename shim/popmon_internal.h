@@ -50,6 +50,14 @@ enum popmon_extra {
 
 #define POPMON_STATE_STACK 16
 
+/* What a thread record stands for (docs/library.md, "Threads"). */
+enum popmon_thread_kind {
+	POPMON_THR_PRIMARY = 0, /* the thread that loaded the library (calls MPI_Init) */
+	POPMON_THR_OPENMP,      /* an OpenMP thread (OMPT thread_begin) */
+	POPMON_THR_MPI,         /* another thread that called MPI: a CPU from its birth */
+	POPMON_THR_VACANT,      /* an MPI thread's slot after it exited: its CPU is idle */
+};
+
 /* One record per thread, written only by its owner thread; other threads
  * read it with relaxed atomic loads (region start/stop, finalize). */
 struct popmon_thread {
@@ -57,9 +65,10 @@ struct popmon_thread {
 	uint32_t state;           /* current enum popmon_state */
 	uint32_t prev_state;      /* state to return to when leaving MPI */
 	uint32_t mpi_depth;       /* >0 while inside an intercepted MPI call */
-	uint32_t accounted;       /* 1: a CPU of the POP model (primary/OpenMP thread) */
+	uint32_t accounted;       /* 1: a CPU of the POP model (primary, OpenMP or MPI thread) */
 	uint32_t rate;            /* idle workers this thread charges for (primary only) */
 	uint32_t slot;            /* index in the thread table (0 = primary) */
+	uint32_t kind;            /* enum popmon_thread_kind */
 	uint64_t acc[POPMON_NSTATES];   /* clock ticks per state */
 	uint64_t extra[POPMON_NEXTRA];  /* owner-written counters (ticks or counts) */
 	/* OpenMP (ompt.c): the outermost parallel-region instance this thread

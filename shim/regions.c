@@ -269,12 +269,75 @@ void popmon_regions_restart_global(uint64_t now)
 	pthread_mutex_unlock(&lock);
 }
 
-void popmon_regions_global_base(uint64_t *useful, uint64_t *mpi)
+void popmon_regions_lock(void)
 {
 	pthread_mutex_lock(&lock);
-	*useful = regions[GLOBAL_INDEX].snap.prim_useful;
-	*mpi = regions[GLOBAL_INDEX].snap.prim_mpi;
+}
+
+void popmon_regions_unlock(void)
+{
 	pthread_mutex_unlock(&lock);
+}
+
+/* Charges the time of k CPUs that were missing during t ticks, of which the
+ * primary thread spent pm inside MPI, to region r: MPI worker idle while the
+ * primary was in MPI, serialization otherwise (POP-METRICS.md §1). */
+static void charge_missing(struct region *r, uint64_t k, uint64_t t, uint64_t pm)
+{
+	if (pm > t)
+		pm = t;
+	r->tot.t[POPMON_ST_MPI_WORKER_IDLE] += k * pm;
+	r->tot.t[POPMON_ST_OMP_SERIALIZATION] += k * (t - pm);
+}
+
+void popmon_regions_grow_locked(uint32_t k, uint64_t until)
+{
+	struct popmon_accounts cur;
+	int have_cur = 0;
+	uint64_t now = popmon_now();
+	for (int i = 0; i < nregions; i++) {
+		struct region *r = &regions[i];
+		uint64_t e = r->elapsed, pm = r->tot.prim_mpi;
+		if (r->open) {
+			if (!have_cur) {
+				popmon_snapshot(now, &cur, NULL);
+				have_cur = 1;
+			}
+			e += popmon_delta(r->start_tick, until);
+			pm += cur.prim_mpi >= r->snap.prim_mpi ? cur.prim_mpi - r->snap.prim_mpi : 0;
+		}
+		charge_missing(r, k, e, pm);
+		if (r->visits || r->open)
+			refresh_handle_locked(r);
+	}
+}
+
+void popmon_regions_adopt_locked(struct popmon_thread *t, uint64_t birth, int is_new)
+{
+	for (int i = 0; i < nregions; i++) {
+		struct region *r = &regions[i];
+		if (is_new) /* one more CPU, missing in every closed visit */
+			charge_missing(r, 1, r->elapsed, r->tot.prim_mpi);
+		if (!r->open)
+			continue;
+		if (popmon_delta(r->start_tick, birth) > 0) {
+			/* Opened before the thread was born: a new CPU idled from
+			 * the start to the birth (a vacant slot's record holds that
+			 * idle time itself). */
+			if (is_new)
+				r->tot.t[POPMON_ST_OMP_SERIALIZATION] += birth - r->start_tick;
+		} else {
+			/* Opened after the birth: the record's useful time before
+			 * the start (and not its vacancy) is outside the region. */
+			uint64_t d = popmon_delta(birth, r->start_tick);
+			r->snap.t[POPMON_ST_USEFUL] += d;
+			if (!is_new)
+				r->snap.t[POPMON_ST_OMP_SERIALIZATION] -=
+					r->snap.t[POPMON_ST_OMP_SERIALIZATION] > d ? d : r->snap.t[POPMON_ST_OMP_SERIALIZATION];
+			if (r->thr && t->slot < POPMON_DETAIL_THREADS)
+				r->thr[t->slot] += d;
+		}
+	}
 }
 
 void popmon_regions_close_all(uint64_t now)
