@@ -7,11 +7,16 @@ import (
 
 const buildHelp = `
 Builds the measurement library for the MPI compiler wrapper found (or finds
-it in the cache) and prints its path, for use by hand:
+it in the cache, checked against the manifest written when it was built)
+and prints its path, for use by hand:
 
   LD_PRELOAD=$(popmon build) mpirun -np 4 ./app
 
-'popmon run' and 'popmon exec' do this themselves.`
+'popmon run' and 'popmon exec' do this themselves. The cache is
+$POPMON_CACHE_DIR, else $XDG_CACHE_HOME/popmon/lib, else
+$HOME/.cache/popmon/lib, else popmon-UID/lib in the temporary folder; popmon
+refuses it when other users could write it. -v also prints the cache
+folder and the library's sha256.`
 
 func buildCmd(env *Env, args []string) error {
 	fs := newFlags("build", "[--mpicc PATH] [--no-mpi]", buildHelp, env.Stderr)
@@ -27,11 +32,16 @@ func buildCmd(env *Env, args []string) error {
 	}
 	fmt.Fprintln(env.Stdout, lib.Path)
 	if *verbose {
-		state := "built now"
+		state := "built now and load-tested"
 		if lib.Cached {
-			state = "from the cache"
+			state = "from the cache, matching its manifest"
 		}
-		fmt.Fprintf(env.Stderr, "popmon: %s with %s (%s)\n", state, lib.Compiler, lib.MPI)
+		mpi := lib.MPI
+		if mpi == "" {
+			mpi = "without MPI"
+		}
+		fmt.Fprintf(env.Stderr, "popmon: %s with %s (%s)\n", state, lib.Compiler, mpi)
+		fmt.Fprintf(env.Stderr, "popmon: cache %s (private; from %s), sha256 %s\n", lib.Cache.Dir, lib.Cache.From, lib.SHA256)
 	}
 	return nil
 }

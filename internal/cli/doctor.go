@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -41,6 +42,7 @@ func doctorCmd(env *Env, args []string) error {
 	add(check{ok: runtime.GOOS == "linux", what: "operating system", detail: runtime.GOOS + "/" + runtime.GOARCH,
 		fix: "popmon measures programs on Linux only"})
 
+	add(cacheCheck())
 	cc, err := shimbuild.FindMPICC(*mpicc)
 	if err != nil {
 		add(check{what: "MPI compiler wrapper", detail: err.Error(),
@@ -48,13 +50,17 @@ func doctorCmd(env *Env, args []string) error {
 	} else {
 		add(check{ok: true, what: "MPI compiler wrapper", detail: cc})
 		lib, err := shimbuild.Build(ctx, shimbuild.Options{MPICC: *mpicc})
-		if err != nil {
+		var unsafe *shimbuild.UnsafeCacheError
+		switch {
+		case errors.As(err, &unsafe): // the message says the fix
+			add(check{what: "measurement library", detail: firstLineOf(err.Error())})
+		case err != nil:
 			add(check{what: "measurement library", detail: firstLineOf(err.Error()),
 				fix: "check that " + cc + " can build shared libraries (apt-get install build-essential)"})
-		} else {
-			state := "built"
+		default:
+			state := "built and load-tested"
 			if lib.Cached {
-				state = "cached"
+				state = "cached, matches its manifest"
 			}
 			add(check{ok: true, what: "measurement library", detail: fmt.Sprintf("%s (%s, %s)", lib.Path, lib.MPI, state)})
 		}
@@ -107,6 +113,21 @@ func doctorCmd(env *Env, args []string) error {
 	}
 	fmt.Fprintln(env.Stdout, "popmon can measure MPI programs here.")
 	return nil
+}
+
+// cacheCheck reports where the library cache is and whether it is private.
+func cacheCheck() check {
+	loc, err := shimbuild.LocateCache(shimbuild.Options{})
+	var unsafe *shimbuild.UnsafeCacheError
+	if errors.As(err, &unsafe) { // the message says the fix
+		return check{what: "library cache", detail: firstLineOf(err.Error())}
+	}
+	if err != nil {
+		return check{what: "library cache", detail: firstLineOf(err.Error()),
+			fix: "set POPMON_CACHE_DIR to a folder only you can write"}
+	}
+	return check{ok: true, what: "library cache",
+		detail: loc.Dir + " (private: only you and root can write it and the folders above it; from " + loc.From + ")"}
 }
 
 func firstLineOf(s string) string {

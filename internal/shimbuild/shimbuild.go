@@ -1,7 +1,10 @@
 // Package shimbuild compiles libpopmon, the measurement library, from the
 // sources embedded in the popmon binary with the user's own MPI compiler
-// wrapper, into a per-user cache keyed by the sources and the MPI identity,
-// so that a second run reuses the library and a different MPI gets its own.
+// wrapper, into a private per-user cache keyed by the sources and the MPI
+// identity, so that a second run reuses the library and a different MPI gets
+// its own. The cache is refused when other users could write it, and a
+// cached library is reused only when it matches the manifest written when it
+// was built (see LocateCache and Build).
 package shimbuild
 
 import (
@@ -36,8 +39,9 @@ type Options struct {
 	NoMPI bool
 	// CC is the C compiler for NoMPI builds.
 	CC string
-	// CacheDir overrides the cache directory (default: the user cache
-	// directory's popmon/lib, or $POPMON_CACHE_DIR).
+	// CacheDir overrides the cache folder (default: $POPMON_CACHE_DIR,
+	// then $XDG_CACHE_HOME/popmon/lib, then $HOME/.cache/popmon/lib, then
+	// a per-user folder in the temporary folder; see LocateCache).
 	CacheDir string
 	// Werror adds -Werror (used by the project's own tests).
 	Werror bool
@@ -56,6 +60,10 @@ type Library struct {
 	MPI string
 	// Cached reports whether an existing build was reused.
 	Cached bool
+	// SHA256 is the library's hash (hex), checked against its manifest.
+	SHA256 string
+	// Cache is the cache folder the library is in.
+	Cache CacheLocation
 }
 
 // FindMPICC returns the MPI compiler wrapper chosen by opts, or ErrNoMPICC.
@@ -78,31 +86,91 @@ func FindMPICC(explicit string) (string, error) {
 }
 
 // Build returns the library for opts, compiling it if the cache has none.
+// The cache must be private (see LocateCache); a cached library is reused
+// only if it matches the manifest written when it was built (size and
+// sha256), and is rebuilt, with a note on opts.Log, when it does not. A new
+// build is load-tested before it is installed.
 func Build(ctx context.Context, opts Options) (*Library, error) {
-	var compiler string
-	var err error
-	if opts.NoMPI {
-		compiler = opts.CC
-		if compiler == "" {
-			compiler = os.Getenv("CC")
-		}
-		if compiler == "" {
-			compiler = "cc"
-		}
-		if compiler, err = exec.LookPath(compiler); err != nil {
-			return nil, fmt.Errorf("no C compiler found (%v): install gcc or set CC", err)
-		}
-	} else if compiler, err = FindMPICC(opts.MPICC); err != nil {
-		return nil, err
-	}
-
-	identity, mpiDesc, err := compilerIdentity(ctx, compiler, opts.NoMPI)
+	compiler, err := chooseCompiler(opts)
 	if err != nil {
 		return nil, err
+	}
+	key, mpiDesc, sources, err := buildKey(ctx, compiler, opts)
+	if err != nil {
+		return nil, err
+	}
+	loc, err := LocateCache(opts)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(loc.Dir, key)
+	if err := ensurePrivateDir(dir); err != nil {
+		return nil, err
+	}
+	lib := filepath.Join(dir, libName)
+	out := &Library{Path: lib, Compiler: compiler, MPI: mpiDesc, Cache: loc}
+	st, err := checkCached(dir, key)
+	if err != nil {
+		return nil, err
+	}
+	if st.ok {
+		out.Cached, out.SHA256 = true, st.sha256
+		return out, nil
+	}
+	// Several ranks of `mpirun popmon exec` may build at once: one builds,
+	// the others wait on the lock and then find the library.
+	unlock, err := lockFile(filepath.Join(dir, ".lock"))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if st, err = checkCached(dir, key); err != nil {
+		return nil, err
+	}
+	if st.ok {
+		out.Cached, out.SHA256 = true, st.sha256
+		return out, nil
+	}
+	if st.damage != "" && opts.Log != nil {
+		fmt.Fprintf(opts.Log, "popmon: the cached library %s %s: rebuilding it\n", lib, st.damage)
+	}
+	m := manifest{Format: manifestFormat, Key: key, Library: libName, Compiler: compiler, MPI: mpiDesc}
+	if out.SHA256, err = compile(ctx, compiler, opts, sources, dir, m); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// chooseCompiler returns the compiler for opts: the MPI wrapper, or the C
+// compiler of a NoMPI build.
+func chooseCompiler(opts Options) (string, error) {
+	if !opts.NoMPI {
+		return FindMPICC(opts.MPICC)
+	}
+	compiler := opts.CC
+	if compiler == "" {
+		compiler = os.Getenv("CC")
+	}
+	if compiler == "" {
+		compiler = "cc"
+	}
+	p, err := exec.LookPath(compiler)
+	if err != nil {
+		return "", fmt.Errorf("no C compiler found (%v): install gcc or set CC", err)
+	}
+	return p, nil
+}
+
+// buildKey returns the cache key of a build (sources and compiler
+// identity), the MPI's description and the sources.
+func buildKey(ctx context.Context, compiler string, opts Options) (string, string, map[string][]byte, error) {
+	identity, mpiDesc, err := compilerIdentity(ctx, compiler, opts.NoMPI)
+	if err != nil {
+		return "", "", nil, err
 	}
 	sources, err := sourceFiles()
 	if err != nil {
-		return nil, err
+		return "", "", nil, err
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "popmon-shim v1\nnompi=%v werror=%v\n", opts.NoMPI, opts.Werror || os.Getenv("POPMON_WERROR") == "1")
@@ -116,48 +184,11 @@ func Build(ctx context.Context, opts Options) (*Library, error) {
 		fmt.Fprintf(h, "%s %d\n", n, len(sources[n]))
 		h.Write(sources[n])
 	}
-	key := hex.EncodeToString(h.Sum(nil))[:24]
-
-	cache := opts.CacheDir
-	if cache == "" {
-		cache = os.Getenv("POPMON_CACHE_DIR")
-	}
-	if cache == "" {
-		base, err := os.UserCacheDir()
-		if err != nil || base == "" {
-			base = os.TempDir()
-		}
-		cache = filepath.Join(base, "popmon", "lib")
-	}
-	dir := filepath.Join(cache, key)
-	lib := filepath.Join(dir, "libpopmon.so")
-	out := &Library{Path: lib, Compiler: compiler, MPI: mpiDesc}
-	if _, err := os.Stat(lib); err == nil {
-		out.Cached = true
-		return out, nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("cannot create the library cache %s: %w (set POPMON_CACHE_DIR to a writable folder)", dir, err)
-	}
-	// Several ranks of `mpirun popmon exec` may build at once: one builds,
-	// the others wait on the lock and then find the library.
-	unlock, err := lockFile(filepath.Join(dir, ".lock"))
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	if _, err := os.Stat(lib); err == nil {
-		out.Cached = true
-		return out, nil
-	}
-	if err := compile(ctx, compiler, opts, sources, dir, lib); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return hex.EncodeToString(h.Sum(nil))[:24], mpiDesc, sources, nil
 }
 
 func lockFile(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("cannot lock the library cache: %w", err)
 	}
@@ -246,16 +277,19 @@ func firstLine(s string) string {
 	return s
 }
 
-func compile(ctx context.Context, compiler string, opts Options, sources map[string][]byte, dir, lib string) error {
+// compile builds the library in a temporary folder of build folder dir,
+// load-tests it, and installs it with its manifest m (completed with the
+// library's size and hash), which it returns the hash of.
+func compile(ctx context.Context, compiler string, opts Options, sources map[string][]byte, dir string, m manifest) (string, error) {
 	tmp, err := os.MkdirTemp(dir, "build-")
 	if err != nil {
-		return fmt.Errorf("cannot create a build folder in %s: %w", dir, err)
+		return "", fmt.Errorf("cannot create a build folder in %s: %w", dir, err)
 	}
 	defer os.RemoveAll(tmp)
 	var cfiles []string
 	for name, b := range sources {
 		if err := os.WriteFile(filepath.Join(tmp, name), b, 0o644); err != nil {
-			return fmt.Errorf("writing %s: %w", name, err)
+			return "", fmt.Errorf("writing %s: %w", name, err)
 		}
 		if !strings.HasSuffix(name, ".c") {
 			continue
@@ -274,7 +308,7 @@ func compile(ctx context.Context, compiler string, opts Options, sources map[str
 	if opts.NoMPI {
 		args = append(args, "-DPOPMON_NO_MPI")
 	}
-	args = append(args, "-o", "libpopmon.so")
+	args = append(args, "-o", libName)
 	args = append(args, cfiles...)
 	args = append(args, "-ldl", "-lpthread")
 	cmd := exec.CommandContext(ctx, compiler, args...)
@@ -284,10 +318,35 @@ func compile(ctx context.Context, compiler string, opts Options, sources map[str
 		if opts.Log != nil {
 			opts.Log.Write(outb)
 		}
-		return fmt.Errorf("building the measurement library with %s failed: %v\n%s", compiler, err, strings.TrimSpace(string(outb)))
+		return "", fmt.Errorf("building the measurement library with %s failed: %v\n%s", compiler, err, strings.TrimSpace(string(outb)))
 	}
-	if err := os.Rename(filepath.Join(tmp, "libpopmon.so"), lib); err != nil {
-		return fmt.Errorf("installing the measurement library: %w", err)
+	built := filepath.Join(tmp, libName)
+	// The compiler's output follows the umask; the cache's files are
+	// never writable by others.
+	if err := os.Chmod(built, 0o755); err != nil {
+		return "", fmt.Errorf("installing the measurement library: %w", err)
 	}
-	return nil
+	probe, err := buildProbe(ctx, compiler, tmp)
+	if err != nil {
+		return "", err
+	}
+	if err := loadTest(ctx, probe, built); err != nil {
+		return "", err
+	}
+	if m.Size, m.SHA256, err = hashFile(built); err != nil {
+		return "", err
+	}
+	// The manifest goes first and comes back last: a library without its
+	// manifest is never reused, whatever interrupts the installation.
+	lib := filepath.Join(dir, libName)
+	if err := os.Remove(filepath.Join(dir, manifestName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("replacing the library manifest: %w", err)
+	}
+	if err := os.Rename(built, lib); err != nil {
+		return "", fmt.Errorf("installing the measurement library: %w", err)
+	}
+	if err := writeManifest(dir, m); err != nil {
+		return "", err
+	}
+	return m.SHA256, nil
 }

@@ -69,6 +69,7 @@ func TestBuildAndCache(t *testing.T) {
 			if !again.Cached || again.Path != lib.Path {
 				t.Errorf("second build: cached=%v path=%s, want cached %s", again.Cached, again.Path, lib.Path)
 			}
+			assertVerified(t, again)
 			out, err := exec.Command("nm", "-D", "--defined-only", lib.Path).Output()
 			if err != nil {
 				t.Skipf("nm unavailable: %v", err)
