@@ -25,7 +25,8 @@ efficiency dropped by more than --max-drop: a regression gate for CI.
       --max-drop 0.05 --max-drop mpi_load_balance=0.02 new.json
   popmon check --baseline old.json --max-slowdown 0.10 new.json
 
-Every region present in both runs is compared (or those --region names),
+Every region present in both runs is compared (or those --region names,
+exact and case-sensitive),
 for parallel_efficiency and every efficiency of the new run's tree that the
 baseline has too (or those --metric names). --max-drop is absolute, in
 efficiency units: 0.05 lets 0.80 fall to 0.75 but not to 0.74; ID=VALUE sets
@@ -33,8 +34,12 @@ it for one metric. --max-slowdown is relative: 0.10 fails when the elapsed
 time grows by more than 10 % (off by default). The table lists regressions
 and changes of at least half the allowed drop (--all: every value).
 Exit codes: 0 no regression (also when a baseline directory has no run with
-the same resources), 1 regression, 2 usage, 3 unreadable file. See
-docs/ci.md.`
+the same resources), 1 regression, 2 usage, 3 unusable input: a new run or
+baseline that is missing, not a run file, invalid or a truncated trace, or
+runs with no region or no value in common (0 values compared). NEW and a
+baseline file are read like 'popmon report' reads them; --skip-bad leaves
+unusable files of a baseline directory out and imports traces skipping
+malformed lines. See docs/ci.md.`
 
 // listFlag is a repeatable flag; each value may hold several,
 // comma-separated.
@@ -104,13 +109,13 @@ func checkCmd(env *Env, args []string) error {
 	baseline := fs.String("baseline", "", "baseline run file, or a directory of runs (the newest with the same resources is used)")
 	var metrics, regions listFlag
 	fs.Var(&metrics, "metric", "metric id to compare (repeatable; default: parallel_efficiency and the efficiencies of the tree)")
-	fs.Var(&regions, "region", "region to compare (repeatable; default: every region of both runs)")
+	fs.Var(&regions, "region", "region to compare, exact name (repeatable; default: every region of both runs)")
 	drops := &dropFlag{def: 0.05}
 	fs.Var(drops, "max-drop", "largest allowed drop, absolute in efficiency units; ID=VALUE for one metric (repeatable)")
 	slowdown := fs.Float64("max-slowdown", 0, "largest allowed relative growth of elapsed time (0.10 = 10 %); 0 is off")
 	model := fs.String("model", string(pop.ModelTALP), "metric model: talp, pop-hybrid, pop-additive (TALP files: talp only)")
 	all := fs.Bool("all", false, "list every compared value, not only what moved")
-	skipBad := fs.Bool("skip-bad", false, "in a baseline directory, warn about unreadable files and go on without them")
+	skipBad := fs.Bool("skip-bad", false, "leave unusable files of a baseline directory out (with a warning); import traces skipping malformed lines")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -130,11 +135,13 @@ func checkCmd(env *Env, args []string) error {
 		return fail(ExitUsage, "%v", err)
 	}
 	newPath := fs.Arg(0)
-	nr, err := runs.Load(newPath, m)
+	ro := runs.ReadOptions{SkipBad: *skipBad, ToolVersion: Version}
+	nr, err := runs.LoadWith(newPath, m, ro)
 	if err != nil {
-		return fail(ExitInput, "%v", err)
+		return fail(ExitInput, "new run %v", err)
 	}
-	br, err := pickBaseline(env, *baseline, nr, m, *skipBad)
+	warnTrace(env, "check", nr)
+	br, err := pickBaseline(env, *baseline, nr, m, ro)
 	if err != nil {
 		return err
 	}
@@ -149,25 +156,32 @@ func checkCmd(env *Env, args []string) error {
 	return printCheck(env, br, nr, rows, drops, *all)
 }
 
+// warnTrace prints the warnings of an imported trace (skipped malformed
+// lines, ...), as runs.LoadAll passes them for directories.
+func warnTrace(env *Env, cmd string, r *runs.Run) {
+	if r.Kind != runs.KindParaver || r.Measurement == nil {
+		return
+	}
+	for _, w := range r.Measurement.Warnings {
+		fmt.Fprintf(env.Stderr, "popmon %s: %v\n", cmd, &runs.Warning{Path: r.Source, Text: w})
+	}
+}
+
 // pickBaseline loads the baseline file, or the newest run of the directory
 // with the same resource configuration as nr (nil when there is none).
-func pickBaseline(env *Env, path string, nr *runs.Run, m pop.Model, skipBad bool) (*runs.Run, error) {
+func pickBaseline(env *Env, path string, nr *runs.Run, m pop.Model, ro runs.ReadOptions) (*runs.Run, error) {
 	st, err := os.Stat(path)
-	if err != nil {
-		return nil, fail(ExitInput, "baseline: %v", err)
-	}
-	if !st.IsDir() {
-		r, err := runs.Load(path, m)
+	if err != nil || !st.IsDir() {
+		r, err := runs.LoadWith(path, m, ro)
 		if err != nil {
-			return nil, fail(ExitInput, "baseline: %v", err)
+			return nil, fail(ExitInput, "baseline %v", err)
 		}
+		warnTrace(env, "check", r)
 		return r, nil
 	}
-	all, err := runs.LoadAll([]string{path}, m, skipBad, func(err error) {
-		fmt.Fprintf(env.Stderr, "popmon check: skipping %v\n", err)
-	})
+	all, err := runs.LoadAll([]string{path}, m, ro.SkipBad, loadWarner(env, "check"))
 	if err != nil {
-		return nil, fail(ExitInput, "baseline: %v (--skip-bad skips such files)", err)
+		return nil, fail(ExitInput, "baseline %v (--skip-bad skips such files)", err)
 	}
 	self, _ := filepath.Abs(nr.Source)
 	var best *runs.Run
@@ -186,7 +200,8 @@ func pickBaseline(env *Env, path string, nr *runs.Run, m pop.Model, skipBad bool
 }
 
 // compareRuns compares the chosen metrics of every chosen region present
-// in both runs.
+// in both runs (names match exactly). Runs that share no region, or whose
+// shared regions have no value to compare, are unusable inputs (exit 3).
 func compareRuns(br, nr *runs.Run, metrics, regions []string, drops *dropFlag, slowdown float64) ([]checkRow, error) {
 	var names []string
 	for _, g := range nr.Regions {
@@ -194,21 +209,30 @@ func compareRuns(br, nr *runs.Run, metrics, regions []string, drops *dropFlag, s
 			names = append(names, g.Name)
 		}
 	}
+	if len(names) == 0 {
+		return nil, fail(ExitInput, "baseline %s and new run %s have no region in common (baseline: %s; new: %s): compare runs of the same program",
+			br.Source, nr.Source, quoteList(br.RegionNames()), quoteList(nr.RegionNames()))
+	}
 	if len(regions) > 0 {
 		var chosen []string
 		for _, want := range regions {
-			found := false
-			for _, n := range names {
-				if strings.EqualFold(n, want) {
-					chosen, found = append(chosen, n), true
-					break
-				}
+			n, err := runs.MatchRegion(names, want, "in both runs")
+			if err != nil {
+				return nil, fail(ExitUsage, "%v", err)
 			}
-			if !found {
-				return nil, fail(ExitUsage, "no region %q in both runs: common regions are %s", want, strings.Join(names, ", "))
-			}
+			chosen = append(chosen, n)
 		}
 		names = chosen
+	}
+	for _, r := range []struct {
+		run  *runs.Run
+		role string
+		fix  string
+	}{{nr, "new run", "measure it again"}, {br, "baseline", "choose another baseline"}} {
+		if !hasEfficiencies(r.run, names) {
+			return nil, fail(ExitInput, "%s %s has no efficiency value in %s (no useful time measured there?): %s",
+				r.role, r.run.Source, regionPhrase(names), r.fix)
+		}
 	}
 	var rows []checkRow
 	seenMetric := map[string]bool{}
@@ -254,7 +278,43 @@ func compareRuns(br, nr *runs.Run, metrics, regions []string, drops *dropFlag, s
 			return nil, fail(ExitUsage, "--max-drop %s=…: metric %q is not compared: use an id of the compared metrics", id, id)
 		}
 	}
+	if len(rows) == 0 {
+		return nil, fail(ExitInput, "no metric of new run %s is in baseline %s for %s (0 values compared): compare runs measured the same way (same model and kind of file), or name metrics both have with --metric",
+			nr.Source, br.Source, regionPhrase(names))
+	}
 	return rows, nil
+}
+
+// hasEfficiencies reports whether run has an efficiency value in one of
+// the regions names.
+func hasEfficiencies(run *runs.Run, names []string) bool {
+	for _, n := range names {
+		g, ok := run.Region(n)
+		if !ok {
+			continue
+		}
+		if _, ok := g.Metrics[pop.IDParallelEfficiency]; ok || len(g.Tree) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// regionPhrase names regions: `region "Global"` or `regions "Global", "solve"`.
+func regionPhrase(names []string) string {
+	if len(names) == 1 {
+		return "region " + quoteList(names)
+	}
+	return "regions " + quoteList(names)
+}
+
+// quoteList quotes names and joins them with ", ".
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
 }
 
 // moved says whether a row is worth showing: a regression, or a change of

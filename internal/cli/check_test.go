@@ -58,7 +58,8 @@ func TestCheck(t *testing.T) {
 		{"slowdown off", []string{"--baseline", base, slow}, 0, nil},
 		{"slowdown", []string{"--baseline", base, "--max-slowdown", "0.1", slow}, 1, []string{"elapsed_s", "+20.0%", "REGRESSION"}},
 		{"slowdown allowed", []string{"--baseline", base, "--max-slowdown", "0.25", slow}, 0, []string{"elapsed_s"}},
-		{"region", []string{"--baseline", base, "--region", "global", drop}, 1, nil},
+		{"region", []string{"--baseline", base, "--region", "Global", drop}, 1, []string{"mpi_load_balance"}},
+		{"region names are case-sensitive", []string{"--baseline", base, "--region", "global", drop}, ExitUsage, nil},
 		{"all", []string{"--baseline", base, "--all", same}, 0, []string{"parallel_efficiency", "mpi_communication_efficiency"}},
 	}
 	for _, c := range cases {
@@ -118,7 +119,8 @@ func TestScalingCmd(t *testing.T) {
 	}{
 		{[]string{dir}, 0, "Speedup"},
 		{[]string{"--format", "json", "--mode", "weak", dir}, 0, `"mode": "weak"`},
-		{[]string{"--format", "csv", "--region", "GLOBAL", dir}, 0, "Global,4xMPI 1xOpenMP,4,"},
+		{[]string{"--format", "csv", "--region", "Global", dir}, 0, "Global,4xMPI 1xOpenMP,4,"},
+		{[]string{"--format", "csv", "--region", "GLOBAL", dir}, ExitUsage, ""},
 		{[]string{"--format", "markdown", "--reference", "b.json", dir}, 0, "Reference: 4xMPI 1xOpenMP"},
 		{[]string{"--format", "yaml", dir}, ExitUsage, ""},
 		{[]string{"--mode", "diagonal", dir}, ExitUsage, ""},
@@ -131,6 +133,65 @@ func TestScalingCmd(t *testing.T) {
 		code, out, errs := runCLI(append([]string{"scaling"}, c.args...)...)
 		if code != c.code || !strings.Contains(out, c.want) {
 			t.Errorf("%v: exit %d, want %d; output lacks %q?\n%s%s", c.args, code, c.code, c.want, out, errs)
+		}
+	}
+}
+
+// TestCheckUnusableInputs: every unusable new run or baseline is exit 3
+// with one sentence naming the file, the problem and the fix (the file
+// classes of TestOneValidationPath are checked there).
+func TestCheckUnusableInputs(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, s string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.json", popmonRun("800000000", ""))
+	other := write("other.json", strings.Replace(popmonRun("800000000", ""), `"name": "Global"`, `"name": "Main"`, 1))
+	talpGood := talpRun(t, dir, "talp.json", "2026-01-01T00:00:00", 2, 0.9, 0.9, 1e9)
+	// A TALP run without elapsed time has no efficiency values.
+	noTime := write("notime.json", `{"dlbVersion": "3.7", "Application": {"Global": {"numCpus": 2, "numMpiRanks": 2, "elapsedTime": 0, "usefulTime": 0,
+  "parallelEfficiency": 0.0, "mpiParallelEfficiency": 0.0}}}`)
+	// Only OpenMP efficiencies: nothing in common with an MPI-only tree.
+	ompOnly := write("omp.json", `{"dlbVersion": "3.7", "Application": {"Global": {"numCpus": 2, "numMpiRanks": 0, "elapsedTime": 1000, "usefulTime": 1500,
+  "numOmpParallels": 3, "ompParallelEfficiency": 0.75, "ompLoadBalance": 0.75}}}`)
+	missing := filepath.Join(dir, "missing.json")
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"new run missing", []string{"--baseline", good, missing},
+			"popmon check: new run " + missing + " does not exist: check the path (did the job that writes it succeed?)\n"},
+		{"baseline missing", []string{"--baseline", missing, good},
+			"popmon check: baseline " + missing + " does not exist: check the path (did the job that writes it succeed?)\n"},
+		{"no region in common", []string{"--baseline", other, good},
+			`popmon check: baseline ` + other + ` and new run ` + good + ` have no region in common (baseline: "Main"; new: "Global"): compare runs of the same program` + "\n"},
+		{"new run without values", []string{"--baseline", talpGood, noTime},
+			`popmon check: new run ` + noTime + ` has no efficiency value in region "Global" (no useful time measured there?): measure it again` + "\n"},
+		{"baseline without values", []string{"--baseline", noTime, talpGood},
+			`popmon check: baseline ` + noTime + ` has no efficiency value in region "Global" (no useful time measured there?): choose another baseline` + "\n"},
+		{"0 values compared", []string{"--baseline", ompOnly, good},
+			`popmon check: no metric of new run ` + good + ` is in baseline ` + ompOnly + ` for region "Global" (0 values compared): compare runs measured the same way (same model and kind of file), or name metrics both have with --metric` + "\n"},
+	}
+	for _, c := range cases {
+		code, out, errs := runCLI(append([]string{"check"}, c.args...)...)
+		if code != ExitInput || errs != c.want {
+			t.Errorf("%s: exit %d, want %d\nstderr %q\nwant   %q\nstdout %s", c.name, code, ExitInput, errs, c.want, out)
+		}
+		if strings.Contains(out, "values compared") {
+			t.Errorf("%s: printed a comparison:\n%s", c.name, out)
+		}
+	}
+	// A trace with only its header: refused, never "0 values compared".
+	header := write("header.prv", tinyTrace[:strings.Index(tinyTrace, "\n")+1])
+	for _, args := range [][]string{{"--baseline", good, header}, {"--baseline", header, good}} {
+		code, out, errs := runCLI(append([]string{"check"}, args...)...)
+		if code != ExitInput || !strings.Contains(errs, header) || strings.Contains(out, "values compared") {
+			t.Errorf("%v: exit %d\n%s%s", args, code, out, errs)
 		}
 	}
 }

@@ -21,7 +21,7 @@ const (
 	ExitOK       = 0 // success
 	ExitFailure  = 1 // unexpected failure
 	ExitUsage    = 2 // wrong command line
-	ExitInput    = 3 // a file could not be read or is not valid
+	ExitInput    = 3 // an input file is unusable: missing, unreadable, not a run, invalid, truncated
 	ExitEnv      = 4 // the machine lacks something (MPI compiler, ...) or the library failed to build
 	ExitNotFound = 127
 )
@@ -140,7 +140,7 @@ Quick start:
   popmon doctor                         what works on this machine
 
 'popmon COMMAND --help' explains a command. Exit codes: 0 ok, 1 failure, 2 usage,
-3 bad input file, 4 missing MPI/compiler; run and exec return the program's own code.
+3 unusable input file, 4 missing MPI/compiler; run and exec return the program's own code.
 `)
 }
 

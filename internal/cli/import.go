@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/popmon/popmon/internal/paraver"
+	"github.com/popmon/popmon/internal/runs"
 	"github.com/popmon/popmon/measure"
 )
 
@@ -15,8 +16,8 @@ const importHelp = `
 Converts an Extrae/Paraver trace (.prv or .prv.gz, with its .pcf and .row
 next to it) into a popmon measurement, in one streaming pass:
 
-  popmon import app.prv.gz                  writes app.json here (app.1.json, … if taken)
-  popmon import -o run.json app.prv
+  popmon import app.prv.gz                  writes app.json here (app.1.json, app.2.json, … if taken)
+  popmon import -o run.json app.prv         refused if run.json exists (--force replaces it)
   popmon report run.json                    then every command works on it
 
 'popmon report', 'scaling', 'pages' and 'check' also read traces directly
@@ -29,8 +30,9 @@ parallel region instance; instructions and cycles come from PAPI events.
 The mapping is documented in docs/import.md.`
 
 func importCmd(env *Env, args []string) error {
-	fs := newFlags("import", "[-o OUT.json] [--skip-bad] [--app N] TRACE.prv[.gz]", importHelp, env.Stderr)
-	output := fs.String("o", "", "write the measurement here (never overwrites); default: the trace's name with .json, in the current folder")
+	fs := newFlags("import", "[-o OUT.json [--force]] [--skip-bad] [--app N] TRACE.prv[.gz]", importHelp, env.Stderr)
+	output := fs.String("o", "", "write the measurement here (refused when it exists, unless --force); default: the trace's name with .json, in the current folder (numbered when taken)")
+	force := fs.Bool("force", false, "with -o: replace an existing file (atomically)")
 	skipBad := fs.Bool("skip-bad", false, "skip malformed lines (counted in the measurement's warnings) instead of stopping at the first")
 	app := fs.Int("app", 1, "the application (Paraver ptask) to import, for traces of several")
 	if err := parse(fs, args); err != nil {
@@ -41,31 +43,49 @@ func importCmd(env *Env, args []string) error {
 		return fail(ExitUsage, "expected exactly one trace, got %d", fs.NArg())
 	}
 	path := fs.Arg(0)
-	if !paraver.IsTraceFile(path) {
-		return fail(ExitInput, "%s is not a Paraver trace (want a .prv or .prv.gz file starting with #Paraver)", path)
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() && !paraver.IsTraceFile(path) {
+		return fail(ExitInput, "%s is not a Paraver trace: give a .prv or .prv.gz file starting with #Paraver", path)
 	}
 	if *app < 1 {
 		return fail(ExitUsage, "--app %d: applications are numbered from 1", *app)
 	}
+	if *force && *output == "" {
+		return fail(ExitUsage, "--force needs -o FILE: without -o, import picks a new numbered name and never replaces a file")
+	}
+	// Check the output before the (long) import.
+	var out *outputFile
 	target := *output
-	if target == "" {
+	if target != "" {
+		var err error
+		if out, err = createOutput(target, *force); err != nil {
+			return err
+		}
+		defer out.abort()
+	} else {
 		target = strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".gz"), ".prv") + ".json"
-	}
-	if err := checkWritableTarget(target); err != nil {
-		return err
-	}
-	if *output != "" {
-		if _, err := os.Lstat(target); err == nil {
-			return fail(ExitUsage, "%s exists: popmon never overwrites files (choose another -o)", target)
+		if err := checkOutputTarget(target, true); err != nil {
+			return err
 		}
 	}
 	start := time.Now()
-	m, err := importTrace(env, path, inputOptions{skipBad: *skipBad, app: *app})
+	f, err := openRun(env, path, inputOptions{skipBad: *skipBad, app: *app})
 	if err != nil {
 		return err
 	}
-	name, err := writeMeasurement(m, target, *output == "")
-	if err != nil {
+	if f.Kind != runs.KindParaver {
+		return fail(ExitInput, "%s is not a Paraver trace: give a .prv or .prv.gz file starting with #Paraver", path)
+	}
+	m := f.Measurement
+	var name string
+	if out != nil {
+		if err := measure.Write(out, m); err != nil {
+			return fail(ExitFailure, "writing %s: %v", target, err)
+		}
+		if err := out.commit(); err != nil {
+			return err
+		}
+		name = target
+	} else if name, err = writeNumbered(m, target); err != nil {
 		return fail(ExitFailure, "writing the measurement: %v", err)
 	}
 	threads := 0
@@ -87,15 +107,18 @@ func fmtSeconds(g measure.Region) string {
 	return fmt.Sprintf("%.2f s", float64(e)/1e9)
 }
 
-// writeMeasurement writes m to target: to a temporary file next to it,
-// then published without overwriting anything (numbered names when
-// numbered is set; otherwise failing when target exists).
-func writeMeasurement(m *measure.Measurement, target string, numbered bool) (string, error) {
+// writeNumbered writes m to a temporary file next to target, then
+// publishes it under target or its next numbered name (publishNumbered).
+func writeNumbered(m *measure.Measurement, target string) (string, error) {
 	tmp, err := os.CreateTemp(filepath.Dir(target), ".popmon-import-*.json")
 	if err != nil {
 		return "", err
 	}
 	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return "", err
+	}
 	if err := measure.Write(tmp, m); err != nil {
 		tmp.Close()
 		return "", err
@@ -103,11 +126,5 @@ func writeMeasurement(m *measure.Measurement, target string, numbered bool) (str
 	if err := tmp.Close(); err != nil {
 		return "", err
 	}
-	if !numbered {
-		if err := os.Link(tmp.Name(), target); err != nil {
-			return "", fmt.Errorf("%w (popmon never overwrites files)", err)
-		}
-		return target, nil
-	}
-	return publish(tmp.Name(), target)
+	return publishNumbered(tmp.Name(), target)
 }

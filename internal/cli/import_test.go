@@ -62,7 +62,7 @@ func TestImportCommand(t *testing.T) {
 	}
 	// -o to an existing file fails and leaves it alone.
 	before, _ := os.ReadFile("epoch_2proc.json")
-	if code, _, stderr := runMain("import", "-o", "epoch_2proc.json", trace); code != ExitUsage || !strings.Contains(stderr, "never overwrites") {
+	if code, _, stderr := runMain("import", "-o", "epoch_2proc.json", trace); code != ExitUsage || !strings.Contains(stderr, "epoch_2proc.json exists: choose another name or pass --force") {
 		t.Errorf("-o existing: exit %d, stderr %q", code, stderr)
 	}
 	if after, _ := os.ReadFile("epoch_2proc.json"); !bytes.Equal(before, after) {
@@ -90,7 +90,7 @@ func TestImportErrors(t *testing.T) {
 	}{
 		{[]string{"import"}, ExitUsage, "expected exactly one trace"},
 		{[]string{"import", notTrace}, ExitInput, "is not a Paraver trace"},
-		{[]string{"import", "-o", out, bad}, ExitInput, "bad.prv: line 3: malformed state record"},
+		{[]string{"import", "-o", out, bad}, ExitInput, "bad.prv is not a usable Paraver trace: line 3: malformed state record"},
 		{[]string{"import", "-o", out, "--app", "0", bad}, ExitUsage, "applications are numbered from 1"},
 		{[]string{"import", "-o", filepath.Join(dir, "nope", "x.json"), bad}, ExitUsage, "does not exist"},
 		{[]string{"report", bad}, ExitInput, "line 3: malformed state record"},

@@ -1,14 +1,12 @@
 package cli
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
-	"github.com/popmon/popmon/internal/paraver"
-	"github.com/popmon/popmon/internal/talpjson"
+	"github.com/popmon/popmon/internal/runs"
 	"github.com/popmon/popmon/measure"
 )
 
@@ -18,52 +16,55 @@ type inputOptions struct {
 	app     int  // Paraver application to import (0: the first)
 }
 
-// readMeasurement reads any input popmon understands: a popmon measurement
-// file, a DLB/TALP JSON file (converted by internal/talpjson) or an
-// Extrae/Paraver trace (imported by internal/paraver, with a progress line
-// on a terminal). Errors carry exit codes.
+// readMeasurement reads any input popmon understands through runs.Open,
+// the one validation path of every command that reads runs: a popmon
+// measurement file, a DLB/TALP JSON file (converted by internal/talpjson)
+// or an Extrae/Paraver trace (imported by internal/paraver, with a
+// progress line on a terminal; its warnings go to stderr). Errors carry
+// exit code ExitInput.
 func readMeasurement(env *Env, path string, opt inputOptions) (*measure.Measurement, error) {
-	if paraver.IsTraceFile(path) {
-		return importTrace(env, path, opt)
-	}
-	data, err := os.ReadFile(path)
+	f, err := openRun(env, path, opt)
 	if err != nil {
-		return nil, fail(ExitInput, "%v", err)
+		return nil, err
 	}
-	if talpjson.IsTALP(data) {
-		m, err := talpjson.Convert(data, path)
-		if err != nil {
-			return nil, fail(ExitInput, "%s: %v", path, err)
-		}
-		return m, nil
-	}
-	m, err := measure.Read(bytes.NewReader(data))
-	if err != nil {
-		return nil, fail(ExitInput, "%s: %v", path, err)
-	}
-	return m, nil
+	return f.Measurement, nil
 }
 
-// importTrace imports a Paraver trace, drawing a progress line on stderr
-// when it is a terminal.
-func importTrace(env *Env, path string, opt inputOptions) (*measure.Measurement, error) {
-	var progress func(read, size int64)
+// openRun opens path with runs.Open (see readMeasurement).
+func openRun(env *Env, path string, opt inputOptions) (*runs.File, error) {
+	ro := runs.ReadOptions{SkipBad: opt.skipBad, App: opt.app, ToolVersion: Version}
 	var p *progressLine
 	if isTerminal(env.Stderr) {
 		p = &progressLine{w: env.Stderr, name: path, start: time.Now()}
-		progress = p.update
+		ro.Progress = p.update
 	}
-	m, err := paraver.ImportFile(path, paraver.Options{SkipBad: opt.skipBad, App: opt.app, ToolVersion: Version}, progress)
+	f, err := runs.Open(path, ro)
 	if p != nil {
 		p.clear()
 	}
 	if err != nil {
 		return nil, fail(ExitInput, "%v", err)
 	}
-	for _, w := range m.Warnings {
-		fmt.Fprintf(env.Stderr, "popmon: %s: %s\n", path, w)
+	if f.Kind == runs.KindParaver {
+		for _, w := range f.Measurement.Warnings {
+			fmt.Fprintf(env.Stderr, "popmon: %v\n", &runs.Warning{Path: path, Text: w})
+		}
 	}
-	return m, nil
+	return f, nil
+}
+
+// loadWarner returns the warn function of runs.LoadAll for command cmd:
+// skipped files ("popmon scaling: skipping FILE ...") and warnings about
+// files read anyway ("popmon scaling: FILE: ...").
+func loadWarner(env *Env, cmd string) func(error) {
+	return func(err error) {
+		var w *runs.Warning
+		if errors.As(err, &w) {
+			fmt.Fprintf(env.Stderr, "popmon %s: %v\n", cmd, err)
+			return
+		}
+		fmt.Fprintf(env.Stderr, "popmon %s: skipping %v\n", cmd, err)
+	}
 }
 
 // progressLine draws "importing NAME  42%  123 MB/s" on a terminal, at most

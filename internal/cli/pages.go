@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/popmon/popmon/internal/pages"
+	"github.com/popmon/popmon/internal/runs"
 	"github.com/popmon/popmon/pop"
 )
 
@@ -21,7 +23,9 @@ network.
   popmon pages -i runs/ -o public/ --region Global --region solve --title "My app"
 
 The output folder must be new, empty, or written by popmon pages before
-(it holds a .popmon-pages marker); files others put there are kept.
+(it holds a .popmon-pages marker); files others put there are kept. Run
+files are read and checked like 'popmon scaling' reads them (the same
+files are accepted and refused); --region names are exact.
 Documentation: docs/pages.md.`
 
 // pagesRegions collects repeated --region flags.
@@ -43,8 +47,8 @@ func pagesCmd(env *Env, args []string) error {
 	out := fs.String("o", "", "output folder of the site (new, empty, or an earlier popmon pages site)")
 	model := fs.String("model", string(pop.ModelTALP), "metric model: talp, pop-hybrid, pop-additive (TALP files: talp only)")
 	var regions pagesRegions
-	fs.Var(&regions, "region", "region to show, repeatable (default Global)")
-	skipBad := fs.Bool("skip-bad", false, "warn about unreadable files and go on without them")
+	fs.Var(&regions, "region", "region to show, exact name (case-sensitive), repeatable (default Global)")
+	skipBad := fs.Bool("skip-bad", false, "warn about unusable files and go on without them; import traces skipping malformed lines")
 	title := fs.String("title", pages.DefaultTitle, "site title")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -59,12 +63,23 @@ func pagesCmd(env *Env, args []string) error {
 	}
 	opts := pages.Options{
 		Input: *in, Output: *out, Model: m, Regions: regions, SkipBad: *skipBad, Title: *title,
-		Warn: func(err error) { fmt.Fprintf(env.Stderr, "popmon pages: skipping: %v\n", err) },
+		Warn: func(err error) {
+			var w *runs.Warning
+			if errors.As(err, &w) {
+				fmt.Fprintf(env.Stderr, "popmon pages: %v\n", err)
+				return
+			}
+			fmt.Fprintf(env.Stderr, "popmon pages: skipping: %v\n", err)
+		},
 	}
 	if isTerminal(env.Stderr) {
 		opts.Progress = env.Stderr
 	}
 	res, err := pages.Generate(opts)
+	var re *runs.RegionError
+	if errors.As(err, &re) {
+		return fail(ExitUsage, "%v", err)
+	}
 	if err != nil {
 		return fail(ExitInput, "%v", err)
 	}
@@ -75,5 +90,3 @@ func pagesCmd(env *Env, args []string) error {
 	fmt.Fprintln(env.Stdout)
 	return nil
 }
-
-// pagesTerminal reports whether w is a terminal (progress goes there).

@@ -2,10 +2,10 @@ package cli
 
 import (
 	"io"
-	"os"
 	"strings"
 
 	"github.com/popmon/popmon/internal/report"
+	"github.com/popmon/popmon/internal/runs"
 	"github.com/popmon/popmon/pop"
 )
 
@@ -26,7 +26,12 @@ Extrae/Paraver trace (imported on the fly):
 Models: talp (default, DLB/TALP's tree), pop-hybrid (POP multiplicative
 hybrid MPI+OpenMP model), pop-additive (POP additive hybrid model), all.
 talp-json is always model talp. Formats and models are documented in
-docs/report-formats.md and docs/metrics.md.`
+docs/report-formats.md and docs/metrics.md.
+
+--region takes a region's exact name (names are case-sensitive). -o FILE
+is refused when FILE exists, before any work; --force replaces it
+atomically. Files are checked like 'popmon scaling' and 'popmon check'
+check them (docs/cli.md); an unusable file is exit 3.`
 
 var formats = report.Formats()
 
@@ -49,12 +54,13 @@ func checkFormat(f string, allowNone bool) error {
 }
 
 func reportCmd(env *Env, args []string) error {
-	fs := newFlags("report", "[--format F] [--region NAME] [--model M] [-o OUT] FILE", reportHelp, env.Stderr)
+	fs := newFlags("report", "[--format F] [--region NAME] [--model M] [--skip-bad] [-o OUT [--force]] FILE", reportHelp, env.Stderr)
 	format := fs.String("format", "text", "output format: "+strings.Join(formats, ", "))
-	region := fs.String("region", "", "only this region (case-insensitive)")
+	region := fs.String("region", "", "only this region (exact name: names are case-sensitive)")
 	model := fs.String("model", string(pop.ModelTALP), "metric model: "+modelNames())
-	output := fs.String("o", "", "write to this file instead of stdout (never overwrites)")
-	skipBad := fs.Bool("skip-bad", false, "for a trace: skip malformed lines instead of stopping at the first")
+	output := fs.String("o", "", "write to this file instead of stdout (refused when it exists, unless --force)")
+	force := fs.Bool("force", false, "with -o: replace an existing file (atomically)")
+	skipBad := fs.Bool("skip-bad", false, "for a trace: skip malformed lines (with a warning) instead of refusing the trace")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -68,16 +74,22 @@ func reportCmd(env *Env, args []string) error {
 	if err := checkModel(*model, *format); err != nil {
 		return err
 	}
-	w := env.Stdout
-	if *output != "" {
-		f, err := os.OpenFile(*output, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if err != nil {
-			return fail(ExitUsage, "cannot create %s: %v (popmon never overwrites files)", *output, err)
-		}
-		defer f.Close()
-		w = f
+	if *force && *output == "" {
+		return fail(ExitUsage, "--force needs -o FILE")
 	}
-	return renderFile(env, w, fs.Arg(0), *format, reportOptions{region: *region, model: *model, input: inputOptions{skipBad: *skipBad}})
+	opts := reportOptions{region: *region, model: *model, input: inputOptions{skipBad: *skipBad}}
+	if *output == "" {
+		return renderFile(env, env.Stdout, fs.Arg(0), *format, opts)
+	}
+	out, err := createOutput(*output, *force)
+	if err != nil {
+		return err
+	}
+	defer out.abort()
+	if err := renderFile(env, out, fs.Arg(0), *format, opts); err != nil {
+		return err
+	}
+	return out.commit()
 }
 
 // modelNames lists the --model values: the models, then "all".
@@ -114,16 +126,22 @@ func renderFile(env *Env, w io.Writer, path, format string, opts reportOptions) 
 	if err != nil {
 		return fail(ExitUsage, "%v", err)
 	}
+	region := opts.region
+	if region != "" {
+		if region, err = runs.MatchRegion(m.RegionNames(), region, "in "+path); err != nil {
+			return fail(ExitUsage, "%v", err)
+		}
+	}
 	reps := make([]*pop.Report, 0, len(models))
 	for _, model := range models {
 		rep, err := pop.Compute(m, model)
 		if err != nil {
-			return fail(ExitUsage, "%v", err)
+			return fail(ExitInput, "%s: %v", path, err)
 		}
 		rep.Source = path
 		reps = append(reps, rep)
 	}
-	if err := report.RenderAll(w, format, reps, m, report.Options{Region: opts.region}); err != nil {
+	if err := report.RenderAll(w, format, reps, m, report.Options{Region: region}); err != nil {
 		return fail(ExitUsage, "%v", err)
 	}
 	return nil

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -17,8 +16,12 @@ per region, one column per run (sorted by CPUs), the efficiency tree of
 each run, computation scalability (instruction, IPC and frequency scaling
 with hardware counters), global efficiency, speedup and elapsed time,
 relative to a reference run (the one with the fewest CPUs unless
---reference names another). Reads popmon measurement files and DLB/TALP
-JSON files; a directory stands for every *.json file below it.
+--reference names another). Reads popmon measurement files, DLB/TALP
+JSON files and Paraver traces, and accepts and refuses the same files as
+'popmon report' and 'popmon check'; a directory stands for every *.json,
+*.prv and *.prv.gz file below it. --skip-bad leaves unusable files out
+(with a warning) and imports traces skipping malformed lines. --region
+names are exact (case-sensitive).
 
   popmon scaling runs/                         text table
   popmon scaling --format markdown runs/ > scaling.md
@@ -34,8 +37,8 @@ func scalingCmd(env *Env, args []string) error {
 	ref := fs.String("reference", "", "reference run: a label (\"2xMPI 1xOpenMP\") or a file; default: the fewest CPUs")
 	mode := fs.String("mode", "auto", "scaling mode: auto, strong or weak")
 	format := fs.String("format", report.FormatText, "output format: "+strings.Join(report.ScalingFormats(), ", "))
-	region := fs.String("region", "", "only this region (case-insensitive)")
-	skipBad := fs.Bool("skip-bad", false, "warn about unreadable files and go on without them")
+	region := fs.String("region", "", "only this region (exact name: names are case-sensitive)")
+	skipBad := fs.Bool("skip-bad", false, "warn about unusable files and go on without them; import traces skipping malformed lines")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -58,14 +61,12 @@ func scalingCmd(env *Env, args []string) error {
 	if err != nil {
 		return fail(ExitUsage, "%v", err)
 	}
-	rs, err := runs.LoadAll(fs.Args(), m, *skipBad, func(err error) {
-		fmt.Fprintf(env.Stderr, "popmon scaling: skipping %v\n", err)
-	})
+	rs, err := runs.LoadAll(fs.Args(), m, *skipBad, loadWarner(env, "scaling"))
 	if err != nil {
 		return fail(ExitInput, "%v (--skip-bad skips such files)", err)
 	}
 	if len(rs) == 0 {
-		return fail(ExitInput, "no runs found in %s", strings.Join(fs.Args(), " "))
+		return fail(ExitInput, "no usable runs in %s: give popmon measurements, DLB/TALP JSON files or Paraver traces", strings.Join(fs.Args(), " "))
 	}
 	refIdx := -1
 	if *ref != "" {

@@ -152,7 +152,7 @@ func loadExperiments(exps []*Experiment, model pop.Model, skipBad bool, warn fun
 		go func() {
 			defer wg.Done()
 			for j := range ch {
-				r, err := runs.Load(exps[j.e].Files[j.f], model)
+				r, err := runs.LoadWith(exps[j.e].Files[j.f], model, runs.ReadOptions{SkipBad: skipBad})
 				results[j.e][j.f], errs[j.e][j.f] = r, err
 				prog.step()
 			}
@@ -170,7 +170,13 @@ func loadExperiments(exps []*Experiment, model pop.Model, skipBad bool, warn fun
 	for i, e := range exps {
 		for j, err := range errs[i] {
 			if err == nil {
-				e.Runs = append(e.Runs, results[i][j])
+				r := results[i][j]
+				if warn != nil && r.Kind == runs.KindParaver && r.Measurement != nil {
+					for _, w := range r.Measurement.Warnings {
+						warn(&runs.Warning{Path: r.Source, Text: w})
+					}
+				}
+				e.Runs = append(e.Runs, r)
 				continue
 			}
 			if !skipBad {

@@ -6,6 +6,7 @@
 package pages
 
 import (
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
@@ -90,6 +91,9 @@ func Generate(opts Options) (*Result, error) {
 	if len(exps) == 0 {
 		return nil, fmt.Errorf("input %s: no readable run files", opts.Input)
 	}
+	if err := checkRegions(exps, opts.Regions); err != nil {
+		return nil, err
+	}
 	files, nruns, err := buildSite(exps, opts)
 	if err != nil {
 		return nil, err
@@ -102,6 +106,33 @@ func Generate(opts Options) (*Result, error) {
 		res.Files = append(res.Files, n)
 	}
 	return res, nil
+}
+
+// checkRegions refuses a region name that no run has but that differs
+// only in case from one that some run has (a *runs.RegionError suggesting
+// it): names are case-sensitive. A name that no run has in any case is
+// kept: its experiment pages say that no run has it.
+func checkRegions(exps []*Experiment, want []string) error {
+	seen := map[string]bool{}
+	var names []string
+	for _, e := range exps {
+		for _, r := range e.Runs {
+			for _, n := range r.RegionNames() {
+				if !seen[n] {
+					seen[n] = true
+					names = append(names, n)
+				}
+			}
+		}
+	}
+	for _, w := range want {
+		_, err := runs.MatchRegion(names, w, "in any run")
+		var re *runs.RegionError
+		if errors.As(err, &re) && len(re.Suggest) > 0 {
+			return fmt.Errorf("--region: %w", err)
+		}
+	}
+	return nil
 }
 
 // buildSite renders every file of the site in memory.
@@ -165,8 +196,7 @@ func experimentPage(e *Experiment, opts Options) (*expPage, error) {
 	for _, name := range opts.Regions {
 		rv := regionView{Name: name}
 		for k := range sc.Regions {
-			if strings.EqualFold(sc.Regions[k].Name, name) {
-				rv.Name = sc.Regions[k].Name
+			if sc.Regions[k].Name == name { // names are case-sensitive
 				rv.Table = tableOf(&sc.Regions[k], opts.Input)
 				break
 			}

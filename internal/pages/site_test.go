@@ -325,8 +325,17 @@ func TestRegionsAndProgress(t *testing.T) {
 		ranks := []rank{{5, 1}, {4, 2}}[:n]
 		writeRun(t, dir, fmt.Sprintf("r%03d.json", i), synthRun(t0.Add(time.Duration(i)*time.Minute), 6, []string{"Global", "solve"}, ranks...))
 	}
+	// Region names are case-sensitive: "SOLVE" is refused with a
+	// suggestion, before anything is written.
+	_, err := Generate(Options{Input: in, Output: out, Regions: []string{"Global", "SOLVE"}})
+	if err == nil || !strings.Contains(err.Error(), `no region "SOLVE"; did you mean "solve"? names are case-sensitive`) {
+		t.Errorf("--region SOLVE: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "index.html")); err == nil {
+		t.Error("a refused region still wrote the site")
+	}
 	var prog strings.Builder
-	if _, err := Generate(Options{Input: in, Output: out, Regions: []string{"Global", "SOLVE", "missing"}, Progress: &prog}); err != nil {
+	if _, err := Generate(Options{Input: in, Output: out, Regions: []string{"Global", "solve", "missing"}, Progress: &prog}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(prog.String(), fmt.Sprintf("reading %d files… 100%%", progressMin)) {

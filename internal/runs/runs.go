@@ -6,8 +6,6 @@
 package runs
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -33,7 +31,7 @@ const (
 type Run struct {
 	// Source is the file the run was read from.
 	Source string
-	// Kind is KindPopmon or KindTALP.
+	// Kind is KindPopmon, KindTALP or KindParaver.
 	Kind string
 	// DLBVersion is the file's "dlbVersion" (TALP files only).
 	DLBVersion string
@@ -141,14 +139,26 @@ type Node struct {
 	Depth int
 }
 
-// Region returns the region called name: an exact match, else the only
-// case-insensitive match.
+// Region returns the region called name exactly: region names are
+// case-sensitive, so "global" is not "Global" and a user region "all" or
+// "Anonymous Region 3" is only itself. [MatchRegion] resolves a name a
+// user typed, with a suggestion when only the case differs.
 func (r *Run) Region(name string) (*Region, bool) {
-	i := measure.NameIndex(len(r.Regions), func(i int) string { return r.Regions[i].Name }, name)
-	if i < 0 {
-		return nil, false
+	for i := range r.Regions {
+		if r.Regions[i].Name == name {
+			return &r.Regions[i], true
+		}
 	}
-	return &r.Regions[i], true
+	return nil, false
+}
+
+// RegionNames returns the names of the run's regions, Global first.
+func (r *Run) RegionNames() []string {
+	names := make([]string, len(r.Regions))
+	for i := range r.Regions {
+		names[i] = r.Regions[i].Name
+	}
+	return names
 }
 
 // GlobalNames are the names DLB gave the whole-run region: "Global"
@@ -157,54 +167,47 @@ func (r *Run) Region(name string) (*Region, bool) {
 // first of them found to "Global" when the file has no "Global" region.
 var GlobalNames = []string{measure.GlobalRegion, "Application", "MPI Execution"}
 
-// Load reads one run file, popmon measurement, DLB/TALP JSON or
-// Extrae/Paraver trace (imported with internal/paraver), and summarises it
-// with model (empty: talp). TALP files have model talp only. Errors name
-// the file.
+// Load reads one run file with [Open] and summarises it with model
+// (empty: talp): [File.Run]. Traces are read strictly (no malformed line
+// skipped).
 func Load(path string, model pop.Model) (*Run, error) {
-	if model == "" {
-		model = pop.ModelTALP
-	}
-	if paraver.IsTraceFile(path) {
-		m, err := paraver.ImportFile(path, paraver.Options{}, nil)
-		if err != nil {
-			return nil, err // names the file
-		}
-		run, err := loadMeasurement(path, m, model)
-		if err != nil {
-			return nil, err
-		}
-		run.Kind = KindParaver
-		return finishRun(path, run), nil
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err // *PathError names the file
-	}
-	var head struct {
-		Format      *string         `json:"format"`
-		DLBVersion  *string         `json:"dlbVersion"`
-		Application json.RawMessage `json:"Application"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, fmt.Errorf("%s: not a popmon measurement nor DLB/TALP JSON: %v", path, err)
-	}
-	var run *Run
-	switch {
-	case head.Format != nil && *head.Format == measure.Format:
-		run, err = loadPopmon(path, data, model)
-	case head.Application != nil:
-		if model != pop.ModelTALP {
-			return nil, fmt.Errorf("%s: DLB/TALP JSON has the metrics of model talp only, not %s: use --model talp, or measure with popmon run for other models", path, model)
-		}
-		run, err = loadTALP(path, head.Application, data)
-	default:
-		return nil, fmt.Errorf("%s: not a popmon measurement nor DLB/TALP JSON (expected \"format\": %q, or TALP's \"dlbVersion\" and \"Application\")", path, measure.Format)
-	}
+	return LoadWith(path, model, ReadOptions{})
+}
+
+// LoadWith is [Load] with read options (--skip-bad for traces, ...).
+func LoadWith(path string, model pop.Model, opt ReadOptions) (*Run, error) {
+	f, err := Open(path, opt)
 	if err != nil {
 		return nil, err
 	}
-	return finishRun(path, run), nil
+	return f.Run(model)
+}
+
+// Run summarises the file with model (empty: talp). DLB/TALP files have
+// the metrics of model talp only; other models are an error. Errors name
+// the file.
+func (f *File) Run(model pop.Model) (*Run, error) {
+	if model == "" {
+		model = pop.ModelTALP
+	}
+	var run *Run
+	switch f.Kind {
+	case KindTALP:
+		if model != pop.ModelTALP {
+			return nil, fmt.Errorf("%s: DLB/TALP JSON has the metrics of model talp only, not %s: use --model talp, or measure with popmon run for other models", f.Path, model)
+		}
+		c := *f.talp
+		c.Regions = append([]Region(nil), f.talp.Regions...)
+		run = &c
+	default:
+		r, err := loadMeasurement(f.Path, f.Measurement, model)
+		if err != nil {
+			return nil, err
+		}
+		r.Kind = f.Kind
+		run = r
+	}
+	return finishRun(f.Path, run), nil
 }
 
 // finishRun fills the timestamp from the file's modification time when the
@@ -218,14 +221,6 @@ func finishRun(path string, run *Run) *Run {
 	}
 	run.Label = run.Resources.Label()
 	return run
-}
-
-func loadPopmon(path string, data []byte, model pop.Model) (*Run, error) {
-	m, err := measure.Read(bytes.NewReader(data))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return loadMeasurement(path, m, model)
 }
 
 // loadMeasurement summarises a measurement with model.
@@ -271,10 +266,13 @@ func loadMeasurement(path string, m *measure.Measurement, model pop.Model) (*Run
 	return r, nil
 }
 
-// LoadAll loads every file of paths; a directory stands for every *.json,
-// *.prv and *.prv.gz file below it (recursively, in name order). Without skipBad the first
-// bad file is an error; with it, warn gets the error (it names the file)
-// and the file is skipped. Runs come in the order of paths.
+// LoadAll loads every file of paths with [LoadWith]; a directory stands
+// for every *.json, *.prv and *.prv.gz file below it (recursively, in name
+// order). Without skipBad the first unusable file is an error; with it,
+// warn gets the error (a [*FileError] naming the file) and the file is
+// skipped, and traces are imported skipping malformed lines, their
+// warnings passed to warn as [*Warning]s. A path that does not exist is an
+// error either way. Runs come in the order of paths.
 func LoadAll(paths []string, model pop.Model, skipBad bool, warn func(error)) ([]*Run, error) {
 	var out []*Run
 	for _, p := range paths {
@@ -283,7 +281,7 @@ func LoadAll(paths []string, model pop.Model, skipBad bool, warn func(error)) ([
 			return nil, err
 		}
 		for _, f := range files {
-			r, err := Load(f, model)
+			r, err := LoadWith(f, model, ReadOptions{SkipBad: skipBad})
 			if err != nil {
 				if !skipBad {
 					return nil, err
@@ -292,6 +290,11 @@ func LoadAll(paths []string, model pop.Model, skipBad bool, warn func(error)) ([
 					warn(err)
 				}
 				continue
+			}
+			if warn != nil && r.Kind == KindParaver && r.Measurement != nil {
+				for _, w := range r.Measurement.Warnings {
+					warn(&Warning{Path: f, Text: w})
+				}
 			}
 			out = append(out, r)
 		}
@@ -304,7 +307,7 @@ func LoadAll(paths []string, model pop.Model, skipBad bool, warn func(error)) ([
 func expand(path string) ([]string, error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return nil, err
+		return nil, statError(path, err)
 	}
 	if !st.IsDir() {
 		return []string{path}, nil

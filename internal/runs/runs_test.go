@@ -30,8 +30,8 @@ func TestLoadEveryTALPSample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rs) != 11 {
-		t.Errorf("loaded %d runs, want the 11 samples", len(rs))
+	if len(rs) != 14 {
+		t.Errorf("loaded %d runs, want the 14 samples", len(rs))
 	}
 	for _, r := range rs {
 		if r.Kind != KindTALP || r.DLBVersion == "" || r.Label == "" || r.Timestamp.IsZero() {
@@ -191,12 +191,12 @@ func TestLoadErrors(t *testing.T) {
 		model pop.Model
 		want  string
 	}{
-		{write("other.json", `{"hello": 1}`), "", "not a popmon measurement nor DLB/TALP JSON"},
-		{write("broken.json", `{"dlbVersion": `), "", "not a popmon measurement nor DLB/TALP JSON"},
-		{write("array.json", `[1,2]`), "", "not a popmon measurement nor DLB/TALP JSON"},
-		{write("badapp.json", `{"dlbVersion": "3.5", "Application": [1]}`), "", "not a JSON object"},
-		{write("badregion.json", `{"dlbVersion": "3.5", "Application": {"Global": 3}}`), "", "not a JSON object"},
-		{write("empty.json", `{"dlbVersion": "3.5", "Application": {}}`), "", "without regions"},
+		{write("other.json", `{"hello": 1}`), "", "is neither a popmon measurement"},
+		{write("broken.json", `{"dlbVersion": `), "", "is not valid JSON (invalid JSON at byte 14"},
+		{write("array.json", `[1,2]`), "", "its top level is not a JSON object"},
+		{write("badapp.json", `{"dlbVersion": "3.5", "Application": [1]}`), "", `"Application" is an array, not an object`},
+		{write("badregion.json", `{"dlbVersion": "3.5", "Application": {"Global": 3}}`), "", `region "Global" is 3, not an object`},
+		{write("empty.json", `{"dlbVersion": "3.5", "Application": {}}`), "", `"Application" has no regions`},
 		{write("badpopmon.json", `{"format": "popmon-measurement", "version": 1}`), "", "badpopmon.json"},
 		{write("talp.json", `{"dlbVersion": "3.5", "Application": {"Global": {}}}`), pop.ModelPOPHybrid, "model talp only"},
 		{filepath.Join(dir, "missing.json"), "", "missing.json"},
@@ -335,8 +335,12 @@ func TestFindReferenceAndRegion(t *testing.T) {
 	if _, err := ScalingInput(rs, "", "", -1, "nope"); err == nil || !strings.Contains(err.Error(), "Global") {
 		t.Errorf("unknown region: %v", err)
 	}
-	in, err := ScalingInput(rs, "", "", -1, "global")
+	// Names are case-sensitive: "global" is refused with a suggestion.
+	if _, err := ScalingInput(rs, "", "", -1, "global"); err == nil || err.Error() != `no region "global"; did you mean "Global"? names are case-sensitive` {
+		t.Errorf("region global: %v", err)
+	}
+	in, err := ScalingInput(rs, "", "", -1, "Global")
 	if err != nil || len(in.Regions) != 1 || in.Regions[0].Name != "Global" {
-		t.Errorf("region global: %+v %v", in.Regions, err)
+		t.Errorf("region Global: %+v %v", in.Regions, err)
 	}
 }

@@ -1,0 +1,222 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Output files. popmon never overwrites a file silently: -o FILE fails
+// before any work when FILE exists ("FILE exists: choose another name or
+// pass --force"); with --force the new content replaces it atomically
+// (written to a temporary file next to it, then renamed). Names popmon
+// picks itself are numbered: the Nth repeated output of base "two" is
+// two.N.json (publishNumbered).
+
+// outputFile is an output being written: a temporary file next to target
+// that commit publishes.
+type outputFile struct {
+	*os.File
+	target string
+	force  bool
+	done   bool
+}
+
+// createOutput checks target before the work that produces it, and
+// returns a temporary file next to it to write into. It fails (exit 2)
+// when target exists and force is not set, when target is a directory,
+// and when its folder does not exist.
+func createOutput(target string, force bool) (*outputFile, error) {
+	if err := checkOutputTarget(target, force); err != nil {
+		return nil, err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(target), ".popmon-"+filepath.Base(target)+".*.tmp")
+	if err != nil {
+		return nil, fail(ExitUsage, "cannot write %s: %v", target, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return nil, fail(ExitFailure, "cannot write %s: %v", target, err)
+	}
+	return &outputFile{File: tmp, target: target, force: force}, nil
+}
+
+// checkOutputTarget fails (exit 2) when target exists and force is not
+// set, when target is a directory, and when its folder does not exist.
+func checkOutputTarget(target string, force bool) error {
+	dir := filepath.Dir(target)
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fail(ExitUsage, "cannot write %s: folder %s does not exist", target, dir)
+	}
+	if !st.IsDir() {
+		return fail(ExitUsage, "cannot write %s: %s is not a folder", target, dir)
+	}
+	st, err = os.Lstat(target)
+	if err != nil {
+		return nil
+	}
+	if st.IsDir() {
+		return fail(ExitUsage, "%s is a directory: choose a file name", target)
+	}
+	if !force {
+		return existsError(target)
+	}
+	return nil
+}
+
+func existsError(target string) error {
+	return fail(ExitUsage, "%s exists: choose another name or pass --force", target)
+}
+
+// commit closes the temporary file and publishes it as target: with force
+// by rename (atomic; an existing target is replaced, a symbolic link
+// itself rather than what it points to), otherwise by a hard link that
+// fails when target appeared meanwhile.
+func (o *outputFile) commit() error {
+	if o.done {
+		return nil
+	}
+	o.done = true
+	tmp := o.Name()
+	defer os.Remove(tmp)
+	if err := o.Close(); err != nil {
+		return fail(ExitFailure, "writing %s: %v", o.target, err)
+	}
+	if o.force {
+		if err := os.Rename(tmp, o.target); err != nil {
+			return fail(ExitFailure, "cannot write %s: %v", o.target, err)
+		}
+		return nil
+	}
+	if err := linkExclusive(tmp, o.target); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return existsError(o.target)
+		}
+		return fail(ExitFailure, "cannot write %s: %v", o.target, err)
+	}
+	return nil
+}
+
+// abort removes the temporary file (after commit, it does nothing).
+func (o *outputFile) abort() {
+	if o.done {
+		return
+	}
+	o.done = true
+	o.Close()
+	os.Remove(o.Name())
+}
+
+// linkExclusive makes dst a copy of src without ever replacing dst: a
+// hard link, or, where the file system has none, an exclusive create and
+// a copy. It fails with an error matching os.ErrExist when dst exists.
+func linkExclusive(src, dst string) error {
+	err := os.Link(src, dst)
+	if err == nil || errors.Is(err, os.ErrExist) {
+		return err
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		out.Close()
+		os.Remove(dst)
+		return err
+	}
+	defer in.Close()
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		os.Remove(dst)
+		return err
+	}
+	if err := out.Close(); err != nil {
+		os.Remove(dst)
+		return err
+	}
+	return nil
+}
+
+// maxNumbered bounds the numbers publishNumbered tries.
+const maxNumbered = 100000
+
+// publishNumbered moves the finished file src to target without
+// overwriting anything and returns the name used: target itself when
+// neither it nor a numbered sibling exists, else STEM.N.EXT with N one
+// more than the highest number in use (target "out/two.json" gives
+// out/two.json, then out/two.1.json, out/two.2.json, …; never
+// two.1.1.json). Callers that write several files from one base (the
+// outputs of one job) pass the same target for each. src is removed once
+// published; on error it is left in place.
+func publishNumbered(src, target string) (string, error) {
+	dir, base := filepath.Split(target)
+	ext := filepath.Ext(base)
+	stem := strings.TrimSuffix(base, ext)
+	n, family, err := highestNumber(dir, stem, ext)
+	if err != nil {
+		return "", err
+	}
+	for tries := 0; tries < 1000; tries++ {
+		name := target
+		if family {
+			n++
+			if n > maxNumbered {
+				break
+			}
+			name = filepath.Join(dir, fmt.Sprintf("%s.%d%s", stem, n, ext))
+		}
+		err := linkExclusive(src, name)
+		if err == nil {
+			os.Remove(src)
+			return name, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return "", err
+		}
+		family = true // target (or the number) was taken meanwhile
+	}
+	return "", fmt.Errorf("%s and its numbered variants up to %s.%d%s are taken: choose another name", target, stem, n, ext)
+}
+
+// highestNumber returns the highest N of the files STEM.N.EXT in dir (0
+// when none) and whether any file of the family (STEM.EXT or STEM.N.EXT)
+// exists.
+func highestNumber(dir, stem, ext string) (int, bool, error) {
+	d := dir
+	if d == "" {
+		d = "."
+	}
+	entries, err := os.ReadDir(d)
+	if err != nil {
+		return 0, false, err
+	}
+	high, family := 0, false
+	for _, e := range entries {
+		name := e.Name()
+		if name == stem+ext {
+			family = true
+			continue
+		}
+		mid, ok := strings.CutPrefix(name, stem+".")
+		if !ok {
+			continue
+		}
+		if mid, ok = strings.CutSuffix(mid, ext); !ok || mid == "" || mid[0] == '0' {
+			continue
+		}
+		k, err := strconv.Atoi(mid)
+		if err != nil || k < 1 || strconv.Itoa(k) != mid {
+			continue
+		}
+		family = true
+		high = max(high, k)
+	}
+	return high, family, nil
+}

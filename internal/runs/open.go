@@ -1,0 +1,231 @@
+package runs
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/popmon/popmon/internal/paraver"
+	"github.com/popmon/popmon/internal/talpjson"
+	"github.com/popmon/popmon/measure"
+)
+
+// ReadOptions control how [Open] reads a file.
+type ReadOptions struct {
+	// SkipBad skips a trace's malformed lines (counted in the
+	// measurement's warnings) instead of refusing the trace.
+	SkipBad bool
+	// App is the Paraver application to import (0: the first).
+	App int
+	// Progress, when set, gets the bytes of a trace read so far and its
+	// size.
+	Progress func(read, size int64)
+	// ToolVersion is popmon's version, recorded in imported traces.
+	ToolVersion string
+}
+
+// File is one run file that [Open] read and found usable.
+type File struct {
+	// Path is the file's path as given.
+	Path string
+	// Kind is KindPopmon, KindTALP or KindParaver.
+	Kind string
+	// Measurement is the file's measurement: read (popmon files),
+	// imported (traces) or converted by internal/talpjson (DLB/TALP JSON).
+	// It passes [measure.Measurement.Validate].
+	Measurement *measure.Measurement
+	// talp is a DLB/TALP file's summary with DLB's own efficiencies.
+	talp *Run
+}
+
+// FileError says why a file cannot be used as a run: the file, the problem
+// and what to do about it, in one sentence.
+type FileError struct {
+	// Path is the file.
+	Path string
+	// Problem says what is wrong, as a predicate of the file ("does not
+	// exist", "is not valid JSON (...)").
+	Problem string
+	// Fix says what to do.
+	Fix string
+	// Err is the underlying error, if any.
+	Err error
+}
+
+// Error implements error: "PATH PROBLEM: FIX".
+func (e *FileError) Error() string { return fmt.Sprintf("%s %s: %s", e.Path, e.Problem, e.Fix) }
+
+// Unwrap returns the underlying error.
+func (e *FileError) Unwrap() error { return e.Err }
+
+// Warning is a problem of a file that was read anyway (a trace's skipped
+// malformed lines, say).
+type Warning struct {
+	// Path is the file.
+	Path string
+	// Text says what happened.
+	Text string
+}
+
+// Error implements error: "PATH: TEXT".
+func (w *Warning) Error() string { return w.Path + ": " + w.Text }
+
+// Fixes shared by several problems.
+const (
+	fixRemeasure = "measure again (popmon run, popmon import), or give a DLB/TALP JSON file"
+	fixNotARun   = "give a popmon measurement (popmon run, popmon import), a DLB/TALP JSON file or an Extrae/Paraver trace (.prv, .prv.gz)"
+)
+
+// Open reads the file at path and checks that it is a usable run: a popmon
+// measurement that passes validation, a DLB/TALP JSON file that
+// internal/talpjson converts and whose efficiencies parse, or an
+// Extrae/Paraver trace (by name or by its first bytes) that imports. It is
+// the one validation path of every command that reads runs (report,
+// scaling, check, pages), so that they accept and reject the same files.
+// Errors are [*FileError]s: the file, the problem, the fix.
+func Open(path string, opt ReadOptions) (*File, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, statError(path, err)
+	}
+	if st.IsDir() {
+		return nil, &FileError{Path: path, Problem: "is a directory, not a run file",
+			Fix: "name a measurement file (popmon scaling and popmon check --baseline read every run of a directory)"}
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &FileError{Path: path, Problem: fmt.Sprintf("is not a regular file (%s)", st.Mode().Type()), Fix: fixNotARun}
+	}
+	if st.Size() == 0 {
+		return nil, &FileError{Path: path, Problem: "is empty",
+			Fix: "a job killed before it wrote its measurement leaves such a file; " + fixRemeasure}
+	}
+	if paraver.IsTraceFile(path) {
+		return openTrace(path, opt)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, statError(path, err)
+	}
+	return openJSON(path, data)
+}
+
+// statError turns an error of os.Stat or os.ReadFile into a FileError.
+func statError(path string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return &FileError{Path: path, Problem: "does not exist", Fix: "check the path (did the job that writes it succeed?)", Err: err}
+	}
+	msg := err.Error()
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		msg = pe.Err.Error()
+	}
+	return &FileError{Path: path, Problem: "cannot be read (" + msg + ")", Fix: "check its permissions", Err: err}
+}
+
+// openTrace imports a Paraver trace.
+func openTrace(path string, opt ReadOptions) (*File, error) {
+	m, err := paraver.ImportFile(path, paraver.Options{SkipBad: opt.SkipBad, App: opt.App, ToolVersion: opt.ToolVersion}, opt.Progress)
+	if err != nil {
+		// paraver's messages say what to do (re-copy, --skip-bad, ...).
+		msg := strings.TrimPrefix(err.Error(), path+": ")
+		return nil, &FileError{Path: path, Problem: "is not a usable Paraver trace", Fix: msg, Err: err}
+	}
+	if err := m.Validate(); err != nil {
+		return nil, &FileError{Path: path, Problem: "is a Paraver trace that imports into an invalid measurement (" + oneLine(err) + ")",
+			Fix: "re-generate the trace", Err: err}
+	}
+	return &File{Path: path, Kind: KindParaver, Measurement: m}, nil
+}
+
+// openJSON reads a popmon measurement or a DLB/TALP JSON file.
+func openJSON(path string, data []byte) (*File, error) {
+	body := bytes.TrimSpace(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
+	if len(body) == 0 {
+		return nil, &FileError{Path: path, Problem: "holds only white space",
+			Fix: "a job killed before it wrote its measurement leaves such a file; " + fixRemeasure}
+	}
+	if !json.Valid(body) {
+		var raw json.RawMessage
+		reason := "invalid JSON"
+		if err := json.Unmarshal(body, &raw); err != nil {
+			var se *json.SyntaxError
+			if errors.As(err, &se) {
+				reason = fmt.Sprintf("invalid JSON at byte %d: %v", se.Offset, se)
+			} else {
+				reason = "invalid JSON: " + err.Error()
+			}
+		}
+		return nil, &FileError{Path: path, Problem: "is not valid JSON (" + reason + ")",
+			Fix: "a truncated file means the job was killed while writing it; " + fixRemeasure}
+	}
+	if body[0] != '{' {
+		return nil, &FileError{Path: path, Problem: "is not a run file (its top level is not a JSON object)", Fix: fixNotARun}
+	}
+	var head map[string]json.RawMessage
+	if err := json.Unmarshal(body, &head); err != nil {
+		return nil, &FileError{Path: path, Problem: "is not valid JSON (" + err.Error() + ")", Fix: fixNotARun, Err: err}
+	}
+	if _, ok := head["format"]; ok {
+		return openPopmon(path, body)
+	}
+	if talpjson.IsTALP(body) {
+		return openTALP(path, body, head["Application"])
+	}
+	return nil, &FileError{Path: path,
+		Problem: fmt.Sprintf("is neither a popmon measurement (no \"format\": %q) nor DLB/TALP JSON (no \"dlbVersion\" or \"Application\")", measure.Format),
+		Fix:     fixNotARun}
+}
+
+// openPopmon reads and validates a popmon measurement.
+func openPopmon(path string, data []byte) (*File, error) {
+	m, err := measure.Read(bytes.NewReader(data))
+	if err == nil {
+		return &File{Path: path, Kind: KindPopmon, Measurement: m}, nil
+	}
+	var fe *measure.FormatError
+	var ve *measure.VersionError
+	switch {
+	case errors.As(err, &fe) && fe.Reason != "":
+		return nil, &FileError{Path: path, Problem: "is not a popmon measurement (" + fe.Reason + ")", Fix: fixNotARun, Err: err}
+	case errors.As(err, &fe):
+		return nil, &FileError{Path: path, Problem: fmt.Sprintf("is not a popmon measurement (its \"format\" is %q, not %q)", fe.Format, measure.Format), Fix: fixNotARun, Err: err}
+	case errors.As(err, &ve):
+		return nil, &FileError{Path: path,
+			Problem: fmt.Sprintf("is a measurement of format version %d, newer than this popmon reads (%d)", ve.Version, ve.Supported),
+			Fix:     "upgrade popmon", Err: err}
+	}
+	return nil, &FileError{Path: path, Problem: "is not a valid measurement (" + oneLine(err) + ")",
+		Fix: "the file is damaged or was edited (docs/measurement-format.md has the rules); " + fixRemeasure, Err: err}
+}
+
+// openTALP converts a DLB/TALP JSON file (internal/talpjson) and reads
+// DLB's own efficiencies (loadTALP); the file must pass both.
+func openTALP(path string, data []byte, app json.RawMessage) (*File, error) {
+	m, err := talpjson.Convert(data, path)
+	if err != nil {
+		msg := strings.TrimPrefix(err.Error(), "convert DLB/TALP JSON "+path+": ")
+		return nil, &FileError{Path: path, Problem: "is not a usable DLB/TALP JSON file (" + msg + ")",
+			Fix: "the file is damaged or was edited; write it again with DLB (or popmon report --format talp-json)", Err: err}
+	}
+	if app == nil {
+		// Convert requires "Application"; this keeps loadTALP safe anyway.
+		return nil, &FileError{Path: path, Problem: "has no \"Application\" object", Fix: fixNotARun}
+	}
+	r, err := loadTALP(path, app, data)
+	if err != nil {
+		msg := strings.TrimPrefix(err.Error(), path+": ")
+		return nil, &FileError{Path: path, Problem: "is not a usable DLB/TALP JSON file (" + msg + ")",
+			Fix: "the file is damaged or was edited; write it again with DLB (or popmon report --format talp-json)", Err: err}
+	}
+	return &File{Path: path, Kind: KindTALP, Measurement: m, talp: r}, nil
+}
+
+// oneLine joins the lines of err's message (errors.Join of validation
+// problems) with "; ".
+func oneLine(err error) string {
+	return strings.ReplaceAll(err.Error(), "\n", "; ")
+}
