@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -69,6 +70,7 @@ const maxBadLines = 1000
 type thread struct {
 	task    *task
 	primary bool
+	seen    bool // a record named it
 
 	pos      int64 // accounted up to here (trace units)
 	state    int32 // current state record's state …
@@ -100,11 +102,22 @@ type callStat struct {
 	time  int64
 }
 
-// task is the accounting state of one trace task (process).
+// task is the accounting state of one trace task (process), created when a
+// record first names it.
 type task struct {
-	rank    int
-	node    int // 1-based as in the header; 0 unknown
+	id       int32 // 1-based, as in the file
+	rank     int
+	node     int // 1-based as in the header; 0 unknown
+	declared int // threads the header declares
+	// threads holds the primary (always) and the workers that records
+	// have named, in order of first record; byID finds them by id.
 	threads []*thread
+	byID    ids[thread]
+	// idle stands for each declared worker that no record has named yet:
+	// such a worker is idle throughout, so they all share one history,
+	// kept once and counted unseen times.
+	idle   thread
+	unseen int64
 
 	parOpen   bool
 	parStart  int64
@@ -116,28 +129,97 @@ type task struct {
 	calls                         map[callKey]*callStat
 }
 
+// ids maps 1-based ids to objects created on first sight: a dense slice up
+// to a bound that grows with the number of objects, a map beyond it. So
+// memory follows the objects the records name, whatever their ids (a
+// header may declare 10⁹ threads, and a record name the last of them).
+type ids[T any] struct {
+	dense  []*T
+	sparse map[int32]*T
+	n      int
+}
+
+// get returns the object of id, or nil.
+func (x *ids[T]) get(id int32) *T {
+	if i := int(id) - 1; i >= 0 && i < len(x.dense) {
+		return x.dense[i]
+	}
+	return x.sparse[id]
+}
+
+// put adds the object of id (absent so far).
+func (x *ids[T]) put(id int32, v *T) {
+	x.n++
+	if limit := 2*x.n + 64; int(id) <= limit {
+		if int(id) > len(x.dense) {
+			grown := make([]*T, min(max(int(id), 2*len(x.dense)), limit))
+			copy(grown, x.dense)
+			x.dense = grown
+			for k, w := range x.sparse { // keep one place per id
+				if int(k) <= len(grown) {
+					grown[k-1] = w
+					delete(x.sparse, k)
+				}
+			}
+		}
+		x.dense[id-1] = v
+		return
+	}
+	if x.sparse == nil {
+		x.sparse = map[int32]*T{}
+	}
+	x.sparse[id] = v
+}
+
+// firstMissing returns the lowest id ≥ 1 without an object.
+func (x *ids[T]) firstMissing() int32 {
+	id := int32(1)
+	for x.get(id) != nil {
+		id++
+	}
+	return id
+}
+
 // importer converts one stream.
 type importer struct {
-	h       *Header
-	opt     Options
-	app     int32
-	tasks   []*task
-	threads [][]*thread // [task-1][thread-1]
+	h     *Header
+	opt   Options
+	app   int32
+	end   int64 // the header's end, in trace units
+	tasks []*task
+	byID  ids[task]
+
+	records int64 // state, event and communication records of any application
+	last    int64 // the latest time a record reaches, in trace units
 
 	sawMPI, sawOMP   bool
 	sawInstr, sawCyc bool
 	comms            int64
 	bad              int64
 	firstBad         string
+	cut              string // where the file ends inside a line or compressed block (SkipBad)
 	unsorted         int64
 }
 
+// completeShare is how much of its header's duration a trace's records must
+// cover: a complete trace's last record ends at the header's end time (mpi2prv
+// writes the header from it); one that stops before 99 % of it was cut short.
+const completeShare = 0.99
+
+// cutShort says what to do about a trace that ends early.
+const cutShort = "the trace was cut short: re-run mpi2prv or re-copy the file, or pass --skip-bad to import what is there"
+
 // Import reads a .prv stream and converts the selected application into a
 // measurement with one region, Global, spanning the whole trace. See
-// docs/import.md for how trace states and events map to popmon's accounts.
+// docs/import.md for how trace states and events map to popmon's accounts,
+// and for what makes a trace truncated or its header unusable.
 func Import(r io.Reader, opt Options) (*measure.Measurement, error) {
 	rd, err := NewReader(r)
 	if err != nil {
+		var se *SyntaxError
+		if errors.As(err, &se) && se.Truncated {
+			return nil, fmt.Errorf("%w: the trace was cut short: re-run mpi2prv or re-copy the file", err)
+		}
 		return nil, err
 	}
 	h := rd.Header()
@@ -147,8 +229,11 @@ func Import(r io.Reader, opt Options) (*measure.Measurement, error) {
 	if opt.App < 1 || opt.App > len(h.Apps) {
 		return nil, fmt.Errorf("the trace has %d application(s); there is no application %d", len(h.Apps), opt.App)
 	}
-	im := &importer{h: h, opt: opt, app: int32(opt.App)}
-	im.setup()
+	f, _ := scale(h.Unit)
+	im := &importer{h: h, opt: opt, app: int32(opt.App), end: h.End / f}
+	if err := im.checkSize(); err != nil {
+		return nil, err
+	}
 	nextProgress := int64(4 << 20)
 	for {
 		rec, err := rd.Next()
@@ -157,30 +242,32 @@ func Import(r io.Reader, opt Options) (*measure.Measurement, error) {
 		}
 		if err != nil {
 			var se *SyntaxError
-			if opt.SkipBad && errors.As(err, &se) {
-				im.bad++
-				if im.firstBad == "" {
-					im.firstBad = se.Error()
-				}
-				if im.bad > maxBadLines {
-					return nil, fmt.Errorf("more than %d malformed lines (the first: %s): this is not a damaged trace but not a Paraver trace", maxBadLines, im.firstBad)
-				}
-				continue
+			if !errors.As(err, &se) {
+				return nil, err
 			}
-			if se != nil || errors.As(err, &se) {
+			if se.Truncated { // nothing follows
+				if !opt.SkipBad {
+					return nil, fmt.Errorf("%w: %s", err, cutShort)
+				}
+				im.cut = se.Error()
+				break
+			}
+			if !opt.SkipBad {
 				return nil, fmt.Errorf("%w (use --skip-bad to skip malformed lines)", err)
 			}
-			return nil, err
+			if err := im.skip(se.Error()); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		if err := im.record(rec); err != nil {
-			if opt.SkipBad {
-				im.bad++
-				if im.firstBad == "" {
-					im.firstBad = fmt.Sprintf("line %d: %v", rd.Line(), err)
-				}
-				continue
+			if !opt.SkipBad {
+				return nil, fmt.Errorf("line %d: %w (use --skip-bad to skip malformed lines)", rd.Line(), err)
 			}
-			return nil, fmt.Errorf("line %d: %w (use --skip-bad to skip malformed lines)", rd.Line(), err)
+			if err := im.skip(fmt.Sprintf("line %d: %v", rd.Line(), err)); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		if opt.Progress != nil && rd.Bytes() >= nextProgress {
 			opt.Progress(rd.Bytes())
@@ -193,41 +280,122 @@ func Import(r io.Reader, opt Options) (*measure.Measurement, error) {
 	return im.finish()
 }
 
-// setup allocates the per-thread accounts of the selected application.
-func (im *importer) setup() {
-	app := im.h.Apps[im.opt.App-1]
-	for i, t := range app.Tasks {
-		tk := &task{rank: i, node: t.Node, calls: map[callKey]*callStat{}}
-		ths := make([]*thread, t.Threads)
-		for j := range ths {
-			ths[j] = &thread{task: tk, primary: j == 0}
-		}
-		tk.threads = ths
-		im.tasks = append(im.tasks, tk)
-		im.threads = append(im.threads, ths)
+// skip counts a malformed line that SkipBad skips.
+func (im *importer) skip(what string) error {
+	im.bad++
+	if im.firstBad == "" {
+		im.firstBad = what
 	}
+	if im.bad > maxBadLines {
+		return fmt.Errorf("more than %d malformed lines (the first: %s): this is not a damaged trace but not a Paraver trace", maxBadLines, im.firstBad)
+	}
+	return nil
 }
 
-// thread returns the accounts of a record's thread.
+// checkSize rejects a header whose application holds more CPU time than
+// any account can: its threads × its duration over 2⁶³ ns (292 years).
+// No trace can be that, and every account of the import, a part of that
+// product, fits in an int64 below it.
+func (im *importer) checkSize() error {
+	if im.h.End == 0 {
+		return nil
+	}
+	limit := math.MaxInt64 / im.h.End
+	var n int64
+	for _, t := range im.h.Apps[im.app-1].Tasks {
+		if int64(t.Threads) > limit-n {
+			return fmt.Errorf("the header declares %d threads in application %d over %s: more than 292 years of CPU time, which no trace holds; the header is damaged", im.h.Threads(int(im.app)), im.app, duration(im.h.End))
+		}
+		n += int64(t.Threads)
+	}
+	return nil
+}
+
+// newTask creates the accounts of task id (valid) on its first record.
+func (im *importer) newTask(id int32) *task {
+	decl := im.h.Apps[im.app-1].Tasks[id-1]
+	tk := &task{id: id, rank: int(id) - 1, node: decl.Node, declared: decl.Threads, calls: map[callKey]*callStat{}}
+	tk.threads = []*thread{{task: tk, primary: true}} // in byID once a record names it
+	tk.idle.task = tk
+	tk.unseen = int64(decl.Threads) - 1
+	im.tasks = append(im.tasks, tk)
+	im.byID.put(id, tk)
+	return tk
+}
+
+// newWorker creates the accounts of worker id (valid) of tk on its first
+// record at t: until then it was idle like every worker not yet named, so
+// it starts with their shared history.
+func (tk *task) newWorker(id int32, t int64) *thread {
+	tk.idle.advance(t)
+	w := tk.idle
+	w.seen = true
+	th := &w
+	tk.threads = append(tk.threads, th)
+	tk.byID.put(id, th)
+	tk.unseen--
+	return th
+}
+
+// thread returns the accounts of a record's thread, created on its first
+// record; the ids are checked against the header.
 func (im *importer) thread(rec *Record) (*thread, error) {
+	if tk := im.byID.get(rec.Task); tk != nil {
+		if th := tk.byID.get(rec.Thread); th != nil {
+			return th, nil
+		}
+	}
+	return im.firstSight(rec)
+}
+
+// firstSight checks a record's ids against the header and creates the
+// accounts of its task and thread as needed.
+func (im *importer) firstSight(rec *Record) (*thread, error) {
+	tasks := im.h.Apps[im.app-1].Tasks
 	t, th := int(rec.Task), int(rec.Thread)
-	if t < 1 || t > len(im.threads) {
-		return nil, fmt.Errorf("task %d does not exist (the header declares %d tasks in application %d)", t, len(im.threads), im.app)
+	if t < 1 || t > len(tasks) {
+		return nil, fmt.Errorf("task %d does not exist (the header declares %d tasks in application %d)", t, len(tasks), im.app)
 	}
-	if th < 1 || th > len(im.threads[t-1]) {
-		return nil, fmt.Errorf("thread %d of task %d does not exist (the header declares %d)", th, t, len(im.threads[t-1]))
+	if th < 1 || th > tasks[t-1].Threads {
+		return nil, fmt.Errorf("thread %d of task %d does not exist (the header declares %d)", th, t, tasks[t-1].Threads)
 	}
-	return im.threads[t-1][th-1], nil
+	tk := im.byID.get(rec.Task)
+	if tk == nil {
+		tk = im.newTask(rec.Task)
+	}
+	if th == 1 {
+		p := tk.threads[0]
+		p.seen = true
+		tk.byID.put(1, p)
+		return p, nil
+	}
+	return tk.newWorker(rec.Thread, rec.Time), nil
 }
 
 // record accounts one record.
 func (im *importer) record(rec *Record) error {
-	if rec.App != im.app {
-		if rec.Kind == KindGlobalComm || int(rec.App) <= len(im.h.Apps) {
-			return nil // another application
-		}
+	if rec.Kind == KindGlobalComm {
+		return nil // not interpreted
+	}
+	if rec.App != im.app && int(rec.App) > len(im.h.Apps) {
 		return fmt.Errorf("application %d does not exist (the header declares %d)", rec.App, len(im.h.Apps))
 	}
+	last := rec.Time
+	switch rec.Kind {
+	case KindState:
+		last = rec.End
+	case KindComm:
+		c := &rec.Comm
+		last = max(c.LogicalSend, c.PhysicalSend, c.LogicalRecv, c.PhysicalRecv)
+	}
+	if rec.App != im.app {
+		im.records++
+		im.last = max(im.last, last)
+		return nil // another application
+	}
+	// Time after the header's end is not the trace's (a cut trace may keep
+	// the states that cross its end): every account stops there.
+	rec.Time, rec.End = min(rec.Time, im.end), min(rec.End, im.end)
 	switch rec.Kind {
 	case KindState:
 		th, err := im.thread(rec)
@@ -252,6 +420,8 @@ func (im *importer) record(rec *Record) error {
 		im.comms++
 		im.sawMPI = true
 	}
+	im.records++
+	im.last = max(im.last, last)
 	return nil
 }
 
@@ -268,12 +438,12 @@ func (im *importer) event(th *thread, rec *Record) {
 		case e.Type == EventInstructions:
 			im.sawInstr = true
 			if th.lastUseful {
-				th.instructions += e.Value
+				th.instructions = satAdd(th.instructions, e.Value)
 			}
 		case e.Type == EventCycles:
 			im.sawCyc = true
 			if th.lastUseful {
-				th.cycles += e.Value
+				th.cycles = satAdd(th.cycles, e.Value)
 			}
 		case e.Type >= EventMPIFirst && e.Type <= EventMPILast:
 			im.sawMPI = true
@@ -281,10 +451,10 @@ func (im *importer) event(th *thread, rec *Record) {
 				tk.syncWorkers(t)
 			}
 			if th.inMPI { // leave the open call first (a 0 or a new call)
-				th.leaveMPI(t)
+				th.leaveMPI()
 			}
 			if e.Value != 0 {
-				th.inMPI, th.mpiKey, th.mpiStart = true, callKey{e.Type, e.Value}, t
+				th.inMPI, th.mpiKey, th.mpiStart = true, callKey{e.Type, e.Value}, th.pos
 				tk.mpiCalls++
 			}
 		case e.Type == EventOMPParallel:
@@ -311,15 +481,17 @@ func (im *importer) event(th *thread, rec *Record) {
 	}
 }
 
-// leaveMPI closes the thread's open MPI call at t.
-func (th *thread) leaveMPI(t int64) {
+// leaveMPI closes the thread's open MPI call at its position (the caller
+// has advanced it to the call's end; where a record went back in time,
+// calls still never overlap).
+func (th *thread) leaveMPI() {
 	cs := th.task.calls[th.mpiKey]
 	if cs == nil {
 		cs = &callStat{}
 		th.task.calls[th.mpiKey] = cs
 	}
 	cs.calls++
-	cs.time += max(t-th.mpiStart, 0)
+	cs.time += th.pos - th.mpiStart
 	th.inMPI = false
 }
 
@@ -329,16 +501,22 @@ func (tk *task) syncWorkers(t int64) {
 	for _, w := range tk.threads[1:] {
 		w.advance(t)
 	}
+	if tk.unseen > 0 {
+		tk.idle.advance(t)
+	}
 }
 
 // openInstance opens a parallel region instance at t.
 func (tk *task) openInstance(t int64) {
-	tk.parOpen, tk.parStart = true, t
+	tk.threads[0].advance(t)
+	// From the primary's position: where a record went back in time,
+	// instances still never overlap.
+	tk.parOpen, tk.parStart = true, tk.threads[0].pos
 	tk.parallels++
 	for _, th := range tk.threads {
 		th.inInstance, th.worked = 0, false
 	}
-	tk.threads[0].advance(t)
+	tk.idle.inInstance = 0
 }
 
 // closeInstance closes the open instance at t: the idle times of the team
@@ -348,7 +526,7 @@ func (tk *task) openInstance(t int64) {
 // accounting).
 func (tk *task) closeInstance(t int64) {
 	tk.threads[0].advance(t)
-	tk.parWall += max(t-tk.parStart, 0)
+	tk.parWall += tk.threads[0].pos - tk.parStart
 	n := int64(0)
 	minIdle := int64(math.MaxInt64)
 	for i, th := range tk.threads {
@@ -365,6 +543,8 @@ func (tk *task) closeInstance(t int64) {
 		}
 		th.inInstance, th.worked = 0, false
 	}
+	tk.iserInst += tk.idle.inInstance * tk.unseen // never in the team
+	tk.idle.inInstance = 0
 	tk.isch += n * minIdle
 	tk.parOpen = false
 }
@@ -395,7 +575,7 @@ func (th *thread) account(s int32, dt int64) {
 	tk := th.task
 	if s == StateRunning && (th.primary || th.inFunc) {
 		th.useful += dt
-		if th.inFunc {
+		if th.inFunc || tk.parOpen { // inside a parallel region: not serial
 			th.parUseful += dt
 		} else {
 			th.serialUseful += dt
@@ -425,11 +605,71 @@ func (th *thread) account(s int32, dt int64) {
 	}
 }
 
-// finish closes what is open at the trace's end and builds the measurement.
+// finish checks that the trace is complete, closes what is open at its end
+// and builds the measurement.
 func (im *importer) finish() (*measure.Measurement, error) {
 	h := im.h
 	f, _ := scale(h.Unit)
-	end := h.End / f // in trace units
+	end := im.end // in trace units
+	var notes, warnings []string
+	skipped := ""
+	if im.bad > 0 {
+		skipped = fmt.Sprintf(" (%d malformed line(s) skipped; the first: %s)", im.bad, im.firstBad)
+	}
+	if im.records == 0 {
+		return nil, fmt.Errorf("the trace has a header but no records%s: it was cut short or never written; re-run mpi2prv or re-copy the file", skipped)
+	}
+	if end == 0 {
+		return nil, fmt.Errorf("the header's end time is 0: the trace has no duration to account (a damaged header); re-run mpi2prv or re-copy the file")
+	}
+	if im.cut != "" {
+		warnings = append(warnings, fmt.Sprintf("the trace file ends early (%s); the records before it were imported (--skip-bad)", im.cut))
+	}
+	if float64(im.last) < completeShare*float64(end) {
+		reach := fmt.Sprintf("its records stop at %s, %.1f %% of the %s its header declares", duration(im.last*f), 100*float64(im.last)/float64(end), duration(h.End))
+		if !im.opt.SkipBad {
+			return nil, fmt.Errorf("the trace is truncated: %s (a complete trace reaches at least %.0f %%)%s; %s", reach, 100*completeShare, skipped, cutShort)
+		}
+		if im.last == 0 {
+			return nil, fmt.Errorf("the trace is truncated: %s, so nothing can be imported; re-run mpi2prv or re-copy the file", reach)
+		}
+		end = im.last
+		notes = append(notes, fmt.Sprintf("elapsed = 0 … %s only: the trace is truncated (%s); imported up to where the records stop (--skip-bad)", duration(end*f), reach))
+		warnings = append(warnings, fmt.Sprintf("the trace is truncated: %s; only the first %s were imported (--skip-bad)", reach, duration(end*f)))
+	} else {
+		notes = append(notes, "elapsed = the trace's whole duration from its header, for every process (one region, Global)")
+	}
+	if declared := len(h.Apps[im.app-1].Tasks); len(im.tasks) == 0 {
+		return nil, fmt.Errorf("none of the %d task(s) the header declares in application %d has a record: there is nothing to import (is it the right --app?)", declared, im.app)
+	} else if len(im.tasks) < declared {
+		missing := im.byID.firstMissing()
+		if !im.opt.SkipBad {
+			return nil, fmt.Errorf("the header declares %d tasks in application %d but only %d of them have records (the first without: task %d): the header does not describe this trace (damaged, or another trace's); pass --skip-bad to import the tasks that are there", declared, im.app, len(im.tasks), missing)
+		}
+		notes = append(notes, fmt.Sprintf("processes = the %d tasks with records, of the %d the header declares (--skip-bad)", len(im.tasks), declared))
+		warnings = append(warnings, fmt.Sprintf("%d of the %d tasks the header declares have no record (the first: task %d) and are not in the measurement (--skip-bad)", declared-len(im.tasks), declared, missing))
+	}
+	sort.Slice(im.tasks, func(i, j int) bool { return im.tasks[i].id < im.tasks[j].id })
+	var silent int64 // declared threads without a record
+	var firstSilent string
+	for _, tk := range im.tasks {
+		n := tk.unseen
+		if !tk.threads[0].seen {
+			n++
+		}
+		if n > 0 && firstSilent == "" {
+			first := int32(1) // the primary, created with its task
+			if tk.threads[0].seen {
+				first = tk.byID.firstMissing()
+			}
+			firstSilent = fmt.Sprintf("thread %d of task %d", first, tk.id)
+		}
+		silent += n
+	}
+	if silent > 0 {
+		warnings = append(warnings, fmt.Sprintf("%d thread(s) the header declares have no record (the first: %s): they are counted as CPUs idle throughout the trace", silent, firstSilent))
+	}
+
 	for _, tk := range im.tasks {
 		tk.syncWorkers(end)
 		tk.threads[0].advance(end)
@@ -439,7 +679,7 @@ func (im *importer) finish() (*measure.Measurement, error) {
 		for _, th := range tk.threads {
 			th.advance(end)
 			if th.inMPI {
-				th.leaveMPI(end)
+				th.leaveMPI()
 			}
 		}
 	}
@@ -471,7 +711,7 @@ func (im *importer) finish() (*measure.Measurement, error) {
 	}
 	maxThreads := 0
 	for _, tk := range im.tasks {
-		maxThreads = max(maxThreads, len(tk.threads))
+		maxThreads = max(maxThreads, tk.declared)
 	}
 	if im.sawOMP {
 		m.OpenMP = &measure.OpenMP{Runtime: "OpenMP (from the trace)", OMPT: true, MaxThreads: maxThreads}
@@ -493,9 +733,9 @@ func (im *importer) finish() (*measure.Measurement, error) {
 		if row := im.opt.Row; row != nil && tk.node >= 1 && tk.node <= len(row.Nodes) {
 			host = row.Nodes[tk.node-1]
 		}
-		m.Processes = append(m.Processes, measure.Process{Rank: tk.rank, Node: nodeIndex[tk.node], Hostname: host, CPUs: len(tk.threads)})
+		m.Processes = append(m.Processes, measure.Process{Rank: tk.rank, Node: nodeIndex[tk.node], Hostname: host, CPUs: tk.declared})
 		a := measure.ProcessAccounts{
-			Rank: tk.rank, CPUs: len(tk.threads), Visits: 1, ElapsedNS: ns(end),
+			Rank: tk.rank, CPUs: tk.declared, Visits: 1, ElapsedNS: ns(end),
 			MPICalls: tk.mpiCalls, OMPParallels: tk.parallels, OMPTasks: tk.ompTasks,
 			OMPLoadImbalanceNS: ns(tk.ilb), OMPSchedulingNS: ns(tk.isch), OMPSerializationNS: ns(tk.iserInst),
 			PrimaryParallelNS: ns(tk.parWall),
@@ -509,10 +749,14 @@ func (im *importer) finish() (*measure.Measurement, error) {
 			a.ParallelUsefulNS += ns(th.parUseful)
 			a.ThreadUsefulMaxNS = max(a.ThreadUsefulMaxNS, ns(th.useful))
 			if counters {
-				a.Instructions += clampCount(th.instructions)
-				a.Cycles += clampCount(th.cycles)
+				a.Instructions = addCount(a.Instructions, th.instructions)
+				a.Cycles = addCount(a.Cycles, th.cycles)
 			}
 		}
+		// The workers no record names: idle throughout (checkSize keeps
+		// the products in range).
+		a.OMPSerializationNS += ns(tk.idle.iser) * tk.unseen
+		a.MPIWorkerIdleNS += ns(tk.idle.mw) * tk.unseen
 		p := tk.threads[0]
 		a.PrimaryUsefulNS = ns(p.useful)
 		a.PrimaryMPINS = ns(p.mpi)
@@ -525,9 +769,10 @@ func (im *importer) finish() (*measure.Measurement, error) {
 	m.Resources.Processes = len(im.tasks)
 	m.Resources.Nodes = max(len(nodeIndex), 1)
 	for _, tk := range im.tasks {
-		m.Resources.CPUs += len(tk.threads)
+		m.Resources.CPUs += tk.declared
 	}
-	m.Source = &measure.Source{Kind: measure.SourceParaver, Path: im.opt.Path, Notes: im.notes(counters)}
+	m.Source = &measure.Source{Kind: measure.SourceParaver, Path: im.opt.Path, Notes: append(im.notes(counters), notes...)}
+	m.Warnings = append(m.Warnings, warnings...)
 	if h.Date != "" {
 		m.Source.Tool = "Paraver trace written " + h.Date
 	}
@@ -598,7 +843,6 @@ func (im *importer) notes(counters bool) []string {
 	notes := []string{
 		"useful = state Running (on OpenMP worker threads only inside executed parallel or task functions, events 60000018/60000023)",
 		"MPI = time inside MPI call events (50000001-50000005); other = remaining non-running time of primary threads (I/O, tracing disabled, the tracer's flushing), charged with MPI time as BSC's basic analysis does",
-		"elapsed = the trace's whole duration from its header, for every process (one region, Global)",
 	}
 	if len(im.h.Apps) > 1 {
 		notes = append(notes, fmt.Sprintf("application %d of %d imported", im.opt.App, len(im.h.Apps)))
@@ -617,12 +861,35 @@ func callName(p *PCF, k callKey) string {
 	return fmt.Sprintf("MPI call %d (event %d)", k.val, k.typ)
 }
 
-// clampCount converts an unsigned counter sum to int64, saturating.
-func clampCount(v uint64) int64 {
-	if v > math.MaxInt64 {
+// satAdd adds counter values, saturating.
+func satAdd(a, b uint64) uint64 {
+	if a+b < a {
+		return math.MaxUint64
+	}
+	return a + b
+}
+
+// addCount adds an unsigned counter sum to a non-negative int64,
+// saturating.
+func addCount(sum int64, v uint64) int64 {
+	if v > uint64(math.MaxInt64-sum) {
 		return math.MaxInt64
 	}
-	return int64(v)
+	return sum + int64(v)
+}
+
+// duration formats a time in nanoseconds for a message: "4.2 s", "12.5 ms",
+// "800 ns".
+func duration(ns int64) string {
+	switch {
+	case ns >= 1e9:
+		return strconv.FormatFloat(float64(ns)/1e9, 'g', 6, 64) + " s"
+	case ns >= 1e6:
+		return strconv.FormatFloat(float64(ns)/1e6, 'g', 6, 64) + " ms"
+	case ns >= 1e3:
+		return strconv.FormatFloat(float64(ns)/1e3, 'g', 6, 64) + " µs"
+	}
+	return strconv.FormatInt(ns, 10) + " ns"
 }
 
 // headerTime parses the header's "dd/mm/yyyy at hh:mm" (the start of the

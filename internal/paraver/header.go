@@ -4,8 +4,10 @@
 // command works on a trace as on a live measurement.
 //
 // The reader keeps memory independent of the trace size: one reusable
-// record, a read buffer, and per-thread accounts sized by the header's
-// resource model. Records must be sorted by time, as Paraver writes them.
+// record, a read buffer, and accounts for the tasks and threads that the
+// records name (never sized by the header's declarations, which a damaged
+// or hostile header may inflate). Records must be sorted by time, as
+// Paraver writes them.
 //
 // File format (Paraver trace format, as written by Extrae's mpi2prv):
 //
@@ -23,6 +25,7 @@ package paraver
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -128,6 +131,9 @@ func ParseHeader(line string) (*Header, error) {
 	if err != nil || end < 0 {
 		return nil, fmt.Errorf("bad Paraver header: end time %q is not a non-negative integer", fields[0])
 	}
+	if end > math.MaxInt64/f {
+		return nil, fmt.Errorf("bad Paraver header: end time %q is over 292 years", fields[0])
+	}
 	h.End = end * f
 
 	if h.NodeCPUs, err = parseNodes(fields[1]); err != nil {
@@ -171,6 +177,19 @@ func splitTop(s string, sep byte) []string {
 	return append(out, s[start:])
 }
 
+// list calls item for each of the n comma-separated elements of s (the
+// caller has counted them: memory and time follow the text, not n).
+func list(s string, n int, item func(i int, p string) error) error {
+	for i := 0; i < n; i++ {
+		p, rest, _ := strings.Cut(s, ",")
+		if err := item(i, p); err != nil {
+			return err
+		}
+		s = rest
+	}
+	return nil
+}
+
 // parseNodes parses "N(c1,c2,...)" or "0".
 func parseNodes(s string) ([]int, error) {
 	open := strings.IndexByte(s, '(')
@@ -183,19 +202,23 @@ func parseNodes(s string) ([]int, error) {
 	}
 	n, err := strconv.Atoi(s[:open])
 	if err != nil || n < 0 || !strings.HasSuffix(s, ")") {
-		return nil, fmt.Errorf("bad Paraver header: node list %q", s)
+		return nil, fmt.Errorf("bad Paraver header: node list %q", quote(s))
 	}
-	parts := strings.Split(s[open+1:len(s)-1], ",")
-	if len(parts) != n {
-		return nil, fmt.Errorf("bad Paraver header: %d nodes announced, %d described in %q", n, len(parts), s)
+	inner := s[open+1 : len(s)-1]
+	if got := strings.Count(inner, ",") + 1; got != n {
+		return nil, fmt.Errorf("bad Paraver header: %d nodes announced, %d described in %q", n, got, quote(s))
 	}
 	cpus := make([]int, n)
-	for i, p := range parts {
+	err = list(inner, n, func(i int, p string) error {
 		c, err := strconv.Atoi(strings.TrimSpace(p))
 		if err != nil || c < 0 {
-			return nil, fmt.Errorf("bad Paraver header: node %d CPUs %q", i+1, p)
+			return fmt.Errorf("bad Paraver header: node %d CPUs %q", i+1, quote(p))
 		}
 		cpus[i] = c
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return cpus, nil
 }
@@ -204,41 +227,57 @@ func parseNodes(s string) ([]int, error) {
 func parseApp(s string) (App, error) {
 	open := strings.IndexByte(s, '(')
 	if open < 0 || !strings.HasSuffix(s, ")") {
-		return App{}, fmt.Errorf("task list %q is not NTASKS(threads:node,...)", s)
+		return App{}, fmt.Errorf("task list %q is not NTASKS(threads:node,...)", quote(s))
 	}
 	n, err := strconv.Atoi(s[:open])
 	if err != nil || n < 0 {
-		return App{}, fmt.Errorf("task count %q", s[:open])
+		return App{}, fmt.Errorf("task count %q", quote(s[:open]))
 	}
-	parts := strings.Split(s[open+1:len(s)-1], ",")
-	if len(parts) != n {
-		return App{}, fmt.Errorf("%d tasks announced, %d described", n, len(parts))
+	inner := s[open+1 : len(s)-1]
+	if got := strings.Count(inner, ",") + 1; got != n {
+		return App{}, fmt.Errorf("%d tasks announced, %d described", n, got)
 	}
 	app := App{Tasks: make([]Task, n)}
-	for i, p := range parts {
-		tn := strings.SplitN(p, ":", 2)
-		th, err := strconv.Atoi(strings.TrimSpace(tn[0]))
+	err = list(inner, n, func(i int, p string) error {
+		ths, node, hasNode := strings.Cut(p, ":")
+		th, err := strconv.Atoi(strings.TrimSpace(ths))
 		if err != nil || th < 1 {
-			return App{}, fmt.Errorf("task %d: thread count %q", i+1, tn[0])
+			return fmt.Errorf("task %d: thread count %q", i+1, quote(ths))
 		}
 		t := Task{Threads: th}
-		if len(tn) == 2 {
-			if t.Node, err = strconv.Atoi(strings.TrimSpace(tn[1])); err != nil || t.Node < 0 {
-				return App{}, fmt.Errorf("task %d: node %q", i+1, tn[1])
+		if hasNode {
+			if t.Node, err = strconv.Atoi(strings.TrimSpace(node)); err != nil || t.Node < 0 {
+				return fmt.Errorf("task %d: node %q", i+1, quote(node))
 			}
 		}
 		app.Tasks[i] = t
+		return nil
+	})
+	if err != nil {
+		return App{}, err
 	}
 	return app, nil
 }
 
-// Threads returns the total number of threads of application a (1-based).
+// quote shortens s for a message about a header that may be megabytes long.
+func quote(s string) string {
+	if len(s) > 60 {
+		return s[:60] + "…"
+	}
+	return s
+}
+
+// Threads returns the total number of threads of application a (1-based),
+// as the header declares them (saturating at math.MaxInt).
 func (h *Header) Threads(a int) int {
 	if a < 1 || a > len(h.Apps) {
 		return 0
 	}
 	n := 0
 	for _, t := range h.Apps[a-1].Tasks {
+		if t.Threads > math.MaxInt-n {
+			return math.MaxInt // a hostile header: saturate, never wrap
+		}
 		n += t.Threads
 	}
 	return n

@@ -88,12 +88,30 @@ func ImportFile(path string, opt Options, progress func(read, size int64)) (*mea
 	}
 
 	counted := &countingReader{r: f}
-	br := bufio.NewReaderSize(counted, 1<<20)
+	if progress != nil {
+		size := st.Size()
+		opt.Progress = func(int64) { progress(counted.n, size) }
+	}
+	m, err := importStream(counted, opt)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	m.Source.Notes = append(m.Source.Notes, missing...)
+	return m, nil
+}
+
+// importStream imports a .prv stream, plain or gzip-compressed (detected
+// by content).
+func importStream(src io.Reader, opt Options) (*measure.Measurement, error) {
+	br := bufio.NewReaderSize(src, readBufferSize)
 	var r io.Reader = br
 	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return nil, errors.New("the trace is truncated: the file ends inside its gzip header; re-copy the file")
+		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: bad gzip data: %w", path, err)
+			return nil, fmt.Errorf("bad gzip data: %w", err)
 		}
 		defer zr.Close()
 		// Decompress on another core while this one parses.
@@ -101,16 +119,7 @@ func ImportFile(path string, opt Options, progress func(read, size int64)) (*mea
 		defer ar.Close()
 		r = ar
 	}
-	if progress != nil {
-		size := st.Size()
-		opt.Progress = func(int64) { progress(counted.n, size) }
-	}
-	m, err := Import(r, opt)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	m.Source.Notes = append(m.Source.Notes, missing...)
-	return m, nil
+	return Import(r, opt)
 }
 
 // readCompanion parses a companion file with parse.
@@ -158,10 +167,11 @@ type chunk struct {
 	err error
 }
 
-const (
-	asyncChunk  = 1 << 20
-	asyncChunks = 4
-)
+// asyncChunk is the size of each of the asyncChunks buffers (a variable
+// only for the fuzz targets, like readBufferSize).
+var asyncChunk = 1 << 20
+
+const asyncChunks = 4
 
 func newAsyncReader(src io.Reader) *asyncReader {
 	a := &asyncReader{full: make(chan chunk, asyncChunks), free: make(chan []byte, asyncChunks), done: make(chan struct{})}

@@ -66,6 +66,10 @@ type SyntaxError struct {
 	Line int64
 	// Msg says what is wrong.
 	Msg string
+	// Truncated is set when the line is malformed because the file ends
+	// there: a last line without its newline, or compressed data cut
+	// short. Nothing can be read after it.
+	Truncated bool
 }
 
 func (e *SyntaxError) Error() string {
@@ -81,11 +85,21 @@ type Reader struct {
 	nbytes int64
 	long   []byte // a line longer than the read buffer
 	err    error  // sticky read error
+	// partial is set when the line last read is the file's last and has
+	// no newline: a malformed one is a file cut short.
+	partial bool
 }
 
 // readBufferSize is the read buffer: large enough for any ordinary line and
-// for few, large reads.
-const readBufferSize = 1 << 20
+// for few, large reads. (A variable only so that the fuzz targets, which
+// import thousands of tiny traces a second, can make it small.)
+var readBufferSize = 1 << 20
+
+// maxLineBytes bounds one line, so that a file without line ends cannot
+// take the reader's memory with it. The longest legitimate line is the
+// header of a trace of millions of tasks (about 10 bytes a task); an event
+// record of every counter Extrae knows is a few kilobytes.
+const maxLineBytes = 64 << 20
 
 // NewReader reads the header line of a .prv stream and returns a reader
 // positioned at the first line after it.
@@ -100,6 +114,9 @@ func NewReader(r io.Reader) (*Reader, error) {
 	}
 	h, err := ParseHeader(string(line))
 	if err != nil {
+		if rd.partial {
+			return nil, &SyntaxError{Line: 1, Truncated: true, Msg: "the trace ends in the middle of its header line (" + err.Error() + ")"}
+		}
 		return nil, &SyntaxError{Line: 1, Msg: err.Error()}
 	}
 	rd.header = h
@@ -123,31 +140,44 @@ func (r *Reader) readLine() ([]byte, error) {
 		return nil, r.err
 	}
 	line, err := r.br.ReadSlice('\n')
+	r.nbytes += int64(len(line))
+	tooLong := false
 	if err == bufio.ErrBufferFull {
-		r.long = append(r.long[:0], line...)
+		r.long = r.long[:0]
+		r.keep(line)
 		for err == bufio.ErrBufferFull {
 			line, err = r.br.ReadSlice('\n')
-			r.long = append(r.long, line...)
+			r.nbytes += int64(len(line))
+			if !tooLong && len(r.long)+len(line) > maxLineBytes {
+				tooLong = true // read on to the line's end without keeping it
+				r.long = r.long[:0]
+			}
+			if !tooLong {
+				r.keep(line)
+			}
 		}
 		line = r.long
 	}
-	r.nbytes += int64(len(line))
 	if err != nil {
 		if err == io.EOF {
 			r.err = io.EOF
-			if len(line) == 0 {
+			if len(line) == 0 && !tooLong {
 				return nil, io.EOF
 			}
+			r.partial = true
 		} else {
 			// A gzip stream cut short, a failing disk: say where.
 			r.err = fmt.Errorf("line %d: reading the trace: %w", r.line+1, err)
 			if errors.Is(err, io.ErrUnexpectedEOF) {
-				r.err = &SyntaxError{Line: r.line + 1, Msg: "the trace is truncated (unexpected end of compressed data)"}
+				r.err = &SyntaxError{Line: r.line + 1, Msg: "the trace is truncated (unexpected end of compressed data)", Truncated: true}
 			}
 			return nil, r.err
 		}
 	}
 	r.line++
+	if tooLong {
+		return nil, &SyntaxError{Line: r.line, Msg: fmt.Sprintf("the line is longer than %d MiB: not a Paraver record", maxLineBytes>>20)}
+	}
 	n := len(line)
 	if n > 0 && line[n-1] == '\n' {
 		n--
@@ -156,6 +186,17 @@ func (r *Reader) readLine() ([]byte, error) {
 		n--
 	}
 	return line[:n], nil
+}
+
+// keep appends b to the long line, doubling its buffer (at most to
+// maxLineBytes) so that reaching the bound allocates about twice the bound.
+func (r *Reader) keep(b []byte) {
+	if need := len(r.long) + len(b); need > cap(r.long) {
+		grown := make([]byte, len(r.long), min(max(2*cap(r.long), need), maxLineBytes))
+		copy(grown, r.long)
+		r.long = grown
+	}
+	r.long = append(r.long, b...)
 }
 
 // Next returns the next state, event or communication record. Comment
@@ -200,6 +241,11 @@ func (r *Reader) syntax(line []byte, msg string) error {
 	q := string(line)
 	if len(q) > 60 {
 		q = q[:60] + "…"
+	}
+	if r.partial {
+		// The file ends inside this line: that, not its syntax, is the news.
+		return &SyntaxError{Line: r.line, Truncated: true,
+			Msg: fmt.Sprintf("the trace ends in the middle of this line (%s): %q", msg, strings.ToValidUTF8(q, "?"))}
 	}
 	return &SyntaxError{Line: r.line, Msg: fmt.Sprintf("%s: %q", msg, strings.ToValidUTF8(q, "?"))}
 }
@@ -313,7 +359,8 @@ func (r *Reader) parse(line []byte) error {
 			return r.syntax(line, "malformed global communication record")
 		}
 	}
-	if rec.Kind != KindGlobalComm && (rec.App == 0 || rec.Task == 0 || rec.Thread == 0) {
+	if rec.Kind != KindGlobalComm && (rec.App == 0 || rec.Task == 0 || rec.Thread == 0) ||
+		rec.Kind == KindComm && (rec.Comm.RecvApp == 0 || rec.Comm.RecvTask == 0 || rec.Comm.RecvThread == 0) {
 		return r.syntax(line, "object ids (app, task, thread) start at 1")
 	}
 	return nil

@@ -92,6 +92,7 @@ func TestReaderMalformedLines(t *testing.T) {
 		{"2:1:1:1:1:5:50000001:1:", "malformed event record"},
 		{"3:1:1:1:1:10:11:2:1:2:1:20:21:41360", "malformed communication record"},
 		{"1:1:0:1:1:0:10:1", "object ids"},
+		{"3:1:1:1:1:10:11:2:1:0:1:20:21:41360:7", "object ids"},
 		{"9:1:1:1:1:0:10:1", "unknown record type"},
 		{"1;1;1", "unknown record type"},
 		{"hello", "unknown record type"},
@@ -229,7 +230,7 @@ EVENT_TYPE
 
 func TestImportFileTruncatedGzipAndPlain(t *testing.T) {
 	dir := t.TempDir()
-	text := "#Paraver (d):1000_ns:1(1):1:1(1:1)\n" + strings.Repeat("1:1:1:1:1:0:10:1\n", 200000)
+	text := "#Paraver (d):10_ns:1(1):1:1(1:1)\n" + strings.Repeat("1:1:1:1:1:0:10:1\n", 200000)
 	var z bytes.Buffer
 	zw := gzip.NewWriter(&z)
 	zw.Write([]byte(text))
