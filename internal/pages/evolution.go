@@ -48,10 +48,15 @@ func evolutionAxis(e *Experiment) (xs []float64, label string, tick func(float64
 	return xs, "run time (UTC)", tick, nil
 }
 
-// shortCommit returns the first 8 characters of a commit hash.
+// shortCommit returns the first 8 characters of a commit hash (never a
+// part of a multi-byte character).
 func shortCommit(c string) string {
-	if len(c) > 8 {
-		return c[:8]
+	n := 0
+	for i := range c {
+		if n == 8 {
+			return c[:i]
+		}
+		n++
 	}
 	return c
 }

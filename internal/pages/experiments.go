@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/popmon/popmon/internal/runs"
+	"github.com/popmon/popmon/internal/safetext"
 	"github.com/popmon/popmon/pop"
 )
 
@@ -189,7 +190,7 @@ func loadExperiments(exps []*Experiment, model pop.Model, skipBad bool, warn fun
 		}
 		if len(e.Runs) == 0 {
 			if warn != nil {
-				warn(fmt.Errorf("experiment %s: no readable runs, left out", e.Name))
+				warn(fmt.Errorf("experiment %s: no readable runs, left out", safetext.Text(e.Name)))
 			}
 			continue
 		}

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/popmon/popmon/internal/runs"
+	"github.com/popmon/popmon/internal/safetext"
 	"github.com/popmon/popmon/pop"
 )
 
@@ -150,7 +151,7 @@ func buildSite(exps []*Experiment, opts Options) (map[string][]byte, int, error)
 		page.Scale = scale
 		html, err := render(expTmpl, page)
 		if err != nil {
-			return nil, 0, fmt.Errorf("experiment %s: %w", e.Name, err)
+			return nil, 0, fmt.Errorf("experiment %s: %w", safetext.Text(e.Name), err)
 		}
 		files[e.Slug+"/index.html"] = html
 		n := e.Newest()
@@ -173,7 +174,23 @@ func buildSite(exps []*Experiment, opts Options) (map[string][]byte, int, error)
 		return nil, 0, fmt.Errorf("index: %w", err)
 	}
 	files["index.html"] = html
+	for n, b := range files {
+		files[n] = safeDocument(b)
+	}
 	return files, idx.Runs, nil
+}
+
+// safeDocument returns the page or SVG b with every character that came
+// from a file and is not safe to show (control characters, bidi
+// overrides, invalid UTF-8) escaped visibly (safetext.Lines). html/template
+// and esc have already escaped HTML; this pass makes every file valid
+// UTF-8 (and the SVG valid XML) whatever the names were.
+func safeDocument(b []byte) []byte {
+	s := string(b)
+	if t := safetext.Lines(s); t != s {
+		return []byte(t)
+	}
+	return b
 }
 
 // experimentPage computes the data of one experiment's page.
@@ -185,7 +202,7 @@ func experimentPage(e *Experiment, opts Options) (*expPage, error) {
 	}
 	sc, err := scaling(e, opts.Model)
 	if err != nil {
-		return nil, fmt.Errorf("experiment %s: %w", e.Name, err)
+		return nil, fmt.Errorf("experiment %s: %w", safetext.Text(e.Name), err)
 	}
 	p.Mode, p.ModeReason = string(sc.Mode), sc.ModeReason
 	if e.ByCommit {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/popmon/popmon/internal/safetext"
 )
 
 // svgNS is the SVG namespace: an identifier, never fetched.
@@ -13,10 +15,11 @@ const svgNS = "http://www.w3.org/2000/svg"
 // svgBuf accumulates an SVG document.
 type svgBuf struct{ strings.Builder }
 
-// esc escapes s for XML text and attribute values.
+// esc escapes s for XML text and attribute values; control characters,
+// bidi overrides and invalid UTF-8 are shown escaped (safetext.Text).
 func esc(s string) string {
 	var b strings.Builder
-	for _, r := range s {
+	for _, r := range safetext.Text(s) {
 		switch r {
 		case '&':
 			b.WriteString("&amp;")
@@ -29,9 +32,6 @@ func esc(s string) string {
 		case '\'':
 			b.WriteString("&#39;")
 		default:
-			if r < 0x20 && r != '\t' && r != '\n' && r != '\r' {
-				continue // not allowed in XML 1.0
-			}
 			b.WriteRune(r)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/popmon/popmon/internal/safetext"
 	"github.com/popmon/popmon/pop"
 )
 
@@ -12,6 +13,9 @@ import (
 // "region,metric,value". Each region starts with its elapsed_s row, then
 // its metrics in tree order, at full precision (absent and not-measured
 // metrics have no row). Fields are quoted per RFC 4180 where needed.
+// Region names are text cells made safe with safetext.CSVCell (escaped
+// control characters; a leading = + - @ gets a ' so that a spreadsheet
+// does not run it as a formula); values are numbers, written as they are.
 func CSV(w io.Writer, rep *pop.Report, opts Options) error {
 	regs, err := regions(rep, opts)
 	if err != nil {
@@ -35,14 +39,15 @@ func csvRows(c *csv.Writer, lead []string, regs []pop.RegionReport) error {
 	}
 	for i := range regs {
 		r := &regs[i]
-		if err := row(r.Name, "elapsed_s", num(float64(r.ElapsedNS)/1e9)); err != nil {
+		name := safetext.CSVCell(r.Name)
+		if err := row(name, "elapsed_s", num(float64(r.ElapsedNS)/1e9)); err != nil {
 			return err
 		}
 		for _, x := range r.Metrics {
 			if !x.Measured() {
 				continue
 			}
-			if err := row(r.Name, x.ID, num(x.Value)); err != nil {
+			if err := row(name, safetext.CSVCell(x.ID), num(x.Value)); err != nil {
 				return err
 			}
 		}

@@ -7,6 +7,9 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"unicode/utf8"
+
+	"github.com/popmon/popmon/internal/safetext"
 )
 
 // object is a JSON object whose keys keep their order (maps would sort
@@ -77,10 +80,45 @@ func marshal(v any) ([]byte, error) {
 }
 
 // writeIndented writes v as JSON indented by two spaces, with a final
-// newline.
+// newline. Strings keep their exact value, but no character that could act
+// on a terminal is written raw (jsonSafe); invalid UTF-8 in a string
+// becomes U+FFFD (encoding/json), so the file is always valid UTF-8.
 func writeIndented(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(jsonSafe(b.Bytes()))
+	return err
+}
+
+// jsonSafe returns the JSON text b with the unsafe characters that
+// encoding/json leaves raw (DEL, the C1 controls, bidi formatting
+// characters; safetext.Unsafe) written as \u escapes, which JSON readers
+// decode to the same string. Such characters can only be inside strings:
+// the structure of JSON is printable ASCII, spaces and line feeds, and
+// encoding/json already escapes the C0 controls of strings.
+func jsonSafe(b []byte) []byte {
+	var out []byte
+	last := 0
+	for i := 0; i < len(b); {
+		if b[i] < 0x7f {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if safetext.Unsafe(r) {
+			out = append(out, b[last:i]...)
+			out = fmt.Appendf(out, `\u%04x`, r)
+			last = i + n
+		}
+		i += n
+	}
+	if out == nil {
+		return b
+	}
+	return append(out, b[last:]...)
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/popmon/popmon/internal/safetext"
 	"github.com/popmon/popmon/internal/symbolize"
 	"github.com/popmon/popmon/measure"
 )
@@ -167,7 +168,7 @@ func textOMPRegions(b *bufio.Writer, m *measure.Measurement, top int) {
 		return
 	}
 	if why := m.OpenMP.NotMeasured(); why != "" && len(m.OMPRegions) == 0 {
-		fmt.Fprintf(b, "\nOpenMP regions: not measured: %s\n", why)
+		fmt.Fprintf(b, "\nOpenMP regions: not measured: %s\n", safetext.Text(why))
 		return
 	}
 	writeOMPRegionsText(b, OMPRegionRows(m, nil), top)
@@ -196,7 +197,7 @@ func writeOMPRegionsText(b *bufio.Writer, rows []OMPRegionRow, top int) {
 			return Duration(ns)
 		}
 		table = append(table, []string{
-			r.Where(), strconv.FormatInt(r.Executions, 10), strconv.Itoa(r.Threads), Duration(r.WallNS), Duration(r.UsefulNS),
+			safetext.Text(r.Where()), strconv.FormatInt(r.Executions, 10), strconv.Itoa(r.Threads), Duration(r.WallNS), Duration(r.UsefulNS),
 			cell(r.ImbalanceNS), cell(r.SynchronizationNS), cell(r.LimitedParallelismNS), cell(r.ThreadManagementNS), cell(r.OverheadNS()),
 		})
 	}
@@ -213,7 +214,7 @@ func writeOMPRegionsText(b *bufio.Writer, rows []OMPRegionRow, top int) {
 			continue
 		}
 		seen[r.Module] = true
-		fmt.Fprintf(b, "  No source location for %s: %s\n", orDefault(r.Module, "(no module)"), ompLocationReason(r.LocationErr))
+		fmt.Fprintf(b, "  No source location for %s: %s\n", safetext.Text(orDefault(r.Module, "(no module)")), safetext.Text(ompLocationReason(r.LocationErr)))
 	}
 }
 
@@ -286,8 +287,10 @@ var ompRegionsCSVHeader = []string{
 // OMPRegionsCSV writes the OpenMP regions of m as a CSV table of its own
 // (header ompRegionsCSVHeader, one row per construct, largest overhead
 // first; docs/openmp-regions.md). Unknown function, file and line, and the
-// percentages of a region without time, are empty fields. The header is
-// written even when m has no regions.
+// percentages of a region without time, are empty fields. The text cells
+// (function, file, module) are made safe with safetext.CSVCell; numbers
+// are written as they are. The header is written even when m has no
+// regions.
 func OMPRegionsCSV(w io.Writer, m *measure.Measurement) error {
 	return writeOMPRegionsCSV(w, OMPRegionRows(m, nil))
 }
@@ -304,7 +307,7 @@ func writeOMPRegionsCSV(w io.Writer, rows []OMPRegionRow) error {
 			line = strconv.Itoa(r.Location.Line)
 		}
 		rec := []string{
-			r.Location.Function, r.Location.File, line,
+			safetext.CSVCell(r.Location.Function), safetext.CSVCell(r.Location.File), line,
 			strconv.FormatInt(r.Executions, 10), strconv.Itoa(r.Threads),
 			num(ompSeconds(r.WallNS)), num(ompSeconds(r.UsefulNS)),
 		}
@@ -315,7 +318,7 @@ func writeOMPRegionsCSV(w io.Writer, rows []OMPRegionRow) error {
 			}
 			rec = append(rec, num(ompSeconds(cat.ns)), pct)
 		}
-		rec = append(rec, r.Module, strconv.FormatUint(r.Address, 10))
+		rec = append(rec, safetext.CSVCell(r.Module), strconv.FormatUint(r.Address, 10))
 		if err := c.Write(rec); err != nil {
 			return err
 		}

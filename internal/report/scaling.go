@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/popmon/popmon/internal/safetext"
 	"github.com/popmon/popmon/pop"
 )
 
@@ -31,7 +32,10 @@ type ScalingOptions struct {
 
 // RenderScaling writes s in the named format: text (a table per region,
 // metrics down, runs across, 2 decimals), csv (long format), json
-// (POP-METRICS.md §9) or markdown.
+// (POP-METRICS.md §9) or markdown. Names from the run files (regions,
+// labels, file names) are made safe for each format: escaped control
+// characters in text, formula-safe text cells in csv, escaped Markdown and
+// HTML in markdown (package safetext).
 func RenderScaling(w io.Writer, format string, s *pop.Scaling, opts ScalingOptions) error {
 	if s == nil {
 		return fmt.Errorf("render %s scaling: no scaling", format)
@@ -84,7 +88,7 @@ func colour(v float64) string {
 }
 
 func scalingHeader(s *pop.Scaling) string {
-	return fmt.Sprintf("POP scaling: model %s, %s scaling (%s)", s.Model, s.Mode, s.ModeReason)
+	return safetext.Text(fmt.Sprintf("POP scaling: model %s, %s scaling (%s)", s.Model, s.Mode, s.ModeReason))
 }
 
 func scalingText(w io.Writer, s *pop.Scaling, opts ScalingOptions) error {
@@ -92,23 +96,27 @@ func scalingText(w io.Writer, s *pop.Scaling, opts ScalingOptions) error {
 	fmt.Fprintln(b, scalingHeader(s))
 	for k := range s.Regions {
 		g := &s.Regions[k]
-		fmt.Fprintf(b, "\nRegion %s", g.Name)
+		fmt.Fprintf(b, "\nRegion %s", safetext.Text(g.Name))
 		if len(g.Runs) > 0 {
 			ref := g.Runs[g.Reference]
-			fmt.Fprintf(b, " (reference: %s, %s)", ref.Label, ref.Source)
+			fmt.Fprintf(b, " (reference: %s, %s)", safetext.Text(ref.Label), safetext.Text(ref.Source))
 		}
 		fmt.Fprintln(b)
+		names := make([]string, len(g.Rows))
 		nameW := len("Metric")
-		for _, r := range g.Rows {
-			nameW = max(nameW, 2*r.Depth+len([]rune(r.Name)))
+		for j, r := range g.Rows {
+			names[j] = safetext.Text(r.Name)
+			nameW = max(nameW, 2*r.Depth+len([]rune(names[j])))
 		}
+		labels := make([]string, len(g.Runs))
 		colW := make([]int, len(g.Runs))
 		for i, x := range g.Runs {
-			colW[i] = max(len(x.Label), len(strconv.Itoa(x.CPUs))+5, 6)
+			labels[i] = safetext.Text(x.Label)
+			colW[i] = max(len([]rune(labels[i])), len(strconv.Itoa(x.CPUs))+5, 6)
 		}
 		fmt.Fprintf(b, "%-*s", nameW, "Metric")
-		for i, x := range g.Runs {
-			fmt.Fprintf(b, "  %*s", colW[i], x.Label)
+		for i, l := range labels {
+			fmt.Fprintf(b, "  %s", padLeft(l, colW[i]))
 		}
 		fmt.Fprintf(b, "\n%-*s", nameW, "")
 		for i, x := range g.Runs {
@@ -117,7 +125,7 @@ func scalingText(w io.Writer, s *pop.Scaling, opts ScalingOptions) error {
 		fmt.Fprintln(b)
 		for j := range g.Rows {
 			r := &g.Rows[j]
-			label := strings.Repeat("  ", r.Depth) + r.Name
+			label := strings.Repeat("  ", r.Depth) + names[j]
 			fmt.Fprintf(b, "%s%s", label, strings.Repeat(" ", nameW-len([]rune(label))))
 			for i := range g.Runs {
 				cell := scalingCell(r, i)
@@ -134,6 +142,14 @@ func scalingText(w io.Writer, s *pop.Scaling, opts ScalingOptions) error {
 	return b.Flush()
 }
 
+// padLeft right-aligns s in a field of width runes (fmt's %*s counts
+// bytes, which misaligns a label with non-ASCII characters).
+func padLeft(s string, width int) string {
+	return strings.Repeat(" ", max(0, width-len([]rune(s)))) + s
+}
+
+// scalingCSV writes the long-format table: region, label and source are
+// text cells (safetext.CSVCell), cpus and value numbers.
 func scalingCSV(w io.Writer, s *pop.Scaling) error {
 	c := csv.NewWriter(w)
 	if err := c.Write([]string{"region", "label", "cpus", "source", "metric", "value"}); err != nil {
@@ -147,7 +163,8 @@ func scalingCSV(w io.Writer, s *pop.Scaling) error {
 				if !ok {
 					continue
 				}
-				if err := c.Write([]string{g.Name, x.Label, strconv.Itoa(x.CPUs), x.Source, g.Rows[j].ID, num(v)}); err != nil {
+				rec := []string{safetext.CSVCell(g.Name), safetext.CSVCell(x.Label), strconv.Itoa(x.CPUs), safetext.CSVCell(x.Source), safetext.CSVCell(g.Rows[j].ID), num(v)}
+				if err := c.Write(rec); err != nil {
 					return err
 				}
 			}
@@ -181,20 +198,34 @@ func scalingJSON(w io.Writer, s *pop.Scaling) error {
 	})
 }
 
-// mdEscape escapes the characters that break a Markdown table cell.
+// mdEscape makes s safe as inline Markdown (safetext.Markdown).
 func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+	return safetext.Markdown(s)
 }
 
+// mdCode shows s as a Markdown code span when that is safe (no control
+// character, no backtick or pipe, which would end the span or the table
+// cell, and no HTML character, for renderers that do not keep code spans
+// literal), else as escaped text.
+func mdCode(s string) string {
+	if safetext.Text(s) == s && !strings.ContainsAny(s, "`|<>&") {
+		return "`" + s + "`"
+	}
+	return mdEscape(s)
+}
+
+// scalingMarkdown writes the scaling tables as Markdown: every name is
+// escaped (mdEscape, mdCode), so that a name can inject neither HTML nor
+// Markdown nor break a table.
 func scalingMarkdown(w io.Writer, s *pop.Scaling) error {
 	b := bufio.NewWriter(w)
-	fmt.Fprintf(b, "## POP scaling\n\nModel `%s`, **%s scaling** (%s).\n", s.Model, s.Mode, mdEscape(s.ModeReason))
+	fmt.Fprintf(b, "## POP scaling\n\nModel %s, **%s scaling** (%s).\n", mdCode(string(s.Model)), mdEscape(string(s.Mode)), mdEscape(s.ModeReason))
 	for k := range s.Regions {
 		g := &s.Regions[k]
 		fmt.Fprintf(b, "\n### Region %s\n\n", mdEscape(g.Name))
 		if len(g.Runs) > 0 {
 			ref := g.Runs[g.Reference]
-			fmt.Fprintf(b, "Reference: %s (`%s`).\n\n", mdEscape(ref.Label), mdEscape(ref.Source))
+			fmt.Fprintf(b, "Reference: %s (%s).\n\n", mdEscape(ref.Label), mdCode(ref.Source))
 		}
 		b.WriteString("| Metric |")
 		for _, x := range g.Runs {

@@ -2,11 +2,13 @@ package report
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
 
+	"github.com/popmon/popmon/internal/safetext"
 	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 )
@@ -21,7 +23,9 @@ const topMPICalls = 5
 // "### Name: …" header and the metric tree (indentation = hierarchy,
 // efficiencies to 2 decimals, "not measured: <reason>" for a metric the
 // measurement cannot give), then the top MPI calls and the warnings of the
-// measurement. m may be nil; its parts are then left out.
+// measurement. m may be nil; its parts are then left out. Names and other
+// text from the measurement are shown escaped (safetext.Text): no control
+// character, terminal escape or invalid UTF-8 reaches w.
 func Text(w io.Writer, rep *pop.Report, m *measure.Measurement, opts Options) error {
 	return textReports(w, []*pop.Report{rep}, m, opts)
 }
@@ -29,9 +33,13 @@ func Text(w io.Writer, rep *pop.Report, m *measure.Measurement, opts Options) er
 // textReports writes the text report of one or more models of the same
 // measurement: the run header once, each model's title and region trees in
 // turn, then the parts of the measurement that do not depend on the model
-// (MPI calls, warnings) once.
+// (MPI calls, warnings) once. Every string that came from a file is
+// escaped where it is written (so that it cannot start a line or shift a
+// column); the whole report then passes safetext.Lines once more, so that
+// a line added without escaping cannot reach the terminal raw either.
 func textReports(w io.Writer, reps []*pop.Report, m *measure.Measurement, opts Options) error {
-	b := bufio.NewWriter(w)
+	var doc bytes.Buffer
+	b := bufio.NewWriter(&doc)
 	for k, rep := range reps {
 		regs, err := regions(rep, opts)
 		if err != nil {
@@ -54,11 +62,15 @@ func textReports(w io.Writer, reps []*pop.Report, m *measure.Measurement, opts O
 		if len(m.Warnings) > 0 {
 			b.WriteString("\nWarnings\n")
 			for _, l := range m.Warnings {
-				fmt.Fprintf(b, "  %s\n", l)
+				fmt.Fprintf(b, "  %s\n", safetext.Text(l))
 			}
 		}
 	}
-	return b.Flush()
+	if err := b.Flush(); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, safetext.Lines(doc.String()))
+	return err
 }
 
 // textTitle writes the first line of a model's report.
@@ -73,17 +85,17 @@ func textTitle(b *bufio.Writer, rep *pop.Report) {
 func textHeader(b *bufio.Writer, rep *pop.Report, m *measure.Measurement) {
 	textTitle(b, rep)
 	if rep.Source != "" {
-		fmt.Fprintf(b, "Source:    %s\n", rep.Source)
+		fmt.Fprintf(b, "Source:    %s\n", safetext.Text(rep.Source))
 	}
 	if m == nil {
 		return
 	}
 	if len(m.Command) > 0 {
-		fmt.Fprintf(b, "Command:   %s\n", strings.Join(m.Command, " "))
+		fmt.Fprintf(b, "Command:   %s\n", safetext.Text(strings.Join(m.Command, " ")))
 	}
 	run := []string{}
 	if m.Timestamp != "" {
-		run = append(run, m.Timestamp)
+		run = append(run, safetext.Text(m.Timestamp))
 	}
 	r := m.Resources
 	res := plural(r.Processes, "process", "processes") + " on " + plural(r.Nodes, "node", "") + ", " + plural(r.CPUs, "CPU", "")
@@ -93,17 +105,18 @@ func textHeader(b *bufio.Writer, rep *pop.Report, m *measure.Measurement) {
 	run = append(run, res)
 	if m.MPI != nil {
 		lib, _, _ := strings.Cut(m.MPI.Library, ",")
-		run = append(run, strings.TrimSpace(lib))
+		run = append(run, safetext.Text(strings.TrimSpace(lib)))
 	} else {
 		run = append(run, "no MPI")
 	}
 	fmt.Fprintf(b, "Run:       %s\n", strings.Join(run, " · "))
 	if line := textOpenMP(m.OpenMP); line != "" {
-		fmt.Fprintf(b, "OpenMP:    %s\n", line)
+		fmt.Fprintf(b, "OpenMP:    %s\n", safetext.Text(line))
 	}
-	fmt.Fprintf(b, "Counters:  %s\n", textCounters(m))
+	fmt.Fprintf(b, "Counters:  %s\n", safetext.Text(textCounters(m)))
 	if m.Tool.Version != "" {
-		fmt.Fprintf(b, "Measured:  %s %s, clock %s\n", orDefault(m.Tool.Name, "popmon"), m.Tool.Version, orDefault(m.Clock.Source, "unknown"))
+		line := fmt.Sprintf("%s %s, clock %s", orDefault(m.Tool.Name, "popmon"), m.Tool.Version, orDefault(m.Clock.Source, "unknown"))
+		fmt.Fprintf(b, "Measured:  %s\n", safetext.Text(line))
 	}
 	if src := m.Source; src != nil {
 		what := map[string]string{measure.SourceParaver: "Paraver trace", measure.SourceTALP: "DLB/TALP JSON"}[src.Kind]
@@ -111,9 +124,9 @@ func textHeader(b *bufio.Writer, rep *pop.Report, m *measure.Measurement) {
 		if src.Tool != "" {
 			line += " (" + src.Tool + ")"
 		}
-		fmt.Fprintf(b, "Imported:  %s\n", line)
+		fmt.Fprintf(b, "Imported:  %s\n", safetext.Text(line))
 		for _, n := range src.Notes {
-			fmt.Fprintf(b, "           - %s\n", n)
+			fmt.Fprintf(b, "           - %s\n", safetext.Text(n))
 		}
 	}
 }
@@ -126,7 +139,7 @@ func orDefault(s, def string) string {
 }
 
 func textRegion(b *bufio.Writer, r *pop.RegionReport) {
-	fmt.Fprintf(b, "### Name: %s\n", r.Name)
+	fmt.Fprintf(b, "### Name: %s\n", safetext.Text(r.Name))
 	fmt.Fprintf(b, "### Elapsed time: %s\n", Duration(r.ElapsedNS))
 	res := fmt.Sprintf("%s on %s, %s", plural(r.Processes, "process", "processes"), plural(r.Nodes, "node", ""), plural(r.CPUs, "CPU", ""))
 	if r.Totals.Visits > 0 {
@@ -239,7 +252,7 @@ func textOpenMP(o *measure.OpenMP) string {
 
 func textValue(x pop.Metric) string {
 	if !x.Measured() {
-		return "not measured: " + x.NotMeasured
+		return "not measured: " + safetext.Text(x.NotMeasured)
 	}
 	switch x.Kind {
 	case pop.KindFrequency:
@@ -272,7 +285,7 @@ func textMPICalls(b *bufio.Writer, calls []measure.MPICall) {
 		if total > 0 {
 			pct = fmt.Sprintf("%.1f%%", 100*float64(c.TimeNS)/total)
 		}
-		rows = append(rows, []string{c.Name, fmt.Sprint(c.Calls), Duration(c.TimeNS), pct, fmt.Sprint(c.MaxRank)})
+		rows = append(rows, []string{safetext.Text(c.Name), fmt.Sprint(c.Calls), Duration(c.TimeNS), pct, fmt.Sprint(c.MaxRank)})
 	}
 	fmt.Fprintf(b, "\nTop MPI calls (whole run, all processes; %s in MPI)\n", Duration(int64(total)))
 	writeTable(b, rows)
@@ -283,6 +296,8 @@ func textMPICalls(b *bufio.Writer, calls []measure.MPICall) {
 
 // writeTable writes rows as aligned columns: the first left-aligned (names,
 // locations), the others right-aligned (numbers), indented by two spaces.
+// Cells must already be escaped (safetext.Text) so that widths are those
+// shown.
 func writeTable(b *bufio.Writer, rows [][]string) {
 	if len(rows) == 0 {
 		return
