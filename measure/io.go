@@ -15,7 +15,9 @@ import (
 // version up to [Version], ignores unknown keys and reads missing times and
 // counts as 0. Errors name the problem: a [*FormatError] for input that is
 // not a measurement file, a [*VersionError] for a file newer than this
-// package, and errors wrapping [ErrInvalid] for bad content.
+// package, and errors wrapping [ErrInvalid] for bad content. A file whose
+// accounts break the invariant of POP-METRICS.md §1 is read all the same,
+// with the violations in [Measurement.AccountViolations].
 func Read(r io.Reader) (*Measurement, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -109,6 +111,7 @@ func decode(data []byte) (*Measurement, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
+	m.AccountViolations = CheckAccounts(m)
 	return m, nil
 }
 

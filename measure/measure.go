@@ -73,6 +73,11 @@ type Measurement struct {
 	// Warnings are the lines the library printed with the "popmon:" prefix:
 	// everything it could not do.
 	Warnings []string `json:"warnings"`
+
+	// AccountViolations are the places where the accounts break the
+	// invariant of POP-METRICS.md §1 ([CheckAccounts]). [Read] and
+	// [ReadFile] fill it; it is not part of the file (Write ignores it).
+	AccountViolations []AccountViolation `json:"-"`
 }
 
 // Tool names the library that wrote a measurement file.
