@@ -1,12 +1,11 @@
 package cli
 
 import (
-	"debug/elf"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
+
+	"github.com/popmon/popmon/internal/binscan"
 )
 
 // OpenMP modes of --openmp.
@@ -15,6 +14,12 @@ const (
 	openmpLibomp = "libomp" // always preload LLVM's libomp
 	openmpNative = "native" // use the program's own runtime (no OMPT with libgomp)
 	openmpOff    = "off"    // do not measure OpenMP
+)
+
+// Variables popmon sets in the measured job's environment for the library.
+const (
+	envOpenMPMode = "POPMON_OPENMP_MODE" // the --openmp mode: auto, libomp, native or off
+	envLibomp     = "POPMON_LIBOMP"      // LLVM's libomp, when popmon found it
 )
 
 // libompCandidates are where Debian and Ubuntu install LLVM's OpenMP runtime.
@@ -29,67 +34,88 @@ var libompCandidates = []string{
 
 // findLibomp returns LLVM's libomp ($POPMON_LIBOMP first), or "".
 func findLibomp() string {
-	if p := os.Getenv("POPMON_LIBOMP"); p != "" {
-		return p
-	}
-	for _, p := range libompCandidates {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	return ""
+	p, _ := locateLibomp(os.Getenv(envLibomp), libompCandidates)
+	return p
 }
 
-// usesLibgomp reports whether the ELF file at path is linked with GNU
-// libgomp.
-func usesLibgomp(path string) bool {
-	f, err := elf.Open(path)
-	if err != nil {
-		return false
+// locateLibomp returns LLVM's libomp: the user's choice (the value of
+// POPMON_LIBOMP), which must be a file, or else the first candidate that
+// exists; "" when there is none.
+func locateLibomp(user string, candidates []string) (string, error) {
+	if user != "" {
+		st, err := os.Stat(user)
+		if err != nil || !st.Mode().IsRegular() {
+			return "", fail(ExitEnv, "POPMON_LIBOMP=%s is not a file: point it at LLVM's libomp (libomp.so.5) or unset it", user)
+		}
+		return user, nil
 	}
-	defer f.Close()
-	libs, err := f.ImportedLibraries()
-	if err != nil {
-		return false
-	}
-	for _, l := range libs {
-		if strings.HasPrefix(l, "libgomp.so") {
-			return true
+	for _, p := range candidates {
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p, nil
 		}
 	}
-	return false
+	return "", nil
 }
 
-// gompPrograms returns the programs of a command line (the command and any
-// argument naming an executable file, e.g. the application behind mpirun)
-// that are linked with libgomp.
-func gompPrograms(cmdline []string) []string {
+// gompPrograms returns, for each application program of a scanned command
+// line whose shared-library closure contains GNU libgomp, its name and how
+// libgomp enters it ("lmp (lmp → liblammps.so.0 → libgomp.so.1)"). Fully
+// static programs are left out: nothing can be preloaded into them.
+func gompPrograms(res *binscan.Result) []string {
+	if res == nil {
+		return nil
+	}
 	var out []string
-	for i, a := range cmdline {
-		p := a
-		if i == 0 {
-			if lp, err := exec.LookPath(a); err == nil {
-				p = lp
-			}
-		}
-		if strings.HasPrefix(p, "-") {
+	seen := map[string]bool{}
+	for _, p := range res.Programs {
+		if p.Kind != binscan.KindELF || p.Static || p.Gomp == nil || seen[p.Path] {
 			continue
 		}
-		st, err := os.Stat(p)
-		if err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
-			continue
-		}
-		if usesLibgomp(p) {
-			out = append(out, filepath.Base(p))
-		}
+		seen[p.Path] = true
+		out = append(out, fmt.Sprintf("%s (%s)", p.Arg, p.Gomp))
 	}
 	return out
 }
 
 // openmpEnv returns what to add to the preload list and the environment for
-// the --openmp mode and command line, and a note for the user (or "").
+// the --openmp mode and command line, and a note for the user to print once
+// (or ""). With --openmp=auto it reads the command line's programs with
+// binscan (cmdline as popmon will start it, in popmon's own environment:
+// the application behind a launcher is found through PATH, libgomp through
+// the programs' shared libraries). The environment always has
+// POPMON_OPENMP_MODE, and POPMON_LIBOMP when LLVM's libomp was found.
 func openmpEnv(mode string, cmdline []string) (preload []string, env map[string]string, note string, err error) {
-	env = map[string]string{}
+	var res *binscan.Result
+	if (mode == openmpAuto || mode == "") && len(cmdline) > 0 {
+		res, _ = binscan.Scan(cmdline, os.Environ()) // an empty command line is the only error
+	}
+	return openmpFor(mode, res)
+}
+
+// openmpFor is openmpEnv for a command line binscan has already read (nil:
+// none); callers that scan the command line for other reasons pass their
+// result instead of scanning twice.
+func openmpFor(mode string, res *binscan.Result) (preload []string, env map[string]string, note string, err error) {
+	switch mode {
+	case openmpAuto, "", openmpLibomp, openmpNative, openmpOff:
+	default:
+		return nil, nil, "", fail(ExitUsage, "unknown --openmp mode %q: use auto, libomp, native or off", mode)
+	}
+	if mode == "" {
+		mode = openmpAuto
+	}
+	env = map[string]string{envOpenMPMode: mode}
+	var lib string
+	if mode == openmpAuto || mode == openmpLibomp {
+		if lib, err = locateLibomp(os.Getenv(envLibomp), libompCandidates); err != nil {
+			return nil, nil, "", err
+		}
+	} else {
+		lib, _ = locateLibomp(os.Getenv(envLibomp), libompCandidates)
+	}
+	if lib != "" {
+		env[envLibomp] = lib
+	}
 	switch mode {
 	case openmpOff:
 		env["POPMON_NO_OMPT"] = "1"
@@ -97,22 +123,18 @@ func openmpEnv(mode string, cmdline []string) (preload []string, env map[string]
 	case openmpNative:
 		return nil, env, "", nil
 	case openmpLibomp:
-		lib := findLibomp()
 		if lib == "" {
 			return nil, nil, "", fail(ExitEnv, "--openmp=libomp: LLVM's libomp not found: apt-get install libomp-dev, or set POPMON_LIBOMP")
 		}
 		return []string{lib}, env, "", nil
-	case openmpAuto, "":
-		gomp := gompPrograms(cmdline)
-		if len(gomp) == 0 {
-			return nil, env, "", nil
-		}
-		lib := findLibomp()
-		if lib == "" {
-			return nil, env, fmt.Sprintf("popmon: %s uses GNU libgomp, which has no OMPT: OpenMP metrics will be missing (apt-get install libomp-dev to measure them)", strings.Join(gomp, ", ")), nil
-		}
-		return []string{lib}, env, "", nil
-	default:
-		return nil, nil, "", fail(ExitUsage, "unknown --openmp mode %q: use auto, libomp, native or off", mode)
 	}
+	gomp := gompPrograms(res)
+	if len(gomp) == 0 {
+		return nil, env, "", nil
+	}
+	if lib == "" {
+		return nil, env, fmt.Sprintf("popmon: %s uses GNU libgomp, which has no OMPT: OpenMP metrics will be missing (apt-get install libomp-dev, or set POPMON_LIBOMP, to measure them)",
+			strings.Join(gomp, "; ")), nil
+	}
+	return []string{lib}, env, "", nil
 }

@@ -1,0 +1,188 @@
+package cli
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/popmon/popmon/internal/binscan"
+)
+
+// fakeLibomp makes findLibomp's candidates a file of the test's (present
+// true) or none, and clears POPMON_LIBOMP.
+func fakeLibomp(t *testing.T, present bool) string {
+	t.Helper()
+	t.Setenv(envLibomp, "")
+	old := libompCandidates
+	t.Cleanup(func() { libompCandidates = old })
+	lib := filepath.Join(t.TempDir(), "libomp.so.5")
+	libompCandidates = []string{lib}
+	if present {
+		if err := os.WriteFile(lib, []byte("fake"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return lib
+}
+
+// gompResult is a scanned command line whose application needs libgomp
+// through a library of its own.
+func gompResult(static bool) *binscan.Result {
+	return &binscan.Result{Programs: []*binscan.Program{
+		{Arg: "lmp", Path: "/opt/bin/lmp", Kind: binscan.KindELF, Static: static,
+			Gomp: binscan.Chain{"lmp", "liblammps.so.0", "libgomp.so.1"}},
+		{Arg: "lmp", Path: "/opt/bin/lmp", Kind: binscan.KindELF, Static: static, // MPMD: the same program again
+			Gomp: binscan.Chain{"lmp", "liblammps.so.0", "libgomp.so.1"}},
+		{Arg: "run.sh", Kind: binscan.KindScript, Note: "a script (#!/bin/sh): cannot see what it runs"},
+	}}
+}
+
+func exitCode(err error) int {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return -1
+}
+
+func TestOpenMPFor(t *testing.T) {
+	const gompNote = "popmon: lmp (lmp → liblammps.so.0 → libgomp.so.1) uses GNU libgomp, which has no OMPT: OpenMP metrics will be missing (apt-get install libomp-dev, or set POPMON_LIBOMP, to measure them)"
+	noGomp := &binscan.Result{Programs: []*binscan.Program{{Arg: "app", Path: "/app", Kind: binscan.KindELF,
+		LLVMOpenMP: binscan.Chain{"app", "libomp.so.5"}}}}
+	cases := []struct {
+		name    string
+		mode    string
+		res     *binscan.Result
+		libomp  bool
+		preload bool
+		env     map[string]string // besides POPMON_LIBOMP
+		note    string
+		code    int // exit code of the error, 0 for none
+	}{
+		{"auto, libgomp, libomp installed", "auto", gompResult(false), true, true, map[string]string{envOpenMPMode: "auto"}, "", 0},
+		{"default mode", "", gompResult(false), true, true, map[string]string{envOpenMPMode: "auto"}, "", 0},
+		{"auto, libgomp, no libomp", "auto", gompResult(false), false, false, map[string]string{envOpenMPMode: "auto"}, gompNote, 0},
+		{"auto, static program", "auto", gompResult(true), false, false, map[string]string{envOpenMPMode: "auto"}, "", 0},
+		{"auto, LLVM runtime already", "auto", noGomp, true, false, map[string]string{envOpenMPMode: "auto"}, "", 0},
+		{"auto, nothing scanned", "auto", nil, false, false, map[string]string{envOpenMPMode: "auto"}, "", 0},
+		{"native, no libomp: no note", "native", gompResult(false), false, false, map[string]string{envOpenMPMode: "native"}, "", 0},
+		{"native, libomp installed", "native", gompResult(false), true, false, map[string]string{envOpenMPMode: "native"}, "", 0},
+		{"off: no note", "off", gompResult(false), false, false, map[string]string{envOpenMPMode: "off", "POPMON_NO_OMPT": "1"}, "", 0},
+		{"libomp", "libomp", nil, true, true, map[string]string{envOpenMPMode: "libomp"}, "", 0},
+		{"libomp missing", "libomp", nil, false, false, nil, "", ExitEnv},
+		{"unknown mode", "gnu", nil, true, false, nil, "", ExitUsage},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			lib := fakeLibomp(t, tc.libomp)
+			preload, env, note, err := openmpFor(tc.mode, tc.res)
+			if tc.code != 0 {
+				if exitCode(err) != tc.code {
+					t.Fatalf("error %v (exit %d), want exit %d", err, exitCode(err), tc.code)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wantPreload []string
+			if tc.preload {
+				wantPreload = []string{lib}
+			}
+			if !reflect.DeepEqual(preload, wantPreload) {
+				t.Errorf("preload %q, want %q", preload, wantPreload)
+			}
+			want := map[string]string{}
+			for k, v := range tc.env {
+				want[k] = v
+			}
+			if tc.libomp {
+				want[envLibomp] = lib
+			}
+			if !reflect.DeepEqual(env, want) {
+				t.Errorf("env %v, want %v", env, want)
+			}
+			if note != tc.note {
+				t.Errorf("note %q, want %q", note, tc.note)
+			}
+		})
+	}
+}
+
+func TestOpenMPUserLibomp(t *testing.T) {
+	fakeLibomp(t, false)
+	mine := filepath.Join(t.TempDir(), "libomp.so")
+	if err := os.WriteFile(mine, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(envLibomp, mine)
+	preload, env, _, err := openmpFor("auto", gompResult(false))
+	if err != nil || !reflect.DeepEqual(preload, []string{mine}) || env[envLibomp] != mine {
+		t.Errorf("POPMON_LIBOMP=%s: preload %q env %v err %v", mine, preload, env, err)
+	}
+	t.Setenv(envLibomp, filepath.Join(t.TempDir(), "absent.so"))
+	for _, mode := range []string{"auto", "libomp"} {
+		if _, _, _, err := openmpFor(mode, nil); exitCode(err) != ExitEnv || !strings.Contains(err.Error(), "POPMON_LIBOMP=") {
+			t.Errorf("%s with a wrong POPMON_LIBOMP: %v, want exit %d naming it", mode, err, ExitEnv)
+		}
+	}
+	if _, env, _, err := openmpFor("off", nil); err != nil || env[envLibomp] != "" {
+		t.Errorf("off with a wrong POPMON_LIBOMP: env %v err %v, want it ignored", env, err)
+	}
+}
+
+// TestOpenMPAutoFindsLibgomp builds a program that does not need libgomp
+// itself but through its own shared library, finds it behind mpirun
+// through PATH, and checks what --openmp=auto does with it.
+func TestOpenMPAutoFindsLibgomp(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc is not installed: this test builds a real OpenMP program")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "work.c")
+	if err := os.WriteFile(src, []byte("double work(int n){double s=0;\n#pragma omp parallel for reduction(+:s)\nfor(int i=0;i<n;i++)s+=i;\nreturn s;}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	main := filepath.Join(dir, "main.c")
+	if err := os.WriteFile(main, []byte("double work(int);\nint main(void){return work(10)>0?0:1;}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"lib", "bin"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	build := func(args ...string) {
+		if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+			t.Fatalf("gcc %q: %v\n%s", args, err, out)
+		}
+	}
+	build("-shared", "-fPIC", "-fopenmp", "-Wl,-soname,liblammps.so.0", "-o", filepath.Join(dir, "lib", "liblammps.so.0"), src)
+	build("-o", filepath.Join(dir, "bin", "lmp"), main, filepath.Join(dir, "lib", "liblammps.so.0"), "-Wl,-rpath,$ORIGIN/../lib")
+	t.Setenv("PATH", filepath.Join(dir, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
+	cmdline := []string{"mpirun", "-np", "2", "lmp", "-in", "in.lj"}
+
+	lib := fakeLibomp(t, true)
+	preload, env, note, err := openmpEnv("auto", cmdline)
+	if err != nil || !reflect.DeepEqual(preload, []string{lib}) || note != "" || env[envOpenMPMode] != "auto" || env[envLibomp] != lib {
+		t.Errorf("libomp installed: preload %q env %v note %q err %v, want libomp preloaded", preload, env, note, err)
+	}
+
+	fakeLibomp(t, false)
+	preload, _, note, err = openmpEnv("auto", cmdline)
+	if err != nil || preload != nil {
+		t.Fatalf("no libomp: preload %q err %v", preload, err)
+	}
+	if !strings.Contains(note, "lmp (lmp → liblammps.so.0 → libgomp.so.1) uses GNU libgomp") || strings.Count(note, "popmon:") != 1 {
+		t.Errorf("no libomp: note %q, want one line naming lmp and the chain", note)
+	}
+	for _, mode := range []string{"off", "native"} {
+		if _, _, note, err := openmpEnv(mode, cmdline); err != nil || note != "" {
+			t.Errorf("--openmp=%s: note %q err %v, want none", mode, note, err)
+		}
+	}
+}
