@@ -21,11 +21,15 @@ const (
 // region of a file written without the per-thread accounts.
 const reasonNoThreadAccounts = "the measurement lacks the per-thread accounts (thread_useful_max_ns, primary_*_ns) of processes with several CPUs: measure again with a current libpopmon"
 
-// reasonTALPSums is why the hybrid models have no metrics for a
-// measurement converted from DLB/TALP JSON: TALP writes sums over
-// processes and threads, and these models need each process's and each
-// primary thread's own times.
-const reasonTALPSums = "DLB/TALP JSON holds sums over all processes and threads, not each process's and primary thread's times: use model talp, or measure with popmon run"
+// reasonTALPSums is why the hybrid models have no metrics for a region
+// of a measurement converted from DLB/TALP JSON whose per-process times
+// the conversion could not derive: TALP writes sums over processes and
+// threads, and these models need each process's and each primary
+// thread's own times. internal/talpjson derives them only for one CPU per
+// process, with DLB's per-process MPI minimum, when the sums fit equal
+// elapsed times (docs/import.md); it marks such processes with
+// thread_useful_max_ns = useful_ns.
+const reasonTALPSums = "DLB/TALP JSON holds sums over all processes and threads, not each process's and primary thread's times (popmon derives them only for one CPU per process, with DLB's MPI minima, when every process spent the region's whole elapsed time in it): use model talp, or measure with popmon run"
 
 // threadInputs are the inputs of the hybrid models (POP-METRICS.md §3, §4)
 // for one region, over the processes that visited it. Process i has
@@ -50,15 +54,28 @@ type threadInputs struct {
 	// noAccounts says that some process lacks the per-thread accounts:
 	// no hybrid metric can be computed.
 	noAccounts bool
+	// oneCPU says that every process has one CPU: with one thread per
+	// process (no OpenMP runtime, or max_threads 1), the OpenMP factors
+	// are 1 whether or not the runtime was measured. (An unmeasured
+	// runtime with more threads leaves 1 CPU per process in the file: the
+	// workers were not seen.)
+	oneCPU bool
+	// talpDerived says that every process is marked as having per-process
+	// times derived by internal/talpjson (see reasonTALPSums).
+	talpDerived bool
 }
 
 // hybridInputs sums the inputs of the hybrid models over the processes of g.
 func hybridInputs(g *measure.Region) threadInputs {
-	var in threadInputs
+	in := threadInputs{oneCPU: true, talpDerived: true}
+	anyUseful := false
 	for i := range g.Processes {
 		a := &g.Processes[i]
 		t := float64(max(a.CPUs, 1))
 		in.procs++
+		in.oneCPU = in.oneCPU && a.CPUs <= 1
+		in.talpDerived = in.talpDerived && a.CPUs <= 1 && a.ThreadUsefulMaxNS == a.UsefulNS
+		anyUseful = anyUseful || a.ThreadUsefulMaxNS > 0
 		in.tt += t
 		in.r = max(in.r, float64(a.ElapsedNS))
 		if !a.HasThreadAccounts() {
@@ -78,6 +95,7 @@ func hybridInputs(g *measure.Region) threadInputs {
 		in.serialIdle += su * (t - 1)
 		in.ompUseful += float64(a.ParallelUsefulNS)
 	}
+	in.talpDerived = in.talpDerived && anyUseful
 	return in
 }
 
@@ -104,8 +122,11 @@ func computeModel(m *measure.Measurement, model Model, fn func(b *builder, in th
 		if r.Processes > 0 && r.ElapsedNS > 0 { // else no time: no efficiencies, as in talp
 			in := hybridInputs(&m.Regions[i])
 			all, threads := "", mf.ompNotMeasured
+			if in.oneCPU && (m.OpenMP == nil || m.OpenMP.MaxThreads <= 1) {
+				threads = "" // no worker threads: the OpenMP factors are 1
+			}
 			switch {
-			case m.Source != nil && m.Source.Kind == measure.SourceTALP:
+			case m.Source != nil && m.Source.Kind == measure.SourceTALP && !in.talpDerived:
 				all, threads = reasonTALPSums, reasonTALPSums
 			case in.noAccounts:
 				all, threads = reasonNoThreadAccounts, reasonNoThreadAccounts

@@ -45,6 +45,9 @@ const libgompReason = "GNU libgomp has no OMPT: run with popmon run --openmp=lib
 
 var libgomp = &measure.OpenMP{Runtime: "GNU libgomp", Reason: libgompReason, MaxThreads: 4}
 
+// libgomp1 is libgomp with one thread per process (OMP_NUM_THREADS=1).
+var libgomp1 = &measure.OpenMP{Runtime: "GNU libgomp", Reason: libgompReason, MaxThreads: 1}
+
 // Hand-built runs, in seconds, following the OpenMP accounting (outside
 // parallel regions only the primary thread works).
 var (
@@ -126,8 +129,20 @@ func TestPOPHybrid(t *testing.T) {
 			absent: []string{"mpi_parallel_efficiency", "mpi_load_balance", "mpi_communication_efficiency"},
 		},
 		{
-			// OMPT not active: what needs the threads is not measured; the MPI
-			// side (primary threads) is.
+			// OMPT not active but one thread per process (max_threads 1):
+			// no workers, so the OpenMP factors are 1 and every metric has
+			// its value.
+			name: "OpenMP not measured, one thread per process",
+			m:    buildThreads(true, libgomp1, tproc{cpus: 1, e: 3, u: 2.4, m: 0.6}, tproc{cpus: 1, e: 3, u: 1.8, m: 1.2}),
+			want: want{"hybrid_parallel_efficiency": 0.7, "hybrid_load_balance": 2.1 / 2.4, "hybrid_communication_efficiency": 0.8,
+				"mpi_parallel_efficiency": 0.7, "mpi_load_balance": 2.1 / 2.4, "mpi_communication_efficiency": 0.8,
+				"omp_parallel_efficiency": 1, "omp_load_balance": 1, "omp_communication_efficiency": 1},
+		},
+		{
+			// OMPT not active with 4 threads per process: what needs the
+			// threads is not measured (the file has 1 CPU per process, the
+			// primary, as the workers were not seen); the MPI side
+			// (primary threads) is.
 			name: "OpenMP not measured",
 			m:    buildThreads(true, libgomp, tproc{cpus: 1, e: 3, u: 2.4, m: 0.6}, tproc{cpus: 1, e: 3, u: 1.8, m: 1.2}),
 			want: want{"mpi_parallel_efficiency": 0.7, "mpi_load_balance": 2.1 / 2.4, "mpi_communication_efficiency": 0.8},
@@ -227,6 +242,13 @@ func TestPOPAdditive(t *testing.T) {
 				tproc{cpus: 2, e: 5, u: 9, m: 0.5, pu: 5, pm: 0.5, pp: 3.5, psu: 1, par: 8, tum: 5}),
 			want: want{"parallel_efficiency": 0.9, "process_efficiency": 0.9, "mpi_load_balance": 1, "mpi_communication_efficiency": 0.9,
 				"thread_efficiency": 1, "omp_region_efficiency": 1 - (3.5-4)/5, "serial_region_efficiency": 0.9},
+		},
+		{
+			// One thread per process: the thread side is 1 without OMPT.
+			name: "OpenMP not measured, one thread per process",
+			m:    buildThreads(true, libgomp1, tproc{cpus: 1, e: 3, u: 2.4, m: 0.6}, tproc{cpus: 1, e: 3, u: 1.8, m: 1.2}),
+			want: want{"parallel_efficiency": 0.7, "process_efficiency": 0.7, "mpi_load_balance": 0.9, "mpi_communication_efficiency": 0.8,
+				"thread_efficiency": 1, "omp_region_efficiency": 1, "serial_region_efficiency": 1},
 		},
 		{
 			name: "OpenMP not measured",

@@ -10,9 +10,12 @@
 //
 // Three models are implemented: talp (POP-METRICS.md §2, the default),
 // pop-hybrid (§3, BSC's multiplicative hybrid model) and pop-additive (§4,
-// the additive hybrid model of NAG PyPOP). Model talp counts the MPI time of
-// idle OpenMP workers (Mw) as active MPI time wherever POP-METRICS.md §2
-// uses M, as DLB does; see docs/report-formats.md.
+// the additive hybrid model of NAG PyPOP). In model talp the time OpenMP
+// workers are idle while their primary thread is inside MPI (Mw, recorded
+// apart from omp_serialization_ns in the measurement) is OpenMP
+// serialization for the OpenMP branch and MPI time for the MPI branch, as
+// DLB/TALP counts it after 3.7.0 (POP-METRICS.md §2; docs/metrics.md says
+// how DLB 3.7.0 itself differs).
 //
 // A metric of a model's tree that the measurement cannot give (it needs an
 // ideal-network replay, or OpenMP was not measured) is reported as not
@@ -178,9 +181,12 @@ type Totals struct {
 	UsefulNS int64
 	// MPINS is M.
 	MPINS int64
-	// MPIWorkerIdleNS is Mw.
+	// MPIWorkerIdleNS is Mw: workers idle while their primary thread is in
+	// MPI (the measurement's mpi_worker_idle_ns).
 	MPIWorkerIdleNS int64
-	// OMPSerializationNS is Iser.
+	// OMPSerializationNS is the measurement's omp_serialization_ns: workers
+	// idle outside parallel regions while the primary is not in MPI. Model
+	// talp's Iser is OMPSerializationNS + MPIWorkerIdleNS.
 	OMPSerializationNS int64
 	// OMPLoadImbalanceNS is Ilb.
 	OMPLoadImbalanceNS int64

@@ -123,14 +123,16 @@ func TestTALP(t *testing.T) {
 		{
 			// Node CPU counts differ: node 0 has one 3-CPU rank, node 1 a
 			// 1-CPU rank. C_node = Σ cpus: node 0 MPI (0.5·3)/3 = 0.5, node
-			// 1 2/1 = 2; proc min 0.5, node min 0.5; mpi_app = 3.5/4.
+			// 1 2/1 = 2; proc min 0.5, node min 0.5; mpi_app = 3.5/4. The
+			// workers' 1 s idle while their primary is in MPI (Mw) is
+			// serialization: active 16, active_nomp 15.
 			name: "uneven CPUs per node",
 			m: build(true, 0,
 				proc{node: 0, cpus: 3, e: 4, u: 10.5, m: 0.5, mw: 1},
 				proc{node: 1, cpus: 1, e: 4, u: 2, m: 2}),
 			want: want{"mpi_parallel_efficiency": (4 - 3.5/4) / 4, "mpi_communication_efficiency": 3.5 / 4,
 				"mpi_load_balance": (4 - 3.5/4) / 3.5, "mpi_load_balance_in": 1, "mpi_load_balance_out": (4 - 3.5/4) / 3.5,
-				"parallel_efficiency": 12.5 / 16, "omp_parallel_efficiency": 1},
+				"parallel_efficiency": 12.5 / 16, "omp_parallel_efficiency": 15.0 / 16, "omp_serialization_efficiency": 15.0 / 16},
 			elapse: 4 * s, nodes: 2, cpus: 4,
 		},
 		{
@@ -144,7 +146,8 @@ func TestTALP(t *testing.T) {
 		},
 		{
 			// Hybrid: 2 ranks × 2 CPUs, T = 1 s. The primary of rank 0 is
-			// in MPI 0.3 s while its worker idles (Mw 0.3).
+			// in MPI 0.3 s while its worker idles (Mw 0.3): the model's
+			// Iser is 0.2 + Mw 0.4 = 0.6, and M + Mw = 0.8 is MPI time.
 			name: "hybrid MPI + OpenMP",
 			m: build(true, 0,
 				proc{cpus: 2, e: 1, u: 1.2, m: 0.3, mw: 0.3, iser: 0.1, ilb: 0.1},
@@ -156,8 +159,8 @@ func TestTALP(t *testing.T) {
 				"mpi_load_balance":             0.8 / 0.9, // = In × Out
 				"mpi_load_balance_in":          0.8 / 0.9, // one node: node min = app
 				"mpi_load_balance_out":         1,
-				"omp_parallel_efficiency":      3.6 / 4, // (U + M + Mw) / active
-				"omp_serialization_efficiency": 3.6 / 3.8,
+				"omp_parallel_efficiency":      3.2 / 4, // (U + M) / active
+				"omp_serialization_efficiency": 3.2 / 3.8,
 				"omp_load_balance":             3.8 / 3.95,
 				"omp_scheduling_efficiency":    3.95 / 4,
 			},
@@ -283,17 +286,19 @@ func checkInvariants(t *testing.T, r *pop.RegionReport) {
 
 // TestParallelEfficiencyIsMPITimesOpenMP checks the TALP relation
 // PE = MPI PE × OpenMP PE (no GPU) where it holds exactly: when all CPU
-// time is accounted and either the OpenMP idle time or the MPI time is
-// zero. (With both, the talp model is not multiplicative: PE =
-// MPI PE × OMP PE − I·(M+Mw)/(T·C)², a property of TALP's hybrid-v2 model.)
+// time is accounted, no worker idles while its primary is in MPI (Mw = 0)
+// and either the OpenMP idle time or the MPI time is zero. (Otherwise the
+// talp model is not multiplicative: with X = M + Mw + O and I = Iser + Ilb
+// + Isch (Iser including Mw), PE = MPI PE × OMP PE + Mw/(T·C) − X·I/(T·C)²,
+// a property of TALP's hybrid-v2 model.)
 func TestParallelEfficiencyIsMPITimesOpenMP(t *testing.T) {
 	tests := []struct {
 		name string
 		m    *measure.Measurement
 	}{
-		{"MPI with threads but no OpenMP idle", build(true, 0,
-			proc{cpus: 2, e: 2, u: 3, m: 0.5, mw: 0.5},
-			proc{cpus: 2, e: 2, u: 2, m: 1, mw: 1})},
+		{"every thread calls MPI, no OpenMP idle", build(true, 0,
+			proc{cpus: 2, e: 2, u: 3, m: 1},
+			proc{cpus: 2, e: 2, u: 2, m: 2})},
 		{"OpenMP imbalance with MPI present but unused", build(true, 0,
 			proc{cpus: 4, e: 1, u: 3, ilb: 0.5, iser: 0.3, isch: 0.2},
 			proc{cpus: 4, e: 1, u: 3.5, ilb: 0.5})},
@@ -356,7 +361,7 @@ func TestTreeShape(t *testing.T) {
 	}
 	r := &rep.Regions[0]
 	for id, w := range map[string]float64{"ipc": 2, "frequency_ghz": 2, "instructions": 6e9, "cycles": 3e9,
-		"device_offload_efficiency": 1.6 / 1.8, "parallel_efficiency": 1.5 / 2} {
+		"device_offload_efficiency": 1.7 / 1.9, "parallel_efficiency": 1.5 / 2} {
 		if got, ok := r.Value(id); !ok || math.Abs(got-w) > tol {
 			t.Errorf("%s = %v (%v), want %v", id, got, ok, w)
 		}

@@ -77,7 +77,15 @@ func detect(m *measure.Measurement) features {
 	return f
 }
 
-// computeTALP implements model talp, POP-METRICS.md §2.
+// computeTALP implements model talp, POP-METRICS.md §2:
+//
+//	Iser         = omp_serialization_ns + mpi_worker_idle_ns (Mw)
+//	active       = U + M + O + Iser + Ilb + Isch + G
+//	active_nomp  = U + M + O + G
+//	mpi_app      = (M + Mw + O) / C, minima per process and node likewise
+//
+// so that Mw is a loss of both branches, as DLB/TALP counts it after 3.7.0
+// (DLB 3.6.2–3.7.0 count it twice; docs/metrics.md).
 func computeTALP(m *measure.Measurement) *Report {
 	f := detect(m)
 	nodeOf := make(map[int]int, len(m.Processes))
@@ -103,7 +111,7 @@ func talpRegion(g *measure.Region, nodeOf map[int]int, gpus int, f features) Reg
 	var s sums
 	t := &r.Totals
 	type node struct {
-		mpi  float64 // Σ (M_i + Mw_i)
+		mpi  float64 // Σ (M_i + Mw_i + O_i)
 		cpus int     // C_node
 	}
 	nodes := make(map[int]*node)
@@ -169,12 +177,15 @@ func talpRegion(g *measure.Region, nodeOf map[int]int, gpus int, f features) Reg
 	t.MinMPINodeNS = minNode
 
 	tree := &builder{}
-	// Deviation (documented in docs/report-formats.md): MPI time of idle
-	// OpenMP workers (Mw) counts as active, MPI-side time, as DLB's mpiTime
-	// does, so that Parallel efficiency is U over all CPU time.
-	// Other time (imported traces only) is charged like MPI time.
-	active := s.u + s.mpi + s.mw + s.other + s.ilb + s.isch + s.iser + s.g
-	activeNoMP := s.u + s.mpi + s.mw + s.other + s.g
+	// POP-METRICS.md §2: workers idle while their primary is in MPI (Mw)
+	// are OpenMP serialization for the OpenMP branch (the measurement
+	// keeps them apart from omp_serialization_ns, so the model's Iser is
+	// the sum) and MPI time for the MPI branch (mpi_app and the minima
+	// above count M + Mw + O). Other time (imported traces only) is
+	// charged like MPI time.
+	iser := s.iser + s.mw
+	active := s.u + s.mpi + s.other + s.ilb + s.isch + iser + s.g
+	activeNoMP := s.u + s.mpi + s.other + s.g
 	tree.add(IDParallelEfficiency, "Parallel efficiency", "", KindEfficiency)(ratio(s.u, active))
 
 	if f.mpi && T > 0 {
@@ -192,12 +203,12 @@ func talpRegion(g *measure.Region, nodeOf map[int]int, gpus int, f features) Reg
 	}
 	if f.openmp {
 		tree.add(IDOMPParallelEfficiency, "OpenMP Parallel efficiency", IDParallelEfficiency, KindEfficiency)(ratio(activeNoMP, active))
-		tree.add(IDOMPSerializationEfficiency, "Serialization efficiency", IDOMPParallelEfficiency, KindEfficiency)(ratio(activeNoMP, activeNoMP+s.iser))
-		tree.add(IDOMPLoadBalance, "Load Balance", IDOMPParallelEfficiency, KindEfficiency)(ratio(activeNoMP+s.iser, activeNoMP+s.iser+s.ilb))
-		tree.add(IDOMPSchedulingEfficiency, "Scheduling efficiency", IDOMPParallelEfficiency, KindEfficiency)(ratio(activeNoMP+s.iser+s.ilb, active))
+		tree.add(IDOMPSerializationEfficiency, "Serialization efficiency", IDOMPParallelEfficiency, KindEfficiency)(ratio(activeNoMP, activeNoMP+iser))
+		tree.add(IDOMPLoadBalance, "Load Balance", IDOMPParallelEfficiency, KindEfficiency)(ratio(activeNoMP+iser, activeNoMP+iser+s.ilb))
+		tree.add(IDOMPSchedulingEfficiency, "Scheduling efficiency", IDOMPParallelEfficiency, KindEfficiency)(ratio(activeNoMP+iser+s.ilb, active))
 	}
 	if f.gpu {
-		host := s.u + s.ilb + s.isch + s.iser
+		host := s.u + s.ilb + s.isch + iser // TALP: useful + OpenMP not useful
 		tree.add(IDDeviceOffloadEfficiency, "Device offload efficiency", IDParallelEfficiency, KindEfficiency)(ratio(host, host+s.g))
 	}
 	if f.counters && t.Cycles > 0 { // a region without cycles has no counter data
