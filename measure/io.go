@@ -145,7 +145,8 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// Write writes m to w as a measurement file of version [Version], one
+// Write writes m to w as a measurement file (version 1, or 2 when it has
+// [Incomplete]), one
 // process or account per line. An empty Format or a zero Version are filled
 // in; m itself is not modified. Write refuses a measurement that does not
 // pass [Measurement.Validate]. Keys that may be omitted are: "timestamp"
@@ -161,7 +162,10 @@ func Write(w io.Writer, m *Measurement) error {
 		c.Format = Format
 	}
 	if c.Version == 0 {
-		c.Version = Version
+		c.Version = 1
+		if c.Incomplete != nil {
+			c.Version = 2
+		}
 	}
 	if err := c.Validate(); err != nil {
 		return fmt.Errorf("write measurement: %w", err)
@@ -211,6 +215,15 @@ func Write(w io.Writer, m *Measurement) error {
 	}
 	if c.Source != nil {
 		e.key("source", c.Source, true)
+	}
+	if c.Incomplete != nil {
+		e.key("incomplete", c.Incomplete, true)
+	}
+	if c.Interception != nil {
+		e.key("interception", c.Interception, true)
+	}
+	if c.GlobalAlignment != nil {
+		e.key("global_alignment", c.GlobalAlignment, true)
 	}
 	e.key("warnings", nonNil(c.Warnings), false)
 	e.raw("}\n")

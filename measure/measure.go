@@ -14,6 +14,7 @@
 package measure
 
 import (
+	"fmt"
 	"strings"
 	"time"
 )
@@ -21,9 +22,11 @@ import (
 // Format is the value of the "format" key of every measurement file.
 const Format = "popmon-measurement"
 
-// Version is the newest measurement file version this package reads and the
-// version it writes.
-const Version = 1
+// Version is the newest measurement file version this package reads.
+// Version 2 marks a measurement that may not cover the whole job: it can
+// hold [Incomplete], which a version-1 reader would ignore and take the
+// file for complete; writers write version 1 when Incomplete is nil.
+const Version = 2
 
 // GlobalRegion is the name of the implicit whole-run region.
 const GlobalRegion = "Global"
@@ -70,6 +73,17 @@ type Measurement struct {
 	Source *Source `json:"source,omitempty"`
 	// OMPRegions profiles every outermost OpenMP parallel construct.
 	OMPRegions []OMPRegion `json:"omp_regions,omitempty"`
+	// Incomplete says which processes of the job the measurement lacks and
+	// why (version 2); nil when it covers every process.
+	Incomplete *Incomplete `json:"incomplete,omitempty"`
+	// Interception is present when some MPI calls never reached the
+	// library (the program's own PMPI wrappers, MPI linked statically,
+	// another tool earlier in LD_PRELOAD): the accounts then miss them.
+	Interception *Interception `json:"interception,omitempty"`
+	// GlobalAlignment says how far apart the ranks started and ended the
+	// Global region before libpopmon aligned it (docs/library.md); nil in
+	// files of libraries that did not align it and in imported ones.
+	GlobalAlignment *GlobalAlignment `json:"global_alignment,omitempty"`
 	// Warnings are the lines the library printed with the "popmon:" prefix:
 	// everything it could not do.
 	Warnings []string `json:"warnings"`
@@ -161,6 +175,57 @@ type Process struct {
 	// CPUs is the number of CPUs of this process in the POP model: threads
 	// that did work.
 	CPUs int `json:"cpus"`
+	// MPIThreads is how many of the CPUs are MPI threads: threads other
+	// than the primary and OpenMP threads that called MPI (0 when none).
+	MPIThreads int `json:"mpi_threads,omitempty"`
+}
+
+// Incomplete says which processes of a job a measurement lacks.
+type Incomplete struct {
+	// Processes is the number of processes of the job (MPI_COMM_WORLD).
+	Processes int `json:"processes"`
+	// Measured is the number of processes in the measurement.
+	Measured int `json:"measured"`
+	// MissingRanks lists the ranks not measured, as ranges ("2-3,7").
+	MissingRanks string `json:"missing_ranks"`
+	// Reason says why, in one sentence with the fix.
+	Reason string `json:"reason"`
+}
+
+// Interception says that some MPI calls never reached the library.
+type Interception struct {
+	// Complete is false: every call reached it when the object is absent.
+	Complete bool `json:"complete"`
+	// Processes is the number of processes whose calls were bypassed.
+	Processes int `json:"processes"`
+	// Reason says which calls, where they went and the fix.
+	Reason string `json:"reason"`
+}
+
+// GlobalAlignment records the skew across ranks of the Global region's
+// boundaries that libpopmon removed at finalize: every process's Global
+// spans from the first rank's exit of MPI_Init to the last rank's entry
+// into MPI_Finalize, the time outside its own boundaries counted as MPI.
+type GlobalAlignment struct {
+	// StartSkewNS is how far apart the ranks left MPI_Init.
+	StartSkewNS int64 `json:"start_skew_ns"`
+	// EndSkewNS is how far apart they entered MPI_Finalize.
+	EndSkewNS int64 `json:"end_skew_ns"`
+}
+
+// Refusal returns why the POP metrics of m cannot be trusted, as one
+// sentence — the measurement lacks processes of the job, or some MPI calls
+// never reached the library —, or "" when they can.
+func (m *Measurement) Refusal() string {
+	switch {
+	case m.Incomplete != nil:
+		return fmt.Sprintf("popmon measured %d of the job's %d processes: %s; without every process the POP metrics would be wrong",
+			m.Incomplete.Measured, m.Incomplete.Processes, strings.TrimSuffix(m.Incomplete.Reason, "."))
+	case m.Interception != nil && !m.Interception.Complete:
+		return "the program's MPI calls did not all reach popmon: " + strings.TrimSuffix(m.Interception.Reason, ".") +
+			"; the POP metrics would count that MPI time as useful"
+	}
+	return ""
 }
 
 // Region is one region of a run and the accounts of the processes that

@@ -191,6 +191,15 @@ func (r *schemaRun) check(sch any, v any, path string) {
 			}
 		}
 	}
+	if maximum, ok := s["maximum"].(json.Number); ok {
+		if n, isNum := v.(json.Number); isNum {
+			mv, err1 := maximum.Float64()
+			nv, err2 := n.Float64()
+			if err1 == nil && err2 == nil && nv > mv {
+				r.fail(path, "is %s, above the maximum %s", n, maximum)
+			}
+		}
+	}
 	switch val := v.(type) {
 	case map[string]any:
 		if req, ok := s["required"].([]any); ok {

@@ -13,7 +13,7 @@ func TestSchemaValidatorKeywords(t *testing.T) {
 	  "required": ["a"],
 	  "additionalProperties": false,
 	  "properties": {
-	    "a": {"type": "integer", "minimum": 2},
+	    "a": {"type": "integer", "minimum": 2, "maximum": 9},
 	    "b": {"type": ["string", "null"]},
 	    "c": {"type": "array", "items": {"$ref": "#/$defs/small"}, "minItems": 1},
 	    "d": {"enum": [1, "x", [1, 2], {"k": true}]},
@@ -39,6 +39,7 @@ func TestSchemaValidatorKeywords(t *testing.T) {
 		{`{"a": 2, "d": "x"}`, ""},
 		{`{}`, `$: misses required key "a"`},
 		{`{"a": 1}`, "$.a: is 1, below the minimum 2"},
+		{`{"a": 10}`, "$.a: is 10, above the maximum 9"},
 		{`{"a": 2.0}`, "$.a: is the number 2.0, want integer"},
 		{`{"a": 2e1}`, "$.a: is the number 2e1, want integer"},
 		{`{"a": "2"}`, "$.a: is a string, want integer"},

@@ -130,6 +130,14 @@ func (m *Measurement) Validate() error {
 	if m.Version < 1 {
 		p.add("version", "is %d; versions start at 1", m.Version)
 	}
+	if in := m.Incomplete; in != nil {
+		if m.Version < 2 {
+			p.add("incomplete", "needs version 2 (a version-1 reader would take the file for complete)")
+		}
+		if in.Processes < 1 || in.Measured < 0 || in.Measured > in.Processes {
+			p.add("incomplete", "has %d measured of %d processes", in.Measured, in.Processes)
+		}
+	}
 	if m.Timestamp != "" {
 		if _, err := time.Parse(time.RFC3339, m.Timestamp); err != nil {
 			p.add("timestamp", "%q is not an RFC 3339 time", m.Timestamp)

@@ -37,6 +37,41 @@ uint64_t popmon_monotonic_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* ------------------------------------------------------------------ ranks */
+
+int popmon_env_rank(int *size)
+{
+	/* The variables MPI launchers set in every rank: Open MPI, PMIx (Open
+	 * MPI 5, srun --mpi=pmix), PMI (MPICH's Hydra, srun --mpi=pmi2),
+	 * MVAPICH. */
+	static const char *const ranks[][2] = {
+		{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+		{"PMIX_RANK", "PMIX_SIZE"},
+		{"PMI_RANK", "PMI_SIZE"},
+		{"MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE"},
+	};
+	for (size_t i = 0; i < sizeof ranks / sizeof ranks[0]; i++) {
+		const char *r = getenv(ranks[i][0]);
+		if (!r || !*r)
+			continue;
+		if (size) {
+			const char *z = getenv(ranks[i][1]);
+			*size = z ? atoi(z) : 0;
+		}
+		return atoi(r);
+	}
+	if (size)
+		*size = 0;
+	return -1;
+}
+
+int popmon_warns_aloud(void)
+{
+	if (popmon_proc.mpi_initialized)
+		return popmon_proc.rank == 0;
+	return popmon_env_rank(NULL) <= 0;
+}
+
 /* ------------------------------------------------------------------ warnings */
 
 static char warnings[POPMON_MAX_WARNINGS][256];
@@ -66,6 +101,8 @@ void popmon_warn_once(const char *key, const char *fmt, ...)
 		nwarnings++;
 	}
 	pthread_mutex_unlock(&warn_lock);
+	if (!popmon_warns_aloud())
+		return; /* recorded; rank 0 writes every process's into the file */
 	/* One line, written with one call so ranks do not interleave. */
 	char out[300];
 	int n = snprintf(out, sizeof out, "popmon: %s\n", line);
@@ -136,6 +173,13 @@ double popmon_ns_per_tick(void)
 		dn = n1 - popmon_proc.t0_ns;
 	}
 	return dt ? (double)dn / (double)dt : 1.0;
+}
+
+int64_t popmon_tick_monotonic_ns(uint64_t tick)
+{
+	if (popmon_delta(popmon_proc.t0_tick, tick) == 0)
+		return (int64_t)popmon_proc.t0_ns;
+	return (int64_t)(popmon_proc.t0_ns + popmon_ticks_to_ns(tick - popmon_proc.t0_tick));
 }
 
 uint64_t popmon_ticks_to_ns(uint64_t ticks)
@@ -429,6 +473,20 @@ void popmon_fn_totals(uint64_t *calls, uint64_t *ticks)
 	}
 }
 
+int popmon_mpi_sessions_only(void)
+{
+	if (popmon_proc.mpi_initialized)
+		return 0;
+	uint64_t calls = 0;
+	int n = __atomic_load_n(&nthreads, __ATOMIC_ACQUIRE);
+	for (int i = 0; i < n && i < POPMON_MAX_THREADS; i++) {
+		struct popmon_thread *t = __atomic_load_n(&threads[i], __ATOMIC_ACQUIRE);
+		if (t)
+			calls += POPMON_LOAD(t->fn_calls[POPMON_FN_MPI_Session_init]);
+	}
+	return calls > 0;
+}
+
 /* ------------------------------------------------------------------ dlsym */
 
 void *popmon_dlsym_next(const char *const *names)
@@ -492,6 +550,23 @@ __attribute__((constructor)) static void popmon_init(void)
 		popmon_proc.inert = 1;
 		return;
 	}
+	/* Built for another MPI than the program's: pass every call through
+	 * untouched and never call MPI (docs/library.md). */
+	char why[600];
+	if (!popmon_mpi_identity(why, sizeof why)) {
+		if (popmon_env_rank(NULL) <= 0) {
+			char line[700];
+			int n = snprintf(line, sizeof line, "popmon: %s\n", why);
+			if (n > (int)sizeof line - 1)
+				n = (int)sizeof line - 1;
+			if (write(2, line, (size_t)n) < 0) {
+				/* nothing sensible to do */
+			}
+		}
+		popmon_proc.inert = 1;
+		return;
+	}
+	popmon_chain_init();
 	const char *clk = getenv("POPMON_CLOCK");
 	if (clk && strcmp(clk, "monotonic") == 0)
 		popmon_clock_tsc = 0;
@@ -526,6 +601,15 @@ __attribute__((destructor)) static void popmon_fini(void)
 		if (popmon_proc.rank == 0)
 			popmon_warn_once("nofinalize",
 					 "the program exited without MPI_Finalize: no measurement written");
+		return;
+	}
+	if (popmon_mpi_sessions_only()) {
+		/* MPI-4 Sessions without MPI_Init: no MPI_COMM_WORLD to gather
+		 * over; one process's measurement would pass for the job's. */
+		popmon_proc.finalized = 1;
+		popmon_write_unmeasured("the program uses MPI Sessions (MPI_Session_init) without MPI_Init: "
+				       "popmon measures programs that call MPI_Init or MPI_Init_thread; "
+				       "no measurement written");
 		return;
 	}
 	popmon_proc.finalized = 1;

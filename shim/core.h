@@ -35,6 +35,8 @@ struct popmon_accounts {
 struct popmon_process {
 	int inert;            /* launcher/shell or forked child: measure nothing */
 	int mpi_initialized;  /* popmon_mpi_init_hook ran */
+	uint64_t init_tick;   /* MPI_Init returned (Global started) */
+	uint64_t fin_tick;    /* MPI_Finalize entered (Global ended) */
 	int finalized;        /* the measurement was written (or given up) */
 	int rank, size;       /* MPI_COMM_WORLD (0/1 without MPI) */
 	int pid;
@@ -46,6 +48,17 @@ extern struct popmon_process popmon_proc;
 
 /* core.c */
 uint64_t popmon_monotonic_ns(void);
+/* CLOCK_MONOTONIC nanoseconds of a tick of popmon_now(). */
+int64_t popmon_tick_monotonic_ns(uint64_t tick);
+/* The MPI rank the launcher's environment gives this process (before
+ * MPI_Init too), or -1 when it names none; *size receives the job's size
+ * (or 0). */
+int popmon_env_rank(int *size);
+/* Whether this process prints its warnings: rank 0 (or not an MPI rank);
+ * the others' reach the measurement file through rank 0 at finalize. */
+int popmon_warns_aloud(void);
+/* Whether the program used MPI Sessions and never MPI_Init. */
+int popmon_mpi_sessions_only(void);
 double popmon_ns_per_tick(void);
 uint64_t popmon_ticks_to_ns(uint64_t ticks);
 /* Process-wide accounts at now; thr_useful (POPMON_DETAIL_THREADS entries,
@@ -82,6 +95,28 @@ int popmon_omp_rows(struct popmon_omp_row **rows);
 int popmon_warning_count(void);
 const char *popmon_warning(int i);
 void popmon_fn_totals(uint64_t *calls, uint64_t *ticks); /* POPMON_FN_COUNT each */
+
+/* intercept.c (docs/library.md, "What is measured, what is refused") */
+enum {
+	POPMON_BYPASS_NONE = 0,
+	POPMON_BYPASS_PROGRAM, /* the program defines MPI functions itself (PMPI wrappers) */
+	POPMON_BYPASS_STATIC,  /* MPI is linked statically into the program */
+	POPMON_BYPASS_PRELOAD, /* another library earlier in LD_PRELOAD wraps them */
+};
+struct popmon_intercept {
+	int bypassed;      /* MPI functions whose calls never reach libpopmon */
+	int kind;          /* POPMON_BYPASS_* */
+	char names[200];   /* some of them, comma-separated */
+	char reason[600];  /* one sentence for the report, with the fix */
+};
+/* Constructor: 1 when the program's MPI calls resolve to the MPI library
+ * libpopmon was built against; else 0 and why (the library stays inert). */
+int popmon_mpi_identity(char *why, size_t n);
+/* Constructor: resolves popmon_chain (another PMPI tool after libpopmon). */
+void popmon_chain_init(void);
+/* MPI_Init: finds MPI functions whose calls resolve to another object. */
+void popmon_intercept_check(void);
+const struct popmon_intercept *popmon_intercept_result(void);
 
 /* regions.c */
 void popmon_regions_init(void);
@@ -129,6 +164,9 @@ struct popmon_proc_rec {
 	 * 1 auto, 2 on). */
 	int64_t ctr_method, ctr_mode;
 	char ctr_reason[200];
+	int64_t mpi_threads;  /* MPI threads' slots (CPUs beyond the OpenMP team) */
+	int64_t bypass_kind;  /* POPMON_BYPASS_*: MPI calls that never reached the library */
+	char bypass_reason[600];
 };
 
 struct popmon_fn_rec {
@@ -153,6 +191,24 @@ struct popmon_run {
 	char mpi_library[256];
 	char mpi_standard[16];
 	const char *thread_level;
+	/* The job's size and, when some ranks did not carry the library (the
+	 * file then has version 2 and an "incomplete" object), which ones and
+	 * why. */
+	int world_size;
+	const char *missing;          /* "2-3,7", or NULL */
+	const char *incomplete_reason;
+	/* The MPI calls that never reached the library in some process (the
+	 * first such process's reason), or NULL. */
+	const char *bypass_reason;
+	const char *bypass_names;
+	int bypass_processes;
+	/* Global's alignment across ranks (docs/library.md, "Finalize"): how far
+	 * apart the ranks left MPI_Init and entered MPI_Finalize, in ns. */
+	int aligned;
+	int64_t start_skew_ns, end_skew_ns;
+	/* Warnings of every process, merged (rank 0 writes them). */
+	const char *const *warnings;
+	int nwarnings;
 };
 
 /* Writes the measurement file for run to the output chosen by the
@@ -160,5 +216,9 @@ struct popmon_run {
 void popmon_write_run(const struct popmon_run *run);
 /* The non-MPI path: this process alone. */
 void popmon_write_single(void);
+/* This process could not be measured, for reason why (one sentence with
+ * the fix): rank 0 prints it; under `popmon run` it is also left in the
+ * session folder (unmeasured-HOST-PID.txt) for popmon to explain. */
+void popmon_write_unmeasured(const char *why);
 
 #endif /* POPMON_CORE_H */

@@ -1,17 +1,33 @@
-/* mpi.c: MPI start-up and finalize: node discovery, the region-name union,
+/* mpi.c: MPI start-up and finalize.
+ *
+ * Start-up registers the rank in the session folder of `popmon run` (when
+ * there is one) and checks which MPI calls reach the library.
+ *
+ * Finalize never enters a collective that some ranks will not join (a rank
+ * whose launcher did not pass LD_PRELOAD on calls PMPI_Finalize directly):
+ * a point-to-point handshake with rank 0 first (READY to every rank, HELLO
+ * back from every rank that carries the library, VERDICT to every rank)
+ * decides who takes part, and carries the clock offsets that align the
+ * Global region across ranks. Then node discovery, the region-name union,
  * the gather of per-process records to rank 0 and the call-profile
- * reductions. Everything runs on a private duplicate of MPI_COMM_WORLD, with
- * collectives only (O(log P) depth in both Open MPI and MPICH), and only PMPI
- * entry points, so the application's own communicators, tags and call
- * counts are untouched.
+ * reductions run as collectives (O(log P) depth in both Open MPI and MPICH)
+ * on MPI_COMM_WORLD, or on a communicator of the ranks present. Only PMPI
+ * entry points are used, after the application's last communication, so
+ * its own communicators, tags and call counts are untouched.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -27,6 +43,118 @@ static const char *thread_level_name(int provided)
 	}
 }
 
+/* ------------------------------------------------------------------ registry */
+
+/* Under `popmon run`, every rank that carries the library registers in the
+ * session folder right after MPI_Init: ranks/KEY.SIZE.RANK holding
+ * "HOST PID REALTIME_NS". At finalize, the registry says whether a missing
+ * rank may still come (it carries the library) or never will, and whether
+ * rank 0 carries the library at all. KEY is the launcher's job id where it
+ * has one; entries are removed at the end of finalize and ignored when
+ * they are older than two minutes around this rank's own start. */
+static char reg_dir[PATH_MAX], reg_key[128], reg_self[PATH_MAX];
+static int64_t reg_time;
+
+static int64_t realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void registry_key(char *out, size_t n)
+{
+	const char *job = getenv("PMIX_NAMESPACE");
+	if (!job || !*job)
+		job = getenv("OMPI_MCA_ess_base_jobid");
+	char slurm[96];
+	if ((!job || !*job) && getenv("SLURM_JOB_ID")) {
+		snprintf(slurm, sizeof slurm, "%.40s_%.40s", getenv("SLURM_JOB_ID"),
+			 getenv("SLURM_STEP_ID") ? getenv("SLURM_STEP_ID") : "0");
+		job = slurm;
+	}
+	if (!job || !*job)
+		job = "job";
+	size_t i = 0;
+	for (; job[i] && i + 1 < n; i++) {
+		char c = job[i];
+		out[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ? c : '_';
+	}
+	out[i] = '\0';
+}
+
+static void registry_path(char *out, size_t n, int rank)
+{
+	snprintf(out, n, "%.3900s/%.100s.%d.%d", reg_dir, reg_key, popmon_proc.size, rank);
+}
+
+static void registry_join(void)
+{
+	const char *session = getenv("POPMON_SESSION");
+	if (!session || !*session)
+		return;
+	snprintf(reg_dir, sizeof reg_dir, "%.3800s/ranks", session);
+	if (mkdir(reg_dir, 0700) != 0 && errno != EEXIST) {
+		reg_dir[0] = '\0';
+		return;
+	}
+	registry_key(reg_key, sizeof reg_key);
+	registry_path(reg_self, sizeof reg_self, popmon_proc.rank);
+	reg_time = realtime_ns();
+	int fd = open(reg_self, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		reg_dir[0] = reg_self[0] = '\0';
+		return;
+	}
+	char host[64] = "host", line[160];
+	gethostname(host, sizeof host - 1);
+	int len = snprintf(line, sizeof line, "%.63s %d %lld\n", host, popmon_proc.pid, (long long)reg_time);
+	if (write(fd, line, (size_t)len) != len)
+		reg_self[0] = '\0';
+	close(fd);
+}
+
+/* Whether the registry can be read here: this rank's own entry is there. */
+static int registry_usable(void)
+{
+	struct stat st;
+	return reg_self[0] && stat(reg_self, &st) == 0;
+}
+
+/* Whether rank r registered in this job: an entry written within two
+ * minutes of this rank's start, by a process still alive when it is on
+ * this host. */
+static int registry_has(int r)
+{
+	if (!reg_dir[0])
+		return 0;
+	char path[PATH_MAX], line[160] = "", host[64] = "host", theirs[64];
+	registry_path(path, sizeof path, r);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return 0;
+	ssize_t k = read(fd, line, sizeof line - 1);
+	close(fd);
+	line[k > 0 ? k : 0] = '\0';
+	int pid = 0;
+	long long t = 0;
+	if (sscanf(line, "%63s %d %lld", theirs, &pid, &t) != 3)
+		return 0;
+	if (t < reg_time - 120000000000LL || t > reg_time + 120000000000LL)
+		return 0;
+	gethostname(host, sizeof host - 1);
+	if (strcmp(host, theirs) == 0 && pid > 0 && kill(pid, 0) != 0 && errno == ESRCH)
+		return 0;
+	return 1;
+}
+
+static void registry_leave(void)
+{
+	if (reg_self[0])
+		unlink(reg_self);
+	reg_self[0] = '\0';
+}
+
 void popmon_mpi_init_hook(void)
 {
 	if (popmon_proc.inert || popmon_proc.mpi_initialized)
@@ -36,7 +164,247 @@ void popmon_mpi_init_hook(void)
 	PMPI_Comm_size(MPI_COMM_WORLD, &popmon_proc.size);
 	/* The Global region measures the run between MPI_Init and MPI_Finalize,
 	 * as TALP does. */
-	popmon_regions_restart_global(popmon_now());
+	popmon_proc.init_tick = popmon_now();
+	popmon_regions_restart_global(popmon_proc.init_tick);
+	registry_join();
+	popmon_intercept_check();
+}
+
+/* ------------------------------------------------------------------ handshake */
+
+/* Tags of the finalize handshake on MPI_COMM_WORLD, after the application's
+ * last message (MPI requires its communication to be complete before
+ * MPI_Finalize, so nothing of the application's can match them). */
+enum { TAG_READY = 32760, TAG_HELLO, TAG_VERDICT, TAG_MEMBERS };
+
+enum { V_COMPLETE = 1, V_PARTIAL, V_EXCLUDED };
+
+struct hello {
+	int64_t sent_ns; /* the sender's clock (CLOCK_MONOTONIC) */
+	uint64_t boot;   /* hash of the sender's boot id: same kernel clock */
+	int64_t rank;
+};
+
+struct verdict {
+	int64_t hello_recv_ns; /* rank 0's clock when the hello arrived */
+	int64_t sent_ns;       /* rank 0's clock when this was sent */
+	int64_t status;        /* V_* */
+	int64_t present;       /* ranks taking part */
+	int64_t same_clock;    /* same boot as rank 0: one CLOCK_MONOTONIC */
+};
+
+/* Who takes part in the finalize collectives, and this rank's clock offset
+ * to rank 0 (add it to a CLOCK_MONOTONIC time to get rank 0's). */
+struct handshake {
+	int status;            /* V_*, or 0 when this rank gives up (no rank 0) */
+	int present;
+	unsigned char *members; /* V_PARTIAL: one byte per world rank */
+	int64_t offset_ns;
+	char missing[256];     /* "2-3,7" (rank 0) */
+	int registry_known;    /* rank 0: whether the registry told who carries the library */
+};
+
+static uint64_t boot_hash(void)
+{
+	static uint64_t h;
+	if (h)
+		return h;
+	char id[64] = "";
+	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t k = read(fd, id, sizeof id - 1);
+		id[k > 0 ? k : 0] = '\0';
+		close(fd);
+	}
+	h = 1469598103934665603ull;
+	for (const char *p = id; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	return h ? h : 1;
+}
+
+static void pause_briefly(void)
+{
+	struct timespec ts = {0, 200000}; /* 0.2 ms: the wait costs no CPU */
+	nanosleep(&ts, NULL);
+}
+
+/* Appends rank r to a compact list ("2-3,7") of missing ranks. */
+static void ranges_add(char *out, size_t n, int r, int *last, int *start)
+{
+	if (*last >= 0 && r == *last + 1) {
+		*last = r;
+		return;
+	}
+	size_t len = strlen(out);
+	if (*last >= 0 && len + 24 < n) {
+		if (*start != *last)
+			snprintf(out + len, n - len, "-%d", *last);
+		len = strlen(out);
+	}
+	if (len + 16 < n)
+		snprintf(out + len, n - len, "%s%d", len ? "," : "", r);
+	else if (len + 5 < n && !strstr(out, "..."))
+		snprintf(out + len, n - len, ",...");
+	*start = *last = r;
+}
+
+static void ranges_end(char *out, size_t n, int last, int start)
+{
+	size_t len = strlen(out);
+	if (last >= 0 && start != last && len + 16 < n && !strstr(out, "..."))
+		snprintf(out + len, n - len, "-%d", last);
+}
+
+/* Rank 0's side: READY to every rank, HELLO from those that carry the
+ * library, then VERDICT to every rank (a rank that arrives after the
+ * decision finds its verdict waiting). A rank that registered carries the
+ * library and is waited for however late; a rank that did not gets a few
+ * seconds; without a registry (popmon exec) every rank is waited for. */
+static void handshake_root(struct handshake *hs, int size)
+{
+	MPI_Comm w = MPI_COMM_WORLD;
+	int64_t *arrived = calloc((size_t)size, sizeof *arrived);
+	struct hello *hellos = calloc((size_t)size, sizeof *hellos);
+	MPI_Request *req = calloc((size_t)size, sizeof *req);
+	if (!arrived || !hellos || !req) {
+		/* Cannot track the ranks: the collectives alone (as before). */
+		hs->status = V_COMPLETE;
+		goto out;
+	}
+	char ready = 1;
+	for (int k = 1; k < size; k++)
+		PMPI_Send(&ready, 1, MPI_CHAR, k, TAG_READY, w);
+	for (int k = 1; k < size; k++)
+		PMPI_Irecv(&hellos[k], (int)sizeof hellos[k], MPI_BYTE, k, TAG_HELLO, w, &req[k]);
+	req[0] = MPI_REQUEST_NULL;
+	int usable = registry_usable();
+	hs->registry_known = usable;
+	int64_t grace_end = popmon_monotonic_ns() + 3000000000LL; /* 3 s */
+	int left = size - 1;
+	while (left > 0) {
+		int which = MPI_UNDEFINED, flag = 0;
+		PMPI_Testany(size, req, &which, &flag, MPI_STATUS_IGNORE);
+		if (flag && which != MPI_UNDEFINED) {
+			arrived[which] = (int64_t)popmon_monotonic_ns();
+			left--;
+			continue;
+		}
+		if (usable && (int64_t)popmon_monotonic_ns() > grace_end) {
+			/* Only ranks without the library left? */
+			int waiting_for_registered = 0;
+			for (int k = 1; k < size && !waiting_for_registered; k++)
+				waiting_for_registered = !arrived[k] && registry_has(k);
+			if (!waiting_for_registered)
+				break;
+		}
+		pause_briefly();
+	}
+	int present = 1, last = -1, start = -1;
+	for (int k = 1; k < size; k++) {
+		if (arrived[k]) {
+			present++;
+			continue;
+		}
+		PMPI_Cancel(&req[k]);
+		PMPI_Wait(&req[k], MPI_STATUS_IGNORE);
+		ranges_add(hs->missing, sizeof hs->missing, k, &last, &start);
+	}
+	ranges_end(hs->missing, sizeof hs->missing, last, start);
+	hs->present = present;
+	hs->status = present == size ? V_COMPLETE : V_PARTIAL;
+	if (hs->status == V_PARTIAL) {
+		hs->members = calloc((size_t)size, 1);
+		if (hs->members) {
+			hs->members[0] = 1;
+			for (int k = 1; k < size; k++)
+				hs->members[k] = arrived[k] != 0;
+		}
+	}
+	for (int k = 1; k < size; k++) {
+		int st = hs->status;
+		if (!arrived[k] || (st == V_PARTIAL && !hs->members))
+			st = V_EXCLUDED;
+		struct verdict v = {.hello_recv_ns = arrived[k], .status = st, .present = present,
+				    .same_clock = arrived[k] && hellos[k].boot == boot_hash()};
+		v.sent_ns = (int64_t)popmon_monotonic_ns();
+		PMPI_Send(&v, (int)sizeof v, MPI_BYTE, k, TAG_VERDICT, w);
+		if (v.status == V_PARTIAL)
+			PMPI_Send(hs->members, size, MPI_BYTE, k, TAG_MEMBERS, w);
+	}
+	if (hs->status == V_PARTIAL && !hs->members)
+		hs->status = 0; /* out of memory: measure nothing rather than hang */
+out:
+	free(arrived);
+	free(hellos);
+	free(req);
+}
+
+/* Another rank's side: wait for rank 0's READY (for a few seconds only when
+ * the registry shows that rank 0 does not carry the library: then nothing
+ * will come), HELLO, wait for the VERDICT (rank 0 sends it to every rank). */
+static void handshake_rank(struct handshake *hs, int size)
+{
+	MPI_Comm w = MPI_COMM_WORLD;
+	char ready = 0;
+	MPI_Request r;
+	PMPI_Irecv(&ready, 1, MPI_CHAR, 0, TAG_READY, w, &r);
+	int bounded = registry_usable() && !registry_has(0);
+	int64_t give_up = (int64_t)popmon_monotonic_ns() + 10000000000LL; /* 10 s */
+	int done = 0;
+	for (;;) {
+		PMPI_Test(&r, &done, MPI_STATUS_IGNORE);
+		if (done)
+			break;
+		if (bounded && (int64_t)popmon_monotonic_ns() > give_up) {
+			PMPI_Cancel(&r);
+			PMPI_Wait(&r, MPI_STATUS_IGNORE);
+			hs->status = 0;
+			return;
+		}
+		pause_briefly();
+	}
+	struct hello h = {.boot = boot_hash(), .rank = popmon_proc.rank};
+	h.sent_ns = (int64_t)popmon_monotonic_ns();
+	PMPI_Send(&h, (int)sizeof h, MPI_BYTE, 0, TAG_HELLO, w);
+	struct verdict v;
+	/* Poll rather than block: a busy-waiting MPI would take a core from
+	 * the ranks still computing. */
+	PMPI_Irecv(&v, (int)sizeof v, MPI_BYTE, 0, TAG_VERDICT, w, &r);
+	for (done = 0;;) {
+		PMPI_Test(&r, &done, MPI_STATUS_IGNORE);
+		if (done)
+			break;
+		pause_briefly();
+	}
+	int64_t got = (int64_t)popmon_monotonic_ns();
+	hs->status = (int)v.status;
+	hs->present = (int)v.present;
+	/* NTP-style: hello k->0 then verdict 0->k; half the delay asymmetry is
+	 * the error, rank 0's waiting for other ranks cancels out. */
+	if (v.hello_recv_ns && !v.same_clock)
+		hs->offset_ns = ((v.hello_recv_ns - h.sent_ns) - (got - v.sent_ns)) / 2;
+	if (hs->status == V_PARTIAL) {
+		hs->members = calloc((size_t)size, 1);
+		if (hs->members)
+			PMPI_Recv(hs->members, size, MPI_BYTE, 0, TAG_MEMBERS, w, MPI_STATUS_IGNORE);
+		else
+			hs->status = 0;
+	}
+}
+
+static void handshake(struct handshake *hs)
+{
+	memset(hs, 0, sizeof *hs);
+	int size = popmon_proc.size;
+	if (size <= 1) {
+		hs->status = V_COMPLETE;
+		hs->present = 1;
+		return;
+	}
+	if (popmon_proc.rank == 0)
+		handshake_root(hs, size);
+	else
+		handshake_rank(hs, size);
 }
 
 /* Appends names (NUL-separated) to a growing buffer. */
@@ -185,23 +553,146 @@ static void counters_of_run(struct popmon_run *run, const struct popmon_proc_rec
 		snprintf(run->ctr_reason, sizeof run->ctr_reason, "%s", why);
 }
 
-static void finalize_measure(void)
+/* Packs this process's warnings ("text\0text\0...") for the gather. */
+static int pack_warnings(char **out)
 {
-	uint64_t now = popmon_now();
-	popmon_regions_close_all(now);
+	int n = popmon_warning_count(), len = 0;
+	for (int i = 0; i < n; i++)
+		len += (int)strlen(popmon_warning(i)) + 1;
+	*out = malloc((size_t)len + 1);
+	if (!*out)
+		return 0;
+	int off = 0;
+	for (int i = 0; i < n; i++) {
+		size_t l = strlen(popmon_warning(i)) + 1;
+		memcpy(*out + off, popmon_warning(i), l);
+		off += (int)l;
+	}
+	return len;
+}
 
-	/* The application has finished communicating (it is in MPI_Finalize), so
-	 * collectives on MPI_COMM_WORLD cannot mix with its own; no duplicate
-	 * is needed, which saves a collective: on oversubscribed cores with a
-	 * busy-waiting MPI every collective costs a scheduler time slice. */
-	MPI_Comm comm = MPI_COMM_WORLD, node_comm;
+/* Every process's warnings to rank 0, merged: each distinct text once, with
+ * how many processes printed it when not all did. Returns the count; the
+ * texts live in *store (free both). */
+static int gather_warnings(MPI_Comm comm, int rank, int size, char ***lines, char **store)
+{
+	*lines = NULL;
+	*store = NULL;
+	char *mine = NULL;
+	int len = pack_warnings(&mine);
+	int *counts = NULL, *displs = NULL, total = 0;
+	char *all = NULL;
+	if (rank == 0) {
+		counts = calloc((size_t)size, sizeof *counts);
+		displs = calloc((size_t)size, sizeof *displs);
+	}
+	PMPI_Gather(&len, 1, MPI_INT, counts, 1, MPI_INT, 0, comm);
+	if (rank == 0 && counts && displs) {
+		for (int p = 0; p < size; p++) {
+			displs[p] = total;
+			total += counts[p];
+		}
+		all = malloc((size_t)total + 1);
+	}
+	PMPI_Gatherv(mine, len, MPI_CHAR, all, counts, displs, MPI_CHAR, 0, comm);
+	free(mine);
+	int n = 0;
+	if (rank == 0 && all) {
+		/* Distinct texts with the number of processes that have them. */
+		int cap = 16;
+		char **text = calloc((size_t)cap, sizeof *text);
+		int *procs = calloc((size_t)cap, sizeof *procs);
+		for (int p = 0; text && procs && p < size; p++) {
+			for (int off = displs[p]; off < displs[p] + counts[p];) {
+				char *t = all + off;
+				off += (int)strlen(t) + 1;
+				int j = 0;
+				while (j < n && strcmp(text[j], t) != 0)
+					j++;
+				if (j == n) {
+					if (n == cap) {
+						char **t2 = realloc(text, sizeof *text * (size_t)cap * 2);
+						int *p2 = t2 ? realloc(procs, sizeof *procs * (size_t)cap * 2) : NULL;
+						if (t2)
+							text = t2;
+						if (!p2)
+							break;
+						procs = p2;
+						cap *= 2;
+					}
+					text[n] = t;
+					procs[n++] = 0;
+				}
+				procs[j]++;
+			}
+		}
+		char **out = text && procs ? calloc((size_t)n + 1, sizeof *out) : NULL;
+		for (int j = 0; out && j < n; j++) {
+			size_t l = strlen(text[j]) + 48;
+			out[j] = malloc(l);
+			if (!out[j])
+				continue;
+			if (procs[j] < size)
+				snprintf(out[j], l, "%s (%d of %d processes)", text[j], procs[j], size);
+			else
+				snprintf(out[j], l, "%s", text[j]);
+		}
+		free(text);
+		free(procs);
+		if (!out)
+			n = 0;
+		*lines = out;
+		*store = all;
+		all = NULL;
+	}
+	free(all);
+	free(counts);
+	free(displs);
+	return n;
+}
+
+/* Aligns the Global region across the ranks of comm (docs/library.md,
+ * "Finalize"): on rank 0's clock, Global spans from the first rank's exit
+ * of MPI_Init to the last rank's entry into MPI_Finalize in every process,
+ * the time before its own start and after its own end being time inside
+ * MPI (MPI_Init, MPI_Finalize) for the process, with its other CPUs idle.
+ * Rank start/end skew then never counts as useful time. */
+static void align_global(MPI_Comm comm, const struct handshake *hs, struct popmon_region_rec *g, int cpus,
+			 int64_t *start_skew, int64_t *end_skew)
+{
+	int64_t mine[2], lo[2], hi[2];
+	mine[0] = popmon_tick_monotonic_ns(popmon_proc.init_tick) + hs->offset_ns;
+	mine[1] = popmon_tick_monotonic_ns(popmon_proc.fin_tick) + hs->offset_ns;
+	int64_t neg[2] = {-mine[0], -mine[1]};
+	PMPI_Allreduce(mine, hi, 2, MPI_INT64_T, MPI_MAX, comm);
+	PMPI_Allreduce(neg, lo, 2, MPI_INT64_T, MPI_MAX, comm);
+	int64_t first_start = -lo[0], last_start = hi[0], first_end = -lo[1], last_end = hi[1];
+	*start_skew = last_start - first_start;
+	*end_skew = last_end - first_end;
+	int64_t before = mine[0] - first_start, after = last_end - mine[1];
+	if (before < 0)
+		before = 0;
+	if (after < 0)
+		after = 0;
+	if (g->visits <= 0)
+		return;
+	int64_t extra = before + after;
+	g->elapsed_ns += extra;
+	g->t[POPMON_ST_MPI] += extra;
+	g->t[POPMON_ST_MPI_WORKER_IDLE] += extra * (cpus > 1 ? cpus - 1 : 0);
+	g->prim_mpi += extra;
+}
+
+static void finalize_measure(MPI_Comm comm, const struct handshake *hs)
+{
 	int rank, size;
 	PMPI_Comm_rank(comm, &rank);
 	PMPI_Comm_size(comm, &size);
 
-	/* Nodes: the lowest world rank of each shared-memory domain, found
-	 * locally from the split (keys are equal, so ranks keep world order). */
+	/* Nodes: the lowest rank of comm of each shared-memory domain, found
+	 * locally from the split (keys are equal, so ranks keep their order). */
 	int leader = rank;
+	MPI_Comm node_comm;
 	if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm) ==
 	    MPI_SUCCESS) {
 		MPI_Group wg, ng;
@@ -236,7 +727,17 @@ static void finalize_measure(void)
 		}
 	}
 
-	struct popmon_proc_rec me = {.rank = rank, .node = leader, .pid = popmon_proc.pid, .cpus = cpus};
+	int64_t start_skew = 0, end_skew = 0;
+	if (nreg > 0 && strcmp(region_names[0], "Global") == 0)
+		align_global(comm, hs, &mine[0], cpus, &start_skew, &end_skew);
+
+	struct popmon_proc_rec me = {.rank = popmon_proc.rank, .node = leader, .pid = popmon_proc.pid,
+				     .cpus = cpus, .mpi_threads = popmon_mpi_thread_count()};
+	const struct popmon_intercept *ic = popmon_intercept_result();
+	if (ic->bypassed) {
+		me.bypass_kind = ic->kind;
+		snprintf(me.bypass_reason, sizeof me.bypass_reason, "%s", ic->reason);
+	}
 	gethostname(me.hostname, sizeof me.hostname - 1);
 	struct popmon_ctr_info ci;
 	popmon_counters_info(&ci);
@@ -286,7 +787,7 @@ static void finalize_measure(void)
 	for (int f = 0; f < POPMON_FN_COUNT; f++) {
 		ns[f] = (int64_t)popmon_ticks_to_ns(ticks[f]);
 		loc[f].v = (double)ns[f];
-		loc[f].rank = rank;
+		loc[f].rank = popmon_proc.rank;
 	}
 	for (int f = 0; f < POPMON_FN_COUNT; f++) {
 		sums_in[f] = (int64_t)calls[f];
@@ -347,6 +848,9 @@ static void finalize_measure(void)
 	free(ocounts);
 	free(odispls);
 
+	char **warn_lines = NULL, *warn_store = NULL;
+	int nwarn = gather_warnings(comm, rank, size, &warn_lines, &warn_store);
+
 	if (rank == 0 && recs && procs) {
 		/* Node indices in order of each node's lowest rank. */
 		int nnodes = 0;
@@ -381,7 +885,30 @@ static void finalize_measure(void)
 			.with_mpi = 1,
 			.omp_rows = allrows,
 			.nomp_rows = nmerged,
+			.world_size = popmon_proc.size,
+			.aligned = 1,
+			.start_skew_ns = start_skew,
+			.end_skew_ns = end_skew,
+			.warnings = (const char *const *)warn_lines,
+			.nwarnings = nwarn,
 		};
+		char incomplete[512];
+		if (hs->status == V_PARTIAL) {
+			run.missing = hs->missing;
+			snprintf(incomplete, sizeof incomplete,
+				 "the measurement library did not reach rank%s %s of %d: their processes ran "
+				 "without LD_PRELOAD (a launcher that does not pass the environment on to other "
+				 "nodes, or a library file that is not visible there)",
+				 strpbrk(hs->missing, ",-") ? "s" : "", hs->missing, popmon_proc.size);
+			run.incomplete_reason = incomplete;
+		}
+		for (int p = 0; p < size; p++) {
+			if (!procs[p].bypass_kind)
+				continue;
+			if (!run.bypass_reason)
+				run.bypass_reason = procs[p].bypass_reason;
+			run.bypass_processes++;
+		}
 		int len = 0, version = 0, subversion = 0, provided = MPI_THREAD_SINGLE;
 		char lib[MPI_MAX_LIBRARY_VERSION_STRING];
 		lib[0] = '\0';
@@ -399,6 +926,10 @@ static void finalize_measure(void)
 		popmon_write_run(&run);
 		free(fns);
 	}
+	for (int i = 0; warn_lines && i < nwarn; i++)
+		free(warn_lines[i]);
+	free(warn_lines);
+	free(warn_store);
 	free(calls);
 	free(ticks);
 	free(ns);
@@ -420,6 +951,45 @@ void popmon_mpi_finalize_hook(void)
 	if (popmon_proc.inert || popmon_proc.finalized || !popmon_proc.mpi_initialized)
 		return;
 	popmon_proc.finalized = 1;
-	finalize_measure();
+	popmon_proc.fin_tick = popmon_now();
+	popmon_regions_close_all(popmon_proc.fin_tick);
+	struct handshake hs;
+	handshake(&hs);
+	if (hs.status == V_COMPLETE) {
+		/* The application has finished communicating (it is in
+		 * MPI_Finalize), so collectives on MPI_COMM_WORLD cannot mix with
+		 * its own; no duplicate is needed, which saves a collective: on
+		 * oversubscribed cores with a busy-waiting MPI every collective
+		 * costs a scheduler time slice. */
+		finalize_measure(MPI_COMM_WORLD, &hs);
+	} else if (hs.status == V_PARTIAL && hs.members && hs.members[popmon_proc.rank]) {
+#if MPI_VERSION >= 3
+		/* The ranks present, in a communicator of their own (created
+		 * collectively over them only). */
+		MPI_Group wg, pg;
+		int *ranks = malloc(sizeof(int) * (size_t)hs.present), n = 0;
+		for (int k = 0; ranks && k < popmon_proc.size; k++)
+			if (hs.members[k])
+				ranks[n++] = k;
+		MPI_Comm comm = MPI_COMM_NULL;
+		if (ranks && n == hs.present) {
+			PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+			PMPI_Group_incl(wg, n, ranks, &pg);
+			PMPI_Comm_create_group(MPI_COMM_WORLD, pg, TAG_MEMBERS, &comm);
+			PMPI_Group_free(&pg);
+			PMPI_Group_free(&wg);
+		}
+		free(ranks);
+		if (comm != MPI_COMM_NULL) {
+			finalize_measure(comm, &hs);
+			PMPI_Comm_free(&comm);
+		}
+#endif
+	} else if (hs.status == 0 && popmon_proc.rank != 0) {
+		popmon_write_unmeasured("rank 0 did not take part in popmon's finalize (the measurement library "
+					"did not reach it): no measurement written");
+	}
+	free(hs.members);
+	registry_leave();
 	popmon_counters_finish();
 }

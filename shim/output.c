@@ -114,7 +114,11 @@ static void write_json(FILE *f, const struct popmon_run *run)
 	for (int p = 0; p < run->nprocs; p++)
 		cpus += run->procs[p].cpus;
 
-	fputs("{\n  \"format\": \"popmon-measurement\",\n  \"version\": 1,\n", f);
+	/* Version 2 marks a measurement that does not cover the whole job: a
+	 * reader that does not know the "incomplete" object must not take it
+	 * for a complete one. Complete measurements stay version 1. */
+	fprintf(f, "{\n  \"format\": \"popmon-measurement\",\n  \"version\": %d,\n",
+		run->incomplete_reason ? 2 : 1);
 	fputs("  \"tool\": {\"name\": \"popmon\", \"version\": \"" POPMON_VERSION "\"},\n", f);
 	fprintf(f, "  \"timestamp\": \"%s\",\n  \"command\": ", ts);
 	write_command(f);
@@ -132,6 +136,23 @@ static void write_json(FILE *f, const struct popmon_run *run)
 		json_str(f, run->thread_level ? run->thread_level : "single");
 		fputs("}", f);
 	}
+	if (run->incomplete_reason) {
+		fprintf(f, ",\n  \"incomplete\": {\"processes\": %d, \"measured\": %d, \"missing_ranks\": ",
+			run->world_size, run->nprocs);
+		json_str(f, run->missing ? run->missing : "");
+		fputs(", \"reason\": ", f);
+		json_str(f, run->incomplete_reason);
+		fputs("}", f);
+	}
+	if (run->bypass_reason) {
+		fprintf(f, ",\n  \"interception\": {\"complete\": false, \"processes\": %d, \"reason\": ",
+			run->bypass_processes);
+		json_str(f, run->bypass_reason);
+		fputs("}", f);
+	}
+	if (run->aligned)
+		fprintf(f, ",\n  \"global_alignment\": {\"start_skew_ns\": %lld, \"end_skew_ns\": %lld}",
+			(long long)run->start_skew_ns, (long long)run->end_skew_ns);
 	const char *commit = getenv("POPMON_GIT_COMMIT");
 	if (commit && *commit) {
 		static const char *const keys[][2] = {
@@ -176,7 +197,10 @@ static void write_json(FILE *f, const struct popmon_run *run)
 		fprintf(f, "%s\n    {\"rank\": %lld, \"node\": %lld, \"hostname\": ", p ? "," : "",
 			(long long)pr->rank, (long long)pr->node);
 		json_str(f, pr->hostname);
-		fprintf(f, ", \"pid\": %lld, \"cpus\": %lld}", (long long)pr->pid, (long long)pr->cpus);
+		fprintf(f, ", \"pid\": %lld, \"cpus\": %lld", (long long)pr->pid, (long long)pr->cpus);
+		if (pr->mpi_threads > 0)
+			fprintf(f, ", \"mpi_threads\": %lld", (long long)pr->mpi_threads);
+		fputs("}", f);
 	}
 	fputs("\n  ],\n  \"regions\": [", f);
 	int firstregion = 1;
@@ -280,9 +304,16 @@ static void write_json(FILE *f, const struct popmon_run *run)
 		fputs("\n  ]", f);
 	}
 	fputs(",\n  \"warnings\": [", f);
-	for (int i = 0; i < popmon_warning_count(); i++) {
-		fputs(i ? ", " : "", f);
-		json_str(f, popmon_warning(i));
+	if (run->warnings) {
+		for (int i = 0; i < run->nwarnings; i++) {
+			fputs(i ? ", " : "", f);
+			json_str(f, run->warnings[i] ? run->warnings[i] : "");
+		}
+	} else {
+		for (int i = 0; i < popmon_warning_count(); i++) {
+			fputs(i ? ", " : "", f);
+			json_str(f, popmon_warning(i));
+		}
 	}
 	fputs("]\n}\n", f);
 }
@@ -489,4 +520,34 @@ void popmon_write_single(void)
 	free(rows);
 	free(names);
 	free(recs);
+}
+
+void popmon_write_unmeasured(const char *why)
+{
+	if (popmon_env_rank(NULL) <= 0) {
+		char line[1024];
+		int n = snprintf(line, sizeof line, "popmon: %s\n", why);
+		if (n > (int)sizeof line - 1)
+			n = (int)sizeof line - 1;
+		if (write(2, line, (size_t)n) < 0) {
+			/* ignore */
+		}
+	}
+	const char *session = getenv("POPMON_SESSION");
+	if (!session || !*session)
+		return;
+	char host[64] = "host", path[PATH_MAX];
+	gethostname(host, sizeof host - 1);
+	snprintf(path, sizeof path, "%.3900s/unmeasured-%.64s-%d.txt", session, host, popmon_proc.pid);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return;
+	char buf[1100];
+	int n = snprintf(buf, sizeof buf, "rank %d\n%s\n", popmon_env_rank(NULL), why);
+	if (n > (int)sizeof buf - 1)
+		n = (int)sizeof buf - 1;
+	if (write(fd, buf, (size_t)n) < 0) {
+		/* ignore */
+	}
+	close(fd);
 }

@@ -106,6 +106,14 @@ struct popmon_thread *popmon_thread_slow(void);
 void popmon_mpi_init_hook(void);     /* after a successful PMPI_Init[_thread] */
 void popmon_mpi_finalize_hook(void); /* before PMPI_Finalize */
 
+/* Another PMPI tool's wrapper of each MPI function when one is loaded after
+ * libpopmon (later in LD_PRELOAD; intercept.c), else NULL: the C wrappers
+ * call it instead of PMPI_, so that both tools see every call. */
+extern void *popmon_chain[POPMON_FN_COUNT];
+#define POPMON_NEXT(id, pmpi)                                                  \
+	(__builtin_expect(popmon_chain[id] == NULL, 1) ? (pmpi)                \
+						       : (__typeof__(&(pmpi)))popmon_chain[id])
+
 /* Resolves the first of a NULL-terminated list of symbol names in the
  * libraries loaded after libpopmon (dlsym(RTLD_NEXT)). Returns NULL when none
  * exists. Used by the Fortran pass-through wrappers, once per function. */

@@ -58,16 +58,21 @@ extern const unsigned char popmon_fn_kind[POPMON_FN_COUNT];
 func GenerateWrappers(calls []*Call) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `/* mpi_wrappers.c: PMPI interception of the MPI functions of the installed
- * mpi.h, through their C bindings and their mpif.h / "use mpi" Fortran
- * bindings (symbols mpi_x_, mpi_x__ and mpi_x).
+ * mpi.h, through their C bindings, their mpif.h / "use mpi" Fortran
+ * bindings (symbols mpi_x_, mpi_x__ and mpi_x) and their "use mpi_f08"
+ * bindings (mpi_x_f08_ in Open MPI and MPICH; mpi_x_f08ts_ for choice
+ * buffers and mpi_x_f08[ts]_large_ for large counts in MPICH).
  * %s
  *
- * A C wrapper brackets the PMPI_ call with popmon_mpi_enter() and
- * popmon_mpi_leave(id). A Fortran wrapper forwards its arguments untouched
- * (every argument is a reference, then one hidden length per CHARACTER
- * argument) to the Fortran PMPI entry point of the MPI library, found once
- * with dlsym(RTLD_NEXT); the C calls that the Fortran binding makes are
- * counted once, by the depth counter of popmon_mpi_enter/leave.
+ * A C wrapper brackets the call with popmon_mpi_enter() and
+ * popmon_mpi_leave(id); it calls PMPI_, or another PMPI tool's wrapper of
+ * the function when one is loaded after libpopmon (POPMON_NEXT). A Fortran
+ * wrapper forwards its arguments untouched (every argument is a reference,
+ * then one hidden length per CHARACTER argument) to the next definition of
+ * its own symbol (the MPI library's, or another tool's), else to the
+ * Fortran PMPI entry point, found once with dlsym(RTLD_NEXT); the C calls
+ * that the Fortran binding makes are counted once, by the depth counter of
+ * popmon_mpi_enter/leave.
  * Functions newer than MPI-1.0 are compiled only when mpi.h declares their
  * MPI version.
  */
@@ -97,6 +102,10 @@ func GenerateWrappers(calls []*Call) []byte {
 
 	writeFortranSupport(&b, calls)
 
+	byName := make(map[string]*Call, len(calls))
+	for _, c := range calls {
+		byName[c.Name] = c
+	}
 	for _, c := range calls {
 		fmt.Fprintf(&b, "/* %s: MPI-%s, %s */\n", c.Name, c.Version, c.Kind)
 		g := c.Guard()
@@ -107,8 +116,12 @@ func GenerateWrappers(calls []*Call) []byte {
 		if sig, ok := c.FortranSignature(); ok {
 			for _, dec := range fortranDecorations {
 				b.WriteString("\n")
-				writeFortran(&b, c, sig, dec)
+				writeFortran(&b, c, sig, c.FortranName()+dec, fortranLookup(c.FortranName(), dec), false)
 			}
+		}
+		for _, w := range c.F08Wrappers(byName[strings.TrimSuffix(c.Name, "_c")]) {
+			b.WriteString("\n")
+			writeFortran(&b, c, w.Sig, w.Symbol, w.Lookup, true)
 		}
 		if g != "" {
 			fmt.Fprintf(&b, "#endif /* %s */\n", c.Name)
@@ -138,7 +151,9 @@ func writeC(b *bytes.Buffer, c *Call) {
 		decls = append(decls, "void")
 	}
 	// A variadic function forwards its fixed parameters only (MPI_Pcontrol).
-	call := fmt.Sprintf("%s(%s)", c.PMPIName(), paramNames(c.Params))
+	// The call goes to the next definition of the function when another
+	// PMPI tool is loaded after libpopmon (popmon_chain), else to PMPI_.
+	call := fmt.Sprintf("POPMON_NEXT(%s, %s)(%s)", c.ID(), c.PMPIName(), paramNames(c.Params))
 	fmt.Fprintf(b, "%s %s(%s)\n{\n", c.Return, c.Name, strings.Join(decls, ", "))
 	switch c.Hook {
 	case HookInit:
@@ -238,7 +253,10 @@ static inline popmon_fvoid popmon_fortran_resolve(void **cache, const char *cons
 `)
 }
 
-func writeFortran(b *bytes.Buffer, c *Call, sig FortranSig, dec string) {
+// writeFortran writes the Fortran wrapper symbol of c, which forwards to
+// the first of lookup that exists after libpopmon. An mpi_f08 wrapper (f08)
+// has an optional IERROR: NULL when the caller left it out.
+func writeFortran(b *bytes.Buffer, c *Call, sig FortranSig, symbol string, lookup []string, f08 bool) {
 	decls := make([]string, 0, len(sig.Args)+len(sig.Lens))
 	for _, a := range sig.Args {
 		decls = append(decls, "void *"+a)
@@ -246,7 +264,6 @@ func writeFortran(b *bytes.Buffer, c *Call, sig FortranSig, dec string) {
 	for _, l := range sig.Lens {
 		decls = append(decls, "size_t "+l)
 	}
-	lookup := fortranLookup(c.FortranName(), dec)
 	quoted := make([]string, 0, len(lookup)+1)
 	for _, s := range lookup {
 		quoted = append(quoted, fmt.Sprintf("%q", s))
@@ -255,15 +272,23 @@ func writeFortran(b *bytes.Buffer, c *Call, sig FortranSig, dec string) {
 	fwd := fmt.Sprintf("((%s)f)(%s)", fortranType(sig.Arity()),
 		strings.Join(append(append([]string{}, sig.Args...), sig.Lens...), ", "))
 
-	fmt.Fprintf(b, "void %s%s(%s)\n{\n", c.FortranName(), dec, strings.Join(decls, ", "))
+	fmt.Fprintf(b, "void %s(%s)\n{\n", symbol, strings.Join(decls, ", "))
 	b.WriteString("\tstatic void *fp;\n")
 	fmt.Fprintf(b, "\tstatic const char *const names[] = {%s};\n", strings.Join(quoted, ", "))
 	b.WriteString("\tpopmon_fvoid f = popmon_fortran_resolve(&fp, names);\n")
-	fmt.Fprintf(b, "\tif (f == NULL) {\n\t\t*(MPI_Fint *)%s = MPI_ERR_OTHER;\n\t\treturn;\n\t}\n", ierrorName)
+	// ierr is the error code the call returned: IERROR, or success when an
+	// mpi_f08 caller left the optional IERROR out (MPI's default error
+	// handler aborts on errors).
+	ierr, setErr := fmt.Sprintf("*(MPI_Fint *)%s", ierrorName), fmt.Sprintf("*(MPI_Fint *)%s = MPI_ERR_OTHER;", ierrorName)
+	if f08 {
+		ierr = fmt.Sprintf("(%s ? *(MPI_Fint *)%s : MPI_SUCCESS)", ierrorName, ierrorName)
+		setErr = fmt.Sprintf("if (%s)\n\t\t\t*(MPI_Fint *)%s = MPI_ERR_OTHER;", ierrorName, ierrorName)
+	}
+	fmt.Fprintf(b, "\tif (f == NULL) {\n\t\t%s\n\t\treturn;\n\t}\n", setErr)
 	switch c.Hook {
 	case HookInit:
 		fmt.Fprintf(b, "\t%s;\n", fwd)
-		fmt.Fprintf(b, "\tif (*(MPI_Fint *)%s == MPI_SUCCESS)\n\t\tpopmon_mpi_init_hook();\n", ierrorName)
+		fmt.Fprintf(b, "\tif (%s == MPI_SUCCESS)\n\t\tpopmon_mpi_init_hook();\n", ierr)
 	case HookFinalize:
 		b.WriteString("\tpopmon_mpi_finalize_hook();\n")
 		fmt.Fprintf(b, "\t%s;\n", fwd)

@@ -203,9 +203,9 @@ func TestFortranLookup(t *testing.T) {
 		dec  string
 		want []string
 	}{
-		{"_", []string{"pmpi_send_", "pmpi_send__", "pmpi_send"}},
-		{"__", []string{"pmpi_send__", "pmpi_send_", "pmpi_send"}},
-		{"", []string{"pmpi_send", "pmpi_send_", "pmpi_send__"}},
+		{"_", []string{"mpi_send_", "pmpi_send_", "pmpi_send__", "pmpi_send"}},
+		{"__", []string{"mpi_send__", "pmpi_send__", "pmpi_send_", "pmpi_send"}},
+		{"", []string{"mpi_send", "pmpi_send", "pmpi_send_", "pmpi_send__"}},
 	}
 	for _, tt := range tests {
 		if got := fortranLookup("mpi_send", tt.dec); !reflect.DeepEqual(got, tt.want) {
@@ -395,5 +395,50 @@ func TestWrappersCompile(t *testing.T) {
 	}
 	if len(tried) == 0 {
 		t.Skip("no MPI compiler wrapper installed")
+	}
+}
+
+func TestF08Wrappers(t *testing.T) {
+	const list = `1.0 | p2p | int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+4.0 | p2p | int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) | fortran=none
+1.0 | other | int MPI_Comm_rank(MPI_Comm comm, int *rank)
+2.0 | other | int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name) | fchar=comm_name
+1.0 | other | int MPI_Pcontrol(const int level, ...) | fortran=none
+`
+	calls, err := ParseCalls(strings.NewReader(list))
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]*Call{}
+	for _, c := range calls {
+		by[c.Name] = c
+	}
+	tests := []struct {
+		name, base string
+		want       []string // symbol: lookup...
+		arity      [2]int
+	}{
+		{"MPI_Send", "", []string{
+			"mpi_send_f08_: mpi_send_f08_ pmpi_send_f08_ pmpir_send_f08_",
+			"mpi_send_f08ts_: mpi_send_f08ts_ pmpi_send_f08ts_ pmpir_send_f08ts_"}, [2]int{7, 0}},
+		{"MPI_Send_c", "MPI_Send", []string{
+			"mpi_send_f08_large_: mpi_send_f08_large_ pmpi_send_f08_large_ pmpir_send_f08_large_",
+			"mpi_send_f08ts_large_: mpi_send_f08ts_large_ pmpi_send_f08ts_large_ pmpir_send_f08ts_large_"}, [2]int{7, 0}},
+		{"MPI_Comm_rank", "", []string{"mpi_comm_rank_f08_: mpi_comm_rank_f08_ pmpi_comm_rank_f08_ pmpir_comm_rank_f08_"}, [2]int{3, 0}},
+		{"MPI_Comm_set_name", "", []string{"mpi_comm_set_name_f08_: mpi_comm_set_name_f08_ pmpi_comm_set_name_f08_ pmpir_comm_set_name_f08_"}, [2]int{3, 1}},
+		{"MPI_Pcontrol", "", nil, [2]int{}},
+	}
+	for _, tt := range tests {
+		ws := by[tt.name].F08Wrappers(by[tt.base])
+		var got []string
+		for _, w := range ws {
+			got = append(got, w.Symbol+": "+strings.Join(w.Lookup, " "))
+			if p, l := w.Sig.Arity(); p != tt.arity[0] || l != tt.arity[1] {
+				t.Errorf("%s: arity %d+%d, want %d+%d", w.Symbol, p, l, tt.arity[0], tt.arity[1])
+			}
+		}
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: F08Wrappers = %q, want %q", tt.name, got, tt.want)
+		}
 	}
 }
