@@ -790,44 +790,50 @@ func (im *importer) finish() (*measure.Measurement, error) {
 
 // callProfile aggregates the processes' MPI call profiles by call name:
 // totals, and min/max over processes (a process that never made a call
-// counts as 0 for its minimum), longest total time first.
+// counts as 0 for its minimum), longest total time first. Its cost is the
+// processes' own profiles, never their number times the number of names.
 func (im *importer) callProfile(ns func(int64) int64) []measure.MPICall {
-	byName := make([]map[string]*callStat, len(im.tasks))
-	var names []string
-	seen := map[string]bool{}
-	for i, tk := range im.tasks {
-		byName[i] = map[string]*callStat{}
+	type agg struct {
+		c     measure.MPICall
+		procs int // processes that made the call
+	}
+	byName := map[string]*agg{}
+	var order []*agg
+	for _, tk := range im.tasks { // in rank order: the first rank wins ties
+		local := map[string]*callStat{} // several event values may share a name
 		for k, cs := range tk.calls {
 			name := callName(im.opt.PCF, k)
-			s := byName[i][name]
+			s := local[name]
 			if s == nil {
 				s = &callStat{}
-				byName[i][name] = s
+				local[name] = s
 			}
 			s.calls += cs.calls
 			s.time += cs.time
-			if !seen[name] {
-				seen[name] = true
-				names = append(names, name)
+		}
+		for name, s := range local {
+			a := byName[name]
+			if a == nil {
+				a = &agg{c: measure.MPICall{Name: name, MinTimeNS: math.MaxInt64, MaxTimeNS: -1}}
+				byName[name] = a
+				order = append(order, a)
 			}
+			t := ns(s.time)
+			a.c.Calls += s.calls
+			a.c.TimeNS += t
+			a.c.MinTimeNS = min(a.c.MinTimeNS, t)
+			if t > a.c.MaxTimeNS || (t == a.c.MaxTimeNS && tk.rank < a.c.MaxRank) {
+				a.c.MaxTimeNS, a.c.MaxRank = t, tk.rank
+			}
+			a.procs++
 		}
 	}
-	out := make([]measure.MPICall, 0, len(names))
-	for _, name := range names {
-		c := measure.MPICall{Name: name, MinTimeNS: math.MaxInt64, MaxTimeNS: -1}
-		for i, tk := range im.tasks {
-			var calls, t int64
-			if s := byName[i][name]; s != nil {
-				calls, t = s.calls, ns(s.time)
-			}
-			c.Calls += calls
-			c.TimeNS += t
-			c.MinTimeNS = min(c.MinTimeNS, t)
-			if t > c.MaxTimeNS {
-				c.MaxTimeNS, c.MaxRank = t, tk.rank
-			}
+	out := make([]measure.MPICall, 0, len(order))
+	for _, a := range order {
+		if a.procs < len(im.tasks) {
+			a.c.MinTimeNS = 0
 		}
-		out = append(out, c)
+		out = append(out, a.c)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].TimeNS != out[j].TimeNS {

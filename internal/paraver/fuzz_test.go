@@ -24,7 +24,10 @@ import (
 // hand-made traces of the tests and the companions' sections popmon reads.
 // Run one with, e.g.:
 //
-//	go test -run '^$' -fuzz '^FuzzImport$' -fuzztime 60s ./internal/paraver/
+//	go test -run '^$' -fuzz '^FuzzImport$' -fuzztime 200000x ./internal/paraver/
+//
+// (a count: with a duration, Go 1.26's fuzzing coordinator may end a clean
+// run with a spurious "context deadline exceeded", go.dev/issue/75804).
 //
 // Inputs that failed once are kept in testdata/fuzz/<target>/ and run with
 // every `go test`.

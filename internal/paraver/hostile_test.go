@@ -492,3 +492,51 @@ func TestImportRecordsBackInTime(t *testing.T) {
 		t.Errorf("warnings %q (threads named by events only have records)", m.Warnings)
 	}
 }
+
+// TestParsePCFBlockBomb: an EVENT_TYPE block of 20 000 types and 20 000
+// values costs its lines, not their product (4 × 10⁸ names), and every type
+// of the block names every value.
+func TestParsePCFBlockBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("EVENT_TYPE\n")
+	for i := 0; i < 20000; i++ {
+		fmt.Fprintf(&b, "9 %d T%d\n", 50000000+i, i)
+	}
+	b.WriteString("VALUES\n")
+	for i := 0; i < 20000; i++ {
+		fmt.Fprintf(&b, "%d MPI_%d\n", i, i)
+	}
+	var p *PCF
+	var err error
+	n := allocated(func() { p, err = ParsePCF(strings.NewReader(b.String())) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ValueName(50000000, 0) != "MPI_0" || p.ValueName(50019999, 19999) != "MPI_19999" || p.Types[50019999] != "T19999" {
+		t.Errorf("names: %q %q %q", p.ValueName(50000000, 0), p.ValueName(50019999, 19999), p.Types[50019999])
+	}
+	if n > 32<<20 {
+		t.Errorf("parsing %d KB of .pcf allocated %d MB", b.Len()>>10, n>>20)
+	}
+	// A type in two blocks takes the last block's values.
+	p, err = ParsePCF(strings.NewReader("EVENT_TYPE\n9 7 A\nVALUES\n1 one\n\nEVENT_TYPE\n9 7 A\n9 8 B\nVALUES\n2 two\n"))
+	if err != nil || p.ValueName(7, 1) != "" || p.ValueName(7, 2) != "two" || p.ValueName(8, 2) != "two" {
+		t.Errorf("two blocks: %v %+v", err, p)
+	}
+}
+
+// TestImportCallProfile: the MPI call profile by name, from each process's
+// own calls: two event values of one name merge, a process without the
+// call is the minimum (0), the longest process is the maximum.
+func TestImportCallProfile(t *testing.T) {
+	trace := "#Paraver (d):100_ns:1(3):1:3(1:1,1:1,1:1)\n" +
+		"1:1:1:1:1:0:100:1\n" +
+		"2:1:1:2:1:0:50000002:10\n2:1:1:2:1:20:50000002:11\n2:1:1:2:1:30:50000002:0\n1:1:1:2:1:30:100:1\n" +
+		"2:1:1:3:1:0:50000002:10\n2:1:1:3:1:40:50000002:0\n1:1:1:3:1:40:100:1\n"
+	pcf := &PCF{Values: map[int64]map[uint64]string{50000002: {10: "MPI_Allreduce", 11: "MPI_Allreduce"}}}
+	m := importText(t, trace, Options{PCF: pcf})
+	want := []measure.MPICall{{Name: "MPI_Allreduce", Calls: 3, TimeNS: 70, MinTimeNS: 0, MaxTimeNS: 40, MaxRank: 2}}
+	if !reflect.DeepEqual(m.MPICalls, want) {
+		t.Errorf("MPI calls\n %+v\nwant\n %+v", m.MPICalls, want)
+	}
+}

@@ -15,7 +15,10 @@ type PCF struct {
 	States map[int32]string
 	// Types maps an event type to its name ("MPI Point-to-point").
 	Types map[int64]string
-	// Values maps an event type to its value names ("MPI_Send").
+	// Values maps an event type to its value names ("MPI_Send"). The types
+	// of one EVENT_TYPE block share one map (a block of n types and m
+	// values costs n + m, not n × m); a type listed in several blocks with
+	// VALUES takes the last block's.
 	Values map[int64]map[uint64]string
 }
 
@@ -28,6 +31,7 @@ func ParsePCF(r io.Reader) (*PCF, error) {
 	sc.Buffer(make([]byte, 64*1024), 16<<20)
 	section := ""
 	var block []int64 // event types of the current EVENT_TYPE block
+	var blockValues map[uint64]string
 	valuesOpen := false
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
@@ -43,8 +47,11 @@ func ParsePCF(r io.Reader) (*PCF, error) {
 			case "EVENT_TYPE":
 				section, block, valuesOpen = "EVENT_TYPE", nil, false
 			case "VALUES":
-				if section == "EVENT_TYPE" {
-					valuesOpen = true
+				if section == "EVENT_TYPE" && !valuesOpen {
+					valuesOpen, blockValues = true, map[uint64]string{}
+					for _, t := range block {
+						p.Values[t] = blockValues
+					}
 				}
 			default:
 				section = kw
@@ -83,14 +90,7 @@ func ParsePCF(r io.Reader) (*PCF, error) {
 			if err != nil {
 				return nil, fmt.Errorf("line %d: malformed event value %q (want VALUE NAME)", n, line)
 			}
-			for _, t := range block {
-				m := p.Values[t]
-				if m == nil {
-					m = map[uint64]string{}
-					p.Values[t] = m
-				}
-				m[v] = strings.TrimSpace(name)
-			}
+			blockValues[v] = strings.TrimSpace(name)
 		}
 	}
 	if err := sc.Err(); err != nil {
