@@ -89,6 +89,7 @@ func jsonModels(w io.Writer, reps []*pop.Report, m *measure.Measurement, opts Op
 	}
 	out = append(out, member{"models", models})
 	out = appendOMPRegionsJSON(out, m)
+	out = appendAccountViolationsJSON(out, m)
 	return writeIndented(w, out)
 }
 

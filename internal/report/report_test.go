@@ -541,7 +541,9 @@ func TestTALPSamplesParse(t *testing.T) {
 }
 
 // TestTALPJSONMeanings recomputes the efficiencies from the times
-// talp-json writes, with DLB's formulas: the times mean what DLB's mean.
+// talp-json writes, with DLB's formulas (hybrid-v2 with
+// mpiWorkerIdleTime, as DLB after 3.7.0 computes them): the times mean
+// what DLB's mean.
 func TestTALPJSONMeanings(t *testing.T) {
 	for _, file := range []string{"hybrid_2nodes.json", "mpi_imbalance.json", "doc_example.json"} {
 		rep, m := load(t, file)
@@ -557,7 +559,7 @@ func TestTALPJSONMeanings(t *testing.T) {
 			}
 			T := g["elapsedTime"]
 			active := g["usefulTime"] + g["mpiTime"] + g["ompLoadImbalanceTime"] + g["ompSchedulingTime"] + g["ompSerializationTime"] + g["gpuRuntimeTime"]
-			nonMPIApp := T - g["mpiTime"]/g["avgCpus"]
+			nonMPIApp := T - (g["mpiTime"]+g["mpiWorkerIdleTime"])/g["numCpus"]
 			nonMPIProc := T - g["minMpiNormdProc"]
 			nonMPINode := T - g["minMpiNormdNode"]
 			checks := map[string]float64{

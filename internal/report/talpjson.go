@@ -44,13 +44,20 @@ var talpGPUEfficiencies = []struct {
 	{"gpuOrchestrationEfficiency", pop.IDGPUOrchestrationEfficiency},
 }
 
-// TALPJSON writes the report in DLB/TALP's JSON layout (DLB 3.6/3.7 key
-// names, order and meanings) so TALP tooling such as talp-pages reads it.
-// Deviations, documented in docs/report-formats.md: efficiencies at full
-// precision; "popmonVersion" added; the timestamp in UTC; GPU device times
-// 0 (not measured yet). As DLB does, an efficiency whose branch does not
-// apply (no MPI, no OpenMP, no GPU) is written as 1.0, and every efficiency
-// of a region without measured time as 0.0.
+// TALPJSON writes the report in DLB/TALP's JSON layout (DLB 3.7 key
+// names, order and meanings, with DLB's mpiWorkerIdleTime of after 3.7.0)
+// so TALP tooling such as talp-pages reads it. Times mean what TALP's do:
+// mpiTime is the time threads spent inside MPI, mpiWorkerIdleTime the time
+// OpenMP workers idled while their primary thread was in MPI (Mw), and
+// ompSerializationTime includes Mw (DLB counts it in both; popmon's
+// measurement keeps it apart), so DLB's formulas applied to the times
+// give the efficiencies written. numOmpParallels counts every parallel
+// region, nested ones included, as TALP does. Deviations, documented in
+// docs/report-formats.md: efficiencies at full precision; "popmonVersion"
+// added; the timestamp in UTC; GPU device times 0 (not measured yet). As
+// DLB does, an efficiency whose branch does not apply (no MPI, no OpenMP,
+// no GPU) is written as 1.0, and every efficiency of a region without
+// measured time as 0.0.
 func TALPJSON(w io.Writer, rep *pop.Report, m *measure.Measurement, opts Options) error {
 	if m == nil {
 		return errors.New("talp-json needs the measurement, not only the report")
@@ -99,12 +106,16 @@ func TALPJSON(w io.Writer, rep *pop.Report, m *measure.Measurement, opts Options
 			{"numGpuRuntimeCalls", t.GPURuntimeCalls},
 			{"elapsedTime", g.ElapsedNS},
 			{"usefulTime", t.UsefulNS},
-			// DLB's mpiTime is the MPI time of all CPUs, including OpenMP
-			// workers idle while their primary thread is in MPI.
-			{"mpiTime", satAdd(satAdd(t.MPINS, t.MPIWorkerIdleNS), t.OtherNS)},
+			// TALP's accounting (docs/report-formats.md): mpiTime is the
+			// time of threads inside MPI (other time of imported traces
+			// charged with it), mpiWorkerIdleTime the time OpenMP workers
+			// idle while their primary thread is in MPI, which
+			// ompSerializationTime includes as well.
+			{"mpiTime", satAdd(t.MPINS, t.OtherNS)},
+			{"mpiWorkerIdleTime", t.MPIWorkerIdleNS},
 			{"ompLoadImbalanceTime", t.OMPLoadImbalanceNS},
 			{"ompSchedulingTime", t.OMPSchedulingNS},
-			{"ompSerializationTime", t.OMPSerializationNS},
+			{"ompSerializationTime", satAdd(t.OMPSerializationNS, t.MPIWorkerIdleNS)},
 			{"gpuRuntimeTime", t.GPURuntimeNS},
 			{"minMpiNormdProc", roundNS(t.MinMPIProcNS)},
 			{"minMpiNormdNode", roundNS(t.MinMPINodeNS)},

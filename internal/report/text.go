@@ -59,9 +59,10 @@ func textReports(w io.Writer, reps []*pop.Report, m *measure.Measurement, opts O
 	if m != nil {
 		textMPICalls(b, m.MPICalls)
 		textOMPRegions(b, m, topOMPRegions)
-		if len(m.Warnings) > 0 {
+		warnings := append(accountWarnings(m), m.Warnings...) // accounts invariant first
+		if len(warnings) > 0 {
 			b.WriteString("\nWarnings\n")
-			for _, l := range m.Warnings {
+			for _, l := range warnings {
 				fmt.Fprintf(b, "  %s\n", safetext.Text(l))
 			}
 		}

@@ -49,10 +49,12 @@ type talpRegion struct {
 	ElapsedTime          float64  `json:"elapsedTime"`
 	UsefulTime           float64  `json:"usefulTime"`
 	MpiTime              float64  `json:"mpiTime"`
+	MpiWorkerIdleTime    float64  `json:"mpiWorkerIdleTime"`
 	OmpLoadImbalanceTime float64  `json:"ompLoadImbalanceTime"`
 	OmpSchedulingTime    float64  `json:"ompSchedulingTime"`
 	OmpSerializationTime float64  `json:"ompSerializationTime"`
 	GpuRuntimeTime       float64  `json:"gpuRuntimeTime"`
+	MinMpiNormdProc      *float64 `json:"minMpiNormdProc"`
 	ParallelEfficiency   *float64 `json:"parallelEfficiency"`
 	MpiParallelEff       *float64 `json:"mpiParallelEfficiency"`
 	MpiCommEff           *float64 `json:"mpiCommunicationEfficiency"`
@@ -104,6 +106,8 @@ var talpTree = []talpNode{
 // MPI calls or MPI time; OpenMP when it has parallel regions or OpenMP
 // idle time; device offload and GPU metrics when it has GPUs or GPU
 // runtime time. A region with no elapsed or useful time has no metrics.
+// DLB's load balance In/Out are replaced where they are impossible (see
+// fixLoadBalanceInOut).
 func loadTALP(path string, app json.RawMessage, data []byte) (*Run, error) {
 	var f talpFile
 	if err := json.Unmarshal(data, &f); err != nil {
@@ -148,7 +152,7 @@ func loadTALP(path string, app json.RawMessage, data []byte) (*Run, error) {
 		if !hasGlobal && global < 0 && isGlobalName(n) {
 			name = GlobalNames[0]
 		}
-		reg := talpSummary(name, &tr, res.NumGpus)
+		reg := talpSummary(name, &tr, res.NumGpus, res.NumNodes)
 		if name == GlobalNames[0] && global < 0 {
 			global = len(r.Regions)
 		}
@@ -174,8 +178,9 @@ func isGlobalName(n string) bool {
 	return false
 }
 
-// talpSummary turns one TALP region into a Region.
-func talpSummary(name string, tr *talpRegion, fileGPUs int) Region {
+// talpSummary turns one TALP region into a Region; fileNodes is the
+// file's resources.numNodes.
+func talpSummary(name string, tr *talpRegion, fileGPUs, fileNodes int) Region {
 	reg := Region{
 		Name: name, Processes: max(tr.NumMpiRanks, 1), CPUs: tr.NumCpus,
 		ElapsedNS: toNS(tr.ElapsedTime), UsefulNS: toNS(tr.UsefulTime), MPINS: toNS(tr.MpiTime),
@@ -197,7 +202,7 @@ func talpSummary(name string, tr *talpRegion, fileGPUs int) Region {
 	gpus := tr.NumGpus > 0 || fileGPUs > 0 || tr.GpuRuntimeTime > 0
 	branch := map[string]bool{
 		"":        true,
-		"mpi":     tr.NumMpiRanks > 0 || tr.NumMpiCalls > 0 || tr.MpiTime > 0,
+		"mpi":     tr.NumMpiRanks > 0 || tr.NumMpiCalls > 0 || tr.MpiTime > 0 || tr.MpiWorkerIdleTime > 0,
 		"omp":     tr.NumOmpParallels > 0 || tr.OmpLoadImbalanceTime > 0 || tr.OmpSchedulingTime > 0 || tr.OmpSerializationTime > 0,
 		"offload": gpus,
 		"gpu":     gpus,
@@ -210,8 +215,57 @@ func talpSummary(name string, tr *talpRegion, fileGPUs int) Region {
 		reg.Metrics[n.id] = *v
 		reg.Tree = append(reg.Tree, Node{ID: n.id, Name: n.name, Depth: n.depth})
 	}
+	fixLoadBalanceInOut(&reg, tr, max(tr.NumNodes, fileNodes))
 	return reg
 }
+
+// fixLoadBalanceInOut replaces DLB's load balance In and Out where either
+// is impossible (below 0 or above 1: DLB caps a node's CPUs at its
+// hardware CPUs, which breaks them when a node runs more ranks or threads
+// than it has cores; POP-METRICS.md, Deviation (node CPUs)). On one node
+// they follow from the file's times exactly, as model talp defines them:
+// the node's MPI time is the application's, so In = nonmpi_app /
+// nonmpi_proc (the load balance, from mpiTime + mpiWorkerIdleTime,
+// numCpus and minMpiNormdProc) and Out = 1. On several nodes the file does
+// not say how MPI time divides among them: both are removed. The
+// converted measurement's notes (internal/talpjson) say so.
+func fixLoadBalanceInOut(reg *Region, tr *talpRegion, nodes int) {
+	in, okIn := reg.Metrics[pop.IDMPILoadBalanceIn]
+	out, okOut := reg.Metrics[pop.IDMPILoadBalanceOut]
+	if !(okIn && impossibleEff(in) || okOut && impossibleEff(out)) {
+		return
+	}
+	drop := func(ids ...string) {
+		for _, id := range ids {
+			delete(reg.Metrics, id)
+		}
+		kept := reg.Tree[:0]
+		for _, n := range reg.Tree {
+			if _, ok := reg.Metrics[n.ID]; ok || n.ID != pop.IDMPILoadBalanceIn && n.ID != pop.IDMPILoadBalanceOut {
+				kept = append(kept, n)
+			}
+		}
+		reg.Tree = kept
+	}
+	T := tr.ElapsedTime
+	nonProc := 0.0
+	if tr.MinMpiNormdProc != nil {
+		nonProc = T - *tr.MinMpiNormdProc
+	}
+	nonApp := T - (tr.MpiTime+tr.MpiWorkerIdleTime)/float64(max(tr.NumCpus, 1))
+	v := nonApp / nonProc
+	if nodes > 1 || tr.MinMpiNormdProc == nil || nonProc <= 0 || math.IsNaN(v) || math.IsInf(v, 0) || impossibleEff(v) {
+		drop(pop.IDMPILoadBalanceIn, pop.IDMPILoadBalanceOut)
+		return
+	}
+	reg.Metrics[pop.IDMPILoadBalanceIn] = v
+	reg.Metrics[pop.IDMPILoadBalanceOut] = 1
+}
+
+// impossibleEff reports whether one of DLB's efficiencies is outside
+// [0, 1] (DLB rounds to 2 decimals, so a true value never reads above
+// 1.00).
+func impossibleEff(v float64) bool { return v < 0 || v > 1+1e-9 }
 
 func toNS(v float64) int64 {
 	if math.IsNaN(v) || v <= 0 {

@@ -9,6 +9,12 @@ import (
 	"github.com/popmon/popmon/measure"
 )
 
+// NoteImpossibleLoadBalance starts the note of a converted measurement
+// that says DLB's own load balance In/Out are impossible in some regions
+// and how popmon replaces them (popmon scaling shows DLB's other
+// efficiencies, so it should print this note for such files).
+const NoteImpossibleLoadBalance = "DLB's own load balance In/Out are impossible"
+
 // placement is the synthesized run: per rank its CPUs and node.
 type placement struct {
 	cpus []int // file-level CPUs of each process
@@ -140,14 +146,39 @@ func build(f *file, path string) (*measure.Measurement, error) {
 
 	dist := map[mpiTier][]string{}
 	reasons := map[mpiTier][]string{}
+	var serShort, derived, notDerived, lbImpossible []string
+	var over []string
+	maxOver := 0.0
+	moreThreads := false // numOmpThreads > numCpus in a region that exceeds elapsed × CPUs
+	hybridMPI := false // a region with MPI time and several CPUs per rank
 	for i := range regs {
-		g, tier, why := account(&regs[i], &pl, counters)
+		r := &regs[i]
+		g, info := account(r, &pl, counters)
 		m.Regions = append(m.Regions, g)
-		if hasMPI && regs[i].mpi+regs[i].mpiWorkerIdle > 0 {
-			dist[tier] = append(dist[tier], regs[i].name)
-			if why != "" {
-				reasons[tier] = append(reasons[tier], fmt.Sprintf("%s: %s", quote(regs[i].name), why))
+		if hasMPI && r.mpi+r.mpiWorkerIdle > 0 {
+			dist[info.tier] = append(dist[info.tier], r.name)
+			if info.why != "" {
+				reasons[info.tier] = append(reasons[info.tier], fmt.Sprintf("%s: %s", quote(r.name), info.why))
 			}
+			hybridMPI = hybridMPI || len(g.Processes) > 0 && regionCPUs(&g) > len(g.Processes)
+		}
+		if info.serShort {
+			serShort = append(serShort, r.name)
+		}
+		if info.overBy > 0 {
+			over = append(over, r.name)
+			maxOver = max(maxOver, info.overBy)
+			moreThreads = moreThreads || r.ompThreads > regionCPUs(&g)
+		}
+		if regionCPUs(&g) == len(g.Processes) && len(g.Processes) > 0 && r.elapsed > 0 && r.useful > 0 {
+			if info.derived {
+				derived = append(derived, r.name)
+			} else {
+				notDerived = append(notDerived, r.name)
+			}
+		}
+		if impossible(r.lbIn) || impossible(r.lbOut) {
+			lbImpossible = append(lbImpossible, fmt.Sprintf("%s (In %s, Out %s)", quote(r.name), showEff(r.lbIn), showEff(r.lbOut)))
 		}
 	}
 
@@ -171,10 +202,42 @@ func build(f *file, path string) (*measure.Measurement, error) {
 		src.Notes = append(src.Notes, fmt.Sprintf("DLB's whole-run region %q is the Global region.", renamed))
 	}
 	if hasMPI {
-		src.Notes = append(src.Notes, mpiNotes(dist, reasons, workerIdle, maxThreads > 1)...)
+		src.Notes = append(src.Notes, mpiNotes(dist, reasons, workerIdle)...)
+		if workerIdle {
+			src.Notes = append(src.Notes, "The file has mpiWorkerIdleTime (DLB after 3.7.0): the time OpenMP workers idle while their primary thread is in MPI is recorded as mpi_worker_idle_ns and, since DLB counts it in ompSerializationTime as well, ompSerializationTime − mpiWorkerIdleTime is omp_serialization_ns; model talp counts it once, in both branches, as DLB does.")
+		}
+		if hybridMPI && !workerIdle {
+			if v, ok := parseVersion(f.dlbVersion); ok && f.popmonVersion == "" && v.before(3, 6, 2) {
+				src.Notes = append(src.Notes, "DLB before 3.6.2 leaves the time OpenMP workers idle while their primary thread is in MPI out of mpiTime (it is in ompSerializationTime only): the MPI efficiencies of this hybrid run, DLB's and popmon's alike, are too high.")
+			}
+		}
+		if len(lbImpossible) > 0 {
+			src.Notes = append(src.Notes, fmt.Sprintf(NoteImpossibleLoadBalance+" (below 0 or above 1) in %s: DLB caps a node's CPUs at its hardware CPUs, which breaks them when a node runs more ranks or threads than it has cores (POP-METRICS.md, Deviation (node CPUs)). popmon computes them from the file's times instead: exactly on one node (In = load balance, Out = 1); on several nodes popmon scaling leaves them out, as the file does not say how MPI time divides among the nodes.",
+				strings.Join(first(lbImpossible, 3), "; ")))
+		}
 		src.Notes = append(src.Notes, "A TALP file names neither the MPI library nor the thread level: both are recorded as unknown.")
 	}
-	src.Notes = append(src.Notes, "Per-process and per-thread times are not in TALP files (only sums and the MPI minima above): the pop-hybrid and pop-additive models report their metrics as not measured; the talp model's metrics depend only on the sums and minima, so they are TALP's.")
+	if len(serShort) > 0 {
+		src.Notes = append(src.Notes, fmt.Sprintf("ompSerializationTime is below mpiWorkerIdleTime in %s (DLB counts the workers' idle time during MPI in both): omp_serialization_ns was recorded as 0, so the serialization efficiency popmon computes differs from DLB's.", regionList(serShort)))
+	}
+	if len(over) > 0 {
+		why := "the file is inconsistent (hand-edited, or written by a faulty tool): popmon's efficiencies follow its times, like DLB's."
+		if moreThreads {
+			why = "DLB after 3.7.0 counts as numCpus the hardware CPUs a process's threads ran on (at most those of its affinity mask) but sums the times of all its threads (numOmpThreads, nested ones included): with more threads than CPUs (oversubscription, nested parallel regions) the times exceed numCpus × elapsedTime. popmon reproduces DLB's efficiencies from these times: parallel efficiency and the OpenMP efficiencies are shares of thread time, not of CPU time."
+		}
+		if v, ok := parseVersion(f.dlbVersion); hybridMPI && !workerIdle && f.popmonVersion == "" && !(ok && v.before(3, 6, 2)) {
+			why = "DLB 3.6.2 to 3.7.0 do so for the time OpenMP workers idle while their primary thread is in MPI, which they count in mpiTime (multiplied by the process's CPUs) and again in ompSerializationTime. popmon reproduces DLB's efficiencies from these times: the MPI efficiencies are right, but parallel efficiency is too low and the OpenMP efficiencies are distorted (DLB after 3.7.0 writes mpiWorkerIdleTime and counts the time once)."
+		}
+		src.Notes = append(src.Notes, fmt.Sprintf("The file's times add up to more than elapsedTime × numCpus (by up to %s) in %s: some CPU time is counted twice. %s", percent(maxOver), regionList(over), why))
+	}
+	switch {
+	case len(derived) > 0 && len(notDerived) == 0 && maxThreads <= 1:
+		src.Notes = append(src.Notes, "Every process has one CPU: per-process useful times are derived assuming every process spent the region's whole elapsed time in it (useful = elapsed − the process's MPI and other times, with the MPI split above), which the file's sums confirm within 1 %; pop-hybrid and pop-additive use them (OpenMP factors 1). The talp model's metrics depend only on the sums and minima, so they are TALP's.")
+	case len(derived) > 0:
+		src.Notes = append(src.Notes, fmt.Sprintf("Per-process useful times are derived (one CPU per process, equal elapsed times, which the file's sums confirm within 1 %%) for %s, where pop-hybrid and pop-additive have values; elsewhere per-process and per-thread times are not in the file and those models report their metrics as not measured. The talp model's metrics depend only on the sums and minima, so they are TALP's.", regionList(derived)))
+	default:
+		src.Notes = append(src.Notes, "Per-process and per-thread times are not in TALP files (only sums and the MPI minima above), and popmon derives them only for one CPU per process with DLB's MPI minima when the sums show equal elapsed times: the pop-hybrid and pop-additive models report their metrics as not measured; the talp model's metrics depend only on the sums and minima, so they are TALP's.")
+	}
 	if gpuDevice {
 		src.Notes = append(src.Notes, "GPU device times (gpuUsefulTime, gpuCommunicationTime, maxGpuUsefulTime, maxGpuActiveTime) are not represented in the measurement model yet: the GPU device metrics are absent; device offload efficiency (host side, from gpuRuntimeTime) is computed.")
 	}
@@ -297,8 +360,34 @@ func isLayout35(regs []region) bool {
 	return false
 }
 
+// accounted is what [account] found out about one region.
+type accounted struct {
+	tier mpiTier
+	why  string // why the MPI minima were not reproduced exactly
+	// serShort says ompSerializationTime is below mpiWorkerIdleTime (a
+	// file with that key): the model's Iser is then mpiWorkerIdleTime.
+	serShort bool
+	// derived says the per-process useful times were derived (one CPU per
+	// process, equal elapsed times; see deriveUseful).
+	derived bool
+	// overBy is by how much (a fraction) the file's times exceed
+	// elapsedTime × numCpus beyond the invariant's tolerance; 0 if not.
+	overBy float64
+}
+
 // account synthesizes the per-process accounts of one region.
-func account(r *region, pl *placement, counters bool) (measure.Region, mpiTier, string) {
+//
+// The measurement keeps the time OpenMP workers idle while their primary
+// thread is in MPI (Mw) apart from omp_serialization_ns. A file with
+// mpiWorkerIdleTime (DLB after 3.7.0) counts that time in both
+// mpiWorkerIdleTime and ompSerializationTime, so omp_serialization_ns is
+// ompSerializationTime − mpiWorkerIdleTime and model talp (whose Iser is
+// omp_serialization_ns + Mw) sees DLB's ompSerializationTime. A file
+// without it has Mw in mpiTime (DLB 3.6.2–3.7.0, multiplied by the
+// process's CPUs) or nowhere (earlier DLB): mpiTime is recorded as mpi_ns
+// and ompSerializationTime as omp_serialization_ns, which reproduces
+// DLB's efficiencies in either case.
+func account(r *region, pl *placement, counters bool) (measure.Region, accounted) {
 	P := len(pl.cpus)
 	pr := r.ranks
 	if pr < 1 || pr > P {
@@ -313,12 +402,40 @@ func account(r *region, pl *placement, counters bool) (measure.Region, mpiTier, 
 
 	total := r.mpi + r.mpiWorkerIdle
 	mpi, tier, why := distributeMPI(total, r, cpus, pl.node[:pr])
-	useful, ompLB, ompSched, ompSer, gpu := byCPU(r.useful), byCPU(r.ompLB), byCPU(r.ompSched), byCPU(r.ompSer), byCPU(r.gpuRuntime)
+	info := accounted{tier: tier, why: why}
+	ser := r.ompSer
+	if r.hasWorkerIdle {
+		info.serShort = ser < r.mpiWorkerIdle
+		ser = max(ser-r.mpiWorkerIdle, 0)
+	}
+	useful, ompLB, ompSched, ompSer, gpu := byCPU(r.useful), byCPU(r.ompLB), byCPU(r.ompSched), byCPU(ser), byCPU(r.gpuRuntime)
 	visits, calls, pars, tasks, gcalls := even(r.measurements), even(r.mpiCalls), even(r.ompParallels), even(r.ompTasks), even(r.gpuCalls)
 	var cyc, ins []int64
 	if counters {
 		cyc, ins = byCPU(r.cycles), byCPU(r.instructions)
 	}
+
+	C := 0
+	for _, c := range cpus {
+		C += c
+	}
+	sum := float64(r.useful) + float64(total) + float64(r.ompLB) + float64(r.ompSched) + float64(ser) + float64(r.gpuRuntime)
+	if exp := float64(r.elapsed) * float64(C); sum > exp && !measure.AddsUp(sum, float64(r.elapsed), C) {
+		info.overBy = math.Inf(1)
+		if exp > 0 {
+			info.overBy = (sum - exp) / exp
+		}
+	}
+	if C == pr && tier != tierEven && measure.AddsUp(sum, float64(r.elapsed), C) {
+		others := make([]int64, pr)
+		for i := range others {
+			others[i] = mpi[i] + ompLB[i] + ompSched[i] + ompSer[i] + gpu[i]
+		}
+		if u, ok := deriveUseful(r.useful, r.elapsed, others); ok {
+			useful, info.derived = u, true
+		}
+	}
+
 	g := measure.Region{Name: r.name, Processes: make([]measure.ProcessAccounts, pr)}
 	for i := 0; i < pr; i++ {
 		a := measure.ProcessAccounts{
@@ -327,20 +444,60 @@ func account(r *region, pl *placement, counters bool) (measure.Region, mpiTier, 
 			OMPSerializationNS: ompSer[i], GPURuntimeNS: gpu[i],
 			MPICalls: calls[i], OMPParallels: pars[i], OMPTasks: tasks[i], GPURuntimeCalls: gcalls[i],
 		}
-		// DLB's mpiTime is popmon's M + Mw (all CPUs' MPI time); a newer
-		// DLB writes Mw apart as mpiWorkerIdleTime.
+		// mpi[i] is the process's share of mpiTime + mpiWorkerIdleTime;
+		// a file with mpiWorkerIdleTime has Mw apart.
 		a.MPINS = mpi[i]
 		if r.mpiWorkerIdle > 0 && total > 0 {
 			a.MPINS = int64(math.Round(float64(mpi[i]) * float64(r.mpi) / float64(total)))
 			a.MPINS = min(max(a.MPINS, 0), mpi[i])
 			a.MPIWorkerIdleNS = mpi[i] - a.MPINS
 		}
+		if info.derived {
+			// One CPU: its only thread has all the useful time. This
+			// also marks the process's times as derived, for pop's hybrid
+			// models.
+			a.ThreadUsefulMaxNS = a.UsefulNS
+		}
 		if counters {
 			a.Cycles, a.Instructions = cyc[i], ins[i]
 		}
 		g.Processes[i] = a
 	}
-	return g, tier, why
+	return g, info
+}
+
+// deriveUseful derives the useful time of each 1-CPU process of a region
+// from the other accounts (others, distributed by [account]), assuming
+// every process was in the region for its whole elapsed time:
+// U_i = elapsed − others_i, the rounding difference to the file's total
+// useful time shared evenly. It fails when a process would get negative
+// useful time.
+func deriveUseful(total, elapsed int64, others []int64) ([]int64, bool) {
+	u := make([]int64, len(others))
+	var sum int64
+	for i, o := range others {
+		u[i] = max(elapsed-o, 0)
+		sum += u[i]
+	}
+	diff := total - sum
+	shares := splitInt64(absInt(diff), ones(len(u)))
+	for i := range u {
+		if diff < 0 {
+			shares[i] = -shares[i]
+		}
+		u[i] += shares[i]
+		if u[i] < 0 {
+			return nil, false
+		}
+	}
+	return u, true
+}
+
+func absInt(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
 }
 
 // mpiTier says how a region's MPI time was distributed.
@@ -511,9 +668,9 @@ func tryExact(X, mp, mn, c0, cn0, C float64, n, k int, tol float64) (bool, strin
 }
 
 // mpiNotes explains how MPI time was distributed, per tier.
-func mpiNotes(dist map[mpiTier][]string, reasons map[mpiTier][]string, workerIdle, hybrid bool) []string {
+func mpiNotes(dist map[mpiTier][]string, reasons map[mpiTier][]string, workerIdle bool) []string {
 	var notes []string
-	what := "DLB's mpiTime (the MPI time of all CPUs: popmon's mpi_ns + mpi_worker_idle_ns, recorded as mpi_ns)"
+	what := "DLB's mpiTime, recorded as mpi_ns (DLB 3.6.2 to 3.7.0 include in it the time OpenMP workers idle while their primary thread is in MPI, popmon's mpi_worker_idle_ns)"
 	if workerIdle {
 		what = "DLB's mpiTime + mpiWorkerIdleTime (popmon's mpi_ns + mpi_worker_idle_ns, split in the file's proportion)"
 	}
@@ -524,12 +681,86 @@ func mpiNotes(dist map[mpiTier][]string, reasons map[mpiTier][]string, workerIdl
 		notes = append(notes, fmt.Sprintf("MPI time: DLB's minMpiNormdNode is absent or inconsistent with the other totals (%s) — DLB caps a node's CPUs at its hardware CPUs, which breaks it with oversubscription (POP-METRICS.md, Deviation (node CPUs)) — so only minMpiNormdProc is reproduced: rank 0 holds it, the other ranks share the rest by CPUs; load balance In/Out are not DLB's (%s).", strings.Join(first(reasons[tierProc], 3), "; "), regionList(rs)))
 	}
 	if rs := dist[tier35]; len(rs) > 0 {
-		notes = append(notes, fmt.Sprintf("MPI time (DLB 3.5 layout, which records no per-process or per-node MPI minimum): rank 0 stands for the process with the most useful time and holds its normalized MPI time (mpiNormdOfMaxUseful, which approximates the per-process minimum), the other ranks share the rest by CPUs; the per-node minimum is not recorded, so load balance In/Out follow from this synthesized placement. DLB 3.5 computed its MPI efficiencies from normalized useful times (usefulNormdApp, maxUsefulNormdProc, maxUsefulNormdNode), popmon's talp model from elapsed time, as DLB ≥ 3.6 does: the MPI efficiencies can differ from those in the file (%s).%s", regionList(rs), ifStr(hybrid, " DLB 3.5 also did not account the time OpenMP workers are idle while their primary thread is in MPI (DLB ≥ 3.6's mpi_worker_idle_time): in this hybrid run mpiTime is the primary threads' MPI time only, so the MPI efficiencies popmon computes from it are too high.", "")))
+		notes = append(notes, fmt.Sprintf("MPI time (DLB 3.5 layout, which records no per-process or per-node MPI minimum): rank 0 stands for the process with the most useful time and holds its normalized MPI time (mpiNormdOfMaxUseful, which approximates the per-process minimum), the other ranks share the rest by CPUs; the per-node minimum is not recorded, so load balance In/Out follow from this synthesized placement. DLB 3.5 computed its MPI efficiencies from normalized useful times (usefulNormdApp, maxUsefulNormdProc, maxUsefulNormdNode), popmon's talp model from elapsed time, as DLB ≥ 3.6 does: the MPI efficiencies can differ from those in the file (%s).", regionList(rs)))
 	}
 	if rs := dist[tierEven]; len(rs) > 0 {
 		notes = append(notes, fmt.Sprintf("MPI time is split evenly by CPUs because DLB's MPI minima are absent or inconsistent with the totals (%s): communication efficiency and load balance of these regions are not DLB's (%s).", strings.Join(first(reasons[tierEven], 3), "; "), regionList(rs)))
 	}
 	return notes
+}
+
+// regionCPUs returns Σ CPUs of g's processes.
+func regionCPUs(g *measure.Region) int {
+	c := 0
+	for i := range g.Processes {
+		c += g.Processes[i].CPUs
+	}
+	return c
+}
+
+// impossible reports whether DLB's efficiency v (NaN: absent) is outside
+// [0, 1].
+func impossible(v float64) bool {
+	return !math.IsNaN(v) && (v < 0 || v > 1+1e-9)
+}
+
+// showEff formats one of DLB's efficiencies for a note.
+func showEff(v float64) string {
+	if math.IsNaN(v) {
+		return "absent"
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// percent formats a fraction as a percentage for a note.
+func percent(f float64) string {
+	if math.IsInf(f, 0) {
+		return "an unbounded factor (elapsedTime is 0)"
+	}
+	return fmt.Sprintf("%.1f %%", 100*f)
+}
+
+// version is a DLB version: major.minor.patch.
+type version struct{ major, minor, patch int }
+
+// parseVersion reads the leading "X.Y" or "X.Y.Z" of a DLB version
+// ("3.5a", "3.7.0", "3.7.0+63-9d67").
+func parseVersion(s string) (version, bool) {
+	var v version
+	parts := strings.SplitN(s, ".", 3)
+	if len(parts) < 2 {
+		return v, false
+	}
+	num := func(p string) (int, bool) {
+		n, i := 0, 0
+		for i < len(p) && p[i] >= '0' && p[i] <= '9' && i < 6 {
+			n = 10*n + int(p[i]-'0')
+			i++
+		}
+		return n, i > 0
+	}
+	var ok bool
+	if v.major, ok = num(parts[0]); !ok {
+		return v, false
+	}
+	if v.minor, ok = num(parts[1]); !ok {
+		return v, false
+	}
+	if len(parts) == 3 {
+		v.patch, _ = num(parts[2])
+	}
+	return v, true
+}
+
+// before reports whether v is older than major.minor.patch.
+func (v version) before(major, minor, patch int) bool {
+	if v.major != major {
+		return v.major < major
+	}
+	if v.minor != minor {
+		return v.minor < minor
+	}
+	return v.patch < patch
 }
 
 func regionList(names []string) string {

@@ -232,22 +232,32 @@ type region struct {
 	name string
 	orig string // the name in the file (name may become "Global")
 	f    *fields
-	// cpus, ranks, nodes, gpus are numCpus, numMpiRanks, numNodes, numGpus.
+	// cpus, ranks, nodes, gpus are numCpus, numMpiRanks, numNodes, numGpus;
+	// ompThreads is numOmpThreads (DLB after 3.7.0: the threads, where
+	// numCpus counts the hardware CPUs they ran on).
 	cpus, ranks, nodes, gpus int
+	ompThreads               int
 	cycles, instructions     int64
 	measurements, mpiCalls   int64
 	ompParallels, ompTasks   int64
 	gpuCalls                 int64
 	elapsed, useful          int64
-	mpi, mpiWorkerIdle       int64 // mpiTime; mpiWorkerIdleTime (newer DLB only)
-	ompLB, ompSched, ompSer  int64
-	gpuRuntime               int64
-	gpuDevice                bool // any GPU device time (not represented)
-	badCounters              bool // negative or absurd cycles/instructions
+	mpi, mpiWorkerIdle       int64 // mpiTime; mpiWorkerIdleTime (DLB after 3.7.0 only)
+	// hasWorkerIdle says the file has mpiWorkerIdleTime: its mpiTime is
+	// the MPI threads' own time and its ompSerializationTime includes the
+	// workers' idle time while their primary is in MPI.
+	hasWorkerIdle           bool
+	ompLB, ompSched, ompSer int64
+	gpuRuntime              int64
+	gpuDevice               bool // any GPU device time (not represented)
+	badCounters             bool // negative or absurd cycles/instructions
 	// minProc, minNode are minMpiNormdProc, minMpiNormdNode (DLB ≥ 3.6);
 	// ofMaxUseful is mpiNormdOfMaxUseful (DLB 3.5).
 	minProc, minNode, ofMaxUseful          float64
 	hasMinProc, hasMinNode, hasOfMaxUseful bool
+	// lbIn, lbOut are DLB's own mpiLoadBalanceIn/Out (NaN when absent or
+	// not a number); they may be impossible (< 0, > 1).
+	lbIn, lbOut float64
 }
 
 func convert(data []byte, path string) (*measure.Measurement, error) {
@@ -364,6 +374,7 @@ func parseRegion(name string, raw json.RawMessage) (region, error) {
 		{"numMpiRanks", &r.ranks, maxRanks},
 		{"numNodes", &r.nodes, maxRanks},
 		{"numGpus", &r.gpus, maxRanks},
+		{"numOmpThreads", &r.ompThreads, maxCPUs},
 	} {
 		v, _, err := fs.int(c.key, int64(c.max))
 		if err != nil {
@@ -420,6 +431,8 @@ func parseRegion(name string, raw json.RawMessage) (region, error) {
 	if r.mpi > math.MaxInt64-r.mpiWorkerIdle {
 		return r, errors.New("mpiTime + mpiWorkerIdleTime is too large")
 	}
+	r.hasWorkerIdle = fs.has("mpiWorkerIdleTime")
+	r.lbIn, r.lbOut = fs.signed("mpiLoadBalanceIn"), fs.signed("mpiLoadBalanceOut")
 	for _, key := range []string{"gpuUsefulTime", "gpuCommunicationTime", "maxGpuUsefulTime", "maxGpuActiveTime"} {
 		v, _, err := fs.int(key, math.MaxInt64)
 		if err != nil {
@@ -583,6 +596,21 @@ func (f *fields) int(key string, limit int64) (int64, bool, error) {
 		return 0, false, f.errorf("%s (%s) is larger than popmon converts (%d)", key, lit, limit)
 	}
 	return int64(math.Round(v)), true, nil
+}
+
+// signed returns key as a finite number of either sign, NaN when it is
+// absent or not a number (for DLB's efficiencies, which are not converted
+// and may be impossible).
+func (f *fields) signed(key string) float64 {
+	lit, ok, err := f.number(key)
+	if !ok || err != nil {
+		return math.NaN()
+	}
+	v, err := strconv.ParseFloat(lit, 64)
+	if err != nil || math.IsInf(v, 0) {
+		return math.NaN()
+	}
+	return v
 }
 
 // negativeError says that a time or count is negative.

@@ -85,8 +85,8 @@ func allSamples(t *testing.T) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(files) != 11 {
-			t.Errorf("found %d DLB samples, want the 11 of the README", len(files))
+		if len(files) != 14 {
+			t.Errorf("found %d DLB samples, want the 14 of the README", len(files))
 		}
 	}
 	goldens, err := filepath.Glob(goldenGlob)
@@ -294,7 +294,7 @@ func checkTotals(t *testing.T, g *measure.Region, d map[string]float64, counters
 		t.Errorf("region %q is not in the file", g.Name)
 		return
 	}
-	var s struct{ useful, mpi, lb, sch, ser, gpu, visits, calls, pars, cyc, ins int64 }
+	var s struct{ useful, mpi, mw, lb, sch, ser, gpu, visits, calls, pars, cyc, ins int64 }
 	cpus := 0
 	for _, a := range g.Processes {
 		if a.ElapsedNS != int64(d["elapsedTime"]) {
@@ -303,6 +303,7 @@ func checkTotals(t *testing.T, g *measure.Region, d map[string]float64, counters
 		cpus += a.CPUs
 		s.useful += a.UsefulNS
 		s.mpi += a.MPINS + a.MPIWorkerIdleNS
+		s.mw += a.MPIWorkerIdleNS
 		s.lb += a.OMPLoadImbalanceNS
 		s.sch += a.OMPSchedulingNS
 		s.ser += a.OMPSerializationNS
@@ -312,18 +313,27 @@ func checkTotals(t *testing.T, g *measure.Region, d map[string]float64, counters
 		s.pars += a.OMPParallels
 		s.cyc += a.Cycles
 		s.ins += a.Instructions
-		if a.PrimaryUsefulNS != 0 || a.ThreadUsefulMaxNS != 0 || a.ParallelUsefulNS != 0 {
+		// Only the mark of derived per-process times (one CPU).
+		if a.PrimaryUsefulNS != 0 || a.ThreadUsefulMaxNS != 0 && (a.CPUs != 1 || a.ThreadUsefulMaxNS != a.UsefulNS) || a.ParallelUsefulNS != 0 {
 			t.Errorf("%s rank %d: per-thread accounts set: %+v", g.Name, a.Rank, a)
 		}
 		if a.CPUs > 1 && a.UsefulNS > 0 && a.HasThreadAccounts() {
 			t.Errorf("%s rank %d: HasThreadAccounts with %d CPUs", g.Name, a.Rank, a.CPUs)
 		}
 	}
+	mpiKey := "mpiTime"
+	if _, ok := d["mpiWorkerIdleTime"]; ok {
+		// DLB after 3.7.0 (and popmon's talp-json): Mw apart from
+		// mpiTime, and inside ompSerializationTime.
+		d["mpiTime+mpiWorkerIdleTime"] = d["mpiTime"] + d["mpiWorkerIdleTime"]
+		mpiKey = "mpiTime+mpiWorkerIdleTime"
+		s.ser += s.mw
+	}
 	for _, c := range []struct {
 		key string
 		got int64
 	}{
-		{"usefulTime", s.useful}, {"mpiTime", s.mpi}, {"ompLoadImbalanceTime", s.lb},
+		{"usefulTime", s.useful}, {mpiKey, s.mpi}, {"ompLoadImbalanceTime", s.lb},
 		{"ompSchedulingTime", s.sch}, {"ompSerializationTime", s.ser}, {"gpuRuntimeTime", s.gpu},
 		{"numMeasurements", s.visits}, {"numMpiCalls", s.calls}, {"numOmpParallels", s.pars},
 	} {
@@ -356,13 +366,14 @@ func TestSampleDetails(t *testing.T) {
 		regions                int
 		noteHas                []string
 		countersHas            string
+		derived                bool // per-process useful times derived (one CPU per process)
 	}{
 		{file: "jsons/unit-tests/correct_2MPI_with_metadata.json", processes: 2, nodes: 1, cpus: 2, mpi: true, counters: true,
 			timestamp: "2024-09-02T14:11:24Z", procCPUs: []int{1, 1}, procNodes: []int{0, 0}, regions: 1,
 			git:     &measure.Git{Commit: "<somehash>", Branch: "branch", Timestamp: "2024-09-02T14:11:24", IsMergeRequest: true, DefaultBranch: "main"},
-			noteHas: []string{"DLB 3.5 layout", "mpiNormdOfMaxUseful"}},
+			noteHas: []string{"DLB 3.5 layout", "mpiNormdOfMaxUseful"}, derived: true},
 		{file: "jsons/unit-tests/no_timestamp.json", processes: 2, nodes: 1, cpus: 2, mpi: true, counters: true,
-			procCPUs: []int{1, 1}, procNodes: []int{0, 0}, regions: 1},
+			procCPUs: []int{1, 1}, procNodes: []int{0, 0}, regions: 1, derived: true},
 		{file: "jsons/unit-tests/complete_serial.json", processes: 1, nodes: 1, cpus: 1, mpi: true, counters: true,
 			timestamp: "2024-09-02T14:11:24Z", procCPUs: []int{1}, procNodes: []int{0}, regions: 1,
 			noteHas: []string{"split evenly by CPUs", "does not fit mpiTime"}},
@@ -372,13 +383,13 @@ func TestSampleDetails(t *testing.T) {
 			timestamp: "2024-09-02T14:11:24Z", procCPUs: []int{2, 2, 2, 2}, procNodes: []int{0, 0, 0, 0}, regions: 1},
 		{file: "jsons/unit-tests/dlb_3_6_0.json", processes: 1, nodes: 1, cpus: 1, gpus: 1,
 			timestamp: "2025-09-18T17:41:03Z", procCPUs: []int{1}, procNodes: []int{0}, regions: 1,
-			noteHas: []string{"GPU device times"}},
+			noteHas: []string{"GPU device times"}, derived: true},
 		{file: "jsons/unit-tests/dlb_2gpu_hybrid.json", processes: 2, nodes: 1, cpus: 4, gpus: 2, mpi: true, omp: true,
 			timestamp: "2025-09-18T17:41:03Z", procCPUs: []int{2, 2}, procNodes: []int{0, 0}, regions: 1,
 			noteHas: []string{"GPU device times"}},
 		{file: "example_files/genex/talp.small.json", processes: 2, nodes: 2, cpus: 224, mpi: true, omp: true, ompMeasured: true, counters: true,
 			timestamp: "2024-09-05T15:00:42Z", procCPUs: []int{112, 112}, procNodes: []int{0, 1}, regions: 36,
-			noteHas: []string{`"Application" is the Global region`, "primary threads' MPI time only", "ompSerializationTime in 36 regions"}},
+			noteHas: []string{`"Application" is the Global region`, "workers idle while their primary thread is in MPI out of mpiTime", "ompSerializationTime in 36 regions"}},
 		{file: "example_files/genex/talp.4x56.json", processes: 4, nodes: 2, cpus: 224, mpi: true, omp: true, ompMeasured: true,
 			procCPUs: []int{56, 56, 56, 56}, procNodes: []int{0, 0, 1, 1}, regions: 32, timestamp: "2024-09-05T21:00:38Z",
 			noteHas: []string{"ompSerializationTime in 32 regions"}, countersHas: "negative cycles/instructions"},
@@ -426,7 +437,11 @@ func TestSampleDetails(t *testing.T) {
 				t.Errorf("%d regions, first %q", len(m.Regions), m.Regions[0].Name)
 			}
 			notes := strings.Join(m.Source.Notes, "\n")
-			for _, want := range append(c.noteHas, "Per-process and per-thread times") {
+			perProcess := "Per-process and per-thread times are not in TALP files"
+			if c.derived {
+				perProcess = "Every process has one CPU: per-process useful times are derived"
+			}
+			for _, want := range append(c.noteHas, perProcess) {
 				if !strings.Contains(notes, want) {
 					t.Errorf("notes lack %q:\n%s", want, notes)
 				}
