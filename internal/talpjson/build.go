@@ -150,7 +150,7 @@ func build(f *file, path string) (*measure.Measurement, error) {
 	var over []string
 	maxOver := 0.0
 	moreThreads := false // numOmpThreads > numCpus in a region that exceeds elapsed × CPUs
-	hybridMPI := false // a region with MPI time and several CPUs per rank
+	hybridMPI := false   // a region with MPI time and several CPUs per rank
 	for i := range regs {
 		r := &regs[i]
 		g, info := account(r, &pl, counters)
