@@ -188,6 +188,9 @@ type importer struct {
 	end   int64 // the header's end, in trace units
 	tasks []*task
 	byID  ids[task]
+	// lastTask and lastThread name lastTh, the thread found last.
+	lastTask, lastThread int32
+	lastTh               *thread
 
 	records int64 // state, event and communication records of any application
 	last    int64 // the latest time a record reaches, in trace units
@@ -340,8 +343,12 @@ func (tk *task) newWorker(id int32, t int64) *thread {
 // thread returns the accounts of a record's thread, created on its first
 // record; the ids are checked against the header.
 func (im *importer) thread(rec *Record) (*thread, error) {
+	if rec.Task == im.lastTask && rec.Thread == im.lastThread && im.lastTh != nil {
+		return im.lastTh, nil // an event and a state of one thread often follow each other
+	}
 	if tk := im.byID.get(rec.Task); tk != nil {
 		if th := tk.byID.get(rec.Thread); th != nil {
+			im.lastTask, im.lastThread, im.lastTh = rec.Task, rec.Thread, th
 			return th, nil
 		}
 	}
@@ -374,34 +381,22 @@ func (im *importer) firstSight(rec *Record) (*thread, error) {
 
 // record accounts one record.
 func (im *importer) record(rec *Record) error {
-	if rec.Kind == KindGlobalComm {
-		return nil // not interpreted
-	}
-	if rec.App != im.app && int(rec.App) > len(im.h.Apps) {
-		return fmt.Errorf("application %d does not exist (the header declares %d)", rec.App, len(im.h.Apps))
-	}
-	last := rec.Time
-	switch rec.Kind {
-	case KindState:
-		last = rec.End
-	case KindComm:
-		c := &rec.Comm
-		last = max(c.LogicalSend, c.PhysicalSend, c.LogicalRecv, c.PhysicalRecv)
-	}
 	if rec.App != im.app {
-		im.records++
-		im.last = max(im.last, last)
-		return nil // another application
+		return im.foreign(rec)
 	}
 	// Time after the header's end is not the trace's (a cut trace may keep
-	// the states that cross its end): every account stops there.
-	rec.Time, rec.End = min(rec.Time, im.end), min(rec.End, im.end)
+	// the states that cross its end): every account stops there. The
+	// record's own end still tells how far the trace reaches.
 	switch rec.Kind {
 	case KindState:
+		last := rec.End
+		rec.Time, rec.End = min(rec.Time, im.end), min(rec.End, im.end)
 		th, err := im.thread(rec)
 		if err != nil {
 			return err
 		}
+		im.records++
+		im.last = max(im.last, last)
 		if rec.Time < th.pos {
 			im.unsorted++
 		}
@@ -411,17 +406,43 @@ func (im *importer) record(rec *Record) error {
 			th.stateEnd = max(th.stateEnd, th.pos)
 		}
 	case KindEvent:
+		last := rec.Time
+		rec.Time = min(rec.Time, im.end)
 		th, err := im.thread(rec)
 		if err != nil {
 			return err
 		}
+		im.records++
+		im.last = max(im.last, last)
 		im.event(th, rec)
 	case KindComm:
+		c := &rec.Comm
+		im.records++
+		im.last = max(im.last, c.LogicalSend, c.PhysicalSend, c.LogicalRecv, c.PhysicalRecv)
 		im.comms++
 		im.sawMPI = true
 	}
+	return nil
+}
+
+// foreign notes a record of another application: only how far it reaches.
+func (im *importer) foreign(rec *Record) error {
+	if rec.Kind == KindGlobalComm {
+		return nil // not interpreted
+	}
+	if int(rec.App) > len(im.h.Apps) {
+		return fmt.Errorf("application %d does not exist (the header declares %d)", rec.App, len(im.h.Apps))
+	}
+	switch rec.Kind {
+	case KindState:
+		im.last = max(im.last, rec.End)
+	case KindEvent:
+		im.last = max(im.last, rec.Time)
+	case KindComm:
+		c := &rec.Comm
+		im.last = max(im.last, c.LogicalSend, c.PhysicalSend, c.LogicalRecv, c.PhysicalRecv)
+	}
 	im.records++
-	im.last = max(im.last, last)
 	return nil
 }
 
