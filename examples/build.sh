@@ -60,10 +60,22 @@ done
 for p in thread_multiple thread_churn; do
 	run "$CC" $CFLAGS -pthread -o "$out/$p" "$here/$p.c"
 done
+run "$CC" $CFLAGS -o "$out/own_wrappers" "$here/own_wrappers.c"
+# A PMPI tool to preload together with popmon's library.
+run "$CC" $CFLAGS -fPIC -shared -o "$out/libpmpi_tool.so" "$here/pmpitool/pmpi_tool.c"
+# The demo with MPI linked statically (MPICH ships libmpich.a): popmon cannot
+# see its calls and must say so.
+if [ "${2:-}" = mpich ] && [ -f /usr/lib/x86_64-linux-gnu/libmpich.a ]; then
+	inc=$("$CC" -show | tr ' ' '\n' | sed -n 's/^-I//p' | head -n 1)
+	run gcc $CFLAGS -I"$inc" -o "$out/imbalance_static" "$here/imbalance.c" \
+		/usr/lib/x86_64-linux-gnu/libmpich.a -lpthread -lhwloc -lucp -lucs -lm ||
+		echo "$0: warning: imbalance_static not built (libmpich.a does not link here)" >&2
+fi
 
 if command -v "$FC" >/dev/null 2>&1; then
 	# -J keeps compiler-generated module files out of the source tree.
 	run "$FC" $FFLAGS -J"$out" -o "$out/imbalance_f" "$here/imbalance_f.f90"
+	run "$FC" $FFLAGS -J"$out" -o "$out/imbalance_f08" "$here/imbalance_f08.f90"
 	# The region API module is compiled with the program (nothing to link).
 	run "$FC" $FFLAGS -J"$out" -c -o "$out/popmon_mod.o" "$shim/popmon.f90"
 	run "$FC" $FFLAGS -J"$out" -o "$out/regions_f" "$here/regions_f.f90" "$out/popmon_mod.o"

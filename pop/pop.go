@@ -120,6 +120,12 @@ type Report struct {
 	Source string
 	// Regions holds one entry per region of the measurement, in file order.
 	Regions []RegionReport
+	// Refused, when not empty, says in one sentence why no metric of the
+	// report can be trusted (measure.Measurement.Refusal: the measurement
+	// lacks processes of the job, or MPI calls that never reached the
+	// library). Every region's Metrics is then empty; renderers print the
+	// sentence instead of the trees.
+	Refused string
 }
 
 // Region returns the report of the region called name: an exact match, or
@@ -306,13 +312,23 @@ func Compute(m *measure.Measurement, model Model) (*Report, error) {
 	if err := m.Validate(); err != nil {
 		return nil, fmt.Errorf("compute %s metrics: %w", model, err)
 	}
+	var rep *Report
 	switch model {
 	case ModelPOPHybrid:
-		return computeHybrid(m), nil
+		rep = computeHybrid(m)
 	case ModelPOPAdditive:
-		return computeAdditive(m), nil
+		rep = computeAdditive(m)
+	default:
+		rep = computeTALP(m)
 	}
-	return computeTALP(m), nil
+	if why := m.Refusal(); why != "" {
+		// A number a user cannot trust is worse than none.
+		rep.Refused = why
+		for i := range rep.Regions {
+			rep.Regions[i].Metrics = nil
+		}
+	}
+	return rep, nil
 }
 
 // ComputeAll applies every model of [Models] to m, in that order.

@@ -510,6 +510,16 @@ static const char *const inert_names[] = {
 	"sh", "bash", "dash", "zsh", "ksh", "csh", "tcsh", "env", "time", "timeout",
 	"nohup", "nice", "taskset", "numactl", "hwloc-bind", "popmon", "ssh", "rsh",
 	"make", "gdb", "valgrind", "strace", "ltrace", "perf", "tee", "cat", "sleep",
+	/* Utilities a job script runs around the application: measuring one
+	 * of them would pass for measuring the program. */
+	"hostname", "date", "bc", "echo", "printf", "true", "false", "test", "[", "expr", "seq",
+	"mkdir", "rm", "rmdir", "cp", "mv", "ln", "ls", "touch", "chmod", "chown", "stat", "du",
+	"df", "head", "tail", "wc", "grep", "egrep", "fgrep", "sed", "awk", "gawk", "mawk", "cut",
+	"tr", "sort", "uniq", "xargs", "find", "basename", "dirname", "readlink", "realpath",
+	"uname", "id", "whoami", "which", "tar", "gzip", "gunzip", "zcat", "md5sum", "sha256sum",
+	"ps", "kill", "pkill", "nproc", "lscpu", "getconf", "tput", "stty", "tty", "mktemp",
+	"logger", "ldd", "hwloc-ls", "lstopo", "scontrol", "squeue", "sacct", "ompi_info",
+	"mpichversion", "mpivars",
 	NULL,
 };
 
@@ -601,6 +611,20 @@ __attribute__((destructor)) static void popmon_fini(void)
 		if (popmon_proc.rank == 0)
 			popmon_warn_once("nofinalize",
 					 "the program exited without MPI_Finalize: no measurement written");
+		return;
+	}
+	if (popmon_env_rank(NULL) >= 0 && popmon_program_mpi_static()) {
+		/* The launcher started this process as an MPI rank, but its
+		 * MPI_Init never came through: MPI is part of the program. */
+		popmon_proc.finalized = 1;
+		char exe[256], why[512];
+		ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+		exe[k > 0 ? k : 0] = '\0';
+		snprintf(why, sizeof why,
+			 "the program's MPI calls did not reach popmon: MPI is linked statically into %s; "
+			 "relink it with the shared MPI library (mpicc without -static); no measurement written",
+			 k > 0 ? exe : "the program");
+		popmon_write_unmeasured(why);
 		return;
 	}
 	if (popmon_mpi_sessions_only()) {

@@ -117,6 +117,9 @@ void popmon_chain_init(void);
 /* MPI_Init: finds MPI functions whose calls resolve to another object. */
 void popmon_intercept_check(void);
 const struct popmon_intercept *popmon_intercept_result(void);
+/* Whether the program's own file defines PMPI_Init: MPI linked statically
+ * (its MPI_Init never reaches the library). */
+int popmon_program_mpi_static(void);
 
 /* regions.c */
 void popmon_regions_init(void);

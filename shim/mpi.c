@@ -993,3 +993,69 @@ void popmon_mpi_finalize_hook(void)
 	registry_leave();
 	popmon_counters_finish();
 }
+
+/* ------------------------------------------------------------------ PMPI hooks */
+
+/* The start-up and shut-down hooks also sit on PMPI_Init, PMPI_Init_thread
+ * and PMPI_Finalize: a PMPI tool preloaded before libpopmon (or the
+ * program's own wrapper of MPI_Init/MPI_Finalize) calls those, and the
+ * measurement must still start and be written (it then says which calls it
+ * did not see). Each forwards to the MPI library's own entry point, the
+ * next definition after libpopmon; the hooks run once whichever way in. */
+typedef int (*pmpi_init_fn)(int *, char ***);
+typedef int (*pmpi_init_thread_fn)(int *, char ***, int, int *);
+typedef int (*pmpi_finalize_fn)(void);
+
+static void *next_pmpi(void **cache, const char *name)
+{
+	void *p = __atomic_load_n(cache, __ATOMIC_RELAXED);
+	if (!p) {
+		const char *const names[] = {name, NULL};
+		p = popmon_dlsym_next(names);
+		__atomic_store_n(cache, p, __ATOMIC_RELAXED);
+	}
+	return p;
+}
+
+int PMPI_Init(int *argc, char ***argv)
+{
+	static void *fp;
+	union {
+		void *p;
+		pmpi_init_fn f;
+	} u = {.p = next_pmpi(&fp, "PMPI_Init")};
+	if (!u.p)
+		return MPI_ERR_OTHER;
+	int rc = u.f(argc, argv);
+	if (rc == MPI_SUCCESS)
+		popmon_mpi_init_hook();
+	return rc;
+}
+
+int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+	static void *fp;
+	union {
+		void *p;
+		pmpi_init_thread_fn f;
+	} u = {.p = next_pmpi(&fp, "PMPI_Init_thread")};
+	if (!u.p)
+		return MPI_ERR_OTHER;
+	int rc = u.f(argc, argv, required, provided);
+	if (rc == MPI_SUCCESS)
+		popmon_mpi_init_hook();
+	return rc;
+}
+
+int PMPI_Finalize(void)
+{
+	static void *fp;
+	union {
+		void *p;
+		pmpi_finalize_fn f;
+	} u = {.p = next_pmpi(&fp, "PMPI_Finalize")};
+	if (!u.p)
+		return MPI_ERR_OTHER;
+	popmon_mpi_finalize_hook();
+	return u.f();
+}

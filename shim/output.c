@@ -19,22 +19,62 @@
 
 #include "core.h"
 
+/* Length of the valid UTF-8 sequence at p (1-4), or 0 when the bytes there
+ * are not one (RFC 3629: no overlongs, surrogates or code points above
+ * U+10FFFF). */
+static int utf8_len(const unsigned char *p)
+{
+	unsigned char c = p[0];
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		return (p[1] & 0xc0) == 0x80 ? 2 : 0;
+	if (c >= 0xe0 && c <= 0xef) {
+		if ((p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80)
+			return 0;
+		if ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] > 0x9f))
+			return 0;
+		return 3;
+	}
+	if (c >= 0xf0 && c <= 0xf4) {
+		if ((p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 || (p[3] & 0xc0) != 0x80)
+			return 0;
+		if ((c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] > 0x8f))
+			return 0;
+		return 4;
+	}
+	return 0;
+}
+
+/* Writes s as a JSON string. The file is always valid UTF-8: a byte that is
+ * not part of a valid UTF-8 sequence (a Latin-1 command line, a name cut in
+ * the middle of a character) is written as the Latin-1 character of that
+ * byte (\u00XX). */
 static void json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
 		switch (*p) {
-		case '"': fputs("\\\"", f); break;
-		case '\\': fputs("\\\\", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\r': fputs("\\r", f); break;
-		case '\t': fputs("\\t", f); break;
-		default:
-			if (*p < 0x20)
-				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
+		case '"': fputs("\\\"", f); p++; continue;
+		case '\\': fputs("\\\\", f); p++; continue;
+		case '\n': fputs("\\n", f); p++; continue;
+		case '\r': fputs("\\r", f); p++; continue;
+		case '\t': fputs("\\t", f); p++; continue;
+		default: break;
 		}
+		if (*p < 0x20 || *p == 0x7f) {
+			fprintf(f, "\\u%04x", *p);
+			p++;
+			continue;
+		}
+		int n = utf8_len(p);
+		if (n == 0) {
+			fprintf(f, "\\u%04x", *p);
+			p++;
+			continue;
+		}
+		fwrite(p, 1, (size_t)n, f);
+		p += n;
 	}
 	fputc('"', f);
 }
@@ -418,7 +458,17 @@ void popmon_write_run(const struct popmon_run *run)
 		unlink(tmp);
 		return;
 	}
-	if (publish(tmp, base, final, sizeof final) != 0) {
+	const char *force = getenv("POPMON_OUTPUT_FORCE");
+	if (announce && out && *out && force && strcmp(force, "1") == 0) {
+		/* popmon exec -o FILE --force: replace FILE (a link itself, not
+		 * what it points to). */
+		if (rename(tmp, base) != 0) {
+			popmon_warn_once("write", "cannot replace the measurement file %s: %s (data left in %s)",
+					 base, strerror(errno), tmp);
+			return;
+		}
+		snprintf(final, sizeof final, "%s", base);
+	} else if (publish(tmp, base, final, sizeof final) != 0) {
 		popmon_warn_once("write", "cannot create the measurement file %s: %s (data left in %s)",
 				 base, strerror(errno), tmp);
 		return;
@@ -524,7 +574,9 @@ void popmon_write_single(void)
 
 void popmon_write_unmeasured(const char *why)
 {
-	if (popmon_env_rank(NULL) <= 0) {
+	const char *session = getenv("POPMON_SESSION");
+	/* Under `popmon run`, popmon says it once for every rank. */
+	if ((!session || !*session) && popmon_env_rank(NULL) <= 0) {
 		char line[1024];
 		int n = snprintf(line, sizeof line, "popmon: %s\n", why);
 		if (n > (int)sizeof line - 1)
@@ -533,7 +585,6 @@ void popmon_write_unmeasured(const char *why)
 			/* ignore */
 		}
 	}
-	const char *session = getenv("POPMON_SESSION");
 	if (!session || !*session)
 		return;
 	char host[64] = "host", path[PATH_MAX];

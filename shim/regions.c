@@ -60,6 +60,7 @@ struct region {
 	struct dlb_monitor_compat mon; /* first: the handle points here */
 	char name[POPMON_NAME_MAX];
 	int open;
+	int anon;                  /* an anonymous region: not found by name */
 	uint64_t start_tick;
 	uint64_t elapsed;          /* ticks */
 	uint64_t visits;
@@ -117,6 +118,44 @@ static void insert_hash_locked(int idx)
 	hash_slots[h] = (int16_t)(idx + 1);
 }
 
+/* Cuts s (at most POPMON_NAME_MAX - 1 bytes, already cut by snprintf) back
+ * to the last whole UTF-8 character, so that a cut name stays valid. */
+static void utf8_trim(char *s)
+{
+	size_t n = strlen(s);
+	if (n < POPMON_NAME_MAX - 1)
+		return;
+	size_t i = n, k = 0;
+	while (i > 0 && k < 4 && ((unsigned char)s[i - 1] & 0xc0) == 0x80) {
+		i--;
+		k++;
+	}
+	if (i == 0)
+		return;
+	unsigned char lead = (unsigned char)s[i - 1];
+	size_t want = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+	if (lead >= 0xc0 && want > k + 1)
+		s[i - 1] = '\0';
+}
+
+/* Whether an anonymous region is called name (anonymous regions are not in
+ * the name table: a user region may take the name of one). */
+static int anon_named_locked(const char *name)
+{
+	for (int i = 0; i < nregions; i++)
+		if (regions[i].anon && strcmp(regions[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+/* The next "Anonymous Region N" that no region is called. */
+static void anon_name_locked(char *buf, size_t n)
+{
+	do
+		snprintf(buf, n, "Anonymous Region %d", ++anon_count);
+	while (lookup_locked(buf) >= 0 || anon_named_locked(buf) >= 0);
+}
+
 static int new_region_locked(const char *name)
 {
 	if (nregions >= POPMON_MAX_REGIONS) {
@@ -133,6 +172,25 @@ static int new_region_locked(const char *name)
 	r->mon.num_cpus = 1;
 	r->mon.avg_cpus = 1.0f;
 	insert_hash_locked(idx);
+	return idx;
+}
+
+static int new_anon_region_locked(void)
+{
+	if (nregions >= POPMON_MAX_REGIONS) {
+		popmon_warn_once("regions",
+				 "more than %d regions: further regions are not measured",
+				 POPMON_MAX_REGIONS);
+		return -1;
+	}
+	int idx = nregions++;
+	struct region *r = &regions[idx];
+	memset(r, 0, sizeof *r);
+	anon_name_locked(r->name, sizeof r->name);
+	r->anon = 1;
+	r->mon.name = r->name;
+	r->mon.num_cpus = 1;
+	r->mon.avg_cpus = 1.0f;
 	return idx;
 }
 
@@ -359,6 +417,8 @@ int popmon_region_find(const char *name)
 {
 	pthread_mutex_lock(&lock);
 	int idx = lookup_locked(name);
+	if (idx < 0)
+		idx = anon_named_locked(name);
 	pthread_mutex_unlock(&lock);
 	return idx;
 }
@@ -444,25 +504,34 @@ popmon_region_t popmon_api_region_register(const char *name)
 {
 	if (popmon_proc.inert)
 		return NULL;
-	if (name == DLB_LAST_OPEN || (name && strcasecmp(name, "all") == 0))
+	/* "all" is an ordinary name (DLB reserves it for its region selection
+	 * and gives back the Global region: docs/library.md, "Regions"). */
+	if (name == DLB_LAST_OPEN)
 		return NULL;
 	char buf[POPMON_NAME_MAX];
 	pthread_mutex_lock(&lock);
 	int idx;
 	if (name == NULL || *name == '\0') {
-		/* Anonymous: a new region at every call, as in TALP. */
-		snprintf(buf, sizeof buf, "Anonymous Region %d", ++anon_count);
-		idx = new_region_locked(buf);
+		/* Anonymous: a new region at every call, as in TALP, named so that
+		 * no other region has its name. */
+		idx = new_anon_region_locked();
 	} else if (strcasecmp(name, "Global") == 0) {
 		idx = GLOBAL_INDEX;
 	} else {
 		if (strlen(name) >= POPMON_NAME_MAX)
-			popmon_warn_once("longname", "region names are cut to %d characters",
+			popmon_warn_once("longname", "region names are cut to %d bytes",
 					 POPMON_NAME_MAX - 1);
 		snprintf(buf, sizeof buf, "%s", name);
+		utf8_trim(buf);
 		idx = lookup_locked(buf);
-		if (idx < 0)
+		if (idx < 0) {
+			/* A user region takes its name from an anonymous one,
+			 * which gets another. */
+			int a = anon_named_locked(buf);
+			if (a >= 0)
+				anon_name_locked(regions[a].name, sizeof regions[a].name);
 			idx = new_region_locked(buf);
+		}
 	}
 	pthread_mutex_unlock(&lock);
 	return idx < 0 ? (popmon_region_t)&overflow_region : (popmon_region_t)&regions[idx];

@@ -26,7 +26,7 @@ func buildCmd(env *Env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	lib, err := mf.build(context.Background(), env.Stderr)
+	lib, err := mf.build(context.Background(), env.Stderr, nil)
 	if err != nil {
 		return err
 	}

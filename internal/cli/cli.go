@@ -10,6 +10,9 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"syscall"
+
+	"github.com/popmon/popmon/internal/safetext"
 )
 
 // Version is popmon's version, reported by `popmon version` and written into
@@ -28,8 +31,9 @@ const (
 
 // exitError carries an exit code with an error message.
 type exitError struct {
-	code int
-	err  error
+	code   int
+	err    error
+	signal syscall.Signal // the measured job's ending signal, 0 for none
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
@@ -55,6 +59,10 @@ type Env struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+	// RaiseSignals lets Main end the process by the signal that ended the
+	// measured job (popmon run), as the job ended; off in tests, where
+	// Main returns 128 + the signal number instead.
+	RaiseSignals bool
 }
 
 type command struct {
@@ -110,11 +118,14 @@ func Main(args []string, env *Env) int {
 		var ee *exitError
 		if errors.As(err, &ee) {
 			if ee.err != nil && ee.err.Error() != "" {
-				fmt.Fprintf(env.Stderr, "popmon %s: %v\n", name, ee.err)
+				fmt.Fprintf(env.Stderr, "popmon %s: %s\n", name, safetext.Text(ee.err.Error()))
+			}
+			if ee.signal != 0 && env.RaiseSignals {
+				raiseSignal(ee.signal)
 			}
 			return ee.code
 		}
-		fmt.Fprintf(env.Stderr, "popmon %s: %v\n", name, err)
+		fmt.Fprintf(env.Stderr, "popmon %s: %s\n", name, safetext.Text(err.Error()))
 		return ExitFailure
 	}
 	fmt.Fprintf(env.Stderr, "popmon: unknown command %q; run 'popmon help' for the list\n", name)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,14 +16,15 @@ The per-rank form, for launchers that start the ranks themselves:
   mpirun -np 4 popmon exec -- ./app
   srun -n 64 popmon exec -o run.json -- ./app
 
-Each rank's popmon builds (or finds) the measurement library, preloads it and
-replaces itself with APP (same process id). At MPI_Finalize rank 0 writes the
-measurement file (default popmon-APP-DATE.json in the working folder; an
-existing file is never overwritten) and prints its name. Read it with
-'popmon report FILE'.`
+Each rank's popmon builds (or finds) the measurement library for the MPI the
+program is linked with, preloads it and replaces itself with APP (same process
+id). At MPI_Finalize rank 0 writes the measurement file (default
+popmon-APP-DATE.json in the working folder, numbered when that name exists;
+-o FILE fails when FILE exists, unless --force) and prints its name. Read it
+with 'popmon report FILE'. Only rank 0 prints popmon's notes.`
 
 func execCmd(env *Env, args []string) error {
-	fs := newFlags("exec", "[-o FILE] [--mpicc PATH] [--counters MODE] [--] APP [ARGS...]", execHelp, env.Stderr)
+	fs := newFlags("exec", "[-o FILE [--force]] [--mpicc PATH] [--openmp MODE] [--counters MODE] [--] APP [ARGS...]", execHelp, env.Stderr)
 	var mf measureFlags
 	mf.register(fs)
 	if err := parse(fs, args); err != nil {
@@ -36,17 +38,10 @@ func execCmd(env *Env, args []string) error {
 	if err := checkCountersMode(mf.counters); err != nil {
 		return err
 	}
-	lib, err := mf.build(context.Background(), env.Stderr)
-	if err != nil {
-		return err
-	}
-	path, err := exec.LookPath(argv[0])
-	if err != nil {
-		return fail(ExitNotFound, "cannot run %s: %v", argv[0], err)
-	}
 	set := map[string]string{"POPMON_PID": strconv.Itoa(os.Getpid())}
+	var drop []string
 	if mf.output != "" {
-		if err := checkWritableTarget(mf.output); err != nil {
+		if err := checkOutputTarget(mf.output, mf.force); err != nil {
 			return err
 		}
 		abs, err := filepath.Abs(mf.output)
@@ -54,18 +49,49 @@ func execCmd(env *Env, args []string) error {
 			return fail(ExitUsage, "bad output path %s: %v", mf.output, err)
 		}
 		set["POPMON_OUTPUT"] = abs
-	}
-	var drop []string
-	if mf.output != "" {
+		if mf.force {
+			set["POPMON_OUTPUT_FORCE"] = "1"
+		}
 		// An explicit file wins over an enclosing `popmon run` session.
 		drop = []string{"POPMON_SESSION"}
 	}
-	environ, err := mf.environment(env.Stderr, lib.Path, argv, set, drop)
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return fail(ExitNotFound, "cannot run %s: %v", argv[0], err)
+	}
+	scan := scanCommand(argv)
+	lib, err := mf.build(context.Background(), env.Stderr, scan)
 	if err != nil {
 		return err
+	}
+	environ, note, err := mf.environment(lib.Path, scan, set, drop)
+	if err != nil {
+		return err
+	}
+	// Every rank runs popmon exec: only rank 0 speaks.
+	if envRank() <= 0 {
+		if note != "" {
+			fmt.Fprintln(env.Stderr, note)
+		}
+		for _, r := range refusals(scan) {
+			fmt.Fprintf(env.Stderr, "popmon: %s\n", r)
+		}
 	}
 	if err := syscall.Exec(path, argv, environ); err != nil {
 		return fail(126, "cannot execute %s: %v", path, err)
 	}
 	return nil
+}
+
+// envRank is the MPI rank the launcher's environment gives this process,
+// -1 when it names none (as the library reads it: docs/library.md).
+func envRank() int {
+	for _, v := range []string{"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "MV2_COMM_WORLD_RANK"} {
+		if s := os.Getenv(v); s != "" {
+			if r, err := strconv.Atoi(s); err == nil {
+				return r
+			}
+		}
+	}
+	return -1
 }

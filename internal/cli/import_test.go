@@ -137,13 +137,21 @@ func TestReportTALPJSON(t *testing.T) {
 	if code != ExitOK || !strings.Contains(stdout, "Communication efficiency") || !strings.Contains(stdout, "DLB/TALP") {
 		t.Fatalf("report of a talp-json export: exit %d\n%s\n%s", code, stdout, stderr)
 	}
+	// One CPU per process: each process's useful time follows from the
+	// sums (pop-hybrid = the pure-MPI tree, LB 0.625).
 	code, stdout, _ = runMain("report", "--model", "pop-hybrid", "--format", "json", own)
-	if code != ExitOK || regexp.MustCompile(`"hybrid_parallel_efficiency": [0-9]`).MatchString(stdout) {
-		t.Errorf("pop-hybrid of a TALP file has values (exit %d):\n%s", code, stdout)
+	if code != ExitOK || !regexp.MustCompile(`"hybrid_parallel_efficiency": 0\.62`).MatchString(stdout) {
+		t.Errorf("pop-hybrid of a pure-MPI TALP file (exit %d):\n%s", code, stdout)
 	}
-	code, stdout, _ = runMain("report", "--model", "pop-hybrid", own)
+	// Several CPUs per process: the sums do not give each thread's time.
+	hybrid := filepath.Join("..", "report", "testdata", "hybrid_2nodes.talp.json.golden")
+	code, stdout, _ = runMain("report", "--model", "pop-hybrid", "--format", "json", hybrid)
+	if code != ExitOK || regexp.MustCompile(`"hybrid_parallel_efficiency": [0-9]`).MatchString(stdout) {
+		t.Errorf("pop-hybrid of a hybrid TALP file has values (exit %d):\n%s", code, stdout)
+	}
+	code, stdout, _ = runMain("report", "--model", "pop-hybrid", hybrid)
 	if code != ExitOK || !strings.Contains(stdout, "DLB/TALP JSON holds sums") {
-		t.Errorf("pop-hybrid text of a TALP file does not say why (exit %d):\n%s", code, stdout)
+		t.Errorf("pop-hybrid text of a hybrid TALP file does not say why (exit %d):\n%s", code, stdout)
 	}
 	sample := filepath.Join("..", "..", "..", "shared", "data", "talp-json", "jsons", "unit-tests", "dlb_3_6_0.json")
 	if _, err := os.Stat(sample); err != nil {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"io"
 	"strings"
 
@@ -141,8 +142,17 @@ func renderFile(env *Env, w io.Writer, path, format string, opts reportOptions) 
 		rep.Source = path
 		reps = append(reps, rep)
 	}
+	refused := reps[0].Refused
 	if err := report.RenderAll(w, format, reps, m, report.Options{Region: region}); err != nil {
+		if refused != "" {
+			return fail(ExitInput, "%s: %v", path, err)
+		}
 		return fail(ExitUsage, "%v", err)
+	}
+	if refused != "" {
+		// The report said why it shows no metrics; scripts see an unusable
+		// input, as popmon scaling and popmon check do.
+		return &exitError{code: ExitInput, err: errors.New("")}
 	}
 	return nil
 }

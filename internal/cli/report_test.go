@@ -84,3 +84,39 @@ func TestReportAllJSON(t *testing.T) {
 		t.Errorf("pop-additive parallel_efficiency = %v, want 0.85", pe)
 	}
 }
+
+// TestReportRefusesUntrustworthy: a measurement that lacks ranks of the job,
+// or whose MPI calls did not all reach the library, gets one sentence
+// instead of a tree in every format, exit code 3, and is refused by
+// scaling and check too.
+func TestReportRefusesUntrustworthy(t *testing.T) {
+	for _, tc := range []struct {
+		file, sentence string
+	}{
+		{"testdata/partial.json", "No POP metrics: popmon measured 2 of the job's 4 processes: the measurement library did not reach ranks 1,3 of 4"},
+		{"testdata/own_wrappers.json", "No POP metrics: the program's MPI calls did not all reach popmon: ./own_wrappers defines MPI_Allreduce itself (its own PMPI wrappers)"},
+	} {
+		code, stdout, stderr := runMain("report", tc.file)
+		if code != ExitInput || !strings.Contains(stdout, tc.sentence) || strings.Contains(stdout, "Parallel efficiency") {
+			t.Errorf("report %s: exit %d\n%s\n%s", tc.file, code, stdout, stderr)
+		}
+		code, stdout, _ = runMain("report", "--format", "json", "--model", "all", tc.file)
+		if code != ExitInput || !strings.Contains(stdout, `"refused": "`) || strings.Contains(stdout, "parallel_efficiency") {
+			t.Errorf("report json %s: exit %d\n%s", tc.file, code, stdout)
+		}
+		for _, f := range []string{"csv", "talp-json"} {
+			code, stdout, stderr = runMain("report", "--format", f, tc.file)
+			if code != ExitInput || stdout != "" || !strings.Contains(stderr, "popmon measured 2 of") && !strings.Contains(stderr, "did not all reach popmon") {
+				t.Errorf("report --format %s %s: exit %d\nstdout %q\nstderr %s", f, tc.file, code, stdout, stderr)
+			}
+		}
+		code, _, stderr = runMain("scaling", tc.file)
+		if code != ExitInput || !strings.Contains(stderr, "has no trustworthy metrics") {
+			t.Errorf("scaling %s: exit %d\n%s", tc.file, code, stderr)
+		}
+		code, _, stderr = runMain("check", "--baseline", "testdata/partial.json", tc.file)
+		if code != ExitInput {
+			t.Errorf("check %s: exit %d\n%s", tc.file, code, stderr)
+		}
+	}
+}

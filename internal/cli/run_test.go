@@ -18,6 +18,7 @@ func TestMeasuredEnv(t *testing.T) {
 		{"fresh", []string{"HOME=/h"}, []string{"HOME=/h", "LD_PRELOAD=/lib.so", "POPMON_SESSION=/s"}, nil},
 		{"existing preload kept after", []string{"LD_PRELOAD=/other.so"}, []string{"LD_PRELOAD=/lib.so:/other.so"}, nil},
 		{"already preloaded", []string{"LD_PRELOAD=/lib.so"}, []string{"LD_PRELOAD=/lib.so"}, nil},
+		{"moved first", []string{"LD_PRELOAD=/tool.so /lib.so:/b.so"}, []string{"LD_PRELOAD=/lib.so:/tool.so:/b.so"}, nil},
 		{"drops stale keys", []string{"POPMON_OUTPUT=x", "POPMON_SESSION=old"}, []string{"POPMON_SESSION=/s"}, []string{"POPMON_OUTPUT=x", "POPMON_SESSION=old"}},
 	}
 	for _, tc := range tests {
@@ -38,34 +39,6 @@ func TestMeasuredEnv(t *testing.T) {
 	}
 }
 
-func TestPublishNeverOverwrites(t *testing.T) {
-	dir := t.TempDir()
-	target := filepath.Join(dir, "run.json")
-	if err := os.WriteFile(target, []byte("old"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	src := filepath.Join(dir, "new")
-	if err := os.WriteFile(src, []byte("new"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	got, err := publish(src, target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := filepath.Join(dir, "run.1.json"); got != want {
-		t.Errorf("published to %s, want %s", got, want)
-	}
-	if b, _ := os.ReadFile(target); string(b) != "old" {
-		t.Errorf("existing file changed to %q", b)
-	}
-	if b, _ := os.ReadFile(got); string(b) != "new" {
-		t.Errorf("new file holds %q", b)
-	}
-	if _, err := os.Stat(src); !os.IsNotExist(err) {
-		t.Errorf("source still exists: %v", err)
-	}
-}
-
 func TestCollectPrefersMPIThenChild(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) {
@@ -78,17 +51,17 @@ func TestCollectPrefersMPIThenChild(t *testing.T) {
 	}
 	write("proc-h-10.json", single(10, 5))
 	write("proc-h-11.json", single(11, 50))
-	got, err := collect(dir, 10)
-	if err != nil || len(got) != 1 || got[0].pid != 10 {
+	res, err := readSession(dir, 10)
+	if got := res.files; err != nil || len(got) != 1 || got[0].pid != 10 {
 		t.Fatalf("child's file not chosen: %+v %v", got, err)
 	}
-	got, _ = collect(dir, 99)
-	if len(got) != 1 || got[0].pid != 11 {
+	res, _ = readSession(dir, 99)
+	if got := res.files; len(got) != 1 || got[0].pid != 11 {
 		t.Fatalf("longest file not chosen: %+v", got)
 	}
 	write("mpi-h-12.json", single(12, 1))
-	got, _ = collect(dir, 10)
-	if len(got) != 1 || got[0].pid != 12 || !got[0].mpi {
+	res, _ = readSession(dir, 10)
+	if got := res.files; len(got) != 1 || got[0].pid != 12 || !got[0].mpi {
 		t.Fatalf("MPI file not preferred: %+v", got)
 	}
 }
@@ -126,5 +99,54 @@ func TestGitEnv(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestSessionExplainsUnmeasured(t *testing.T) {
+	dir := t.TempDir()
+	for r := 1; r <= 3; r++ {
+		body := "rank " + strconv.Itoa(r) + "\nrank 0 did not take part in popmon's finalize: no measurement written\n"
+		if err := os.WriteFile(filepath.Join(dir, "unmeasured-h-"+strconv.Itoa(100+r)+".txt"), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "unmeasured-h-9.txt"), []byte("garbage"), 0o600)
+	res, err := readSession(dir, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(res.explain("mpirun", nil), "\n")
+	want := "rank 0 did not take part in popmon's finalize: no measurement written (ranks 1-3)\nno measurement was written"
+	if got != want {
+		t.Errorf("explain:\n%s\nwant:\n%s", got, want)
+	}
+	empty, _ := readSession(t.TempDir(), 1)
+	if got := strings.Join(empty.explain("job.sh", nil), "\n"); !strings.Contains(got, "job.sh ran no program popmon could measure") ||
+		!strings.Contains(got, "LD_PRELOAD") {
+		t.Errorf("explain without notes: %s", got)
+	}
+}
+
+func TestRankList(t *testing.T) {
+	for _, tt := range []struct {
+		in   []int
+		want string
+	}{{[]int{3}, "rank 3"}, {[]int{3, 1, 2, 7}, "ranks 1-3, 7"}, {[]int{0, 2}, "ranks 0, 2"}} {
+		if got := rankList(tt.in); got != tt.want {
+			t.Errorf("rankList(%v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestForwardOpenMPI(t *testing.T) {
+	set := map[string]string{"POPMON_SESSION": "/s", "POPMON_OPENMP_MODE": "auto"}
+	forwardOpenMPI("", set)
+	if got := set["OMPI_MCA_mca_base_env_list"]; got != "LD_PRELOAD;POPMON_OPENMP_MODE;POPMON_SESSION" {
+		t.Errorf("env list %q", got)
+	}
+	set = map[string]string{"POPMON_SESSION": "/s"}
+	forwardOpenMPI("FOO=1;LD_PRELOAD;BAR", set)
+	if got := set["OMPI_MCA_mca_base_env_list"]; got != "FOO=1;LD_PRELOAD;BAR;POPMON_SESSION" {
+		t.Errorf("env list with the user's %q", got)
 	}
 }

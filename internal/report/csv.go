@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/csv"
+	"fmt"
 	"io"
 	"strconv"
 
@@ -17,6 +18,9 @@ import (
 // control characters; a leading = + - @ gets a ' so that a spreadsheet
 // does not run it as a formula); values are numbers, written as they are.
 func CSV(w io.Writer, rep *pop.Report, opts Options) error {
+	if rep.Refused != "" {
+		return fmt.Errorf("no CSV of metrics for this measurement: %s", rep.Refused)
+	}
 	regs, err := regions(rep, opts)
 	if err != nil {
 		return err

@@ -24,7 +24,9 @@ const (
 // Metrics are at full precision, in tree order; absent metrics are
 // omitted, and so are metrics that are not measured, which a region lists
 // with their reasons under "not_measured" (omitted when there are none).
-// "source" is present when the report has one.
+// "source" is present when the report has one; "refused" when no metric of
+// the measurement can be trusted (the sentence why; every "metrics" is then
+// empty).
 func JSON(w io.Writer, rep *pop.Report, m *measure.Measurement, opts Options) error {
 	regs, err := regions(rep, opts)
 	if err != nil {
@@ -33,6 +35,9 @@ func JSON(w io.Writer, rep *pop.Report, m *measure.Measurement, opts Options) er
 	out := object{{"format", JSONFormat}, {"version", JSONVersion}, {"model", string(rep.Model)}}
 	if rep.Source != "" {
 		out = append(out, member{"source", rep.Source})
+	}
+	if rep.Refused != "" {
+		out = append(out, member{"refused", rep.Refused})
 	}
 	out = append(out, member{"regions", jsonRegions(regs)})
 	out = appendOMPRegionsJSON(out, m)

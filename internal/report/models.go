@@ -85,7 +85,11 @@ func jsonModels(w io.Writer, reps []*pop.Report, m *measure.Measurement, opts Op
 		if err != nil {
 			return err
 		}
-		models = append(models, object{{"model", string(rep.Model)}, {"regions", jsonRegions(regs)}})
+		o := object{{"model", string(rep.Model)}}
+		if rep.Refused != "" {
+			o = append(o, member{"refused", rep.Refused})
+		}
+		models = append(models, append(o, member{"regions", jsonRegions(regs)}))
 	}
 	out = append(out, member{"models", models})
 	out = appendOMPRegionsJSON(out, m)

@@ -2,6 +2,7 @@ package report
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"math"
 
@@ -61,6 +62,11 @@ var talpGPUEfficiencies = []struct {
 func TALPJSON(w io.Writer, rep *pop.Report, m *measure.Measurement, opts Options) error {
 	if m == nil {
 		return errors.New("talp-json needs the measurement, not only the report")
+	}
+	if rep.Refused != "" {
+		// TALP's readers compute efficiencies from the times: they would
+		// trust what popmon does not.
+		return fmt.Errorf("no talp-json for this measurement: %s", rep.Refused)
 	}
 	regs, err := regions(rep, opts)
 	if err != nil {

@@ -51,6 +51,10 @@ func textReports(w io.Writer, reps []*pop.Report, m *measure.Measurement, opts O
 			b.WriteString("\n")
 			textTitle(b, rep)
 		}
+		if rep.Refused != "" {
+			fmt.Fprintf(b, "\nNo POP metrics: %s.\n", safetext.Text(rep.Refused))
+			continue
+		}
 		for i := range regs {
 			b.WriteString("\n")
 			textRegion(b, &regs[i])
@@ -99,7 +103,11 @@ func textHeader(b *bufio.Writer, rep *pop.Report, m *measure.Measurement) {
 		run = append(run, safetext.Text(m.Timestamp))
 	}
 	r := m.Resources
-	res := plural(r.Processes, "process", "processes") + " on " + plural(r.Nodes, "node", "") + ", " + plural(r.CPUs, "CPU", "")
+	res := plural(r.Processes, "process", "processes")
+	if in := m.Incomplete; in != nil {
+		res = fmt.Sprintf("%d of %d processes", r.Processes, in.Processes)
+	}
+	res += " on " + plural(r.Nodes, "node", "") + ", " + plural(r.CPUs, "CPU", "")
 	if r.GPUs > 0 {
 		res += ", " + plural(r.GPUs, "GPU", "")
 	}

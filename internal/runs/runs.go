@@ -229,6 +229,10 @@ func loadMeasurement(path string, m *measure.Measurement, model pop.Model) (*Run
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if rep.Refused != "" {
+		return nil, &FileError{Path: path, Problem: "has no trustworthy metrics: " + rep.Refused,
+			Fix: "measure the job again (popmon report " + path + " shows what was measured)"}
+	}
 	r := &Run{Source: path, Kind: KindPopmon, Model: model, Measurement: m}
 	if m.Git != nil {
 		r.Git = Git{Commit: m.Git.Commit, Branch: m.Git.Branch, Timestamp: m.Git.Timestamp,

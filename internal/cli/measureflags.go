@@ -1,0 +1,293 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+
+	"github.com/popmon/popmon/internal/binscan"
+	"github.com/popmon/popmon/internal/runs"
+	"github.com/popmon/popmon/internal/shimbuild"
+)
+
+// measureFlags are the options shared by popmon run and popmon exec.
+type measureFlags struct {
+	output    string
+	force     bool
+	mpicc     string
+	noMPI     bool
+	openmp    string
+	counters  string
+	gitCommit string
+	gitBranch string
+	gitTime   string
+}
+
+func (m *measureFlags) register(fs interface {
+	StringVar(*string, string, string, string)
+	BoolVar(*bool, string, bool, string)
+}) {
+	fs.StringVar(&m.output, "o", "", "measurement file to write (default popmon-APP-DATE.json); an existing file is an error unless --force")
+	fs.BoolVar(&m.force, "force", false, "replace the -o file if it exists")
+	fs.StringVar(&m.mpicc, "mpicc", "", "MPI C compiler wrapper to build the library with (default $POPMON_MPICC, else the one of the job's MPI, else mpicc)")
+	fs.BoolVar(&m.noMPI, "no-mpi", false, "measure a program that does not use MPI (builds the library with cc)")
+	fs.StringVar(&m.gitCommit, "git-commit", "", "record this commit in the measurement (default: the CI environment of GitLab CI / GitHub Actions)")
+	fs.StringVar(&m.gitBranch, "git-branch", "", "record this branch in the measurement (default: the CI environment)")
+	fs.StringVar(&m.gitTime, "git-time", "", "record this commit time (RFC 3339) in the measurement (default: the CI environment)")
+	fs.StringVar(&m.openmp, "openmp", openmpAuto, "OpenMP runtime: auto (preload LLVM libomp for GCC/libgomp programs, which have no OMPT), libomp, native, off")
+	fs.StringVar(&m.counters, "counters", "", "hardware counters (instructions, cycles: IPC and frequency): auto (when the machine has them), on (warn when it has not), off (default $POPMON_COUNTERS, else auto)")
+}
+
+// gitEnv returns the POPMON_GIT_* variables through which the library
+// records the version-control state: the flags, else the CI environment.
+func (m *measureFlags) gitEnv(getenv func(string) string) map[string]string {
+	g := runs.GitFromEnv(getenv)
+	if m.gitCommit != "" {
+		g = runs.Git{Commit: m.gitCommit, Branch: m.gitBranch, Timestamp: m.gitTime}
+	}
+	if m.gitBranch != "" {
+		g.Branch = m.gitBranch
+	}
+	if m.gitTime != "" {
+		g.Timestamp = m.gitTime
+	}
+	if g.Commit == "" {
+		return nil
+	}
+	out := map[string]string{"POPMON_GIT_COMMIT": g.Commit}
+	if g.Branch != "" {
+		out["POPMON_GIT_BRANCH"] = g.Branch
+	}
+	if g.Timestamp != "" {
+		out["POPMON_GIT_TIMESTAMP"] = g.Timestamp
+	}
+	if g.DefaultBranch != "" {
+		out["POPMON_GIT_DEFAULT_BRANCH"] = g.DefaultBranch
+	}
+	if g.IsMergeRequest {
+		out["POPMON_GIT_MERGE_REQUEST"] = "1"
+	}
+	return out
+}
+
+// environment returns the measured command's environment: the library (and
+// LLVM's libomp where needed) preloaded first, set added, drop removed, and
+// the variables popmon sets forwarded to every node by an Open MPI launcher.
+// note says something about OpenMP worth printing once ("" when nothing).
+func (m *measureFlags) environment(lib string, scan *binscan.Result, set map[string]string, drop []string) (environ []string, note string, err error) {
+	extra, env, note, err := openmpFor(m.openmp, scan)
+	if err != nil {
+		return nil, "", err
+	}
+	for k, v := range env {
+		set[k] = v
+	}
+	if err := countersEnv(m.counters, set); err != nil {
+		return nil, "", err
+	}
+	for k, v := range m.gitEnv(os.Getenv) {
+		set[k] = v
+	}
+	if jobMPI(scan) == binscan.OpenMPI {
+		forwardOpenMPI(os.Getenv("OMPI_MCA_mca_base_env_list"), set)
+	}
+	return measuredEnv(os.Environ(), strings.Join(append([]string{lib}, extra...), ":"), set, drop), note, nil
+}
+
+// forwardOpenMPI makes Open MPI's launcher pass LD_PRELOAD and popmon's
+// variables on to the ranks it starts on other nodes (what `mpirun -x VAR`
+// does; Open MPI passes only the OMPI_* variables by default). MPICH's
+// Hydra and Slurm's srun pass the whole environment on by default.
+func forwardOpenMPI(current string, set map[string]string) {
+	names := []string{"LD_PRELOAD"}
+	for k := range set {
+		if k != "OMPI_MCA_mca_base_env_list" {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	have := map[string]bool{}
+	var list []string
+	if current != "" {
+		for _, e := range strings.Split(current, ";") {
+			if e == "" {
+				continue
+			}
+			name, _, _ := strings.Cut(e, "=")
+			have[name] = true
+			list = append(list, e)
+		}
+	}
+	for _, n := range names {
+		if !have[n] {
+			list = append(list, n)
+		}
+	}
+	set["OMPI_MCA_mca_base_env_list"] = strings.Join(list, ";")
+}
+
+// measuredEnv returns environ with lib (a colon-separated list, popmon's
+// library first) first in LD_PRELOAD, set added and the keys in drop
+// removed. Libraries already in LD_PRELOAD stay after popmon's, in their
+// order: a PMPI tool there then sees every MPI call too (the library
+// chains to it), where before popmon it would hide them from popmon.
+func measuredEnv(environ []string, lib string, set map[string]string, drop []string) []string {
+	out := make([]string, 0, len(environ)+len(set)+1)
+	ours := strings.Split(lib, ":")
+	preload := append([]string{}, ours...)
+	isOurs := map[string]bool{}
+	for _, l := range ours {
+		isOurs[l] = true
+	}
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		if k == "LD_PRELOAD" {
+			// ld.so splits LD_PRELOAD at colons and blanks.
+			for _, l := range strings.FieldsFunc(v, func(r rune) bool { return r == ':' || r == ' ' || r == '\t' }) {
+				if !isOurs[l] {
+					preload = append(preload, l)
+				}
+			}
+			continue
+		}
+		if _, ok := set[k]; ok {
+			continue
+		}
+		skip := false
+		for _, d := range drop {
+			skip = skip || k == d
+		}
+		if !skip {
+			out = append(out, kv)
+		}
+	}
+	out = append(out, "LD_PRELOAD="+strings.Join(preload, ":"))
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out = append(out, k+"="+set[k])
+	}
+	return out
+}
+
+// jobMPI is the MPI the scanned command line runs (binscan.NoMPI when it
+// cannot tell or runs none).
+func jobMPI(scan *binscan.Result) binscan.MPI {
+	if scan == nil {
+		return binscan.NoMPI
+	}
+	m, _ := scan.MPI()
+	return m
+}
+
+// mpiccCandidates are the compiler wrappers of each MPI as Debian and Ubuntu
+// install them side by side, then the generic name.
+var mpiccCandidates = map[binscan.MPI][]string{
+	binscan.OpenMPI: {"mpicc.openmpi", "mpicc"},
+	binscan.MPICH:   {"mpicc.mpich", "mpicc"},
+}
+
+// libraryMPI names the MPI family of a built library from its description
+// (shimbuild.Library.MPI), NoMPI when it does not say.
+func libraryMPI(desc string) binscan.MPI {
+	switch {
+	case strings.HasPrefix(desc, "Open MPI"):
+		return binscan.OpenMPI
+	case strings.HasPrefix(desc, "MPICH"):
+		return binscan.MPICH
+	}
+	return binscan.NoMPI
+}
+
+// build returns the measurement library for the job: built with the MPI
+// compiler wrapper the user names (--mpicc, $POPMON_MPICC), else with the
+// wrapper of the MPI the job runs (the launcher's, or the one the program
+// is linked with), else with mpicc. A library built for another MPI than
+// the job's would crash it: that is refused before the launch (and the
+// library itself stays inert if it happens anyway).
+func (m *measureFlags) build(ctx context.Context, stderr io.Writer, scan *binscan.Result) (*shimbuild.Library, error) {
+	job := jobMPI(scan)
+	explicit := m.mpicc != "" || os.Getenv("POPMON_MPICC") != ""
+	try := []string{m.mpicc}
+	if !explicit && !m.noMPI {
+		if c, ok := mpiccCandidates[job]; ok {
+			try = nil
+			for _, name := range c {
+				if _, err := exec.LookPath(name); err == nil {
+					try = append(try, name)
+				}
+			}
+			if len(try) == 0 {
+				return nil, fail(ExitEnv, "the job runs %s (%s) but no MPI compiler wrapper of it is installed (%s): install its development package, or pass --mpicc",
+					job, jobMPIHow(scan), strings.Join(c, ", "))
+			}
+		}
+	}
+	var lastErr error
+	for _, mpicc := range try {
+		lib, err := shimbuild.Build(ctx, shimbuild.Options{MPICC: mpicc, NoMPI: m.noMPI, Log: stderr})
+		if err != nil {
+			if errors.Is(err, shimbuild.ErrNoMPICC) {
+				return nil, fail(ExitEnv, "%v (or --no-mpi for a program without MPI)", err)
+			}
+			return nil, wrapCode(ExitEnv, err)
+		}
+		built := libraryMPI(lib.MPI)
+		if m.noMPI || job == binscan.NoMPI || job == binscan.UnknownMPI || built == binscan.NoMPI || built == job {
+			return lib, nil
+		}
+		lastErr = fail(ExitEnv, "the job runs %s (%s), but %s builds the measurement library for %s: pass --mpicc with the compiler wrapper of %s (e.g. %s)",
+			job, jobMPIHow(scan), lib.Compiler, built, job, strings.Join(mpiccCandidates[job], " or "))
+		if explicit {
+			return nil, lastErr
+		}
+	}
+	return nil, lastErr
+}
+
+func jobMPIHow(scan *binscan.Result) string {
+	_, how := scan.MPI()
+	return how
+}
+
+// scanCommand reads what a command line will run (binscan), nil when it
+// cannot.
+func scanCommand(argv []string) *binscan.Result {
+	if len(argv) == 0 {
+		return nil
+	}
+	res, err := binscan.Scan(argv, os.Environ())
+	if err != nil {
+		return nil
+	}
+	return res
+}
+
+// refusals are the reasons binscan found why the programs of a command line
+// cannot be measured at all (fully static, MPI linked statically), one
+// sentence each.
+func refusals(scan *binscan.Result) []string {
+	if scan == nil {
+		return nil
+	}
+	var out []string
+	for _, p := range scan.Programs {
+		if p.Kind != binscan.KindELF {
+			continue
+		}
+		if p.Static {
+			out = append(out, fmt.Sprintf("%s is a fully static executable: LD_PRELOAD cannot load popmon into it, so nothing is measured; link it dynamically", p.Arg))
+		} else if p.StaticMPI != "" {
+			out = append(out, fmt.Sprintf("the program's MPI calls cannot reach popmon: MPI is linked statically into %s; relink it with the shared MPI library (mpicc without -static)", p.StaticMPI))
+		}
+	}
+	return out
+}

@@ -1,0 +1,209 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The session folder of `popmon run` (POPMON_SESSION): the library of every
+// measured process writes into it —
+//
+//	mpi-HOST-PID.json       rank 0's measurement of an MPI job
+//	proc-HOST-PID.json      a process that did not use MPI
+//	unmeasured-HOST-PID.txt a process that could not be measured: "rank R"
+//	                        then one sentence saying why
+//	ranks/KEY.SIZE.RANK     the registry of ranks carrying the library
+//	                        (docs/library.md, "Finalize"), removed by each
+//	                        rank at the end of its finalize
+//
+// and popmon picks the measurements from it when the command ends.
+
+// sessionFile is one measurement found in a session folder.
+type sessionFile struct {
+	path    string
+	mpi     bool
+	pid     int
+	elapsed int64
+	command []string
+	mod     time.Time
+}
+
+// sessionResult is what a session folder holds after the command ended.
+type sessionResult struct {
+	files      []sessionFile    // the measurements to publish, in order
+	unmeasured map[string][]int // reason -> ranks that gave it
+}
+
+// readSession picks the measurements of a session: every MPI job's file;
+// or, when no process used MPI, the direct child's file (else the longest);
+// and gathers why processes could not be measured.
+func readSession(dir string, childPid int) (*sessionResult, error) {
+	res := &sessionResult{unmeasured: map[string][]int{}}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return res, fmt.Errorf("reading the session folder: %w", err)
+	}
+	var mpi, single []sessionFile
+	for _, e := range entries {
+		name := e.Name()
+		p := filepath.Join(dir, name)
+		if !e.Type().IsRegular() {
+			continue
+		}
+		if strings.HasPrefix(name, "unmeasured-") && strings.HasSuffix(name, ".txt") {
+			if rank, why, ok := readUnmeasured(p); ok {
+				res.unmeasured[why] = append(res.unmeasured[why], rank)
+			}
+			continue
+		}
+		if !strings.HasSuffix(name, ".json") {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		sf := sessionFile{path: p, mpi: strings.HasPrefix(name, "mpi-"), mod: info.ModTime()}
+		var head struct {
+			Command   []string `json:"command"`
+			Processes []struct {
+				Pid int `json:"pid"`
+			} `json:"processes"`
+			Regions []struct {
+				Processes []struct {
+					ElapsedNS int64 `json:"elapsed_ns"`
+				} `json:"processes"`
+			} `json:"regions"`
+		}
+		if b, err := os.ReadFile(p); err == nil && json.Unmarshal(b, &head) == nil {
+			sf.command = head.Command
+			if len(head.Processes) > 0 {
+				sf.pid = head.Processes[0].Pid
+			}
+			if len(head.Regions) > 0 {
+				for _, pr := range head.Regions[0].Processes {
+					sf.elapsed = max(sf.elapsed, pr.ElapsedNS)
+				}
+			}
+		}
+		if sf.mpi {
+			mpi = append(mpi, sf)
+		} else {
+			single = append(single, sf)
+		}
+	}
+	switch {
+	case len(mpi) > 0:
+		sort.Slice(mpi, func(i, j int) bool { return mpi[i].mod.Before(mpi[j].mod) })
+		res.files = mpi
+	case len(single) > 0:
+		res.files = single[:1]
+		sort.Slice(single, func(i, j int) bool { return single[i].elapsed > single[j].elapsed })
+		res.files = single[:1]
+		for _, s := range single {
+			if s.pid == childPid {
+				res.files = []sessionFile{s}
+			}
+		}
+	}
+	return res, nil
+}
+
+// readUnmeasured reads an unmeasured-*.txt file: "rank R" then the reason.
+func readUnmeasured(path string) (rank int, why string, ok bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, "", false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(io.LimitReader(f, 4096))
+	if !sc.Scan() {
+		return 0, "", false
+	}
+	r, err := strconv.Atoi(strings.TrimPrefix(sc.Text(), "rank "))
+	if err != nil || !sc.Scan() {
+		return 0, "", false
+	}
+	return r, strings.TrimSpace(sc.Text()), true
+}
+
+// explain returns what to tell the user when no measurement was written:
+// why processes could not be measured, as the library or binscan said, or
+// what usually causes it.
+func (s *sessionResult) explain(command string, refused []string) []string {
+	var out []string
+	reasons := make([]string, 0, len(s.unmeasured))
+	for why := range s.unmeasured {
+		reasons = append(reasons, why)
+	}
+	sort.Strings(reasons)
+	for _, why := range reasons {
+		out = append(out, fmt.Sprintf("%s (%s)", why, rankList(s.unmeasured[why])))
+	}
+	if len(out) == 0 {
+		// What binscan saw before the launch, when no process said more.
+		out = append(out, refused...)
+	}
+	switch {
+	case len(out) > 0 || len(refused) > 0:
+		out = append(out, "no measurement was written")
+	default:
+		out = append(out, fmt.Sprintf("no measurement was written: %s ran no program popmon could measure "+
+			"(did the program call MPI_Finalize? a job script that sets LD_PRELOAD must keep popmon's library in it: "+
+			"LD_PRELOAD=\"$LD_PRELOAD:other.so\")", command))
+	}
+	return out
+}
+
+// rankList writes ranks compactly: "rank 3", "ranks 1-3, 7".
+func rankList(ranks []int) string {
+	sort.Ints(ranks)
+	var parts []string
+	for i := 0; i < len(ranks); {
+		j := i
+		for j+1 < len(ranks) && ranks[j+1] == ranks[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", ranks[i], ranks[j]))
+		} else {
+			parts = append(parts, strconv.Itoa(ranks[i]))
+		}
+		i = j + 1
+	}
+	if len(ranks) == 1 {
+		return "rank " + parts[0]
+	}
+	return "ranks " + strings.Join(parts, ", ")
+}
+
+func defaultOutputName(command []string) string {
+	app := "app"
+	if len(command) > 0 {
+		app = filepath.Base(command[0])
+	}
+	app = strings.Map(func(r rune) rune {
+		if r == '/' || r == ' ' || r < 32 || r == 0x7f {
+			return '_'
+		}
+		return r
+	}, app)
+	return fmt.Sprintf("popmon-%s-%s.json", app, time.Now().Format("20060102-150405"))
+}
+
+// replaceFile moves src over target (popmon run -o FILE --force): a
+// rename, atomic; a symbolic link at target is replaced, not followed.
+func replaceFile(src, target string) (string, error) {
+	if err := os.Rename(src, target); err != nil {
+		return "", err
+	}
+	return target, nil
+}

@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"unsafe"
+)
+
+// jobStatus is how the measured command ended.
+type jobStatus struct {
+	code   int            // its exit code (0 … 255), when it exited
+	signal syscall.Signal // the signal that killed it, 0 when it exited
+}
+
+// result is the error runCmd returns for the job's ending: nil for exit 0,
+// its exit code otherwise, or its signal (popmon then ends by the same
+// signal, see Env.Raise).
+func (s jobStatus) result() error {
+	switch {
+	case s.signal != 0:
+		return &exitError{code: 128 + int(s.signal), signal: s.signal, err: errors.New("")}
+	case s.code != 0:
+		return &exitError{code: s.code, err: errors.New("")}
+	}
+	return nil
+}
+
+// forwardedSignals are the signals popmon run passes on to the job.
+var forwardedSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
+	syscall.SIGUSR1, syscall.SIGUSR2}
+
+// waitForwarding waits for cmd, passing on the termination signals popmon
+// receives (docs/cli.md, "Signals"). SIGINT and SIGQUIT typed at the
+// terminal reach the whole foreground process group, the job included:
+// they are passed on only when popmon is not in the terminal's foreground
+// (a kill from elsewhere, a batch system), so the job never gets them
+// twice (a second SIGINT makes mpirun abort without cleaning up).
+func waitForwarding(cmd *exec.Cmd) jobStatus {
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, forwardedSignals...)
+	defer signal.Stop(sigs)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for {
+		select {
+		case s := <-sigs:
+			sig, _ := s.(syscall.Signal)
+			if (sig == syscall.SIGINT || sig == syscall.SIGQUIT) && inTerminalForeground() {
+				continue
+			}
+			_ = cmd.Process.Signal(s)
+		case err := <-done:
+			return exitStatus(err)
+		}
+	}
+}
+
+func exitStatus(err error) jobStatus {
+	if err == nil {
+		return jobStatus{}
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return jobStatus{signal: ws.Signal()}
+		}
+		return jobStatus{code: ee.ExitCode()}
+	}
+	return jobStatus{code: ExitFailure}
+}
+
+// inTerminalForeground reports whether popmon's process group is the
+// foreground group of its controlling terminal: then a SIGINT or SIGQUIT
+// it got most likely came from the keyboard and reached the job too.
+func inTerminalForeground() bool {
+	for _, fd := range []uintptr{0, 1, 2} {
+		var pgrp int32
+		_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, fd, uintptr(syscall.TIOCGPGRP), uintptr(unsafe.Pointer(&pgrp)))
+		if errno == 0 {
+			return int(pgrp) == syscall.Getpgrp()
+		}
+	}
+	return false
+}
+
+// raiseSignal ends popmon by sig, as the job ended, so that a shell or batch
+// system sees the same ending (a script's `trap` or `$?` of 130 for SIGINT);
+// it returns only when sig does not end the process.
+func raiseSignal(sig syscall.Signal) {
+	signal.Reset(sig)
+	_ = syscall.Kill(os.Getpid(), sig)
+}
