@@ -59,6 +59,11 @@ type Options struct {
 	// Progress, when set, is called every few megabytes with the bytes of
 	// .prv text read so far.
 	Progress func(textBytes int64)
+
+	// eager keeps every worker's accounts current at each change of its
+	// primary's context instead of parking idle ones: the reference the
+	// tests compare the parked accounting with.
+	eager bool
 }
 
 // maxBadLines bounds how many malformed lines SkipBad tolerates before the
@@ -88,6 +93,15 @@ type thread struct {
 	inInstance                   int64 // idle inside the open parallel instance
 	worked                       bool  // did useful work in the open instance
 	instructions, cycles         uint64
+
+	// A parked worker is idle and its accounts lag: from parking on they
+	// grow like those of the task's idle thread, whose accounts then were
+	// parkIser, parkMw, and whose instance idle differed from this one's
+	// by parkOffset in instance parkEpoch.
+	parked           bool
+	parkIser, parkMw int64
+	parkOffset       int64
+	parkEpoch        int64
 }
 
 // callKey is an MPI call: event type and value.
@@ -115,9 +129,23 @@ type task struct {
 	byID    ids[thread]
 	// idle stands for each declared worker that no record has named yet:
 	// such a worker is idle throughout, so they all share one history,
-	// kept once and counted unseen times.
+	// kept once and counted unseen times. It is also the clock of the
+	// parked workers.
 	idle   thread
 	unseen int64
+	// active holds the workers kept current at each change of the
+	// primary's context; the others (parked of them) are idle and
+	// accounted in aggregate, so that a change costs the active workers,
+	// not all of them. parkIn sums the parkOffset of the workers parked in
+	// the current epoch (which changes when an instance opens or closes);
+	// parkedWorked lists those that worked in the open instance.
+	active       []*thread
+	parked       int64
+	parkIn       int64
+	epoch        int64
+	parkedWorked []*thread
+	eager        bool
+	visits       int64 // worker syncs, for the tests
 
 	parOpen   bool
 	parStart  int64
@@ -217,25 +245,31 @@ const cutShort = "the trace was cut short: re-run mpi2prv or re-copy the file, o
 // docs/import.md for how trace states and events map to popmon's accounts,
 // and for what makes a trace truncated or its header unusable.
 func Import(r io.Reader, opt Options) (*measure.Measurement, error) {
+	m, _, err := run(r, opt)
+	return m, err
+}
+
+// run is Import, returning the importer too (for the tests).
+func run(r io.Reader, opt Options) (*measure.Measurement, *importer, error) {
 	rd, err := NewReader(r)
 	if err != nil {
 		var se *SyntaxError
 		if errors.As(err, &se) && se.Truncated {
-			return nil, fmt.Errorf("%w: the trace was cut short: re-run mpi2prv or re-copy the file", err)
+			return nil, nil, fmt.Errorf("%w: the trace was cut short: re-run mpi2prv or re-copy the file", err)
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	h := rd.Header()
 	if opt.App == 0 {
 		opt.App = 1
 	}
 	if opt.App < 1 || opt.App > len(h.Apps) {
-		return nil, fmt.Errorf("the trace has %d application(s); there is no application %d", len(h.Apps), opt.App)
+		return nil, nil, fmt.Errorf("the trace has %d application(s); there is no application %d", len(h.Apps), opt.App)
 	}
 	f, _ := scale(h.Unit)
 	im := &importer{h: h, opt: opt, app: int32(opt.App), end: h.End / f}
 	if err := im.checkSize(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	nextProgress := int64(4 << 20)
 	for {
@@ -246,29 +280,29 @@ func Import(r io.Reader, opt Options) (*measure.Measurement, error) {
 		if err != nil {
 			var se *SyntaxError
 			if !errors.As(err, &se) {
-				return nil, err
+				return nil, nil, err
 			}
 			if se.Truncated { // nothing follows
 				if !opt.SkipBad {
-					return nil, fmt.Errorf("%w: %s", err, cutShort)
+					return nil, nil, fmt.Errorf("%w: %s", err, cutShort)
 				}
 				im.cut = se.Error()
 				break
 			}
 			if !opt.SkipBad {
-				return nil, fmt.Errorf("%w (use --skip-bad to skip malformed lines)", err)
+				return nil, nil, fmt.Errorf("%w (use --skip-bad to skip malformed lines)", err)
 			}
 			if err := im.skip(se.Error()); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			continue
 		}
 		if err := im.record(rec); err != nil {
 			if !opt.SkipBad {
-				return nil, fmt.Errorf("line %d: %w (use --skip-bad to skip malformed lines)", rd.Line(), err)
+				return nil, nil, fmt.Errorf("line %d: %w (use --skip-bad to skip malformed lines)", rd.Line(), err)
 			}
 			if err := im.skip(fmt.Sprintf("line %d: %v", rd.Line(), err)); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			continue
 		}
@@ -280,7 +314,8 @@ func Import(r io.Reader, opt Options) (*measure.Measurement, error) {
 	if opt.Progress != nil {
 		opt.Progress(rd.Bytes())
 	}
-	return im.finish()
+	m, err := im.finish()
+	return m, im, err
 }
 
 // skip counts a malformed line that SkipBad skips.
@@ -317,7 +352,7 @@ func (im *importer) checkSize() error {
 // newTask creates the accounts of task id (valid) on its first record.
 func (im *importer) newTask(id int32) *task {
 	decl := im.h.Apps[im.app-1].Tasks[id-1]
-	tk := &task{id: id, rank: int(id) - 1, node: decl.Node, declared: decl.Threads, calls: map[callKey]*callStat{}}
+	tk := &task{id: id, rank: int(id) - 1, node: decl.Node, declared: decl.Threads, calls: map[callKey]*callStat{}, eager: im.opt.eager}
 	tk.threads = []*thread{{task: tk, primary: true}} // in byID once a record names it
 	tk.idle.task = tk
 	tk.unseen = int64(decl.Threads) - 1
@@ -327,14 +362,15 @@ func (im *importer) newTask(id int32) *task {
 }
 
 // newWorker creates the accounts of worker id (valid) of tk on its first
-// record at t: until then it was idle like every worker not yet named, so
-// it starts with their shared history.
-func (tk *task) newWorker(id int32, t int64) *thread {
-	tk.idle.advance(t)
+// record: until the last change of the primary's context it was idle like
+// every worker not yet named, so it starts with their shared history; its
+// own records take over from there.
+func (tk *task) newWorker(id int32) *thread {
 	w := tk.idle
 	w.seen = true
 	th := &w
 	tk.threads = append(tk.threads, th)
+	tk.active = append(tk.active, th)
 	tk.byID.put(id, th)
 	tk.unseen--
 	return th
@@ -376,7 +412,7 @@ func (im *importer) firstSight(rec *Record) (*thread, error) {
 		tk.byID.put(1, p)
 		return p, nil
 	}
-	return tk.newWorker(rec.Thread, rec.Time), nil
+	return tk.newWorker(rec.Thread), nil
 }
 
 // record accounts one record.
@@ -395,6 +431,9 @@ func (im *importer) record(rec *Record) error {
 		if err != nil {
 			return err
 		}
+		if th.parked {
+			th.task.unpark(th)
+		}
 		im.records++
 		im.last = max(im.last, last)
 		if rec.Time < th.pos {
@@ -411,6 +450,9 @@ func (im *importer) record(rec *Record) error {
 		th, err := im.thread(rec)
 		if err != nil {
 			return err
+		}
+		if th.parked {
+			th.task.unpark(th)
 		}
 		im.records++
 		im.last = max(im.last, last)
@@ -517,55 +559,129 @@ func (th *thread) leaveMPI() {
 }
 
 // syncWorkers accounts the task's other threads up to t, before the
-// primary's context (parallel region, MPI) changes at t.
+// primary's context (parallel region, MPI) changes at t: the idle thread
+// and the active workers; an active worker found idle there is parked.
 func (tk *task) syncWorkers(t int64) {
-	for _, w := range tk.threads[1:] {
+	p := &tk.idle
+	p.advance(t)
+	for i := 0; i < len(tk.active); {
+		w := tk.active[i]
 		w.advance(t)
+		tk.visits++
+		if !tk.eager && w.pos == p.pos && w.idleLike() {
+			tk.park(w)
+			last := len(tk.active) - 1
+			tk.active[i], tk.active[last] = tk.active[last], nil
+			tk.active = tk.active[:last]
+			continue
+		}
+		i++
 	}
-	if tk.unseen > 0 {
-		tk.idle.advance(t)
+}
+
+// idleLike reports whether the worker's time from its position on is
+// classified like an idle thread's until its next record: it is not in MPI
+// and not running an outlined function.
+func (th *thread) idleLike() bool {
+	return !th.inMPI && !(th.inFunc && th.state == StateRunning && th.stateEnd > th.pos)
+}
+
+// park parks an active worker whose position is the idle thread's.
+func (tk *task) park(w *thread) {
+	p := &tk.idle
+	w.parked = true
+	w.parkIser, w.parkMw = p.iser, p.mw
+	w.parkEpoch, w.parkOffset = tk.epoch, w.inInstance-p.inInstance
+	tk.parkIn += w.parkOffset
+	tk.parked++
+	if w.worked {
+		tk.parkedWorked = append(tk.parkedWorked, w)
 	}
+}
+
+// unpark brings a parked worker's accounts up to the idle thread's
+// position (the last change of the primary's context: from there the
+// worker's own records take over, as if it had been active) and makes it
+// active.
+func (tk *task) unpark(w *thread) {
+	p := &tk.idle
+	w.iser += p.iser - w.parkIser
+	w.mw += p.mw - w.parkMw
+	if w.parkEpoch == tk.epoch {
+		w.inInstance = p.inInstance + w.parkOffset
+		tk.parkIn -= w.parkOffset
+	} else { // parked before the open instance, or outside instances
+		w.inInstance, w.worked = p.inInstance, false
+	}
+	if p.pos > w.pos {
+		w.pos, w.lastUseful = p.pos, false
+	}
+	w.parked = false
+	tk.parked--
+	tk.active = append(tk.active, w)
 }
 
 // openInstance opens a parallel region instance at t.
 func (tk *task) openInstance(t int64) {
-	tk.threads[0].advance(t)
+	p0 := tk.threads[0]
+	p0.advance(t)
 	// From the primary's position: where a record went back in time,
 	// instances still never overlap.
-	tk.parOpen, tk.parStart = true, tk.threads[0].pos
+	tk.parOpen, tk.parStart = true, p0.pos
 	tk.parallels++
-	for _, th := range tk.threads {
-		th.inInstance, th.worked = 0, false
+	p0.inInstance, p0.worked = 0, false
+	for _, w := range tk.active {
+		w.inInstance, w.worked = 0, false
 	}
-	tk.idle.inInstance = 0
+	tk.newEpoch()
+}
+
+// newEpoch starts the idle accounting of a new instance (or of the time
+// after one): parked workers' instance idle starts again from 0.
+func (tk *task) newEpoch() {
+	tk.idle.inInstance, tk.parkIn = 0, 0
+	tk.epoch++
+	tk.parkedWorked = tk.parkedWorked[:0]
 }
 
 // closeInstance closes the open instance at t: the idle times of the team
 // give scheduling (the least idle thread's idle, on every team thread) and
 // load imbalance (the rest); threads that did no work are outside the team
 // and their time is serialization (docs/measurement-format.md, OpenMP
-// accounting).
+// accounting). The caller has synced the workers to t.
 func (tk *task) closeInstance(t int64) {
-	tk.threads[0].advance(t)
-	tk.parWall += tk.threads[0].pos - tk.parStart
-	n := int64(0)
-	minIdle := int64(math.MaxInt64)
-	for i, th := range tk.threads {
-		if i == 0 || th.worked {
+	p0 := tk.threads[0]
+	p0.advance(t)
+	tk.parWall += p0.pos - tk.parStart
+	for _, w := range tk.parkedWorked { // in the team: needed one by one
+		if w.parked && w.parkEpoch == tk.epoch {
+			tk.unpark(w)
+			w.advance(t)
+		}
+	}
+	n := int64(1)
+	minIdle := p0.inInstance
+	for _, w := range tk.active {
+		if w.worked {
 			n++
-			minIdle = min(minIdle, th.inInstance)
+			minIdle = min(minIdle, w.inInstance)
 		}
 	}
-	for i, th := range tk.threads {
-		if i == 0 || th.worked {
-			tk.ilb += th.inInstance - minIdle
+	tk.ilb += p0.inInstance - minIdle
+	p0.inInstance, p0.worked = 0, false
+	for _, w := range tk.active {
+		if w.worked {
+			tk.ilb += w.inInstance - minIdle
 		} else {
-			tk.iserInst += th.inInstance
+			tk.iserInst += w.inInstance
 		}
-		th.inInstance, th.worked = 0, false
+		w.inInstance, w.worked = 0, false
 	}
-	tk.iserInst += tk.idle.inInstance * tk.unseen // never in the team
-	tk.idle.inInstance = 0
+	// Never in the team: the workers no record named yet, and the parked
+	// ones (their idle in the instance is the idle thread's, plus their
+	// offsets).
+	tk.iserInst += tk.idle.inInstance*(tk.unseen+tk.parked) + tk.parkIn
+	tk.newEpoch()
 	tk.isch += n * minIdle
 	tk.parOpen = false
 }
@@ -696,6 +812,11 @@ func (im *importer) finish() (*measure.Measurement, error) {
 		tk.threads[0].advance(end)
 		if tk.parOpen {
 			tk.closeInstance(end)
+		}
+		for _, w := range tk.threads[1:] {
+			if w.parked {
+				tk.unpark(w)
+			}
 		}
 		for _, th := range tk.threads {
 			th.advance(end)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -240,7 +241,8 @@ func FuzzReader(f *testing.F) {
 // within their wholes (no MPI call of a process longer than its CPU time,
 // no parallel-region time longer than the run), whose elapsed time
 // is the header's unless --skip-bad imported a truncated trace, whose
-// metrics compute to finite values, and whose import allocated in
+// metrics compute to finite values, whose accounts are exactly those of
+// the eager reference (no worker parked), and whose import allocated in
 // proportion to the input, not to what its header declares.
 func FuzzImport(f *testing.F) {
 	rows := map[string]string{}
@@ -272,6 +274,7 @@ func FuzzImport(f *testing.F) {
 	// same time twice), a primary named by events only.
 	back := "2:1:1:1:1:0:60000001:1\n2:1:1:1:2:0:50000002:10\n2:1:1:1:1:1000:60000001:0\n2:1:1:1:2:1000:50000002:0\n"
 	f.Add([]byte("#Paraver (d):1000_ns:1(1):1:1(2:1)\n"+back+back), smallPCF, "", false, uint8(0), uint8(0))
+	f.Add([]byte(hybridTrace(7, 4)), smallPCF, "", false, uint8(0), uint8(0))
 	defer smallBuffers()()
 	zw := gzip.NewWriter(nil) // reused: a new one allocates its tables each time
 	f.Fuzz(func(t *testing.T, prv []byte, pcfText, rowText string, skipBad bool, app, gz uint8) {
@@ -353,6 +356,15 @@ func FuzzImport(f *testing.F) {
 			}
 		}
 		checkMetrics(t, m)
+		// Parking idle workers changes nothing.
+		opt.eager = true
+		ref, err := importStream(bytes.NewReader(in), opt)
+		if err != nil {
+			t.Fatalf("the eager reference fails where the import did not: %v", err)
+		}
+		if !reflect.DeepEqual(m.Regions, ref.Regions) || !reflect.DeepEqual(m.MPICalls, ref.MPICalls) || !reflect.DeepEqual(m.Warnings, ref.Warnings) {
+			t.Fatalf("parked workers\n %+v\neager reference\n %+v", m.Regions[0].Processes, ref.Regions[0].Processes)
+		}
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
+	"math/rand"
 	"os"
 	"reflect"
 	"runtime"
@@ -538,5 +539,192 @@ func TestImportCallProfile(t *testing.T) {
 	want := []measure.MPICall{{Name: "MPI_Allreduce", Calls: 3, TimeNS: 70, MinTimeNS: 0, MaxTimeNS: 40, MaxRank: 2}}
 	if !reflect.DeepEqual(m.MPICalls, want) {
 		t.Errorf("MPI calls\n %+v\nwant\n %+v", m.MPICalls, want)
+	}
+}
+
+// hybridTrace writes a task of w threads that runs k iterations of 50 ns:
+// serial 10, a parallel region of 30 in which threads 2–5 each work a
+// different share (and the others idle through), MPI 10. Threads 6 … w
+// have one idle state record over the whole trace.
+func hybridTrace(w, k int) string {
+	var b strings.Builder
+	end := 50 * k
+	fmt.Fprintf(&b, "#Paraver (d):%d_ns:1(%d):1:1(%d:1)\n", end, w, w)
+	for j := 6; j <= w; j++ {
+		fmt.Fprintf(&b, "1:1:1:1:%d:0:%d:0\n", j, end)
+	}
+	for i := 0; i < k; i++ {
+		a := 50 * i
+		fmt.Fprintf(&b, "1:1:1:1:1:%d:%d:1\n", a, a+40)
+		fmt.Fprintf(&b, "2:1:1:1:1:%d:60000001:1\n", a+10)
+		for j := 2; j <= min(w, 5); j++ {
+			work := 5 * j
+			if i%3 == j%3 {
+				work = 0 // outside this instance's team
+			}
+			fmt.Fprintf(&b, "1:1:1:1:%d:%d:%d:1\n2:1:1:1:%d:%d:60000018:1\n", j, a+10, a+10+work, j, a+10)
+			fmt.Fprintf(&b, "1:1:1:1:%d:%d:%d:0\n2:1:1:1:%d:%d:60000018:0\n", j, a+10+work, a+50, j, a+10+work)
+		}
+		fmt.Fprintf(&b, "2:1:1:1:1:%d:60000001:0\n", a+40)
+		fmt.Fprintf(&b, "1:1:1:1:1:%d:%d:13\n2:1:1:1:1:%d:50000002:10\n2:1:1:1:1:%d:50000002:0\n", a+40, a+50, a+40, a+50)
+	}
+	return b.String()
+}
+
+// TestImportParkedWorkersAreExact: idle workers are parked and accounted
+// in aggregate, which gives exactly the accounts of keeping every worker
+// current at every change of its primary's context (the eager reference),
+// on hand-made and real traces.
+func TestImportParkedWorkersAreExact(t *testing.T) {
+	traces := map[string]string{
+		"hybrid, 3 threads":     "#Paraver (d):1000_ns:1(3):1:1(3:1)\n" + hybridRecords,
+		"hybrid, 1e9 threads":   "#Paraver (d):1000_ns:1(1):1:1(1000000000:1)\n" + hybridRecords,
+		"regions, 12 threads":   hybridTrace(12, 40),
+		"regions, 1e6 declared": strings.Replace(hybridTrace(12, 40), "1(12:1)", "1(1000000:1)", 1),
+	}
+	for _, name := range []string{"imagemagick_omp2", "epoch_2proc"} {
+		f, err := os.Open("testdata/" + name + ".prv.gz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, err := io.ReadAll(zr)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		traces[name] = string(text)
+	}
+	for name, text := range traces {
+		lazy, im, err := run(strings.NewReader(text), Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		eager, imEager, err := run(strings.NewReader(text), Options{eager: true})
+		if err != nil {
+			t.Fatalf("%s, eager: %v", name, err)
+		}
+		if !reflect.DeepEqual(lazy.Regions, eager.Regions) || !reflect.DeepEqual(lazy.MPICalls, eager.MPICalls) || !reflect.DeepEqual(lazy.Warnings, eager.Warnings) {
+			t.Errorf("%s: parked\n %+v\neager\n %+v", name, lazy.Regions[0].Processes, eager.Regions[0].Processes)
+		}
+		if a := lazy.Regions[0].Processes[0]; sumAccounts(a) != int64(a.CPUs)*a.ElapsedNS {
+			t.Errorf("%s: accounts sum to %d, want %d", name, sumAccounts(a), int64(a.CPUs)*a.ElapsedNS)
+		}
+		t.Logf("%s: %d worker syncs parked, %d eager", name, visits(im), visits(imEager))
+	}
+}
+
+// visits counts the worker syncs of an import.
+func visits(im *importer) int64 {
+	var n int64
+	for _, tk := range im.tasks {
+		n += tk.visits
+	}
+	return n
+}
+
+// TestImportIdleWorkersCostNothing: a process of 3000 threads of which 4
+// work, with 3000 changes of its primary's context (parallel regions and
+// MPI calls), costs syncs in proportion to the working threads, not to all
+// of them times the changes (the 9 million of the eager reference, which
+// makes a few-MB trace of many threads take minutes).
+func TestImportIdleWorkersCostNothing(t *testing.T) {
+	text := hybridTrace(3000, 1000)
+	m, im, err := run(strings.NewReader(text), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := m.Regions[0].Processes[0]
+	if a.CPUs != 3000 || a.OMPParallels != 1000 || a.MPICalls != 1000 || sumAccounts(a) != 3000*a.ElapsedNS {
+		t.Errorf("accounts %+v", a)
+	}
+	// Per change: the 4 working threads and at most each idle thread once
+	// more when it parks.
+	if n, bound := visits(im), int64(3000*8+3000); n > bound {
+		t.Errorf("%d worker syncs, want at most %d", n, bound)
+	}
+}
+
+// randomTrace writes a random but well-formed trace of one or two tasks of
+// up to 6 threads: states, MPI calls, parallel regions and functions in
+// random order, mostly forward in time, sometimes back.
+func randomTrace(r *rand.Rand) string {
+	var b strings.Builder
+	tasks, threads := 1+r.Intn(2), 1+r.Intn(6)
+	const end = 10000
+	fmt.Fprintf(&b, "#Paraver (d):%d_ns:0:1:%d(", end, tasks)
+	for i := 0; i < tasks; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%d:0", threads)
+	}
+	b.WriteString(")\n")
+	t := int64(0)
+	for n := 10 + r.Intn(200); n > 0; n-- {
+		t += int64(r.Intn(200))
+		if r.Intn(20) == 0 {
+			t -= int64(r.Intn(500)) // back in time
+		}
+		t = min(max(t, 0), end)
+		task, th := 1+r.Intn(tasks), 1+r.Intn(threads)
+		if r.Intn(3) > 0 && th > 1 && r.Intn(2) == 0 {
+			th = 1 // the primary more often
+		}
+		switch r.Intn(8) {
+		case 0, 1:
+			fmt.Fprintf(&b, "1:1:1:%d:%d:%d:%d:%d\n", task, th, t, min(t+int64(r.Intn(800)), end), []int{0, 1, 1, 13, 7}[r.Intn(5)])
+		case 2:
+			fmt.Fprintf(&b, "2:1:1:%d:%d:%d:50000002:%d\n", task, th, t, r.Intn(3))
+		case 3:
+			fmt.Fprintf(&b, "2:1:1:%d:%d:%d:60000001:%d\n", task, th, t, r.Intn(2))
+		case 4, 5:
+			fmt.Fprintf(&b, "2:1:1:%d:%d:%d:60000018:%d\n", task, th, t, r.Intn(2))
+		case 6:
+			fmt.Fprintf(&b, "2:1:1:%d:%d:%d:42000050:%d:42000059:%d\n", task, th, t, r.Intn(1000), r.Intn(1000))
+		case 7:
+			fmt.Fprintf(&b, "2:1:1:%d:%d:%d:60000023:%d\n", task, th, t, r.Intn(2))
+		}
+	}
+	for task := 1; task <= tasks; task++ { // every task, to the end
+		fmt.Fprintf(&b, "1:1:1:%d:1:%d:%d:1\n", task, end, end)
+	}
+	return b.String()
+}
+
+// TestImportParkedRandom: on 500 random traces, parking idle workers gives
+// exactly the eager reference's accounts, which sum to CPUs × elapsed.
+func TestImportParkedRandom(t *testing.T) {
+	seed, n := int64(1), 500
+	if s := os.Getenv("PARAVER_RANDOM_TRACES"); s != "" { // more: PARAVER_RANDOM_TRACES=seed:count
+		fmt.Sscanf(s, "%d:%d", &seed, &n)
+	}
+	r := rand.New(rand.NewSource(seed))
+	parked := int64(0)
+	for i := 0; i < n; i++ {
+		text := randomTrace(r)
+		lazy, im, err := run(strings.NewReader(text), Options{})
+		if err != nil {
+			t.Fatalf("trace %d: %v\n%s", i, err, text)
+		}
+		eager, imEager, err := run(strings.NewReader(text), Options{eager: true})
+		if err != nil {
+			t.Fatalf("trace %d, eager: %v", i, err)
+		}
+		if !reflect.DeepEqual(lazy.Regions, eager.Regions) || !reflect.DeepEqual(lazy.MPICalls, eager.MPICalls) {
+			t.Fatalf("trace %d: parked\n %+v\neager\n %+v\n%s", i, lazy.Regions[0].Processes, eager.Regions[0].Processes, text)
+		}
+		for _, a := range lazy.Regions[0].Processes {
+			if sumAccounts(a) != int64(a.CPUs)*a.ElapsedNS {
+				t.Fatalf("trace %d: rank %d accounts sum to %d, want %d\n%s", i, a.Rank, sumAccounts(a), int64(a.CPUs)*a.ElapsedNS, text)
+			}
+		}
+		parked += visits(imEager) - visits(im)
+	}
+	if parked <= 0 {
+		t.Errorf("no worker was ever parked (%d syncs saved): the test does not test parking", parked)
 	}
 }
