@@ -61,6 +61,10 @@ for p in thread_multiple thread_churn; do
 	run "$CC" $CFLAGS -pthread -o "$out/$p" "$here/$p.c"
 done
 run "$CC" $CFLAGS -o "$out/own_wrappers" "$here/own_wrappers.c"
+# MPI-4 Sessions: only where mpi.h declares MPI 4 (MPICH 4; not Open MPI 4).
+if printf '#include <mpi.h>\n#if MPI_VERSION < 4\n#error\n#endif\n' | "$CC" -E -x c - >/dev/null 2>&1; then
+	run "$CC" $CFLAGS -o "$out/sessions" "$here/sessions.c"
+fi
 # A PMPI tool to preload together with popmon's library.
 run "$CC" $CFLAGS -fPIC -shared -o "$out/libpmpi_tool.so" "$here/pmpitool/pmpi_tool.c"
 # The demo with MPI linked statically (MPICH ships libmpich.a): popmon cannot

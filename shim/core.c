@@ -574,6 +574,7 @@ __attribute__((constructor)) static void popmon_init(void)
 			}
 		}
 		popmon_proc.inert = 1;
+		popmon_entry_passthrough();
 		return;
 	}
 	popmon_chain_init();

@@ -112,11 +112,21 @@ struct popmon_intercept {
 /* Constructor: 1 when the program's MPI calls resolve to the MPI library
  * libpopmon was built against; else 0 and why (the library stays inert). */
 int popmon_mpi_identity(char *why, size_t n);
+/* Constructor, inert library: every exported C entry point jumps straight
+ * to the MPI library's PMPI_ function (registers and stack untouched). */
+void popmon_entry_passthrough(void);
 /* Constructor: resolves popmon_chain (another PMPI tool after libpopmon). */
 void popmon_chain_init(void);
 /* MPI_Init: finds MPI functions whose calls resolve to another object. */
 void popmon_intercept_check(void);
 const struct popmon_intercept *popmon_intercept_result(void);
+/* Loaded objects (intercept.c): the one holding address p, libpopmon, the
+ * main program, and a short printable name of one. */
+struct link_map;
+struct link_map *popmon_object_of(const void *p);
+struct link_map *popmon_self_object(void);
+struct link_map *popmon_main_object(void);
+void popmon_object_name(struct link_map *lm, char *out, size_t n);
 /* Whether the program's own file defines PMPI_Init: MPI linked statically
  * (its MPI_Init never reaches the library). */
 int popmon_program_mpi_static(void);

@@ -1006,26 +1006,12 @@ typedef int (*pmpi_init_fn)(int *, char ***);
 typedef int (*pmpi_init_thread_fn)(int *, char ***, int, int *);
 typedef int (*pmpi_finalize_fn)(void);
 
-static void *next_pmpi(void **cache, const char *name)
-{
-	void *p = __atomic_load_n(cache, __ATOMIC_RELAXED);
-	if (!p) {
-		const char *const names[] = {name, NULL};
-		p = popmon_dlsym_next(names);
-		__atomic_store_n(cache, p, __ATOMIC_RELAXED);
-	}
-	return p;
-}
-
 int PMPI_Init(int *argc, char ***argv)
 {
-	static void *fp;
 	union {
 		void *p;
 		pmpi_init_fn f;
-	} u = {.p = next_pmpi(&fp, "PMPI_Init")};
-	if (!u.p)
-		return MPI_ERR_OTHER;
+	} u = {.p = popmon_real_fn(POPMON_FN_MPI_Init)};
 	int rc = u.f(argc, argv);
 	if (rc == MPI_SUCCESS)
 		popmon_mpi_init_hook();
@@ -1034,13 +1020,10 @@ int PMPI_Init(int *argc, char ***argv)
 
 int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-	static void *fp;
 	union {
 		void *p;
 		pmpi_init_thread_fn f;
-	} u = {.p = next_pmpi(&fp, "PMPI_Init_thread")};
-	if (!u.p)
-		return MPI_ERR_OTHER;
+	} u = {.p = popmon_real_fn(POPMON_FN_MPI_Init_thread)};
 	int rc = u.f(argc, argv, required, provided);
 	if (rc == MPI_SUCCESS)
 		popmon_mpi_init_hook();
@@ -1049,13 +1032,10 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 
 int PMPI_Finalize(void)
 {
-	static void *fp;
 	union {
 		void *p;
 		pmpi_finalize_fn f;
-	} u = {.p = next_pmpi(&fp, "PMPI_Finalize")};
-	if (!u.p)
-		return MPI_ERR_OTHER;
+	} u = {.p = popmon_real_fn(POPMON_FN_MPI_Finalize)};
 	popmon_mpi_finalize_hook();
 	return u.f();
 }

@@ -608,4 +608,11 @@ extern const char *const popmon_fn_names[POPMON_FN_COUNT];
 /* The enum popmon_kind of each function. Defined in mpi_wrappers.c. */
 extern const unsigned char popmon_fn_kind[POPMON_FN_COUNT];
 
+/* The MPI functions exported without being measured (mpi_passthrough.txt)
+ * and the slots of popmon_real: the measured functions' PMPI_ names, then
+ * each pass-through function's MPI_ and PMPI_ names (shim/dispatch.c). */
+#define POPMON_PASS_COUNT 105
+#define POPMON_REAL_COUNT (POPMON_FN_COUNT + 2 * POPMON_PASS_COUNT)
+extern const char *const popmon_pass_names[POPMON_PASS_COUNT];
+
 #endif /* POPMON_MPI_CALLS_H */

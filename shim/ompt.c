@@ -470,9 +470,15 @@ ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version, const char *
 ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version, const char *runtime_version)
 {
 	(void)omp_version;
-	if (popmon_proc.inert || getenv("POPMON_NO_OMPT"))
+	if (popmon_proc.inert)
 		return NULL;
 	snprintf(runtime_name, sizeof runtime_name, "%s", runtime_version ? runtime_version : "OpenMP");
+	if (getenv("POPMON_NO_OMPT")) {
+		/* --openmp=off: the runtime is there, its events are not wanted. */
+		runtime_seen = 1;
+		no_ompt_reason = "OpenMP measurement is off (popmon run --openmp=off)";
+		return NULL;
+	}
 	return &tool;
 }
 
@@ -532,8 +538,23 @@ static void no_ompt_check(void)
 	if (dlsym(RTLD_DEFAULT, "GOMP_parallel") && !dlsym(RTLD_DEFAULT, "__kmpc_fork_call")) {
 		runtime_seen = 1;
 		snprintf(runtime_name, sizeof runtime_name, "GNU libgomp");
-		no_ompt_reason = "GNU libgomp has no OMPT: run with popmon run --openmp=libomp "
-				 "(needs LLVM's libomp: apt-get install libomp-dev)";
+		/* The advice depends on what popmon run knew (POPMON_OPENMP_MODE,
+		 * POPMON_LIBOMP): printed once, by rank 0. */
+		const char *mode = getenv("POPMON_OPENMP_MODE");
+		const char *libomp = getenv("POPMON_LIBOMP");
+		if (mode && strcmp(mode, "off") == 0) {
+			no_ompt_reason = "OpenMP measurement is off (popmon run --openmp=off)";
+			return; /* asked for: nothing to warn about */
+		}
+		if (mode && strcmp(mode, "native") == 0)
+			no_ompt_reason = "GNU libgomp has no OMPT and --openmp=native keeps it: run with "
+					 "popmon run --openmp=libomp (or auto) to measure OpenMP";
+		else if (libomp && *libomp)
+			no_ompt_reason = "GNU libgomp has no OMPT, and popmon did not see before the launch that "
+					 "the program uses it (loaded at run time?): run with popmon run --openmp=libomp";
+		else
+			no_ompt_reason = "GNU libgomp has no OMPT: install LLVM's libomp (apt-get install libomp-dev) "
+					 "and run with popmon run --openmp=libomp";
 		popmon_warn_once("noompt", "OpenMP metrics not measured: %s", no_ompt_reason);
 	}
 	/* An OMPT runtime that never started the tool was never used. */

@@ -106,13 +106,27 @@ struct popmon_thread *popmon_thread_slow(void);
 void popmon_mpi_init_hook(void);     /* after a successful PMPI_Init[_thread] */
 void popmon_mpi_finalize_hook(void); /* before PMPI_Finalize */
 
-/* Another PMPI tool's wrapper of each MPI function when one is loaded after
- * libpopmon (later in LD_PRELOAD; intercept.c), else NULL: the C wrappers
- * call it instead of PMPI_, so that both tools see every call. */
+/* Dispatch tables (dispatch.c, mpi_wrappers.c): where each exported C
+ * entry point MPI_X jumps (its wrapper, or the program's MPI when the
+ * library is inert), what each wrapper calls next (another PMPI tool's
+ * MPI_X or the MPI library's PMPI_X), and where the PMPI_ and pass-through
+ * stubs jump (the program's MPI; popmon_lazy_real until resolved). */
+extern void *popmon_entry[POPMON_FN_COUNT] __attribute__((visibility("hidden")));
+extern void *popmon_next[POPMON_FN_COUNT] __attribute__((visibility("hidden")));
+extern void *popmon_real[POPMON_REAL_COUNT] __attribute__((visibility("hidden")));
 extern void *popmon_chain[POPMON_FN_COUNT];
-#define POPMON_NEXT(id, pmpi)                                                  \
-	(__builtin_expect(popmon_chain[id] == NULL, 1) ? (pmpi)                \
-						       : (__typeof__(&(pmpi)))popmon_chain[id])
+void popmon_lazy_real(void) __attribute__((visibility("hidden")));
+void *popmon_resolve_real(unsigned slot) __attribute__((visibility("hidden")));
+void *popmon_resolve_next(int id);
+/* The program's MPI library's PMPI_ function of id. */
+void *popmon_real_fn(int id);
+
+/* What the wrapper of id calls: one load and a never-taken branch. */
+static inline __attribute__((always_inline)) void *popmon_next_fn(int id)
+{
+	void *f = __atomic_load_n(&popmon_next[id], __ATOMIC_RELAXED);
+	return __builtin_expect(f != NULL, 1) ? f : popmon_resolve_next(id);
+}
 
 /* Resolves the first of a NULL-terminated list of symbol names in the
  * libraries loaded after libpopmon (dlsym(RTLD_NEXT)). Returns NULL when none

@@ -413,3 +413,37 @@ func parseLine(line string) (*Call, error) {
 	}
 	return c, nil
 }
+
+// ParsePassthrough reads the pass-through list (mpi_passthrough.txt): one
+// MPI function name per line, '#' comments; a name of the call list, a
+// repeated name or one that is not an MPI_/MPIX_ identifier is an error.
+func ParsePassthrough(r io.Reader, calls []*Call) ([]string, error) {
+	measured := map[string]bool{}
+	for _, c := range calls {
+		measured[c.Name] = true
+	}
+	seen := map[string]bool{}
+	var out []string
+	sc := bufio.NewScanner(r)
+	lineNo := 0
+	for sc.Scan() {
+		lineNo++
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		switch {
+		case !passRE.MatchString(line):
+			return nil, fmt.Errorf("line %d: %q is not an MPI_ or MPIX_ function name", lineNo, line)
+		case measured[line]:
+			return nil, fmt.Errorf("line %d: %s is in the call list (measured), not a pass-through", lineNo, line)
+		case seen[line]:
+			return nil, fmt.Errorf("line %d: %s repeated", lineNo, line)
+		}
+		seen[line] = true
+		out = append(out, line)
+	}
+	return out, sc.Err()
+}
+
+var passRE = regexp.MustCompile(`^MPIX?_[A-Za-z0-9_]+$`)

@@ -442,3 +442,51 @@ func TestF08Wrappers(t *testing.T) {
 		}
 	}
 }
+
+func TestParsePassthrough(t *testing.T) {
+	calls, err := ParseCalls(strings.NewReader("1.0 | p2p | int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ParsePassthrough(strings.NewReader("# comment\n\nMPI_Wtime\nMPIX_Query_cuda_support\n"), calls)
+	if err != nil || !reflect.DeepEqual(got, []string{"MPI_Wtime", "MPIX_Query_cuda_support"}) {
+		t.Errorf("ParsePassthrough = %q, %v", got, err)
+	}
+	for _, bad := range []struct{ list, err string }{
+		{"MPI_Send\n", "MPI_Send is in the call list"},
+		{"MPI_Wtime\nMPI_Wtime\n", "MPI_Wtime repeated"},
+		{"mpi_wtime_\n", "not an MPI_ or MPIX_ function name"},
+		{"MPI_Wtime(void)\n", "not an MPI_ or MPIX_ function name"},
+	} {
+		if _, err := ParsePassthrough(strings.NewReader(bad.list), calls); err == nil || !strings.Contains(err.Error(), bad.err) {
+			t.Errorf("%q: error %v, want %q", bad.list, err, bad.err)
+		}
+	}
+}
+
+// Every exported C name is a stub through a table: MPI_X to its wrapper,
+// PMPI_X and the pass-through names to the program's MPI library.
+func TestGeneratedStubs(t *testing.T) {
+	files, err := Generate("mpi_calls.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(files[wrappersFile])
+	for _, want := range []string{
+		"POPMON_STUB(MPI_Send, ", "POPMON_RSTUB(PMPI_Send, ",
+		"POPMON_RSTUB(MPI_Wtime, ", "POPMON_RSTUB(PMPI_Wtime, ",
+		"[POPMON_FN_MPI_Send] = (void *)POPMON_W(MPI_Send),",
+		"[0 ... POPMON_REAL_COUNT - 1] = (void *)popmon_lazy_real,",
+	} {
+		if !strings.Contains(src, want) {
+			t.Errorf("mpi_wrappers.c lacks %q", want)
+		}
+	}
+	// The hooks of PMPI_Init, PMPI_Init_thread and PMPI_Finalize are in
+	// mpi.c, not stubs.
+	for _, no := range []string{"POPMON_RSTUB(PMPI_Init,", "POPMON_RSTUB(PMPI_Init_thread,", "POPMON_RSTUB(PMPI_Finalize,"} {
+		if strings.Contains(src, no) {
+			t.Errorf("mpi_wrappers.c has %q", no)
+		}
+	}
+}

@@ -23,14 +23,16 @@ import (
 	"path/filepath"
 )
 
-// The generated files, relative to the output folder (shim/).
+// The generated files, relative to the output folder (shim/), and the
+// pass-through list read next to the call list.
 const (
-	headerFile   = "mpi_calls.h"
-	wrappersFile = "mpi_wrappers.c"
+	headerFile      = "mpi_calls.h"
+	wrappersFile    = "mpi_wrappers.c"
+	passthroughFile = "mpi_passthrough.txt"
 )
 
-// Generate parses the call list at in and returns the generated files by
-// name.
+// Generate parses the call list at in and the pass-through list next to it
+// (mpi_passthrough.txt) and returns the generated files by name.
 func Generate(in string) (map[string][]byte, error) {
 	f, err := os.Open(in)
 	if err != nil {
@@ -41,9 +43,19 @@ func Generate(in string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", in, err)
 	}
+	passPath := filepath.Join(filepath.Dir(in), passthroughFile)
+	pf, err := os.Open(passPath)
+	if err != nil {
+		return nil, err
+	}
+	defer pf.Close()
+	pass, err := ParsePassthrough(pf, calls)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", passPath, err)
+	}
 	return map[string][]byte{
-		headerFile:   GenerateHeader(calls),
-		wrappersFile: GenerateWrappers(calls),
+		headerFile:   GenerateHeader(calls, pass),
+		wrappersFile: GenerateWrappers(calls, pass),
 	}, nil
 }
 
