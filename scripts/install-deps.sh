@@ -2,15 +2,16 @@
 # Installs what popmon needs to build, run its demo and run its tests on
 # Debian/Ubuntu: Go, a C compiler, Open MPI and MPICH (side by side), gfortran,
 # clang and LLVM's OpenMP runtime (libomp: OpenMP measurement through OMPT),
-# and Chromium (the tests render the pages popmon generates in a headless browser).
+# and Chromium (the tests render the pages popmon generates in a headless browser);
+# iproute2 for the tests' simulated cluster (scripts/cluster).
 # As root it installs with apt-get; otherwise it prints the command to run.
 set -eu
 
 # `install-deps.sh` installs what the demo needs; `install-deps.sh test` also
-# what the tests need (clang, Chromium).
+# what the tests need (clang, Chromium, iproute2).
 pkgs="build-essential gfortran libopenmpi-dev openmpi-bin mpich libmpich-dev libomp-dev"
 if [ "${1:-}" = test ]; then
-	pkgs="$pkgs clang chromium fonts-dejavu-core"
+	pkgs="$pkgs clang chromium fonts-dejavu-core iproute2"
 fi
 have_go=1
 command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] || have_go=0
