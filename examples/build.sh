@@ -54,7 +54,7 @@ run "$CC" $CFLAGS -fPIC -shared -Wl,-soname,libdlb.so -o "$out/libdlb.so" "$here
 run "$CC" $CFLAGS -I"$here/dlbstub" -o "$out/talp_regions" "$here/talp_regions.c" \
 	-L"$out" -Wl,-rpath,"$out" -ldlb
 
-for p in balanced imbalance pipeline regions misuse serial; do
+for p in balanced imbalance pipeline regions misuse serial finalize_skew region_names weighted; do
 	run "$CC" $CFLAGS -I"$shim" -o "$out/$p" "$here/$p.c"
 done
 for p in thread_multiple thread_churn; do

@@ -255,48 +255,65 @@ static void ranges_end(char *out, size_t n, int last, int start)
 		snprintf(out + len, n - len, "-%d", last);
 }
 
-/* Rank 0's side: READY to every rank, HELLO from those that carry the
- * library, then VERDICT to every rank (a rank that arrives after the
- * decision finds its verdict waiting). A rank that registered carries the
- * library and is waited for however late; a rank that did not gets a few
- * seconds; without a registry (popmon exec) every rank is waited for. */
+/* Rank 0's side: READY to every rank that may carry the library, HELLO
+ * back from those that do, then VERDICT to them (a rank that arrives after
+ * the decision finds its verdict waiting). Under `popmon run` the registry
+ * says which ranks carry the library: only they are contacted (a rank
+ * without it, already in PMPI_Finalize, gets no message: some MPIs hang
+ * when one arrives there) and waited for, however late; a rank that
+ * registers during the first 3 s is contacted then. Without a registry
+ * (popmon exec) every rank is contacted and waited for; with a session
+ * whose registry rank 0 cannot read, for as long as HELLOs keep coming
+ * (60 s after the last). */
 static void handshake_root(struct handshake *hs, int size)
 {
 	MPI_Comm w = MPI_COMM_WORLD;
 	int64_t *arrived = calloc((size_t)size, sizeof *arrived);
 	struct hello *hellos = calloc((size_t)size, sizeof *hellos);
 	MPI_Request *req = calloc((size_t)size, sizeof *req);
-	if (!arrived || !hellos || !req) {
+	unsigned char *contacted = calloc((size_t)size, 1);
+	if (!arrived || !hellos || !req || !contacted) {
 		/* Cannot track the ranks: the collectives alone (as before). */
 		hs->status = V_COMPLETE;
 		goto out;
 	}
-	char ready = 1;
-	for (int k = 1; k < size; k++)
-		PMPI_Send(&ready, 1, MPI_CHAR, k, TAG_READY, w);
-	for (int k = 1; k < size; k++)
-		PMPI_Irecv(&hellos[k], (int)sizeof hellos[k], MPI_BYTE, k, TAG_HELLO, w, &req[k]);
-	req[0] = MPI_REQUEST_NULL;
 	int usable = registry_usable();
+	int session = getenv("POPMON_SESSION") && *getenv("POPMON_SESSION");
 	hs->registry_known = usable;
-	int64_t grace_end = popmon_monotonic_ns() + 3000000000LL; /* 3 s */
-	int left = size - 1;
-	while (left > 0) {
+	char ready = 1;
+	for (int k = 0; k < size; k++)
+		req[k] = MPI_REQUEST_NULL;
+	int pending = 0;
+	/* Contacts the ranks that may carry the library (registered ones when
+	 * the registry is usable). */
+	int64_t now = (int64_t)popmon_monotonic_ns();
+	int64_t grace_end = now + 3000000000LL, last_progress = now, next_check = now;
+	for (;;) {
+		if (now >= next_check && (!usable || now <= grace_end)) {
+			for (int k = 1; k < size; k++) {
+				if (contacted[k] || (usable && !registry_has(k)))
+					continue;
+				contacted[k] = 1;
+				pending++;
+				PMPI_Send(&ready, 1, MPI_CHAR, k, TAG_READY, w);
+				PMPI_Irecv(&hellos[k], (int)sizeof hellos[k], MPI_BYTE, k, TAG_HELLO, w, &req[k]);
+			}
+			next_check = usable ? now + 100000000LL : INT64_MAX; /* re-read the registry every 0.1 s */
+		}
 		int which = MPI_UNDEFINED, flag = 0;
-		PMPI_Testany(size, req, &which, &flag, MPI_STATUS_IGNORE);
+		if (pending > 0)
+			PMPI_Testany(size, req, &which, &flag, MPI_STATUS_IGNORE);
+		now = (int64_t)popmon_monotonic_ns();
 		if (flag && which != MPI_UNDEFINED) {
-			arrived[which] = (int64_t)popmon_monotonic_ns();
-			left--;
+			arrived[which] = now;
+			last_progress = now;
+			pending--;
 			continue;
 		}
-		if (usable && (int64_t)popmon_monotonic_ns() > grace_end) {
-			/* Only ranks without the library left? */
-			int waiting_for_registered = 0;
-			for (int k = 1; k < size && !waiting_for_registered; k++)
-				waiting_for_registered = !arrived[k] && registry_has(k);
-			if (!waiting_for_registered)
-				break;
-		}
+		if (pending == 0 && (!usable || now > grace_end))
+			break; /* every rank that may come has come */
+		if (!usable && session && now - last_progress > 60000000000LL)
+			break; /* a broken session folder: no HELLO for 60 s */
 		pause_briefly();
 	}
 	int present = 1, last = -1, start = -1;
@@ -305,8 +322,10 @@ static void handshake_root(struct handshake *hs, int size)
 			present++;
 			continue;
 		}
-		PMPI_Cancel(&req[k]);
-		PMPI_Wait(&req[k], MPI_STATUS_IGNORE);
+		if (req[k] != MPI_REQUEST_NULL) {
+			PMPI_Cancel(&req[k]);
+			PMPI_Wait(&req[k], MPI_STATUS_IGNORE);
+		}
 		ranges_add(hs->missing, sizeof hs->missing, k, &last, &start);
 	}
 	ranges_end(hs->missing, sizeof hs->missing, last, start);
@@ -321,6 +340,8 @@ static void handshake_root(struct handshake *hs, int size)
 		}
 	}
 	for (int k = 1; k < size; k++) {
+		if (!contacted[k])
+			continue;
 		int st = hs->status;
 		if (!arrived[k] || (st == V_PARTIAL && !hs->members))
 			st = V_EXCLUDED;
@@ -337,18 +358,22 @@ out:
 	free(arrived);
 	free(hellos);
 	free(req);
+	free(contacted);
 }
 
-/* Another rank's side: wait for rank 0's READY (for a few seconds only when
- * the registry shows that rank 0 does not carry the library: then nothing
- * will come), HELLO, wait for the VERDICT (rank 0 sends it to every rank). */
+/* Another rank's side: wait for rank 0's READY, HELLO, wait for the
+ * VERDICT (rank 0 sends it to every rank it contacted). Under `popmon run`
+ * the wait for READY is bounded (10 s) when it may never come: rank 0 did
+ * not register (it does not carry the library), or this rank could not
+ * register (rank 0 does not see it). */
 static void handshake_rank(struct handshake *hs, int size)
 {
 	MPI_Comm w = MPI_COMM_WORLD;
 	char ready = 0;
 	MPI_Request r;
 	PMPI_Irecv(&ready, 1, MPI_CHAR, 0, TAG_READY, w, &r);
-	int bounded = registry_usable() && !registry_has(0);
+	int session = getenv("POPMON_SESSION") && *getenv("POPMON_SESSION");
+	int bounded = session && (!registry_usable() || !registry_has(0));
 	int64_t give_up = (int64_t)popmon_monotonic_ns() + 10000000000LL; /* 10 s */
 	int done = 0;
 	for (;;) {
@@ -683,8 +708,10 @@ static void align_global(MPI_Comm comm, const struct handshake *hs, struct popmo
 	g->prim_mpi += extra;
 }
 
-static void finalize_measure(MPI_Comm comm, const struct handshake *hs)
+/* Returns whether comm spans several nodes. */
+static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 {
+	int multinode = 0;
 	int rank, size;
 	PMPI_Comm_rank(comm, &rank);
 	PMPI_Comm_size(comm, &size);
@@ -696,7 +723,9 @@ static void finalize_measure(MPI_Comm comm, const struct handshake *hs)
 	if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm) ==
 	    MPI_SUCCESS) {
 		MPI_Group wg, ng;
-		int zero = 0;
+		int zero = 0, local = size;
+		PMPI_Comm_size(node_comm, &local);
+		multinode = local < size;
 		PMPI_Comm_group(comm, &wg);
 		PMPI_Comm_group(node_comm, &ng);
 		PMPI_Group_translate_ranks(ng, 1, &zero, wg, &leader);
@@ -944,6 +973,29 @@ static void finalize_measure(MPI_Comm comm, const struct handshake *hs)
 	free(mine);
 	free(region_names);
 	free(names.p);
+	return multinode;
+}
+
+/* MPICH before 4.2 can hang in MPI_Finalize across nodes when a rank is
+ * still waiting for a peer that has already parked in the final barrier
+ * (upstream MPICH commit 08d8105b removed that barrier); the traffic of
+ * popmon's finalize makes that likelier. A barrier and a pause without MPI
+ * calls first let the ranks' connections settle: seen here on MPICH 4.0.2
+ * (Debian), 2 nodes × 2 ranks, from hangs in 1 run of 5 without popmon to
+ * none in 30. Costs 0.1 s at the end of a multi-node MPICH job only. */
+static void settle_before_finalize(MPI_Comm comm, int multinode)
+{
+#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION < 40200000
+	if (!multinode)
+		return;
+	PMPI_Barrier(comm);
+	struct timespec ts = {0, 100000000};
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+	}
+#else
+	(void)comm;
+	(void)multinode;
+#endif
 }
 
 void popmon_mpi_finalize_hook(void)
@@ -961,7 +1013,7 @@ void popmon_mpi_finalize_hook(void)
 		 * its own; no duplicate is needed, which saves a collective: on
 		 * oversubscribed cores with a busy-waiting MPI every collective
 		 * costs a scheduler time slice. */
-		finalize_measure(MPI_COMM_WORLD, &hs);
+		settle_before_finalize(MPI_COMM_WORLD, finalize_measure(MPI_COMM_WORLD, &hs));
 	} else if (hs.status == V_PARTIAL && hs.members && hs.members[popmon_proc.rank]) {
 #if MPI_VERSION >= 3
 		/* The ranks present, in a communicator of their own (created
@@ -981,7 +1033,7 @@ void popmon_mpi_finalize_hook(void)
 		}
 		free(ranks);
 		if (comm != MPI_COMM_NULL) {
-			finalize_measure(comm, &hs);
+			settle_before_finalize(comm, finalize_measure(comm, &hs));
 			PMPI_Comm_free(&comm);
 		}
 #endif

@@ -148,12 +148,14 @@ static int anon_named_locked(const char *name)
 	return -1;
 }
 
-/* The next "Anonymous Region N" that no region is called. */
-static void anon_name_locked(char *buf, size_t n)
+/* The next "Anonymous Region N" that no region is called, into out. */
+static void anon_name_locked(char *out, size_t n)
 {
+	char buf[POPMON_NAME_MAX];
 	do
-		snprintf(buf, n, "Anonymous Region %d", ++anon_count);
+		snprintf(buf, sizeof buf, "Anonymous Region %d", ++anon_count);
 	while (lookup_locked(buf) >= 0 || anon_named_locked(buf) >= 0);
+	snprintf(out, n, "%s", buf);
 }
 
 static int new_region_locked(const char *name)

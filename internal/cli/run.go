@@ -141,7 +141,7 @@ func runCmd(env *Env, args []string) error {
 		}
 	}
 	if published == 0 && !keep {
-		for _, line := range sess.explain(cmdline[0], cantMeasure) {
+		for _, line := range sess.explain(cmdline[0], cantMeasure, st.signal) {
 			fmt.Fprintf(env.Stderr, "popmon: %s\n", line)
 		}
 	}

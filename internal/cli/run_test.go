@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -115,15 +116,18 @@ func TestSessionExplainsUnmeasured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := strings.Join(res.explain("mpirun", nil), "\n")
+	got := strings.Join(res.explain("mpirun", nil, 0), "\n")
 	want := "rank 0 did not take part in popmon's finalize: no measurement written (ranks 1-3)\nno measurement was written"
 	if got != want {
 		t.Errorf("explain:\n%s\nwant:\n%s", got, want)
 	}
 	empty, _ := readSession(t.TempDir(), 1)
-	if got := strings.Join(empty.explain("job.sh", nil), "\n"); !strings.Contains(got, "job.sh ran no program popmon could measure") ||
+	if got := strings.Join(empty.explain("job.sh", nil, 0), "\n"); !strings.Contains(got, "job.sh ran no program popmon could measure") ||
 		!strings.Contains(got, "LD_PRELOAD") {
 		t.Errorf("explain without notes: %s", got)
+	}
+	if got := strings.Join(empty.explain("mpirun", nil, syscall.SIGTERM), "\n"); got != "no measurement was written: mpirun was killed by SIGTERM before its processes finished (the library writes the measurement at MPI_Finalize, or at exit without MPI)" {
+		t.Errorf("explain of a killed job: %s", got)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -138,7 +139,7 @@ func readUnmeasured(path string) (rank int, why string, ok bool) {
 // explain returns what to tell the user when no measurement was written:
 // why processes could not be measured, as the library or binscan said, or
 // what usually causes it.
-func (s *sessionResult) explain(command string, refused []string) []string {
+func (s *sessionResult) explain(command string, refused []string, killed syscall.Signal) []string {
 	var out []string
 	reasons := make([]string, 0, len(s.unmeasured))
 	for why := range s.unmeasured {
@@ -153,6 +154,9 @@ func (s *sessionResult) explain(command string, refused []string) []string {
 		out = append(out, refused...)
 	}
 	switch {
+	case killed != 0:
+		out = append(out, fmt.Sprintf("no measurement was written: %s was killed by %s before its processes finished "+
+			"(the library writes the measurement at MPI_Finalize, or at exit without MPI)", command, signalName(killed)))
 	case len(out) > 0 || len(refused) > 0:
 		out = append(out, "no measurement was written")
 	default:
@@ -206,4 +210,16 @@ func replaceFile(src, target string) (string, error) {
 		return "", err
 	}
 	return target, nil
+}
+
+// signalName names a signal as users know it: "SIGTERM".
+func signalName(sig syscall.Signal) string {
+	names := map[syscall.Signal]string{syscall.SIGINT: "SIGINT", syscall.SIGTERM: "SIGTERM", syscall.SIGHUP: "SIGHUP",
+		syscall.SIGQUIT: "SIGQUIT", syscall.SIGKILL: "SIGKILL", syscall.SIGSEGV: "SIGSEGV", syscall.SIGABRT: "SIGABRT",
+		syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE", syscall.SIGUSR1: "SIGUSR1", syscall.SIGUSR2: "SIGUSR2",
+		syscall.SIGPIPE: "SIGPIPE"}
+	if n, ok := names[sig]; ok {
+		return n
+	}
+	return fmt.Sprintf("signal %d", int(sig))
 }

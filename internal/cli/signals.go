@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -92,4 +93,7 @@ func inTerminalForeground() bool {
 func raiseSignal(sig syscall.Signal) {
 	signal.Reset(sig)
 	_ = syscall.Kill(os.Getpid(), sig)
+	// The signal may reach another thread of the process: give it the
+	// moment it takes to end the process.
+	time.Sleep(time.Second)
 }

@@ -54,6 +54,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
+	defer teardownClusters() // before the folder goes: node processes may run from it
 	popmonBin = filepath.Join(tmp, "popmon")
 	build := exec.Command("go", "build", "-o", popmonBin, "./cmd/popmon")
 	build.Dir = repoRoot
@@ -151,6 +152,9 @@ func measureRun(t *testing.T, impl mpiImpl, np int, prog string, args ...string)
 	}
 	if err := measure.ValidateSchema(raw); err != nil {
 		t.Errorf("measurement file does not match docs/measurement.schema.json: %v", err)
+	}
+	for _, v := range measure.CheckAccounts(m) {
+		t.Errorf("accounts invariant (POP-METRICS.md §1) broken: %+v", v)
 	}
 	rep, err := pop.Compute(m, pop.ModelTALP)
 	if err != nil {
@@ -534,13 +538,29 @@ func TestExec(t *testing.T) {
 			if v, _ := gr.Value("mpi_load_balance"); v < 0.75-effTol || v > 0.75+effTol {
 				t.Errorf("load balance %.3f, want 0.75", v)
 			}
-			// A second run never overwrites the first file.
+			// A second run never overwrites the first file: it is refused
+			// before the program starts, unless --force.
+			before, _ := os.ReadFile(out)
 			cmd = exec.Command(impl.mpirun, args...)
-			if b, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("%v\n%s", err, b)
+			b, err := cmd.CombinedOutput()
+			if err == nil || !strings.Contains(string(b), "exists: choose another name or pass --force") {
+				t.Errorf("second run with the same -o: %v\n%s", err, b)
 			}
-			if _, err := os.Stat(strings.TrimSuffix(out, ".json") + ".1.json"); err != nil {
-				t.Errorf("second run's file not written next to the first: %v", err)
+			if after, _ := os.ReadFile(out); !bytes.Equal(before, after) {
+				t.Error("the first file changed")
+			}
+			forced := append([]string{}, args...)
+			for i, a := range forced {
+				if a == "-o" {
+					forced = append(forced[:i], append([]string{"--force"}, forced[i:]...)...)
+					break
+				}
+			}
+			if b, err := exec.Command(impl.mpirun, forced...).CombinedOutput(); err != nil {
+				t.Fatalf("--force: %v\n%s", err, b)
+			}
+			if after, _ := os.ReadFile(out); bytes.Equal(before, after) {
+				t.Error("--force did not replace the file")
 			}
 		})
 	}
