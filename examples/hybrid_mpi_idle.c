@@ -21,14 +21,15 @@
  *   R = elapsed = P+1, U = 2T, M = P-1, Mw = (T-1)(P-1)   (U+M+Mw = T*R)
  *   Iser = Ilb = Isch = 0 (up to fork/join latency and loop overhead)
  *
- * Expected, model talp (Mw counts as MPI time of the idle CPUs, in active
- * and active_nomp too, as DLB does; docs/report-formats.md):
+ * Expected, model talp (POP-METRICS.md §2: Mw is MPI time of the idle CPUs
+ * in the MPI branch, serialization in the OpenMP branch):
  *   mpi_app = Σ(M+Mw)/C = P-1, mpi_proc_min = min (M_i+Mw_i)/T = P-1
  *   Parallel efficiency         = U/(U+M+Mw)   = 2/(P+1)
  *   MPI parallel efficiency     = (R-mpi_app)/R = 2/(P+1)
  *     Communication efficiency  = 2/(P+1)
  *     Load balance = In = Out   = 1
- *   OpenMP parallel efficiency = Serialization = Load balance = Scheduling = 1
+ *   OpenMP parallel efficiency = Serialization = (2T+P-1)/(T(P+1))  (5/6)
+ *   OpenMP load balance = Scheduling = 1
  *   (Without Mw, i.e. if the workers' idle time were lost, MPI PE and CommE
  *   would read 1 - (P-1)/(T(P+1)): 5/6 = 0.833 for P = T = 2.)
  * Model pop-hybrid (every thread U = 2, NonMPI_r = R - M_r = 2):

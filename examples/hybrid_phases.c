@@ -25,15 +25,16 @@
  *   phase2: R = P,   U_r = T(r+1), M_r = P-1-r, Mw_r = (T-1)(P-1-r), Ilb = 0
  *   (Iser and Isch are 0 up to fork/join latency and loop overhead)
  *
- * Expected, model talp (popmon counts Mw as MPI time of the idle CPUs in
- * active and active_nomp as DLB does, docs/report-formats.md):
+ * Expected, model talp (POP-METRICS.md §2: Mw is serialization of the
+ * OpenMP branch and MPI time of the MPI branch):
  *   phase1: PE = (T+1)/(2T);  MPI PE = CommE = LB = In = Out = 1;
  *           OpenMP PE = OpenMP LB = (T+1)/(2T), Serialization = Scheduling = 1
  *   phase2: PE = (P+1)/(2P);  MPI PE = MPI LB = In = (P+1)/(2P), CommE = Out = 1
- *           (rank P-1 never waits); OpenMP PE = Ser = LB = Sched = 1
+ *           (rank P-1 never waits); OpenMP LB = Sched = 1,
+ *           OpenMP PE = Serialization = 1 - (T-1)(P-1)/(2TP)  (0.875, P = T = 2)
  *   Global: PE = (T+P+2)/(2(T+P));  MPI PE = MPI LB = In = 1 - (P-1)/(2(T+P)),
- *           CommE = Out = 1;  OpenMP PE = OpenMP LB = 1 - (T-1)/(2(T+P)),
- *           Serialization = Scheduling = 1
+ *           CommE = Out = 1;  OpenMP LB = 1 - (T-1)/(2(T+P)), Scheduling = 1,
+ *           Serialization 13/14 and OpenMP PE 13/16 for P = T = 2
  * Model pop-hybrid (per-thread U; NonMPI_r = R - M_r):
  *   phase1: Hybrid PE = LB = (T+1)/(2T), CommE = 1; MPI PE = LB = CommE = 1;
  *           OpenMP PE = LB = (T+1)/(2T), OpenMP CommE = 1

@@ -344,25 +344,17 @@ func (m *Measurement) Region(name string) (*Region, bool) {
 }
 
 // NameIndex returns the index of want among n names (name(i) gives the
-// i-th): an exact match, else the only case-insensitive match, else -1
-// (none, or ambiguous). Region lookups of every package use it, so names
-// match the same way everywhere.
+// i-th), or -1. Names are case-sensitive: "global" is not "Global" (a user
+// may have a region of each name). Region lookups of every package use it,
+// so names match the same way everywhere; the CLI suggests the case-
+// insensitive match when there is no exact one (runs.MatchRegion).
 func NameIndex(n int, name func(int) string, want string) int {
 	for i := 0; i < n; i++ {
 		if name(i) == want {
 			return i
 		}
 	}
-	found := -1
-	for i := 0; i < n; i++ {
-		if strings.EqualFold(name(i), want) {
-			if found >= 0 {
-				return -1 // ambiguous
-			}
-			found = i
-		}
-	}
-	return found
+	return -1
 }
 
 // Global returns the implicit whole-run region.

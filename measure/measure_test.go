@@ -104,18 +104,21 @@ func TestReadValues(t *testing.T) {
 }
 
 func TestRegionLookup(t *testing.T) {
-	m := &measure.Measurement{Regions: []measure.Region{{Name: "Global"}, {Name: "Solve"}, {Name: "solve"}, {Name: "io"}}}
+	// Names are case-sensitive: a user may have "global" next to "Global".
+	m := &measure.Measurement{Regions: []measure.Region{{Name: "Global"}, {Name: "Solve"}, {Name: "solve"}, {Name: "io"}, {Name: "all"}}}
 	tests := []struct {
 		name string
 		want string // "" = not found
 	}{
 		{"Global", "Global"},
-		{"global", "Global"},
-		{"GLOBAL", "Global"},
-		{"solve", "solve"}, // exact match wins
+		{"global", ""},
+		{"GLOBAL", ""},
+		{"solve", "solve"},
 		{"Solve", "Solve"},
-		{"SOLVE", ""}, // ambiguous case-insensitive match
-		{"IO", "io"},
+		{"SOLVE", ""},
+		{"IO", ""},
+		{"io", "io"},
+		{"all", "all"},
 		{"missing", ""},
 	}
 	for _, tt := range tests {

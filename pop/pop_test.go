@@ -411,7 +411,7 @@ func TestComputeTestdata(t *testing.T) {
 		absent       []string
 	}{
 		{"doc_example.json", "Global", want{"parallel_efficiency": 0.75, "mpi_load_balance": 0.75, "mpi_communication_efficiency": 1}, []string{"omp_parallel_efficiency"}},
-		{"mpi_imbalance.json", "global", want{"parallel_efficiency": 0.625, "mpi_load_balance_in": 0.625, "mpi_load_balance_out": 1}, nil},
+		{"mpi_imbalance.json", "Global", want{"parallel_efficiency": 0.625, "mpi_load_balance_in": 0.625, "mpi_load_balance_out": 1}, nil},
 		{"mpi_imbalance.json", "io", want{"parallel_efficiency": 0.8, "mpi_communication_efficiency": 0.8, "mpi_load_balance": 1}, nil},
 		{"mpi_imbalance.json", "empty", want{}, []string{"parallel_efficiency"}},
 		{"openmp_only.json", "Global", want{"parallel_efficiency": 34.0 / 40, "omp_serialization_efficiency": 34.0 / 37}, []string{"mpi_parallel_efficiency"}},
@@ -540,9 +540,12 @@ func TestUnvisitedRegionAndLookup(t *testing.T) {
 	if got := rep.RegionNames(); !reflect.DeepEqual(got, []string{"R", "never", "Solve"}) {
 		t.Errorf("RegionNames = %v", got)
 	}
-	r, ok := rep.Region("NEVER")
+	r, ok := rep.Region("never")
 	if !ok || r.Name != "never" {
-		t.Fatalf("Region(NEVER) = %v, %v", r, ok)
+		t.Fatalf("Region(never) = %v, %v", r, ok)
+	}
+	if _, ok := rep.Region("NEVER"); ok {
+		t.Error("Region(NEVER) found a region: names are case-sensitive")
 	}
 	if r.Processes != 0 || r.Nodes != 0 || r.CPUs != 0 || r.ElapsedNS != 0 || len(r.Metrics) != 0 {
 		t.Errorf("unvisited region = %+v", *r)
@@ -550,8 +553,8 @@ func TestUnvisitedRegionAndLookup(t *testing.T) {
 	if _, ok := r.Value(pop.IDParallelEfficiency); ok {
 		t.Error("unvisited region has a parallel efficiency")
 	}
-	if r, ok := rep.Region("solve"); !ok || r.Name != "Solve" {
-		t.Errorf("Region(solve) = %v, %v", r, ok)
+	if r, ok := rep.Region("Solve"); !ok || r.Name != "Solve" {
+		t.Errorf("Region(Solve) = %v, %v", r, ok)
 	}
 	if _, ok := rep.Region("missing"); ok {
 		t.Error("Region(missing) found something")

@@ -68,13 +68,13 @@ var goldenCases = []struct {
 	{"doc_example.json", "", "doc_example", ""},
 	{"mpi_imbalance.json", "", "mpi_imbalance", ""},
 	{"hybrid_2nodes.json", "", "hybrid_2nodes", ""},
-	{"hybrid_2nodes.json", "SOLVE", "hybrid_2nodes_solve", ""},
+	{"hybrid_2nodes.json", "solve", "hybrid_2nodes_solve", ""},
 	{"openmp_only.json", "", "openmp_only", ""},
 	{"gpu_offload.json", "", "gpu_offload", ""},
 	{"hybrid_libgomp.json", "", "hybrid_libgomp", ""},
 	{"hybrid_2nodes.json", "", "hybrid_2nodes.pop-hybrid", "pop-hybrid"},
 	{"hybrid_2nodes.json", "", "hybrid_2nodes.pop-additive", "pop-additive"},
-	{"hybrid_2nodes.json", "global", "hybrid_2nodes_global.all", "all"},
+	{"hybrid_2nodes.json", "Global", "hybrid_2nodes_global.all", "all"},
 	{"openmp_only.json", "", "openmp_only.all", "all"},
 	{"mpi_imbalance.json", "compute", "mpi_imbalance_compute.all", "all"},
 	{"hybrid_libgomp.json", "", "hybrid_libgomp.all", "all"},
@@ -132,7 +132,7 @@ func TestGolden(t *testing.T) {
 
 func TestTextLayout(t *testing.T) {
 	rep, m := load(t, "mpi_imbalance.json")
-	out := render(t, FormatText, rep, m, Options{Region: "global"})
+	out := render(t, FormatText, rep, m, Options{Region: "Global"})
 	for _, want := range []string{
 		"popmon POP metrics, model talp (DLB/TALP hybrid-v2",
 		"### Name: Global\n### Elapsed time: 4.00 s\n### Resources: 4 processes on 1 node, 4 CPUs, 4 visits\n",
