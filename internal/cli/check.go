@@ -140,7 +140,7 @@ func checkCmd(env *Env, args []string) error {
 	if err != nil {
 		return fail(ExitInput, "new run %v", err)
 	}
-	warnTrace(env, "check", nr)
+	warnRun(env, "check", nr)
 	br, err := pickBaseline(env, *baseline, nr, m, ro)
 	if err != nil {
 		return err
@@ -156,13 +156,11 @@ func checkCmd(env *Env, args []string) error {
 	return printCheck(env, br, nr, rows, drops, *all)
 }
 
-// warnTrace prints the warnings of an imported trace (skipped malformed
-// lines, ...), as runs.LoadAll passes them for directories.
-func warnTrace(env *Env, cmd string, r *runs.Run) {
-	if r.Kind != runs.KindParaver || r.Measurement == nil {
-		return
-	}
-	for _, w := range r.Measurement.Warnings {
+// warnRun prints the run's warnings (a trace's skipped malformed lines, a
+// TALP file's impossible load balance), as runs.LoadAll passes them for
+// directories.
+func warnRun(env *Env, cmd string, r *runs.Run) {
+	for _, w := range r.Warnings {
 		fmt.Fprintf(env.Stderr, "popmon %s: %v\n", cmd, &runs.Warning{Path: r.Source, Text: w})
 	}
 }
@@ -176,7 +174,7 @@ func pickBaseline(env *Env, path string, nr *runs.Run, m pop.Model, ro runs.Read
 		if err != nil {
 			return nil, fail(ExitInput, "baseline %v", err)
 		}
-		warnTrace(env, "check", r)
+		warnRun(env, "check", r)
 		return r, nil
 	}
 	all, err := runs.LoadAll([]string{path}, m, ro.SkipBad, loadWarner(env, "check"))

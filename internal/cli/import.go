@@ -33,7 +33,7 @@ func importCmd(env *Env, args []string) error {
 	fs := newFlags("import", "[-o OUT.json [--force]] [--skip-bad] [--app N] TRACE.prv[.gz]", importHelp, env.Stderr)
 	output := fs.String("o", "", "write the measurement here (refused when it exists, unless --force); default: the trace's name with .json, in the current folder (numbered when taken)")
 	force := fs.Bool("force", false, "with -o: replace an existing file (atomically)")
-	skipBad := fs.Bool("skip-bad", false, "skip malformed lines (counted in the measurement's warnings) instead of stopping at the first")
+	skipBad := fs.Bool("skip-bad", false, "skip malformed lines, and import what a cut-short trace holds, instead of stopping (both recorded in the measurement's warnings)")
 	app := fs.Int("app", 1, "the application (Paraver ptask) to import, for traces of several")
 	if err := parse(fs, args); err != nil {
 		return err

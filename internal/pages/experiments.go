@@ -172,8 +172,8 @@ func loadExperiments(exps []*Experiment, model pop.Model, skipBad bool, warn fun
 		for j, err := range errs[i] {
 			if err == nil {
 				r := results[i][j]
-				if warn != nil && r.Kind == runs.KindParaver && r.Measurement != nil {
-					for _, w := range r.Measurement.Warnings {
+				if warn != nil {
+					for _, w := range r.Warnings {
 						warn(&runs.Warning{Path: r.Source, Text: w})
 					}
 				}

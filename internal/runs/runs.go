@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/popmon/popmon/internal/paraver"
+	"github.com/popmon/popmon/internal/talpjson"
 	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 )
@@ -57,6 +58,11 @@ type Run struct {
 	// (popmon files and imported traces); nil for TALP files, which have
 	// no per-process data.
 	Measurement *measure.Measurement
+	// Warnings are what a reader of the run's numbers must be told, one
+	// sentence each: a trace's skipped lines, and a TALP file's load
+	// balance In/Out that popmon recomputed or left out because DLB's own
+	// are impossible. Commands print them with [Warning].
+	Warnings []string
 }
 
 // Resources are the resources of a run.
@@ -198,6 +204,14 @@ func (f *File) Run(model pop.Model) (*Run, error) {
 		}
 		c := *f.talp
 		c.Regions = append([]Region(nil), f.talp.Regions...)
+		c.Warnings = nil
+		if src := f.Measurement.Source; src != nil {
+			for _, n := range src.Notes {
+				if strings.HasPrefix(n, talpjson.NoteImpossibleLoadBalance) {
+					c.Warnings = append(c.Warnings, n)
+				}
+			}
+		}
 		run = &c
 	default:
 		r, err := loadMeasurement(f.Path, f.Measurement, model)
@@ -205,6 +219,9 @@ func (f *File) Run(model pop.Model) (*Run, error) {
 			return nil, err
 		}
 		r.Kind = f.Kind
+		if f.Kind == KindParaver {
+			r.Warnings = f.Measurement.Warnings
+		}
 		run = r
 	}
 	return finishRun(f.Path, run), nil
@@ -295,8 +312,8 @@ func LoadAll(paths []string, model pop.Model, skipBad bool, warn func(error)) ([
 				}
 				continue
 			}
-			if warn != nil && r.Kind == KindParaver && r.Measurement != nil {
-				for _, w := range r.Measurement.Warnings {
+			if warn != nil {
+				for _, w := range r.Warnings {
 					warn(&Warning{Path: f, Text: w})
 				}
 			}

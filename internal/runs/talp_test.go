@@ -5,8 +5,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/popmon/popmon/internal/talpjson"
 	"github.com/popmon/popmon/pop"
 )
 
@@ -95,5 +97,9 @@ func TestTALPImpossibleLoadBalanceFromDLB(t *testing.T) {
 	want := (1004792962 - 1509049387/4.0) / (1004792962 - 3221222.0)
 	if math.Abs(in-want) > 1e-12 || out != 1 || g.Metrics[pop.IDMPILoadBalance] != 0.63 {
 		t.Errorf("In %v Out %v LB %v, want In %v Out 1 LB 0.63 (DLB's)", in, out, g.Metrics[pop.IDMPILoadBalance], want)
+	}
+	// The reader is told the numbers are popmon's, not DLB's.
+	if len(r.Warnings) != 1 || !strings.HasPrefix(r.Warnings[0], talpjson.NoteImpossibleLoadBalance) || !strings.Contains(r.Warnings[0], "Out 2.51") {
+		t.Errorf("warnings %q, want the impossible load balance note", r.Warnings)
 	}
 }
