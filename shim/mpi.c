@@ -946,6 +946,18 @@ static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 		char *nl = strchr(lib, '\n');
 		if (nl)
 			*nl = '\0';
+		/* MPICH writes "MPICH Version:\t4.0.2": tabs and runs of blanks
+		 * become one space. */
+		size_t w = 0;
+		for (size_t r = 0; lib[r]; r++) {
+			char c = lib[r] == '\t' || lib[r] == '\r' ? ' ' : lib[r];
+			if (c == ' ' && (w == 0 || lib[w - 1] == ' '))
+				continue;
+			lib[w++] = c;
+		}
+		while (w > 0 && lib[w - 1] == ' ')
+			w--;
+		lib[w] = '\0';
 		snprintf(run.mpi_library, sizeof run.mpi_library, "%.255s", lib);
 		PMPI_Get_version(&version, &subversion);
 		snprintf(run.mpi_standard, sizeof run.mpi_standard, "%d.%d", version, subversion);
