@@ -158,7 +158,9 @@ static void anon_name_locked(char *out, size_t n)
 	snprintf(out, n, "%s", buf);
 }
 
-static int new_region_locked(const char *name)
+/* A cleared region slot named name (NULL: the next anonymous name), or -1
+ * when the table is full. */
+static int alloc_region_locked(const char *name)
 {
 	if (nregions >= POPMON_MAX_REGIONS) {
 		popmon_warn_once("regions",
@@ -169,31 +171,29 @@ static int new_region_locked(const char *name)
 	int idx = nregions++;
 	struct region *r = &regions[idx];
 	memset(r, 0, sizeof *r);
-	snprintf(r->name, sizeof r->name, "%s", name);
+	if (name) {
+		snprintf(r->name, sizeof r->name, "%s", name);
+	} else {
+		anon_name_locked(r->name, sizeof r->name);
+		r->anon = 1;
+	}
 	r->mon.name = r->name;
 	r->mon.num_cpus = 1;
 	r->mon.avg_cpus = 1.0f;
-	insert_hash_locked(idx);
+	return idx;
+}
+
+static int new_region_locked(const char *name)
+{
+	int idx = alloc_region_locked(name);
+	if (idx >= 0)
+		insert_hash_locked(idx);
 	return idx;
 }
 
 static int new_anon_region_locked(void)
 {
-	if (nregions >= POPMON_MAX_REGIONS) {
-		popmon_warn_once("regions",
-				 "more than %d regions: further regions are not measured",
-				 POPMON_MAX_REGIONS);
-		return -1;
-	}
-	int idx = nregions++;
-	struct region *r = &regions[idx];
-	memset(r, 0, sizeof *r);
-	anon_name_locked(r->name, sizeof r->name);
-	r->anon = 1;
-	r->mon.name = r->name;
-	r->mon.num_cpus = 1;
-	r->mon.avg_cpus = 1.0f;
-	return idx;
+	return alloc_region_locked(NULL);
 }
 
 void popmon_regions_init(void)

@@ -349,6 +349,32 @@ func (c *Call) fortranParams() []Param {
 func ParseCalls(r io.Reader) ([]*Call, error) {
 	var calls []*Call
 	seen := map[string]int{}
+	err := eachListLine(r, func(lineNo int, line string) error {
+		c, err := parseLine(line)
+		if err != nil {
+			return err
+		}
+		c.Line = lineNo
+		if prev, dup := seen[c.Name]; dup {
+			return fmt.Errorf("%s already listed on line %d", c.Name, prev)
+		}
+		seen[c.Name] = lineNo
+		calls = append(calls, c)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(calls) == 0 {
+		return nil, fmt.Errorf("the call list is empty")
+	}
+	return calls, nil
+}
+
+// eachListLine calls fn with the number and the trimmed text of every line
+// of r that is neither blank nor a '#' comment; fn's error is returned
+// with the line number.
+func eachListLine(r io.Reader, fn func(lineNo int, line string) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	lineNo := 0
@@ -358,24 +384,11 @@ func ParseCalls(r io.Reader) ([]*Call, error) {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		c, err := parseLine(line)
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", lineNo, err)
+		if err := fn(lineNo, line); err != nil {
+			return fmt.Errorf("line %d: %w", lineNo, err)
 		}
-		c.Line = lineNo
-		if prev, dup := seen[c.Name]; dup {
-			return nil, fmt.Errorf("line %d: %s already listed on line %d", lineNo, c.Name, prev)
-		}
-		seen[c.Name] = lineNo
-		calls = append(calls, c)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	if len(calls) == 0 {
-		return nil, fmt.Errorf("the call list is empty")
-	}
-	return calls, nil
+	return sc.Err()
 }
 
 func parseLine(line string) (*Call, error) {
@@ -424,26 +437,23 @@ func ParsePassthrough(r io.Reader, calls []*Call) ([]string, error) {
 	}
 	seen := map[string]bool{}
 	var out []string
-	sc := bufio.NewScanner(r)
-	lineNo := 0
-	for sc.Scan() {
-		lineNo++
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
+	err := eachListLine(r, func(_ int, line string) error {
 		switch {
 		case !passRE.MatchString(line):
-			return nil, fmt.Errorf("line %d: %q is not an MPI_ or MPIX_ function name", lineNo, line)
+			return fmt.Errorf("%q is not an MPI_ or MPIX_ function name", line)
 		case measured[line]:
-			return nil, fmt.Errorf("line %d: %s is in the call list (measured), not a pass-through", lineNo, line)
+			return fmt.Errorf("%s is in the call list (measured), not a pass-through", line)
 		case seen[line]:
-			return nil, fmt.Errorf("line %d: %s repeated", lineNo, line)
+			return fmt.Errorf("%s repeated", line)
 		}
 		seen[line] = true
 		out = append(out, line)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, sc.Err()
+	return out, nil
 }
 
 var passRE = regexp.MustCompile(`^MPIX?_[A-Za-z0-9_]+$`)
