@@ -261,7 +261,8 @@ static void ranges_end(char *out, size_t n, int last, int start)
  * says which ranks carry the library: only they are contacted (a rank
  * without it, already in PMPI_Finalize, gets no message: some MPIs hang
  * when one arrives there) and waited for, however late; a rank that
- * registers during the first 3 s is contacted then. Without a registry
+ * registers during the first 3 s is contacted then (the wait ends as soon
+ * as every rank has come). Without a registry
  * (popmon exec) every rank is contacted and waited for; with a session
  * whose registry rank 0 cannot read, for as long as HELLOs keep coming
  * (60 s after the last). */
@@ -283,7 +284,7 @@ static void handshake_root(struct handshake *hs, int size)
 	char ready = 1;
 	for (int k = 0; k < size; k++)
 		req[k] = MPI_REQUEST_NULL;
-	int pending = 0;
+	int pending = 0, came = 0;
 	/* Contacts the ranks that may carry the library (registered ones when
 	 * the registry is usable). */
 	int64_t now = (int64_t)popmon_monotonic_ns();
@@ -308,6 +309,8 @@ static void handshake_root(struct handshake *hs, int size)
 			arrived[which] = now;
 			last_progress = now;
 			pending--;
+			if (++came == size - 1)
+				break; /* every rank has come */
 			continue;
 		}
 		if (pending == 0 && (!usable || now > grace_end))

@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 
 	popmon "github.com/popmon/popmon"
@@ -229,27 +230,49 @@ func sourceFiles() (map[string][]byte, error) {
 func compilerIdentity(ctx context.Context, compiler string, noMPI bool) ([]byte, string, error) {
 	var id bytes.Buffer
 	fmt.Fprintf(&id, "compiler=%s\n", compiler)
-	if v, err := exec.CommandContext(ctx, compiler, "--version").CombinedOutput(); err == nil {
-		id.Write(v)
+	// The three questions are independent, and an MPI wrapper script is
+	// slow to start (MPICH's runs expr in a loop): asked at once, they cost
+	// the time of the slowest, on every popmon run.
+	var version, show, pre []byte
+	var preErr error
+	var stderr bytes.Buffer
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if v, err := exec.CommandContext(ctx, compiler, "--version").CombinedOutput(); err == nil {
+			version = v
+		}
+	}()
+	if !noMPI {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			for _, flag := range []string{"-show", "--showme"} {
+				if v, err := exec.CommandContext(ctx, compiler, flag).CombinedOutput(); err == nil {
+					show = v
+					break
+				}
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			probe := "#include <mpi.h>\nMPI_VERSION MPI_SUBVERSION\n"
+			cmd := exec.CommandContext(ctx, compiler, "-E", "-P", "-x", "c", "-")
+			cmd.Stdin = strings.NewReader(probe)
+			cmd.Stderr = &stderr
+			pre, preErr = cmd.Output()
+		}()
 	}
+	wg.Wait()
+	id.Write(version)
 	if noMPI {
 		return id.Bytes(), "", nil
 	}
-	for _, flag := range []string{"-show", "--showme"} {
-		if v, err := exec.CommandContext(ctx, compiler, flag).CombinedOutput(); err == nil {
-			id.Write(v)
-			break
-		}
-	}
-	probe := "#include <mpi.h>\nMPI_VERSION MPI_SUBVERSION\n"
-	cmd := exec.CommandContext(ctx, compiler, "-E", "-P", "-x", "c", "-")
-	cmd.Stdin = strings.NewReader(probe)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	pre, err := cmd.Output()
-	if err != nil {
+	id.Write(show)
+	if preErr != nil {
 		return nil, "", fmt.Errorf("%s cannot compile against mpi.h: %v: %s (is it an MPI compiler wrapper? install libopenmpi-dev or mpich, or pass --mpicc)",
-			compiler, err, firstLine(stderr.String()))
+			compiler, preErr, firstLine(stderr.String()))
 	}
 	id.Write(pre)
 	lines := strings.Split(strings.TrimSpace(string(pre)), "\n")
