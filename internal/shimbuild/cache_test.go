@@ -294,7 +294,7 @@ func TestBuildRefusesUnsafeCache(t *testing.T) {
 			mkdir(t, d, fs.ModeSticky|0o777) // like /tmp
 			cacheEnv(t, "", "", "", d)
 			opts := Options{NoMPI: true, CC: cc}
-			key, _, _, err := buildKey(context.Background(), cc, opts)
+			key, _, _, err := buildKey(context.Background(), cc, opts, "")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,7 +8,6 @@
 package shimbuild
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -21,7 +20,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 
 	popmon "github.com/popmon/popmon"
@@ -96,11 +94,11 @@ func Build(ctx context.Context, opts Options) (*Library, error) {
 	if err != nil {
 		return nil, err
 	}
-	key, mpiDesc, sources, err := buildKey(ctx, compiler, opts)
+	loc, err := LocateCache(opts)
 	if err != nil {
 		return nil, err
 	}
-	loc, err := LocateCache(opts)
+	key, mpiDesc, sources, err := buildKey(ctx, compiler, opts, loc.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -163,9 +161,11 @@ func chooseCompiler(opts Options) (string, error) {
 }
 
 // buildKey returns the cache key of a build (sources and compiler
-// identity), the MPI's description and the sources.
-func buildKey(ctx context.Context, compiler string, opts Options) (string, string, map[string][]byte, error) {
-	identity, mpiDesc, err := compilerIdentity(ctx, compiler, opts.NoMPI)
+// identity), the MPI's description and the sources. memoDir, when not
+// empty, is the private cache folder where the compiler's identity is
+// remembered between runs (see compilerIdentity).
+func buildKey(ctx context.Context, compiler string, opts Options, memoDir string) (string, string, map[string][]byte, error) {
+	identity, mpiDesc, err := compilerIdentity(ctx, compiler, opts.NoMPI, memoDir)
 	if err != nil {
 		return "", "", nil, err
 	}
@@ -222,74 +222,6 @@ func sourceFiles() (map[string][]byte, error) {
 		return nil, fmt.Errorf("reading embedded library sources: %w", err)
 	}
 	return out, nil
-}
-
-// compilerIdentity describes the compiler and the MPI behind it: the
-// wrapper's underlying command line and the preprocessed mpi.h, so that a
-// different MPI (or version) gets a different cache entry.
-func compilerIdentity(ctx context.Context, compiler string, noMPI bool) ([]byte, string, error) {
-	var id bytes.Buffer
-	fmt.Fprintf(&id, "compiler=%s\n", compiler)
-	// The three questions are independent, and an MPI wrapper script is
-	// slow to start (MPICH's runs expr in a loop): asked at once, they cost
-	// the time of the slowest, on every popmon run.
-	var version, show, pre []byte
-	var preErr error
-	var stderr bytes.Buffer
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if v, err := exec.CommandContext(ctx, compiler, "--version").CombinedOutput(); err == nil {
-			version = v
-		}
-	}()
-	if !noMPI {
-		wg.Add(2)
-		go func() {
-			defer wg.Done()
-			for _, flag := range []string{"-show", "--showme"} {
-				if v, err := exec.CommandContext(ctx, compiler, flag).CombinedOutput(); err == nil {
-					show = v
-					break
-				}
-			}
-		}()
-		go func() {
-			defer wg.Done()
-			probe := "#include <mpi.h>\nMPI_VERSION MPI_SUBVERSION\n"
-			cmd := exec.CommandContext(ctx, compiler, "-E", "-P", "-x", "c", "-")
-			cmd.Stdin = strings.NewReader(probe)
-			cmd.Stderr = &stderr
-			pre, preErr = cmd.Output()
-		}()
-	}
-	wg.Wait()
-	id.Write(version)
-	if noMPI {
-		return id.Bytes(), "", nil
-	}
-	id.Write(show)
-	if preErr != nil {
-		return nil, "", fmt.Errorf("%s cannot compile against mpi.h: %v: %s (is it an MPI compiler wrapper? install libopenmpi-dev or mpich, or pass --mpicc)",
-			compiler, preErr, firstLine(stderr.String()))
-	}
-	id.Write(pre)
-	lines := strings.Split(strings.TrimSpace(string(pre)), "\n")
-	desc := ""
-	if len(lines) > 0 {
-		f := strings.Fields(lines[len(lines)-1])
-		if len(f) == 2 {
-			desc = "MPI " + f[0] + "." + f[1]
-		}
-	}
-	switch {
-	case bytes.Contains(pre, []byte("OMPI_MAJOR_VERSION")) || bytes.Contains(pre, []byte("ompi_")):
-		desc = "Open MPI (" + desc + ")"
-	case bytes.Contains(pre, []byte("MPICH")) || bytes.Contains(pre, []byte("MPIX_")):
-		desc = "MPICH (" + desc + ")"
-	}
-	return id.Bytes(), desc, nil
 }
 
 func firstLine(s string) string {

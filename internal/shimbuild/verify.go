@@ -90,27 +90,13 @@ func checkCached(dir, key string) (cacheState, error) {
 // readManifest reads the manifest in dir. A missing or malformed manifest
 // is damage; one that others could have written is an error.
 func readManifest(dir string) (manifest, string, error) {
-	p := filepath.Join(dir, manifestName)
-	fi, err := os.Lstat(p)
-	if errors.Is(err, fs.ErrNotExist) {
+	b, found, err := readPrivateFile(filepath.Join(dir, manifestName), maxManifest)
+	switch {
+	case err != nil:
+		return manifest{}, "", err
+	case !found:
 		return manifest{}, "has no manifest", nil
-	}
-	if err != nil {
-		return manifest{}, "", fmt.Errorf("cannot check the library manifest %s: %w (remove it or set POPMON_CACHE_DIR to a private folder)", p, err)
-	}
-	if err := checkPrivate(p, fi, false); err != nil {
-		return manifest{}, "", err
-	}
-	f, err := openChecked(p)
-	if err != nil {
-		return manifest{}, "", err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxManifest+1))
-	if err != nil {
-		return manifest{}, "", fmt.Errorf("cannot read the library manifest %s: %w (remove it or set POPMON_CACHE_DIR to a private folder)", p, err)
-	}
-	if len(b) > maxManifest {
+	case b == nil:
 		return manifest{}, "has a manifest larger than any popmon writes", nil
 	}
 	var m manifest
@@ -121,6 +107,35 @@ func readManifest(dir string) (manifest, string, error) {
 		return manifest{}, "has a manifest of an unknown format", nil
 	}
 	return m, "", nil
+}
+
+// readPrivateFile reads a small file popmon wrote in the cache: found is
+// false when there is none, the content nil when it is larger than max,
+// and the error an *UnsafeCacheError when others could have written it.
+func readPrivateFile(p string, max int) (b []byte, found bool, err error) {
+	fi, err := os.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("cannot check %s: %w (remove it or set POPMON_CACHE_DIR to a private folder)", p, err)
+	}
+	if err := checkPrivate(p, fi, false); err != nil {
+		return nil, true, err
+	}
+	f, err := openChecked(p)
+	if err != nil {
+		return nil, true, err
+	}
+	defer f.Close()
+	b, err = io.ReadAll(io.LimitReader(f, int64(max)+1))
+	if err != nil {
+		return nil, true, fmt.Errorf("cannot read %s: %w (remove it or set POPMON_CACHE_DIR to a private folder)", p, err)
+	}
+	if len(b) > max {
+		return nil, true, nil
+	}
+	return b, true, nil
 }
 
 // openChecked opens a file of the cache for reading without following a
@@ -165,12 +180,21 @@ func writeManifest(dir string, m manifest) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, ".manifest-")
+	if err := writeAtomic(dir, manifestName, append(b, '\n')); err != nil {
+		return fmt.Errorf("cannot write the library manifest: %w", err)
+	}
+	return nil
+}
+
+// writeAtomic writes b as file name of dir (mode 0644): a temporary file,
+// synced, renamed over the old one.
+func writeAtomic(dir, name string, b []byte) error {
+	f, err := os.CreateTemp(dir, "."+name+"-")
 	if err != nil {
-		return fmt.Errorf("cannot write the library manifest in %s: %w (set POPMON_CACHE_DIR to a writable folder)", dir, err)
+		return fmt.Errorf("%w (set POPMON_CACHE_DIR to a writable folder)", err)
 	}
 	tmp := f.Name()
-	_, err = f.Write(append(b, '\n'))
+	_, err = f.Write(b)
 	if err == nil {
 		err = f.Chmod(0o644)
 	}
@@ -181,11 +205,11 @@ func writeManifest(dir string, m manifest) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, manifestName))
+		err = os.Rename(tmp, filepath.Join(dir, name))
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("cannot write the library manifest in %s: %w (set POPMON_CACHE_DIR to a writable folder)", dir, err)
+		return fmt.Errorf("%w (set POPMON_CACHE_DIR to a writable folder)", err)
 	}
 	return nil
 }
