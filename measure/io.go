@@ -145,8 +145,8 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// Write writes m to w as a measurement file (version 1, or 2 when it has
-// [Incomplete]), one
+// Write writes m to w as a measurement file (version 1, 2 when it has
+// [Incomplete], 3 when it is [Partial]), one
 // process or account per line. An empty Format or a zero Version are filled
 // in; m itself is not modified. Write refuses a measurement that does not
 // pass [Measurement.Validate]. Keys that may be omitted are: "timestamp"
@@ -165,6 +165,9 @@ func Write(w io.Writer, m *Measurement) error {
 		c.Version = 1
 		if c.Incomplete != nil {
 			c.Version = 2
+		}
+		if c.Partial != nil {
+			c.Version = 3
 		}
 	}
 	if err := c.Validate(); err != nil {
@@ -218,6 +221,9 @@ func Write(w io.Writer, m *Measurement) error {
 	}
 	if c.Incomplete != nil {
 		e.key("incomplete", c.Incomplete, true)
+	}
+	if c.Partial != nil {
+		e.key("partial", c.Partial, true)
 	}
 	if c.Interception != nil {
 		e.key("interception", c.Interception, true)

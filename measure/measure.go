@@ -26,7 +26,7 @@ const Format = "popmon-measurement"
 // Version 2 marks a measurement that may not cover the whole job: it can
 // hold [Incomplete], which a version-1 reader would ignore and take the
 // file for complete; writers write version 1 when Incomplete is nil.
-const Version = 2
+const Version = 3
 
 // GlobalRegion is the name of the implicit whole-run region.
 const GlobalRegion = "Global"
@@ -76,6 +76,12 @@ type Measurement struct {
 	// Incomplete says which processes of the job the measurement lacks and
 	// why (version 2); nil when it covers every process.
 	Incomplete *Incomplete `json:"incomplete,omitempty"`
+	// Partial is set when the job ended before every process reached
+	// MPI_Finalize (killed, crashed, aborted, exited): the measurement was
+	// assembled from the processes' live files up to Partial.CutNS, and the
+	// file has version 3 so that an older popmon refuses it rather than
+	// take it for complete.
+	Partial *Partial `json:"partial,omitempty"`
 	// Interception is present when some MPI calls never reached the
 	// library (the program's own PMPI wrappers, MPI linked statically,
 	// another tool earlier in LD_PRELOAD): the accounts then miss them.
@@ -190,6 +196,47 @@ type Incomplete struct {
 	MissingRanks string `json:"missing_ranks"`
 	// Reason says why, in one sentence with the fix.
 	Reason string `json:"reason"`
+}
+
+// Reasons a measurement is partial.
+const (
+	PartialKilled     = "killed"      // processes ended by SIGKILL (or vanished without a trace)
+	PartialTerminated = "terminated"  // a termination signal (SIGTERM, SIGINT, SIGHUP, ...)
+	PartialCrashed    = "crashed"     // a process died of a fault (SIGSEGV, SIGBUS, ...)
+	PartialAborted    = "aborted"     // a process called MPI_Abort
+	PartialNoFinalize = "no_finalize" // a process exited without MPI_Finalize
+)
+
+// Partial says why and up to when a measurement covers the run.
+type Partial struct {
+	// Reason is one of the Partial* constants.
+	Reason string `json:"reason"`
+	// Detail is one sentence: who ended how ("rank 1 called MPI_Abort(7)").
+	Detail string `json:"detail"`
+	// CutNS is where the measurement ends, in nanoseconds after the
+	// earliest MPI_Init.
+	CutNS int64 `json:"cut_ns"`
+	// Ranks is the job's size; Included the processes in the measurement;
+	// MissingRanks those without data ("2-3"), empty when none.
+	Ranks        int    `json:"ranks"`
+	Included     int    `json:"included"`
+	MissingRanks string `json:"missing_ranks"`
+	// AssembledBy is "run" (popmon run, after the command ended) or
+	// "recover" (popmon recover, from the files left behind).
+	AssembledBy string `json:"assembled_by"`
+	// ExitCodes and signals of the processes, by rank, as far as known:
+	// "running", "finalized", "killed", "signal 11", "MPI_Abort(7)",
+	// "exit without MPI_Finalize".
+	Ends []ProcessEnd `json:"ends"`
+}
+
+// ProcessEnd is how one process ended.
+type ProcessEnd struct {
+	Rank int    `json:"rank"`
+	End  string `json:"end"`
+	// ValidUntilNS is the last moment the process's accounts are known
+	// for, in nanoseconds after the earliest MPI_Init.
+	ValidUntilNS int64 `json:"valid_until_ns"`
 }
 
 // Interception says that some MPI calls never reached the library.
@@ -421,4 +468,16 @@ func (r *Region) Process(rank int) (*ProcessAccounts, bool) {
 		}
 	}
 	return nil, false
+}
+
+// Sentence says in one sentence what a partial measurement covers.
+func (p *Partial) Sentence() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "partial measurement: %s; measured up to %.2f s after MPI_Init", p.Detail, float64(p.CutNS)/1e9)
+	if p.MissingRanks != "" {
+		fmt.Fprintf(&b, "; %d of %d ranks (no data from ranks %s)", p.Included, p.Ranks, p.MissingRanks)
+	} else {
+		fmt.Fprintf(&b, "; all %d ranks", p.Ranks)
+	}
+	return b.String()
 }

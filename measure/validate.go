@@ -130,6 +130,14 @@ func (m *Measurement) Validate() error {
 	if m.Version < 1 {
 		p.add("version", "is %d; versions start at 1", m.Version)
 	}
+	if pa := m.Partial; pa != nil {
+		if m.Version < 3 && m.Version != 0 {
+			p.add("partial", "needs version 3 (an older reader would take the file for complete)")
+		}
+		if pa.Ranks < 1 || pa.Included < 1 || pa.Included > pa.Ranks || pa.CutNS < 0 {
+			p.add("partial", "has %d included of %d ranks, cut at %d ns", pa.Included, pa.Ranks, pa.CutNS)
+		}
+	}
 	if in := m.Incomplete; in != nil {
 		if m.Version < 2 {
 			p.add("incomplete", "needs version 2 (a version-1 reader would take the file for complete)")

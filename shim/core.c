@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "live.h"
 
 __thread struct popmon_thread *popmon_tls __attribute__((tls_model("initial-exec")));
 int popmon_clock_tsc;
@@ -226,7 +227,10 @@ static struct popmon_thread *alloc_thread(uint32_t kind, uint32_t state, uint64_
 				 POPMON_MAX_THREADS);
 		return NULL;
 	}
-	struct popmon_thread *t = aligned_alloc(64, sizeof *t);
+	/* In the live file when there is one (live.h), else on the heap. */
+	struct popmon_thread *t = popmon_live_thread(slot);
+	if (!t)
+		t = aligned_alloc(64, sizeof *t);
 	if (!t) {
 		popmon_warn_once("nomem", "out of memory for a thread record: thread not measured");
 		return NULL;
@@ -243,6 +247,7 @@ static struct popmon_thread *alloc_thread(uint32_t kind, uint32_t state, uint64_
 static void publish_thread(struct popmon_thread *t)
 {
 	__atomic_store_n(&threads[t->slot], t, __ATOMIC_RELEASE);
+	popmon_live_publish();
 	popmon_tls = t;
 	if (have_exit_key && t->slot != 0)
 		pthread_setspecific(exit_key, t);
@@ -281,6 +286,7 @@ static struct popmon_thread *adopt_mpi_thread(void)
 		popmon_regions_adopt_locked(t, birth, 1);
 		publish_thread(t);
 		__atomic_fetch_add(&mpi_threads, 1, __ATOMIC_RELAXED);
+		popmon_live_publish();
 	}
 	popmon_regions_unlock();
 	pthread_mutex_unlock(&thr_lock);
@@ -363,6 +369,7 @@ void popmon_cpus_grow_omp(int n, uint64_t until)
 		popmon_regions_grow_locked((uint32_t)(n - old), until);
 	if (n > __atomic_load_n(&popmon_omp_cpus, __ATOMIC_RELAXED))
 		__atomic_store_n(&popmon_omp_cpus, n, __ATOMIC_RELAXED);
+	popmon_live_publish();
 	popmon_regions_unlock();
 }
 
@@ -589,8 +596,12 @@ __attribute__((constructor)) static void popmon_init(void)
 	popmon_proc.t0_tick = popmon_now();
 	popmon_proc.t0_ns = popmon_monotonic_ns();
 	pthread_atfork(NULL, NULL, atfork_child);
+	popmon_live_open();
 	have_exit_key = pthread_key_create(&exit_key, thread_gone) == 0;
-	popmon_regions_init();
+	if (popmon_regions_init() != 0) {
+		popmon_proc.inert = 1;
+		return;
+	}
 	struct popmon_thread *primary = popmon_thread_new(POPMON_THR_PRIMARY, POPMON_ST_USEFUL);
 	if (!primary) {
 		popmon_proc.inert = 1;
@@ -609,6 +620,9 @@ __attribute__((destructor)) static void popmon_fini(void)
 		return;
 	if (popmon_proc.mpi_initialized) {
 		popmon_proc.finalized = 1;
+		popmon_live_state(POPMON_LIVE_NO_FINALIZE, 0);
+		if (popmon_live) /* popmon run assembles a partial measurement */
+			return;
 		if (popmon_proc.rank == 0)
 			popmon_warn_once("nofinalize",
 					 "the program exited without MPI_Finalize: no measurement written");
@@ -641,6 +655,7 @@ __attribute__((destructor)) static void popmon_fini(void)
 	popmon_regions_close_all(popmon_now());
 	popmon_write_single();
 	popmon_counters_finish();
+	popmon_live_state(POPMON_LIVE_SINGLE, 0);
 }
 
 int popmon_api_measured(void)

@@ -132,7 +132,7 @@ void popmon_object_name(struct link_map *lm, char *out, size_t n);
 int popmon_program_mpi_static(void);
 
 /* regions.c */
-void popmon_regions_init(void);
+int popmon_regions_init(void); /* 0, or -1 without memory for the table */
 /* The region lock: every snapshot of the accounts that regions keep is
  * taken under it, so CPUs join the process under it too. */
 void popmon_regions_lock(void);

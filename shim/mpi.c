@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "live.h"
 
 static const char *thread_level_name(int provided)
 {
@@ -166,6 +167,7 @@ void popmon_mpi_init_hook(void)
 	 * as TALP does. */
 	popmon_proc.init_tick = popmon_now();
 	popmon_regions_restart_global(popmon_proc.init_tick);
+	popmon_live_mpi_init(popmon_proc.rank, popmon_proc.size, popmon_proc.init_tick);
 	registry_join();
 	popmon_intercept_check();
 }
@@ -1019,6 +1021,7 @@ void popmon_mpi_finalize_hook(void)
 		return;
 	popmon_proc.finalized = 1;
 	popmon_proc.fin_tick = popmon_now();
+	popmon_live_state(POPMON_LIVE_FINALIZING, 0);
 	popmon_regions_close_all(popmon_proc.fin_tick);
 	struct handshake hs;
 	handshake(&hs);
@@ -1059,6 +1062,7 @@ void popmon_mpi_finalize_hook(void)
 	free(hs.members);
 	registry_leave();
 	popmon_counters_finish();
+	popmon_live_state(POPMON_LIVE_FINALIZED, 0);
 }
 
 /* ------------------------------------------------------------------ PMPI hooks */

@@ -26288,6 +26288,7 @@ void mpi_info_set_f08_(void *info, void *key, void *value, void *ierror, size_t 
 /* MPI_Abort: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Abort)(MPI_Comm comm, int errorcode)
 {
+	popmon_mpi_abort_hook(errorcode);
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Abort))popmon_next_fn(POPMON_FN_MPI_Abort))(comm, errorcode);
 	popmon_mpi_leave(POPMON_FN_MPI_Abort);
@@ -26305,6 +26306,7 @@ void mpi_abort_(void *comm, void *errorcode, void *ierror)
 		*(MPI_Fint *)ierror = MPI_ERR_OTHER;
 		return;
 	}
+	popmon_mpi_abort_hook(errorcode ? (int)*(MPI_Fint *)errorcode : 0);
 	popmon_mpi_enter();
 	((popmon_ffn_3_0)f)(comm, errorcode, ierror);
 	popmon_mpi_leave(POPMON_FN_MPI_Abort);
@@ -26319,6 +26321,7 @@ void mpi_abort__(void *comm, void *errorcode, void *ierror)
 		*(MPI_Fint *)ierror = MPI_ERR_OTHER;
 		return;
 	}
+	popmon_mpi_abort_hook(errorcode ? (int)*(MPI_Fint *)errorcode : 0);
 	popmon_mpi_enter();
 	((popmon_ffn_3_0)f)(comm, errorcode, ierror);
 	popmon_mpi_leave(POPMON_FN_MPI_Abort);
@@ -26333,6 +26336,7 @@ void mpi_abort(void *comm, void *errorcode, void *ierror)
 		*(MPI_Fint *)ierror = MPI_ERR_OTHER;
 		return;
 	}
+	popmon_mpi_abort_hook(errorcode ? (int)*(MPI_Fint *)errorcode : 0);
 	popmon_mpi_enter();
 	((popmon_ffn_3_0)f)(comm, errorcode, ierror);
 	popmon_mpi_leave(POPMON_FN_MPI_Abort);
@@ -26348,6 +26352,7 @@ void mpi_abort_f08_(void *comm, void *errorcode, void *ierror)
 			*(MPI_Fint *)ierror = MPI_ERR_OTHER;
 		return;
 	}
+	popmon_mpi_abort_hook(errorcode ? (int)*(MPI_Fint *)errorcode : 0);
 	popmon_mpi_enter();
 	((popmon_ffn_3_0)f)(comm, errorcode, ierror);
 	popmon_mpi_leave(POPMON_FN_MPI_Abort);

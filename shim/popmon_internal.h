@@ -61,6 +61,7 @@ enum popmon_thread_kind {
 /* One record per thread, written only by its owner thread; other threads
  * read it with relaxed atomic loads (region start/stop, finalize). */
 struct popmon_thread {
+	uint64_t seq;             /* odd while last and acc[] change (live readers, live.h) */
 	uint64_t last;            /* clock value of the last state change */
 	uint32_t state;           /* current enum popmon_state */
 	uint32_t prev_state;      /* state to return to when leaving MPI */
@@ -105,6 +106,7 @@ struct popmon_thread *popmon_thread_slow(void);
 /* Hooks called by the generated wrappers. */
 void popmon_mpi_init_hook(void);     /* after a successful PMPI_Init[_thread] */
 void popmon_mpi_finalize_hook(void); /* before PMPI_Finalize */
+void popmon_mpi_abort_hook(int code); /* before PMPI_Abort: the live file records it */
 
 /* Dispatch tables (dispatch.c, mpi_wrappers.c): where each exported C
  * entry point MPI_X jumps (its wrapper, or the program's MPI when the
@@ -184,10 +186,17 @@ static inline uint32_t popmon_charge_state(uint32_t st)
 static inline __attribute__((always_inline)) uint64_t popmon_account(struct popmon_thread *t, uint64_t now)
 {
 	uint64_t d = popmon_delta(t->last, now);
+	/* A reader in another process (live.h) retries while seq is odd or
+	 * has changed: on x86 the fences cost nothing but the compiler's
+	 * ordering of the stores. */
+	uint64_t seq = t->seq;
+	POPMON_STORE(t->seq, seq + 1);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
 	POPMON_ADD(t->acc[t->state], d);
 	if (t->rate)
 		POPMON_ADD(t->acc[popmon_charge_state(t->state)], d * t->rate);
 	POPMON_STORE(t->last, now);
+	__atomic_store_n(&t->seq, seq + 2, __ATOMIC_RELEASE);
 	return d;
 }
 

@@ -24,6 +24,7 @@
 
 #define POPMON_BUILDING_LIBRARY
 #include "core.h"
+#include "live.h"
 #include "popmon.h"
 
 /* Laid out exactly like dlb_monitor_t of DLB 3.6 (dlb_talp.h), so programs
@@ -66,7 +67,7 @@ struct region {
 	uint64_t visits;
 	struct popmon_accounts snap; /* at the last start, ticks */
 	struct popmon_accounts tot;  /* accumulated, ticks */
-	uint64_t *thr;               /* [0, D): useful per thread at start; [D, 2D): accumulated */
+	uint64_t thr[2 * POPMON_DETAIL_THREADS]; /* [0, D): useful per thread at start; [D, 2D): accumulated */
 };
 
 /* Per-thread useful time at the current operation (under the lock). */
@@ -74,7 +75,9 @@ static uint64_t thr_now[POPMON_DETAIL_THREADS];
 
 enum { HASH_SLOTS = 2 * POPMON_MAX_REGIONS };
 
-static struct region regions[POPMON_MAX_REGIONS];
+/* The table: in the live file when there is one (live.h), else on the heap
+ * (zero pages until used). */
+static struct region *regions;
 static struct region overflow_region; /* handle past the limit: counts nothing */
 static int nregions;
 static int anon_count;
@@ -82,6 +85,35 @@ static int16_t hash_slots[HASH_SLOTS]; /* region index + 1, 0 = empty */
 static int open_stack[POPMON_MAX_REGIONS]; /* indices, start order */
 static int nopen;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Every change of the table happens under the lock; a live reader retries
+ * while the header's regions_seq is odd or has changed. */
+static void lock_regions(void)
+{
+	pthread_mutex_lock(&lock);
+	popmon_live_regions_begin();
+}
+
+static void unlock_regions(void)
+{
+	popmon_live_regions_end();
+	pthread_mutex_unlock(&lock);
+}
+
+void popmon_regions_layout(uint32_t *size, uint32_t off[9]);
+void popmon_regions_layout(uint32_t *size, uint32_t off[9])
+{
+	*size = (uint32_t)sizeof(struct region);
+	off[0] = offsetof(struct region, name);
+	off[1] = offsetof(struct region, open);
+	off[2] = offsetof(struct region, anon);
+	off[3] = offsetof(struct region, start_tick);
+	off[4] = offsetof(struct region, elapsed);
+	off[5] = offsetof(struct region, visits);
+	off[6] = offsetof(struct region, snap);
+	off[7] = offsetof(struct region, tot);
+	off[8] = offsetof(struct region, thr);
+}
 
 #define GLOBAL_INDEX 0
 #define DLB_LAST_OPEN ((void *)1)
@@ -169,6 +201,8 @@ static int alloc_region_locked(const char *name)
 		return -1;
 	}
 	int idx = nregions++;
+	if (popmon_live)
+		POPMON_STORE(popmon_live->nregions, (uint32_t)nregions);
 	struct region *r = &regions[idx];
 	memset(r, 0, sizeof *r);
 	if (name) {
@@ -196,14 +230,24 @@ static int new_anon_region_locked(void)
 	return alloc_region_locked(NULL);
 }
 
-void popmon_regions_init(void)
+int popmon_regions_init(void)
 {
-	pthread_mutex_lock(&lock);
+	if (!regions) {
+		regions = popmon_live_regions();
+		if (!regions)
+			regions = calloc(POPMON_MAX_REGIONS, sizeof *regions);
+		if (!regions) {
+			popmon_warn_once("nomem", "out of memory for the region table: nothing is measured");
+			return -1;
+		}
+	}
+	lock_regions();
 	if (nregions == 0)
 		new_region_locked("Global");
 	snprintf(overflow_region.name, sizeof overflow_region.name, "%s", "(too many regions)");
 	overflow_region.mon.name = overflow_region.name;
-	pthread_mutex_unlock(&lock);
+	unlock_regions();
+	return 0;
 }
 
 static int64_t tick_ns_abs(uint64_t tick)
@@ -244,11 +288,8 @@ static void start_locked(int idx, uint64_t now)
 	struct region *r = &regions[idx];
 	r->open = 1;
 	r->start_tick = now;
-	if (!r->thr) /* once per region, never on the MPI path */
-		r->thr = calloc(2 * POPMON_DETAIL_THREADS, sizeof *r->thr);
 	popmon_snapshot(now, &r->snap, thr_now);
-	if (r->thr)
-		memcpy(r->thr, thr_now, sizeof thr_now);
+	memcpy(r->thr, thr_now, sizeof thr_now);
 	r->mon.start_time = tick_ns_abs(now);
 	if (nopen < POPMON_MAX_REGIONS)
 		open_stack[nopen++] = idx;
@@ -275,8 +316,6 @@ static void accumulate(struct popmon_accounts *tot, const struct popmon_accounts
  * hold the current values) and refreshes the largest. */
 static void accumulate_threads(struct region *r, struct popmon_accounts *tot)
 {
-	if (!r->thr)
-		return;
 	uint64_t mx = 0;
 	for (int i = 0; i < POPMON_DETAIL_THREADS; i++) {
 		if (thr_now[i] > r->thr[i])
@@ -308,7 +347,7 @@ static void stop_locked(int idx, uint64_t now, const struct popmon_accounts *cur
 
 void popmon_regions_restart_global(uint64_t now)
 {
-	pthread_mutex_lock(&lock);
+	lock_regions();
 	struct region *g = &regions[GLOBAL_INDEX];
 	int was_open = g->open;
 	if (was_open) {
@@ -326,17 +365,17 @@ void popmon_regions_restart_global(uint64_t now)
 	g->visits = 0;
 	g->mon.num_resets = 0;
 	start_locked(GLOBAL_INDEX, now);
-	pthread_mutex_unlock(&lock);
+	unlock_regions();
 }
 
 void popmon_regions_lock(void)
 {
-	pthread_mutex_lock(&lock);
+	lock_regions();
 }
 
 void popmon_regions_unlock(void)
 {
-	pthread_mutex_unlock(&lock);
+	unlock_regions();
 }
 
 /* Charges the time of k CPUs that were missing during t ticks, of which the
@@ -394,7 +433,7 @@ void popmon_regions_adopt_locked(struct popmon_thread *t, uint64_t birth, int is
 			if (!is_new)
 				r->snap.t[POPMON_ST_OMP_SERIALIZATION] -=
 					r->snap.t[POPMON_ST_OMP_SERIALIZATION] > d ? d : r->snap.t[POPMON_ST_OMP_SERIALIZATION];
-			if (r->thr && t->slot < POPMON_DETAIL_THREADS)
+			if (t->slot < POPMON_DETAIL_THREADS)
 				r->thr[t->slot] += d;
 		}
 	}
@@ -402,12 +441,12 @@ void popmon_regions_adopt_locked(struct popmon_thread *t, uint64_t birth, int is
 
 void popmon_regions_close_all(uint64_t now)
 {
-	pthread_mutex_lock(&lock);
+	lock_regions();
 	struct popmon_accounts cur;
 	popmon_snapshot(now, &cur, thr_now);
 	while (nopen > 0)
 		stop_locked(open_stack[nopen - 1], now, &cur);
-	pthread_mutex_unlock(&lock);
+	unlock_regions();
 }
 
 int popmon_region_count(void)
@@ -417,11 +456,11 @@ int popmon_region_count(void)
 
 int popmon_region_find(const char *name)
 {
-	pthread_mutex_lock(&lock);
+	lock_regions();
 	int idx = lookup_locked(name);
 	if (idx < 0)
 		idx = anon_named_locked(name);
-	pthread_mutex_unlock(&lock);
+	unlock_regions();
 	return idx;
 }
 
@@ -467,7 +506,7 @@ static int handle_index(const void *h)
 	if (h == (const void *)&overflow_region)
 		return H_OVERFLOW;
 	uintptr_t p = (uintptr_t)h, base = (uintptr_t)regions;
-	if (p >= base && p < base + sizeof regions && (p - base) % sizeof(struct region) == 0) {
+	if (p >= base && p < base + sizeof(struct region) * POPMON_MAX_REGIONS && (p - base) % sizeof(struct region) == 0) {
 		int idx = (int)((p - base) / sizeof(struct region));
 		if (idx < nregions)
 			return idx;
@@ -511,7 +550,7 @@ popmon_region_t popmon_api_region_register(const char *name)
 	if (name == DLB_LAST_OPEN)
 		return NULL;
 	char buf[POPMON_NAME_MAX];
-	pthread_mutex_lock(&lock);
+	lock_regions();
 	int idx;
 	if (name == NULL || *name == '\0') {
 		/* Anonymous: a new region at every call, as in TALP, named so that
@@ -535,7 +574,7 @@ popmon_region_t popmon_api_region_register(const char *name)
 			idx = new_region_locked(buf);
 		}
 	}
-	pthread_mutex_unlock(&lock);
+	unlock_regions();
 	return idx < 0 ? (popmon_region_t)&overflow_region : (popmon_region_t)&regions[idx];
 }
 
@@ -550,7 +589,7 @@ int popmon_api_region_start(popmon_region_t h)
 	if (!resolve(h, "start", 0, &idx, &rc))
 		return rc;
 	uint64_t now = popmon_now();
-	pthread_mutex_lock(&lock);
+	lock_regions();
 	rc = POPMON_SUCCESS;
 	if (regions[idx].open) {
 		popmon_warn_once("doublestart", "region \"%s\" started while already open (ignored)",
@@ -559,7 +598,7 @@ int popmon_api_region_start(popmon_region_t h)
 	} else {
 		start_locked(idx, now);
 	}
-	pthread_mutex_unlock(&lock);
+	unlock_regions();
 	return rc;
 }
 
@@ -569,12 +608,12 @@ int popmon_api_region_stop(popmon_region_t h)
 	if (!resolve(h, "stop", 1, &idx, &rc))
 		return rc;
 	uint64_t now = popmon_now();
-	pthread_mutex_lock(&lock);
+	lock_regions();
 	rc = POPMON_SUCCESS;
 	if (idx == H_LAST) {
 		if (nopen == 0) {
 			popmon_warn_once("stoplast", "stop of the last open region, but none is open (ignored)");
-			pthread_mutex_unlock(&lock);
+			unlock_regions();
 			return POPMON_ERR_NOENT;
 		}
 		idx = open_stack[nopen - 1];
@@ -588,7 +627,7 @@ int popmon_api_region_stop(popmon_region_t h)
 		popmon_snapshot(now, &cur, thr_now);
 		stop_locked(idx, now, &cur);
 	}
-	pthread_mutex_unlock(&lock);
+	unlock_regions();
 	return rc;
 }
 
@@ -598,22 +637,20 @@ int popmon_api_region_reset(popmon_region_t h)
 	if (!resolve(h, "reset", 0, &idx, &rc))
 		return rc;
 	uint64_t now = popmon_now();
-	pthread_mutex_lock(&lock);
+	lock_regions();
 	struct region *r = &regions[idx];
 	memset(&r->tot, 0, sizeof r->tot);
 	r->elapsed = 0;
 	r->visits = 0;
 	r->mon.num_resets++;
-	if (r->thr)
-		memset(r->thr + POPMON_DETAIL_THREADS, 0, sizeof(uint64_t) * POPMON_DETAIL_THREADS);
+	memset(r->thr + POPMON_DETAIL_THREADS, 0, sizeof(uint64_t) * POPMON_DETAIL_THREADS);
 	if (r->open) {
 		r->start_tick = now;
 		popmon_snapshot(now, &r->snap, thr_now);
-		if (r->thr)
-			memcpy(r->thr, thr_now, sizeof thr_now);
+		memcpy(r->thr, thr_now, sizeof thr_now);
 	}
 	refresh_handle_locked(r);
-	pthread_mutex_unlock(&lock);
+	unlock_regions();
 	return POPMON_SUCCESS;
 }
 
@@ -628,7 +665,7 @@ int popmon_api_region_report(popmon_region_t h)
 	if (!resolve(h, "report", 1, &idx, &rc))
 		return rc;
 	uint64_t now = popmon_now();
-	pthread_mutex_lock(&lock);
+	lock_regions();
 	if (idx == H_LAST)
 		idx = nopen ? open_stack[nopen - 1] : GLOBAL_INDEX;
 	struct region *r = &regions[idx];
@@ -651,7 +688,7 @@ int popmon_api_region_report(popmon_region_t h)
 			   "MPI %s, MPI calls %llu\n",
 			   popmon_proc.rank, r->name, (unsigned long long)r->visits,
 			   r->open ? " (open)" : "", e, u, m, (unsigned long long)tot.mpi_calls);
-	pthread_mutex_unlock(&lock);
+	unlock_regions();
 	if (len > (int)sizeof line - 1)
 		len = (int)sizeof line - 1;
 	if (write(2, line, (size_t)len) < 0) {

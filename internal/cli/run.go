@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 
+	"github.com/popmon/popmon/internal/live"
+
 	"github.com/popmon/popmon/pop"
 )
 
@@ -87,11 +89,35 @@ func runCmd(env *Env, args []string) error {
 	}()
 	absSession, _ := filepath.Abs(session)
 
+	// The live files: each process keeps its accounts there while it runs,
+	// so that a job that is killed, crashes or aborts still gets a
+	// (partial) measurement.
+	vars := map[string]string{"POPMON_SESSION": absSession}
+	liveDir, err := makeLiveDir(absSession)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "popmon: %v: a job that does not reach MPI_Finalize will leave no measurement\n", err)
+	}
+	var sampler *live.Sampler
+	cwd, _ := os.Getwd()
+	info := liveInfo{LiveDir: liveDir, Command: cmdline, Cwd: cwd, Launcher: launcherKind(scan),
+		MPILibrary: lib.MPI, Output: mf.output, Force: mf.force}
+	if liveDir != "" {
+		vars["POPMON_LIVE_DIR"] = liveDir
+		if err := writeLiveInfo(absSession, info); err != nil {
+			fmt.Fprintf(env.Stderr, "popmon: %v\n", err)
+		}
+		sampler = live.NewSampler(liveDir, live.DefaultInterval)
+		defer func() {
+			sampler.Close()
+			if !keep {
+				os.RemoveAll(liveDir)
+			}
+		}()
+	}
+
 	cmd := exec.Command(path, cmdline[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = env.Stdin, env.Stdout, env.Stderr
-	environ, note, err := mf.environment(lib.Path, scan, map[string]string{
-		"POPMON_SESSION": absSession,
-	}, []string{"POPMON_OUTPUT", "POPMON_OUTPUT_FORCE", "POPMON_PID"})
+	environ, note, err := mf.environment(lib.Path, scan, vars, []string{"POPMON_OUTPUT", "POPMON_OUTPUT_FORCE", "POPMON_PID", "POPMON_LIVE_DIR"})
 	if err != nil {
 		return err
 	}
@@ -103,11 +129,29 @@ func runCmd(env *Env, args []string) error {
 	if err := cmd.Start(); err != nil {
 		return fail(ExitNotFound, "cannot start %s: %v", cmdline[0], err)
 	}
+	if sampler != nil {
+		sampler.Start()
+	}
 	st := waitForwarding(cmd)
+	if sampler != nil {
+		sampler.Stop()
+	}
 
 	sess, err := readSession(absSession, cmd.Process.Pid)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "popmon: %v\n", err)
+	}
+	if len(sess.files) == 0 && sampler != nil {
+		// No process wrote a measurement: assemble what the live files
+		// hold, if the job got as far as measuring anything.
+		if normal, n := sampler.Ended(); n > 0 && !normal {
+			p, m, err := partialFromSampler(sampler, info, signalHint(st), "run", absSession)
+			if err != nil {
+				fmt.Fprintf(env.Stderr, "popmon: no partial measurement: %v\n", err)
+			} else {
+				sess.files = append(sess.files, sessionFile{path: p, mpi: m.MPI != nil, command: m.Command})
+			}
+		}
 	}
 	published := 0
 	for i, f := range sess.files {

@@ -14,6 +14,8 @@ import (
 type jobStatus struct {
 	code   int            // its exit code (0 … 255), when it exited
 	signal syscall.Signal // the signal that killed it, 0 when it exited
+	// forwarded is the last signal popmon passed on to the job, 0 if none.
+	forwarded syscall.Signal
 }
 
 // result is the error runCmd returns for the job's ending: nil for exit 0,
@@ -45,16 +47,21 @@ func waitForwarding(cmd *exec.Cmd) jobStatus {
 	defer signal.Stop(sigs)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	var forwarded syscall.Signal
 	for {
 		select {
 		case s := <-sigs:
 			sig, _ := s.(syscall.Signal)
 			if (sig == syscall.SIGINT || sig == syscall.SIGQUIT) && inTerminalForeground() {
+				forwarded = sig // the job got it from the terminal
 				continue
 			}
+			forwarded = sig
 			_ = cmd.Process.Signal(s)
 		case err := <-done:
-			return exitStatus(err)
+			st := exitStatus(err)
+			st.forwarded = forwarded
+			return st
 		}
 	}
 }

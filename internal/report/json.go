@@ -24,7 +24,8 @@ const (
 // Metrics are at full precision, in tree order; absent metrics are
 // omitted, and so are metrics that are not measured, which a region lists
 // with their reasons under "not_measured" (omitted when there are none).
-// "source" is present when the report has one; "refused" when no metric of
+// "source" is present when the report has one; "partial" (the measurement
+// file's object) when the job ended before MPI_Finalize; "refused" when no metric of
 // the measurement can be trusted (the sentence why; every "metrics" is then
 // empty).
 func JSON(w io.Writer, rep *pop.Report, m *measure.Measurement, opts Options) error {
@@ -38,6 +39,9 @@ func JSON(w io.Writer, rep *pop.Report, m *measure.Measurement, opts Options) er
 	}
 	if rep.Refused != "" {
 		out = append(out, member{"refused", rep.Refused})
+	}
+	if m != nil && m.Partial != nil {
+		out = append(out, member{"partial", m.Partial})
 	}
 	out = append(out, member{"regions", jsonRegions(regs)})
 	out = appendOMPRegionsJSON(out, m)

@@ -119,6 +119,9 @@ func textHeader(b *bufio.Writer, rep *pop.Report, m *measure.Measurement) {
 		run = append(run, "no MPI")
 	}
 	fmt.Fprintf(b, "Run:       %s\n", strings.Join(run, " · "))
+	if pa := m.Partial; pa != nil {
+		fmt.Fprintf(b, "PARTIAL:   %s\n", safetext.Text(pa.Sentence()))
+	}
 	if line := textOpenMP(m.OpenMP); line != "" {
 		fmt.Fprintf(b, "OpenMP:    %s\n", safetext.Text(line))
 	}

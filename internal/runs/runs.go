@@ -222,6 +222,9 @@ func (f *File) Run(model pop.Model) (*Run, error) {
 		if f.Kind == KindParaver {
 			r.Warnings = f.Measurement.Warnings
 		}
+		if pa := f.Measurement.Partial; pa != nil {
+			r.Warnings = append(r.Warnings, pa.Sentence())
+		}
 		run = r
 	}
 	return finishRun(f.Path, run), nil

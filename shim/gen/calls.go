@@ -97,6 +97,7 @@ const (
 	HookNone     Hook = ""
 	HookInit     Hook = "init"     // MPI_Init*: PMPI first, then popmon_mpi_init_hook()
 	HookFinalize Hook = "finalize" // MPI_Finalize: popmon_mpi_finalize_hook(), then PMPI
+	HookAbort    Hook = "abort"    // MPI_Abort: popmon_mpi_abort_hook(errorcode), then measured as usual
 )
 
 // Call is one line of the call list: an MPI function to intercept.
@@ -254,10 +255,10 @@ func (c *Call) parseOptions(field string) error {
 			c.FArgs, c.HasFArgs = splitNames(val), true
 		case "hook":
 			switch Hook(val) {
-			case HookInit, HookFinalize:
+			case HookInit, HookFinalize, HookAbort:
 				c.Hook = Hook(val)
 			default:
-				return fmt.Errorf("hook=%s: want init or finalize", val)
+				return fmt.Errorf("hook=%s: want init, finalize or abort", val)
 			}
 		case "cond":
 			if val == "" {

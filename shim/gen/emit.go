@@ -130,7 +130,7 @@ func GenerateWrappers(calls []*Call, pass []string) []byte {
 		}
 		writeC(&b, c)
 		fmt.Fprintf(&b, "POPMON_STUB(%s, %d)\n", c.Name, callIndex(calls, c))
-		if c.Hook == HookNone { // PMPI_Init*, PMPI_Finalize carry the hooks (mpi.c)
+		if c.Hook == HookNone || c.Hook == HookAbort { // PMPI_Init*, PMPI_Finalize carry the hooks (mpi.c)
 			fmt.Fprintf(&b, "POPMON_RSTUB(%s, %d)\n", c.PMPIName(), callIndex(calls, c))
 		}
 		if sig, ok := c.FortranSignature(); ok {
@@ -275,6 +275,9 @@ func writeC(b *bytes.Buffer, c *Call) {
 		b.WriteString("\tpopmon_mpi_finalize_hook();\n")
 		fmt.Fprintf(b, "\treturn %s;\n", call)
 	default:
+		if c.Hook == HookAbort {
+			b.WriteString("\tpopmon_mpi_abort_hook(errorcode);\n")
+		}
 		b.WriteString("\tpopmon_mpi_enter();\n")
 		fmt.Fprintf(b, "\t%s popmon_r = %s;\n", c.Return, call)
 		fmt.Fprintf(b, "\tpopmon_mpi_leave(%s);\n", c.ID())
@@ -404,6 +407,9 @@ func writeFortran(b *bytes.Buffer, c *Call, sig FortranSig, symbol string, looku
 		b.WriteString("\tpopmon_mpi_finalize_hook();\n")
 		fmt.Fprintf(b, "\t%s;\n", fwd)
 	default:
+		if c.Hook == HookAbort {
+			b.WriteString("\tpopmon_mpi_abort_hook(errorcode ? (int)*(MPI_Fint *)errorcode : 0);\n")
+		}
 		b.WriteString("\tpopmon_mpi_enter();\n")
 		fmt.Fprintf(b, "\t%s;\n", fwd)
 		fmt.Fprintf(b, "\tpopmon_mpi_leave(%s);\n", c.ID())

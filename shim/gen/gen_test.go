@@ -105,7 +105,7 @@ func TestParseLine(t *testing.T) {
 		{line: "1.0 | other | int MPI_X(const char *s, int n) | fargs=n; fchar=s", wantErr: "not a Fortran argument"},
 		{line: "1.0 | other | int MPI_X(int n) | fargs=m", wantErr: "not a parameter"},
 		{line: "1.0 | other | int MPI_X(const char *s) | fortran=none; fchar=s", wantErr: "fortran=none with"},
-		{line: "1.0 | other | int MPI_X(int n) | hook=start", wantErr: "want init or finalize"},
+		{line: "1.0 | other | int MPI_X(int n) | hook=start", wantErr: "want init, finalize or abort"},
 		{line: "1.0 | other | int MPI_X(int n) | colour=red", wantErr: "unknown option"},
 		{line: "1.0 | other | int MPI_X(int n) | fortran=none; fortran=none", wantErr: "given twice"},
 		{line: "1.0 | other | double MPI_X(int n) | hook=init", wantErr: "int return"},

@@ -1,0 +1,211 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+
+	"github.com/popmon/popmon/internal/binscan"
+	"github.com/popmon/popmon/internal/live"
+	"github.com/popmon/popmon/measure"
+)
+
+// liveInfoName is the file of a session folder that says where the live
+// files are and what the job was (popmon recover reads it).
+const liveInfoName = "popmon-live.info"
+
+// liveInfo is the content of liveInfoName.
+type liveInfo struct {
+	LiveDir    string   `json:"live_dir"`
+	Command    []string `json:"command"`
+	Cwd        string   `json:"cwd"`
+	Launcher   string   `json:"launcher"`
+	MPILibrary string   `json:"mpi_library"`
+	Output     string   `json:"output"`
+	Force      bool     `json:"force"`
+}
+
+// liveBase is where live folders are made: node-local memory (tmpfs).
+var liveBase = "/dev/shm"
+
+// makeLiveDir creates the private folder of a run's live files: below
+// /dev/shm/popmon-UID (node-local memory, where a store costs nothing and
+// the kernel keeps the pages of a killed process), else in the session
+// folder itself.
+func makeLiveDir(session string) (string, error) {
+	if base, err := privateDir(filepath.Join(liveBase, "popmon-"+strconv.Itoa(os.Getuid()))); err == nil {
+		if d, err := os.MkdirTemp(base, "run-"); err == nil {
+			return d, nil
+		}
+	}
+	d := filepath.Join(session, "live")
+	if err := os.Mkdir(d, 0o700); err != nil {
+		return "", fmt.Errorf("cannot create a live folder: %w", err)
+	}
+	return d, nil
+}
+
+// privateDir makes (or checks) dir: a real folder of ours, mode 0700.
+func privateDir(dir string) (string, error) {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", err
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return "", err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0 || !ok || int(st.Uid) != os.Getuid() || fi.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("%s is not a private folder of yours", dir)
+	}
+	return dir, nil
+}
+
+// writeLiveInfo records info in the session folder.
+func writeLiveInfo(session string, info liveInfo) error {
+	b, err := json.MarshalIndent(info, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(session, liveInfoName), append(b, '\n'), 0o600)
+}
+
+// partialFromSampler assembles the partial measurement of what s read and
+// writes it as file name in dir; returns its path and command.
+func partialFromSampler(s *live.Sampler, info liveInfo, hint, by, dir string) (string, *measure.Measurement, error) {
+	procs, p, err := s.Procs(hint)
+	if err != nil {
+		return "", nil, err
+	}
+	p.AssembledBy = by
+	m, err := live.Assemble(procs, live.Job{Command: info.Command, Cwd: info.Cwd, Launcher: info.Launcher, MPILibrary: info.MPILibrary}, p)
+	if err != nil {
+		return "", nil, err
+	}
+	path := filepath.Join(dir, "partial.json")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := measure.Write(f, m); err != nil {
+		f.Close()
+		return "", nil, err
+	}
+	if err := f.Close(); err != nil {
+		return "", nil, err
+	}
+	return path, m, nil
+}
+
+// signalHint names the signal popmon run passed on, for a job that ended
+// without saying why.
+func signalHint(st jobStatus) string {
+	sig := st.forwarded
+	if sig == 0 {
+		return ""
+	}
+	return "SIG" + unixSignalName(sig) + " sent to popmon run"
+}
+
+func unixSignalName(sig syscall.Signal) string {
+	switch sig {
+	case syscall.SIGTERM:
+		return "TERM"
+	case syscall.SIGINT:
+		return "INT"
+	case syscall.SIGHUP:
+		return "HUP"
+	case syscall.SIGQUIT:
+		return "QUIT"
+	}
+	return sig.String()
+}
+
+const recoverHelp = `Assembles the measurement of a job whose popmon run was itself killed,
+from the session folder it left next to the output (.popmon-session-*) and
+the processes' live files. The measurement is marked partial, says why the
+job ended and up to when it was measured, and is written like popmon run's.`
+
+// recoverCmd is popmon recover SESSION.
+func recoverCmd(env *Env, args []string) error {
+	fs := newFlags("recover", "[-o FILE [--force]] [--format F] SESSION_FOLDER", recoverHelp, env.Stderr)
+	output := fs.String("o", "", "write the measurement to `FILE` (default: the name popmon run would have used)")
+	force := fs.Bool("force", false, "overwrite an existing output file")
+	format := fs.String("format", "text", "report printed: text, json, csv, talp-json, omp-regions-csv, or none")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return fail(ExitUsage, "recover takes one session folder")
+	}
+	if err := checkFormat(*format, true); err != nil {
+		return err
+	}
+	session := fs.Arg(0)
+	b, err := os.ReadFile(filepath.Join(session, liveInfoName))
+	if err != nil {
+		return fail(ExitInput, "%s is not a popmon run session folder with live files (%v)", session, err)
+	}
+	var info liveInfo
+	if err := json.Unmarshal(b, &info); err != nil || info.LiveDir == "" {
+		return fail(ExitInput, "%s: unreadable %s", session, liveInfoName)
+	}
+	s, err := live.Scan(info.LiveDir)
+	if err != nil {
+		return fail(ExitInput, "%v", err)
+	}
+	defer s.Close()
+	if normal, n := s.Ended(); n > 0 && normal {
+		fmt.Fprintf(env.Stderr, "popmon: every process of %s finalized: its measurement is the one rank 0 wrote in %s\n", session, session)
+	}
+	path, m, err := partialFromSampler(s, info, "", "recover", session)
+	if err != nil {
+		return fail(ExitInput, "cannot recover %s: %v", session, err)
+	}
+	target, frc := *output, *force
+	if target == "" {
+		target, frc = info.Output, info.Force
+	}
+	if target == "" {
+		target, frc = defaultOutputName(m.Command), false
+	}
+	var final string
+	if frc {
+		final, err = replaceFile(path, target)
+	} else {
+		final, err = publishNumbered(path, target)
+	}
+	if err != nil {
+		return fail(ExitEnv, "cannot write %s: %v; the measurement is in %s", target, err, path)
+	}
+	fmt.Fprintf(env.Stderr, "popmon: partial measurement written to %s\n", final)
+	if *format != "none" {
+		if err := renderFile(env, env.Stderr, final, *format, reportOptions{model: "talp"}); err != nil {
+			fmt.Fprintf(env.Stderr, "popmon: %v\n", err)
+		}
+	}
+	os.RemoveAll(info.LiveDir)
+	os.RemoveAll(session)
+	return nil
+}
+
+// launcherKind is the measurement's launcher kind for a command line, as
+// libpopmon would have written it.
+func launcherKind(scan *binscan.Result) string {
+	if os.Getenv("SLURM_JOB_ID") != "" {
+		return measure.LauncherSlurm
+	}
+	switch jobMPI(scan) {
+	case binscan.OpenMPI:
+		return measure.LauncherOpenMPI
+	case binscan.MPICH:
+		return measure.LauncherMPICH
+	}
+	return measure.LauncherNone
+}

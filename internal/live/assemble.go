@@ -1,0 +1,252 @@
+package live
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/popmon/popmon/measure"
+)
+
+// Proc is one process in an assembly: a snapshot of its live file, the
+// tick of its own clock where its measurement ends, and how it ended.
+type Proc struct {
+	Snap *Snapshot
+	// Final is the process's last snapshot (how it ended); Snap may be an
+	// earlier one, taken at the cut.
+	Final *Snapshot
+	// Cut is where the process's measurement ends (its clock's tick).
+	Cut uint64
+	// End says how the process ended (measure.ProcessEnd.End).
+	End string
+	// ValidUntil is the last tick its accounts are known for.
+	ValidUntil uint64
+}
+
+// Job describes the job around the processes.
+type Job struct {
+	Command    []string // the measured command, when the files do not name it
+	Cwd        string
+	Launcher   string // measure.Launcher* kind
+	MPILibrary string // what the library was built against ("MPICH (MPI 4.0)")
+	Ranks      int    // the job's size, when known (else the processes' MPI size)
+}
+
+// Assemble builds the measurement of procs, cut where each Proc says, as
+// the partial measurement p (whose CutNS, Ranks, Included, MissingRanks and
+// Ends it fills). The accounts are the ones libpopmon keeps: an open region
+// is closed at the cut, as MPI_Finalize would have closed it.
+func Assemble(procs []Proc, job Job, p measure.Partial) (*measure.Measurement, error) {
+	if len(procs) == 0 {
+		return nil, fmt.Errorf("no process left a live file")
+	}
+	procs = append([]Proc(nil), procs...)
+	sort.Slice(procs, func(i, j int) bool { return procs[i].Snap.Rank < procs[j].Snap.Rank })
+	// Times in the file are relative to the earliest MPI_Init.
+	var t0 int64 = math.MaxInt64
+	for _, pr := range procs {
+		s := pr.Snap
+		start := s.InitTick
+		if start == 0 {
+			start = s.T0Tick
+		}
+		if ns := s.NSAt(start); ns < t0 {
+			t0 = ns
+		}
+	}
+	first := procs[0].Snap
+	m := &measure.Measurement{
+		Format:    measure.Format,
+		Version:   3,
+		Tool:      measure.Tool{Name: "libpopmon", Version: "assembled by popmon"},
+		Timestamp: time.Unix(0, int64(first.EpochNS)).UTC().Format(time.RFC3339),
+		Command:   first.Command,
+		Cwd:       job.Cwd,
+		Launcher:  measure.Launcher{Kind: job.Launcher},
+		MPI:       &measure.MPI{Library: job.MPILibrary, Standard: "", ThreadLevel: "unknown"},
+		Clock:     measure.Clock{Source: measure.ClockMonotonic},
+	}
+	if len(m.Command) == 0 {
+		m.Command = job.Command
+	}
+	if first.ClockTSC {
+		m.Clock.Source = measure.ClockTSC
+	}
+	nodes := map[string]int{}
+	ranks := map[int]bool{}
+	size := job.Ranks
+	for _, pr := range procs {
+		s := pr.Snap
+		if ranks[s.Rank] {
+			return nil, fmt.Errorf("two live files of rank %d (pids %d and others): mixed jobs in one live folder", s.Rank, s.PID)
+		}
+		ranks[s.Rank] = true
+		if _, ok := nodes[s.Host]; !ok {
+			nodes[s.Host] = len(nodes)
+		}
+		if s.Size > size {
+			size = s.Size
+		}
+		m.Processes = append(m.Processes, measure.Process{Rank: s.Rank, Node: nodes[s.Host], Hostname: s.Host, PID: s.PID, CPUs: s.CPUs})
+		m.Resources.CPUs += s.CPUs
+		cut := s.NSAt(pr.Cut) - t0
+		if cut > p.CutNS {
+			p.CutNS = cut
+		}
+		p.Ends = append(p.Ends, measure.ProcessEnd{Rank: s.Rank, End: pr.End, ValidUntilNS: s.NSAt(pr.ValidUntil) - t0})
+	}
+	m.Resources.Processes = len(procs)
+	m.Resources.Nodes = len(nodes)
+	if size < len(procs) {
+		size = len(procs)
+	}
+	p.Ranks, p.Included = size, len(procs)
+	var missing []int
+	for r := 0; r < size; r++ {
+		if !ranks[r] {
+			missing = append(missing, r)
+		}
+	}
+	p.MissingRanks = rankRanges(missing)
+	p.CutNS = max(p.CutNS, 0)
+	m.Partial = &p
+
+	// Regions, in the order the lowest rank created them.
+	var names []string
+	seen := map[string]bool{}
+	for _, pr := range procs {
+		for _, r := range pr.Snap.Regions {
+			if !seen[r.Name] {
+				seen[r.Name] = true
+				names = append(names, r.Name)
+			}
+		}
+	}
+	for ri, name := range names {
+		g := measure.Region{Name: name}
+		for _, pr := range procs {
+			s := pr.Snap
+			idx := -1
+			for k := range s.Regions {
+				if s.Regions[k].Name == name {
+					idx = k
+					break
+				}
+			}
+			if idx < 0 {
+				continue
+			}
+			r := s.RegionAt(idx, pr.Cut)
+			if r.Visits == 0 {
+				continue
+			}
+			g.Processes = append(g.Processes, accountsOf(s, r))
+		}
+		if len(g.Processes) > 0 || ri == 0 {
+			m.Regions = append(m.Regions, g)
+		}
+	}
+
+	// The MPI call profile at the cuts.
+	type fnAcc struct {
+		calls, ns, minNS, maxNS int64
+		maxRank                 int
+		seen                    bool
+	}
+	var fns []fnAcc
+	var fnNames []string
+	for _, pr := range procs {
+		s := pr.Snap
+		if len(s.FnNames) > len(fnNames) {
+			fnNames = s.FnNames
+		}
+		r := s.NSPerTick()
+		var calls, ticks []uint64
+		for _, t := range s.Threads {
+			if calls == nil {
+				calls, ticks = make([]uint64, len(t.FnCalls)), make([]uint64, len(t.FnTicks))
+			}
+			for k := range t.FnCalls {
+				if k < len(calls) {
+					calls[k] += t.FnCalls[k]
+					ticks[k] += t.FnTicks[k]
+				}
+			}
+		}
+		for len(fns) < len(calls) {
+			fns = append(fns, fnAcc{})
+		}
+		for k := range calls {
+			if calls[k] == 0 {
+				continue
+			}
+			ns := int64(float64(ticks[k])*r + 0.5)
+			f := &fns[k]
+			f.calls += int64(calls[k])
+			f.ns += ns
+			if !f.seen || ns < f.minNS {
+				f.minNS = ns
+			}
+			if !f.seen || ns > f.maxNS {
+				f.maxNS, f.maxRank = ns, s.Rank
+			}
+			f.seen = true
+		}
+	}
+	for k, f := range fns {
+		if !f.seen || k >= len(fnNames) {
+			continue
+		}
+		m.MPICalls = append(m.MPICalls, measure.MPICall{Name: fnNames[k], Calls: f.calls, TimeNS: f.ns, MinTimeNS: f.minNS, MaxTimeNS: f.maxNS, MaxRank: f.maxRank})
+	}
+	m.Warnings = []string{p.Sentence()}
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("assembling the partial measurement: %w", err)
+	}
+	return m, nil
+}
+
+// accountsOf converts region r of process s to nanoseconds, as libpopmon's
+// output does (shim/output.c).
+func accountsOf(s *Snapshot, r Region) measure.ProcessAccounts {
+	k := s.NSPerTick()
+	ns := func(t uint64) int64 { return int64(float64(t)*k + 0.5) }
+	a := r.Tot
+	serial := ns(a.PrimUseful) - ns(a.X[xParSelfUseful])
+	if serial < 0 {
+		serial = 0
+	}
+	pa := measure.ProcessAccounts{
+		Rank: s.Rank, CPUs: s.CPUs, Visits: int64(r.Visits), ElapsedNS: ns(r.Elapsed),
+		UsefulNS: ns(a.T[stUseful]), MPINS: ns(a.T[stMPI]), MPIWorkerIdleNS: ns(a.T[stMPIWorkerIdle]),
+		OMPSerializationNS: ns(a.T[stOMPSerialization]), OMPLoadImbalanceNS: ns(a.T[stOMPLoadImbalance]),
+		OMPSchedulingNS: ns(a.T[stOMPScheduling]), GPURuntimeNS: ns(a.T[stGPURuntime]),
+		MPICalls: int64(a.MPICalls), OMPParallels: int64(a.OMPParallels), OMPTasks: int64(a.OMPTasks),
+		GPURuntimeCalls: int64(a.GPUCalls),
+		PrimaryUsefulNS: ns(a.PrimUseful), PrimaryMPINS: ns(a.PrimMPI), PrimarySerialUsefulNS: serial,
+		PrimaryParallelNS: ns(a.X[xParWall]), ParallelUsefulNS: ns(a.X[xParUseful]),
+		ThreadUsefulMaxNS: ns(a.ThrUsefulMax),
+	}
+	return pa
+}
+
+// rankRanges writes sorted ranks as "0-2,5".
+func rankRanges(r []int) string {
+	var parts []string
+	for i := 0; i < len(r); {
+		j := i
+		for j+1 < len(r) && r[j+1] == r[j]+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, strconv.Itoa(r[i]))
+		} else {
+			parts = append(parts, strconv.Itoa(r[i])+"-"+strconv.Itoa(r[j]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
+}

@@ -1,0 +1,381 @@
+package live
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/popmon/popmon/measure"
+)
+
+// DefaultInterval is how often the sampler reads every live file. A cut
+// after an abnormal end falls on the last sample at which every process
+// was alive, so it is at most this much before the first death.
+const DefaultInterval = 250 * time.Millisecond
+
+// keepSamples is how many past sampling instants are kept per process.
+const keepSamples = 8
+
+// Sampler reads every live file of a folder at aligned instants, and
+// notes which processes were alive at each.
+type Sampler struct {
+	dir   string
+	every time.Duration
+	mu    sync.Mutex
+	procs map[string]*tracked
+	stop  chan struct{}
+	done  chan struct{}
+	k     int64 // instants sampled
+}
+
+type tracked struct {
+	f       *File
+	final   *Snapshot           // the latest read, alive or not
+	samples map[int64]*Snapshot // by instant, while alive
+	alive   bool
+}
+
+// NewSampler returns a sampler of the live files in dir; Start starts it.
+func NewSampler(dir string, every time.Duration) *Sampler {
+	if every <= 0 {
+		every = DefaultInterval
+	}
+	return &Sampler{dir: dir, every: every, procs: map[string]*tracked{}}
+}
+
+// Start samples in the background until Stop.
+func (s *Sampler) Start() {
+	s.stop, s.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(s.every)
+		defer t.Stop()
+		for {
+			s.Sample()
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+// Stop ends the background sampling and reads every file once more.
+func (s *Sampler) Stop() {
+	if s.stop != nil {
+		close(s.stop)
+		<-s.done
+		s.stop = nil
+	}
+	s.Sample()
+}
+
+// Close unmaps every file.
+func (s *Sampler) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.procs {
+		p.f.Close()
+	}
+	s.procs = map[string]*tracked{}
+}
+
+// Sample reads every live file of the folder once (one instant).
+func (s *Sampler) Sample() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := s.k
+	s.k++
+	names, _ := filepath.Glob(filepath.Join(s.dir, "*.live"))
+	for _, n := range names {
+		p := s.procs[n]
+		if p == nil {
+			f, err := Open(n)
+			if err != nil {
+				continue // not ready yet, or not ours: the next instant
+			}
+			p = &tracked{f: f, samples: map[int64]*Snapshot{}}
+			s.procs[n] = p
+		}
+		snap, err := p.f.Read()
+		if err != nil {
+			continue
+		}
+		p.final = snap
+		p.alive = Alive(snap.PID, snap.StartTime)
+		if p.alive && snap.State < Finalized {
+			p.samples[k] = snap
+			delete(p.samples, k-keepSamples)
+		}
+	}
+}
+
+// Alive reports whether process pid, started at startTime (clock ticks
+// after boot, /proc/PID/stat field 22; 0: not checked), still exists.
+func Alive(pid int, startTime uint64) bool {
+	if pid <= 0 {
+		return false
+	}
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return false
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return false
+	}
+	if f[0] == "Z" || f[0] == "X" {
+		return false // a zombie has ended
+	}
+	if startTime == 0 {
+		return true
+	}
+	st, err := strconv.ParseUint(f[19], 10, 64)
+	return err == nil && st == startTime
+}
+
+// Ended reports whether every process that left a file has ended normally
+// (finalized or a non-MPI program's own measurement), and how many files
+// there are.
+func (s *Sampler) Ended() (normal bool, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	normal = true
+	for _, p := range s.procs {
+		if p.final == nil {
+			continue
+		}
+		n++
+		if p.final.State != Finalized && p.final.State != Single {
+			normal = false
+		}
+	}
+	return normal, n
+}
+
+// Procs returns the processes to assemble and the partial measurement's
+// reason and detail. The cut is the last sampling instant at which every
+// process was alive and measuring; without one (a job that died within
+// the first interval, or files read after the fact) each process is cut
+// at the earliest moment any process's accounts end.
+func (s *Sampler) Procs(hint string) ([]Proc, measure.Partial, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ps []*tracked
+	for _, p := range s.procs {
+		if p.final != nil && p.final.Rank >= 0 && p.final.InitTick != 0 {
+			ps = append(ps, p)
+		}
+	}
+	if len(ps) == 0 {
+		// A program without MPI: its one process.
+		for _, p := range s.procs {
+			if p.final != nil && len(s.procs) == 1 {
+				p.final.Rank = 0
+				for _, sn := range p.samples {
+					sn.Rank = 0
+				}
+				ps = append(ps, p)
+			}
+		}
+	}
+	if len(ps) == 0 {
+		return nil, measure.Partial{}, fmt.Errorf("no measured process left a live file in %s", s.dir)
+	}
+	sort.Slice(ps, func(i, j int) bool { return ps[i].final.Rank < ps[j].final.Rank })
+	// The latest instant every process was sampled at, alive.
+	best := int64(-1)
+	for k := range ps[0].samples {
+		all := true
+		for _, p := range ps[1:] {
+			if _, ok := p.samples[k]; !ok {
+				all = false
+				break
+			}
+		}
+		if all && k > best {
+			best = k
+		}
+	}
+	out := make([]Proc, len(ps))
+	for i, p := range ps {
+		f := p.final
+		vu := f.LastTransition()
+		if best >= 0 {
+			if sn := p.samples[best]; delta(vu, sn.Tick) > 0 {
+				vu = sn.Tick
+			}
+		}
+		if sn := latestSample(p.samples); sn != nil && delta(vu, sn.Tick) > 0 {
+			vu = sn.Tick
+		}
+		out[i] = Proc{Snap: f, Final: f, Cut: vu, ValidUntil: vu, End: endOf(f, p.alive)}
+		if best >= 0 {
+			sn := p.samples[best]
+			out[i].Snap, out[i].Cut = sn, sn.Tick
+		}
+	}
+	if best < 0 {
+		// One moment for all: the earliest end of anyone's accounts.
+		var cut int64 = -1
+		for _, pr := range out {
+			if ns := pr.Snap.NSAt(pr.ValidUntil); cut < 0 || ns < cut {
+				cut = ns
+			}
+		}
+		for i := range out {
+			t := out[i].Snap.TickAt(cut)
+			if delta(t, out[i].ValidUntil) > 0 {
+				out[i].Cut = t
+			}
+		}
+	}
+	reason, detail := why(out, hint)
+	return out, measure.Partial{Reason: reason, Detail: detail}, nil
+}
+
+func latestSample(m map[int64]*Snapshot) *Snapshot {
+	best := int64(-1)
+	for k := range m {
+		if k > best {
+			best = k
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	return m[best]
+}
+
+var signalNames = map[int]string{
+	int(syscall.SIGSEGV): "SIGSEGV", int(syscall.SIGBUS): "SIGBUS", int(syscall.SIGFPE): "SIGFPE",
+	int(syscall.SIGILL): "SIGILL", int(syscall.SIGABRT): "SIGABRT", int(syscall.SIGTERM): "SIGTERM",
+	int(syscall.SIGINT): "SIGINT", int(syscall.SIGHUP): "SIGHUP", int(syscall.SIGQUIT): "SIGQUIT",
+	int(syscall.SIGXCPU): "SIGXCPU", int(syscall.SIGKILL): "SIGKILL",
+}
+
+func signalName(n int) string {
+	if s, ok := signalNames[n]; ok {
+		return fmt.Sprintf("signal %d (%s)", n, s)
+	}
+	return fmt.Sprintf("signal %d", n)
+}
+
+func isFault(n int) bool {
+	switch syscall.Signal(n) {
+	case syscall.SIGSEGV, syscall.SIGBUS, syscall.SIGFPE, syscall.SIGILL, syscall.SIGABRT:
+		return true
+	}
+	return false
+}
+
+// endOf says how the process of final snapshot f ended.
+func endOf(f *Snapshot, alive bool) string {
+	switch f.State {
+	case Finalized, Single:
+		return "finalized"
+	case Aborted:
+		return fmt.Sprintf("MPI_Abort(%d)", f.StateArg)
+	case Signaled:
+		return signalName(f.StateArg)
+	case NoFinalize:
+		if f.LastSignal != 0 {
+			return "exit without MPI_Finalize after " + signalName(f.LastSignal)
+		}
+		return "exit without MPI_Finalize"
+	}
+	if f.LastSignal != 0 {
+		return signalName(f.LastSignal)
+	}
+	if alive {
+		return "running"
+	}
+	return "killed"
+}
+
+// why gives the job's reason and a sentence: the earliest end the
+// processes recorded (MPI_Abort, a fatal signal, an exit without
+// MPI_Finalize) is the cause, the others its consequences; without one, the
+// signal popmon run passed on (hint), else the processes were killed.
+func why(ps []Proc, hint string) (string, string) {
+	type ev struct {
+		rank   int
+		end    string
+		reason string
+		at     int64
+	}
+	var first *ev
+	killed := 0
+	for _, p := range ps {
+		f := p.Final
+		if f == nil {
+			f = p.Snap
+		}
+		e := ev{rank: f.Rank, end: p.End}
+		tick := f.StateTick
+		switch {
+		case strings.HasPrefix(p.End, "MPI_Abort"):
+			e.reason = measure.PartialAborted
+		case strings.HasPrefix(p.End, "exit without"):
+			e.reason = measure.PartialNoFinalize
+		case strings.HasPrefix(p.End, "signal"):
+			sig := f.StateArg
+			if f.State != Signaled {
+				sig, tick = f.LastSignal, f.LastSignalTick
+			}
+			e.reason = measure.PartialTerminated
+			if isFault(sig) {
+				e.reason = measure.PartialCrashed
+			}
+		case p.End == "killed":
+			killed++
+			continue
+		default:
+			continue
+		}
+		e.at = f.NSAt(tick)
+		if first == nil || e.at < first.at {
+			first = &e
+		}
+	}
+	if first != nil {
+		verb := map[string]string{
+			measure.PartialAborted:    "called " + first.end,
+			measure.PartialNoFinalize: "exited without MPI_Finalize",
+			measure.PartialCrashed:    "died of " + first.end,
+			measure.PartialTerminated: "was ended by " + first.end,
+		}[first.reason]
+		return first.reason, fmt.Sprintf("rank %d %s first", first.rank, verb)
+	}
+	if hint != "" {
+		return measure.PartialTerminated, "the job was ended by " + hint
+	}
+	return measure.PartialKilled, fmt.Sprintf("%d of %d processes were killed (SIGKILL, or they vanished without a trace)", killed, len(ps))
+}
+
+// Scan opens every live file in dir and returns a sampler holding one read
+// of each (popmon recover: the processes are gone).
+func Scan(dir string) (*Sampler, error) {
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("no live folder %s: the processes' files are gone (a node's tmpfs is wiped at the end of a Slurm job)", dir)
+	}
+	s := NewSampler(dir, 0)
+	s.Sample()
+	return s, nil
+}

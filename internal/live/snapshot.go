@@ -1,0 +1,357 @@
+package live
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strings"
+	"unsafe"
+)
+
+// The account states, extras and counters of shim/popmon_internal.h that
+// this reader knows; a file with other counts is refused (its layout
+// version should have changed).
+const (
+	stUseful = iota
+	stMPI
+	stMPIWorkerIdle
+	stOMPSerialization
+	stOMPLoadImbalance
+	stOMPScheduling
+	stGPURuntime
+	stIdle
+	nStates
+)
+
+const (
+	xParWall = iota
+	xParUseful
+	xParSelfUseful
+	xParallels
+	xTasks
+	nExtra
+)
+
+// Accounts mirrors struct popmon_accounts: process-wide accounts in ticks
+// (counts for the counters).
+type Accounts struct {
+	T                                          [nStates]uint64
+	MPICalls, OMPParallels, OMPTasks, GPUCalls uint64
+	X                                          [nExtra]uint64
+	PrimUseful, PrimMPI, ThrUsefulMax          uint64
+	Ctr                                        []uint64
+}
+
+// Thread is a consistent copy of one thread record.
+type Thread struct {
+	Last                               uint64
+	State, Accounted, Rate, Slot, Kind uint32
+	Acc                                [nStates]uint64
+	Extra                              [nExtra]uint64
+	MPICalls                           uint64
+	FnCalls, FnTicks, Ctr              []uint64
+}
+
+// Region is a copy of one region of the process's table.
+type Region struct {
+	Name                   string
+	Open, Anon             bool
+	Start, Elapsed, Visits uint64
+	Snap, Tot              Accounts
+	Thr                    []uint64 // 2 × detail threads: useful at start, accumulated
+}
+
+// Snapshot is what a live file held at one moment.
+type Snapshot struct {
+	PID, Rank, Size       int
+	Host, Exe, Session    string
+	Command               []string
+	State                 State
+	StateArg              int
+	StateTick             uint64
+	LastSignal            int
+	LastSignalTick        uint64
+	ClockTSC              bool
+	T0Tick, T0NS, EpochNS uint64
+	CalTick, CalNS        uint64
+	InitTick, FinTick     uint64
+	CPUs                  int
+	StartTime             uint64
+	Threads               []Thread
+	Regions               []Region
+	FnNames               []string
+	detail                int
+	// Tick and NS are the process's clock and CLOCK_MONOTONIC when the
+	// snapshot was taken.
+	Tick uint64
+	NS   int64
+}
+
+func le64(b []byte, off uint32) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
+func le32(b []byte, off uint32) uint32 { return binary.LittleEndian.Uint32(b[off:]) }
+
+// Read takes a snapshot of the file: every published thread record and
+// region, each copied consistently.
+func (f *File) Read() (*Snapshot, error) {
+	if f.data == nil {
+		return nil, fmt.Errorf("%s: closed", f.Path)
+	}
+	h := &f.h
+	if h.NStates != nStates || h.NExtra != nExtra {
+		return nil, fmt.Errorf("%s: %d states and %d extras where this popmon knows %d and %d: read it with the popmon that measured it",
+			f.Path, h.NStates, h.NExtra, nStates, nExtra)
+	}
+	fresh := *(*header)(unsafe.Pointer(&f.data[0]))
+	s := &Snapshot{
+		PID: int(fresh.PID), Rank: int(fresh.Rank), Size: int(fresh.Size),
+		Host: cstring(fresh.Hostname[:]), Exe: cstring(fresh.Exe[:]), Session: cstring(fresh.Session[:]),
+		State:     State(f.load32(offState)),
+		StateArg:  int(fresh.StateArg),
+		StateTick: fresh.StateTick, LastSignal: int(fresh.LastSignal), LastSignalTick: fresh.LastSignalTick,
+		ClockTSC: fresh.ClockTSC != 0, T0Tick: fresh.T0Tick, T0NS: fresh.T0NS, EpochNS: fresh.EpochNS,
+		CalTick: fresh.CalTick, CalNS: fresh.CalNS, InitTick: fresh.InitTick, FinTick: fresh.FinTick,
+		CPUs: int(fresh.CPUs), StartTime: fresh.StartTime, detail: int(h.DetailThreads),
+	}
+	if n := int(fresh.CmdlineLen); n > 0 && n <= len(fresh.Cmdline) {
+		for _, a := range strings.Split(strings.TrimRight(string(fresh.Cmdline[:n]), "\x00"), "\x00") {
+			s.Command = append(s.Command, strings.ToValidUTF8(a, "\uFFFD"))
+		}
+	}
+	if s.CPUs < 1 {
+		s.CPUs = 1
+	}
+	s.Tick, s.NS = clockNow(s.ClockTSC)
+	if names := f.data[h.NamesOff : h.NamesOff+h.NamesSize]; len(names) > 0 {
+		s.FnNames = strings.Split(strings.TrimRight(string(names), "\x00"), "\x00")
+	}
+	nt := int(f.load32(offNThreads))
+	if nt > int(h.MaxThreads) {
+		nt = int(h.MaxThreads)
+	}
+	rec := make([]byte, h.ThreadSize)
+	for i := 0; i < nt; i++ {
+		off := uintptr(h.ThreadOff) + uintptr(i)*uintptr(h.ThreadSize)
+		f.consistent(off+uintptr(h.ThSeq), off, int(h.ThreadSize), rec)
+		if le64(rec, h.ThLast) == 0 && le32(rec, h.ThAccounted) == 0 {
+			continue // a slot being allocated
+		}
+		t := Thread{
+			Last: le64(rec, h.ThLast), State: le32(rec, h.ThState), Accounted: le32(rec, h.ThAccounted),
+			Rate: le32(rec, h.ThRate), Slot: le32(rec, h.ThSlot), Kind: le32(rec, h.ThKind),
+			MPICalls: le64(rec, h.ThMPICalls),
+			FnCalls:  make([]uint64, h.NFn), FnTicks: make([]uint64, h.NFn), Ctr: make([]uint64, h.NCtr),
+		}
+		for k := range t.Acc {
+			t.Acc[k] = le64(rec, h.ThAcc+uint32(8*k))
+		}
+		for k := range t.Extra {
+			t.Extra[k] = le64(rec, h.ThExtra+uint32(8*k))
+		}
+		for k := range t.FnCalls {
+			t.FnCalls[k] = le64(rec, h.ThFnCalls+uint32(8*k))
+			t.FnTicks[k] = le64(rec, h.ThFnTicks+uint32(8*k))
+		}
+		for k := range t.Ctr {
+			t.Ctr[k] = le64(rec, h.ThCtrAcc+uint32(8*k))
+		}
+		s.Threads = append(s.Threads, t)
+	}
+	nr := int(f.load32(offNRegions))
+	if nr > int(h.MaxRegions) {
+		nr = int(h.MaxRegions)
+	}
+	table := make([]byte, nr*int(h.RegionSize))
+	f.consistent(offRegionsSeq, uintptr(h.RegionOff), len(table), table)
+	for i := 0; i < nr; i++ {
+		r := table[i*int(h.RegionSize) : (i+1)*int(h.RegionSize)]
+		reg := Region{
+			Name: cstring(r[h.RgName : h.RgName+h.NameMax]),
+			Open: le32(r, h.RgOpen) != 0, Anon: le32(r, h.RgAnon) != 0,
+			Start: le64(r, h.RgStart), Elapsed: le64(r, h.RgElapsed), Visits: le64(r, h.RgVisits),
+			Snap: f.accounts(r[h.RgSnap:]), Tot: f.accounts(r[h.RgTot:]),
+			Thr: make([]uint64, 2*h.DetailThreads),
+		}
+		for k := range reg.Thr {
+			reg.Thr[k] = le64(r, h.RgThr+uint32(8*k))
+		}
+		s.Regions = append(s.Regions, reg)
+	}
+	return s, nil
+}
+
+func (f *File) accounts(b []byte) Accounts {
+	h := &f.h
+	a := Accounts{
+		MPICalls: le64(b, h.AcMPICalls), OMPParallels: le64(b, h.AcOMPParallels),
+		OMPTasks: le64(b, h.AcOMPTasks), GPUCalls: le64(b, h.AcGPUCalls),
+		PrimUseful: le64(b, h.AcPrimUseful), PrimMPI: le64(b, h.AcPrimMPI),
+		ThrUsefulMax: le64(b, h.AcThrUsefulMax), Ctr: make([]uint64, h.NCtr),
+	}
+	for k := range a.T {
+		a.T[k] = le64(b, h.AcT+uint32(8*k))
+	}
+	for k := range a.X {
+		a.X[k] = le64(b, h.AcX+uint32(8*k))
+	}
+	for k := range a.Ctr {
+		a.Ctr[k] = le64(b, h.AcCtr+uint32(8*k))
+	}
+	return a
+}
+
+// delta is b − a, or 0 when the clock went backwards (popmon_delta).
+func delta(a, b uint64) uint64 {
+	if int64(b-a) > 0 {
+		return b - a
+	}
+	return 0
+}
+
+func chargeState(st uint32) uint32 {
+	if st == stMPI {
+		return stMPIWorkerIdle
+	}
+	return stOMPSerialization
+}
+
+// at returns the process-wide accounts at tick now and each detailed
+// thread's useful time, as popmon_snapshot computes them in the process:
+// every accounted thread's accounts plus its interval in progress.
+func (s *Snapshot) at(now uint64) (Accounts, []uint64) {
+	var a Accounts
+	thr := make([]uint64, s.detail)
+	for _, t := range s.Threads {
+		a.MPICalls += t.MPICalls
+		a.OMPParallels += t.Extra[xParallels]
+		a.OMPTasks += t.Extra[xTasks]
+		if t.Accounted == 0 {
+			continue
+		}
+		acc := t.Acc
+		if t.State < nStates {
+			d := delta(t.Last, now)
+			acc[t.State] += d
+			if t.Rate != 0 {
+				acc[chargeState(t.State)] += d * uint64(t.Rate)
+			}
+		}
+		for k := range acc {
+			a.T[k] += acc[k]
+		}
+		for k := range t.Extra {
+			a.X[k] += t.Extra[k]
+		}
+		if a.Ctr == nil {
+			a.Ctr = make([]uint64, len(t.Ctr))
+		}
+		for k := range t.Ctr {
+			if k < len(a.Ctr) {
+				a.Ctr[k] += t.Ctr[k]
+			}
+		}
+		if t.Slot == 0 {
+			a.PrimUseful, a.PrimMPI = acc[stUseful], acc[stMPI]
+		}
+		if int(t.Slot) < len(thr) {
+			thr[t.Slot] = acc[stUseful]
+		}
+	}
+	return a, thr
+}
+
+// sub returns b − a per field (0 where b < a).
+func sub(a, b uint64) uint64 {
+	if b >= a {
+		return b - a
+	}
+	return 0
+}
+
+// RegionAt returns region i as it stands at tick now: an open region's
+// visit is closed there (as popmon_regions_close_all would).
+func (s *Snapshot) RegionAt(i int, now uint64) Region {
+	r := s.Regions[i]
+	if !r.Open {
+		return r
+	}
+	cur, thr := s.at(now)
+	tot := r.Tot
+	for k := range tot.T {
+		tot.T[k] += sub(r.Snap.T[k], cur.T[k])
+	}
+	tot.MPICalls += sub(r.Snap.MPICalls, cur.MPICalls)
+	tot.OMPParallels += sub(r.Snap.OMPParallels, cur.OMPParallels)
+	tot.OMPTasks += sub(r.Snap.OMPTasks, cur.OMPTasks)
+	tot.GPUCalls += sub(r.Snap.GPUCalls, cur.GPUCalls)
+	for k := range tot.X {
+		tot.X[k] += sub(r.Snap.X[k], cur.X[k])
+	}
+	tot.PrimUseful += sub(r.Snap.PrimUseful, cur.PrimUseful)
+	tot.PrimMPI += sub(r.Snap.PrimMPI, cur.PrimMPI)
+	tot.Ctr = append([]uint64(nil), r.Tot.Ctr...)
+	for k := range tot.Ctr {
+		if k < len(cur.Ctr) && k < len(r.Snap.Ctr) {
+			tot.Ctr[k] += sub(r.Snap.Ctr[k], cur.Ctr[k])
+		}
+	}
+	d := len(r.Thr) / 2
+	var mx uint64
+	for k := 0; k < d && k < len(thr); k++ {
+		acc := r.Thr[d+k] + sub(r.Thr[k], thr[k])
+		if acc > mx {
+			mx = acc
+		}
+	}
+	tot.ThrUsefulMax = mx
+	r.Tot = tot
+	r.Elapsed += delta(r.Start, now)
+	r.Visits++
+	r.Open = false
+	return r
+}
+
+// NSPerTick returns the process clock's nanoseconds per tick: 1 for
+// CLOCK_MONOTONIC; for the TSC, calibrated over the whole run from the
+// process's start to the snapshot (or to the process's last calibration
+// pair when this machine cannot read the TSC).
+func (s *Snapshot) NSPerTick() float64 {
+	if !s.ClockTSC {
+		return 1
+	}
+	if haveTSC {
+		if dt := delta(s.T0Tick, s.Tick); dt > 1e6 && s.NS > int64(s.T0NS) {
+			return float64(s.NS-int64(s.T0NS)) / float64(dt)
+		}
+	}
+	if dt := delta(s.T0Tick, s.CalTick); dt > 0 && s.CalNS > s.T0NS {
+		return float64(s.CalNS-s.T0NS) / float64(dt)
+	}
+	return 1
+}
+
+// TickAt returns the process clock's tick at CLOCK_MONOTONIC time ns.
+func (s *Snapshot) TickAt(ns int64) uint64 {
+	r := s.NSPerTick()
+	return s.T0Tick + uint64(float64(ns-int64(s.T0NS))/r)
+}
+
+// NSAt returns the CLOCK_MONOTONIC time of tick t.
+func (s *Snapshot) NSAt(t uint64) int64 {
+	return int64(s.T0NS) + int64(float64(delta(s.T0Tick, t))*s.NSPerTick())
+}
+
+// LastTransition is the latest clock value the process wrote: a thread's
+// last state change or the recorded end.
+func (s *Snapshot) LastTransition() uint64 {
+	var last uint64
+	for _, t := range s.Threads {
+		if delta(last, t.Last) > 0 {
+			last = t.Last
+		}
+	}
+	for _, v := range []uint64{s.StateTick, s.LastSignalTick} {
+		if v != 0 && delta(last, v) > 0 {
+			last = v
+		}
+	}
+	return last
+}

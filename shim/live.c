@@ -1,0 +1,376 @@
+/* live.c: the live file (live.h): a process's accounts in a MAP_SHARED
+ * file of node-local storage, readable while it runs and after it died.
+ *
+ * Nothing here runs on the hot path: the thread records and the region
+ * table are placed in the mapping once, at start-up, and written as before.
+ * The header records how the process ended, as far as the process itself
+ * can: MPI_Abort, a fatal signal with its default action (a chained handler
+ * that only stores a word and re-raises), an exit without MPI_Finalize. A
+ * SIGKILL leaves no trace: the reader infers it.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core.h"
+#include "live.h"
+
+struct popmon_live_header *popmon_live;
+static char *live_base;
+static size_t live_len;
+
+/* The MPI functions' names (mpi_wrappers.c; absent from a build without MPI). */
+extern const char *const popmon_fn_names[POPMON_FN_COUNT] __attribute__((weak));
+
+/* The region table's layout (regions.c). */
+void popmon_regions_layout(uint32_t *size, uint32_t off[9]);
+
+_Static_assert(sizeof(struct popmon_live_header) <= POPMON_LIVE_HEADER, "live header too large");
+
+static size_t align_up(size_t n, size_t a)
+{
+	return (n + a - 1) / a * a;
+}
+
+/* A folder path is usable when it is an existing folder of ours, not
+ * writable by others (popmon run creates it 0700). */
+static int dir_ok(const char *dir)
+{
+	struct stat st;
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	if (st.st_uid != getuid() && st.st_uid != 0)
+		return 0;
+	return (st.st_mode & 0022) == 0;
+}
+
+static uint64_t proc_start_time(void)
+{
+	/* Field 22 of /proc/self/stat: with the pid, it names this process
+	 * even after the pid is reused. */
+	char buf[1024];
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	/* After ") " come fields 3..: field 22 is the 20th from there. */
+	int field = 2;
+	for (p++; *p && field < 21; p++)
+		if (*p == ' ')
+			field++;
+	return strtoull(p, NULL, 10);
+}
+
+static void fill_layout(struct popmon_live_header *h)
+{
+	h->nstates = POPMON_NSTATES;
+	h->nextra = POPMON_NEXTRA;
+	h->nfn = POPMON_FN_COUNT;
+	h->nctr = POPMON_CTR_N;
+	h->detail_threads = POPMON_DETAIL_THREADS;
+	h->name_max = POPMON_NAME_MAX;
+	h->thread_size = (uint32_t)sizeof(struct popmon_thread);
+	h->max_threads = POPMON_MAX_THREADS;
+	h->th_seq = offsetof(struct popmon_thread, seq);
+	h->th_last = offsetof(struct popmon_thread, last);
+	h->th_state = offsetof(struct popmon_thread, state);
+	h->th_accounted = offsetof(struct popmon_thread, accounted);
+	h->th_rate = offsetof(struct popmon_thread, rate);
+	h->th_slot = offsetof(struct popmon_thread, slot);
+	h->th_kind = offsetof(struct popmon_thread, kind);
+	h->th_acc = offsetof(struct popmon_thread, acc);
+	h->th_extra = offsetof(struct popmon_thread, extra);
+	h->th_mpi_calls = offsetof(struct popmon_thread, mpi_calls);
+	h->th_fn_calls = offsetof(struct popmon_thread, fn_calls);
+	h->th_fn_ticks = offsetof(struct popmon_thread, fn_ticks);
+	h->th_ctr_acc = offsetof(struct popmon_thread, ctr) + offsetof(struct popmon_ctr_thread, acc);
+	uint32_t roff[9];
+	popmon_regions_layout(&h->region_size, roff);
+	h->rg_name = roff[0];
+	h->rg_open = roff[1];
+	h->rg_anon = roff[2];
+	h->rg_start = roff[3];
+	h->rg_elapsed = roff[4];
+	h->rg_visits = roff[5];
+	h->rg_snap = roff[6];
+	h->rg_tot = roff[7];
+	h->rg_thr = roff[8];
+	h->max_regions = POPMON_MAX_REGIONS;
+	h->ac_size = (uint32_t)sizeof(struct popmon_accounts);
+	h->ac_t = offsetof(struct popmon_accounts, t);
+	h->ac_mpi_calls = offsetof(struct popmon_accounts, mpi_calls);
+	h->ac_omp_parallels = offsetof(struct popmon_accounts, omp_parallels);
+	h->ac_omp_tasks = offsetof(struct popmon_accounts, omp_tasks);
+	h->ac_gpu_calls = offsetof(struct popmon_accounts, gpu_calls);
+	h->ac_x = offsetof(struct popmon_accounts, x);
+	h->ac_prim_useful = offsetof(struct popmon_accounts, prim_useful);
+	h->ac_prim_mpi = offsetof(struct popmon_accounts, prim_mpi);
+	h->ac_thr_useful_max = offsetof(struct popmon_accounts, thr_useful_max);
+	h->ac_ctr = offsetof(struct popmon_accounts, ctr);
+}
+
+int popmon_live_open(void)
+{
+	const char *dir = getenv("POPMON_LIVE_DIR");
+	if (!dir || !*dir)
+		return 0;
+	struct stat st;
+	if (stat(dir, &st) != 0 && errno == ENOENT)
+		return 0; /* another node than popmon run's: no live files there (docs/library.md) */
+	if (!dir_ok(dir)) {
+		popmon_warn_once("livedir", "the live folder %s is missing or not private: this process's "
+				 "accounts are lost if it is killed", dir);
+		return 0;
+	}
+	char host[64] = "";
+	gethostname(host, sizeof host - 1);
+	for (char *c = host; *c; c++)
+		if (*c == '/')
+			*c = '_';
+	char path[PATH_MAX];
+	int n = snprintf(path, sizeof path, "%s/%s.%d.live", dir, host, popmon_proc.pid);
+	if (n <= 0 || n >= (int)sizeof path)
+		return 0;
+	struct popmon_live_header proto;
+	memset(&proto, 0, sizeof proto);
+	fill_layout(&proto);
+	size_t threads = align_up((size_t)proto.thread_size * POPMON_MAX_THREADS, 4096);
+	size_t regions = align_up((size_t)proto.region_size * POPMON_MAX_REGIONS, 4096);
+	size_t names = 0;
+	const char *const *fn = popmon_fn_names;
+	if (fn)
+		for (int i = 0; i < POPMON_FN_COUNT; i++)
+			names += strlen(fn[i]) + 1;
+	size_t len = POPMON_LIVE_HEADER + threads + regions + align_up(names, 4096);
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		popmon_warn_once("livedir", "cannot create the live file %s (%s): this process's accounts "
+				 "are lost if it is killed", path, strerror(errno));
+		return 0;
+	}
+	/* Sparse: untouched thread and region slots cost no memory. */
+	if (ftruncate(fd, (off_t)len) != 0) {
+		int e = errno;
+		close(fd);
+		unlink(path);
+		popmon_warn_once("livedir", "cannot size the live file %s (%s): this process's accounts "
+				 "are lost if it is killed", path, strerror(e));
+		return 0;
+	}
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		unlink(path);
+		popmon_warn_once("livedir", "cannot map the live file %s: this process's accounts are "
+				 "lost if it is killed", path);
+		return 0;
+	}
+	/* A forked child must not write into the parent's accounts. */
+	madvise(p, len, MADV_DONTFORK);
+	struct popmon_live_header *h = p;
+	*h = proto;
+	h->version = POPMON_LIVE_VERSION;
+	h->header_size = POPMON_LIVE_HEADER;
+	h->thread_off = POPMON_LIVE_HEADER;
+	h->region_off = (uint32_t)(POPMON_LIVE_HEADER + threads);
+	h->names_off = (uint32_t)(POPMON_LIVE_HEADER + threads + regions);
+	h->names_size = (uint32_t)names;
+	for (size_t i = 0, at = 0; fn && i < POPMON_FN_COUNT; i++) {
+		size_t k = strlen(fn[i]) + 1;
+		memcpy((char *)p + h->names_off + at, fn[i], k);
+		at += k;
+	}
+	int cfd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (cfd >= 0) {
+		ssize_t c = read(cfd, h->cmdline, sizeof h->cmdline - 1);
+		h->cmdline_len = c > 0 ? (uint32_t)c : 0;
+		close(cfd);
+	}
+	h->pid = popmon_proc.pid;
+	h->rank = popmon_env_rank(&h->size);
+	h->clock_tsc = popmon_clock_tsc;
+	h->t0_tick = popmon_proc.t0_tick;
+	h->t0_ns = popmon_proc.t0_ns;
+	h->epoch_ns = popmon_proc.epoch_ns;
+	h->cal_tick = popmon_proc.t0_tick;
+	h->cal_ns = popmon_proc.t0_ns;
+	h->start_time_ticks = proc_start_time();
+	h->state = POPMON_LIVE_STARTING;
+	h->cpus = 1;
+	snprintf(h->hostname, sizeof h->hostname, "%s", host);
+	ssize_t k = readlink("/proc/self/exe", h->exe, sizeof h->exe - 1);
+	h->exe[k > 0 ? k : 0] = '\0';
+	const char *s = getenv("POPMON_SESSION");
+	snprintf(h->session, sizeof h->session, "%s", s ? s : "");
+	live_base = p;
+	live_len = len;
+	/* The magic last: a reader takes the file only once it is set. */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	memcpy(h->magic, POPMON_LIVE_MAGIC, sizeof h->magic);
+	__atomic_store_n(&popmon_live, h, __ATOMIC_RELEASE);
+	return 1;
+}
+
+void *popmon_live_thread(int slot)
+{
+	if (!popmon_live || slot < 0 || slot >= POPMON_MAX_THREADS)
+		return NULL;
+	return live_base + popmon_live->thread_off + (size_t)slot * popmon_live->thread_size;
+}
+
+void *popmon_live_regions(void)
+{
+	if (!popmon_live)
+		return NULL;
+	return live_base + popmon_live->region_off;
+}
+
+void popmon_live_state(uint32_t state, int32_t arg)
+{
+	struct popmon_live_header *h = popmon_live;
+	if (!h)
+		return;
+	uint32_t old = POPMON_LOAD(h->state);
+	/* The first end wins: an MPI_Abort is not overwritten by the exit
+	 * that follows it. */
+	if (old >= POPMON_LIVE_FINALIZED && state != POPMON_LIVE_FINALIZED)
+		return;
+	POPMON_STORE(h->state_arg, arg);
+	POPMON_STORE(h->state_tick, popmon_now());
+	__atomic_store_n(&h->state, state, __ATOMIC_RELEASE);
+}
+
+void popmon_live_publish(void)
+{
+	struct popmon_live_header *h = popmon_live;
+	if (!h)
+		return;
+	POPMON_STORE(h->nthreads, (uint32_t)popmon_thread_count());
+	POPMON_STORE(h->cpus, (uint32_t)popmon_cpus());
+	POPMON_STORE(h->nregions, (uint32_t)popmon_region_count());
+	/* The pair is written tick first; a reader takes two reads that agree. */
+	POPMON_STORE(h->cal_tick, popmon_now());
+	POPMON_STORE(h->cal_ns, popmon_monotonic_ns());
+}
+
+void popmon_live_regions_begin(void)
+{
+	if (popmon_live) {
+		POPMON_STORE(popmon_live->regions_seq, popmon_live->regions_seq + 1);
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+	}
+}
+
+void popmon_live_regions_end(void)
+{
+	if (popmon_live)
+		__atomic_store_n(&popmon_live->regions_seq, popmon_live->regions_seq + 1, __ATOMIC_RELEASE);
+}
+
+/* ------------------------------------------------------------------ signals */
+
+/* Fatal signals whose arrival is recorded: a crash, or a termination that
+ * the launcher or the batch system sent. */
+static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM,
+				    SIGINT, SIGHUP, SIGQUIT, SIGXCPU};
+#define NFATAL ((int)(sizeof fatal_signals / sizeof fatal_signals[0]))
+static struct sigaction previous[NFATAL];
+
+static int fatal_index(int sig)
+{
+	for (int i = 0; i < NFATAL; i++)
+		if (fatal_signals[i] == sig)
+			return i;
+	return -1;
+}
+
+/* Async-signal-safe: stores and sigaction/raise only. */
+static void on_fatal_signal(int sig, siginfo_t *si, void *uc)
+{
+	int saved = errno;
+	struct popmon_live_header *h = popmon_live;
+	int i = fatal_index(sig);
+	if (h) {
+		POPMON_STORE(h->last_signal_tick, popmon_now());
+		POPMON_STORE(h->last_signal, sig);
+	}
+	if (i < 0) {
+		errno = saved;
+		return;
+	}
+	struct sigaction *p = &previous[i];
+	if (p->sa_flags & SA_SIGINFO) {
+		if (p->sa_sigaction)
+			p->sa_sigaction(sig, si, uc);
+	} else if (p->sa_handler == SIG_DFL) {
+		/* The default action ends the process: say so, then let it. */
+		popmon_live_state(POPMON_LIVE_SIGNALED, sig);
+		sigaction(sig, p, NULL);
+		raise(sig); /* delivered when this handler returns (a synchronous fault recurs) */
+	} else if (p->sa_handler != SIG_IGN) {
+		p->sa_handler(sig);
+	}
+	errno = saved;
+}
+
+/* Installs the recording handler in front of the handlers in place (the
+ * MPI library's included: this runs after MPI_Init). Signals the program
+ * ignores stay ignored; POPMON_SIGNALS=off leaves every handler alone. */
+static void install_signal_handlers(void)
+{
+	const char *v = getenv("POPMON_SIGNALS");
+	if (v && (strcmp(v, "off") == 0 || strcmp(v, "0") == 0))
+		return;
+	for (int i = 0; i < NFATAL; i++) {
+		struct sigaction cur;
+		if (sigaction(fatal_signals[i], NULL, &cur) != 0)
+			continue;
+		if (!(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_IGN)
+			continue;
+		previous[i] = cur;
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_sigaction = on_fatal_signal;
+		sa.sa_mask = cur.sa_mask;
+		sa.sa_flags = SA_SIGINFO | (cur.sa_flags & (SA_RESTART | SA_ONSTACK | SA_NODEFER));
+		sigaction(fatal_signals[i], &sa, NULL);
+	}
+}
+
+void popmon_live_mpi_init(int rank, int size, uint64_t init_tick)
+{
+	struct popmon_live_header *h = popmon_live;
+	if (!h)
+		return;
+	POPMON_STORE(h->rank, rank);
+	POPMON_STORE(h->size, size);
+	POPMON_STORE(h->init_tick, init_tick);
+	popmon_live_publish();
+	popmon_live_state(POPMON_LIVE_RUNNING, 0);
+	install_signal_handlers();
+}
+
+void popmon_mpi_abort_hook(int code)
+{
+	if (popmon_proc.inert)
+		return;
+	popmon_live_state(POPMON_LIVE_ABORTED, code);
+}

@@ -1,0 +1,91 @@
+/* live.h: the live file, where a process keeps its accounts while it runs.
+ *
+ * Under `popmon run` (POPMON_LIVE_DIR set) every measured process maps one
+ * file of node-local storage (tmpfs) with MAP_SHARED and keeps its thread
+ * records and its region table in it, written exactly as in memory: the
+ * hot path is unchanged, and the kernel keeps the pages when the process is
+ * killed. A reader (popmon run's sampler, popmon recover) reads the file at
+ * any time: a thread record's `seq` is odd while its accounts change, the
+ * header's `regions_seq` while the region table does. The layout is
+ * described by the header itself (sizes and offsets), so the reader checks
+ * it instead of assuming it; docs/live-format.md documents it.
+ */
+#ifndef POPMON_LIVE_H
+#define POPMON_LIVE_H
+
+#include <stdint.h>
+
+#define POPMON_LIVE_MAGIC "POPMLIV1"
+#define POPMON_LIVE_VERSION 1
+#define POPMON_LIVE_HEADER 4096
+
+/* How the process ended (or that it has not). */
+enum popmon_live_state {
+	POPMON_LIVE_STARTING = 0,   /* before MPI_Init */
+	POPMON_LIVE_RUNNING = 1,    /* between MPI_Init and MPI_Finalize */
+	POPMON_LIVE_FINALIZING = 2, /* inside MPI_Finalize */
+	POPMON_LIVE_FINALIZED = 3,  /* the measurement was handed to rank 0 */
+	POPMON_LIVE_NO_FINALIZE = 4, /* exited (exit, return from main) without MPI_Finalize */
+	POPMON_LIVE_ABORTED = 5,    /* called MPI_Abort (arg: the error code) */
+	POPMON_LIVE_SIGNALED = 6,   /* a fatal signal with its default action (arg: the signal) */
+	POPMON_LIVE_SINGLE = 7,     /* not an MPI program: the measurement was written */
+};
+
+struct popmon_live_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t header_size;
+	/* Layout: counts, sizes and offsets (bytes) of what follows. */
+	uint32_t nstates, nextra, nfn, nctr, detail_threads, name_max;
+	uint32_t thread_off, thread_size, max_threads;
+	uint32_t region_off, region_size, max_regions;
+	uint32_t names_off, names_size; /* the MPI function names, NUL-separated, by enum popmon_fn */
+	uint32_t th_seq, th_last, th_state, th_accounted, th_rate, th_slot, th_kind, th_acc, th_extra,
+		th_mpi_calls, th_fn_calls, th_fn_ticks, th_ctr_acc;
+	uint32_t rg_name, rg_open, rg_anon, rg_start, rg_elapsed, rg_visits, rg_snap, rg_tot, rg_thr;
+	uint32_t ac_size, ac_t, ac_mpi_calls, ac_omp_parallels, ac_omp_tasks, ac_gpu_calls, ac_x,
+		ac_prim_useful, ac_prim_mpi, ac_thr_useful_max, ac_ctr;
+	/* The process. */
+	int32_t pid, rank, size, clock_tsc;
+	uint32_t state;          /* enum popmon_live_state */
+	int32_t state_arg;       /* MPI_Abort's code, the signal */
+	uint64_t state_tick;     /* when the state was set */
+	int32_t last_signal;     /* the last fatal signal caught (the process may have survived it) */
+	uint32_t nthreads;       /* thread slots in use */
+	uint64_t last_signal_tick;
+	uint64_t t0_tick, t0_ns, epoch_ns; /* a tick, CLOCK_MONOTONIC and CLOCK_REALTIME together */
+	uint64_t cal_tick, cal_ns;         /* a later pair, refreshed (calibration without rdtsc) */
+	uint64_t init_tick, fin_tick;      /* MPI_Init returned, MPI_Finalize entered */
+	uint64_t regions_seq;    /* odd while the region table changes */
+	uint32_t nregions, cpus; /* regions in use; the process's CPUs (popmon_cpus) */
+	uint64_t start_time_ticks; /* the process's start time (/proc/PID/stat field 22): pid reuse */
+	char hostname[64];
+	char exe[256];
+	char session[128];
+	char cmdline[1024]; /* /proc/self/cmdline (NUL-separated, cut) */
+	uint32_t cmdline_len;
+};
+
+/* The live mapping (NULL without one): the header, and where thread
+ * records and the region table live. */
+extern struct popmon_live_header *popmon_live;
+
+/* Constructor: maps the live file when POPMON_LIVE_DIR is set. Returns 0 and
+ * leaves popmon_live NULL otherwise, or when it cannot (one popmon: line). */
+int popmon_live_open(void);
+/* Thread record of slot, in the mapping (NULL without a live file). */
+void *popmon_live_thread(int slot);
+/* The region table in the mapping (NULL without a live file). */
+void *popmon_live_regions(void);
+/* Records the process's state (and its tick). */
+void popmon_live_state(uint32_t state, int32_t arg);
+/* MPI_Init: the rank and size, fatal-signal recording. */
+void popmon_live_mpi_init(int rank, int size, uint64_t init_tick);
+/* Publishes counts that readers need (threads, regions, CPUs) and a fresh
+ * calibration pair. Off the hot path. */
+void popmon_live_publish(void);
+/* The region table is about to change / has changed (under the region lock). */
+void popmon_live_regions_begin(void);
+void popmon_live_regions_end(void);
+
+#endif /* POPMON_LIVE_H */
