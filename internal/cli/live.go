@@ -161,19 +161,24 @@ func recoverCmd(env *Env, args []string) error {
 		return fail(ExitInput, "%v", err)
 	}
 	defer s.Close()
-	if normal, n := s.Ended(); n > 0 && normal {
-		fmt.Fprintf(env.Stderr, "popmon: every process of %s finalized: its measurement is the one rank 0 wrote in %s\n", session, session)
-	}
-	path, m, err := partialFromSampler(s, info, "", "recover", session)
-	if err != nil {
-		return fail(ExitInput, "cannot recover %s: %v", session, err)
+	// A job that finished: rank 0's measurement is in the session folder.
+	var path string
+	var command []string
+	if sess, _ := readSession(session, 0); sess != nil && len(sess.files) > 0 {
+		path, command = sess.files[0].path, sess.files[0].command
+	} else {
+		p, m, err := partialFromSampler(s, info, "", "recover", session)
+		if err != nil {
+			return fail(ExitInput, "cannot recover %s: %v", session, err)
+		}
+		path, command = p, m.Command
 	}
 	target, frc := *output, *force
 	if target == "" {
 		target, frc = info.Output, info.Force
 	}
 	if target == "" {
-		target, frc = defaultOutputName(m.Command), false
+		target, frc = defaultOutputName(command), false
 	}
 	var final string
 	if frc {
@@ -184,7 +189,7 @@ func recoverCmd(env *Env, args []string) error {
 	if err != nil {
 		return fail(ExitEnv, "cannot write %s: %v; the measurement is in %s", target, err, path)
 	}
-	fmt.Fprintf(env.Stderr, "popmon: partial measurement written to %s\n", final)
+	fmt.Fprintf(env.Stderr, "popmon: measurement written to %s\n", final)
 	if *format != "none" {
 		if err := renderFile(env, env.Stderr, final, *format, reportOptions{model: "talp"}); err != nil {
 			fmt.Fprintf(env.Stderr, "popmon: %v\n", err)

@@ -171,9 +171,12 @@ func (s *Sampler) Ended() (normal bool, n int) {
 
 // Procs returns the processes to assemble and the partial measurement's
 // reason and detail. The cut is the last sampling instant at which every
-// process was alive and measuring; without one (a job that died within
-// the first interval, or files read after the fact) each process is cut
-// at the earliest moment any process's accounts end.
+// process was alive and measuring, the same moment for all; without one (a
+// job that died within the first interval, or files read after the fact
+// by popmon recover) each process is cut where its own accounts end: its
+// last state change, or the last moment it was seen alive. Cutting all at
+// the earliest such moment would charge the others' later work to a
+// shorter run.
 func (s *Sampler) Procs(hint string) ([]Proc, measure.Partial, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -229,21 +232,6 @@ func (s *Sampler) Procs(hint string) ([]Proc, measure.Partial, error) {
 		if best >= 0 {
 			sn := p.samples[best]
 			out[i].Snap, out[i].Cut = sn, sn.Tick
-		}
-	}
-	if best < 0 {
-		// One moment for all: the earliest end of anyone's accounts.
-		var cut int64 = -1
-		for _, pr := range out {
-			if ns := pr.Snap.NSAt(pr.ValidUntil); cut < 0 || ns < cut {
-				cut = ns
-			}
-		}
-		for i := range out {
-			t := out[i].Snap.TickAt(cut)
-			if delta(t, out[i].ValidUntil) > 0 {
-				out[i].Cut = t
-			}
 		}
 	}
 	reason, detail := why(out, hint)

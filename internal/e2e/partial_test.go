@@ -1,0 +1,319 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/popmon/popmon/measure"
+	"github.com/popmon/popmon/pop"
+)
+
+// Issue 11: nothing measured is lost when the job ends before MPI_Finalize.
+
+// partialRanks is the job size of the partial tests: 4 ranks (designed load
+// balance 0.625) where the MPI yields the CPU, 2 (0.75) with MPICH, which
+// busy-waits and would turn oversubscription into undesigned loss.
+func partialRanks(impl mpiImpl) int {
+	if impl.name == "mpich" {
+		return 2
+	}
+	return 4
+}
+
+const partialK = 50 // ms: rank r works (r+1)*K per iteration
+
+// pids returns the processes named comm whose ancestors include root.
+func pids(comm string, root int) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+		if err != nil || strings.TrimSpace(string(b)) != comm {
+			continue
+		}
+		for p := pid; p > 1; {
+			if p == root {
+				out = append(out, pid)
+				break
+			}
+			st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+			if err != nil {
+				break
+			}
+			s := string(st)
+			f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+			if len(f) < 2 {
+				break
+			}
+			p, _ = strconv.Atoi(f[1])
+		}
+	}
+	return out
+}
+
+// childOf returns a child process of ppid, or 0.
+func childOf(ppid int) int {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(st)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) > 1 && f[1] == strconv.Itoa(ppid) {
+			return pid
+		}
+	}
+	return 0
+}
+
+// started is a popmon run in the background.
+type started struct {
+	cmd    *exec.Cmd
+	so, se bytes.Buffer
+	out    string
+	seen   time.Time // when all ranks were seen running
+	ranks  []int
+}
+
+// startPartial starts `popmon run -- mpirun -np N prog args` (wrapped by
+// wrap, e.g. timeout) in its own process group and waits until N processes
+// named prog run under it.
+func startPartial(t *testing.T, impl mpiImpl, np int, wrap []string, prog string, args ...string) *started {
+	t.Helper()
+	dir := examples(t, impl)
+	s := &started{out: filepath.Join(t.TempDir(), "p.json")}
+	argv := append(append([]string{}, wrap...), popmonBin, "run", "--format", "none", "--mpicc", impl.mpicc, "-o", s.out, "--")
+	argv = append(append(argv, launch(impl, np)...), filepath.Join(dir, prog))
+	argv = append(argv, args...)
+	s.cmd = exec.Command(argv[0], argv[1:]...)
+	s.cmd.Stdout, s.cmd.Stderr = &s.so, &s.se
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(90 * time.Second) // the first run builds the library
+	for time.Now().Before(deadline) {
+		if s.ranks = pids(prog, s.cmd.Process.Pid); len(s.ranks) == np {
+			s.seen = time.Now()
+			return s
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	s.cmd.Wait()
+	t.Fatalf("%d ranks of %s never ran\n%s", np, prog, s.se.String())
+	return nil
+}
+
+// wait waits for popmon run (at most 60 s) and returns its exit status.
+func (s *started) wait(t *testing.T) syscall.WaitStatus {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		t.Fatalf("popmon run did not end\n%s", s.se.String())
+	}
+	ws, _ := s.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	return ws
+}
+
+// checkPartial reads a partial measurement and checks what every abnormal
+// end must give: the reason, every rank, the cut near the event (at since
+// the ranks were seen), the designed load balance, and per rank as many
+// MPI_Allreduce calls as iterations fit before the cut (± 1).
+func checkPartial(t *testing.T, file string, np int, reason string, at time.Duration, stderr string) *measure.Measurement {
+	t.Helper()
+	m := readChecked(t, file)
+	p := m.Partial
+	if p == nil {
+		t.Fatalf("%s is not partial\n%s", file, stderr)
+	}
+	if m.Version != 3 {
+		t.Errorf("version %d, want 3", m.Version)
+	}
+	if p.Reason != reason {
+		t.Errorf("reason %q (%s), want %q", p.Reason, p.Detail, reason)
+	}
+	if p.Included != np || p.Ranks != np || p.MissingRanks != "" || len(m.Processes) != np {
+		t.Errorf("%d of %d ranks included (missing %q), want all %d", p.Included, p.Ranks, p.MissingRanks, np)
+	}
+	cut := time.Duration(p.CutNS)
+	if at > 0 && (cut < at-1500*time.Millisecond || cut > at+500*time.Millisecond) {
+		t.Errorf("cut at %v after MPI_Init, the event %v after the ranks started: want within 1.5 s", cut, at)
+	}
+	rep, err := pop.Compute(m, pop.ModelTALP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := rep.Region("Global")
+	lb := float64(np+1) / float64(2*np)
+	if v, ok := g.Value("mpi_load_balance"); !ok || math.Abs(v-lb) > 0.03 {
+		t.Errorf("Global load balance %.3f (present %v), want %.3f ± 0.03", v, ok, lb)
+	}
+	glob, _ := m.Global()
+	iter := float64(np*partialK) * 1e6
+	for _, pa := range glob.Processes {
+		want := float64(pa.ElapsedNS) / iter
+		allreduce := float64(pa.MPICalls - 2) // rank and size
+		if math.Abs(allreduce-want) > 1.5 {
+			t.Errorf("rank %d: %.0f MPI_Allreduce in %.2f s, want %.1f ± 1", pa.Rank, allreduce, float64(pa.ElapsedNS)/1e9, want)
+		}
+	}
+	if !strings.Contains(stderr, "measurement written to") {
+		t.Errorf("popmon run did not say where the measurement is:\n%s", stderr)
+	}
+	return m
+}
+
+// TestPartialKilledRanks: SIGKILL of every rank mid-run.
+func TestPartialKilledRanks(t *testing.T) {
+	for _, impl := range impls(t) {
+		t.Run(impl.name, func(t *testing.T) {
+			np := partialRanks(impl)
+			s := startPartial(t, impl, np, nil, "imbalance", fmt.Sprint(partialK), "200")
+			time.Sleep(2500 * time.Millisecond)
+			at := time.Since(s.seen)
+			for _, pid := range s.ranks {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			if ws := s.wait(t); ws.ExitStatus() == 0 && !ws.Signaled() {
+				t.Errorf("popmon run exited 0 for a killed job")
+			}
+			m := checkPartial(t, s.out, np, measure.PartialKilled, at, s.se.String())
+			for _, e := range m.Partial.Ends {
+				if e.End != "killed" {
+					t.Errorf("rank %d ended %q, want killed", e.Rank, e.End)
+				}
+			}
+		})
+	}
+}
+
+// TestPartialTerminatedLauncher: SIGTERM to the launcher.
+func TestPartialTerminatedLauncher(t *testing.T) {
+	for _, impl := range impls(t) {
+		t.Run(impl.name, func(t *testing.T) {
+			np := partialRanks(impl)
+			s := startPartial(t, impl, np, nil, "imbalance", fmt.Sprint(partialK), "200")
+			time.Sleep(2500 * time.Millisecond)
+			at := time.Since(s.seen)
+			launcher := childOf(s.cmd.Process.Pid)
+			if launcher <= 0 {
+				t.Fatal("no launcher under popmon run")
+			}
+			syscall.Kill(launcher, syscall.SIGTERM)
+			s.wait(t)
+			checkPartial(t, s.out, np, measure.PartialTerminated, at, s.se.String())
+		})
+	}
+}
+
+// TestPartialEndings: one rank crashes, aborts or exits without
+// MPI_Finalize at iteration 20 (examples/ending.c).
+func TestPartialEndings(t *testing.T) {
+	for _, impl := range impls(t) {
+		for _, c := range []struct {
+			how, reason, end string
+		}{
+			{"1", measure.PartialCrashed, "signal 11 (SIGSEGV)"},
+			{"2", measure.PartialAborted, "MPI_Abort(7)"},
+			{"3", measure.PartialNoFinalize, "exit without MPI_Finalize"},
+		} {
+			t.Run(impl.name+"/"+c.reason, func(t *testing.T) {
+				np := partialRanks(impl)
+				const at = 20
+				s := startPartial(t, impl, np, nil, "ending", fmt.Sprint(partialK), "200", c.how, "2", fmt.Sprint(at))
+				ws := s.wait(t)
+				if ws.ExitStatus() == 0 && !ws.Signaled() {
+					t.Errorf("popmon run exited 0")
+				}
+				if c.reason == measure.PartialAborted && ws.ExitStatus() != 7 {
+					t.Errorf("popmon run exited %d after MPI_Abort(…, 7), want 7 as the launcher", ws.ExitStatus())
+				}
+				// The event: iteration 20 starts after 19 iterations.
+				event := time.Duration((at-1)*np*partialK) * time.Millisecond
+				m := checkPartial(t, s.out, np, c.reason, event, s.se.String())
+				for _, e := range m.Partial.Ends {
+					if e.Rank == 1 && e.End != c.end {
+						t.Errorf("rank 1 ended %q, want %q", e.End, c.end)
+					}
+				}
+				if !strings.Contains(m.Partial.Detail, "rank 1") {
+					t.Errorf("detail %q does not name rank 1", m.Partial.Detail)
+				}
+			})
+		}
+	}
+}
+
+// TestPartialTimeout: `timeout` around popmon run (SIGTERM to popmon run,
+// which passes it on).
+func TestPartialTimeout(t *testing.T) {
+	impl := impls(t)[0]
+	examples(t, impl)
+	np := partialRanks(impl)
+	// The library is built by now (examples and earlier tests): 4 s leave
+	// about 3.5 s of run.
+	s := startPartial(t, impl, np, []string{"timeout", "4"}, "imbalance", fmt.Sprint(partialK), "200")
+	ws := s.wait(t)
+	if ws.ExitStatus() != 124 {
+		t.Errorf("exit status %d, want timeout's 124", ws.ExitStatus())
+	}
+	checkPartial(t, s.out, np, measure.PartialTerminated, 0, s.se.String())
+}
+
+// TestRecover: SIGKILL of popmon run and the whole job, then popmon
+// recover on the session folder it left.
+func TestRecover(t *testing.T) {
+	for _, impl := range impls(t) {
+		t.Run(impl.name, func(t *testing.T) {
+			np := partialRanks(impl)
+			s := startPartial(t, impl, np, nil, "imbalance", fmt.Sprint(partialK), "200")
+			time.Sleep(2500 * time.Millisecond)
+			at := time.Since(s.seen)
+			syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+			for _, pid := range s.ranks { // in their own groups under some launchers
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			s.wait(t)
+			sessions, _ := filepath.Glob(filepath.Join(filepath.Dir(s.out), ".popmon-session-*"))
+			if len(sessions) != 1 {
+				t.Fatalf("session folders %v, want 1", sessions)
+			}
+			so, se, code := popmon(t, nil, "recover", "--format", "none", sessions[0])
+			if code != 0 {
+				t.Fatalf("recover exit %d\n%s%s", code, so, se)
+			}
+			m := checkPartial(t, s.out, np, measure.PartialKilled, at, se)
+			if m.Partial.AssembledBy != "recover" {
+				t.Errorf("assembled_by %q", m.Partial.AssembledBy)
+			}
+			if _, err := os.Stat(sessions[0]); err == nil {
+				t.Errorf("recover left the session folder %s", sessions[0])
+			}
+		})
+	}
+}
