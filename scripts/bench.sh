@@ -61,6 +61,9 @@ done
 # unavailable and measured, against a build without counter code.
 scripts/bench-counters.sh "$bin" >> "$out/BENCHMARKS.md"
 
+# Live files: the sequence word, the mapping, a reader.
+scripts/bench-live.sh "$bin" >> "$out/BENCHMARKS.md"
+
 {
 echo
 echo "## Clock reads (why the TSC)"

@@ -29,6 +29,7 @@
 struct popmon_live_header *popmon_live;
 static char *live_base;
 static size_t live_len;
+static int live_fd = -1; /* kept open to reserve pages as slots are taken */
 
 /* The MPI functions' names (mpi_wrappers.c; absent from a build without MPI). */
 extern const char *const popmon_fn_names[POPMON_FN_COUNT] __attribute__((weak));
@@ -175,8 +176,24 @@ int popmon_live_open(void)
 				 "are lost if it is killed", path, strerror(e));
 		return 0;
 	}
+	/* The pages written now are reserved now: a store to a page of a full
+	 * tmpfs would be a SIGBUS in the application. */
+	size_t fixed = POPMON_LIVE_HEADER;
+	int e = posix_fallocate(fd, 0, (off_t)fixed);
+	if (e == 0 && names)
+		e = posix_fallocate(fd, (off_t)(POPMON_LIVE_HEADER + threads + regions), (off_t)align_up(names, 4096));
+	if (e != 0) {
+		close(fd);
+		unlink(path);
+		popmon_warn_once("livedir", "no room for the live file in %s (%s): this process's accounts are "
+				 "lost if it is killed", dir, strerror(e));
+		return 0;
+	}
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
+	if (p == MAP_FAILED)
+		close(fd);
+	else
+		live_fd = fd;
 	if (p == MAP_FAILED) {
 		unlink(path);
 		popmon_warn_once("livedir", "cannot map the live file %s: this process's accounts are "
@@ -229,11 +246,34 @@ int popmon_live_open(void)
 	return 1;
 }
 
+/* Reserves the file's pages of [off, off+n) (0), or says there is no room
+ * (-1): the caller then keeps that record out of the file. */
+static int reserve(size_t off, size_t n)
+{
+	if (live_fd < 0)
+		return -1;
+	return posix_fallocate(live_fd, (off_t)off, (off_t)n) == 0 ? 0 : -1;
+}
+
 void *popmon_live_thread(int slot)
 {
 	if (!popmon_live || slot < 0 || slot >= POPMON_MAX_THREADS)
 		return NULL;
-	return live_base + popmon_live->thread_off + (size_t)slot * popmon_live->thread_size;
+	size_t off = popmon_live->thread_off + (size_t)slot * popmon_live->thread_size;
+	if (reserve(off, popmon_live->thread_size) != 0) {
+		popmon_warn_once("liveroom", "no room left for the live file: threads started from now on "
+				 "are lost if the process is killed");
+		return NULL; /* on the heap: measured, but not in the file */
+	}
+	return live_base + off;
+}
+
+int popmon_live_reserve_region(int idx)
+{
+	if (!popmon_live)
+		return 0;
+	size_t off = popmon_live->region_off + (size_t)idx * popmon_live->region_size;
+	return reserve(off, popmon_live->region_size);
 }
 
 void *popmon_live_regions(void)

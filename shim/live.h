@@ -75,6 +75,9 @@ extern struct popmon_live_header *popmon_live;
 int popmon_live_open(void);
 /* Thread record of slot, in the mapping (NULL without a live file). */
 void *popmon_live_thread(int slot);
+/* Reserves the file's pages of region slot idx before it is written: 0, or
+ * -1 when the file system is full (the region is then not created). */
+int popmon_live_reserve_region(int idx);
 /* The region table in the mapping (NULL without a live file). */
 void *popmon_live_regions(void);
 /* Records the process's state (and its tick). */

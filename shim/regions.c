@@ -200,6 +200,10 @@ static int alloc_region_locked(const char *name)
 				 POPMON_MAX_REGIONS);
 		return -1;
 	}
+	if (popmon_live_reserve_region(nregions) != 0) {
+		popmon_warn_once("regions-room", "no room left for the live file: further regions are not measured");
+		return -1;
+	}
 	int idx = nregions++;
 	if (popmon_live)
 		POPMON_STORE(popmon_live->nregions, (uint32_t)nregions);

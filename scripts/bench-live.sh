@@ -1,0 +1,88 @@
+#!/bin/bash
+# Live-file costs for `make bench` (called by scripts/bench.sh, or alone:
+# scripts/bench-live.sh [bin/popmon]); prints a BENCHMARKS.md section on
+# stdout, raw numbers in build/bench/.
+#  Cost per MPI call (MPI_Comm_rank on 1 rank, bench/mpicall.c) side by side
+#  in one run, alternating, 7 rounds, medians, per MPI: libpopmon built
+#  without the live file's sequence word (-DPOPMON_NO_LIVE_SEQ: the hot path
+#  before live files, the baseline); libpopmon without a live file; with its
+#  live file (POPMON_LIVE_DIR); with its live file and a reader at 10 Hz
+#  (bench/liveread, what popmon run's sampler does at 4 Hz). And the memory
+#  the live file takes.
+set -euo pipefail
+bin=${1:-bin/popmon}
+out=build/bench
+mkdir -p "$out"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+rounds=${ROUNDS:-7}
+n=20000000
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+go=$(command -v go || echo /usr/local/go/bin/go)
+"$go" build -o "$out/liveread" ./bench/liveread
+
+echo
+echo "## Live files: cost per MPI call"
+echo
+echo "Produced by \`scripts/bench-live.sh $bin\` (part of \`make bench\`), on the same machine and day."
+echo "\`MPI_Comm_rank\` on 1 rank (bench/mpicall.c, 20 M calls: two state changes each), $rounds rounds alternating"
+echo "between the rows, medians. The baseline is the same library built without the live file's sequence word"
+echo "(\`-DPOPMON_NO_LIVE_SEQ\`: the hot path before live files). Budget: ≤ 2 ns added per call, with or without a"
+echo "reader."
+echo
+for mpi in openmpi mpich; do
+	command -v "mpicc.$mpi" >/dev/null || continue
+	"mpicc.$mpi" -O2 -o "$out/mpicall-$mpi" bench/mpicall.c
+	lib=$("$bin" build --mpicc "mpicc.$mpi")
+	src="$out/shim-noseq-$mpi"
+	rm -rf "$src" && mkdir -p "$src" && cp shim/*.c shim/*.h "$src"/
+	(cd "$src" && "mpicc.$mpi" -std=c11 -O2 -fPIC -shared -Wall -Wextra -fvisibility=default -D_GNU_SOURCE \
+		-DPOPMON_NO_LIVE_SEQ -I. -o libpopmon-noseq.so ./*.c -ldl -lpthread)
+	base="$src/libpopmon-noseq.so"
+	launch=("mpirun.$mpi" -np 1)
+	# Node-local memory, as under popmon run.
+	livedir="$out/live-$mpi"; [ -d /dev/shm ] && livedir="/dev/shm/popmon-bench-$mpi-$$"
+	rows=(base lib live reader)
+	for r in "${rows[@]}"; do : > "$out/live-$r-$mpi.txt"; done
+	for _ in $(seq "$rounds"); do
+		for r in "${rows[@]}"; do
+			rm -rf "$livedir" && mkdir -m 700 "$livedir"
+			rp=""
+			if [ "$r" = reader ]; then
+				"$out/liveread" "$livedir" 10 & rp=$!
+			fi
+			case $r in
+			base) POPMON_OUTPUT=/dev/null POPMON_QUIET=1 LD_PRELOAD="$base" "${launch[@]}" "$out/mpicall-$mpi" $n ;;
+			lib) POPMON_OUTPUT=/dev/null POPMON_QUIET=1 LD_PRELOAD="$lib" "${launch[@]}" "$out/mpicall-$mpi" $n ;;
+			*) POPMON_LIVE_DIR="$(realpath "$livedir")" POPMON_OUTPUT=/dev/null POPMON_QUIET=1 LD_PRELOAD="$lib" "${launch[@]}" "$out/mpicall-$mpi" $n ;;
+			esac 2>/dev/null | grep ^comm_rank_ns | awk '{print $2}' >> "$out/live-$r-$mpi.txt"
+			if [ -n "$rp" ]; then kill "$rp"; wait "$rp" 2>/dev/null || true; fi
+			if [ "$r" = live ]; then
+				f=$(ls "$livedir"/*.live 2>/dev/null | head -1)
+				[ -n "$f" ] && du -k "$f" | awk '{print $1}' > "$out/live-kib-$mpi.txt"
+				[ -n "$f" ] && stat -c %s "$f" > "$out/live-size-$mpi.txt"
+			fi
+		done
+	done
+	echo "**$mpi**"
+	echo
+	echo "| library | ns/call | added ns/call | ratio |"
+	echo "|---|---:|---:|---:|"
+	b=$(median < "$out/live-base-$mpi.txt")
+	for r in "${rows[@]}"; do
+		v=$(median < "$out/live-$r-$mpi.txt")
+		case $r in
+		base) label="libpopmon without the sequence word (baseline)" ;;
+		lib) label="libpopmon, no live file" ;;
+		live) label="libpopmon with its live file in ${livedir%/*}" ;;
+		reader) label="with its live file and a reader at 10 Hz" ;;
+		esac
+		awk -v l="$label" -v v="$v" -v b="$b" 'BEGIN {printf "| %s | %.1f | %+.1f | %.2f× |\n", l, v, v-b, v/b}'
+	done
+	echo
+	if [ -s "$out/live-kib-$mpi.txt" ]; then
+		echo "Memory of the live file of this 1-thread process: $(cat "$out/live-kib-$mpi.txt") KiB used of a sparse file of"
+		echo "$(awk '{printf "%.0f", $1/1048576}' "$out/live-size-$mpi.txt") MiB (header, one thread record, the Global region, the function names)."
+		echo
+	fi
+	rm -rf "$livedir"
+done
