@@ -5,7 +5,7 @@
 #
 # openmpi uses mpicc.openmpi/mpif90.openmpi, mpich uses mpicc.mpich/mpif90.mpich;
 # without the second argument: $MPICC/$MPIFC if set, else mpicc/mpif90.
-# Produces in OUTDIR: balanced imbalance ending pipeline regions misuse serial talp_regions
+# Produces in OUTDIR: balanced imbalance ending two_phase pipeline regions misuse serial talp_regions
 # imbalance_f regions_f (skipped with a warning when no Fortran compiler wrapper exists)
 # and libdlb.so (the DLB stand-in talp_regions links against, found through
 # an rpath to OUTDIR, so nothing needs LD_LIBRARY_PATH).
@@ -54,7 +54,7 @@ run "$CC" $CFLAGS -fPIC -shared -Wl,-soname,libdlb.so -o "$out/libdlb.so" "$here
 run "$CC" $CFLAGS -I"$here/dlbstub" -o "$out/talp_regions" "$here/talp_regions.c" \
 	-L"$out" -Wl,-rpath,"$out" -ldlb
 
-for p in balanced imbalance ending pipeline regions misuse serial finalize_skew region_names weighted; do
+for p in balanced imbalance ending two_phase pipeline regions misuse serial finalize_skew region_names weighted; do
 	run "$CC" $CFLAGS -I"$shim" -o "$out/$p" "$here/$p.c"
 done
 for p in thread_multiple thread_churn; do

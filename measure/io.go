@@ -225,6 +225,9 @@ func Write(w io.Writer, m *Measurement) error {
 	if c.Partial != nil {
 		e.key("partial", c.Partial, true)
 	}
+	if c.Series != nil {
+		e.key("series", c.Series, true)
+	}
 	if c.Interception != nil {
 		e.key("interception", c.Interception, true)
 	}

@@ -76,6 +76,10 @@ type Measurement struct {
 	// Incomplete says which processes of the job the measurement lacks and
 	// why (version 2); nil when it covers every process.
 	Incomplete *Incomplete `json:"incomplete,omitempty"`
+	// Series holds the run's efficiencies over time: per region, the
+	// accounts of every process in each interval (popmon run samples the
+	// processes' live files); nil when not sampled.
+	Series *Series `json:"series,omitempty"`
 	// Partial is set when the job ended before every process reached
 	// MPI_Finalize (killed, crashed, aborted, exited): the measurement was
 	// assembled from the processes' live files up to Partial.CutNS, and the
@@ -480,4 +484,28 @@ func (p *Partial) Sentence() string {
 		fmt.Fprintf(&b, "; all %d ranks", p.Ranks)
 	}
 	return b.String()
+}
+
+// Series is a run's accounts over time.
+type Series struct {
+	// IntervalNS is the sampling interval (the last interval of a run is
+	// shorter; long runs double it so that a run keeps at most 3600).
+	IntervalNS int64 `json:"interval_ns"`
+	// Regions are the sampled regions, Global first.
+	Regions []SeriesRegion `json:"regions"`
+}
+
+// SeriesRegion is one region's intervals.
+type SeriesRegion struct {
+	Name      string           `json:"name"`
+	Intervals []SeriesInterval `json:"intervals"`
+}
+
+// SeriesInterval is the accounts of every process that was in the region
+// during one interval: the same fields as a region's (visits is 1 when the
+// process spent time in it), for that interval only.
+type SeriesInterval struct {
+	// StartNS is the interval's start, ns after the earliest MPI_Init.
+	StartNS   int64             `json:"start_ns"`
+	Processes []ProcessAccounts `json:"processes"`
 }

@@ -87,6 +87,8 @@ func partialFromSampler(s *live.Sampler, info liveInfo, hint, by, dir string) (s
 	if err != nil {
 		return "", nil, err
 	}
+	final, order := live.FinalOf(m)
+	m.Series = s.Series(final, s.T0(), order)
 	path := filepath.Join(dir, "partial.json")
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -213,4 +215,32 @@ func launcherKind(scan *binscan.Result) string {
 		return measure.LauncherMPICH
 	}
 	return measure.LauncherNone
+}
+
+// addSeries adds the time series the sampler took to the measurement file
+// at path (rank 0's, of a job that finished), rewriting it in place.
+func addSeries(s *live.Sampler, path string) error {
+	m, err := measure.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	final, order := live.FinalOf(m)
+	if m.Series = s.Series(final, s.T0(), order); m.Series == nil {
+		return nil
+	}
+	tmp := path + ".series"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := measure.Write(f, m); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/popmon/popmon/internal/report"
 	"github.com/popmon/popmon/internal/runs"
+	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 )
 
@@ -37,9 +38,10 @@ check them (docs/cli.md); an unusable file is exit 3.`
 var formats = report.Formats()
 
 type reportOptions struct {
-	region string
-	model  string
-	input  inputOptions
+	region   string
+	model    string
+	input    inputOptions
+	overTime bool // per-interval efficiencies (report --over-time)
 }
 
 func checkFormat(f string, allowNone bool) error {
@@ -62,6 +64,7 @@ func reportCmd(env *Env, args []string) error {
 	output := fs.String("o", "", "write to this file instead of stdout (refused when it exists, unless --force)")
 	force := fs.Bool("force", false, "with -o: replace an existing file (atomically)")
 	skipBad := fs.Bool("skip-bad", false, "for a trace: skip malformed lines (with a warning) instead of refusing the trace")
+	overTime := fs.Bool("over-time", false, "the region's efficiencies in each interval of the run (text or csv; Global unless --region)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -78,7 +81,13 @@ func reportCmd(env *Env, args []string) error {
 	if *force && *output == "" {
 		return fail(ExitUsage, "--force needs -o FILE")
 	}
-	opts := reportOptions{region: *region, model: *model, input: inputOptions{skipBad: *skipBad}}
+	opts := reportOptions{region: *region, model: *model, input: inputOptions{skipBad: *skipBad}, overTime: *overTime}
+	if *overTime && *format != "text" && *format != "csv" {
+		return fail(ExitUsage, "--over-time prints text or csv, not %s", *format)
+	}
+	if *overTime && *model == pop.AllModels {
+		return fail(ExitUsage, "--over-time shows one model: choose it with --model")
+	}
 	if *output == "" {
 		return renderFile(env, env.Stdout, fs.Arg(0), *format, opts)
 	}
@@ -132,6 +141,19 @@ func renderFile(env *Env, w io.Writer, path, format string, opts reportOptions) 
 		if region, err = runs.MatchRegion(m.RegionNames(), region, "in "+path); err != nil {
 			return fail(ExitUsage, "%v", err)
 		}
+	}
+	if opts.overTime {
+		if region == "" {
+			region = measure.GlobalRegion
+		}
+		ivs, err := report.OverTime(m, models[0], region)
+		if err != nil {
+			return fail(ExitInput, "%s: %v", path, err)
+		}
+		if err := report.RenderOverTime(w, format, region, ivs, m.Series.IntervalNS); err != nil {
+			return fail(ExitUsage, "%v", err)
+		}
+		return nil
 	}
 	reps := make([]*pop.Report, 0, len(models))
 	for _, model := range models {

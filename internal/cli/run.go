@@ -141,6 +141,16 @@ func runCmd(env *Env, args []string) error {
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "popmon: %v\n", err)
 	}
+	if nmpi := countMPI(sess.files); nmpi == 1 && sampler != nil {
+		// The job finished: its file gets the time series popmon sampled.
+		for _, f := range sess.files {
+			if f.mpi {
+				if err := addSeries(sampler, f.path); err != nil {
+					fmt.Fprintf(env.Stderr, "popmon: no time series in the measurement: %v\n", err)
+				}
+			}
+		}
+	}
 	if len(sess.files) == 0 && sampler != nil {
 		// No process wrote a measurement: assemble what the live files
 		// hold, if the job got as far as measuring anything.
@@ -190,4 +200,14 @@ func runCmd(env *Env, args []string) error {
 		}
 	}
 	return st.result()
+}
+
+func countMPI(files []sessionFile) int {
+	n := 0
+	for _, f := range files {
+		if f.mpi {
+			n++
+		}
+	}
+	return n
 }

@@ -33,6 +33,9 @@ type Sampler struct {
 	stop  chan struct{}
 	done  chan struct{}
 	k     int64 // instants sampled
+	// perInterval instants make one interval of the time series, stride
+	// times that once a run is long (series.go).
+	perInterval, stride int64
 }
 
 type tracked struct {
@@ -40,6 +43,7 @@ type tracked struct {
 	final   *Snapshot           // the latest read, alive or not
 	samples map[int64]*Snapshot // by instant, while alive
 	alive   bool
+	bounds  []boundary // the time series' interval ends (series.go)
 }
 
 // NewSampler returns a sampler of the live files in dir; Start starts it.
@@ -47,7 +51,8 @@ func NewSampler(dir string, every time.Duration) *Sampler {
 	if every <= 0 {
 		every = DefaultInterval
 	}
-	return &Sampler{dir: dir, every: every, procs: map[string]*tracked{}}
+	per := (DefaultSeriesInterval + int64(every)/2) / int64(every)
+	return &Sampler{dir: dir, every: every, procs: map[string]*tracked{}, perInterval: max(per, 1), stride: 1}
 }
 
 // Start samples in the background until Stop.
@@ -114,6 +119,9 @@ func (s *Sampler) Sample() {
 		if p.alive && snap.State < Finalized {
 			p.samples[k] = snap
 			delete(p.samples, k-keepSamples)
+			if snap.InitTick != 0 {
+				s.noteBoundary(p, k, snap)
+			}
 		}
 	}
 }

@@ -1,0 +1,153 @@
+package report
+
+import (
+	"bufio"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/popmon/popmon/internal/safetext"
+	"github.com/popmon/popmon/measure"
+	"github.com/popmon/popmon/pop"
+)
+
+// overTimeColumns are the efficiencies shown per interval: the POP tree's
+// top, the MPI branch and, when measured, the OpenMP one.
+var overTimeColumns = []struct{ id, head string }{
+	{"parallel_efficiency", "PE"},
+	{"mpi_parallel_efficiency", "MPI PE"},
+	{"mpi_communication_efficiency", "CommE"},
+	{"mpi_load_balance", "LB"},
+	{"mpi_load_balance_in", "LB in"},
+	{"mpi_load_balance_out", "LB out"},
+	{"omp_parallel_efficiency", "OMP PE"},
+}
+
+// Interval is one interval's efficiencies of a region.
+type Interval struct {
+	StartS, ElapsedS float64
+	Values           map[string]float64 // by metric id; absent when not measured
+}
+
+// OverTime computes region's efficiencies in each interval of m's time
+// series under model: each interval is reported as if it were a run of
+// its own (the accounts of every process in it).
+func OverTime(m *measure.Measurement, model pop.Model, region string) ([]Interval, error) {
+	if m.Series == nil {
+		return nil, fmt.Errorf("the measurement has no time series: measure with popmon run (which samples the processes every %s)", "second")
+	}
+	var sr *measure.SeriesRegion
+	for i := range m.Series.Regions {
+		if m.Series.Regions[i].Name == region {
+			sr = &m.Series.Regions[i]
+		}
+	}
+	if sr == nil {
+		return nil, fmt.Errorf("region %q has no time series", region)
+	}
+	var out []Interval
+	for _, iv := range sr.Intervals {
+		c := *m
+		c.Series, c.Partial, c.Incomplete = nil, nil, nil
+		c.Regions = []measure.Region{{Name: region, Processes: iv.Processes}}
+		rep, err := pop.Compute(&c, model)
+		if err != nil {
+			return nil, fmt.Errorf("interval at %.2f s: %w", float64(iv.StartNS)/1e9, err)
+		}
+		rr, ok := rep.Region(region)
+		if !ok {
+			continue
+		}
+		var el int64
+		for _, p := range iv.Processes {
+			el = max(el, p.ElapsedNS)
+		}
+		in := Interval{StartS: float64(iv.StartNS) / 1e9, ElapsedS: float64(el) / 1e9, Values: map[string]float64{}}
+		for _, col := range overTimeColumns {
+			if v, ok := rr.Value(col.id); ok {
+				in.Values[col.id] = v
+			}
+		}
+		out = append(out, in)
+	}
+	return out, nil
+}
+
+// RenderOverTime writes region's intervals as a text table (one row per
+// interval, a column per efficiency any interval has) or as CSV.
+func RenderOverTime(w io.Writer, format, region string, ivs []Interval, intervalNS int64) error {
+	var cols []int
+	for i, col := range overTimeColumns {
+		for _, iv := range ivs {
+			if _, ok := iv.Values[col.id]; ok {
+				cols = append(cols, i)
+				break
+			}
+		}
+	}
+	switch format {
+	case "csv":
+		cw := csv.NewWriter(w)
+		head := []string{"region", "start_s", "elapsed_s"}
+		for _, c := range cols {
+			head = append(head, overTimeColumns[c].id)
+		}
+		cw.Write(head)
+		for _, iv := range ivs {
+			row := []string{safetext.CSVCell(region), strconv.FormatFloat(iv.StartS, 'f', 3, 64), strconv.FormatFloat(iv.ElapsedS, 'f', 3, 64)}
+			for _, c := range cols {
+				if v, ok := iv.Values[overTimeColumns[c].id]; ok {
+					row = append(row, strconv.FormatFloat(v, 'f', 4, 64))
+				} else {
+					row = append(row, "")
+				}
+			}
+			cw.Write(row)
+		}
+		cw.Flush()
+		return cw.Error()
+	case "text":
+		b := bufio.NewWriter(w)
+		fmt.Fprintf(b, "### %s over time (intervals of %s)\n", safetext.Text(region), humanSeconds(float64(intervalNS)/1e9))
+		fmt.Fprintf(b, "%9s %9s", "start", "elapsed")
+		for _, c := range cols {
+			fmt.Fprintf(b, " %7s", overTimeColumns[c].head)
+		}
+		fmt.Fprintln(b, "  PE")
+		for _, iv := range ivs {
+			fmt.Fprintf(b, "%8.2fs %8.2fs", iv.StartS, iv.ElapsedS)
+			for _, c := range cols {
+				if v, ok := iv.Values[overTimeColumns[c].id]; ok {
+					fmt.Fprintf(b, " %7.2f", v)
+				} else {
+					fmt.Fprintf(b, " %7s", "-")
+				}
+			}
+			fmt.Fprintf(b, "  %s\n", bar(iv.Values["parallel_efficiency"], 20))
+		}
+		return b.Flush()
+	}
+	return fmt.Errorf("--over-time prints text or csv, not %s", format)
+}
+
+// bar draws v (0…1) as a bar of width cells.
+func bar(v float64, width int) string {
+	n := int(v*float64(width) + 0.5)
+	n = min(max(n, 0), width)
+	out := make([]rune, width)
+	for i := range out {
+		out[i] = '·'
+		if i < n {
+			out[i] = '█'
+		}
+	}
+	return string(out)
+}
+
+func humanSeconds(s float64) string {
+	if s >= 1 && s == float64(int64(s)) {
+		return strconv.FormatInt(int64(s), 10) + " s"
+	}
+	return strconv.FormatFloat(s, 'g', 3, 64) + " s"
+}
