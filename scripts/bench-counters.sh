@@ -44,11 +44,7 @@ for mpi in openmpi mpich; do
 	"mpicc.$mpi" -O2 -o "$out/mpicall-$mpi" bench/mpicall.c
 	lib=$("$bin" build --mpicc "mpicc.$mpi")
 	# The baseline: the embedded sources, built like popmon builds them, without counters.
-	src="$out/shim-nocounters-$mpi"
-	rm -rf "$src" && mkdir -p "$src" && cp shim/*.c shim/*.h "$src"/
-	(cd "$src" && "mpicc.$mpi" -std=c11 -O2 -fPIC -shared -Wall -Wextra -fvisibility=default -D_GNU_SOURCE \
-		-DPOPMON_NO_COUNTERS -I. -o libpopmon-nocounters.so ./*.c -ldl -lpthread)
-	base="$src/libpopmon-nocounters.so"
+	base=$(scripts/shim-variant.sh "$mpi" -DPOPMON_NO_COUNTERS "$out/shim-nocounters-$mpi")
 	launch=("mpirun.$mpi" -np 1)
 	# What auto finds here decides the counter rows.
 	rm -f "$out/auto-$mpi.json"

@@ -33,11 +33,7 @@ for mpi in openmpi mpich; do
 	command -v "mpicc.$mpi" >/dev/null || continue
 	"mpicc.$mpi" -O2 -o "$out/mpicall-$mpi" bench/mpicall.c
 	lib=$("$bin" build --mpicc "mpicc.$mpi")
-	src="$out/shim-noseq-$mpi"
-	rm -rf "$src" && mkdir -p "$src" && cp shim/*.c shim/*.h "$src"/
-	(cd "$src" && "mpicc.$mpi" -std=c11 -O2 -fPIC -shared -Wall -Wextra -fvisibility=default -D_GNU_SOURCE \
-		-DPOPMON_NO_LIVE_SEQ -I. -o libpopmon-noseq.so ./*.c -ldl -lpthread)
-	base="$src/libpopmon-noseq.so"
+	base=$(scripts/shim-variant.sh "$mpi" -DPOPMON_NO_LIVE_SEQ "$out/shim-noseq-$mpi")
 	launch=("mpirun.$mpi" -np 1)
 	# Node-local memory, as under popmon run.
 	livedir="$out/live-$mpi"; [ -d /dev/shm ] && livedir="/dev/shm/popmon-bench-$mpi-$$"

@@ -111,21 +111,7 @@ func signalHint(st jobStatus) string {
 	if sig == 0 {
 		return ""
 	}
-	return "SIG" + unixSignalName(sig) + " sent to popmon run"
-}
-
-func unixSignalName(sig syscall.Signal) string {
-	switch sig {
-	case syscall.SIGTERM:
-		return "TERM"
-	case syscall.SIGINT:
-		return "INT"
-	case syscall.SIGHUP:
-		return "HUP"
-	case syscall.SIGQUIT:
-		return "QUIT"
-	}
-	return sig.String()
+	return live.SignalName(int(sig)) + " sent to popmon run"
 }
 
 const recoverHelp = `Assembles the measurement of a job whose popmon run was itself killed,

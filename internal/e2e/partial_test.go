@@ -31,54 +31,55 @@ func partialRanks(impl mpiImpl) int {
 
 const partialK = 50 // ms: rank r works (r+1)*K per iteration
 
-// pids returns the processes named comm whose ancestors include root.
-func pids(comm string, root int) []int {
+// ppid returns the parent of process pid, or 0.
+func ppid(pid int) int {
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(st)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 2 {
+		return 0
+	}
+	p, _ := strconv.Atoi(f[1])
+	return p
+}
+
+// processes returns every process id of the machine.
+func processes() []int {
 	var out []int
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
-		if err != nil || strings.TrimSpace(string(b)) != comm {
-			continue
-		}
-		for p := pid; p > 1; {
-			if p == root {
-				out = append(out, pid)
-				break
-			}
-			st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
-			if err != nil {
-				break
-			}
-			s := string(st)
-			f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-			if len(f) < 2 {
-				break
-			}
-			p, _ = strconv.Atoi(f[1])
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			out = append(out, pid)
 		}
 	}
 	return out
 }
 
-// childOf returns a child process of ppid, or 0.
-func childOf(ppid int) int {
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
+// pids returns the processes named comm whose ancestors include root.
+func pids(comm string, root int) []int {
+	var out []int
+	for _, pid := range processes() {
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
+		if err != nil || strings.TrimSpace(string(b)) != comm {
 			continue
 		}
-		st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
+		for p := pid; p > 1; p = ppid(p) {
+			if p == root {
+				out = append(out, pid)
+				break
+			}
 		}
-		s := string(st)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) > 1 && f[1] == strconv.Itoa(ppid) {
+	}
+	return out
+}
+
+// childOf returns a child process of parent, or 0.
+func childOf(parent int) int {
+	for _, pid := range processes() {
+		if ppid(pid) == parent {
 			return pid
 		}
 	}
@@ -188,14 +189,22 @@ func checkPartial(t *testing.T, file string, np int, reason string, at time.Dura
 	return m
 }
 
+// midRun starts the imbalance demo (200 iterations) under popmon run and
+// returns when it has run 2.5 s: the job size, the run, and how long its
+// ranks have been running.
+func midRun(t *testing.T, impl mpiImpl) (int, *started, time.Duration) {
+	t.Helper()
+	np := partialRanks(impl)
+	s := startPartial(t, impl, np, nil, "imbalance", fmt.Sprint(partialK), "200")
+	time.Sleep(2500 * time.Millisecond)
+	return np, s, time.Since(s.seen)
+}
+
 // TestPartialKilledRanks: SIGKILL of every rank mid-run.
 func TestPartialKilledRanks(t *testing.T) {
 	for _, impl := range impls(t) {
 		t.Run(impl.name, func(t *testing.T) {
-			np := partialRanks(impl)
-			s := startPartial(t, impl, np, nil, "imbalance", fmt.Sprint(partialK), "200")
-			time.Sleep(2500 * time.Millisecond)
-			at := time.Since(s.seen)
+			np, s, at := midRun(t, impl)
 			for _, pid := range s.ranks {
 				syscall.Kill(pid, syscall.SIGKILL)
 			}
@@ -216,10 +225,7 @@ func TestPartialKilledRanks(t *testing.T) {
 func TestPartialTerminatedLauncher(t *testing.T) {
 	for _, impl := range impls(t) {
 		t.Run(impl.name, func(t *testing.T) {
-			np := partialRanks(impl)
-			s := startPartial(t, impl, np, nil, "imbalance", fmt.Sprint(partialK), "200")
-			time.Sleep(2500 * time.Millisecond)
-			at := time.Since(s.seen)
+			np, s, at := midRun(t, impl)
 			launcher := childOf(s.cmd.Process.Pid)
 			if launcher <= 0 {
 				t.Fatal("no launcher under popmon run")
@@ -290,10 +296,7 @@ func TestPartialTimeout(t *testing.T) {
 func TestRecover(t *testing.T) {
 	for _, impl := range impls(t) {
 		t.Run(impl.name, func(t *testing.T) {
-			np := partialRanks(impl)
-			s := startPartial(t, impl, np, nil, "imbalance", fmt.Sprint(partialK), "200")
-			time.Sleep(2500 * time.Millisecond)
-			at := time.Since(s.seen)
+			np, s, at := midRun(t, impl)
 			syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 			for _, pid := range s.ranks { // in their own groups under some launchers
 				syscall.Kill(pid, syscall.SIGKILL)

@@ -266,6 +266,15 @@ var signalNames = map[int]string{
 	int(syscall.SIGXCPU): "SIGXCPU", int(syscall.SIGKILL): "SIGKILL",
 }
 
+// SignalName names signal n: "SIGTERM", or "signal N" for one without a
+// name here.
+func SignalName(n int) string {
+	if s, ok := signalNames[n]; ok {
+		return s
+	}
+	return fmt.Sprintf("signal %d", n)
+}
+
 func signalName(n int) string {
 	if s, ok := signalNames[n]; ok {
 		return fmt.Sprintf("signal %d (%s)", n, s)

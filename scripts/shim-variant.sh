@@ -1,0 +1,11 @@
+#!/bin/bash
+# Builds libpopmon from shim/ with the MPI compiler wrapper of MPI and one
+# extra compiler flag, as popmon builds it, for benchmark baselines; prints
+# the library's path.
+#   scripts/shim-variant.sh openmpi|mpich -DPOPMON_NO_COUNTERS OUTDIR
+set -euo pipefail
+mpi=$1 flag=$2 dir=$3
+rm -rf "$dir" && mkdir -p "$dir" && cp shim/*.c shim/*.h "$dir"/
+(cd "$dir" && "mpicc.$mpi" -std=c11 -O2 -fPIC -shared -Wall -Wextra -fvisibility=default -D_GNU_SOURCE \
+	"$flag" -I. -o libpopmon-variant.so ./*.c -ldl -lpthread)
+echo "$dir/libpopmon-variant.so"
