@@ -151,9 +151,10 @@ func runCmd(env *Env, args []string) error {
 			}
 		}
 	}
-	if len(sess.files) == 0 && sampler != nil {
-		// No process wrote a measurement: assemble what the live files
-		// hold, if the job got as far as measuring anything.
+	if sampler != nil {
+		// A job that did not finish (the only one, or the last of a
+		// script): assemble what the live files hold, if it got as far
+		// as measuring anything.
 		if normal, n := sampler.Ended(); n > 0 && !normal {
 			p, m, err := partialFromSampler(sampler, info, signalHint(st), "run", absSession)
 			if err != nil {

@@ -320,3 +320,28 @@ func TestRecover(t *testing.T) {
 		})
 	}
 }
+
+// TestPartialSecondJob: a job script runs a job that finishes, then one
+// that aborts: the first keeps its complete measurement, the second gets a
+// partial one next to it.
+func TestPartialSecondJob(t *testing.T) {
+	impl := impls(t)[0]
+	dir := examples(t, impl)
+	launcher := strings.Join(launch(impl, 2), " ")
+	script := filepath.Join(t.TempDir(), "job.sh")
+	os.WriteFile(script, []byte(fmt.Sprintf("#!/bin/sh\n%s %s/imbalance 50 3\n%s %s/ending 50 100 2 2 10\n",
+		launcher, dir, launcher, dir)), 0o755)
+	out, so, se, code := runPopmon(t, nil, []string{"--mpicc", impl.mpicc}, script)
+	if code == 0 {
+		t.Errorf("exit 0 for a script whose last job aborted\n%s%s", so, se)
+	}
+	first := readChecked(t, out)
+	if first.Partial != nil || first.Version != 1 {
+		t.Errorf("the finished job's file: version %d, partial %+v", first.Version, first.Partial)
+	}
+	second := strings.TrimSuffix(out, ".json") + ".1.json"
+	m := readChecked(t, second)
+	if m.Partial == nil || m.Partial.Reason != measure.PartialAborted || m.Partial.Included != 2 {
+		t.Fatalf("the aborted job's file: partial %+v\n%s", m.Partial, se)
+	}
+}

@@ -158,23 +158,36 @@ func Alive(pid int, startTime uint64) bool {
 	return err == nil && st == startTime
 }
 
-// Ended reports whether every process that left a file has ended normally
-// (finalized or a non-MPI program's own measurement), and how many files
-// there are.
+// Ended reports whether the job ended normally, and how many live files
+// there are: every MPI process (one that passed MPI_Init) finalized; or,
+// without any, every process wrote its own measurement. A helper program
+// that never called MPI does not make an MPI job abnormal.
 func (s *Sampler) Ended() (normal bool, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	normal = true
+	mpi, mpiDone, other, otherDone := 0, 0, 0, 0
 	for _, p := range s.procs {
-		if p.final == nil {
+		f := p.final
+		if f == nil {
 			continue
 		}
 		n++
-		if p.final.State != Finalized && p.final.State != Single {
-			normal = false
+		if f.InitTick != 0 {
+			mpi++
+			if f.State == Finalized {
+				mpiDone++
+			}
+		} else {
+			other++
+			if f.State == Single {
+				otherDone++
+			}
 		}
 	}
-	return normal, n
+	if mpi > 0 {
+		return mpiDone == mpi, n
+	}
+	return otherDone == other, n
 }
 
 // Procs returns the processes to assemble and the partial measurement's
@@ -188,9 +201,19 @@ func (s *Sampler) Ended() (normal bool, n int) {
 func (s *Sampler) Procs(hint string) ([]Proc, measure.Partial, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// The MPI processes; of a command that ran several jobs, the one that
+	// did not finish (a rank of an earlier, finished job is dropped when a
+	// process of the same rank did not finalize).
 	var ps []*tracked
+	unfinished := map[int]bool{}
 	for _, p := range s.procs {
-		if p.final != nil && p.final.Rank >= 0 && p.final.InitTick != 0 {
+		if p.final != nil && p.final.InitTick != 0 && p.final.State != Finalized {
+			unfinished[p.final.Rank] = true
+		}
+	}
+	for _, p := range s.procs {
+		if p.final != nil && p.final.Rank >= 0 && p.final.InitTick != 0 &&
+			!(p.final.State == Finalized && unfinished[p.final.Rank]) {
 			ps = append(ps, p)
 		}
 	}
