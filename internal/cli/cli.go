@@ -76,6 +76,7 @@ func commands() []command {
 		{"run", "run a program (or launcher) under popmon and print its report", runCmd},
 		{"exec", "per-rank form: mpirun -np N popmon exec -- ./app", execCmd},
 		{"recover", "assemble the partial measurement of a job whose popmon run was killed", recoverCmd},
+		{"top", "watch the efficiencies of a job popmon run is measuring on this node", topCmd},
 		{"report", "print the report of a measurement file (text, json, csv, talp-json)", reportCmd},
 		{"import", "convert an Extrae/Paraver trace (.prv, .prv.gz) into a measurement", importCmd},
 		{"scaling", "compare runs on different resources: scaling table (text, csv, json, markdown)", scalingCmd},

@@ -83,7 +83,7 @@ func partialFromSampler(s *live.Sampler, info liveInfo, hint, by, dir string) (s
 		return "", nil, err
 	}
 	p.AssembledBy = by
-	m, err := live.Assemble(procs, live.Job{Command: info.Command, Cwd: info.Cwd, Launcher: info.Launcher, MPILibrary: info.MPILibrary}, p)
+	m, err := live.Assemble(procs, live.Job{Command: info.Command, Cwd: info.Cwd, Launcher: info.Launcher, MPILibrary: info.MPILibrary}, &p)
 	if err != nil {
 		return "", nil, err
 	}

@@ -345,3 +345,48 @@ func TestPartialSecondJob(t *testing.T) {
 		t.Fatalf("the aborted job's file: partial %+v\n%s", m.Partial, se)
 	}
 }
+
+// TestTop: popmon top --once on a running job shows its load balance.
+func TestTop(t *testing.T) {
+	impl := impls(t)[0]
+	np, s, _ := midRun(t, impl)
+	defer func() {
+		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		for _, pid := range s.ranks {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		s.wait(t)
+	}()
+	sessions, _ := filepath.Glob(filepath.Join(filepath.Dir(s.out), ".popmon-session-*"))
+	if len(sessions) != 1 {
+		t.Fatalf("session folders %v", sessions)
+	}
+	start := time.Now()
+	so, se, code := popmon(t, nil, "top", "--once", sessions[0])
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, so, se)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("top took %v, want the frame within 5 s", d)
+	}
+	var global []string
+	for _, line := range strings.Split(so, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == "Global" && global == nil {
+			global = f
+		}
+	}
+	// Global PE CommE LB OMP-PE | PE CommE LB OMP-PE
+	if len(global) < 10 {
+		t.Fatalf("no Global row:\n%s", so)
+	}
+	design := float64(np+1) / float64(2*np)
+	for _, i := range []int{3, 8} { // LB so far, LB now
+		v, err := strconv.ParseFloat(global[i], 64)
+		if err != nil || math.Abs(v-design) > 0.05 {
+			t.Errorf("Global LB %q (column %d), want %.3f ± 0.05\n%s", global[i], i, design, so)
+		}
+	}
+	if !strings.Contains(so, fmt.Sprintf("%d ranks", np)) || !strings.Contains(so, "MPI_Allreduce") {
+		t.Errorf("frame lacks the ranks or the MPI calls:\n%s", so)
+	}
+}

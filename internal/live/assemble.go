@@ -37,9 +37,14 @@ type Job struct {
 
 // Assemble builds the measurement of procs, cut where each Proc says, as
 // the partial measurement p (whose CutNS, Ranks, Included, MissingRanks and
-// Ends it fills). The accounts are the ones libpopmon keeps: an open region
+// Ends it fills), or, with p nil, as the run so far of a job still running
+// (popmon top). The accounts are the ones libpopmon keeps: an open region
 // is closed at the cut, as MPI_Finalize would have closed it.
-func Assemble(procs []Proc, job Job, p measure.Partial) (*measure.Measurement, error) {
+func Assemble(procs []Proc, job Job, pp *measure.Partial) (*measure.Measurement, error) {
+	var p measure.Partial
+	if pp != nil {
+		p = *pp
+	}
 	if len(procs) == 0 {
 		return nil, fmt.Errorf("no process left a live file")
 	}
@@ -60,7 +65,7 @@ func Assemble(procs []Proc, job Job, p measure.Partial) (*measure.Measurement, e
 	first := procs[0].Snap
 	m := &measure.Measurement{
 		Format:    measure.Format,
-		Version:   3,
+		Version:   1,
 		Tool:      measure.Tool{Name: "libpopmon", Version: "assembled by popmon"},
 		Timestamp: time.Unix(0, int64(first.EpochNS)).UTC().Format(time.RFC3339),
 		Command:   first.Command,
@@ -112,7 +117,9 @@ func Assemble(procs []Proc, job Job, p measure.Partial) (*measure.Measurement, e
 	}
 	p.MissingRanks = rankRanges(missing)
 	p.CutNS = max(p.CutNS, 0)
-	m.Partial = &p
+	if pp != nil {
+		m.Version, m.Partial = 3, &p
+	}
 
 	// Regions, in the order the lowest rank created them.
 	var names []string
@@ -202,9 +209,11 @@ func Assemble(procs []Proc, job Job, p measure.Partial) (*measure.Measurement, e
 		}
 		m.MPICalls = append(m.MPICalls, measure.MPICall{Name: fnNames[k], Calls: f.calls, TimeNS: f.ns, MinTimeNS: f.minNS, MaxTimeNS: f.maxNS, MaxRank: f.maxRank})
 	}
-	m.Warnings = []string{p.Sentence()}
+	if m.Partial != nil {
+		m.Warnings = []string{p.Sentence()}
+	}
 	if err := m.Validate(); err != nil {
-		return nil, fmt.Errorf("assembling the partial measurement: %w", err)
+		return nil, fmt.Errorf("assembling the measurement from the live files: %w", err)
 	}
 	return m, nil
 }

@@ -137,7 +137,7 @@ func TestAssemble(t *testing.T) {
 		t.Errorf("why = %q, %q", reason, detail)
 	}
 	m, err := Assemble(procs, Job{Cwd: "/", Launcher: measure.LauncherMPICH, MPILibrary: "MPICH (MPI 4.0)"},
-		measure.Partial{Reason: reason, Detail: detail, AssembledBy: "run"})
+		&measure.Partial{Reason: reason, Detail: detail, AssembledBy: "run"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -218,3 +218,54 @@ func (s *Sampler) T0() int64 {
 	}
 	return t0
 }
+
+// Latest returns the latest snapshot of every process, in rank order.
+func (s *Sampler) Latest() []*Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*Snapshot
+	for _, p := range s.procs {
+		if p.final != nil {
+			out = append(out, p.final)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Rank < out[j].Rank })
+	return out
+}
+
+// Window returns the regions' accounts between two snapshots of the same
+// processes (matched by pid): what happened in that interval. Nil when no
+// process is in both.
+func Window(prev, cur []*Snapshot) []measure.Region {
+	before := map[int]*Snapshot{}
+	for _, s := range prev {
+		before[s.PID] = s
+	}
+	var order []string
+	byName := map[string]*measure.Region{}
+	for _, c := range cur {
+		p := before[c.PID]
+		if p == nil || c.InitTick == 0 || p.InitTick != c.InitTick {
+			continue
+		}
+		a, b := cumulative(p), cumulative(c)
+		for _, r := range c.Regions {
+			d := diff(a[r.Name], b[r.Name])
+			if d.ElapsedNS <= 0 {
+				continue
+			}
+			g := byName[r.Name]
+			if g == nil {
+				g = &measure.Region{Name: r.Name}
+				byName[r.Name] = g
+				order = append(order, r.Name)
+			}
+			g.Processes = append(g.Processes, d)
+		}
+	}
+	var out []measure.Region
+	for _, n := range order {
+		out = append(out, *byName[n])
+	}
+	return out
+}
