@@ -92,9 +92,10 @@ var (
 
 // File is one open live file.
 type File struct {
-	Path string
-	data []byte
-	h    header
+	Path  string
+	data  []byte
+	h     header
+	names []string // the MPI function names, read once
 }
 
 // Open maps the live file at path read-only and checks its header. A file

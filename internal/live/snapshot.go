@@ -120,9 +120,10 @@ func (f *File) Read() (*Snapshot, error) {
 		s.CPUs = 1
 	}
 	s.Tick, s.NS = clockNow(s.ClockTSC)
-	if names := f.data[h.NamesOff : h.NamesOff+h.NamesSize]; len(names) > 0 {
-		s.FnNames = strings.Split(strings.TrimRight(string(names), "\x00"), "\x00")
+	if names := f.data[h.NamesOff : h.NamesOff+h.NamesSize]; len(names) > 0 && f.names == nil {
+		f.names = strings.Split(strings.TrimRight(string(names), "\x00"), "\x00")
 	}
+	s.FnNames = f.names
 	nt := int(f.load32(offNThreads))
 	if nt > int(h.MaxThreads) {
 		nt = int(h.MaxThreads)
