@@ -90,15 +90,7 @@ func partialFromSampler(s *live.Sampler, info liveInfo, hint, by, dir string) (s
 	final, order := live.FinalOf(m)
 	m.Series = s.Series(final, s.T0(), order)
 	path := filepath.Join(dir, "partial.json")
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return "", nil, err
-	}
-	if err := measure.Write(f, m); err != nil {
-		f.Close()
-		return "", nil, err
-	}
-	if err := f.Close(); err != nil {
+	if err := writeMeasurement(path, m); err != nil {
 		return "", nil, err
 	}
 	return path, m, nil
@@ -214,19 +206,19 @@ func addSeries(s *live.Sampler, path string) error {
 	if m.Series = s.Series(final, s.T0(), order); m.Series == nil {
 		return nil
 	}
-	tmp := path + ".series"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	return writeMeasurement(path, m)
+}
+
+// writeMeasurement writes m as path, replacing it atomically (a file of
+// popmon's own session folder).
+func writeMeasurement(path string, m *measure.Measurement) error {
+	out, err := createOutput(path, true)
 	if err != nil {
 		return err
 	}
-	if err := measure.Write(f, m); err != nil {
-		f.Close()
-		os.Remove(tmp)
+	defer out.abort()
+	if err := measure.Write(out, m); err != nil {
 		return err
 	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, path)
+	return out.commit()
 }

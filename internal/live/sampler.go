@@ -298,11 +298,12 @@ func SignalName(n int) string {
 	return fmt.Sprintf("signal %d", n)
 }
 
+// signalName names signal n for a process's end: "signal 11 (SIGSEGV)".
 func signalName(n int) string {
-	if s, ok := signalNames[n]; ok {
-		return fmt.Sprintf("signal %d (%s)", n, s)
+	if _, ok := signalNames[n]; ok {
+		return fmt.Sprintf("signal %d (%s)", n, SignalName(n))
 	}
-	return fmt.Sprintf("signal %d", n)
+	return SignalName(n)
 }
 
 func isFault(n int) bool {

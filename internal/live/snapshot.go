@@ -80,6 +80,14 @@ type Snapshot struct {
 	Regions               []Region
 	FnNames               []string
 	detail                int
+	// memo holds the last at() result: every open region of a snapshot is
+	// closed at the same tick (RegionAt), so the threads are summed once.
+	memo struct {
+		ok  bool
+		now uint64
+		a   Accounts
+		thr []uint64
+	}
 	// Tick and NS are the process's clock and CLOCK_MONOTONIC when the
 	// snapshot was taken.
 	Tick uint64
@@ -274,7 +282,11 @@ func (s *Snapshot) RegionAt(i int, now uint64) Region {
 	if !r.Open {
 		return r
 	}
-	cur, thr := s.at(now)
+	if !s.memo.ok || s.memo.now != now {
+		s.memo.a, s.memo.thr = s.at(now)
+		s.memo.ok, s.memo.now = true, now
+	}
+	cur, thr := s.memo.a, s.memo.thr
 	tot := r.Tot
 	for k := range tot.T {
 		tot.T[k] += sub(r.Snap.T[k], cur.T[k])
