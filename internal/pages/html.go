@@ -17,6 +17,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 td.metric{white-space:nowrap}
 .muted{color:#666;font-size:.9em}.note{background:#fff8e1;border-left:4px solid #f0c040;padding:.4em .8em}
 .chart{margin:.8em 0}.chart svg{max-width:100%;height:auto}
+tr.partial td{background:#fff3f0}.note.partial{border-left-color:#c0392b}
 a{color:#0b5cad}nav{margin-bottom:1em}
 .scale span{display:inline-block;width:3.2em;text-align:center;padding:2px 0;font-size:.85em}
 `
@@ -40,7 +41,7 @@ var indexTmpl = template.Must(template.New("index").Funcs(funcs).Parse(`<!DOCTYP
 {{range .Experiments}}<tr>
 <td><a href="{{.Slug}}/index.html">{{.Name}}</a></td>
 <td class="num">{{.Runs}}</td>
-<td>{{.Time}}</td>
+<td>{{.Time}}{{if .Partial}} <strong>(partial)</strong>{{end}}</td>
 <td>{{.Label}}</td>
 <td><code>{{.Commit}}</code></td>
 <td class="num" data-metric="parallel_efficiency" style="{{.PE.Style}}">{{.PE.Text}}</td>
@@ -60,6 +61,7 @@ var expTmpl = template.Must(template.Must(indexTmpl.Clone()).New("experiment").P
 <h1>{{.Exp.Name}}</h1>
 <p><img src="badge.svg" alt="parallel efficiency of the newest run"></p>
 <p class="muted">{{len .Exp.Runs}} run(s). Newest: {{.Newest.Time}}, {{.Newest.Label}}{{if .Newest.Commit}}, commit <code>{{.Newest.Commit}}</code>{{end}} (<code>{{.Newest.Source}}</code>). Model <code>{{.Model}}</code>.</p>
+{{if .Newest.Partial}}<p class="note partial">The newest run is partial: {{.Newest.Partial}}</p>{{end}}
 <h2>Scaling</h2>
 <p>{{.Mode}} scaling ({{.ModeReason}}). Columns: the newest run of each resource configuration, sorted by CPUs.</p>
 {{range .Regions}}
@@ -76,13 +78,17 @@ var expTmpl = template.Must(template.Must(indexTmpl.Clone()).New("experiment").P
 <h2>Evolution</h2>
 <p class="muted">{{.EvolutionNote}}</p>
 {{range .Regions}}{{if .Charts}}<h3>Region {{.Name}}</h3>{{range .Charts}}<div class="chart">{{.}}</div>{{end}}{{end}}{{end}}
+<h2>Over time (newest run)</h2>
+<p class="muted">Each interval's efficiencies, computed as if the interval were a run of its own: a phase change shows here and is averaged away in the tables above.</p>
+{{range .Regions}}<h3>Region {{.Name}}</h3>{{if .OverTimeNote}}<p class="note">{{.OverTimeNote}}</p>{{end}}{{if .OverTime}}<div class="chart">{{.OverTime}}</div>{{end}}
+{{end}}
 <h2>Per process (newest run)</h2>
 {{range .Regions}}<h3>Region {{.Name}}</h3>{{if .ProcNote}}<p class="note">{{.ProcNote}}</p>{{end}}{{if .ProcChart}}<div class="chart">{{.ProcChart}}</div>{{end}}
 {{end}}
 <h2>Runs</h2>
-<table id="runs"><thead><tr><th>Time</th><th>Configuration</th><th>Commit</th><th>Branch</th><th>Elapsed (s)</th><th>Parallel efficiency</th><th>File</th></tr></thead>
+<table id="runs"><thead><tr><th>Time</th><th>Configuration</th><th>Commit</th><th>Branch</th><th>Elapsed (s)</th><th>Parallel efficiency</th><th>File</th><th>Note</th></tr></thead>
 <tbody>
-{{range .RunRows}}<tr><td>{{.Time}}</td><td>{{.Label}}</td><td><code>{{.Commit}}</code></td><td>{{.Branch}}</td><td class="num">{{.Elapsed}}</td><td class="num" style="{{.PE.Style}}">{{.PE.Text}}</td><td><code>{{.Source}}</code></td></tr>
+{{range .RunRows}}<tr{{if .Partial}} class="partial"{{end}}><td>{{.Time}}</td><td>{{.Label}}</td><td><code>{{.Commit}}</code></td><td>{{.Branch}}</td><td class="num">{{.Elapsed}}</td><td class="num" style="{{.PE.Style}}">{{.PE.Text}}</td><td><code>{{.Source}}</code></td><td>{{if .Partial}}<strong>partial</strong>: {{.Partial}}{{end}}</td></tr>
 {{end}}</tbody></table>
 {{if .MoreRuns}}<p class="muted">… and {{.MoreRuns}} older run(s).</p>{{end}}
 </body></html>
@@ -107,6 +113,7 @@ type indexPage struct {
 type indexRow struct {
 	Name, Slug, Time, Label, Commit string
 	Runs                            int
+	Partial                         bool // the newest run is partial
 	PE                              cell
 }
 
@@ -129,6 +136,10 @@ type regionView struct {
 	Charts    []template.HTML
 	ProcChart template.HTML
 	ProcNote  string
+	// OverTime is the chart of the newest run's time series, or
+	// OverTimeNote says why there is none.
+	OverTime     template.HTML
+	OverTimeNote string
 }
 
 type tableView struct {
@@ -151,7 +162,10 @@ type rowView struct {
 
 type runRow struct {
 	Time, Label, Commit, Branch, Source, Elapsed string
-	PE                                           cell
+	// Partial is why a partial run's measurement was cut (empty for a
+	// complete run).
+	Partial string
+	PE      cell
 }
 
 func render(t *template.Template, data any) ([]byte, error) {

@@ -161,6 +161,7 @@ func buildSite(exps []*Experiment, opts Options) (map[string][]byte, int, error)
 		idx.Experiments = append(idx.Experiments, indexRow{
 			Name: e.Name, Slug: e.Slug, Runs: len(e.Runs), Time: runTime(n), Label: n.Label,
 			Commit: shortCommit(n.Git.Commit), PE: effCell(pe),
+			Partial: n.Measurement != nil && n.Measurement.Partial != nil,
 		})
 		if newest == nil || n.Timestamp.After(newest.Timestamp) {
 			newest = n
@@ -219,6 +220,7 @@ func experimentPage(e *Experiment, opts Options) (*expPage, error) {
 			}
 		}
 		rv.Charts = evolutionCharts(e, rv.Name)
+		rv.OverTime, rv.OverTimeNote = overTimeChart(n, rv.Name, opts.Model)
 		procs, note := processTimes(n, rv.Name)
 		rv.ProcNote = note
 		if len(procs) > 0 {
@@ -335,6 +337,9 @@ func parallelEfficiency(r *runs.Run) float64 {
 func runInfo(r *runs.Run, input string) runRow {
 	row := runRow{Time: runTime(r), Label: r.Label, Commit: shortCommit(r.Git.Commit), Branch: r.Git.Branch,
 		Source: relPath(r.Source, input), PE: effCell(parallelEfficiency(r))}
+	if r.Measurement != nil && r.Measurement.Partial != nil {
+		row.Partial = r.Measurement.Partial.Sentence()
+	}
 	if g, ok := r.Region(runs.GlobalNames[0]); ok {
 		row.Elapsed = FormatValue(pop.IDElapsedS, float64(g.ElapsedNS)/1e9)
 	}

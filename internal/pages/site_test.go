@@ -9,6 +9,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/popmon/popmon/internal/runs"
+	"github.com/popmon/popmon/measure"
+	"github.com/popmon/popmon/pop"
 )
 
 // talpData is the folder of DLB/TALP JSON samples shared by the project.
@@ -350,5 +354,102 @@ func TestRegionsAndProgress(t *testing.T) {
 	}
 	if math.IsNaN(parallelEfficiency(nil)) == false {
 		t.Error("parallelEfficiency(nil) not NaN")
+	}
+}
+
+// twoPhaseRun is a 2-rank run of 4 s with a time series of 1-s intervals:
+// balanced for 2 s (both ranks useful), then rank 0 waits half of each
+// second in MPI (interval LB 0.75). Totals: rank 0 U 3 s M 1 s, rank 1 U 4 s.
+func twoPhaseRun(ts time.Time) *measure.Measurement {
+	m := synthRun(ts, 4, []string{"Global"}, rank{3, 1}, rank{4, 0})
+	sr := measure.SeriesRegion{Name: "Global"}
+	for i := 0; i < 4; i++ {
+		u0, m0 := 1.0, 0.0
+		if i >= 2 {
+			u0, m0 = 0.5, 0.5
+		}
+		sr.Intervals = append(sr.Intervals, measure.SeriesInterval{StartNS: sec(float64(i)), Processes: []measure.ProcessAccounts{
+			{Rank: 0, CPUs: 1, Visits: 1, ElapsedNS: sec(1), UsefulNS: sec(u0), MPINS: sec(m0)},
+			{Rank: 1, CPUs: 1, Visits: 1, ElapsedNS: sec(1), UsefulNS: sec(1)},
+		}})
+	}
+	m.Series = &measure.Series{IntervalNS: sec(1), Regions: []measure.SeriesRegion{sr}}
+	return m
+}
+
+func TestSiteOverTime(t *testing.T) {
+	in, out := t.TempDir(), filepath.Join(t.TempDir(), "site")
+	dir := filepath.Join(in, "phases")
+	writeRun(t, dir, "run-1.json", twoPhaseRun(t0))
+	// A second experiment whose newest run has no series.
+	strongPair(t, filepath.Join(in, "strong"))
+	if _, err := Generate(Options{Input: in, Output: out}); err != nil {
+		t.Fatal(err)
+	}
+	page := readFile(t, filepath.Join(out, "phases", "index.html"))
+	checkPage(t, filepath.Join(out, "phases", "index.html"))
+	sec := page[strings.Index(page, "<h2>Over time (newest run)</h2>"):]
+	sec = sec[:strings.Index(sec, "<h2>Per process")]
+	if !strings.Contains(sec, "Global: efficiencies per 1 s interval") || !strings.Contains(sec, "<polyline") {
+		t.Errorf("no over-time chart:\n%s", sec)
+	}
+	plain := readFile(t, filepath.Join(out, "strong", "index.html"))
+	if !strings.Contains(plain, "The newest run has no time series") {
+		t.Errorf("a run without a series is not explained")
+	}
+
+	r, err := runs.Load(filepath.Join(dir, "run-1.json"), pop.ModelTALP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, end, note := overTimeLines(r, "Global", pop.ModelTALP)
+	if end != 4 || note != "" {
+		t.Errorf("end %v note %q, want 4 and none", end, note)
+	}
+	want := map[string][]float64{"PE": {1, 1, 0.75, 0.75}, "LB": {1, 1, 0.75, 0.75}, "CommE": {1, 1, 1, 1}}
+	for _, l := range lines {
+		w, ok := want[l.Name]
+		if !ok {
+			continue
+		}
+		delete(want, l.Name)
+		if len(l.Points) != len(w) {
+			t.Errorf("%s: %d points, want %d", l.Name, len(l.Points), len(w))
+			continue
+		}
+		for i, p := range l.Points {
+			if math.Abs(p.Y-w[i]) > 1e-9 || math.Abs(p.X-(float64(i)+0.5)) > 1e-9 {
+				t.Errorf("%s point %d = %+v, want (%v, %v)", l.Name, i, p, float64(i)+0.5, w[i])
+			}
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("lines missing: %v", want)
+	}
+}
+
+func TestSitePartialRunMarked(t *testing.T) {
+	in, out := t.TempDir(), filepath.Join(t.TempDir(), "site")
+	m := twoPhaseRun(t0)
+	m.Version = 3
+	m.Partial = &measure.Partial{Reason: measure.PartialKilled, Detail: "2 of 2 processes were killed", CutNS: sec(4),
+		Ranks: 2, Included: 2, AssembledBy: "run",
+		Ends: []measure.ProcessEnd{{Rank: 0, End: "killed", ValidUntilNS: sec(4)}, {Rank: 1, End: "killed", ValidUntilNS: sec(4)}}}
+	writeRun(t, filepath.Join(in, "killed"), "run-1.json", m)
+	if _, err := Generate(Options{Input: in, Output: out}); err != nil {
+		t.Fatal(err)
+	}
+	page := readFile(t, filepath.Join(out, "killed", "index.html"))
+	for _, want := range []string{
+		"The newest run is partial: partial measurement: 2 of 2 processes were killed; measured up to 4.00 s after MPI_Init; all 2 ranks",
+		`<tr class="partial">`,
+		"The run is partial: its last interval ends where the measurement was cut.",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if idx := readFile(t, filepath.Join(out, "index.html")); !strings.Contains(idx, "(partial)") {
+		t.Errorf("index does not mark the partial run")
 	}
 }

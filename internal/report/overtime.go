@@ -12,9 +12,10 @@ import (
 	"github.com/popmon/popmon/pop"
 )
 
-// overTimeColumns are the efficiencies shown per interval: the POP tree's
-// top, the MPI branch and, when measured, the OpenMP one.
-var overTimeColumns = []struct{ id, head string }{
+// OverTimeColumns are the efficiencies shown per interval (by metric id,
+// with a short heading): the POP tree's top, the MPI branch and, when
+// measured, the OpenMP one.
+var OverTimeColumns = []struct{ ID, Head string }{
 	{"parallel_efficiency", "PE"},
 	{"mpi_parallel_efficiency", "MPI PE"},
 	{"mpi_communication_efficiency", "CommE"},
@@ -64,9 +65,9 @@ func OverTime(m *measure.Measurement, model pop.Model, region string) ([]Interva
 			el = max(el, p.ElapsedNS)
 		}
 		in := Interval{StartS: float64(iv.StartNS) / 1e9, ElapsedS: float64(el) / 1e9, Values: map[string]float64{}}
-		for _, col := range overTimeColumns {
-			if v, ok := rr.Value(col.id); ok {
-				in.Values[col.id] = v
+		for _, col := range OverTimeColumns {
+			if v, ok := rr.Value(col.ID); ok {
+				in.Values[col.ID] = v
 			}
 		}
 		out = append(out, in)
@@ -78,9 +79,9 @@ func OverTime(m *measure.Measurement, model pop.Model, region string) ([]Interva
 // interval, a column per efficiency any interval has) or as CSV.
 func RenderOverTime(w io.Writer, format, region string, ivs []Interval, intervalNS int64) error {
 	var cols []int
-	for i, col := range overTimeColumns {
+	for i, col := range OverTimeColumns {
 		for _, iv := range ivs {
-			if _, ok := iv.Values[col.id]; ok {
+			if _, ok := iv.Values[col.ID]; ok {
 				cols = append(cols, i)
 				break
 			}
@@ -91,13 +92,13 @@ func RenderOverTime(w io.Writer, format, region string, ivs []Interval, interval
 		cw := csv.NewWriter(w)
 		head := []string{"region", "start_s", "elapsed_s"}
 		for _, c := range cols {
-			head = append(head, overTimeColumns[c].id)
+			head = append(head, OverTimeColumns[c].ID)
 		}
 		cw.Write(head)
 		for _, iv := range ivs {
 			row := []string{safetext.CSVCell(region), strconv.FormatFloat(iv.StartS, 'f', 3, 64), strconv.FormatFloat(iv.ElapsedS, 'f', 3, 64)}
 			for _, c := range cols {
-				if v, ok := iv.Values[overTimeColumns[c].id]; ok {
+				if v, ok := iv.Values[OverTimeColumns[c].ID]; ok {
 					row = append(row, strconv.FormatFloat(v, 'f', 4, 64))
 				} else {
 					row = append(row, "")
@@ -112,13 +113,13 @@ func RenderOverTime(w io.Writer, format, region string, ivs []Interval, interval
 		fmt.Fprintf(b, "### %s over time (intervals of %s)\n", safetext.Text(region), humanSeconds(float64(intervalNS)/1e9))
 		fmt.Fprintf(b, "%9s %9s", "start", "elapsed")
 		for _, c := range cols {
-			fmt.Fprintf(b, " %7s", overTimeColumns[c].head)
+			fmt.Fprintf(b, " %7s", OverTimeColumns[c].Head)
 		}
 		fmt.Fprintln(b, "  PE")
 		for _, iv := range ivs {
 			fmt.Fprintf(b, "%8.2fs %8.2fs", iv.StartS, iv.ElapsedS)
 			for _, c := range cols {
-				if v, ok := iv.Values[overTimeColumns[c].id]; ok {
+				if v, ok := iv.Values[OverTimeColumns[c].ID]; ok {
 					fmt.Fprintf(b, " %7.2f", v)
 				} else {
 					fmt.Fprintf(b, " %7s", "-")
