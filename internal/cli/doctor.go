@@ -86,6 +86,7 @@ func doctorCmd(env *Env, args []string) error {
 		add(check{ok: true, what: "Fortran compiler", detail: "none (only needed to build Fortran programs)"})
 	}
 	add(clockCheck())
+	add(liveCheck())
 	add(countersCheck())
 	add(omptCheck())
 	if os.Geteuid() == 0 {
@@ -128,6 +129,42 @@ func cacheCheck() check {
 	}
 	return check{ok: true, what: "library cache",
 		detail: loc.Dir + " (private: only you and root can write it and the folders above it; from " + loc.From + ")"}
+}
+
+// liveCheck reports where popmon run keeps the live files (each process's
+// accounts while it runs, what a killed job's measurement is assembled
+// from) and whether that place suits them.
+func liveCheck() check {
+	const what = "live files"
+	kind, free, err := fsInfo(liveBase)
+	switch {
+	case err != nil:
+		return check{ok: true, warn: true, what: what, detail: fmt.Sprintf("%s is missing (%v): popmon run keeps them in its session folder, next to the output", liveBase, err),
+			fix: "put the output (-o) on a node-local disk; on a network file system a killed job's measurement is lost"}
+	case kind != "tmpfs" && kind != "ramfs":
+		if kind == "" {
+			kind = "an unknown file system"
+		}
+		return check{ok: true, warn: true, what: what, detail: fmt.Sprintf("%s is %s, not node-local memory", liveBase, kind)}
+	case free < 64<<20:
+		return check{ok: true, warn: true, what: what, detail: fmt.Sprintf("%s has %s free: each measured process needs about 40 KiB plus 10 KiB per thread; a process that finds no room is measured without a live file (and lost if killed)", liveBase, humanBytes(free)),
+			fix: "free space in " + liveBase + " (containers: --shm-size)"}
+	}
+	return check{ok: true, what: what, detail: fmt.Sprintf("%s (%s, %s free): a job killed before MPI_Finalize keeps its measurement", liveBase, kind, humanBytes(free))}
+}
+
+// humanBytes writes n bytes in binary units: "12.0 GiB".
+func humanBytes(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := uint64(unit), 0
+	for m := n / unit; m >= unit && exp < 4; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
 }
 
 func firstLineOf(s string) string {

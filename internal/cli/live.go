@@ -43,6 +43,9 @@ func makeLiveDir(session string) (string, error) {
 			return d, nil
 		}
 	}
+	if kind, _, err := fsInfo(session); err == nil && sharedFS[kind] {
+		return "", fmt.Errorf("no private folder in %s, and the session folder is on %s (a network file system, where every store of the measured processes could wait for the network)", liveBase, kind)
+	}
 	d := filepath.Join(session, "live")
 	if err := os.Mkdir(d, 0o700); err != nil {
 		return "", fmt.Errorf("cannot create a live folder: %w", err)
