@@ -86,6 +86,20 @@ void popmon_ompt_probe(void);  /* start-up: lets the OpenMP runtime initialise O
  * why not. Returns 0 when the program uses no OpenMP runtime. */
 int popmon_openmp_info(const char **runtime, int *ompt, const char **reason, int *max_threads);
 /* Per-construct profile rows for output: returns the number of rows. */
+/* One OpenMP parallel construct's profile, keyed by its code address; the
+ * table (POPMON_OMP_CONSTRUCTS slots) lives in the live file when there is
+ * one. module and address (the construct's address in module's ELF file)
+ * are filled once, when the construct is first seen. Times in ticks. */
+enum { POPMON_OMP_CONSTRUCTS = 1024, POPMON_OMP_MODULE = 512 };
+struct popmon_construct {
+	const void *codeptr; /* 0 = empty slot */
+	uint64_t executions, threads, wall, useful, imbalance, sync, limited, mgmt;
+	uint64_t address;
+	char module[POPMON_OMP_MODULE];
+};
+/* Moves the construct table to mem (POPMON_OMP_CONSTRUCTS slots, zeroed or
+ * already holding the table), before any parallel region. */
+void popmon_omp_place_table(struct popmon_construct *mem);
 struct popmon_omp_row {
 	char module[512];
 	uint64_t address;

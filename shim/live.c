@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "counters.h"
 #include "live.h"
 
 struct popmon_live_header *popmon_live;
@@ -55,6 +56,8 @@ static int dir_ok(const char *dir)
 		return 0;
 	return (st.st_mode & 0022) == 0;
 }
+
+static void publish_counters(struct popmon_live_header *h);
 
 static uint64_t proc_start_time(void)
 {
@@ -126,6 +129,20 @@ static void fill_layout(struct popmon_live_header *h)
 	h->ac_prim_mpi = offsetof(struct popmon_accounts, prim_mpi);
 	h->ac_thr_useful_max = offsetof(struct popmon_accounts, thr_useful_max);
 	h->ac_ctr = offsetof(struct popmon_accounts, ctr);
+	h->omp_size = (uint32_t)sizeof(struct popmon_construct);
+	h->omp_max = POPMON_OMP_CONSTRUCTS;
+	h->om_codeptr = offsetof(struct popmon_construct, codeptr);
+	h->om_executions = offsetof(struct popmon_construct, executions);
+	h->om_threads = offsetof(struct popmon_construct, threads);
+	h->om_wall = offsetof(struct popmon_construct, wall);
+	h->om_useful = offsetof(struct popmon_construct, useful);
+	h->om_imbalance = offsetof(struct popmon_construct, imbalance);
+	h->om_sync = offsetof(struct popmon_construct, sync);
+	h->om_limited = offsetof(struct popmon_construct, limited);
+	h->om_mgmt = offsetof(struct popmon_construct, mgmt);
+	h->om_address = offsetof(struct popmon_construct, address);
+	h->om_module = offsetof(struct popmon_construct, module);
+	h->om_module_max = POPMON_OMP_MODULE;
 }
 
 int popmon_live_open(void)
@@ -155,12 +172,14 @@ int popmon_live_open(void)
 	fill_layout(&proto);
 	size_t threads = align_up((size_t)proto.thread_size * POPMON_MAX_THREADS, 4096);
 	size_t regions = align_up((size_t)proto.region_size * POPMON_MAX_REGIONS, 4096);
+	size_t omp = align_up((size_t)proto.omp_size * POPMON_OMP_CONSTRUCTS, 4096);
+	size_t ompidx = align_up(sizeof(uint32_t) * POPMON_OMP_CONSTRUCTS, 4096);
 	size_t names = 0;
 	const char *const *fn = popmon_fn_names;
 	if (fn)
 		for (int i = 0; i < POPMON_FN_COUNT; i++)
 			names += strlen(fn[i]) + 1;
-	size_t len = POPMON_LIVE_HEADER + threads + regions + align_up(names, 4096);
+	size_t len = POPMON_LIVE_HEADER + threads + regions + omp + ompidx + align_up(names, 4096);
 	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) {
 		popmon_warn_once("livedir", "cannot create the live file %s (%s): this process's accounts "
@@ -180,8 +199,9 @@ int popmon_live_open(void)
 	 * tmpfs would be a SIGBUS in the application. */
 	size_t fixed = POPMON_LIVE_HEADER;
 	int e = posix_fallocate(fd, 0, (off_t)fixed);
-	if (e == 0 && names)
-		e = posix_fallocate(fd, (off_t)(POPMON_LIVE_HEADER + threads + regions), (off_t)align_up(names, 4096));
+	if (e == 0)
+		e = posix_fallocate(fd, (off_t)(POPMON_LIVE_HEADER + threads + regions + omp),
+				    (off_t)(ompidx + align_up(names, 4096)));
 	if (e != 0) {
 		close(fd);
 		unlink(path);
@@ -208,7 +228,9 @@ int popmon_live_open(void)
 	h->header_size = POPMON_LIVE_HEADER;
 	h->thread_off = POPMON_LIVE_HEADER;
 	h->region_off = (uint32_t)(POPMON_LIVE_HEADER + threads);
-	h->names_off = (uint32_t)(POPMON_LIVE_HEADER + threads + regions);
+	h->omp_off = (uint32_t)(POPMON_LIVE_HEADER + threads + regions);
+	h->omp_index_off = (uint32_t)(POPMON_LIVE_HEADER + threads + regions + omp);
+	h->names_off = (uint32_t)(POPMON_LIVE_HEADER + threads + regions + omp + ompidx);
 	h->names_size = (uint32_t)names;
 	for (size_t i = 0, at = 0; fn && i < POPMON_FN_COUNT; i++) {
 		size_t k = strlen(fn[i]) + 1;
@@ -239,11 +261,24 @@ int popmon_live_open(void)
 	snprintf(h->session, sizeof h->session, "%s", s ? s : "");
 	live_base = p;
 	live_len = len;
+	popmon_omp_place_table((struct popmon_construct *)(live_base + h->omp_off));
+	publish_counters(h);
 	/* The magic last: a reader takes the file only once it is set. */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	memcpy(h->magic, POPMON_LIVE_MAGIC, sizeof h->magic);
 	__atomic_store_n(&popmon_live, h, __ATOMIC_RELEASE);
 	return 1;
+}
+
+/* Records the hardware counters' state: measured so far or why not. */
+static void publish_counters(struct popmon_live_header *h)
+{
+	struct popmon_ctr_info ci;
+	popmon_counters_info(&ci);
+	POPMON_STORE(h->ctr_available, ci.available);
+	snprintf(h->ctr_mode, sizeof h->ctr_mode, "%s", ci.mode ? ci.mode : "");
+	snprintf(h->ctr_method, sizeof h->ctr_method, "%s", ci.method ? ci.method : "");
+	snprintf(h->ctr_reason, sizeof h->ctr_reason, "%s", ci.reason ? ci.reason : "");
 }
 
 /* Reserves the file's pages of [off, off+n) (0), or says there is no room
@@ -276,6 +311,24 @@ int popmon_live_reserve_region(int idx)
 	return reserve(off, popmon_live->region_size);
 }
 
+int popmon_live_reserve_construct(int idx)
+{
+	if (!popmon_live)
+		return 0;
+	size_t off = popmon_live->omp_off + (size_t)idx * popmon_live->omp_size;
+	return reserve(off, popmon_live->omp_size);
+}
+
+void popmon_live_construct_added(int idx)
+{
+	struct popmon_live_header *h = popmon_live;
+	if (!h || idx < 0 || idx >= POPMON_OMP_CONSTRUCTS)
+		return;
+	uint32_t k = __atomic_fetch_add(&h->omp_used, 1, __ATOMIC_ACQ_REL);
+	if (k < POPMON_OMP_CONSTRUCTS)
+		__atomic_store_n((uint32_t *)(live_base + h->omp_index_off) + k, (uint32_t)idx + 1, __ATOMIC_RELEASE);
+}
+
 void *popmon_live_regions(void)
 {
 	if (!popmon_live)
@@ -306,6 +359,7 @@ void popmon_live_publish(void)
 	POPMON_STORE(h->nthreads, (uint32_t)popmon_thread_count());
 	POPMON_STORE(h->cpus, (uint32_t)popmon_cpus());
 	POPMON_STORE(h->nregions, (uint32_t)popmon_region_count());
+	publish_counters(h);
 	/* The pair is written tick first; a reader takes two reads that agree. */
 	POPMON_STORE(h->cal_tick, popmon_now());
 	POPMON_STORE(h->cal_ns, popmon_monotonic_ns());

@@ -64,6 +64,23 @@ struct popmon_live_header {
 	char session[128];
 	char cmdline[1024]; /* /proc/self/cmdline (NUL-separated, cut) */
 	uint32_t cmdline_len;
+	/* The OpenMP construct table (ompt.c: struct popmon_construct): its
+	 * place, record size and slots, and the offsets of its fields. A slot
+	 * is in use when codeptr is not 0 and executions is not 0. */
+	uint32_t omp_off, omp_size, omp_max;
+	uint32_t om_codeptr, om_executions, om_threads, om_wall, om_useful, om_imbalance, om_sync,
+		om_limited, om_mgmt, om_address, om_module, om_module_max;
+	/* The slots in use, in the order they were taken: omp_used entries of
+	 * the u32 array at omp_index_off, each the slot's index + 1 (0: being
+	 * written). A reader touches only these slots: reading a hole of a
+	 * tmpfs mapping would allocate it. */
+	uint32_t omp_used, omp_index_off;
+	/* Hardware counters: measured on every thread so far (1) or not (0),
+	 * the mode, how they are read, or why they are not. */
+	int32_t ctr_available;
+	char ctr_mode[8];
+	char ctr_method[16];
+	char ctr_reason[256];
 };
 
 /* The live mapping (NULL without one): the header, and where thread
@@ -78,6 +95,11 @@ void *popmon_live_thread(int slot);
 /* Reserves the file's pages of region slot idx before it is written: 0, or
  * -1 when the file system is full (the region is then not created). */
 int popmon_live_reserve_region(int idx);
+/* Reserves the file's pages of OpenMP construct slot idx before it is
+ * written: 0 (also without a live file), or -1 when the file system is full. */
+int popmon_live_reserve_construct(int idx);
+/* Construct slot idx has been taken (its module is filled). */
+void popmon_live_construct_added(int idx);
 /* The region table in the mapping (NULL without a live file). */
 void *popmon_live_regions(void);
 /* Records the process's state (and its tick). */

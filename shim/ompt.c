@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "live.h"
 #include "ompt.h"
 
 int popmon_omp_cpus;
@@ -51,7 +52,7 @@ static int primary_charged;      /* the primary charges its idle workers */
 static int runtime_cpus(void);
 static void start_charging(struct popmon_thread *t);
 
-enum { MAX_TEAM = 256, RING = 4, TABLE = 1024 };
+enum { MAX_TEAM = 256, RING = 4, TABLE = POPMON_OMP_CONSTRUCTS };
 
 /* One instance of an outermost parallel region. Team members write their
  * own slots; the encountering thread reads them at parallel_end, after the
@@ -75,26 +76,58 @@ struct ring {
 	uint32_t next;
 };
 
-/* Per-construct profile, keyed by code address. */
-struct construct {
-	const void *codeptr; /* 0 = empty slot */
-	uint64_t executions, threads, wall, useful, imbalance, sync, limited, mgmt;
-};
-static struct construct table[TABLE];
+/* Per-construct profile, keyed by code address: in the live file when
+ * there is one (popmon_omp_place_table), else here. */
+typedef struct popmon_construct construct_t;
+static construct_t table_mem[TABLE];
+static construct_t *table = table_mem;
 
-static struct construct *construct_of(const void *codeptr)
+void popmon_omp_place_table(struct popmon_construct *mem)
+{
+	if (!mem || mem == table)
+		return;
+	/* Normally empty (no parallel region runs before the library's
+	 * constructor): only the slots in use are copied, so the file's
+	 * untouched pages stay unallocated. */
+	for (int i = 0; i < TABLE; i++)
+		if (table[i].codeptr) {
+			if (popmon_live_reserve_construct(i) != 0)
+				return; /* no room: the table stays in memory */
+			mem[i] = table[i];
+			popmon_live_construct_added(i);
+		}
+	__atomic_store_n(&table, mem, __ATOMIC_RELEASE);
+}
+
+static void resolve_module(construct_t *c);
+
+static construct_t *construct_of(const void *codeptr)
 {
 	uintptr_t h = ((uintptr_t)codeptr >> 4) * 0x9E3779B97F4A7C15ull;
 	for (int probe = 0; probe < TABLE; probe++) {
-		struct construct *c = &table[(h + (uintptr_t)probe) % TABLE];
+		int idx = (int)((h + (uintptr_t)probe) % TABLE);
+		construct_t *c = &table[idx];
 		const void *k = __atomic_load_n(&c->codeptr, __ATOMIC_ACQUIRE);
 		if (k == codeptr)
 			return c;
 		if (k == NULL) {
+			/* A slot's pages of the live file are reserved before it
+			 * is first written (a full tmpfs is a SIGBUS otherwise). */
+			if (popmon_live_reserve_construct(idx) != 0) {
+				popmon_warn_once("omproom", "no room left for the live file: OpenMP constructs first "
+						 "seen from now on are not listed");
+				return NULL;
+			}
 			const void *expected = NULL;
 			if (__atomic_compare_exchange_n(&c->codeptr, &expected, codeptr, 0,
-							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ||
-			    expected == codeptr)
+							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+				/* Once, off the hot path: where the construct is. */
+				resolve_module(c);
+				__atomic_thread_fence(__ATOMIC_RELEASE);
+				popmon_live_construct_added(idx);
+				return c;
+			}
+			if (expected == codeptr)
 				return c;
 		}
 	}
@@ -309,7 +342,7 @@ static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encounterin
 	POPMON_ADD(t->extra[POPMON_X_PAR_USEFUL], sum_useful);
 	POPMON_ADD(t->extra[POPMON_X_PAR_SELF_USEFUL], self_useful);
 	POPMON_ADD(t->extra[POPMON_X_PARALLELS], 1);
-	struct construct *c = in->codeptr ? construct_of(in->codeptr) : NULL;
+	construct_t *c = in->codeptr ? construct_of(in->codeptr) : NULL;
 	if (c) {
 		/* Only the encountering thread updates a construct in practice
 		 * (outermost regions): relaxed load+store, no locked RMW. A
@@ -600,6 +633,21 @@ static int find_module_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+/* Fills c's module (the executable or shared library holding codeptr) and
+ * its address in that module's ELF file. */
+static void resolve_module(construct_t *c)
+{
+	struct find_module fm = {.addr = (uintptr_t)c->codeptr};
+	dl_iterate_phdr(find_module_cb, &fm);
+	if (fm.found && fm.name && *fm.name) {
+		snprintf(c->module, sizeof c->module, "%s", fm.name);
+	} else {
+		ssize_t len = readlink("/proc/self/exe", c->module, sizeof c->module - 1);
+		c->module[len > 0 ? len : 0] = '\0';
+	}
+	c->address = (uint64_t)((uintptr_t)c->codeptr - (fm.found ? fm.bias : 0));
+}
+
 int popmon_omp_rows(struct popmon_omp_row **rows)
 {
 	*rows = NULL;
@@ -615,18 +663,11 @@ int popmon_omp_rows(struct popmon_omp_row **rows)
 	double ns = popmon_ticks_to_ns(1000000000ull) / 1e9; /* ns per tick */
 	int k = 0;
 	for (int i = 0; i < TABLE && k < n; i++) {
-		struct construct *c = &table[i];
+		construct_t *c = &table[i];
 		if (!c->codeptr || !c->executions)
 			continue;
-		struct find_module fm = {.addr = (uintptr_t)c->codeptr};
-		dl_iterate_phdr(find_module_cb, &fm);
-		if (fm.found && fm.name && *fm.name) {
-			snprintf(r[k].module, sizeof r[k].module, "%s", fm.name);
-		} else {
-			ssize_t len = readlink("/proc/self/exe", r[k].module, sizeof r[k].module - 1);
-			r[k].module[len > 0 ? len : 0] = '\0';
-		}
-		r[k].address = (uint64_t)((uintptr_t)c->codeptr - (fm.found ? fm.bias : 0));
+		snprintf(r[k].module, sizeof r[k].module, "%s", c->module);
+		r[k].address = c->address;
 		r[k].executions = (int64_t)c->executions;
 		r[k].threads = (int64_t)c->threads;
 		r[k].wall_ns = (int64_t)((double)c->wall * ns + 0.5);

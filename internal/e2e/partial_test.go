@@ -60,6 +60,9 @@ func processes() []int {
 
 // pids returns the processes named comm whose ancestors include root.
 func pids(comm string, root int) []int {
+	if len(comm) > 15 {
+		comm = comm[:15] // the kernel keeps 15 bytes of a command's name
+	}
 	var out []int
 	for _, pid := range processes() {
 		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
@@ -389,5 +392,55 @@ func TestTop(t *testing.T) {
 	}
 	if !strings.Contains(so, fmt.Sprintf("%d ranks", np)) || !strings.Contains(so, "MPI_Allreduce") {
 		t.Errorf("frame lacks the ranks or the MPI calls:\n%s", so)
+	}
+}
+
+// TestPartialOpenMPAndCounters: a hybrid job killed mid-run keeps what its
+// processes' live files hold beyond the accounts: every OpenMP construct
+// (with its source line in the report) and what the processes said of
+// their hardware counters.
+func TestPartialOpenMPAndCounters(t *testing.T) {
+	impl := impls(t)[0]
+	dir := examples(t, impl)
+	compilers(t, dir, "hybrid_mpi_idle") // skips without libomp
+	if _, err := os.Stat(filepath.Join(dir, "hybrid_mpi_idle.clang")); err != nil {
+		t.Skip("hybrid_mpi_idle.clang was not built (no clang)")
+	}
+	t.Setenv("OMP_NUM_THREADS", "2")
+	t.Setenv("OMP_WAIT_POLICY", "passive")
+	s := startPartial(t, impl, 2, nil, "hybrid_mpi_idle.clang", "100", "40")
+	time.Sleep(2500 * time.Millisecond)
+	for _, pid := range s.ranks {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	s.wait(t)
+	m := readChecked(t, s.out)
+	if m.Partial == nil || m.Partial.Included != 2 {
+		t.Fatalf("partial %+v\n%s", m.Partial, s.se.String())
+	}
+	// Two constructs (the balanced region, the turn's region), each
+	// executed by both ranks, in the program itself.
+	if len(m.OMPRegions) != 2 {
+		t.Fatalf("%d OpenMP constructs, want 2: %+v", len(m.OMPRegions), m.OMPRegions)
+	}
+	for _, o := range m.OMPRegions {
+		if filepath.Base(o.Module) != "hybrid_mpi_idle.clang" || o.Executions < 4 || o.Threads != 2 || o.UsefulNS <= 0 || o.WallNS <= 0 {
+			t.Errorf("construct %+v", o)
+		}
+	}
+	if m.OpenMP == nil || !m.OpenMP.OMPT {
+		t.Errorf("openmp %+v: want OMPT measured", m.OpenMP)
+	}
+	// This machine has no PMU: the reason the processes gave is kept.
+	c := m.Counters
+	if c == nil || c.Mode != "auto" {
+		t.Fatalf("counters %+v, want the processes' state (mode auto)", c)
+	}
+	if c.Available != m.Resources.HardwareCounters || (!c.Available && !strings.HasPrefix(c.Reason, "counters unavailable")) {
+		t.Errorf("counters %+v, hardware_counters %v", c, m.Resources.HardwareCounters)
+	}
+	so, se, code := popmon(t, nil, "report", s.out)
+	if code != 0 || !strings.Contains(so, "hybrid_mpi_idle.c:") {
+		t.Errorf("report: exit %d, no source line of the constructs\n%s%s", code, so, se)
 	}
 }

@@ -209,6 +209,25 @@ func Assemble(procs []Proc, job Job, pp *measure.Partial) (*measure.Measurement,
 		}
 		m.MPICalls = append(m.MPICalls, measure.MPICall{Name: fnNames[k], Calls: f.calls, TimeNS: f.ns, MinTimeNS: f.minNS, MaxTimeNS: f.maxNS, MaxRank: f.maxRank})
 	}
+	m.OMPRegions = ompRegions(procs)
+	if len(m.OMPRegions) > 0 {
+		maxCPUs := 1
+		for _, pr := range procs {
+			maxCPUs = max(maxCPUs, pr.Snap.CPUs)
+		}
+		m.OpenMP = &measure.OpenMP{Runtime: "measured through OMPT (the live files do not name the runtime)", OMPT: true, MaxThreads: maxCPUs}
+	}
+	m.Counters = counters(procs)
+	if m.Counters != nil {
+		m.Resources.HardwareCounters = m.Counters.Available
+	}
+	if !m.Resources.HardwareCounters {
+		for i := range m.Regions {
+			for k := range m.Regions[i].Processes {
+				m.Regions[i].Processes[k].Cycles, m.Regions[i].Processes[k].Instructions = 0, 0
+			}
+		}
+	}
 	if m.Partial != nil {
 		m.Warnings = []string{p.Sentence()}
 	}
@@ -216,6 +235,65 @@ func Assemble(procs []Proc, job Job, pp *measure.Partial) (*measure.Measurement,
 		return nil, fmt.Errorf("assembling the measurement from the live files: %w", err)
 	}
 	return m, nil
+}
+
+// ompRegions merges the processes' OpenMP constructs by module and
+// address (the same code in every process), as libpopmon's finalize does,
+// in nanoseconds of each process's clock.
+func ompRegions(procs []Proc) []measure.OMPRegion {
+	type key struct {
+		module string
+		addr   uint64
+	}
+	var out []measure.OMPRegion
+	at := map[key]int{}
+	for _, pr := range procs {
+		s := pr.Snap
+		r := s.NSPerTick()
+		ns := func(t uint64) int64 { return int64(float64(t)*r + 0.5) }
+		for _, c := range s.Constructs {
+			k := key{c.Module, c.Address}
+			i, ok := at[k]
+			if !ok {
+				i = len(out)
+				at[k] = i
+				out = append(out, measure.OMPRegion{Module: c.Module, Address: c.Address})
+			}
+			o := &out[i]
+			o.Executions += int64(c.Executions)
+			o.Threads = max(o.Threads, int(min(c.Threads, 1<<20)))
+			o.WallNS += ns(c.Wall)
+			o.UsefulNS += ns(c.Useful)
+			o.ImbalanceNS += ns(c.Imbalance)
+			o.SynchronizationNS += ns(c.Sync)
+			o.LimitedParallelismNS += ns(c.Limited)
+			o.ThreadManagementNS += ns(c.Mgmt)
+		}
+	}
+	return out
+}
+
+// counters says what the processes said of their hardware counters:
+// available only when every process measured them; nil when no process
+// said anything (a live file of an older library).
+func counters(procs []Proc) *measure.Counters {
+	var c *measure.Counters
+	for _, pr := range procs {
+		st := pr.Snap.Counters
+		if st.Mode == "" {
+			continue
+		}
+		if c == nil {
+			c = &measure.Counters{Mode: st.Mode, Available: true, Method: st.Method}
+		}
+		if !st.Available && c.Available {
+			c.Available, c.Method, c.Reason = false, "", st.Reason
+		}
+	}
+	if c != nil && !c.Available && c.Reason == "" {
+		c.Reason = "counters unavailable"
+	}
+	return c
 }
 
 // accountsOf converts region r of process s to nanoseconds, as libpopmon's
@@ -238,6 +316,9 @@ func accountsOf(s *Snapshot, r Region) measure.ProcessAccounts {
 		PrimaryUsefulNS: ns(a.PrimUseful), PrimaryMPINS: ns(a.PrimMPI), PrimarySerialUsefulNS: serial,
 		PrimaryParallelNS: ns(a.X[xParWall]), ParallelUsefulNS: ns(a.X[xParUseful]),
 		ThreadUsefulMaxNS: ns(a.ThrUsefulMax),
+	}
+	if s.Counters.Available && len(a.Ctr) >= 2 {
+		pa.Cycles, pa.Instructions = int64(a.Ctr[ctrCycles]), int64(a.Ctr[ctrInstructions])
 	}
 	return pa
 }

@@ -46,6 +46,8 @@ const (
 	maxRegions = 1 << 16
 	maxDetail  = 1 << 12
 	maxRecord  = 1 << 20
+	// maxConstructs bounds the OpenMP construct table's slots.
+	maxConstructs = 1 << 16
 )
 
 // header mirrors struct popmon_live_header (shim/live.h) field by field.
@@ -80,6 +82,14 @@ type header struct {
 	Session                                                            [128]byte
 	Cmdline                                                            [1024]byte
 	CmdlineLen                                                         uint32
+	OMPOff, OMPSize, OMPMax                                            uint32
+	OmCodeptr, OmExecutions, OmThreads, OmWall, OmUseful, OmImbalance  uint32
+	OmSync, OmLimited, OmMgmt, OmAddress, OmModule, OmModuleMax        uint32
+	OMPUsed, OMPIndexOff                                               uint32
+	CtrAvailable                                                       int32
+	CtrMode                                                            [8]byte
+	CtrMethod                                                          [16]byte
+	CtrReason                                                          [256]byte
 }
 
 // Offsets of the header fields that change while the process runs.
@@ -88,6 +98,8 @@ var (
 	offNThreads   = unsafe.Offsetof(header{}.NThreads)
 	offNRegions   = unsafe.Offsetof(header{}.NRegions)
 	offRegionsSeq = unsafe.Offsetof(header{}.RegionsSeq)
+	offOMPUsed    = unsafe.Offsetof(header{}.OMPUsed)
+	offCtrAvail   = unsafe.Offsetof(header{}.CtrAvailable)
 )
 
 // File is one open live file.
@@ -182,6 +194,21 @@ func (f *File) readHeader() error {
 		!u64(h.RgStart, 1, rs) || !u64(h.RgElapsed, 1, rs) || !u64(h.RgVisits, 1, rs) ||
 		uint64(h.RgSnap)+as > rs || uint64(h.RgTot)+as > rs || !u64(h.RgThr, 2*h.DetailThreads, rs) {
 		return bad("region record offsets")
+	}
+	// The OpenMP construct table (absent: OMPSize 0).
+	if h.OMPSize != 0 {
+		osz := uint64(h.OMPSize)
+		if h.OMPSize > maxRecord || h.OMPMax > maxConstructs || uint64(h.OMPOff)+osz*uint64(h.OMPMax) > n ||
+			uint64(h.OMPIndexOff)+4*uint64(h.OMPMax) > n || h.OMPOff%8 != 0 || h.OMPSize%8 != 0 || h.OMPIndexOff%4 != 0 ||
+			h.OmModuleMax == 0 || uint64(h.OmModule)+uint64(h.OmModuleMax) > osz {
+			return bad("OpenMP construct table")
+		}
+		for _, off := range []uint32{h.OmCodeptr, h.OmExecutions, h.OmThreads, h.OmWall, h.OmUseful, h.OmImbalance,
+			h.OmSync, h.OmLimited, h.OmMgmt, h.OmAddress} {
+			if !u64(off, 1, osz) || off%8 != 0 {
+				return bad("OpenMP construct offsets")
+			}
+		}
 	}
 	if !u64(h.AcT, h.NStates, as) || !u64(h.AcMPICalls, 1, as) || !u64(h.AcOMPParallels, 1, as) ||
 		!u64(h.AcOMPTasks, 1, as) || !u64(h.AcGPUCalls, 1, as) || !u64(h.AcX, h.NExtra, as) ||

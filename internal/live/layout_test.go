@@ -21,7 +21,10 @@ var cFields = []string{"magic", "version", "header_size", "nstates", "nextra", "
 	"ac_thr_useful_max", "ac_ctr", "pid", "rank", "size", "clock_tsc", "state", "state_arg",
 	"state_tick", "last_signal", "nthreads", "last_signal_tick", "t0_tick", "t0_ns", "epoch_ns",
 	"cal_tick", "cal_ns", "init_tick", "fin_tick", "regions_seq", "nregions", "cpus",
-	"start_time_ticks", "hostname", "exe", "session", "cmdline", "cmdline_len"}
+	"start_time_ticks", "hostname", "exe", "session", "cmdline", "cmdline_len",
+	"omp_off", "omp_size", "omp_max", "om_codeptr", "om_executions", "om_threads", "om_wall",
+	"om_useful", "om_imbalance", "om_sync", "om_limited", "om_mgmt", "om_address", "om_module",
+	"om_module_max", "omp_used", "omp_index_off", "ctr_available", "ctr_mode", "ctr_method", "ctr_reason"}
 
 // TestHeaderLayout compiles shim/live.h and checks that Go's header has
 // every field at the offset the C compiler gives it.

@@ -22,6 +22,12 @@ const (
 	nStates
 )
 
+// The hardware counters of shim/counters.h, in ctr[] order.
+const (
+	ctrCycles = iota
+	ctrInstructions
+)
+
 const (
 	xParWall = iota
 	xParUseful
@@ -60,6 +66,20 @@ type Region struct {
 	Thr                    []uint64 // 2 × detail threads: useful at start, accumulated
 }
 
+// Construct is one OpenMP parallel construct of a process's table (times
+// in ticks), as ompt.c keeps it.
+type Construct struct {
+	Module                                                            string
+	Address                                                           uint64
+	Executions, Threads, Wall, Useful, Imbalance, Sync, Limited, Mgmt uint64
+}
+
+// CounterState is what the process said of its hardware counters.
+type CounterState struct {
+	Available            bool
+	Mode, Method, Reason string
+}
+
 // Snapshot is what a live file held at one moment.
 type Snapshot struct {
 	PID, Rank, Size       int
@@ -78,6 +98,8 @@ type Snapshot struct {
 	StartTime             uint64
 	Threads               []Thread
 	Regions               []Region
+	Constructs            []Construct
+	Counters              CounterState
 	FnNames               []string
 	detail                int
 	// memo holds the last at() result: every open region of a snapshot is
@@ -164,6 +186,9 @@ func (f *File) Read() (*Snapshot, error) {
 		}
 		s.Threads = append(s.Threads, t)
 	}
+	s.Constructs = f.constructs()
+	s.Counters = CounterState{Available: int32(f.load32(offCtrAvail)) == 1,
+		Mode: cstring(fresh.CtrMode[:]), Method: cstring(fresh.CtrMethod[:]), Reason: cstring(fresh.CtrReason[:])}
 	nr := int(f.load32(offNRegions))
 	if nr > int(h.MaxRegions) {
 		nr = int(h.MaxRegions)
@@ -185,6 +210,37 @@ func (f *File) Read() (*Snapshot, error) {
 		s.Regions = append(s.Regions, reg)
 	}
 	return s, nil
+}
+
+// constructs reads the OpenMP constructs in use: only the slots the index
+// names (reading an unused slot would allocate its pages on tmpfs).
+func (f *File) constructs() []Construct {
+	h := &f.h
+	if h.OMPSize == 0 || h.OMPMax == 0 {
+		return nil
+	}
+	used := min(f.load32(offOMPUsed), h.OMPMax)
+	var out []Construct
+	seen := map[uint32]bool{}
+	for k := uint32(0); k < used; k++ {
+		v := f.load32(uintptr(h.OMPIndexOff) + 4*uintptr(k))
+		if v == 0 || v > h.OMPMax || seen[v] {
+			continue // being written, or not a slot
+		}
+		seen[v] = true
+		rec := f.data[uint64(h.OMPOff)+uint64(v-1)*uint64(h.OMPSize):][:h.OMPSize]
+		off := uintptr(unsafe.Pointer(&rec[0])) - uintptr(unsafe.Pointer(&f.data[0]))
+		ld := func(o uint32) uint64 { return f.load64(off + uintptr(o)) }
+		c := Construct{
+			Module: cstring(rec[h.OmModule : h.OmModule+h.OmModuleMax]), Address: ld(h.OmAddress),
+			Executions: ld(h.OmExecutions), Threads: ld(h.OmThreads), Wall: ld(h.OmWall), Useful: ld(h.OmUseful),
+			Imbalance: ld(h.OmImbalance), Sync: ld(h.OmSync), Limited: ld(h.OmLimited), Mgmt: ld(h.OmMgmt),
+		}
+		if ld(h.OmCodeptr) != 0 && c.Executions > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func (f *File) accounts(b []byte) Accounts {
