@@ -100,9 +100,16 @@ type started struct {
 // named prog run under it.
 func startPartial(t *testing.T, impl mpiImpl, np int, wrap []string, prog string, args ...string) *started {
 	t.Helper()
+	return startRun(t, impl, np, nil, wrap, prog, args...)
+}
+
+// startRun is startPartial with more options of popmon run (flags).
+func startRun(t *testing.T, impl mpiImpl, np int, flags, wrap []string, prog string, args ...string) *started {
+	t.Helper()
 	dir := examples(t, impl)
 	s := &started{out: filepath.Join(t.TempDir(), "p.json")}
-	argv := append(append([]string{}, wrap...), popmonBin, "run", "--format", "none", "--mpicc", impl.mpicc, "-o", s.out, "--")
+	argv := append(append([]string{}, wrap...), popmonBin, "run", "--format", "none", "--mpicc", impl.mpicc, "-o", s.out)
+	argv = append(append(argv, flags...), "--")
 	argv = append(append(argv, launch(impl, np)...), filepath.Join(dir, prog))
 	argv = append(argv, args...)
 	s.cmd = exec.Command(argv[0], argv[1:]...)
