@@ -2,6 +2,7 @@ package live
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -181,8 +182,8 @@ func WindowName(d time.Duration) string {
 }
 
 // View computes the job's metrics from the newest sample: the run so far
-// and each window (the accounts between the newest sample and the newest
-// one at least that much older, or the oldest kept). A process gone
+// and each window (the accounts between the newest sample and the one
+// closest to that much older; see windowOf). A process gone
 // without MPI_Finalize is cut at the last moment it was seen alive.
 func (h *History) View(job Job, windows ...time.Duration) (*View, error) {
 	h.mu.Lock()
@@ -255,23 +256,23 @@ func runSpan(m *measure.Measurement) int64 {
 	return t
 }
 
-// windowOf computes window d of run m (report runRep) from the samples (the newest last):
-// the run itself when it is not longer than d, else since the newest sample
-// at least d older (within a tenth of d: samples come at an interval) that
-// holds every process of the newest, else since the oldest such.
+// windowOf computes window d of run m (report runRep) from the samples
+// (the newest last): the run itself when it is not longer than d, else
+// since the sample whose distance to the newest is closest to d, among
+// those that hold every process of the newest.
 func windowOf(m *measure.Measurement, runRep *pop.Report, samples []Sample, d time.Duration) WindowView {
 	newest := samples[len(samples)-1]
 	if runSpan(m) <= int64(d) {
 		return WindowView{Name: WindowName(d), SpanNS: runSpan(m), M: m, Report: runRep}
 	}
-	start := -1
-	for i := len(samples) - 2; i >= 0; i-- {
-		if !covers(samples[i], newest) {
-			break
+	start, off := -1, int64(math.MaxInt64)
+	for i := len(samples) - 2; i >= 0 && covers(samples[i], newest); i-- {
+		age := newest.At - samples[i].At
+		if o := abs(age - int64(d)); o < off {
+			start, off = i, o
 		}
-		start = i
-		if newest.At-samples[i].At >= int64(d)-int64(d)/10 {
-			break
+		if age >= int64(d) {
+			break // older ones are further from d
 		}
 	}
 	w := WindowView{Name: WindowName(d)}
@@ -280,6 +281,13 @@ func windowOf(m *measure.Measurement, runRep *pop.Report, samples []Sample, d ti
 		w.Name = WindowName(d)
 	}
 	return w
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
 
 // covers reports whether sample a holds every MPI process of b (the same

@@ -88,9 +88,9 @@ func TestView(t *testing.T) {
 	}
 }
 
-// TestWindowChoice: a window starts at the newest sample at least its
-// length older (within a tenth), else the oldest; one longer than the run
-// is the run.
+// TestWindowChoice: a window starts at the sample closest to its length
+// before the newest, at most the oldest; one longer than the run is the
+// run.
 func TestWindowChoice(t *testing.T) {
 	snaps := [][]*Snapshot{
 		readFake(t, [2][3]uint64{{10e9, 10e9, 0}, {10e9, 5e9, 5e9}}, [2]uint64{1, 1}),
@@ -108,8 +108,8 @@ func TestWindowChoice(t *testing.T) {
 		wantReport bool
 	}{
 		{time.Second, 1e9, 1e9, true},
-		{950 * time.Millisecond, 1e9, 1e9, true}, // within a tenth
-		{1500 * time.Millisecond, 2e9, 1e9, true},
+		{1400 * time.Millisecond, 1e9, 1e9, true}, // the closest
+		{1600 * time.Millisecond, 2e9, 1e9, true},
 		{5 * time.Second, 2e9, 1e9, true}, // the oldest sample
 		{time.Minute, 12e9, 6e9, true},    // longer than the run: the run
 	} {

@@ -38,7 +38,14 @@ func (s *Service) Handler() http.Handler {
 		}
 		fmt.Fprint(w, "popmon: /metrics (Prometheus), /api/v1/job, /api/v1/regions?window=run|10s|60s, /api/v1/ranks?region=R&window=W, /api/v1/series?region=R\n")
 	})
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "popmon serves GET requests only", http.StatusMethodNotAllowed)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
 }
 
 // latest returns the latest view, or writes 503.

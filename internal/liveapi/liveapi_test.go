@@ -431,6 +431,11 @@ func TestAPI(t *testing.T) {
 			t.Errorf("%s: %d %q, want %d saying %q", c.url, rec.Code, rec.Body, c.code, c.says)
 		}
 	}
+	rec = httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/metrics", strings.NewReader("x")))
+	if rec.Code != http.StatusMethodNotAllowed {
+		t.Errorf("POST /metrics: %d", rec.Code)
+	}
 }
 
 // TestTextfile: the exposition is written to DIR/popmon_SESSION.prom with
