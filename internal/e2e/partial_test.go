@@ -356,21 +356,9 @@ func TestPartialSecondJob(t *testing.T) {
 // TestTop: popmon top --once on a running job shows its load balance.
 func TestTop(t *testing.T) {
 	impl := impls(t)[0]
-	np, s, _ := midRun(t, impl)
-	defer func() {
-		// The ranks only: popmon run then assembles and removes its
-		// session and live folders (killing it too would leave them).
-		for _, pid := range s.ranks {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-		s.wait(t)
-	}()
-	sessions, _ := filepath.Glob(filepath.Join(filepath.Dir(s.out), ".popmon-session-*"))
-	if len(sessions) != 1 {
-		t.Fatalf("session folders %v", sessions)
-	}
+	np, session := watchedJob(t, impl)
 	start := time.Now()
-	so, se, code := popmon(t, nil, "top", "--once", sessions[0])
+	so, se, code := popmon(t, nil, "top", "--once", session)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, so, se)
 	}

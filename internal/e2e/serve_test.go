@@ -261,7 +261,7 @@ func TestServe(t *testing.T) {
 				if len(sessions) != 1 {
 					t.Fatalf("session folders %v", sessions)
 				}
-				for _, w := range []string{"run", "2s"} {
+				for _, w := range []string{"run", "4s"} { // 20 periods of the example: one late time slice weighs little
 					so, se, code := popmon(t, nil, "query", "--format", "json", "--window", w, sessions[0])
 					if code != 0 {
 						t.Fatalf("query --window %s: exit %d\n%s%s", w, code, so, se)
@@ -377,6 +377,26 @@ func checkPrometheus(t *testing.T, addr string, design float64) {
 	}
 }
 
+// watchedJob starts the imbalance example under popmon run (midRun) and
+// returns its size and session folder. At the test's end its ranks are
+// killed: popmon run then assembles and removes its session and live
+// folders (killing it too would leave them).
+func watchedJob(t *testing.T, impl mpiImpl) (int, string) {
+	t.Helper()
+	np, s, _ := midRun(t, impl)
+	t.Cleanup(func() {
+		for _, pid := range s.ranks {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		s.wait(t)
+	})
+	sessions, _ := filepath.Glob(filepath.Join(filepath.Dir(s.out), ".popmon-session-*"))
+	if len(sessions) != 1 {
+		t.Fatalf("session folders %v", sessions)
+	}
+	return np, sessions[0]
+}
+
 // TestTopKeys: popmon top in a terminal (tmux): the Global row shows the
 // designed load balance, r shows every rank's useful share, q quits with
 // exit 0 and the terminal mode restored.
@@ -385,17 +405,7 @@ func TestTopKeys(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed")
 	}
-	np, s, _ := midRun(t, impl)
-	defer func() {
-		for _, pid := range s.ranks {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-		s.wait(t)
-	}()
-	sessions, _ := filepath.Glob(filepath.Join(filepath.Dir(s.out), ".popmon-session-*"))
-	if len(sessions) != 1 {
-		t.Fatalf("session folders %v", sessions)
-	}
+	np, session := watchedJob(t, impl)
 	dir := t.TempDir()
 	socket := "popmon-e2e-" + strconv.Itoa(os.Getpid())
 	tmux := func(args ...string) (string, error) {
@@ -406,7 +416,7 @@ func TestTopKeys(t *testing.T) {
 	}
 	defer tmux("kill-server")
 	script := fmt.Sprintf("stty -g > %[1]s/before; %[2]s top %[3]s; echo $? > %[1]s/rc; stty -g > %[1]s/after",
-		dir, popmonBin, sessions[0])
+		dir, popmonBin, session)
 	if out, err := tmux("new-session", "-d", "-s", "top", "-x", "100", "-y", "30", "sh", "-c", script); err != nil {
 		t.Fatalf("tmux: %v %s", err, out)
 	}

@@ -122,22 +122,36 @@ func WriteRegions(out io.Writer, w *live.WindowView, region string) error {
 	return report.JSON(out, rep, w.M, report.Options{Window: w.Name, WindowNS: w.SpanNS})
 }
 
-func (s *Service) regions(w http.ResponseWriter, r *http.Request) {
+// target resolves a request's view, region (checked against the run's;
+// def when the request names none) and window; it answers the error
+// itself when it cannot.
+func (s *Service) target(w http.ResponseWriter, r *http.Request, def string) (*live.View, string, *live.WindowView, bool) {
 	v := s.latest(w)
 	if v == nil {
-		return
+		return nil, "", nil, false
 	}
 	q := r.URL.Query()
 	region := q.Get("region")
+	if region == "" {
+		region = def
+	}
 	if region != "" {
 		var ok bool
 		if region, ok = checkRegion(w, v, region); !ok {
-			return
+			return nil, "", nil, false
 		}
 	}
 	win, code, err := s.Window(v, q.Get("window"))
 	if err != nil {
 		http.Error(w, err.Error(), code)
+		return nil, "", nil, false
+	}
+	return v, region, win, true
+}
+
+func (s *Service) regions(w http.ResponseWriter, r *http.Request) {
+	_, region, win, ok := s.target(w, r, "")
+	if !ok {
 		return
 	}
 	var b bytes.Buffer
@@ -180,25 +194,9 @@ func Ranks(v *live.View, win *live.WindowView, region string) any {
 }
 
 func (s *Service) ranks(w http.ResponseWriter, r *http.Request) {
-	v := s.latest(w)
-	if v == nil {
-		return
+	if v, region, win, ok := s.target(w, r, "Global"); ok {
+		writeJSON(w, Ranks(v, win, region))
 	}
-	q := r.URL.Query()
-	region := q.Get("region")
-	if region == "" {
-		region = "Global"
-	}
-	region, ok := checkRegion(w, v, region)
-	if !ok {
-		return
-	}
-	win, code, err := s.Window(v, q.Get("window"))
-	if err != nil {
-		http.Error(w, err.Error(), code)
-		return
-	}
-	writeJSON(w, Ranks(v, win, region))
 }
 
 // metricsOf returns the measured metrics of region in rep, by id.
@@ -215,15 +213,7 @@ func metricsOf(rep *pop.Report, region string) map[string]float64 {
 }
 
 func (s *Service) series(w http.ResponseWriter, r *http.Request) {
-	v := s.latest(w)
-	if v == nil {
-		return
-	}
-	region := r.URL.Query().Get("region")
-	if region == "" {
-		region = "Global"
-	}
-	region, ok := checkRegion(w, v, region)
+	_, region, _, ok := s.target(w, r, "Global")
 	if !ok {
 		return
 	}
