@@ -487,3 +487,65 @@ func TestTopKeys(t *testing.T) {
 		t.Errorf("terminal mode not restored: before %q, after %q", before, after)
 	}
 }
+
+// TestServeCommand: popmon serve beside a running popmon run answers the
+// designed load balance, and ends --linger after the job's processes.
+func TestServeCommand(t *testing.T) {
+	impl := impls(t)[0]
+	np, s, _ := midRun(t, impl)
+	killed := false
+	kill := func() {
+		if !killed {
+			killed = true
+			for _, pid := range s.ranks {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			s.wait(t)
+		}
+	}
+	defer kill()
+	sessions, _ := filepath.Glob(filepath.Join(filepath.Dir(s.out), ".popmon-session-*"))
+	if len(sessions) != 1 {
+		t.Fatalf("session folders %v", sessions)
+	}
+	addrFile := filepath.Join(t.TempDir(), "addr")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, popmonBin, "serve", "--addr", "127.0.0.1:0", "--addr-file", addrFile, "--linger", "2s", sessions[0])
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var addr string
+	if !waitFor(10*time.Second, func() bool {
+		b, err := os.ReadFile(addrFile)
+		addr = strings.TrimSpace(string(b))
+		return err == nil && addr != ""
+	}) {
+		t.Fatalf("popmon serve wrote no address\n%s", out.String())
+	}
+	design := float64(np+1) / float64(2*np)
+	var body string
+	if !waitFor(5*time.Second, func() bool {
+		code, _, b, err := fetch("http://" + addr + "/api/v1/regions?window=run&region=Global")
+		body = b
+		return err == nil && code == 200
+	}) {
+		t.Fatalf("no regions from popmon serve: %s\n%s", body, out.String())
+	}
+	if lb, w := regionsLB(t, body); w != "run" || math.Abs(lb-design) > 0.05 {
+		t.Errorf("popmon serve: window %q LB %.3f, want run and %.3f ± 0.05", w, lb, design)
+	}
+	kill()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("popmon serve: %v\n%s", err, out.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Errorf("popmon serve still runs 15 s after the job ended (--linger 2s)\n%s", out.String())
+	}
+}

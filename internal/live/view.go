@@ -37,6 +37,8 @@ type Sample struct {
 // History keeps the samples of the last Keep (and one before, so that a
 // window of Keep has a start), for windows longer than one interval.
 type History struct {
+	// cmu serializes the computations: they fill the snapshots' memo.
+	cmu   sync.Mutex
 	mu    sync.Mutex
 	keep  int64
 	s     []Sample
@@ -186,6 +188,12 @@ func WindowName(d time.Duration) string {
 // closest to that much older; see windowOf). A process gone
 // without MPI_Finalize is cut at the last moment it was seen alive.
 func (h *History) View(job Job, windows ...time.Duration) (*View, error) {
+	h.cmu.Lock()
+	defer h.cmu.Unlock()
+	return h.view(job, windows)
+}
+
+func (h *History) view(job Job, windows []time.Duration) (*View, error) {
 	h.mu.Lock()
 	samples := append([]Sample(nil), h.s...)
 	lastAlive := make(map[int]uint64, len(h.alive))
@@ -338,7 +346,9 @@ func mpiOnly(snaps []*Snapshot) []*Snapshot {
 // Series returns the view of the newest sample and the metrics of every
 // interval between consecutive kept samples, oldest first.
 func (h *History) Series(job Job) (*View, []WindowView, error) {
-	v, err := h.View(job)
+	h.cmu.Lock()
+	defer h.cmu.Unlock()
+	v, err := h.view(job, nil)
 	if err != nil {
 		return nil, nil, err
 	}
