@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"time"
 
 	"github.com/popmon/popmon/internal/live"
 	"github.com/popmon/popmon/internal/report"
@@ -303,6 +302,3 @@ func writeJSONBytes(w http.ResponseWriter, b []byte) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Write(b)
 }
-
-// Interval returns the service's interval.
-func (s *Service) Interval() time.Duration { return s.cfg.Every }

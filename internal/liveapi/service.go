@@ -63,9 +63,6 @@ func NewService(cfg Config) *Service {
 	return &Service{cfg: cfg, hist: live.NewHistory(keep + cfg.Every)}
 }
 
-// History returns the service's history of samples.
-func (s *Service) History() *live.History { return s.hist }
-
 // Tick takes a sample and computes the view (and writes the textfile).
 func (s *Service) Tick() (*live.View, error) {
 	s.hist.Add(s.cfg.Source())
