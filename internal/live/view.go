@@ -208,9 +208,10 @@ func (h *History) view(job Job, windows []time.Duration) (*View, error) {
 	v := &View{At: cur.At, NodeCalls: map[string][]measure.MPICall{}}
 	var procs []Proc
 	byHost := map[string][]*Snapshot{}
+	newest := newestJob(cur.Snaps)
 	for i, sn := range cur.Snaps {
-		if sn.InitTick == 0 {
-			continue // not an MPI process (yet)
+		if !newest[sn] {
+			continue // not an MPI process (yet), or of an earlier job
 		}
 		ps := ProcStatus{Rank: sn.Rank, Host: sn.Host, PID: sn.PID, AgeNS: max(cur.Taken-sn.NS, 0), State: ProcEnded}
 		cut := sn.Tick
@@ -251,6 +252,34 @@ func (h *History) view(job Job, windows []time.Duration) (*View, error) {
 		v.Windows = append(v.Windows, windowOf(m, rep, samples, d))
 	}
 	return v, nil
+}
+
+// newestJob returns the MPI processes of the newest job among snaps (a
+// job script runs several one after the other, in one live folder): of
+// the size of the process that passed MPI_Init last, per rank the one
+// that passed it last.
+func newestJob(snaps []*Snapshot) map[*Snapshot]bool {
+	var last *Snapshot
+	byRank := map[int]*Snapshot{}
+	for _, sn := range snaps {
+		if sn.InitTick == 0 {
+			continue
+		}
+		init := sn.NSAt(sn.InitTick)
+		if last == nil || init > last.NSAt(last.InitTick) {
+			last = sn
+		}
+		if b := byRank[sn.Rank]; b == nil || init > b.NSAt(b.InitTick) {
+			byRank[sn.Rank] = sn
+		}
+	}
+	out := map[*Snapshot]bool{}
+	for _, sn := range byRank {
+		if sn.Size == last.Size {
+			out[sn] = true
+		}
+	}
+	return out
 }
 
 // runSpan is the longest elapsed time of the run's Global region.

@@ -186,3 +186,34 @@ func TestSessionName(t *testing.T) {
 		}
 	}
 }
+
+// TestViewNewestJob: of two jobs run one after the other in one live
+// folder, the view holds the newest (a rank of the first one, finalized,
+// must not clash with the second's).
+func TestViewNewestJob(t *testing.T) {
+	first := readFake(t, [2][3]uint64{{10e9, 10e9, 0}, {10e9, 10e9, 0}}, [2]uint64{1, 1})
+	second := readFake(t, [2][3]uint64{{10e9, 10e9, 0}, {10e9, 5e9, 5e9}}, [2]uint64{1, 1})
+	var snaps []*Snapshot
+	for _, s := range first {
+		s.State = Finalized
+		snaps = append(snaps, s)
+	}
+	for _, s := range second {
+		s.PID += 100
+		s.InitTick += 5000 // later
+		snaps = append(snaps, s)
+	}
+	h := NewHistory(time.Minute)
+	h.AddSample(Sample{At: 1e9, Taken: 1e9, Snaps: snaps, Alive: []bool{false, false, true, true}})
+	v, err := h.View(Job{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Procs) != 2 || v.Procs[0].PID != 1100 || v.Count(ProcRunning) != 2 {
+		t.Errorf("processes %+v, want the second job's two", v.Procs)
+	}
+	g, _ := v.Run.Report.Region("Global")
+	if x, _ := g.Value("mpi_load_balance"); math.Abs(x-0.75) > 1e-9 {
+		t.Errorf("LB %v, want the second job's 0.75", x)
+	}
+}
