@@ -77,6 +77,8 @@ func commands() []command {
 		{"exec", "per-rank form: mpirun -np N popmon exec -- ./app", execCmd},
 		{"recover", "assemble the partial measurement of a job whose popmon run was killed", recoverCmd},
 		{"top", "watch the efficiencies of a job popmon run is measuring on this node", topCmd},
+		{"serve", "serve a running job's efficiencies: Prometheus /metrics and a JSON API", serveCmd},
+		{"query", "print a running job's efficiencies once (run so far or the last N s)", queryCmd},
 		{"report", "print the report of a measurement file (text, json, csv, talp-json)", reportCmd},
 		{"import", "convert an Extrae/Paraver trace (.prv, .prv.gz) into a measurement", importCmd},
 		{"scaling", "compare runs on different resources: scaling table (text, csv, json, markdown)", scalingCmd},

@@ -6,8 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"time"
 
 	"github.com/popmon/popmon/internal/live"
+	"github.com/popmon/popmon/internal/liveapi"
 
 	"github.com/popmon/popmon/pop"
 )
@@ -29,7 +31,9 @@ other nodes (OMPI_MCA_mca_base_env_list); MPICH and Slurm pass them by
 default. SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to popmon are passed on to
 COMMAND (from the terminal, they reach it directly). -o FILE is refused when
 FILE exists, unless --force; default names are numbered when taken
-(popmon-APP-DATE.json, .1.json, ...).`
+(popmon-APP-DATE.json, .1.json, ...). --serve ADDR and --prom-textfile DIR
+publish the job's efficiencies while it runs, as popmon serve does
+(docs/live-metrics.md).`
 
 func runCmd(env *Env, args []string) error {
 	fs := newFlags("run", "[-o FILE [--force]] [--mpicc PATH] [--openmp MODE] [--counters MODE] [--format F] [--model M] [--] COMMAND [ARGS...]", runHelp, env.Stderr)
@@ -37,7 +41,12 @@ func runCmd(env *Env, args []string) error {
 	mf.register(fs)
 	format := fs.String("format", "text", "report printed at the end: text, json, csv, talp-json, omp-regions-csv, or none")
 	model := fs.String("model", "talp", "metric model of the report: talp, pop-hybrid, pop-additive, all")
+	var lo liveOutput
+	lo.register(fs, true)
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := lo.check(); err != nil {
 		return err
 	}
 	cmdline := fs.Args()
@@ -126,13 +135,28 @@ func runCmd(env *Env, args []string) error {
 		fmt.Fprintln(env.Stderr, note)
 	}
 	cantMeasure := refusals(scan)
+	var svc *liveapi.Service
+	if sampler != nil && lo.active() {
+		// The live view reads what the sampler read (docs/live-metrics.md).
+		if svc, err = lo.start(env, sampler.Latest, time.Second, info); err != nil {
+			return err
+		}
+	} else if lo.active() {
+		fmt.Fprintln(env.Stderr, "popmon: no live metrics without a live folder")
+	}
 	if err := cmd.Start(); err != nil {
+		if svc != nil {
+			svc.Close()
+		}
 		return fail(ExitNotFound, "cannot start %s: %v", cmdline[0], err)
 	}
 	if sampler != nil {
 		sampler.Start()
 	}
 	st := waitForwarding(cmd)
+	if svc != nil {
+		svc.Close()
+	}
 	if sampler != nil {
 		sampler.Stop()
 	}

@@ -3,28 +3,42 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"math"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/popmon/popmon/internal/live"
+	"github.com/popmon/popmon/internal/liveapi"
+	"github.com/popmon/popmon/internal/report"
 	"github.com/popmon/popmon/internal/safetext"
 	"github.com/popmon/popmon/measure"
-	"github.com/popmon/popmon/pop"
 )
 
 const topHelp = `Shows the efficiencies of a job that popmon run is measuring, from the
 processes' live files on this node: for every region, the POP metrics of the
-run so far and of the last interval, a sparkline of the parallel efficiency,
-and the MPI calls that take the most time. SESSION is the .popmon-session-*
-folder popmon run made next to its output (or the live folder it names);
-without one, the newest live folder of yours in /dev/shm. --once prints one
-frame (after one interval) and exits, for scripts; otherwise a frame every
-interval until Ctrl-C or the job's end.`
+run so far and of a window (the last interval by default), a sparkline of the
+parallel efficiency, and the MPI calls that take the most time. SESSION is
+the .popmon-session-* folder popmon run made next to its output (or the live
+folder it names); without one, the newest live folder of yours in /dev/shm.
+--once prints one frame (after one interval) as plain text and exits, for
+scripts; otherwise a frame every interval until q, Ctrl-C or the job's end.
+On a terminal, keys switch the panel below the regions: r the ranks (useful,
+MPI and OpenMP shares of the slowest and fastest ranks, quantiles when there
+are many), n the nodes, c the top MPI calls; w cycles the window of the right
+columns and panels (last interval, 60 s, run); q quits. Colours follow POP's
+bands (green from 0.8, yellow from 0.6, red below) unless NO_COLOR is set.`
+
+// topWindows are the windows w cycles through: 0 stands for the interval.
+var topWindows = []time.Duration{0, 60 * time.Second, -1}
 
 // topCmd is popmon top [--once] [--interval D] [SESSION].
 func topCmd(env *Env, args []string) error {
@@ -47,32 +61,320 @@ func topCmd(env *Env, args []string) error {
 	}
 	s := live.NewSampler(dir, *every)
 	defer s.Close()
-	s.Sample()
-	prev := s.Latest()
-	var history []float64
+	svc := liveapi.NewService(liveapi.Config{Source: sampleLatest(s), Every: *every, Windows: []time.Duration{*every, 60 * time.Second},
+		Job: live.Job{Command: info.Command, Launcher: info.Launcher, MPILibrary: info.MPILibrary}})
 	tty := isTerminal(env.Stdout)
-	for {
-		time.Sleep(*every)
-		s.Sample()
-		cur := s.Latest()
-		f, err := topFrame(cur, prev, info)
-		if err != nil {
-			return fail(ExitInput, "%v", err)
+	st := &topState{every: *every, colour: tty && !*once && os.Getenv("NO_COLOR") == ""}
+	keys := make(chan byte, 8)
+	if tty && !*once {
+		if in, ok := env.Stdin.(*os.File); ok && isTerminal(in) {
+			if restore, err := rawMode(int(in.Fd())); err == nil {
+				defer restore()
+				st.interactive = true
+				go readKeys(in, keys)
+			}
 		}
-		history = append(history, f.nowPE)
-		if len(history) > 60 {
-			history = history[1:]
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	// The first sample starts the history (an error then is one of the
+	// next ticks too, reported there).
+	svc.Tick()
+	tick := time.NewTicker(*every)
+	defer tick.Stop()
+	var v *live.View
+	for {
+		redraw := false
+		select {
+		case sig := <-sigs:
+			ss, _ := sig.(syscall.Signal)
+			return &exitError{code: 128 + int(ss), signal: ss, err: errors.New("")}
+		case k := <-keys:
+			if quit := st.key(k); quit {
+				return nil
+			}
+			redraw = v != nil
+		case <-tick.C:
+			nv, err := svc.Tick()
+			if err != nil {
+				return fail(ExitInput, "%v", err)
+			}
+			v = nv
+			if w, ok := v.Window(live.WindowName(*every)); ok && w.Report != nil {
+				if g, ok := w.Report.Region("Global"); ok {
+					pe, _ := g.Value("parallel_efficiency")
+					st.history = append(st.history, pe)
+					if len(st.history) > 60 {
+						st.history = st.history[1:]
+					}
+				}
+			}
+			redraw = true
+		}
+		if !redraw {
+			continue
 		}
 		var b strings.Builder
-		f.render(&b, history)
+		st.render(&b, v, info)
 		if tty && !*once {
 			fmt.Fprint(env.Stdout, "\x1b[H\x1b[2J")
 		}
 		fmt.Fprint(env.Stdout, b.String())
-		if *once || f.running == 0 {
+		if *once || v.Count(live.ProcRunning) == 0 {
 			return nil
 		}
-		prev = cur
+	}
+}
+
+// readKeys sends the bytes read from in to keys until it fails.
+func readKeys(in io.Reader, keys chan<- byte) {
+	b := make([]byte, 1)
+	for {
+		n, err := in.Read(b)
+		if err != nil {
+			return
+		}
+		if n == 1 {
+			keys <- b[0]
+		}
+	}
+}
+
+// topState is what the keys of popmon top change.
+type topState struct {
+	every       time.Duration
+	win         int  // index of topWindows
+	panel       byte // 'c' calls, 'r' ranks, 'n' nodes
+	colour      bool
+	interactive bool
+	history     []float64
+}
+
+// key applies key k; true to quit.
+func (st *topState) key(k byte) bool {
+	switch k {
+	case 'q', 'Q':
+		return true
+	case 'r', 'n', 'c':
+		st.panel = k
+	case 'w':
+		st.win = (st.win + 1) % len(topWindows)
+	}
+	return false
+}
+
+// window returns the selected window of v and its title.
+func (st *topState) window(v *live.View) (*live.WindowView, string) {
+	d := topWindows[st.win]
+	switch {
+	case d < 0:
+		return &v.Run, "run so far"
+	case d == 0:
+		d = st.every
+	}
+	w, ok := v.Window(live.WindowName(d))
+	if !ok {
+		return &live.WindowView{Name: live.WindowName(d)}, "last " + live.WindowName(d)
+	}
+	return w, "last " + w.Name
+}
+
+var topMetrics = []struct{ id, head string }{
+	{"parallel_efficiency", "PE"},
+	{"mpi_communication_efficiency", "CommE"},
+	{"mpi_load_balance", "LB"},
+	{"omp_parallel_efficiency", "OMP PE"},
+}
+
+// render writes one frame of v.
+func (st *topState) render(w *strings.Builder, v *live.View, info liveInfo) {
+	b := bufio.NewWriter(w)
+	defer b.Flush()
+	run := &v.Run
+	win, title := st.window(v)
+	cmd := strings.Join(run.M.Command, " ")
+	fmt.Fprintf(b, "popmon top — %s\n", safetext.Text(cmd))
+	fmt.Fprintf(b, "%d ranks on %d node(s) · %.1f s since MPI_Init · %d running, %d ended · window: %s\n",
+		run.M.Resources.Processes, run.M.Resources.Nodes, float64(run.SpanNS)/1e9, v.Count(live.ProcRunning),
+		v.Count(live.ProcFinalized)+v.Count(live.ProcEnded), title)
+	if st.interactive {
+		fmt.Fprintln(b, "keys: r ranks · n nodes · c MPI calls · w window · q quit")
+	}
+	fmt.Fprintln(b)
+	fmt.Fprintf(b, "%-26s", "Region (run so far | "+strings.TrimPrefix(title, "last ")+")")
+	for i := range 2 {
+		if i == 1 {
+			fmt.Fprint(b, " |")
+		}
+		for _, mt := range topMetrics {
+			fmt.Fprintf(b, " %6s", mt.head)
+		}
+	}
+	fmt.Fprintln(b)
+	cell := func(rep *live.WindowView, region, id string) {
+		if rep.Report != nil {
+			if rr, ok := rep.Report.Region(region); ok {
+				if x, ok := rr.Value(id); ok {
+					if st.colour {
+						fmt.Fprintf(b, " %s%6.2f%s", report.Colour(x), x, report.ColourReset)
+					} else {
+						fmt.Fprintf(b, " %6.2f", x)
+					}
+					return
+				}
+			}
+		}
+		fmt.Fprintf(b, " %6s", "-")
+	}
+	for _, rr := range run.Report.Regions {
+		name := []rune(safetext.Text(rr.Name))
+		if len(name) > 26 {
+			name = append(name[:25], '…')
+		}
+		fmt.Fprintf(b, "%-26s", string(name))
+		for _, mt := range topMetrics {
+			cell(run, rr.Name, mt.id)
+		}
+		fmt.Fprint(b, " |")
+		for _, mt := range topMetrics {
+			cell(win, rr.Name, mt.id)
+		}
+		fmt.Fprintln(b)
+	}
+	fmt.Fprintf(b, "\nGlobal PE, last %d intervals: %s\n\n", len(st.history), sparkline(st.history))
+	switch st.panel {
+	case 'r':
+		st.ranksPanel(b, win, title)
+	case 'n':
+		st.nodesPanel(b, win, title)
+	default:
+		calls := run.M.MPICalls
+		if win.M != nil {
+			calls = win.M.MPICalls
+		} else {
+			title = "run so far"
+		}
+		if len(calls) > 0 {
+			fmt.Fprintf(b, "Top MPI calls (%s, all processes)\n", title)
+			for _, c := range live.TopCalls(calls, 5) {
+				fmt.Fprintf(b, "  %-24s %10d calls %10.2f s\n", c.Name, c.Calls, float64(c.TimeNS)/1e9)
+			}
+		}
+	}
+}
+
+// shares returns the useful, MPI and OpenMP (idle, imbalance, scheduling)
+// shares of a's CPU time (elapsed × CPUs).
+func shares(a measure.ProcessAccounts) (useful, mpi, omp float64) {
+	return shareOf(a, float64(a.ElapsedNS)*float64(max(a.CPUs, 1)))
+}
+
+// shareOf returns a's useful, MPI and OpenMP times over den.
+func shareOf(a measure.ProcessAccounts, den float64) (useful, mpi, omp float64) {
+	if den <= 0 {
+		return 0, 0, 0
+	}
+	o := a.OMPSerializationNS + a.OMPLoadImbalanceNS + a.OMPSchedulingNS + a.MPIWorkerIdleNS
+	return float64(a.UsefulNS) / den, float64(a.MPINS) / den, float64(o) / den
+}
+
+// bar draws the three shares in width cells: useful █, MPI ▒, OpenMP ░.
+func bar(useful, mpi, omp float64, width int) string {
+	cells := func(x float64) int { return int(math.Round(min(max(x, 0), 1) * float64(width))) }
+	u, m := cells(useful), cells(mpi)
+	o := min(cells(omp), max(width-u-m, 0))
+	m = min(m, max(width-u, 0))
+	return strings.Repeat("█", u) + strings.Repeat("▒", m) + strings.Repeat("░", o) + strings.Repeat(" ", max(width-u-m-o, 0))
+}
+
+// shareRow writes one line of a rank or node panel: a's shares of den
+// (CPU time).
+func shareRow(b io.Writer, label string, a measure.ProcessAccounts, den float64) {
+	u, m, o := shareOf(a, den)
+	fmt.Fprintf(b, "  %-22s %6.1f%% %6.1f%% %6.1f%%  %s\n", label, 100*u, 100*m, 100*o, bar(u, m, o, 30))
+}
+
+// ranksPanel lists the ranks of the window's Global region: all of them
+// up to 12, else the 5 slowest (most useful time) and 5 fastest with the
+// quantiles of the useful share.
+func (st *topState) ranksPanel(b io.Writer, win *live.WindowView, title string) {
+	ranks := win.Ranks("Global")
+	fmt.Fprintf(b, "Ranks (Global, %s): share of CPU time; █ useful ▒ MPI ░ OpenMP\n", title)
+	if len(ranks) == 0 {
+		fmt.Fprintln(b, "  no activity in the window yet")
+		return
+	}
+	fmt.Fprintf(b, "  %-22s %7s %7s %7s\n", "rank", "useful", "MPI", "OpenMP")
+	host := map[int]string{}
+	for _, p := range win.M.Processes {
+		host[p.Rank] = p.Hostname
+	}
+	label := func(a measure.ProcessAccounts) string {
+		return fmt.Sprintf("%d %s", a.Rank, safetext.Text(host[a.Rank]))
+	}
+	if len(ranks) <= 12 {
+		for _, a := range ranks {
+			shareRow(b, label(a), a, cpuTime(a))
+		}
+		return
+	}
+	byUseful := append([]measure.ProcessAccounts(nil), ranks...)
+	sort.SliceStable(byUseful, func(i, j int) bool { u, _, _ := shares(byUseful[i]); v, _, _ := shares(byUseful[j]); return u > v })
+	fmt.Fprintln(b, "  slowest (most useful time):")
+	for _, a := range byUseful[:5] {
+		shareRow(b, label(a), a, cpuTime(a))
+	}
+	fmt.Fprintln(b, "  fastest:")
+	for _, a := range byUseful[len(byUseful)-5:] {
+		shareRow(b, label(a), a, cpuTime(a))
+	}
+	us := make([]float64, len(ranks))
+	for i, a := range ranks {
+		us[i], _, _ = shares(a)
+	}
+	sort.Float64s(us)
+	q := func(p float64) float64 { return us[int(math.Round(p*float64(len(us)-1)))] }
+	fmt.Fprintf(b, "  useful share of %d ranks: min %.1f%% · p25 %.1f%% · median %.1f%% · p75 %.1f%% · max %.1f%%\n",
+		len(us), 100*q(0), 100*q(0.25), 100*q(0.5), 100*q(0.75), 100*q(1))
+	hist := make([]float64, 10)
+	most := 0.0
+	for _, u := range us {
+		i := min(int(u*10), 9)
+		hist[i]++
+		most = max(most, hist[i])
+	}
+	for i := range hist {
+		hist[i] /= most
+	}
+	fmt.Fprintf(b, "  histogram 0%%…100%%: %s\n", sparkline(hist))
+}
+
+// cpuTime is a's elapsed time × CPUs.
+func cpuTime(a measure.ProcessAccounts) float64 {
+	return float64(a.ElapsedNS) * float64(max(a.CPUs, 1))
+}
+
+// nodesPanel lists the nodes of the window's Global region: the sums of
+// their ranks' accounts over the sum of their CPU times.
+func (st *topState) nodesPanel(b io.Writer, win *live.WindowView, title string) {
+	fmt.Fprintf(b, "Nodes (Global, %s): share of CPU time; █ useful ▒ MPI ░ OpenMP\n", title)
+	nodes := win.Nodes("Global")
+	if len(nodes) == 0 {
+		fmt.Fprintln(b, "  no activity in the window yet")
+		return
+	}
+	cpu := map[string]float64{}
+	host := map[int]string{}
+	for _, p := range win.M.Processes {
+		host[p.Rank] = p.Hostname
+	}
+	for _, a := range win.Ranks("Global") {
+		cpu[host[a.Rank]] += cpuTime(a)
+	}
+	fmt.Fprintf(b, "  %-22s %7s %7s %7s\n", "node (ranks)", "useful", "MPI", "OpenMP")
+	for _, n := range nodes {
+		shareRow(b, fmt.Sprintf("%s (%d)", safetext.Text(n.Host), len(n.Ranks)), n.ProcessAccounts, cpu[n.Host])
 	}
 }
 
@@ -103,144 +405,6 @@ func findLive(arg string) (string, liveInfo, error) {
 		return "", info, fmt.Errorf("no job measured by popmon run on this node (no live folder in %s): pass its session folder", liveBase)
 	}
 	return best, info, nil
-}
-
-// frame is one screen of popmon top.
-type frame struct {
-	command        string
-	ranks, nodes   int
-	running, ended int
-	elapsedS       float64
-	regions        []topRow
-	calls          []measure.MPICall
-	nowPE          float64
-}
-
-type topRow struct {
-	name     string
-	cum, now map[string]float64
-}
-
-var topMetrics = []struct{ id, head string }{
-	{"parallel_efficiency", "PE"},
-	{"mpi_communication_efficiency", "CommE"},
-	{"mpi_load_balance", "LB"},
-	{"omp_parallel_efficiency", "OMP PE"},
-}
-
-// topFrame computes the frame of the snapshots cur (and prev, one interval
-// earlier, for the "now" columns).
-func topFrame(cur, prev []*live.Snapshot, info liveInfo) (*frame, error) {
-	var procs []live.Proc
-	f := &frame{}
-	for _, sn := range cur {
-		if sn.InitTick == 0 {
-			continue
-		}
-		procs = append(procs, live.Proc{Snap: sn, Final: sn, Cut: sn.Tick, ValidUntil: sn.Tick})
-		if sn.State < live.Finalized && live.Alive(sn.PID, sn.StartTime) {
-			f.running++
-		} else {
-			f.ended++
-		}
-	}
-	if len(procs) == 0 {
-		return nil, fmt.Errorf("no process of the job has passed MPI_Init yet")
-	}
-	m, err := live.Assemble(procs, live.Job{Command: info.Command, Launcher: info.Launcher, MPILibrary: info.MPILibrary}, nil)
-	if err != nil {
-		return nil, err
-	}
-	f.command = strings.Join(m.Command, " ")
-	f.ranks, f.nodes = m.Resources.Processes, m.Resources.Nodes
-	if g, ok := m.Global(); ok {
-		for _, p := range g.Processes {
-			f.elapsedS = max(f.elapsedS, float64(p.ElapsedNS)/1e9)
-		}
-	}
-	rep, err := pop.Compute(m, pop.ModelTALP)
-	if err != nil {
-		return nil, err
-	}
-	now := live.Window(prev, cur)
-	var nowRep *pop.Report
-	if now != nil {
-		c := *m
-		c.Regions = now
-		nowRep, _ = pop.Compute(&c, pop.ModelTALP)
-	}
-	for _, rr := range rep.Regions {
-		row := topRow{name: rr.Name, cum: map[string]float64{}, now: map[string]float64{}}
-		for _, mt := range topMetrics {
-			if v, ok := rr.Value(mt.id); ok {
-				row.cum[mt.id] = v
-			}
-		}
-		if nowRep != nil {
-			if nr, ok := nowRep.Region(rr.Name); ok {
-				for _, mt := range topMetrics {
-					if v, ok := nr.Value(mt.id); ok {
-						row.now[mt.id] = v
-					}
-				}
-			}
-		}
-		f.regions = append(f.regions, row)
-	}
-	if len(f.regions) > 0 {
-		f.nowPE = f.regions[0].now["parallel_efficiency"]
-	}
-	f.calls = append([]measure.MPICall(nil), m.MPICalls...)
-	sort.Slice(f.calls, func(i, j int) bool { return f.calls[i].TimeNS > f.calls[j].TimeNS })
-	return f, nil
-}
-
-func (f *frame) render(w *strings.Builder, history []float64) {
-	b := bufio.NewWriter(w)
-	fmt.Fprintf(b, "popmon top — %s\n", safetext.Text(f.command))
-	fmt.Fprintf(b, "%d ranks on %d node(s) · %.1f s since MPI_Init · %d running, %d ended\n\n", f.ranks, f.nodes, f.elapsedS, f.running, f.ended)
-	fmt.Fprintf(b, "%-24s", "Region (run so far | now)")
-	for _, mt := range topMetrics {
-		fmt.Fprintf(b, " %6s", mt.head)
-	}
-	fmt.Fprint(b, " |")
-	for _, mt := range topMetrics {
-		fmt.Fprintf(b, " %6s", mt.head)
-	}
-	fmt.Fprintln(b)
-	cell := func(vals map[string]float64, id string) {
-		if v, ok := vals[id]; ok {
-			fmt.Fprintf(b, " %6.2f", v)
-		} else {
-			fmt.Fprintf(b, " %6s", "-")
-		}
-	}
-	for _, r := range f.regions {
-		name := []rune(safetext.Text(r.name))
-		if len(name) > 24 {
-			name = append(name[:23], '…')
-		}
-		fmt.Fprintf(b, "%-24s", string(name))
-		for _, mt := range topMetrics {
-			cell(r.cum, mt.id)
-		}
-		fmt.Fprint(b, " |")
-		for _, mt := range topMetrics {
-			cell(r.now, mt.id)
-		}
-		fmt.Fprintln(b)
-	}
-	fmt.Fprintf(b, "\nGlobal PE, last %d intervals: %s\n", len(history), sparkline(history))
-	if len(f.calls) > 0 {
-		fmt.Fprintln(b, "\nTop MPI calls (run so far, all processes)")
-		for i, c := range f.calls {
-			if i == 5 {
-				break
-			}
-			fmt.Fprintf(b, "  %-24s %10d calls %10.2f s\n", c.Name, c.Calls, float64(c.TimeNS)/1e9)
-		}
-	}
-	b.Flush()
 }
 
 // sparkline draws values in 0…1 with block characters.

@@ -103,9 +103,16 @@ type started struct {
 // named prog run under it.
 func startPartial(t *testing.T, impl mpiImpl, np int, wrap []string, prog string, args ...string) *started {
 	t.Helper()
+	return startRun(t, impl, np, nil, wrap, prog, args...)
+}
+
+// startRun is startPartial with more options of popmon run (flags).
+func startRun(t *testing.T, impl mpiImpl, np int, flags, wrap []string, prog string, args ...string) *started {
+	t.Helper()
 	dir := examples(t, impl)
 	s := &started{out: filepath.Join(t.TempDir(), "p.json")}
-	argv := append(append([]string{}, wrap...), popmonBin, "run", "--format", "none", "--mpicc", impl.mpicc, "-o", s.out, "--")
+	argv := append(append([]string{}, wrap...), popmonBin, "run", "--format", "none", "--mpicc", impl.mpicc, "-o", s.out)
+	argv = append(append(argv, flags...), "--")
 	argv = append(append(argv, launch(impl, np)...), filepath.Join(dir, prog))
 	argv = append(argv, args...)
 	s.cmd = exec.Command(argv[0], argv[1:]...)
@@ -352,21 +359,9 @@ func TestPartialSecondJob(t *testing.T) {
 // TestTop: popmon top --once on a running job shows its load balance.
 func TestTop(t *testing.T) {
 	impl := impls(t)[0]
-	np, s, _ := midRun(t, impl)
-	defer func() {
-		// The ranks only: popmon run then assembles and removes its
-		// session and live folders (killing it too would leave them).
-		for _, pid := range s.ranks {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-		s.wait(t)
-	}()
-	sessions, _ := filepath.Glob(filepath.Join(filepath.Dir(s.out), ".popmon-session-*"))
-	if len(sessions) != 1 {
-		t.Fatalf("session folders %v", sessions)
-	}
+	np, session := watchedJob(t, impl)
 	start := time.Now()
-	so, se, code := popmon(t, nil, "top", "--once", sessions[0])
+	so, se, code := popmon(t, nil, "top", "--once", session)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, so, se)
 	}

@@ -158,57 +158,11 @@ func Assemble(procs []Proc, job Job, pp *measure.Partial) (*measure.Measurement,
 	}
 
 	// The MPI call profile at the cuts.
-	type fnAcc struct {
-		calls, ns, minNS, maxNS int64
-		maxRank                 int
-		seen                    bool
+	snaps := make([]*Snapshot, len(procs))
+	for i, pr := range procs {
+		snaps[i] = pr.Snap
 	}
-	var fns []fnAcc
-	var fnNames []string
-	for _, pr := range procs {
-		s := pr.Snap
-		if len(s.FnNames) > len(fnNames) {
-			fnNames = s.FnNames
-		}
-		r := s.NSPerTick()
-		var calls, ticks []uint64
-		for _, t := range s.Threads {
-			if calls == nil {
-				calls, ticks = make([]uint64, len(t.FnCalls)), make([]uint64, len(t.FnTicks))
-			}
-			for k := range t.FnCalls {
-				if k < len(calls) {
-					calls[k] += t.FnCalls[k]
-					ticks[k] += t.FnTicks[k]
-				}
-			}
-		}
-		for len(fns) < len(calls) {
-			fns = append(fns, fnAcc{})
-		}
-		for k := range calls {
-			if calls[k] == 0 {
-				continue
-			}
-			ns := int64(float64(ticks[k])*r + 0.5)
-			f := &fns[k]
-			f.calls += int64(calls[k])
-			f.ns += ns
-			if !f.seen || ns < f.minNS {
-				f.minNS = ns
-			}
-			if !f.seen || ns > f.maxNS {
-				f.maxNS, f.maxRank = ns, s.Rank
-			}
-			f.seen = true
-		}
-	}
-	for k, f := range fns {
-		if !f.seen || k >= len(fnNames) {
-			continue
-		}
-		m.MPICalls = append(m.MPICalls, measure.MPICall{Name: fnNames[k], Calls: f.calls, TimeNS: f.ns, MinTimeNS: f.minNS, MaxTimeNS: f.maxNS, MaxRank: f.maxRank})
-	}
+	m.MPICalls = CallProfile(snaps)
 	m.OMPRegions = ompRegions(procs)
 	if len(m.OMPRegions) > 0 {
 		maxCPUs := 1
@@ -339,4 +293,62 @@ func rankRanges(r []int) string {
 		i = j + 1
 	}
 	return strings.Join(parts, ",")
+}
+
+// CallProfile returns the MPI call profile of the snapshots: per function,
+// the calls and time summed over the processes, and the least and most
+// time of one process.
+func CallProfile(snaps []*Snapshot) []measure.MPICall {
+	type fnAcc struct {
+		calls, ns, minNS, maxNS int64
+		maxRank                 int
+		seen                    bool
+	}
+	var fns []fnAcc
+	var fnNames []string
+	var out []measure.MPICall
+	for _, s := range snaps {
+		if len(s.FnNames) > len(fnNames) {
+			fnNames = s.FnNames
+		}
+		r := s.NSPerTick()
+		var calls, ticks []uint64
+		for _, t := range s.Threads {
+			if calls == nil {
+				calls, ticks = make([]uint64, len(t.FnCalls)), make([]uint64, len(t.FnTicks))
+			}
+			for k := range t.FnCalls {
+				if k < len(calls) {
+					calls[k] += t.FnCalls[k]
+					ticks[k] += t.FnTicks[k]
+				}
+			}
+		}
+		for len(fns) < len(calls) {
+			fns = append(fns, fnAcc{})
+		}
+		for k := range calls {
+			if calls[k] == 0 {
+				continue
+			}
+			ns := int64(float64(ticks[k])*r + 0.5)
+			f := &fns[k]
+			f.calls += int64(calls[k])
+			f.ns += ns
+			if !f.seen || ns < f.minNS {
+				f.minNS = ns
+			}
+			if !f.seen || ns > f.maxNS {
+				f.maxNS, f.maxRank = ns, s.Rank
+			}
+			f.seen = true
+		}
+	}
+	for k, f := range fns {
+		if !f.seen || k >= len(fnNames) {
+			continue
+		}
+		out = append(out, measure.MPICall{Name: fnNames[k], Calls: f.calls, TimeNS: f.ns, MinTimeNS: f.minNS, MaxTimeNS: f.maxNS, MaxRank: f.maxRank})
+	}
+	return out
 }

@@ -24,7 +24,8 @@ const (
 // Metrics are at full precision, in tree order; absent metrics are
 // omitted, and so are metrics that are not measured, which a region lists
 // with their reasons under "not_measured" (omitted when there are none).
-// "source" is present when the report has one; "partial" (the measurement
+// "window" and "window_s" are present for a live view's window
+// (Options.Window); "source" is present when the report has one; "partial" (the measurement
 // file's object) when the job ended before MPI_Finalize; "refused" when no metric of
 // the measurement can be trusted (the sentence why; every "metrics" is then
 // empty).
@@ -34,6 +35,9 @@ func JSON(w io.Writer, rep *pop.Report, m *measure.Measurement, opts Options) er
 		return err
 	}
 	out := object{{"format", JSONFormat}, {"version", JSONVersion}, {"model", string(rep.Model)}}
+	if opts.Window != "" {
+		out = append(out, member{"window", opts.Window}, member{"window_s", float(float64(opts.WindowNS) / 1e9)})
+	}
 	if rep.Source != "" {
 		out = append(out, member{"source", rep.Source})
 	}

@@ -35,6 +35,12 @@ type Options struct {
 	// Region, when not empty, restricts the output to that region (matched
 	// like pop.Report.Region: exactly, else case-insensitively).
 	Region string
+	// Window, when not empty, names the time window the report covers
+	// ("run", "60s": popmon serve and query); the JSON format then writes
+	// it and WindowNS, what the window actually spans, as "window" and
+	// "window_s".
+	Window   string
+	WindowNS int64
 }
 
 // Render writes rep in the named format to w. m is the measurement rep was

@@ -77,7 +77,12 @@ const (
 	ansiReset = "\x1b[0m"
 )
 
-func colour(v float64) string {
+// ColourReset ends a Colour.
+const ColourReset = ansiReset
+
+// Colour returns the ANSI colour of efficiency v in POP's usual bands:
+// green from 0.8, yellow from 0.6, red below (popmon top, scaling tables).
+func Colour(v float64) string {
 	switch {
 	case v >= 0.8:
 		return ansiGood
@@ -131,7 +136,7 @@ func scalingText(w io.Writer, s *pop.Scaling, opts ScalingOptions) error {
 				cell := scalingCell(r, i)
 				v, ok := r.Value(i)
 				if opts.Color && ok && r.Kind == pop.KindEfficiency {
-					fmt.Fprintf(b, "  %s%s%s%s", strings.Repeat(" ", colW[i]-len(cell)), colour(v), cell, ansiReset)
+					fmt.Fprintf(b, "  %s%s%s%s", strings.Repeat(" ", colW[i]-len(cell)), Colour(v), cell, ansiReset)
 				} else {
 					fmt.Fprintf(b, "  %*s", colW[i], cell)
 				}
