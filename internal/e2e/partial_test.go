@@ -105,6 +105,14 @@ func startPartial(t *testing.T, impl mpiImpl, np int, wrap []string, prog string
 	argv := append(append([]string{}, wrap...), popmonBin, "run", "--format", "none", "--mpicc", impl.mpicc, "-o", s.out, "--")
 	argv = append(append(argv, launch(impl, np)...), filepath.Join(dir, prog))
 	argv = append(argv, args...)
+	s.start(t, argv, np, prog)
+	return s
+}
+
+// start runs argv (a popmon run) in its own process group and waits until
+// np processes named prog run under it.
+func (s *started) start(t *testing.T, argv []string, np int, prog string) {
+	t.Helper()
 	s.cmd = exec.Command(argv[0], argv[1:]...)
 	s.cmd.Stdout, s.cmd.Stderr = &s.so, &s.se
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -115,14 +123,13 @@ func startPartial(t *testing.T, impl mpiImpl, np int, wrap []string, prog string
 	for time.Now().Before(deadline) {
 		if s.ranks = pids(prog, s.cmd.Process.Pid); len(s.ranks) == np {
 			s.seen = time.Now()
-			return s
+			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 	s.cmd.Wait()
 	t.Fatalf("%d ranks of %s never ran\n%s", np, prog, s.se.String())
-	return nil
 }
 
 // wait waits for popmon run (at most 60 s) and returns its exit status.
