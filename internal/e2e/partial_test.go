@@ -120,12 +120,17 @@ func (s *started) start(t *testing.T, argv []string, np int, prog string) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(90 * time.Second) // the first run builds the library
+	var prev []int
 	for time.Now().Before(deadline) {
-		if s.ranks = pids(prog, s.cmd.Process.Pid); len(s.ranks) == np {
+		// The same np processes twice, 50 ms apart: a rank's child that
+		// has not yet executed its program (a node agent) has the rank's
+		// name for a moment.
+		if s.ranks = pids(prog, s.cmd.Process.Pid); len(s.ranks) == np && fmt.Sprint(s.ranks) == fmt.Sprint(prev) {
 			s.seen = time.Now()
 			return
 		}
-		time.Sleep(20 * time.Millisecond)
+		prev = s.ranks
+		time.Sleep(50 * time.Millisecond)
 	}
 	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 	s.cmd.Wait()
