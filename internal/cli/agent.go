@@ -116,11 +116,16 @@ func agentMain(args []string) int {
 		}
 		time.Sleep(agentPoll)
 	}
+	if _, err := os.Stat(session); err != nil {
+		// popmon run has finished: the files of the processes that
+		// ended are of no more use.
+		for _, a := range files {
+			a.done = a.done || !live.Alive(a.pid, a.startTime)
+		}
+		removeNodeDir(dir, files)
+	}
 	for _, a := range files {
 		a.f.Close()
-	}
-	if _, err := os.Stat(session); err != nil {
-		removeNodeDir(dir, files)
 	}
 	return ExitOK
 }
