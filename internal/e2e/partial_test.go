@@ -76,6 +76,17 @@ func pids(comm string, root int) []int {
 	return out
 }
 
+// named reports whether every process of ps is still named comm.
+func named(ps []int, comm string) bool {
+	for _, pid := range ps {
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
+		if err != nil || strings.TrimSpace(string(b)) != comm {
+			return false
+		}
+	}
+	return true
+}
+
 // childOf returns a child process of parent, or 0.
 func childOf(parent int) int {
 	for _, pid := range processes() {
@@ -120,17 +131,18 @@ func (s *started) start(t *testing.T, argv []string, np int, prog string) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(90 * time.Second) // the first run builds the library
-	var prev []int
 	for time.Now().Before(deadline) {
-		// The same np processes twice, 50 ms apart: a rank's child that
-		// has not yet executed its program (a node agent) has the rank's
-		// name for a moment.
-		if s.ranks = pids(prog, s.cmd.Process.Pid); len(s.ranks) == np && fmt.Sprint(s.ranks) == fmt.Sprint(prev) {
+		if s.ranks = pids(prog, s.cmd.Process.Pid); len(s.ranks) == np {
 			s.seen = time.Now()
-			return
+			// Still named so 50 ms later: a rank's child that has not
+			// yet executed its program (a node agent) has the rank's
+			// name for a moment.
+			time.Sleep(50 * time.Millisecond)
+			if named(s.ranks, prog) {
+				return
+			}
 		}
-		prev = s.ranks
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
 	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 	s.cmd.Wait()
