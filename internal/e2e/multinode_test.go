@@ -175,22 +175,14 @@ func TestMultiNodeRecover(t *testing.T) {
 		t.Run(impl.name, func(t *testing.T) {
 			c := needCluster(t, 2)
 			np, per, s, at := midRunNodes(t, c, impl)
-			syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-			for _, pid := range s.ranks {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-			s.wait(t)
-			sessions, _ := filepath.Glob(filepath.Join(filepath.Dir(s.out), ".popmon-session-*"))
-			if len(sessions) != 1 {
-				t.Fatalf("session folders %v, want 1", sessions)
-			}
-			if copies, _ := filepath.Glob(filepath.Join(sessions[0], "nodes", "node1", "*.live")); len(copies) != per {
+			session := s.killAll(t)
+			if copies, _ := filepath.Glob(filepath.Join(session, "nodes", "node1", "*.live")); len(copies) != per {
 				t.Errorf("node1's copies %v, want %d", copies, per)
 			}
 			if a := waitAgents(); len(a) > 0 {
 				t.Errorf("node agents still running after the job: %v", a)
 			}
-			so, se, code := c.run(t, time.Minute, c.OnEnv(0, clusterEnv(), popmonBin, "recover", "--format", "none", sessions[0]))
+			so, se, code := c.run(t, time.Minute, c.OnEnv(0, clusterEnv(), popmonBin, "recover", "--format", "none", session))
 			if code != 0 {
 				t.Fatalf("recover exit %d\n%s%s", code, so, se)
 			}
@@ -199,8 +191,8 @@ func TestMultiNodeRecover(t *testing.T) {
 			if m.Partial.AssembledBy != "recover" {
 				t.Errorf("assembled_by %q", m.Partial.AssembledBy)
 			}
-			if _, err := os.Stat(sessions[0]); err == nil {
-				t.Errorf("recover left the session folder %s", sessions[0])
+			if _, err := os.Stat(session); err == nil {
+				t.Errorf("recover left the session folder %s", session)
 			}
 			noLeftovers(t, c)
 		})

@@ -149,6 +149,29 @@ func (s *started) start(t *testing.T, argv []string, np int, prog string) {
 	t.Fatalf("%d ranks of %s never ran\n%s", np, prog, s.se.String())
 }
 
+// session returns the session folder of the run (the only one next to its
+// output).
+func (s *started) session(t *testing.T) string {
+	t.Helper()
+	sessions, _ := filepath.Glob(filepath.Join(filepath.Dir(s.out), ".popmon-session-*"))
+	if len(sessions) != 1 {
+		t.Fatalf("session folders %v, want 1", sessions)
+	}
+	return sessions[0]
+}
+
+// killAll SIGKILLs popmon run, its process group and the ranks, waits for
+// it and returns the session folder it left.
+func (s *started) killAll(t *testing.T) string {
+	t.Helper()
+	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	for _, pid := range s.ranks { // in their own groups under some launchers
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	s.wait(t)
+	return s.session(t)
+}
+
 // wait waits for popmon run (at most 60 s) and returns its exit status.
 func (s *started) wait(t *testing.T) syscall.WaitStatus {
 	t.Helper()
@@ -321,16 +344,8 @@ func TestRecover(t *testing.T) {
 	for _, impl := range impls(t) {
 		t.Run(impl.name, func(t *testing.T) {
 			np, s, at := midRun(t, impl)
-			syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-			for _, pid := range s.ranks { // in their own groups under some launchers
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-			s.wait(t)
-			sessions, _ := filepath.Glob(filepath.Join(filepath.Dir(s.out), ".popmon-session-*"))
-			if len(sessions) != 1 {
-				t.Fatalf("session folders %v, want 1", sessions)
-			}
-			so, se, code := popmon(t, nil, "recover", "--format", "none", sessions[0])
+			session := s.killAll(t)
+			so, se, code := popmon(t, nil, "recover", "--format", "none", session)
 			if code != 0 {
 				t.Fatalf("recover exit %d\n%s%s", code, so, se)
 			}
@@ -338,8 +353,8 @@ func TestRecover(t *testing.T) {
 			if m.Partial.AssembledBy != "recover" {
 				t.Errorf("assembled_by %q", m.Partial.AssembledBy)
 			}
-			if _, err := os.Stat(sessions[0]); err == nil {
-				t.Errorf("recover left the session folder %s", sessions[0])
+			if _, err := os.Stat(session); err == nil {
+				t.Errorf("recover left the session folder %s", session)
 			}
 		})
 	}
@@ -382,12 +397,9 @@ func TestTop(t *testing.T) {
 		}
 		s.wait(t)
 	}()
-	sessions, _ := filepath.Glob(filepath.Join(filepath.Dir(s.out), ".popmon-session-*"))
-	if len(sessions) != 1 {
-		t.Fatalf("session folders %v", sessions)
-	}
+	session := s.session(t)
 	start := time.Now()
-	so, se, code := popmon(t, nil, "top", "--once", sessions[0])
+	so, se, code := popmon(t, nil, "top", "--once", session)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, so, se)
 	}
