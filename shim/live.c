@@ -6,7 +6,9 @@
  * The header records how the process ended, as far as the process itself
  * can: MPI_Abort, a fatal signal with its default action (a chained handler
  * that only stores a word and re-raises), an exit without MPI_Finalize. A
- * SIGKILL leaves no trace: the reader infers it.
+ * SIGKILL leaves no trace: the reader infers it. On the nodes other than
+ * popmon run's, the first process starts the node agent, which copies the
+ * files into the session folder (start_agent).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
