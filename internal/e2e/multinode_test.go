@@ -242,3 +242,46 @@ func TestMultiNodeLibraryMissing(t *testing.T) {
 		})
 	}
 }
+
+// TestMultiNodeWiped: the worst case of docs/live-format.md, "Node copies":
+// node1's agent is SIGKILLed with the ranks and node1's /dev/shm is wiped
+// (Slurm's job_container/tmpfs). node1's ranks come from the agent's last
+// periodic copy: they are in the partial measurement, with at most one copy
+// interval (1 s, plus the agent's 100-ms poll) less than node0's.
+func TestMultiNodeWiped(t *testing.T) {
+	for _, impl := range impls(t) {
+		t.Run(impl.name, func(t *testing.T) {
+			c := needCluster(t, 2)
+			np, per, s, _ := midRunNodes(t, c, impl)
+			for _, a := range agents() {
+				syscall.Kill(a, syscall.SIGKILL)
+			}
+			for _, pid := range s.ranks {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			c.run(t, time.Minute, c.On(1, "sh", "-c", "rm -rf /dev/shm/popmon-$(id -u)"))
+			s.wait(t)
+			m := readChecked(t, s.out)
+			p := m.Partial
+			if p == nil || p.Included != np || p.Reason != measure.PartialKilled {
+				t.Fatalf("partial %+v, want %d ranks killed\n%s", p, np, s.se.String())
+			}
+			checkNodes(t, m, per)
+			var node0 int64
+			for _, e := range p.Ends {
+				if e.Rank < per {
+					node0 = max(node0, e.ValidUntilNS)
+				}
+			}
+			for _, e := range p.Ends {
+				if e.End != "killed" {
+					t.Errorf("rank %d ended %q, want killed", e.Rank, e.End)
+				}
+				if loss := time.Duration(node0 - e.ValidUntilNS); e.Rank >= per && (loss < 0 || loss > 1300*time.Millisecond) {
+					t.Errorf("rank %d (node1) measured until %v, %v before node0's ranks: want 0 to 1.3 s", e.Rank, time.Duration(e.ValidUntilNS), loss)
+				}
+			}
+			noLeftovers(t, c)
+		})
+	}
+}
