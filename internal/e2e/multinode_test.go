@@ -285,3 +285,30 @@ func TestMultiNodeWiped(t *testing.T) {
 		})
 	}
 }
+
+// TestMultiNodeTerminated: the batch system's ending (Slurm: SIGTERM to
+// every process of the job, the agent included, then SIGKILL and the
+// node's memory wiped): node1's agent survives the SIGTERM and copies its
+// ranks as they end, so nothing of them is lost.
+func TestMultiNodeTerminated(t *testing.T) {
+	impl := impls(t)[0]
+	c := needCluster(t, 2)
+	np, per, s, _ := midRunNodes(t, c, impl)
+	for _, pid := range append(agents(), s.ranks...) {
+		syscall.Kill(pid, syscall.SIGTERM)
+	}
+	time.Sleep(500 * time.Millisecond) // KillWait (30 s by default, at least 5)
+	for _, a := range agents() {
+		syscall.Kill(a, syscall.SIGKILL)
+	}
+	c.run(t, time.Minute, c.On(1, "sh", "-c", "rm -rf /dev/shm/popmon-$(id -u)"))
+	s.wait(t)
+	m := checkPartial(t, s.out, np, measure.PartialTerminated, 0, s.se.String())
+	checkNodes(t, m, per)
+	for _, e := range m.Partial.Ends {
+		if e.End != "signal 15 (SIGTERM)" {
+			t.Errorf("rank %d ended %q, want signal 15 (SIGTERM)", e.Rank, e.End)
+		}
+	}
+	noLeftovers(t, c)
+}
