@@ -138,10 +138,10 @@ func copyLive(a *agentFile, n, dst string) error {
 			return err
 		}
 	}
+	a.lastCopy = time.Now() // a copy that fails is tried again at the next interval or state change
 	err := a.f.WriteCopy(filepath.Join(dst, filepath.Base(n)), agentEvery, a.seq, func() bool { return live.Alive(a.pid, a.startTime) })
 	if err == nil {
 		a.seq++
-		a.lastCopy = time.Now()
 	}
 	return err
 }
