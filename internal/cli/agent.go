@@ -132,13 +132,13 @@ func agentMain(args []string) int {
 
 // copyLive writes the copy of live file n (the agent's a) into dst.
 func copyLive(a *agentFile, n, dst string) error {
+	a.lastCopy = time.Now() // a copy that fails is tried again at the next interval or state change
 	for _, d := range []string{filepath.Dir(dst), dst} {
 		// Mkdir, not MkdirAll: a session folder that is gone stays gone.
 		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 			return err
 		}
 	}
-	a.lastCopy = time.Now() // a copy that fails is tried again at the next interval or state change
 	err := a.f.WriteCopy(filepath.Join(dst, filepath.Base(n)), agentEvery, a.seq, func() bool { return live.Alive(a.pid, a.startTime) })
 	if err == nil {
 		a.seq++
