@@ -41,7 +41,9 @@ extern const char *const popmon_fn_names[POPMON_FN_COUNT] __attribute__((weak));
 /* The region table's layout (regions.c). */
 void popmon_regions_layout(uint32_t *size, uint32_t off[9]);
 
-_Static_assert(sizeof(struct popmon_live_header) <= POPMON_LIVE_HEADER, "live header too large");
+/* The header page's last 64 bytes stay zero: a node copy's copy record
+ * (docs/live-format.md, "Node copies"). */
+_Static_assert(sizeof(struct popmon_live_header) <= POPMON_LIVE_HEADER - 64, "live header too large");
 
 static size_t align_up(size_t n, size_t a)
 {
