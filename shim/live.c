@@ -6,7 +6,9 @@
  * The header records how the process ended, as far as the process itself
  * can: MPI_Abort, a fatal signal with its default action (a chained handler
  * that only stores a word and re-raises), an exit without MPI_Finalize. A
- * SIGKILL leaves no trace: the reader infers it.
+ * SIGKILL leaves no trace: the reader infers it. On the nodes other than
+ * popmon run's, the first process starts the node agent, which copies the
+ * files into the session folder (start_agent).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -15,10 +17,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -38,7 +42,9 @@ extern const char *const popmon_fn_names[POPMON_FN_COUNT] __attribute__((weak));
 /* The region table's layout (regions.c). */
 void popmon_regions_layout(uint32_t *size, uint32_t off[9]);
 
-_Static_assert(sizeof(struct popmon_live_header) <= POPMON_LIVE_HEADER, "live header too large");
+/* The header page's last 64 bytes stay zero: a node copy's copy record
+ * (docs/live-format.md, "Node copies"). */
+_Static_assert(sizeof(struct popmon_live_header) <= POPMON_LIVE_HEADER - 64, "live header too large");
 
 static size_t align_up(size_t n, size_t a)
 {
@@ -145,14 +151,143 @@ static void fill_layout(struct popmon_live_header *h)
 	h->om_module_max = POPMON_OMP_MODULE;
 }
 
+extern char **environ;
+
+/* Creates the missing folders of path, each private (0700). */
+static void make_private_path(const char *path)
+{
+	char p[PATH_MAX];
+	int n = snprintf(p, sizeof p, "%s", path);
+	if (n <= 0 || n >= (int)sizeof p)
+		return;
+	for (char *c = p + 1;; c++) {
+		if (*c == '/' || *c == '\0') {
+			char was = *c;
+			*c = '\0';
+			if (mkdir(p, 0700) != 0 && errno != EEXIST)
+				return;
+			*c = was;
+			if (!was)
+				return;
+		}
+	}
+}
+
+/* Starts the node's agent (popmon agent DIR SESSION, internal/cli/agent.go),
+ * which copies this node's live files into the session folder, unless
+ * another process of this node holds the folder's lock (its agent runs).
+ * The agent inherits the locked descriptor as its fd 3 and so holds the
+ * lock while it runs. posix_spawn (no fork: this runs before MPI_Init,
+ * but an MPI library may already be loaded), a session of its own, stdio
+ * on /dev/null, no other descriptor of the application; the application
+ * never waits for it. */
+static void start_agent(const char *dir, const char *session, const char *bin)
+{
+	char lock[PATH_MAX];
+	int n = snprintf(lock, sizeof lock, "%s/agent.lock", dir);
+	if (n <= 0 || n >= (int)sizeof lock)
+		return;
+	int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return;
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		close(fd); /* the agent of this node runs */
+		return;
+	}
+	if (fd <= 3) { /* fd 3 is the agent's; 0-2 become /dev/null */
+		int f2 = fcntl(fd, F_DUPFD_CLOEXEC, 4);
+		close(fd);
+		if (f2 < 0)
+			return;
+		fd = f2;
+	}
+	size_t ne = 0;
+	while (environ && environ[ne])
+		ne++;
+	char **envp = malloc((ne + 1) * sizeof *envp);
+	if (!envp) {
+		close(fd);
+		return;
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < ne; i++)
+		if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0)
+			envp[k++] = environ[i];
+	envp[k] = NULL;
+	char *argv[] = {(char *)bin, "agent", (char *)dir, (char *)session, NULL};
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	int err = posix_spawn_file_actions_init(&fa);
+	if (err == 0) {
+		err = posix_spawnattr_init(&attr);
+		if (err != 0)
+			posix_spawn_file_actions_destroy(&fa);
+	}
+	if (err == 0) {
+		posix_spawn_file_actions_adddup2(&fa, fd, 3);
+		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+		posix_spawn_file_actions_adddup2(&fa, 1, 2);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+		posix_spawn_file_actions_addclosefrom_np(&fa, 4);
+#endif
+		sigset_t none, def;
+		sigemptyset(&none);
+		sigemptyset(&def);
+		int defaults[] = {SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD, SIGUSR1, SIGUSR2};
+		for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
+			sigaddset(&def, defaults[i]);
+		short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+#ifdef POSIX_SPAWN_SETSID
+		flags |= POSIX_SPAWN_SETSID;
+#endif
+		posix_spawnattr_setsigmask(&attr, &none);
+		posix_spawnattr_setsigdefault(&attr, &def);
+		posix_spawnattr_setflags(&attr, flags);
+		pid_t pid;
+		err = posix_spawn(&pid, bin, &fa, &attr, argv, envp);
+		posix_spawnattr_destroy(&attr);
+		posix_spawn_file_actions_destroy(&fa);
+	}
+	free(envp);
+	close(fd);
+	if (err != 0)
+		popmon_warn_once("agent", "cannot start the node agent %s (%s): this node's processes are lost if "
+				 "the job is killed", bin, strerror(err));
+}
+
+/* On a node other than popmon run's the live folder does not exist: it is
+ * created (private) when the session folder is visible here, and the node's
+ * agent started, which copies the live files into the session folder.
+ * Returns 1 when the folder is there now. */
+static int node_dir(const char *dir)
+{
+	const char *session = getenv("POPMON_SESSION");
+	const char *bin = getenv("POPMON_BIN");
+	struct stat st;
+	if (!session || session[0] != '/' || !bin || bin[0] != '/' || stat(session, &st) != 0 || !S_ISDIR(st.st_mode))
+		return 0; /* no shared session folder: no live file here (docs/library.md) */
+	make_private_path(dir);
+	char parent[PATH_MAX];
+	int n = snprintf(parent, sizeof parent, "%s", dir);
+	char *slash = n > 0 && n < (int)sizeof parent ? strrchr(parent, '/') : NULL;
+	if (!slash || slash == parent || !dir_ok(dir))
+		return 0;
+	*slash = '\0';
+	if (!dir_ok(parent))
+		return 0;
+	start_agent(dir, session, bin);
+	return 1;
+}
+
 int popmon_live_open(void)
 {
 	const char *dir = getenv("POPMON_LIVE_DIR");
 	if (!dir || !*dir)
 		return 0;
 	struct stat st;
-	if (stat(dir, &st) != 0 && errno == ENOENT)
-		return 0; /* another node than popmon run's: no live files there (docs/library.md) */
+	if (stat(dir, &st) != 0 && errno == ENOENT && !node_dir(dir))
+		return 0; /* another node than popmon run's, without the session folder */
 	if (!dir_ok(dir)) {
 		popmon_warn_once("livedir", "the live folder %s is missing or not private: this process's "
 				 "accounts are lost if it is killed", dir);

@@ -87,8 +87,12 @@ struct popmon_live_header {
  * records and the region table live. */
 extern struct popmon_live_header *popmon_live;
 
-/* Constructor: maps the live file when POPMON_LIVE_DIR is set. Returns 0 and
- * leaves popmon_live NULL otherwise, or when it cannot (one popmon: line). */
+/* Constructor: maps the live file when POPMON_LIVE_DIR is set. On a node
+ * where that folder does not exist (not popmon run's) it creates it when the
+ * session folder is visible, and the node's first process starts the node
+ * agent (popmon agent, POPMON_BIN) that copies the node's live files into the
+ * session folder. Returns 0 and leaves popmon_live NULL otherwise, or when
+ * it cannot (one popmon: line). */
 int popmon_live_open(void);
 /* Thread record of slot, in the mapping (NULL without a live file). */
 void *popmon_live_thread(int slot);

@@ -108,6 +108,9 @@ func Main(args []string, env *Env) int {
 	if name == "--version" || name == "-version" {
 		name = "version"
 	}
+	if name == "agent" { // not a user command: libpopmon starts it (agent.go)
+		return agentMain(args[1:])
+	}
 	for _, c := range commands() {
 		if c.name != name {
 			continue

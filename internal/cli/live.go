@@ -139,7 +139,7 @@ func recoverCmd(env *Env, args []string) error {
 	if err := json.Unmarshal(b, &info); err != nil || info.LiveDir == "" {
 		return fail(ExitInput, "%s: unreadable %s", session, liveInfoName)
 	}
-	s, err := live.Scan(info.LiveDir)
+	s, err := live.ScanSession(info.LiveDir, filepath.Join(session, "nodes"))
 	if err != nil {
 		return fail(ExitInput, "%v", err)
 	}

@@ -102,6 +102,9 @@ func runCmd(env *Env, args []string) error {
 	// so that a job that is killed, crashes or aborts still gets a
 	// (partial) measurement.
 	vars := map[string]string{"POPMON_SESSION": absSession}
+	if self, err := os.Executable(); err == nil {
+		vars["POPMON_BIN"] = self // the node agent (agent.go) on the other nodes
+	}
 	liveDir, err := makeLiveDir(absSession)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "popmon: %v: a job that does not reach MPI_Finalize will leave no measurement\n", err)
@@ -116,6 +119,7 @@ func runCmd(env *Env, args []string) error {
 			fmt.Fprintf(env.Stderr, "popmon: %v\n", err)
 		}
 		sampler = live.NewSampler(liveDir, live.DefaultInterval)
+		sampler.ReadCopies(filepath.Join(absSession, "nodes"))
 		defer func() {
 			sampler.Close()
 			if !keep {
@@ -126,7 +130,7 @@ func runCmd(env *Env, args []string) error {
 
 	cmd := exec.Command(path, cmdline[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = env.Stdin, env.Stdout, env.Stderr
-	environ, note, err := mf.environment(lib.Path, scan, vars, []string{"POPMON_OUTPUT", "POPMON_OUTPUT_FORCE", "POPMON_PID", "POPMON_LIVE_DIR"})
+	environ, note, err := mf.environment(lib.Path, scan, vars, []string{"POPMON_OUTPUT", "POPMON_OUTPUT_FORCE", "POPMON_PID", "POPMON_LIVE_DIR", "POPMON_BIN"})
 	if err != nil {
 		return err
 	}

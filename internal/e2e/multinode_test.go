@@ -5,9 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 )
 
@@ -60,6 +62,139 @@ func TestMultiNodeLoadBalanceOut(t *testing.T) {
 			near(t, "load balance in", value(t, rep, "Global", "mpi_load_balance_in"), 0.9, effTol)
 			near(t, "load balance out", value(t, rep, "Global", "mpi_load_balance_out"), 5.0/9, effTol)
 			near(t, "communication efficiency", value(t, rep, "Global", "mpi_communication_efficiency"), 1, effTol)
+			// One file, the complete one; nothing left on the nodes.
+			if files, _ := filepath.Glob(filepath.Join(filepath.Dir(out), "*")); len(files) != 1 {
+				t.Errorf("files next to the measurement: %v, want only %s", files, out)
+			}
+			noLeftovers(t, c)
+		})
+	}
+}
+
+// agents returns the node agents (popmon agent) running on the machine.
+func agents() []int {
+	var out []int
+	for _, pid := range processes() {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil {
+			continue
+		}
+		if a := strings.Split(string(b), "\x00"); len(a) > 2 && a[0] == popmonBin && a[1] == "agent" {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// waitAgents waits up to 10 s for the node agents to write their last
+// copies and end; it returns those still running.
+func waitAgents() []int {
+	deadline := time.Now().Add(10 * time.Second)
+	for len(agents()) > 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	return agents()
+}
+
+// noLeftovers checks that no node agent runs (after waiting up to 10 s for
+// them to finish their last copies) and that no node keeps a live folder.
+func noLeftovers(t *testing.T, c *cluster) {
+	t.Helper()
+	if a := waitAgents(); len(a) > 0 {
+		t.Errorf("node agents still running: %v", a)
+	}
+	for k := 0; k < c.nodes; k++ {
+		so, se, _ := c.run(t, time.Minute, c.On(k, "sh", "-c", "ls -A /dev/shm/popmon-$(id -u) 2>/dev/null; true"))
+		if strings.TrimSpace(so) != "" {
+			t.Errorf("%s keeps live folders in /dev/shm: %s%s", c.Node(k), so, se)
+		}
+	}
+}
+
+// midRunNodes starts the imbalance demo (200 iterations) under popmon run
+// on node0, its ranks on two nodes (Open MPI 2 × 2; MPICH, which
+// busy-waits, 2 × 1), and returns when it has run 2.5 s: the job size, the
+// ranks per node, the run, and how long its ranks have been running.
+func midRunNodes(t *testing.T, c *cluster, impl mpiImpl) (int, int, *started, time.Duration) {
+	t.Helper()
+	dir := examples(t, impl)
+	np := partialRanks(impl)
+	per := np / 2
+	s := &started{out: filepath.Join(t.TempDir(), "p.json")}
+	job := c.Launch(impl, np, c.Hosts(2, per), filepath.Join(dir, "imbalance"), fmt.Sprint(partialK), "200")
+	s.start(t, c.OnEnv(0, clusterEnv(), append([]string{popmonBin, "run", "--format", "none", "--mpicc", impl.mpicc, "-o", s.out, "--"}, job...)...), np, "imbalance")
+	time.Sleep(2500 * time.Millisecond)
+	return np, per, s, time.Since(s.seen)
+}
+
+// checkNodes checks that the partial measurement m has every rank on its
+// node.
+func checkNodes(t *testing.T, m *measure.Measurement, per int) {
+	t.Helper()
+	if m.Resources.Nodes != 2 {
+		t.Errorf("%d nodes, want 2", m.Resources.Nodes)
+	}
+	for _, p := range m.Processes {
+		if want := fmt.Sprintf("node%d", p.Rank/per); p.Hostname != want {
+			t.Errorf("rank %d on %s, want %s", p.Rank, p.Hostname, want)
+		}
+	}
+}
+
+// TestMultiNodePartialKilled: SIGKILL of every rank of a job on two nodes:
+// popmon run on node0 reads node1's ranks from the copies node1's agent
+// writes into the session folder, and the partial measurement has them
+// all, with the designed load balance.
+func TestMultiNodePartialKilled(t *testing.T) {
+	for _, impl := range impls(t) {
+		t.Run(impl.name, func(t *testing.T) {
+			c := needCluster(t, 2)
+			np, per, s, at := midRunNodes(t, c, impl)
+			for _, pid := range s.ranks {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			if ws := s.wait(t); ws.ExitStatus() == 0 && !ws.Signaled() {
+				t.Errorf("popmon run exited 0 for a killed job")
+			}
+			m := checkPartial(t, s.out, np, measure.PartialKilled, at, s.se.String())
+			checkNodes(t, m, per)
+			for _, e := range m.Partial.Ends {
+				if e.End != "killed" {
+					t.Errorf("rank %d ended %q, want killed", e.Rank, e.End)
+				}
+			}
+			noLeftovers(t, c)
+		})
+	}
+}
+
+// TestMultiNodeRecover: SIGKILL of popmon run and of the job on two nodes,
+// then popmon recover on node0: node1's ranks come from its agent's copies.
+func TestMultiNodeRecover(t *testing.T) {
+	for _, impl := range impls(t) {
+		t.Run(impl.name, func(t *testing.T) {
+			c := needCluster(t, 2)
+			np, per, s, at := midRunNodes(t, c, impl)
+			session := s.killAll(t)
+			if copies, _ := filepath.Glob(filepath.Join(session, "nodes", "node1", "*.live")); len(copies) != per {
+				t.Errorf("node1's copies %v, want %d", copies, per)
+			}
+			if a := waitAgents(); len(a) > 0 {
+				t.Errorf("node agents still running after the job: %v", a)
+			}
+			so, se, code := c.run(t, time.Minute, c.OnEnv(0, clusterEnv(), popmonBin, "recover", "--format", "none", session))
+			if code != 0 {
+				t.Fatalf("recover exit %d\n%s%s", code, so, se)
+			}
+			m := checkPartial(t, s.out, np, measure.PartialKilled, at, se)
+			checkNodes(t, m, per)
+			if m.Partial.AssembledBy != "recover" {
+				t.Errorf("assembled_by %q", m.Partial.AssembledBy)
+			}
+			if _, err := os.Stat(session); err == nil {
+				t.Errorf("recover left the session folder %s", session)
+			}
+			noLeftovers(t, c)
 		})
 	}
 }
@@ -106,4 +241,74 @@ func TestMultiNodeLibraryMissing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMultiNodeWiped: the worst case of docs/live-format.md, "Node copies":
+// node1's agent is SIGKILLed with the ranks and node1's /dev/shm is wiped
+// (Slurm's job_container/tmpfs). node1's ranks come from the agent's last
+// periodic copy: they are in the partial measurement, with at most one copy
+// interval (1 s, plus the agent's 100-ms poll) less than node0's.
+func TestMultiNodeWiped(t *testing.T) {
+	for _, impl := range impls(t) {
+		t.Run(impl.name, func(t *testing.T) {
+			c := needCluster(t, 2)
+			np, per, s, _ := midRunNodes(t, c, impl)
+			for _, a := range agents() {
+				syscall.Kill(a, syscall.SIGKILL)
+			}
+			for _, pid := range s.ranks {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			c.run(t, time.Minute, c.On(1, "sh", "-c", "rm -rf /dev/shm/popmon-$(id -u)"))
+			s.wait(t)
+			m := readChecked(t, s.out)
+			p := m.Partial
+			if p == nil || p.Included != np || p.Reason != measure.PartialKilled {
+				t.Fatalf("partial %+v, want %d ranks killed\n%s", p, np, s.se.String())
+			}
+			checkNodes(t, m, per)
+			var node0 int64
+			for _, e := range p.Ends {
+				if e.Rank < per {
+					node0 = max(node0, e.ValidUntilNS)
+				}
+			}
+			for _, e := range p.Ends {
+				if e.End != "killed" {
+					t.Errorf("rank %d ended %q, want killed", e.Rank, e.End)
+				}
+				if loss := time.Duration(node0 - e.ValidUntilNS); e.Rank >= per && (loss < 0 || loss > 1300*time.Millisecond) {
+					t.Errorf("rank %d (node1) measured until %v, %v before node0's ranks: want 0 to 1.3 s", e.Rank, time.Duration(e.ValidUntilNS), loss)
+				}
+			}
+			noLeftovers(t, c)
+		})
+	}
+}
+
+// TestMultiNodeTerminated: the batch system's ending (Slurm: SIGTERM to
+// every process of the job, the agent included, then SIGKILL and the
+// node's memory wiped): node1's agent survives the SIGTERM and copies its
+// ranks as they end, so nothing of them is lost.
+func TestMultiNodeTerminated(t *testing.T) {
+	impl := impls(t)[0]
+	c := needCluster(t, 2)
+	np, per, s, _ := midRunNodes(t, c, impl)
+	for _, pid := range append(agents(), s.ranks...) {
+		syscall.Kill(pid, syscall.SIGTERM)
+	}
+	time.Sleep(500 * time.Millisecond) // KillWait (30 s by default, at least 5)
+	for _, a := range agents() {
+		syscall.Kill(a, syscall.SIGKILL)
+	}
+	c.run(t, time.Minute, c.On(1, "sh", "-c", "rm -rf /dev/shm/popmon-$(id -u)"))
+	s.wait(t)
+	m := checkPartial(t, s.out, np, measure.PartialTerminated, 0, s.se.String())
+	checkNodes(t, m, per)
+	for _, e := range m.Partial.Ends {
+		if e.End != "signal 15 (SIGTERM)" {
+			t.Errorf("rank %d ended %q, want signal 15 (SIGTERM)", e.Rank, e.End)
+		}
+	}
+	noLeftovers(t, c)
 }

@@ -79,6 +79,17 @@ func pids(comm string, root int) []int {
 	return out
 }
 
+// named reports whether every process of ps is still named comm.
+func named(ps []int, comm string) bool {
+	for _, pid := range ps {
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
+		if err != nil || strings.TrimSpace(string(b)) != comm {
+			return false
+		}
+	}
+	return true
+}
+
 // childOf returns a child process of parent, or 0.
 func childOf(parent int) int {
 	for _, pid := range processes() {
@@ -115,6 +126,14 @@ func startRun(t *testing.T, impl mpiImpl, np int, flags, wrap []string, prog str
 	argv = append(append(argv, flags...), "--")
 	argv = append(append(argv, launch(impl, np)...), filepath.Join(dir, prog))
 	argv = append(argv, args...)
+	s.start(t, argv, np, prog)
+	return s
+}
+
+// start runs argv (a popmon run) in its own process group and waits until
+// np processes named prog run under it.
+func (s *started) start(t *testing.T, argv []string, np int, prog string) {
+	t.Helper()
 	s.cmd = exec.Command(argv[0], argv[1:]...)
 	s.cmd.Stdout, s.cmd.Stderr = &s.so, &s.se
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -125,14 +144,42 @@ func startRun(t *testing.T, impl mpiImpl, np int, flags, wrap []string, prog str
 	for time.Now().Before(deadline) {
 		if s.ranks = pids(prog, s.cmd.Process.Pid); len(s.ranks) == np {
 			s.seen = time.Now()
-			return s
+			// Still named so 50 ms later: a rank's child that has not
+			// yet executed its program (a node agent) has the rank's
+			// name for a moment.
+			time.Sleep(50 * time.Millisecond)
+			if named(s.ranks, prog) {
+				return
+			}
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 	s.cmd.Wait()
 	t.Fatalf("%d ranks of %s never ran\n%s", np, prog, s.se.String())
-	return nil
+}
+
+// session returns the session folder of the run (the only one next to its
+// output).
+func (s *started) session(t *testing.T) string {
+	t.Helper()
+	sessions, _ := filepath.Glob(filepath.Join(filepath.Dir(s.out), ".popmon-session-*"))
+	if len(sessions) != 1 {
+		t.Fatalf("session folders %v, want 1", sessions)
+	}
+	return sessions[0]
+}
+
+// killAll SIGKILLs popmon run, its process group and the ranks, waits for
+// it and returns the session folder it left.
+func (s *started) killAll(t *testing.T) string {
+	t.Helper()
+	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	for _, pid := range s.ranks { // in their own groups under some launchers
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	s.wait(t)
+	return s.session(t)
 }
 
 // wait waits for popmon run (at most 60 s) and returns its exit status.
@@ -307,16 +354,8 @@ func TestRecover(t *testing.T) {
 	for _, impl := range impls(t) {
 		t.Run(impl.name, func(t *testing.T) {
 			np, s, at := midRun(t, impl)
-			syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-			for _, pid := range s.ranks { // in their own groups under some launchers
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-			s.wait(t)
-			sessions, _ := filepath.Glob(filepath.Join(filepath.Dir(s.out), ".popmon-session-*"))
-			if len(sessions) != 1 {
-				t.Fatalf("session folders %v, want 1", sessions)
-			}
-			so, se, code := popmon(t, nil, "recover", "--format", "none", sessions[0])
+			session := s.killAll(t)
+			so, se, code := popmon(t, nil, "recover", "--format", "none", session)
 			if code != 0 {
 				t.Fatalf("recover exit %d\n%s%s", code, so, se)
 			}
@@ -324,8 +363,8 @@ func TestRecover(t *testing.T) {
 			if m.Partial.AssembledBy != "recover" {
 				t.Errorf("assembled_by %q", m.Partial.AssembledBy)
 			}
-			if _, err := os.Stat(sessions[0]); err == nil {
-				t.Errorf("recover left the session folder %s", sessions[0])
+			if _, err := os.Stat(session); err == nil {
+				t.Errorf("recover left the session folder %s", session)
 			}
 		})
 	}

@@ -390,11 +390,7 @@ func watchedJob(t *testing.T, impl mpiImpl) (int, string) {
 		}
 		s.wait(t)
 	})
-	sessions, _ := filepath.Glob(filepath.Join(filepath.Dir(s.out), ".popmon-session-*"))
-	if len(sessions) != 1 {
-		t.Fatalf("session folders %v", sessions)
-	}
-	return np, sessions[0]
+	return np, s.session(t)
 }
 
 // TestTopKeys: popmon top in a terminal (tmux): the Global row shows the

@@ -3,6 +3,7 @@ package live
 import (
 	"encoding/binary"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unsafe"
@@ -159,5 +160,22 @@ func TestConstructTableHostile(t *testing.T) {
 				t.Errorf("error %q", err)
 			}
 		})
+	}
+}
+
+// TestCopyKeepsConstructs: a node copy carries the constructs in use and the
+// counters' state, so a partial measurement from copies has them too.
+func TestCopyKeepsConstructs(t *testing.T) {
+	dir := t.TempDir()
+	src := fakeFile(t, dir, 0, 1, Running, 0, []fakeThread{{last: 5000, state: stUseful, useful: 4000}}, []fakeRegion{{name: "Global", open: true, start: 1000}})
+	slots := make([]Construct, omSlots)
+	slots[3] = Construct{Module: "/bin/app", Address: 0x42, Executions: 7, Threads: 2, Wall: 70, Useful: 120}
+	ctr := CounterState{Mode: "auto", Reason: "counters unavailable: no PMU"}
+	withConstructs(t, src, slots, []uint32{4}, ctr)
+	dst := filepath.Join(dir, "nodes", "node1", "copy.live")
+	writeCopy(t, src, dst, true)
+	cp := readSnap(t, dst)
+	if len(cp.Constructs) != 1 || cp.Constructs[0] != slots[3] || cp.Counters != ctr {
+		t.Errorf("copy holds constructs %+v and counters %+v", cp.Constructs, cp.Counters)
 	}
 }

@@ -108,6 +108,9 @@ type File struct {
 	data  []byte
 	h     header
 	names []string // the MPI function names, read once
+	// copied is the copy record of a node copy (copy.go), nil for a live
+	// file.
+	copied *copyRecord
 }
 
 // Open maps the live file at path read-only and checks its header. A file
@@ -215,7 +218,9 @@ func (f *File) readHeader() error {
 		!u64(h.AcPrimUseful, 1, as) || !u64(h.AcPrimMPI, 1, as) || !u64(h.AcThrUsefulMax, 1, as) || !u64(h.AcCtr, h.NCtr, as) {
 		return bad("account offsets")
 	}
-	return nil
+	rec, err := f.readCopyRecord()
+	f.copied = rec
+	return err
 }
 
 func (f *File) load64(off uintptr) uint64 {

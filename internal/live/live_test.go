@@ -118,15 +118,7 @@ func TestAssemble(t *testing.T) {
 		[]fakeRegion{{name: "Global", open: true, start: 1000}})
 	var procs []Proc
 	for _, p := range []string{p0, p1} {
-		f, err := Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		s, err := f.Read()
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := readSnap(t, p)
 		procs = append(procs, Proc{Snap: s, Final: s, Cut: 6000, ValidUntil: 6000, End: endOf(s, false)})
 	}
 	if procs[1].End != "MPI_Abort(7)" || procs[0].End != "killed" {
@@ -180,11 +172,7 @@ func TestOpenHostile(t *testing.T) {
 		return b
 	}
 	h := header{}
-	cases := []struct {
-		name string
-		data []byte
-		want string
-	}{
+	refused(t, []refusal{
 		{"too small", raw[:100], "not the size of a live file"},
 		{"no magic yet", append(make([]byte, 8), raw[8:]...), "not ready"},
 		{"newer layout", edit(int(unsafe.Offsetof(h.Version)), 2), "layout version 2"},
@@ -192,7 +180,25 @@ func TestOpenHostile(t *testing.T) {
 		{"record offset outside", edit(int(unsafe.Offsetof(h.ThFnTicks)), tSize), "thread record offsets"},
 		{"region name outside", edit(int(unsafe.Offsetof(h.NameMax)), rgSize+1), "region record offsets"},
 		{"huge counts", edit(int(unsafe.Offsetof(h.NFn)), 1<<30), "counts"},
+	})
+	link := filepath.Join(dir, "link.live")
+	os.Symlink(good, link)
+	if f, err := Open(link); err == nil {
+		f.Close()
+		t.Error("followed a symbolic link")
 	}
+}
+
+// refusal is a file Open must refuse, with the error it must give.
+type refusal struct {
+	name string
+	data []byte
+	want string
+}
+
+// refused checks that Open refuses each file of cases with its error.
+func refused(t *testing.T, cases []refusal) {
+	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "x.live")
@@ -206,12 +212,6 @@ func TestOpenHostile(t *testing.T) {
 				t.Errorf("error %q, want %q", err, c.want)
 			}
 		})
-	}
-	link := filepath.Join(dir, "link.live")
-	os.Symlink(good, link)
-	if f, err := Open(link); err == nil {
-		f.Close()
-		t.Error("followed a symbolic link")
 	}
 }
 

@@ -36,14 +36,24 @@ type Sampler struct {
 	// perInterval instants make one interval of the time series, stride
 	// times that once a run is long (series.go).
 	perInterval, stride int64
+	// copies is the folder of the node copies (SESSION/nodes), "" when
+	// only the local folder is read; host is this node's name.
+	copies, host string
 }
 
 type tracked struct {
 	f       *File
 	final   *Snapshot           // the latest read, alive or not
-	samples map[int64]*Snapshot // by instant, while alive
+	samples map[int64]*Snapshot // by instant, while alive (local files only)
 	alive   bool
 	bounds  []boundary // the time series' interval ends (series.go)
+	// lastAlive is the latest snapshot taken while the process ran and
+	// measured: its accounts hold up to that snapshot's moment.
+	lastAlive *Snapshot
+	// copied: read from a node copy (copy.go), reopened when the agent
+	// replaces it (ino).
+	copied bool
+	ino    uint64
 }
 
 // NewSampler returns a sampler of the live files in dir; Start starts it.
@@ -52,7 +62,20 @@ func NewSampler(dir string, every time.Duration) *Sampler {
 		every = DefaultInterval
 	}
 	per := (DefaultSeriesInterval + int64(every)/2) / int64(every)
-	return &Sampler{dir: dir, every: every, procs: map[string]*tracked{}, perInterval: max(per, 1), stride: 1}
+	host, _ := os.Hostname()
+	return &Sampler{dir: dir, every: every, procs: map[string]*tracked{}, perInterval: max(per, 1), stride: 1, host: HostName(host)}
+}
+
+// ReadCopies makes the sampler read the node copies below dir too
+// (SESSION/nodes/HOST/HOST.PID.live, written by the agents of the other
+// nodes): a process's local live file wins over a copy of it. Copies give
+// no samples at the sampler's instants (they are up to a copy interval
+// old), so a job with copies is cut where each process's accounts end, and
+// has no time series.
+func (s *Sampler) ReadCopies(dir string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.copies = dir
 }
 
 // Start samples in the background until Stop.
@@ -81,6 +104,41 @@ func (s *Sampler) Stop() {
 		s.stop = nil
 	}
 	s.Sample()
+	s.settle()
+}
+
+// settleMax bounds how long Stop waits for the node copies to show how
+// their processes ended.
+const settleMax = 10 * time.Second
+
+// settle samples again, for at most the time after which a copy is stale,
+// until no copied process still runs unfinished: the job ended, but the
+// agents' last copies (written as soon as a process ends) may not be there
+// yet.
+func (s *Sampler) settle() {
+	start := time.Now()
+	for {
+		wait := s.pendingCopies()
+		if wait == 0 || time.Since(start) > min(wait, settleMax) {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+		s.Sample()
+	}
+}
+
+// pendingCopies returns how long the copies of processes that still ran
+// unfinished at their last copy may take to go stale (0: none).
+func (s *Sampler) pendingCopies() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var wait time.Duration
+	for _, p := range s.procs {
+		if f := p.final; p.copied && p.alive && f != nil && f.State < Finalized && f.Copy != nil {
+			wait = max(wait, 3*f.Copy.Every+time.Second)
+		}
+	}
+	return wait
 }
 
 // Close unmaps every file.
@@ -93,35 +151,108 @@ func (s *Sampler) Close() {
 	s.procs = map[string]*tracked{}
 }
 
-// Sample reads every live file of the folder once (one instant).
+// Sample reads every live file of the folder, and the node copies, once
+// (one instant).
 func (s *Sampler) Sample() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := s.k
 	s.k++
-	names, _ := filepath.Glob(filepath.Join(s.dir, "*.live"))
-	for _, n := range names {
-		p := s.procs[n]
-		if p == nil {
+	local, _ := filepath.Glob(filepath.Join(s.dir, "*.live"))
+	seen := map[string]bool{}
+	for _, n := range local {
+		key := filepath.Base(n)
+		seen[key] = true
+		p := s.procs[key]
+		if p == nil || p.copied {
 			f, err := Open(n)
 			if err != nil {
 				continue // not ready yet, or not ours: the next instant
 			}
-			p = &tracked{f: f, samples: map[int64]*Snapshot{}}
-			s.procs[n] = p
+			if p == nil {
+				p = &tracked{samples: map[int64]*Snapshot{}}
+				s.procs[key] = p
+			} else {
+				p.f.Close()
+			}
+			p.f, p.copied = f, false
 		}
 		snap, err := p.f.Read()
 		if err != nil {
 			continue
 		}
-		p.final = snap
-		p.alive = Alive(snap.PID, snap.StartTime)
-		if p.alive && snap.State < Finalized {
-			p.samples[k] = snap
-			delete(p.samples, k-keepSamples)
-			if snap.InitTick != 0 {
-				s.noteBoundary(p, k, snap)
-			}
+		s.note(p, k, snap)
+	}
+	if s.copies == "" {
+		return
+	}
+	copies, _ := filepath.Glob(filepath.Join(s.copies, "*", "*.live"))
+	for _, n := range copies {
+		key := filepath.Base(n)
+		if seen[key] {
+			continue // the local file is read
+		}
+		seen[key] = true
+		p := s.procs[key]
+		if p != nil && !p.copied {
+			continue
+		}
+		fi, err := os.Stat(n)
+		if err != nil {
+			continue
+		}
+		ino := uint64(0)
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			ino = st.Ino
+		}
+		if p != nil && p.ino == ino && ino != 0 {
+			s.note(p, k, p.final) // the same copy: only its age changed
+			continue
+		}
+		f, err := Open(n)
+		if err != nil {
+			continue // refused: the previous copy stands
+		}
+		snap, err := f.Read()
+		if err != nil || snap.Copy == nil {
+			f.Close()
+			continue
+		}
+		if p == nil {
+			p = &tracked{samples: map[int64]*Snapshot{}, copied: true}
+			s.procs[key] = p
+		} else {
+			p.f.Close()
+		}
+		p.f, p.ino = f, ino
+		s.note(p, k, snap)
+	}
+}
+
+// note records snapshot snap of p read at instant k: whether the process
+// is alive (checked here for a process of this node, as its node's agent
+// saw it for a copy that is not stale, unknown, so not alive, for a file
+// of another node without a copy record), and a sample while it is.
+func (s *Sampler) note(p *tracked, k int64, snap *Snapshot) {
+	p.final = snap
+	switch {
+	case snap.Copy != nil:
+		p.alive = snap.Copy.Alive && !snap.Copy.Stale(time.Now())
+		if snap.Copy.Alive && snap.State < Finalized {
+			p.lastAlive = snap
+		}
+		return // no samples: a copy is up to a copy interval old
+	case snap.Host != "" && s.host != "" && snap.Host != s.host:
+		p.alive = false // another node's process: kill(pid, 0) would ask the wrong machine
+		return
+	}
+	p.alive = Alive(snap.PID, snap.StartTime)
+	if p.alive && snap.State < Finalized {
+		p.lastAlive = snap
+		p.samples[k] = snap
+		delete(p.samples, k-keepSamples)
+		if snap.InitTick != 0 {
+			s.noteBoundary(p, k, snap)
 		}
 	}
 }
@@ -256,7 +387,7 @@ func (s *Sampler) Procs(hint string) ([]Proc, measure.Partial, error) {
 				vu = sn.Tick
 			}
 		}
-		if sn := latestSample(p.samples); sn != nil && delta(vu, sn.Tick) > 0 {
+		if sn := p.lastAlive; sn != nil && delta(vu, sn.Tick) > 0 {
 			vu = sn.Tick
 		}
 		out[i] = Proc{Snap: f, Final: f, Cut: vu, ValidUntil: vu, End: endOf(f, p.alive)}
@@ -267,19 +398,6 @@ func (s *Sampler) Procs(hint string) ([]Proc, measure.Partial, error) {
 	}
 	reason, detail := why(out, hint)
 	return out, measure.Partial{Reason: reason, Detail: detail}, nil
-}
-
-func latestSample(m map[int64]*Snapshot) *Snapshot {
-	best := int64(-1)
-	for k := range m {
-		if k > best {
-			best = k
-		}
-	}
-	if best < 0 {
-		return nil
-	}
-	return m[best]
 }
 
 var signalNames = map[int]string{
@@ -401,10 +519,23 @@ func why(ps []Proc, hint string) (string, string) {
 // Scan opens every live file in dir and returns a sampler holding one read
 // of each (popmon recover: the processes are gone).
 func Scan(dir string) (*Sampler, error) {
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+	return ScanSession(dir, "")
+}
+
+// ScanSession is Scan with the node copies below copies (SESSION/nodes)
+// too; the local folder may then be missing (popmon recover on a node whose
+// live files are gone).
+func ScanSession(dir, copies string) (*Sampler, error) {
+	fi, err := os.Stat(dir)
+	local := err == nil && fi.IsDir()
+	remote, _ := filepath.Glob(filepath.Join(copies, "*", "*.live"))
+	if !local && (copies == "" || len(remote) == 0) {
 		return nil, fmt.Errorf("no live folder %s: the processes' files are gone (a node's tmpfs is wiped at the end of a Slurm job)", dir)
 	}
 	s := NewSampler(dir, 0)
+	if copies != "" {
+		s.ReadCopies(copies)
+	}
 	s.Sample()
 	return s, nil
 }

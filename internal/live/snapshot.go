@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strings"
+	"time"
 	"unsafe"
 )
 
@@ -111,9 +112,12 @@ type Snapshot struct {
 		thr []uint64
 	}
 	// Tick and NS are the process's clock and CLOCK_MONOTONIC when the
-	// snapshot was taken.
+	// snapshot was taken (for a node copy: when the agent copied the file,
+	// on the process's node).
 	Tick uint64
 	NS   int64
+	// Copy is set when the snapshot was read from a node copy (copy.go).
+	Copy *CopyInfo
 }
 
 func le64(b []byte, off uint32) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
@@ -150,6 +154,10 @@ func (f *File) Read() (*Snapshot, error) {
 		s.CPUs = 1
 	}
 	s.Tick, s.NS = clockNow(s.ClockTSC)
+	if c := f.copied; c != nil {
+		s.Tick, s.NS = c.Tick, c.NS
+		s.Copy = &CopyInfo{Alive: c.Alive == 1, RealNS: c.RealNS, Every: time.Duration(c.EveryMS) * time.Millisecond}
+	}
 	if names := f.data[h.NamesOff : h.NamesOff+h.NamesSize]; len(names) > 0 && f.names == nil {
 		f.names = strings.Split(strings.TrimRight(string(names), "\x00"), "\x00")
 	}
