@@ -60,13 +60,9 @@ func processes() []int {
 
 // pids returns the processes named comm whose ancestors include root.
 func pids(comm string, root int) []int {
-	if len(comm) > 15 {
-		comm = comm[:15] // the kernel keeps 15 bytes of a command's name
-	}
 	var out []int
 	for _, pid := range processes() {
-		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
-		if err != nil || strings.TrimSpace(string(b)) != comm {
+		if !isNamed(pid, comm) {
 			continue
 		}
 		for p := pid; p > 1; p = ppid(p) {
@@ -82,12 +78,21 @@ func pids(comm string, root int) []int {
 // named reports whether every process of ps is still named comm.
 func named(ps []int, comm string) bool {
 	for _, pid := range ps {
-		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
-		if err != nil || strings.TrimSpace(string(b)) != comm {
+		if !isNamed(pid, comm) {
 			return false
 		}
 	}
 	return true
+}
+
+// isNamed reports whether process pid's command is named comm (of which
+// the kernel keeps the first 15 bytes).
+func isNamed(pid int, comm string) bool {
+	if len(comm) > 15 {
+		comm = comm[:15]
+	}
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
+	return err == nil && strings.TrimSpace(string(b)) == comm
 }
 
 // childOf returns a child process of parent, or 0.
