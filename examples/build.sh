@@ -51,8 +51,10 @@ run() {
 
 # The DLB stand-in, and the TALP-instrumented program linked against it.
 run "$CC" $CFLAGS -fPIC -shared -Wl,-soname,libdlb.so -o "$out/libdlb.so" "$here/dlbstub/dlb_stub.c"
-run "$CC" $CFLAGS -I"$here/dlbstub" -o "$out/talp_regions" "$here/talp_regions.c" \
-	-L"$out" -Wl,-rpath,"$out" -ldlb
+for p in talp_regions talp_api; do
+	run "$CC" $CFLAGS -I"$here/dlbstub" -I"$shim" -o "$out/$p" "$here/$p.c" \
+		-L"$out" -Wl,-rpath,"$out" -ldlb
+done
 
 for p in balanced imbalance ending two_phase pipeline regions misuse serial finalize_skew region_names weighted; do
 	run "$CC" $CFLAGS -I"$shim" -o "$out/$p" "$here/$p.c"
