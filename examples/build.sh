@@ -51,7 +51,7 @@ run() {
 
 # The DLB stand-in, and the TALP-instrumented program linked against it.
 run "$CC" $CFLAGS -fPIC -shared -Wl,-soname,libdlb.so -o "$out/libdlb.so" "$here/dlbstub/dlb_stub.c"
-for p in talp_regions talp_api; do
+for p in talp_regions talp_api talp_monitor; do
 	run "$CC" $CFLAGS -I"$here/dlbstub" -I"$shim" -o "$out/$p" "$here/$p.c" \
 		-L"$out" -Wl,-rpath,"$out" -ldlb
 done

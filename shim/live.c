@@ -46,7 +46,7 @@ static size_t align_up(size_t n, size_t a)
 
 /* A folder path is usable when it is an existing folder of ours, not
  * writable by others (popmon run creates it 0700). */
-static int dir_ok(const char *dir)
+int popmon_live_dir_ok(const char *dir)
 {
 	struct stat st;
 	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
@@ -136,7 +136,7 @@ int popmon_live_open(void)
 	struct stat st;
 	if (stat(dir, &st) != 0 && errno == ENOENT)
 		return 0; /* another node than popmon run's: no live files there (docs/library.md) */
-	if (!dir_ok(dir)) {
+	if (!popmon_live_dir_ok(dir)) {
 		popmon_warn_once("livedir", "the live folder %s is missing or not private: this process's "
 				 "accounts are lost if it is killed", dir);
 		return 0;

@@ -70,6 +70,9 @@ struct popmon_live_header {
  * records and the region table live. */
 extern struct popmon_live_header *popmon_live;
 
+/* Whether dir is an existing folder of ours (or root's), not writable by
+ * others: where live files may be written and read. */
+int popmon_live_dir_ok(const char *dir);
 /* Constructor: maps the live file when POPMON_LIVE_DIR is set. Returns 0 and
  * leaves popmon_live NULL otherwise, or when it cannot (one popmon: line). */
 int popmon_live_open(void);
