@@ -125,14 +125,19 @@ static void lfile_close(struct lfile *f)
 	f->p = NULL;
 }
 
-/* Whether the file's process still runs: alive, same start time, and not
- * past MPI_Finalize. */
+static uint32_t lfile_state(const struct lfile *f)
+{
+	return ld32(f, offsetof(struct popmon_live_header, state));
+}
+
+/* Whether the file's process runs: between MPI_Init and the end of
+ * MPI_Finalize, and alive. */
 static int lfile_running(const struct lfile *f)
 {
-	uint32_t state = ld32(f, offsetof(struct popmon_live_header, state));
-	if (state > POPMON_LIVE_FINALIZING || f->h.pid <= 0)
+	uint32_t state = lfile_state(f);
+	if (state != POPMON_LIVE_RUNNING && state != POPMON_LIVE_FINALIZING)
 		return 0;
-	return kill(f->h.pid, 0) == 0 || errno == EPERM;
+	return f->h.pid > 0 && (kill(f->h.pid, 0) == 0 || errno == EPERM);
 }
 
 /* The folders to read (see the top): their number, paths into dirs. */
@@ -393,8 +398,12 @@ static int node_procs(const char *name, struct nproc **out)
 				v = w;
 				cap = c;
 			}
-			if (f.h.pid == (int32_t)getpid()) {
-				lfile_close(&f); /* the monitor's own file, when it has one */
+			/* Not the monitor's own file (when it has one), and only
+			 * processes past MPI_Init, as in DLB: before it the Global
+			 * region is not yet the run's (MPI_Init restarts it). */
+			if (f.h.pid == (int32_t)getpid() || lfile_state(&f) == POPMON_LIVE_STARTING ||
+			    lfile_state(&f) == POPMON_LIVE_SINGLE) {
+				lfile_close(&f);
 				continue;
 			}
 			struct nproc *p = &v[n++];

@@ -1,11 +1,17 @@
 package e2e
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/popmon/popmon/pop"
 )
@@ -96,6 +102,88 @@ func TestTALPAPI(t *testing.T) {
 			}
 			r.expect(t, "rank 0 only", pop.IDParallelEfficiency, 1, effTol)
 			t.Logf("final call %v", final)
+		})
+	}
+}
+
+// TestTALPMonitor starts examples/talp_monitor (a process that is not part
+// of the job, with the library preloaded and measuring nothing itself:
+// POPMON_DISABLE=1) BEFORE a job of examples/imbalance on 4 ranks, both
+// sharing a private live folder ($POPMON_LIVE_DIR; the folder scan of
+// /dev/shm would also see other jobs of this machine). The monitor first
+// sees no process, then the 4 ranks with growing times, and a node load
+// balance of (P+1)/(2P) = 0.625; it stops when the job has ended.
+func TestTALPMonitor(t *testing.T) {
+	for _, impl := range impls(t) {
+		t.Run(impl.name, func(t *testing.T) {
+			dir := examples(t, impl)
+			lib, se, code := popmon(t, nil, "build", "--mpicc", impl.mpicc)
+			if code != 0 {
+				t.Fatalf("popmon build: exit %d\n%s", code, se)
+			}
+			lib = strings.TrimSpace(lib)
+			live, err := os.MkdirTemp(t.TempDir(), "live-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := append(os.Environ(), "LD_PRELOAD="+lib, "POPMON_LIVE_DIR="+live)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			mon := exec.CommandContext(ctx, filepath.Join(dir, "talp_monitor"), "90", "250")
+			mon.Env = append(env, "POPMON_DISABLE=1")
+			var mo, me bytes.Buffer
+			mon.Stdout, mon.Stderr = &mo, &me
+			if err := mon.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(700 * time.Millisecond) // the monitor is up before the job
+			out := filepath.Join(t.TempDir(), "m.json")
+			job := exec.CommandContext(ctx, launch(impl, 4)[0], append(launch(impl, 4)[1:], filepath.Join(dir, "imbalance"), "100", "12")...)
+			job.Env = append(env, "POPMON_OUTPUT="+out)
+			if b, err := job.CombinedOutput(); err != nil {
+				t.Fatalf("job: %v\n%s", err, b)
+			}
+			if err := mon.Wait(); err != nil {
+				t.Fatalf("monitor: %v\nstdout:\n%s\nstderr:\n%s", err, mo.String(), me.String())
+			}
+			lines := strings.Split(mo.String(), "\n")
+			first := ""
+			useful := map[string][]float64{}
+			var lastNode map[string]float64
+			for _, line := range lines {
+				switch {
+				case strings.HasPrefix(line, "sample ") && first == "":
+					first = line
+				case strings.HasPrefix(line, "pid "):
+					f := strings.Fields(line)
+					if len(f) == 6 {
+						v, _ := strconv.ParseFloat(f[5], 64)
+						useful[f[1]] = append(useful[f[1]], v)
+					}
+				case strings.HasPrefix(line, "node "):
+					lastNode = fieldsAfter(t, strings.TrimPrefix(line, "node "))
+				}
+			}
+			if !strings.HasSuffix(first, " pids 0") {
+				t.Errorf("first sample %q: the monitor should see no process before the job", first)
+			}
+			if !strings.Contains(mo.String(), "ok max_pids 4\n") || len(useful) != 4 {
+				t.Fatalf("want 4 processes seen:\n%s", mo.String())
+			}
+			for pid, u := range useful {
+				for i := 1; i < len(u); i++ {
+					if u[i] < u[i-1] {
+						t.Errorf("pid %s: useful time went back, %v", pid, u)
+						break
+					}
+				}
+				if len(u) < 3 || u[len(u)-1] <= u[0] {
+					t.Errorf("pid %s: useful times %v do not grow", pid, u)
+				}
+			}
+			if lastNode == nil || lastNode["ppn"] != 4 || math.Abs(lastNode["lb"]-0.625) > 0.03 {
+				t.Errorf("last node line %v: want ppn 4, lb 0.625 ± 0.03", lastNode)
+			}
 		})
 	}
 }
