@@ -111,7 +111,7 @@ for pair in "gcc $GCC" "clang $CLANG"; do
 	for p in omp_serial omp_imbalance; do
 		run "$cc" $OMPFLAGS -I"$shim" -o "$out/$p.$suffix" "$here/$p.c"
 	done
-	for p in hybrid_phases hybrid_mpi_idle team_override; do
+	for p in hybrid_phases hybrid_mpi_idle team_override malleable; do
 		run env OMPI_CC="$cc" MPICH_CC="$cc" "$CC" $OMPFLAGS -I"$shim" -o "$out/$p.$suffix" "$here/$p.c"
 	done
 done

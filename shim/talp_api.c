@@ -258,6 +258,7 @@ static int my_part(int idx, int window, int local, struct popmon_talp_proc *p, c
 	p->gpu_calls = (double)a.gpu_calls;
 	p->cycles = (double)a.ctr[POPMON_CTR_CYCLES];
 	p->instructions = (double)a.ctr[POPMON_CTR_INSTRUCTIONS];
+	p->prim_mpi = (double)a.prim_mpi;
 	p->omp_hint = p->cpus > 1 || p->iser > 0 || p->ilb > 0 || p->isch > 0 || p->mw > 0 || p->omp_parallels > 0;
 	if (window != POPMON_WINDOW_SINCE_LAST || idx < 0)
 		return 0;
@@ -268,6 +269,17 @@ static int my_part(int idx, int window, int local, struct popmon_talp_proc *p, c
 	/* A reset since the previous call: the window starts at the reset. */
 	if (cur.elapsed < q->elapsed || cur.visits < q->visits)
 		memset(q, 0, sizeof *q);
+	if (cur.cpus > q->cpus && q->cpus > 0) {
+		/* CPUs joined (a larger OpenMP team, an MPI thread): the library
+		 * charged their idle time before they joined to the region
+		 * (core.h, popmon_cpus_grow_omp), all of it up to now. The part
+		 * before the previous call belongs to earlier windows: charge it
+		 * to the baseline the same way, so that the window counts the
+		 * new CPUs over the window only. */
+		double k = cur.cpus - q->cpus, pm = q->prim_mpi < q->elapsed ? q->prim_mpi : q->elapsed;
+		q->mw += k * pm;
+		q->iser += k * (q->elapsed - pm);
+	}
 	double *dst[] = {&p->elapsed, &p->u, &p->mpi, &p->mw, &p->iser, &p->ilb, &p->isch, &p->g,
 			 &p->visits, &p->mpi_calls, &p->omp_parallels, &p->omp_tasks, &p->gpu_calls,
 			 &p->cycles, &p->instructions};

@@ -99,6 +99,7 @@ struct popmon_talp_proc {
 	double cpus, elapsed;
 	double u, mpi, mw, iser, ilb, isch, g;
 	double visits, mpi_calls, omp_parallels, omp_tasks, gpu_calls, cycles, instructions;
+	double prim_mpi; /* the primary thread's MPI time (windows: CPUs that join) */
 	int omp_runtime, ompt, omp_hint; /* OpenMP runtime used; OMPT active; OpenMP seen */
 };
 

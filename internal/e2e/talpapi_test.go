@@ -187,3 +187,26 @@ func TestTALPMonitor(t *testing.T) {
 		})
 	}
 }
+
+// TestMalleable runs examples/malleable (2 ranks, hybrid MPI+OpenMP) under
+// popmon: it grows its OpenMP team while popmon_metrics(NULL,
+// POPMON_WINDOW_SINCE_LAST) says the last window's parallel efficiency
+// reached the target, and must settle on the designed T* = 2 (the program
+// exits 1 otherwise); its processes had a largest team of 3 (the step past
+// T*), their CPUs in the measurement.
+func TestMalleable(t *testing.T) {
+	for _, impl := range impls(t) {
+		dir := examples(t, impl)
+		for _, cc := range compilers(t, dir, "malleable") {
+			t.Run(impl.name+"/"+cc, func(t *testing.T) {
+				argv := append(launch(impl, 2), filepath.Join(dir, "malleable."+cc))
+				m, _, _ := ompRun(t, []string{"OMP_NUM_THREADS=1"}, []string{"--mpicc", impl.mpicc}, argv...)
+				for _, p := range m.Processes {
+					if p.CPUs != 3 {
+						t.Errorf("rank %d: %d CPUs, want 3 (teams of 1, 2, 3 and back to 2)", p.Rank, p.CPUs)
+					}
+				}
+			})
+		}
+	}
+}
