@@ -85,6 +85,8 @@ if command -v "$FC" >/dev/null 2>&1; then
 	# The region API module is compiled with the program (nothing to link).
 	run "$FC" $FFLAGS -J"$out" -c -o "$out/popmon_mod.o" "$shim/popmon.f90"
 	run "$FC" $FFLAGS -J"$out" -o "$out/regions_f" "$here/regions_f.f90" "$out/popmon_mod.o"
+	run "$FC" $FFLAGS -J"$out" -o "$out/talp_api_f" "$here/talp_api_f.f90" "$out/popmon_mod.o" \
+		-L"$out" -Wl,-rpath,"$out" -ldlb
 else
 	echo "$0: warning: Fortran compiler wrapper '$FC' not found; imbalance_f not built" >&2
 fi

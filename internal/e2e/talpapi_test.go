@@ -32,8 +32,8 @@ func fieldsAfter(t *testing.T, line string) map[string]float64 {
 	return out
 }
 
-// TestTALPAPI runs examples/talp_api (the imbalance design, P = 4) under
-// popmon with both MPIs: DLB_TALP_CollectPOPMetrics(DLB_GLOBAL_REGION)
+// TestTALPAPI runs examples/talp_api and its Fortran twin talp_api_f (the
+// imbalance design, P = 4) under popmon with both MPIs: DLB_TALP_CollectPOPMetrics(DLB_GLOBAL_REGION)
 // answers 0 every iteration with LB = (P+1)/(2P) = 0.625 from the third
 // on, over 4 ranks, and popmon_metrics since the last call the same per
 // iteration; a region registered on rank 0 only is collected on every rank
@@ -41,69 +41,78 @@ func fieldsAfter(t *testing.T, line string) map[string]float64 {
 // last call's values are the final report's Global.
 func TestTALPAPI(t *testing.T) {
 	for _, impl := range impls(t) {
-		t.Run(impl.name, func(t *testing.T) {
-			// Longer iterations where every synchronization costs a time
-			// slice (each iteration has five: the program's and two per
-			// query).
-			k, n := 50, 8
-			if busyWaitOversubscribed(impl, 4) {
-				k, n = 200, 5
-			}
-			r := measureRun(t, impl, 4, "talp_api", fmt.Sprint(k), fmt.Sprint(n))
-			const lb = 0.625
-			iters, ones := 0, 0
-			var final map[string]float64
-			for _, line := range strings.Split(r.stdout, "\n") {
-				switch {
-				case strings.HasPrefix(line, "iter "):
-					v := fieldsAfter(t, line)
-					iters++
-					if v["rc"] != 0 || v["ranks"] != 4 {
-						t.Errorf("%s: want rc 0 and 4 ranks", line)
-					}
-					if v["iter"] >= 3 && (math.Abs(v["lb"]-lb) > 0.03 || math.Abs(v["last_lb"]-lb) > 0.03) {
-						t.Errorf("%s: want lb and last_lb %.3f ± 0.03", line, lb)
-					}
-				case strings.HasPrefix(line, "rank ") && strings.Contains(line, "one-rank"):
-					v := fieldsAfter(t, strings.Replace(line, "one-rank ", "", 1))
-					ones++
-					if v["rc"] != 0 || v["ranks"] != 1 || v["dlb_rc"] != 0 || v["dlb_ranks"] != 1 ||
-						math.Abs(v["pe"]-1) > 0.02 || math.Abs(v["elapsed_ms"]-float64(k)) > 0.1*float64(k) {
-						t.Errorf("%s: want rc 0, 1 rank (both calls), PE 1, elapsed %d ms", line, k)
-					}
-				case strings.HasPrefix(line, "final "):
-					final = fieldsAfter(t, strings.TrimPrefix(line, "final "))
-				}
-			}
-			if iters != n || ones != 4 || final == nil || !strings.Contains(r.stdout, "\nok\n") {
-				t.Fatalf("want %d iterations, 4 one-rank lines, a final line and ok:\n%s\nstderr:\n%s", n, r.stdout, r.stderr)
-			}
-			g := r.region(t, "Global")
-			for _, c := range []struct {
-				key, id string
-			}{{"lb", pop.IDMPILoadBalance}, {"pe", pop.IDParallelEfficiency}, {"comm", pop.IDMPICommunicationEfficiency}} {
-				want, _ := g.Value(c.id)
-				if math.Abs(final[c.key]-want) > effTol {
-					t.Errorf("last call %s = %.4f, final report's Global %.4f", c.key, final[c.key], want)
-				}
-			}
-			if final["ranks"] != float64(g.Processes) {
-				t.Errorf("last call: %v ranks, report %d", final["ranks"], g.Processes)
-			}
-			if e := float64(g.ElapsedNS); math.Abs(final["elapsed_ns"]-e) > 0.1*e {
-				t.Errorf("last call: elapsed %v ns, report %d ns", final["elapsed_ns"], g.ElapsedNS)
-			}
-			var u int64
-			for _, a := range r.m.Regions[0].Processes {
-				u += a.UsefulNS
-			}
-			if math.Abs(final["useful_ns"]-float64(u)) > 0.1*float64(u) {
-				t.Errorf("last call: useful %v ns, report %d ns", final["useful_ns"], u)
-			}
-			r.expect(t, "rank 0 only", pop.IDParallelEfficiency, 1, effTol)
-			t.Logf("final call %v", final)
-		})
+		for _, prog := range []string{"talp_api", "talp_api_f"} {
+			t.Run(impl.name+"/"+prog, func(t *testing.T) { talpAPI(t, impl, prog) })
+		}
 	}
+}
+
+// talpAPI checks one run of talp_api or its Fortran twin talp_api_f (same
+// design, same output lines).
+func talpAPI(t *testing.T, impl mpiImpl, prog string) {
+	if _, err := os.Stat(filepath.Join(examples(t, impl), prog)); err != nil {
+		t.Skipf("%s not built (no Fortran compiler wrapper)", prog)
+	}
+	// Longer iterations where every synchronization costs a time
+	// slice (each iteration has five: the program's and two per
+	// query).
+	k, n := 50, 8
+	if busyWaitOversubscribed(impl, 4) {
+		k, n = 200, 5
+	}
+	r := measureRun(t, impl, 4, prog, fmt.Sprint(k), fmt.Sprint(n))
+	const lb = 0.625
+	iters, ones := 0, 0
+	var final map[string]float64
+	for _, line := range strings.Split(r.stdout, "\n") {
+		switch {
+		case strings.HasPrefix(line, "iter "):
+			v := fieldsAfter(t, line)
+			iters++
+			if v["rc"] != 0 || v["ranks"] != 4 {
+				t.Errorf("%s: want rc 0 and 4 ranks", line)
+			}
+			if v["iter"] >= 3 && (math.Abs(v["lb"]-lb) > 0.03 || math.Abs(v["last_lb"]-lb) > 0.03) {
+				t.Errorf("%s: want lb and last_lb %.3f ± 0.03", line, lb)
+			}
+		case strings.HasPrefix(line, "rank ") && strings.Contains(line, "one-rank"):
+			v := fieldsAfter(t, strings.Replace(line, "one-rank ", "", 1))
+			ones++
+			if v["rc"] != 0 || v["ranks"] != 1 || v["dlb_rc"] != 0 || v["dlb_ranks"] != 1 ||
+				math.Abs(v["pe"]-1) > 0.02 || math.Abs(v["elapsed_ms"]-float64(k)) > 0.1*float64(k) {
+				t.Errorf("%s: want rc 0, 1 rank (both calls), PE 1, elapsed %d ms", line, k)
+			}
+		case strings.HasPrefix(line, "final "):
+			final = fieldsAfter(t, strings.TrimPrefix(line, "final "))
+		}
+	}
+	if iters != n || ones != 4 || final == nil || !strings.Contains(r.stdout, "\nok\n") {
+		t.Fatalf("want %d iterations, 4 one-rank lines, a final line and ok:\n%s\nstderr:\n%s", n, r.stdout, r.stderr)
+	}
+	g := r.region(t, "Global")
+	for _, c := range []struct {
+		key, id string
+	}{{"lb", pop.IDMPILoadBalance}, {"pe", pop.IDParallelEfficiency}, {"comm", pop.IDMPICommunicationEfficiency}} {
+		want, _ := g.Value(c.id)
+		if math.Abs(final[c.key]-want) > effTol {
+			t.Errorf("last call %s = %.4f, final report's Global %.4f", c.key, final[c.key], want)
+		}
+	}
+	if final["ranks"] != float64(g.Processes) {
+		t.Errorf("last call: %v ranks, report %d", final["ranks"], g.Processes)
+	}
+	if e := float64(g.ElapsedNS); math.Abs(final["elapsed_ns"]-e) > 0.1*e {
+		t.Errorf("last call: elapsed %v ns, report %d ns", final["elapsed_ns"], g.ElapsedNS)
+	}
+	var u int64
+	for _, a := range r.m.Regions[0].Processes {
+		u += a.UsefulNS
+	}
+	if math.Abs(final["useful_ns"]-float64(u)) > 0.1*float64(u) {
+		t.Errorf("last call: useful %v ns, report %d ns", final["useful_ns"], u)
+	}
+	r.expect(t, "rank 0 only", pop.IDParallelEfficiency, 1, effTol)
+	t.Logf("final call %v", final)
 }
 
 // TestTALPMonitor starts examples/talp_monitor (a process that is not part
