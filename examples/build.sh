@@ -6,11 +6,11 @@
 # openmpi uses mpicc.openmpi/mpif90.openmpi, mpich uses mpicc.mpich/mpif90.mpich;
 # without the second argument: $MPICC/$MPIFC if set, else mpicc/mpif90.
 # Produces in OUTDIR: balanced imbalance ending two_phase pipeline regions misuse serial talp_regions
-# imbalance_f regions_f (skipped with a warning when no Fortran compiler wrapper exists)
-# and libdlb.so (the DLB stand-in talp_regions links against, found through
-# an rpath to OUTDIR, so nothing needs LD_LIBRARY_PATH).
+# talp_api talp_monitor, imbalance_f regions_f talp_api_f (skipped with a warning when no Fortran
+# compiler wrapper exists) and libdlb.so (the DLB stand-in the talp_* programs link against, found
+# through an rpath to OUTDIR, so nothing needs LD_LIBRARY_PATH).
 # The OpenMP programs omp_serial omp_imbalance (no MPI) and hybrid_phases
-# hybrid_mpi_idle (MPI+OpenMP, with the MPI wrapper above) are built twice:
+# hybrid_mpi_idle team_override malleable (MPI+OpenMP, with the MPI wrapper above) are built twice:
 # NAME.gcc (gcc -fopenmp: GNU libgomp) and NAME.clang (clang -fopenmp: LLVM
 # libomp, the runtime with OMPT; the MPI ones through the wrapper with
 # OMPI_CC=clang MPICH_CC=clang). $GCC and $CLANG name the compilers (default
