@@ -222,6 +222,8 @@ static uint64_t writer_now(const struct lfile *f, double *ns_per_tick)
 			*ns_per_tick = (double)(ns - f->h.t0_ns) / (double)(tick - f->h.t0_tick);
 		return tick;
 	}
+#else
+	(void)f; /* CLOCK_MONOTONIC only (popmon_now) */
 #endif
 	return ns;
 }
