@@ -313,6 +313,17 @@ static int deliver(struct popmon_metrics *out, const struct popmon_metrics *m)
 	return 0;
 }
 
+/* The sums of this process alone (its own node) for region idx in window
+ * (the local query's windows). Returns 0, or DLB_ERR_NOMEM_. */
+static int local_sums(int idx, int window, double s[POPMON_TS_N], char name[POPMON_NAME_MAX])
+{
+	struct popmon_talp_proc p;
+	int rc = my_part(idx, window, 1, &p, name);
+	popmon_talp_sums_zero(s);
+	popmon_talp_sums_add(s, &p, p.mpi + p.mw, p.cpus >= 1 ? p.cpus : 1, 1.0);
+	return rc;
+}
+
 int popmon_api_metrics_local(const char *region, int window, struct popmon_metrics *out);
 int popmon_api_metrics_local(const char *region, int window, struct popmon_metrics *out)
 {
@@ -324,15 +335,12 @@ int popmon_api_metrics_local(const char *region, int window, struct popmon_metri
 	memset(&m, 0, sizeof m);
 	m.version = POPMON_METRICS_VERSION;
 	m.window = window;
-	struct popmon_talp_proc p;
 	char name[POPMON_NAME_MAX];
 	int idx = index_of_name(region);
-	if (my_part(idx, window, 1, &p, name) != 0)
-		return DLB_ERR_NOMEM_;
-	snprintf(m.region, sizeof m.region, "%s", idx >= 0 ? name : region);
 	double s[POPMON_TS_N];
-	popmon_talp_sums_zero(s);
-	popmon_talp_sums_add(s, &p, p.mpi + p.mw, p.cpus >= 1 ? p.cpus : 1, 1.0);
+	if (local_sums(idx, window, s, name) != 0)
+		return DLB_ERR_NOMEM_;
+	snprintf(m.region, sizeof m.region, "%s", idx >= 0 ? name : region ? region : "Global");
 	int rc = popmon_talp_compute(s, &m);
 	if (deliver(out, &m) != 0)
 		return POPMON_ERR_UNKNOWN;
@@ -530,58 +538,51 @@ static int index_of_monitor(const void *monitor)
 	return popmon_proc.inert ? -1 : popmon_region_of_handle(monitor);
 }
 
-int DLB_TALP_CollectPOPMetrics(void *monitor, struct dlb_pop_metrics_compat *metrics)
+/* The DLB collective queries of region handle monitor over all ranks or
+ * the node: the sums s, their metrics m, the region's name and the node's
+ * id. Returns DLB's code. */
+static int collect(void *monitor, int node_only, double s[POPMON_TS_N], struct popmon_metrics *m,
+		   char name[POPMON_NAME_MAX], int *node_id)
 {
 	if (popmon_proc.inert)
 		return DLB_ERR_NOTALP_;
-	double s[POPMON_TS_N];
-	char name[POPMON_NAME_MAX];
-	struct popmon_metrics m;
-	memset(&m, 0, sizeof m);
+	memset(m, 0, sizeof *m);
+	*node_id = 0;
 	int idx = index_of_monitor(monitor);
 #ifndef POPMON_NO_MPI
-	int rc = query(idx, "", POPMON_WINDOW_RUN, 0, s, name, NULL);
+	int rc = query(idx, "", POPMON_WINDOW_RUN, node_only, s, name, node_only ? node_id : NULL);
 #else
-	struct popmon_talp_proc p;
-	int rc = my_part(idx, POPMON_WINDOW_RUN, 1, &p, name);
-	popmon_talp_sums_zero(s);
-	popmon_talp_sums_add(s, &p, p.mpi + p.mw, p.cpus >= 1 ? p.cpus : 1, 1.0);
+	(void)node_only;
+	int rc = local_sums(idx, POPMON_WINDOW_RUN, s, name);
 #endif
 	if (rc != 0)
 		return rc;
 	if (idx < 0)
 		return DLB_ERR_NOENT_;
-	popmon_talp_compute(s, &m);
-	if (metrics)
-		popmon_talp_fill_dlb(s, &m, name, metrics);
+	popmon_talp_compute(s, m);
 	return DLB_SUCCESS_;
+}
+
+int DLB_TALP_CollectPOPMetrics(void *monitor, struct dlb_pop_metrics_compat *metrics)
+{
+	double s[POPMON_TS_N];
+	char name[POPMON_NAME_MAX];
+	struct popmon_metrics m;
+	int node_id, rc = collect(monitor, 0, s, &m, name, &node_id);
+	if (rc == DLB_SUCCESS_ && metrics)
+		popmon_talp_fill_dlb(s, &m, name, metrics);
+	return rc;
 }
 
 int DLB_TALP_CollectPOPNodeMetrics(void *monitor, struct dlb_node_metrics_compat *metrics)
 {
-	if (popmon_proc.inert)
-		return DLB_ERR_NOTALP_;
 	double s[POPMON_TS_N];
 	char name[POPMON_NAME_MAX];
 	struct popmon_metrics m;
-	memset(&m, 0, sizeof m);
-	int idx = index_of_monitor(monitor), node_id = 0;
-#ifndef POPMON_NO_MPI
-	int rc = query(idx, "", POPMON_WINDOW_RUN, 1, s, name, &node_id);
-#else
-	struct popmon_talp_proc p;
-	int rc = my_part(idx, POPMON_WINDOW_RUN, 1, &p, name);
-	popmon_talp_sums_zero(s);
-	popmon_talp_sums_add(s, &p, p.mpi + p.mw, p.cpus >= 1 ? p.cpus : 1, 1.0);
-#endif
-	if (rc != 0)
-		return rc;
-	if (idx < 0)
-		return DLB_ERR_NOENT_;
-	popmon_talp_compute(s, &m);
-	if (metrics)
+	int node_id, rc = collect(monitor, 1, s, &m, name, &node_id);
+	if (rc == DLB_SUCCESS_ && metrics)
 		popmon_talp_fill_node(s, &m, name, node_id, metrics);
-	return DLB_SUCCESS_;
+	return rc;
 }
 
 /* ------------------------------------------------------------------ Fortran */
