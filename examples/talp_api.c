@@ -21,12 +21,15 @@
  * DLB_TALP_CollectPOPMetrics on a handle the others register only then
  * (never started). Expected on every rank, without hanging: one process
  * (num_mpi_ranks 1), elapsed K, PE = LB = 1.
+ * Then DLB_TALP_CollectPOPNodeMetrics(DLB_GLOBAL_REGION): all ranks on one
+ * node: processes_per_node = P, LB = PE = about (P+1)/(2P) (Global so far).
  * Last, Global once more: the values popmon's report of the file shows
  * (within the MPI_Finalize tail).
  *
  * Rank 0 prints
  *   "iter I rc RC lb LB pe PE ranks P last_lb LB2"   per iteration,
  *   "one-rank rc RC ranks 1 elapsed_ms E pe PE"       on every rank (prefixed "rank R"),
+ *   "node rc RC ppn P lb LB pe PE",
  *   "final lb LB pe PE comm CE ranks P elapsed_ns T useful_ns U mpi_ns M"
  * and "ok"; without popmon (the DLB stub) "ok (TALP not enabled)".
  */
@@ -93,6 +96,13 @@ int main(int argc, char **argv)
 	if (rc != POPMON_SUCCESS || rc2 != DLB_SUCCESS || one.processes != 1 || pm.num_mpi_ranks != 1)
 		failures++;
 
+	dlb_node_metrics_t nm;
+	rc = DLB_TALP_CollectPOPNodeMetrics(DLB_GLOBAL_REGION, &nm);
+	if (rc != DLB_SUCCESS)
+		failures++;
+	if (rank == 0)
+		printf("node rc %d ppn %d lb %.4f pe %.4f\n", rc, nm.processes_per_node, nm.load_balance,
+		       nm.parallel_efficiency);
 	rc = DLB_TALP_CollectPOPMetrics(DLB_GLOBAL_REGION, &pm);
 	if (rc != DLB_SUCCESS)
 		failures++;

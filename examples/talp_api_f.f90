@@ -40,6 +40,14 @@ program talp_api_f
     real(c_float) :: gpu_orchestration_efficiency
   end type dlb_pop_metrics_t
 
+  ! dlb_node_metrics_t of DLB 3.6/3.7 (184 bytes).
+  type, bind(c) :: dlb_node_metrics_t
+    character(kind=c_char) :: name(128)
+    integer(c_int) :: node_id, processes_per_node
+    integer(c_int64_t) :: total_useful_time, total_mpi_time, max_useful_time, max_mpi_time
+    real(c_float) :: parallel_efficiency, communication_efficiency, load_balance
+  end type dlb_node_metrics_t
+
   interface
     function dlb_talp_collectpopmetrics(monitor, metrics) bind(c, name='DLB_TALP_CollectPOPMetrics') result(rc)
       import :: c_ptr, c_int, dlb_pop_metrics_t
@@ -47,6 +55,13 @@ program talp_api_f
       type(dlb_pop_metrics_t), intent(out) :: metrics
       integer(c_int) :: rc
     end function dlb_talp_collectpopmetrics
+    function dlb_talp_collectpopnodemetrics(monitor, metrics) bind(c, name='DLB_TALP_CollectPOPNodeMetrics') &
+        result(rc)
+      import :: c_ptr, c_int, dlb_node_metrics_t
+      type(c_ptr), value :: monitor
+      type(dlb_node_metrics_t), intent(out) :: metrics
+      integer(c_int) :: rc
+    end function dlb_talp_collectpopnodemetrics
     function usleep(us) bind(c, name='usleep') result(rc)
       import :: c_int, c_int32_t
       integer(c_int32_t), value :: us
@@ -60,6 +75,7 @@ program talp_api_f
   real :: k_ms
   character(len=32) :: arg
   type(dlb_pop_metrics_t) :: pm
+  type(dlb_node_metrics_t) :: nm
   type(popmon_metrics_t) :: last, reg
   type(c_ptr) :: only
 
@@ -112,6 +128,10 @@ program talp_api_f
   if (rc /= POPMON_SUCCESS .or. rc2 /= DLB_SUCCESS .or. reg%processes /= 1 .or. pm%num_mpi_ranks /= 1) &
     failures = failures + 1
 
+  rc = dlb_talp_collectpopnodemetrics(c_null_ptr, nm)
+  if (rc /= DLB_SUCCESS) failures = failures + 1
+  if (rank == 0) print '(a,i0,a,i0,a,f0.4,a,f0.4)', 'node rc ', rc, ' ppn ', nm%processes_per_node, &
+    ' lb ', nm%load_balance, ' pe ', nm%parallel_efficiency
   rc = dlb_talp_collectpopmetrics(c_null_ptr, pm)
   if (rc /= DLB_SUCCESS) failures = failures + 1
   if (rank == 0) then

@@ -16,6 +16,7 @@
  * interval it prints
  *   "sample S pids N"
  *   "pid P mpi_s M useful_s U"                       per process (Global so far)
+ *   "node_times N"                                   GetNodeTimes(Global): N processes
  *   "node ppn N lb LB pe PE comm CE"                 QueryPOPNodeMetrics(Global)
  * and stops once it has seen processes and then none (the job ended), or
  * after SECONDS; then "ok max_pids N". With the imbalance example on P
@@ -56,6 +57,10 @@ int main(int argc, char **argv)
 			if (DLB_TALP_GetTimes(pids[i], &mpi, &useful) == DLB_SUCCESS)
 				printf("pid %d mpi_s %.4f useful_s %.4f\n", pids[i], mpi, useful);
 		}
+		static dlb_node_times_t times[MAXPIDS];
+		int nt = 0;
+		if (n > 0 && DLB_TALP_GetNodeTimes(NULL, times, &nt, MAXPIDS) == DLB_SUCCESS)
+			printf("node_times %d\n", nt);
 		dlb_node_metrics_t nm;
 		if (n > 0 && DLB_TALP_QueryPOPNodeMetrics(NULL, &nm) == DLB_SUCCESS)
 			printf("node ppn %d lb %.4f pe %.4f comm %.4f\n", nm.processes_per_node, nm.load_balance,

@@ -53,17 +53,18 @@ func talpAPI(t *testing.T, impl mpiImpl, prog string) {
 	if _, err := os.Stat(filepath.Join(examples(t, impl), prog)); err != nil {
 		t.Skipf("%s not built (no Fortran compiler wrapper)", prog)
 	}
-	// Longer iterations where every synchronization costs a time
-	// slice (each iteration has five: the program's and two per
-	// query).
-	k, n := 50, 8
+	// popmon_metrics since the last call measures one iteration: 100-ms
+	// steps keep a scheduling delay of a loaded machine within the
+	// tolerance. Longer ones where every synchronization costs a time
+	// slice (each iteration has five: the program's and two per query).
+	k, n := 100, 6
 	if busyWaitOversubscribed(impl, 4) {
 		k, n = 200, 5
 	}
 	r := measureRun(t, impl, 4, prog, fmt.Sprint(k), fmt.Sprint(n))
 	const lb = 0.625
 	iters, ones := 0, 0
-	var final map[string]float64
+	var final, node map[string]float64
 	for _, line := range strings.Split(r.stdout, "\n") {
 		switch {
 		case strings.HasPrefix(line, "iter "):
@@ -82,12 +83,18 @@ func talpAPI(t *testing.T, impl mpiImpl, prog string) {
 				math.Abs(v["pe"]-1) > 0.02 || math.Abs(v["elapsed_ms"]-float64(k)) > 0.1*float64(k) {
 				t.Errorf("%s: want rc 0, 1 rank (both calls), PE 1, elapsed %d ms", line, k)
 			}
+		case strings.HasPrefix(line, "node "):
+			node = fieldsAfter(t, strings.TrimPrefix(line, "node "))
 		case strings.HasPrefix(line, "final "):
 			final = fieldsAfter(t, strings.TrimPrefix(line, "final "))
 		}
 	}
 	if iters != n || ones != 4 || final == nil || !strings.Contains(r.stdout, "\nok\n") {
 		t.Fatalf("want %d iterations, 4 one-rank lines, a final line and ok:\n%s\nstderr:\n%s", n, r.stdout, r.stderr)
+	}
+	// DLB_TALP_CollectPOPNodeMetrics: every rank on this node.
+	if node == nil || node["rc"] != 0 || node["ppn"] != 4 || math.Abs(node["lb"]-lb) > 0.03 {
+		t.Errorf("node line %v: want rc 0, ppn 4, lb %.3f ± 0.03", node, lb)
 	}
 	g := r.region(t, "Global")
 	for _, c := range []struct {
@@ -189,6 +196,9 @@ func TestTALPMonitor(t *testing.T) {
 				if len(u) < 3 || u[len(u)-1] <= u[0] {
 					t.Errorf("pid %s: useful times %v do not grow", pid, u)
 				}
+			}
+			if !strings.Contains(mo.String(), "\nnode_times 4\n") {
+				t.Errorf("DLB_TALP_GetNodeTimes never listed the 4 processes:\n%s", mo.String())
 			}
 			if lastNode == nil || lastNode["ppn"] != 4 || math.Abs(lastNode["lb"]-0.625) > 0.03 {
 				t.Errorf("last node line %v: want ppn 4, lb 0.625 ± 0.03", lastNode)
