@@ -11,14 +11,22 @@
  *                      collective query does (node sums first) and prints
  *                      the metrics, one "name value" per line, for the Go
  *                      side to compare with pop.Compute.
+ *   talp_test live     the third-party queries (live_read.c) on live files
+ *                      written here: a well-formed one (values checked), then
+ *                      thousands of corrupted ones (random bytes in the
+ *                      header and records, sizes cut): no crash, no read
+ *                      outside the file; prints "ok live".
  */
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core.h"
 #include "dlb_talp.h"
+#include "live.h"
 #include "talp_api.h"
 
 /* ------------------------------------------------------------------ stubs */
@@ -69,6 +77,12 @@ void popmon_fortran_name(char *out, size_t n, const char *s, int len)
 	(void)len;
 	if (n)
 		out[0] = '\0';
+}
+
+int popmon_live_dir_ok(const char *dir)
+{
+	(void)dir;
+	return 1;
 }
 
 void popmon_warn_once(const char *key, const char *fmt, ...)
@@ -209,6 +223,119 @@ static int model(void)
 	return 0;
 }
 
+/* ------------------------------------------------------------------ live */
+
+int DLB_TALP_GetPidList(int *pidlist, int *nelems, int max_len);
+int DLB_TALP_GetTimes(int pid, double *mpi_time, double *useful_time);
+int DLB_TALP_GetNodeTimes(const char *name, dlb_node_times_t *list, int *nelems, int max_len);
+int DLB_TALP_QueryPOPNodeMetrics(const char *name, dlb_node_metrics_t *metrics);
+
+enum { TH_OFF = 4096, TH_SIZE = 256, NTH = 4, RG_OFF = TH_OFF + TH_SIZE * NTH, RG_SIZE = 640, NRG = 4,
+       FILE_SIZE = RG_OFF + RG_SIZE * NRG, AC_T = 0, AC_CALLS = 64, RG_SNAP = 160, RG_TOT = 336 };
+
+/* A well-formed live file of a running process (the parent's pid, alive)
+ * with Global: 1 visit, 3 s useful and 1 s MPI (nanosecond clock). */
+static void well_formed(unsigned char *f)
+{
+	memset(f, 0, FILE_SIZE);
+	struct popmon_live_header *h = (struct popmon_live_header *)(void *)f;
+	memcpy(h->magic, POPMON_LIVE_MAGIC, 8);
+	h->version = POPMON_LIVE_VERSION;
+	h->header_size = POPMON_LIVE_HEADER;
+	h->nstates = POPMON_NSTATES;
+	h->nextra = POPMON_NEXTRA;
+	h->nfn = 1;
+	h->nctr = POPMON_CTR_N;
+	h->detail_threads = 4;
+	h->name_max = 128;
+	h->thread_off = TH_OFF;
+	h->thread_size = TH_SIZE;
+	h->max_threads = NTH;
+	h->region_off = RG_OFF;
+	h->region_size = RG_SIZE;
+	h->max_regions = NRG;
+	h->names_off = FILE_SIZE;
+	h->th_seq = 0, h->th_last = 8, h->th_state = 16, h->th_accounted = 20, h->th_rate = 24;
+	h->th_slot = 28, h->th_kind = 32, h->th_acc = 40, h->th_extra = 104, h->th_mpi_calls = 144;
+	h->th_fn_calls = 152, h->th_fn_ticks = 160, h->th_ctr_acc = 168;
+	h->rg_name = 0, h->rg_open = 128, h->rg_anon = 132, h->rg_start = 136, h->rg_elapsed = 144;
+	h->rg_visits = 152, h->rg_snap = RG_SNAP, h->rg_tot = RG_TOT, h->rg_thr = 512;
+	h->ac_size = 176, h->ac_t = AC_T, h->ac_mpi_calls = AC_CALLS, h->ac_omp_parallels = 72;
+	h->ac_omp_tasks = 80, h->ac_gpu_calls = 88, h->ac_x = 96, h->ac_prim_useful = 136;
+	h->ac_prim_mpi = 144, h->ac_thr_useful_max = 152, h->ac_ctr = 160;
+	h->pid = (int32_t)getppid();
+	h->rank = 0;
+	h->size = 1;
+	h->state = POPMON_LIVE_RUNNING;
+	h->nthreads = 1;
+	h->nregions = 1;
+	h->cpus = 1;
+	unsigned char *g = f + RG_OFF;
+	strcpy((char *)g, "Global");
+	uint64_t one = 1, elapsed = 4000000000ull, u = 3000000000ull, m = 1000000000ull;
+	memcpy(g + 152, &one, 8);
+	memcpy(g + 144, &elapsed, 8);
+	memcpy(g + RG_TOT + AC_T + 8 * POPMON_ST_USEFUL, &u, 8);
+	memcpy(g + RG_TOT + AC_T + 8 * POPMON_ST_MPI, &m, 8);
+}
+
+static void put(const char *path, const unsigned char *f, size_t n)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || write(fd, f, n) != (ssize_t)n) {
+		printf("FAIL cannot write %s\n", path);
+		exit(1);
+	}
+	close(fd);
+}
+
+static int live(void)
+{
+	char dir[] = "/tmp/popmon-talp-test-XXXXXX";
+	if (!mkdtemp(dir))
+		return 1;
+	setenv("POPMON_LIVE_DIR", dir, 1);
+	char path[256];
+	snprintf(path, sizeof path, "%s/host.1.live", dir);
+	static unsigned char f[FILE_SIZE], g[FILE_SIZE];
+	well_formed(f);
+	put(path, f, FILE_SIZE);
+	int pids[8], n = 0;
+	double mpi = 0, useful = 0;
+	dlb_node_metrics_t nm;
+	dlb_node_times_t times[8];
+	CHECK(DLB_TALP_GetPidList(pids, &n, 8) == 0 && n == 1 && pids[0] == (int)getppid());
+	CHECK(DLB_TALP_GetTimes((int)getppid(), &mpi, &useful) == 0 && mpi == 1.0 && useful == 3.0);
+	CHECK(DLB_TALP_GetTimes(1, &mpi, &useful) == -6);
+	CHECK(DLB_TALP_GetNodeTimes(NULL, times, &n, 8) == 0 && n == 1 && times[0].useful_time == 3000000000);
+	CHECK(DLB_TALP_QueryPOPNodeMetrics(NULL, &nm) == 0 && nm.processes_per_node == 1 &&
+	      nm.parallel_efficiency == 0.75f && nm.total_mpi_time == 1000000000);
+	CHECK(DLB_TALP_QueryPOPNodeMetrics("nothing", &nm) == -11);
+	/* Hostile files: random bytes anywhere in the header or the records,
+	 * random sizes; every call must return (the values do not matter). */
+	srand(12345);
+	for (int it = 0; it < 3000; it++) {
+		memcpy(g, f, FILE_SIZE);
+		int flips = 1 + rand() % 8;
+		for (int k = 0; k < flips; k++) {
+			size_t at = rand() % 2 ? (size_t)(rand() % 700) : (size_t)(rand() % FILE_SIZE);
+			g[at] = (unsigned char)rand();
+		}
+		size_t len = rand() % 10 ? FILE_SIZE : (size_t)(rand() % FILE_SIZE);
+		put(path, g, len);
+		DLB_TALP_GetPidList(pids, &n, 8);
+		DLB_TALP_GetTimes((int)getppid(), &mpi, &useful);
+		DLB_TALP_GetNodeTimes(NULL, times, &n, 8);
+		DLB_TALP_QueryPOPNodeMetrics(NULL, &nm);
+		DLB_TALP_QueryPOPNodeMetrics("Global", &nm);
+	}
+	unlink(path);
+	rmdir(dir);
+	if (fails == 0)
+		printf("ok live\n");
+	return fails != 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "layout") == 0) {
@@ -217,6 +344,8 @@ int main(int argc, char **argv)
 	}
 	if (argc == 2 && strcmp(argv[1], "model") == 0)
 		return model();
-	fprintf(stderr, "usage: talp_test layout|model\n");
+	if (argc == 2 && strcmp(argv[1], "live") == 0)
+		return live();
+	fprintf(stderr, "usage: talp_test layout|model|live\n");
 	return 2;
 }
