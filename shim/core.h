@@ -165,6 +165,9 @@ int popmon_region_of_handle(const void *h);
  * string in out (n bytes). */
 void popmon_fortran_name(char *out, size_t n, const char *s, int len);
 
+/* talp_api.c: frees what the runtime queries made (MPI_Finalize). */
+void popmon_talp_finalize(void);
+
 /* output.c */
 /* One process's record of one region, in nanoseconds. */
 struct popmon_region_rec {

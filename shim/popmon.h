@@ -59,7 +59,9 @@ enum {
 };
 
 /** Windows of popmon_metrics(): since the region was registered (or reset),
- *  or since this process's previous call for the same region (and window). */
+ *  or since this process's previous POPMON_WINDOW_SINCE_LAST call for the same
+ *  region (the collective and the local call each keep their own; the first
+ *  call's window starts at the registration). */
 enum { POPMON_WINDOW_RUN = 0, POPMON_WINDOW_SINCE_LAST = 1 };
 
 /** popmon_metrics.flags: what popmon's report of the same accounts shows. */

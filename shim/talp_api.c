@@ -262,10 +262,18 @@ static int my_part(int idx, int window, int local, struct popmon_talp_proc *p, c
 	p->omp_hint = p->cpus > 1 || p->iser > 0 || p->ilb > 0 || p->isch > 0 || p->mw > 0 || p->omp_parallels > 0;
 	if (window != POPMON_WINDOW_SINCE_LAST || idx < 0)
 		return 0;
-	struct popmon_talp_proc **prev = &prev_of[local ? 1 : 0];
-	if (!*prev && !(*prev = calloc(POPMON_MAX_REGIONS, sizeof **prev)))
-		return DLB_ERR_NOMEM_;
-	struct popmon_talp_proc cur = *p, *q = &(*prev)[idx];
+	struct popmon_talp_proc *table = __atomic_load_n(&prev_of[local ? 1 : 0], __ATOMIC_ACQUIRE);
+	if (!table) {
+		struct popmon_talp_proc *fresh = calloc(POPMON_MAX_REGIONS, sizeof *fresh);
+		if (!fresh)
+			return DLB_ERR_NOMEM_;
+		if (__atomic_compare_exchange_n(&prev_of[local ? 1 : 0], &table, fresh, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			table = fresh;
+		else
+			free(fresh); /* another thread's came first */
+	}
+	struct popmon_talp_proc cur = *p, *q = &table[idx];
 	/* A reset since the previous call: the window starts at the reset. */
 	if (cur.elapsed < q->elapsed || cur.visits < q->visits)
 		memset(q, 0, sizeof *q);
@@ -377,6 +385,20 @@ static int setup(void)
 	PMPI_Type_commit(&sums_type);
 	PMPI_Op_create(sums_fn, 1, &sums_op);
 	return 0;
+}
+
+void popmon_talp_finalize(void)
+{
+	/* MPI_Finalize: what the first query made (MPICH reports a datatype
+	 * left behind). Every rank queried together, so every rank frees. */
+	if (world == MPI_COMM_NULL)
+		return;
+	PMPI_Op_free(&sums_op);
+	PMPI_Type_free(&sums_type);
+	if (node != MPI_COMM_NULL)
+		PMPI_Comm_free(&node);
+	PMPI_Comm_free(&world);
+	world = MPI_COMM_NULL;
 }
 
 /* The query's own time is MPI time of the calling thread (not an MPI call
