@@ -32,24 +32,6 @@ func buildTALPTest(t *testing.T, cc string) string {
 	return bin
 }
 
-// TestTALPLayoutC checks, with every C compiler here, that the structures of
-// DLB_TALP_CollectPOPMetrics, CollectPOPNodeMetrics and GetNodeTimes in
-// libpopmon and in examples/dlbstub/dlb_talp.h have the sizes and offsets of
-// the released DLB 3.6/3.7 (384/128/208/216/320/332, 184/136/168, 24).
-func TestTALPLayoutC(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds C code")
-	}
-	for _, cc := range cCompilers(t) {
-		t.Run(cc, func(t *testing.T) {
-			out, err := exec.Command(buildTALPTest(t, cc), "layout").CombinedOutput()
-			if err != nil || !strings.Contains(string(out), "ok layout\n") {
-				t.Fatalf("layout: %v\n%s", err, out)
-			}
-		})
-	}
-}
-
 // TestTALPModelC checks that the runtime query's C model gives, for every
 // region of the measurement files of measure/testdata (MPI imbalance, hybrid
 // on two nodes, libgomp), the values popmon's report (pop.Compute, model
@@ -146,21 +128,30 @@ func TestTALPModelC(t *testing.T) {
 	}
 }
 
-// TestTALPLiveC runs the third-party queries (shim/live_read.c) on live
-// files written by the C test, with every C compiler here: a well-formed
-// file gives its pid, its Global times in seconds (3 s useful, 1 s MPI), its
-// node times and node PE 0.75; 3000 corrupted files (random bytes in the
-// header and records, cut sizes) make no call crash.
-func TestTALPLiveC(t *testing.T) {
+// TestTALPC runs the C unit tests of the runtime query API with every C
+// compiler here (table below; shim/test/talp_test.c says what each checks).
+func TestTALPC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds C code")
 	}
+	scenarios := []struct{ name, what string }{
+		{"layout", "dlb_pop_metrics_t 384 B (num_cpus @128, elapsed_time @208, useful_time @216, " +
+			"parallel_efficiency @320, mpi_load_balance @332), dlb_node_metrics_t 184 B (@136, @168), " +
+			"dlb_node_times_t 24 B, in libpopmon and in examples/dlbstub/dlb_talp.h alike"},
+		{"window", "popmon_metrics_local: since-last windows on scripted accounts, a CPU joining between " +
+			"calls, the run window, an older (smaller) structure, bad arguments"},
+		{"live", "the third-party queries on a well-formed live file (pid, Global 3 s useful / 1 s MPI, " +
+			"node PE 0.75) and on 3000 corrupted ones (no crash)"},
+	}
 	for _, cc := range cCompilers(t) {
-		t.Run(cc, func(t *testing.T) {
-			out, err := exec.Command(buildTALPTest(t, cc), "live").CombinedOutput()
-			if err != nil || !strings.Contains(string(out), "ok live\n") {
-				t.Fatalf("live: %v\n%s", err, out)
-			}
-		})
+		bin := buildTALPTest(t, cc)
+		for _, sc := range scenarios {
+			t.Run(cc+"/"+sc.name, func(t *testing.T) {
+				out, err := exec.Command(bin, sc.name).CombinedOutput()
+				if err != nil || !strings.Contains(string(out), "ok "+sc.name+"\n") {
+					t.Fatalf("%s (%s): %v\n%s", sc.name, sc.what, err, out)
+				}
+			})
+		}
 	}
 }

@@ -11,6 +11,8 @@
  *                      collective query does (node sums first) and prints
  *                      the metrics, one "name value" per line, for the Go
  *                      side to compare with pop.Compute.
+ *   talp_test window   popmon_metrics_local's windows on scripted accounts
+ *                      (a CPU joining between two calls); prints "ok window".
  *   talp_test live     the third-party queries (live_read.c) on live files
  *                      written here: a well-formed one (values checked), then
  *                      thousands of corrupted ones (random bytes in the
@@ -34,15 +36,22 @@
 struct popmon_process popmon_proc;
 __thread struct popmon_thread *popmon_tls __attribute__((tls_model("initial-exec")));
 
+/* The accounts region 0 ("Global") has so far, set by the "window" test;
+ * no region without it. */
+static int script_on, script_cpus = 1;
+static uint64_t script_elapsed, script_t[POPMON_NSTATES];
+
 int popmon_region_sofar(int i, char name[POPMON_NAME_MAX], uint64_t *visits, uint64_t *elapsed_ns,
 			struct popmon_accounts *ns)
 {
-	(void)i;
-	(void)name;
-	(void)visits;
-	(void)elapsed_ns;
-	(void)ns;
-	return -1;
+	if (!script_on || i != 0)
+		return -1;
+	strcpy(name, "Global");
+	*visits = 0; /* open */
+	*elapsed_ns = script_elapsed;
+	memset(ns, 0, sizeof *ns);
+	memcpy(ns->t, script_t, sizeof script_t);
+	return 1;
 }
 
 int popmon_region_find(const char *name)
@@ -68,7 +77,7 @@ int popmon_openmp_info(const char **runtime, int *ompt, const char **reason, int
 
 int popmon_cpus(void)
 {
-	return 1;
+	return script_cpus;
 }
 
 void popmon_fortran_name(char *out, size_t n, const char *s, int len)
@@ -223,6 +232,56 @@ static int model(void)
 	return 0;
 }
 
+/* ------------------------------------------------------------------ window */
+
+/* popmon_metrics_local's windows (talp_api.c, my_part): the since-last
+ * window counts the time between calls only, also when a CPU joined in
+ * between (the library charges its idle time before it joined to the
+ * region, all of it at once: the window must not see the part before its
+ * start). */
+static int window(void)
+{
+	script_on = 1;
+	struct popmon_metrics m = {.size = sizeof m};
+	/* 1 CPU, 1000 ns of useful time. */
+	script_elapsed = 1000;
+	script_t[POPMON_ST_USEFUL] = 1000;
+	CHECK(popmon_api_metrics_local(NULL, POPMON_WINDOW_SINCE_LAST, &m) == 0 && m.elapsed_ns == 1000 &&
+	      m.parallel_efficiency == 1.0 && m.version == POPMON_METRICS_VERSION && strcmp(m.region, "Global") == 0);
+	/* 1000 ns more, then a second CPU joins: 2000 ns of its idle time
+	 * before it joined are charged (serialization), then both work
+	 * 1000 ns. */
+	script_elapsed = 2000;
+	script_t[POPMON_ST_USEFUL] = 2000;
+	CHECK(popmon_api_metrics_local(NULL, POPMON_WINDOW_SINCE_LAST, &m) == 0 && m.elapsed_ns == 1000 &&
+	      m.parallel_efficiency == 1.0);
+	script_cpus = 2;
+	script_elapsed = 3000;
+	script_t[POPMON_ST_USEFUL] = 4000;
+	script_t[POPMON_ST_OMP_SERIALIZATION] = 2000;
+	CHECK(popmon_api_metrics_local(NULL, POPMON_WINDOW_SINCE_LAST, &m) == 0 && m.elapsed_ns == 1000 &&
+	      m.cpus == 2 && m.useful_ns == 2000 && m.omp_serialization_ns == 0 && m.parallel_efficiency == 1.0);
+	/* The run so far: 4000 useful of 6000. */
+	CHECK(popmon_api_metrics_local(NULL, POPMON_WINDOW_RUN, &m) == 0 && m.elapsed_ns == 3000 &&
+	      m.parallel_efficiency > 0.6666 && m.parallel_efficiency < 0.6667);
+	/* Nothing happened since: no process in the window. */
+	CHECK(popmon_api_metrics_local(NULL, POPMON_WINDOW_SINCE_LAST, &m) == POPMON_ERR_NOENT &&
+	      m.processes == 0);
+	/* A structure of an older, smaller version: only its bytes are written. */
+	unsigned char small[16 + 8];
+	memset(small, 0xAB, sizeof small);
+	uint32_t sz = 16;
+	memcpy(small, &sz, 4);
+	popmon_api_metrics_local(NULL, POPMON_WINDOW_RUN, (struct popmon_metrics *)(void *)small);
+	CHECK(small[16] == 0xAB && small[23] == 0xAB);
+	CHECK(popmon_api_metrics_local(NULL, 7, &m) == POPMON_ERR_UNKNOWN);
+	CHECK(popmon_api_metrics_local("unknown", POPMON_WINDOW_RUN, &m) == POPMON_ERR_NOENT);
+	script_on = 0;
+	if (fails == 0)
+		printf("ok window\n");
+	return fails != 0;
+}
+
 /* ------------------------------------------------------------------ live */
 
 int DLB_TALP_GetPidList(int *pidlist, int *nelems, int max_len);
@@ -346,6 +405,8 @@ int main(int argc, char **argv)
 		return model();
 	if (argc == 2 && strcmp(argv[1], "live") == 0)
 		return live();
-	fprintf(stderr, "usage: talp_test layout|model|live\n");
+	if (argc == 2 && strcmp(argv[1], "window") == 0)
+		return window();
+	fprintf(stderr, "usage: talp_test layout|model|live|window\n");
 	return 2;
 }
