@@ -165,6 +165,12 @@ static void layout(void)
 	/* The native structure: the size first, versioned. */
 	CHECK(offsetof(struct popmon_metrics, size) == 0);
 	CHECK(offsetof(struct popmon_metrics, version) == 4);
+	/* Version 1's layout, as shim/popmon.f90 and the ctypes snippet of
+	 * docs/library.md declare it: later versions only append. */
+	CHECK(offsetof(struct popmon_metrics, window) == 136);
+	CHECK(offsetof(struct popmon_metrics, visits) == 160);
+	CHECK(offsetof(struct popmon_metrics, parallel_efficiency) == 240);
+	CHECK(sizeof(struct popmon_metrics) == 328);
 	if (fails == 0)
 		printf("ok layout\n");
 }
