@@ -30,7 +30,7 @@
  *   "iter I rc RC lb LB pe PE ranks P last_lb LB2"   per iteration,
  *   "one-rank rc RC ranks 1 elapsed_ms E pe PE"       on every rank (prefixed "rank R"),
  *   "node rc RC ppn P lb LB pe PE",
- *   "final lb LB pe PE comm CE ranks P elapsed_ns T useful_ns U mpi_ns M"
+ *   "final lb LB pe PE comm CE ranks P elapsed_ns T useful_ns U mpi_ns M nodes N in IN out OUT"
  * and "ok"; without popmon (the DLB stub) "ok (TALP not enabled)".
  */
 #define _POSIX_C_SOURCE 200809L
@@ -107,10 +107,11 @@ int main(int argc, char **argv)
 	if (rc != DLB_SUCCESS)
 		failures++;
 	if (rank == 0) {
-		printf("final lb %.4f pe %.4f comm %.4f ranks %d elapsed_ns %lld useful_ns %lld mpi_ns %lld\n",
+		printf("final lb %.4f pe %.4f comm %.4f ranks %d elapsed_ns %lld useful_ns %lld mpi_ns %lld "
+		       "nodes %d in %.4f out %.4f\n",
 		       pm.mpi_load_balance, pm.parallel_efficiency, pm.mpi_communication_efficiency,
 		       pm.num_mpi_ranks, (long long)pm.elapsed_time, (long long)pm.useful_time,
-		       (long long)pm.mpi_time);
+		       (long long)pm.mpi_time, pm.num_nodes, pm.mpi_load_balance_in, pm.mpi_load_balance_out);
 		if (failures == 0)
 			printf("ok\n");
 	}

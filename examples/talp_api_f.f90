@@ -135,10 +135,11 @@ program talp_api_f
   rc = dlb_talp_collectpopmetrics(c_null_ptr, pm)
   if (rc /= DLB_SUCCESS) failures = failures + 1
   if (rank == 0) then
-    print '(a,f0.4,a,f0.4,a,f0.4,a,i0,a,i0,a,i0,a,i0)', 'final lb ', pm%mpi_load_balance, &
+    print '(a,f0.4,a,f0.4,a,f0.4,a,i0,a,i0,a,i0,a,i0,a,i0,a,f0.4,a,f0.4)', 'final lb ', pm%mpi_load_balance, &
       ' pe ', pm%parallel_efficiency, ' comm ', pm%mpi_communication_efficiency, ' ranks ', &
       pm%num_mpi_ranks, ' elapsed_ns ', pm%elapsed_time, ' useful_ns ', pm%useful_time, &
-      ' mpi_ns ', pm%mpi_time
+      ' mpi_ns ', pm%mpi_time, ' nodes ', pm%num_nodes, ' in ', pm%mpi_load_balance_in, &
+      ' out ', pm%mpi_load_balance_out
     if (failures == 0) print '(a)', 'ok'
   end if
   flush (6)

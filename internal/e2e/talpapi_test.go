@@ -229,3 +229,55 @@ func TestMalleable(t *testing.T) {
 		}
 	}
 }
+
+// TestTALPAPIMultiNode runs examples/talp_api on the namespace cluster, 2
+// nodes × 2 ranks: DLB_TALP_CollectPOPMetrics's node terms come from the
+// node communicator. Rank r works (r+1)·K per iteration, T = 4K; node 0
+// (ranks 0, 1) waits 3K + 2K, node 1 (ranks 2, 3) 1K + 0: least MPI time
+// per CPU of a node 0.5K, of a process 0, mean 1.5K. So LB = 2.5/4 = 0.625,
+// In = (4 − 0.5)/4 = 0.875, Out = 2.5/3.5 = 0.714, on 2 nodes, as the
+// final report's Global.
+func TestTALPAPIMultiNode(t *testing.T) {
+	for _, impl := range impls(t) {
+		t.Run(impl.name, func(t *testing.T) {
+			c := needCluster(t, 2)
+			dir := examples(t, impl)
+			out := filepath.Join(t.TempDir(), "m.json")
+			k, n := "100", "4"
+			if busyWaitOversubscribed(impl, 4) {
+				k, n = "300", "3" // five synchronizations per iteration, each a time slice or so
+			}
+			job := c.Launch(impl, 4, c.Hosts(2, 2), filepath.Join(dir, "talp_api"), k, n)
+			argv := c.OnEnv(0, clusterEnv(), append([]string{popmonBin, "run", "--format", "none", "--mpicc", impl.mpicc, "-o", out, "--"}, job...)...)
+			so, se, code := c.run(t, 3*time.Minute, argv)
+			if code != 0 || !strings.Contains(so, "\nok\n") {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, so, se)
+			}
+			var final map[string]float64
+			for _, line := range strings.Split(so, "\n") {
+				if strings.HasPrefix(line, "final ") {
+					final = fieldsAfter(t, strings.TrimPrefix(line, "final "))
+				}
+			}
+			if final == nil {
+				t.Fatalf("no final line:\n%s", so)
+			}
+			m := readChecked(t, out)
+			if m.Resources.Nodes != 2 || final["nodes"] != 2 || final["ranks"] != 4 {
+				t.Fatalf("nodes: file %d, last call %v (ranks %v), want 2 (4)", m.Resources.Nodes, final["nodes"], final["ranks"])
+			}
+			rep := compute(t, m, pop.ModelTALP)
+			for _, c := range []struct {
+				key, id string
+				want    float64
+			}{
+				{"lb", pop.IDMPILoadBalance, 0.625},
+				{"in", pop.IDMPILoadBalanceIn, 0.875},
+				{"out", pop.IDMPILoadBalanceOut, 2.5 / 3.5},
+			} {
+				near(t, "last call "+c.key, final[c.key], c.want, 0.03)
+				near(t, "last call "+c.key+" against the report", final[c.key], value(t, rep, "Global", c.id), effTol)
+			}
+		})
+	}
+}
