@@ -6,11 +6,11 @@
 # openmpi uses mpicc.openmpi/mpif90.openmpi, mpich uses mpicc.mpich/mpif90.mpich;
 # without the second argument: $MPICC/$MPIFC if set, else mpicc/mpif90.
 # Produces in OUTDIR: balanced imbalance ending two_phase pipeline regions misuse serial talp_regions
-# imbalance_f regions_f (skipped with a warning when no Fortran compiler wrapper exists)
-# and libdlb.so (the DLB stand-in talp_regions links against, found through
-# an rpath to OUTDIR, so nothing needs LD_LIBRARY_PATH).
+# talp_api talp_monitor, imbalance_f regions_f talp_api_f (skipped with a warning when no Fortran
+# compiler wrapper exists) and libdlb.so (the DLB stand-in the talp_* programs link against, found
+# through an rpath to OUTDIR, so nothing needs LD_LIBRARY_PATH).
 # The OpenMP programs omp_serial omp_imbalance (no MPI) and hybrid_phases
-# hybrid_mpi_idle (MPI+OpenMP, with the MPI wrapper above) are built twice:
+# hybrid_mpi_idle team_override malleable (MPI+OpenMP, with the MPI wrapper above) are built twice:
 # NAME.gcc (gcc -fopenmp: GNU libgomp) and NAME.clang (clang -fopenmp: LLVM
 # libomp, the runtime with OMPT; the MPI ones through the wrapper with
 # OMPI_CC=clang MPICH_CC=clang). $GCC and $CLANG name the compilers (default
@@ -51,8 +51,10 @@ run() {
 
 # The DLB stand-in, and the TALP-instrumented program linked against it.
 run "$CC" $CFLAGS -fPIC -shared -Wl,-soname,libdlb.so -o "$out/libdlb.so" "$here/dlbstub/dlb_stub.c"
-run "$CC" $CFLAGS -I"$here/dlbstub" -o "$out/talp_regions" "$here/talp_regions.c" \
-	-L"$out" -Wl,-rpath,"$out" -ldlb
+for p in talp_regions talp_api talp_monitor; do
+	run "$CC" $CFLAGS -I"$here/dlbstub" -I"$shim" -o "$out/$p" "$here/$p.c" \
+		-L"$out" -Wl,-rpath,"$out" -ldlb
+done
 
 for p in balanced imbalance ending two_phase pipeline regions misuse serial finalize_skew region_names weighted; do
 	run "$CC" $CFLAGS -I"$shim" -o "$out/$p" "$here/$p.c"
@@ -83,6 +85,8 @@ if command -v "$FC" >/dev/null 2>&1; then
 	# The region API module is compiled with the program (nothing to link).
 	run "$FC" $FFLAGS -J"$out" -c -o "$out/popmon_mod.o" "$shim/popmon.f90"
 	run "$FC" $FFLAGS -J"$out" -o "$out/regions_f" "$here/regions_f.f90" "$out/popmon_mod.o"
+	run "$FC" $FFLAGS -J"$out" -o "$out/talp_api_f" "$here/talp_api_f.f90" "$out/popmon_mod.o" \
+		-L"$out" -Wl,-rpath,"$out" -ldlb
 else
 	echo "$0: warning: Fortran compiler wrapper '$FC' not found; imbalance_f not built" >&2
 fi
@@ -109,7 +113,7 @@ for pair in "gcc $GCC" "clang $CLANG"; do
 	for p in omp_serial omp_imbalance; do
 		run "$cc" $OMPFLAGS -I"$shim" -o "$out/$p.$suffix" "$here/$p.c"
 	done
-	for p in hybrid_phases hybrid_mpi_idle team_override; do
+	for p in hybrid_phases hybrid_mpi_idle team_override malleable; do
 		run env OMPI_CC="$cc" MPICH_CC="$cc" "$CC" $OMPFLAGS -I"$shim" -o "$out/$p.$suffix" "$here/$p.c"
 	done
 done

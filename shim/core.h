@@ -168,6 +168,19 @@ int popmon_region_count(void);
 int popmon_region_get(int i, const char **name, uint64_t *visits, uint64_t *elapsed_ns,
 		      struct popmon_accounts *ns);
 int popmon_region_find(const char *name); /* index or -1 */
+/* Region i's name and accounts so far (nanoseconds), an open visit counted
+ * up to now without closing it; returns 1 when it was visited or is open,
+ * 0 when not, -1 for no such region. Takes the region lock. */
+int popmon_region_sofar(int i, char name[POPMON_NAME_MAX], uint64_t *visits, uint64_t *elapsed_ns,
+			struct popmon_accounts *ns);
+/* The region index of a DLB/popmon handle (NULL: Global), or -1. */
+int popmon_region_of_handle(const void *h);
+/* A Fortran string of len characters (trailing blanks dropped) as a C
+ * string in out (n bytes). */
+void popmon_fortran_name(char *out, size_t n, const char *s, int len);
+
+/* talp_api.c: frees what the runtime queries made (MPI_Finalize). */
+void popmon_talp_finalize(void);
 
 /* output.c */
 /* One process's record of one region, in nanoseconds. */

@@ -53,7 +53,7 @@ static size_t align_up(size_t n, size_t a)
 
 /* A folder path is usable when it is an existing folder of ours, not
  * writable by others (popmon run creates it 0700). */
-static int dir_ok(const char *dir)
+int popmon_live_dir_ok(const char *dir)
 {
 	struct stat st;
 	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
@@ -271,10 +271,10 @@ static int node_dir(const char *dir)
 	char parent[PATH_MAX];
 	int n = snprintf(parent, sizeof parent, "%s", dir);
 	char *slash = n > 0 && n < (int)sizeof parent ? strrchr(parent, '/') : NULL;
-	if (!slash || slash == parent || !dir_ok(dir))
+	if (!slash || slash == parent || !popmon_live_dir_ok(dir))
 		return 0;
 	*slash = '\0';
-	if (!dir_ok(parent))
+	if (!popmon_live_dir_ok(parent))
 		return 0;
 	start_agent(dir, session, bin);
 	return 1;
@@ -288,7 +288,7 @@ int popmon_live_open(void)
 	struct stat st;
 	if (stat(dir, &st) != 0 && errno == ENOENT && !node_dir(dir))
 		return 0; /* another node than popmon run's, without the session folder */
-	if (!dir_ok(dir)) {
+	if (!popmon_live_dir_ok(dir)) {
 		popmon_warn_once("livedir", "the live folder %s is missing or not private: this process's "
 				 "accounts are lost if it is killed", dir);
 		return 0;

@@ -87,6 +87,9 @@ struct popmon_live_header {
  * records and the region table live. */
 extern struct popmon_live_header *popmon_live;
 
+/* Whether dir is an existing folder of ours (or root's), not writable by
+ * others: where live files may be written and read. */
+int popmon_live_dir_ok(const char *dir);
 /* Constructor: maps the live file when POPMON_LIVE_DIR is set. On a node
  * where that folder does not exist (not popmon run's) it creates it when the
  * session folder is visible, and the node's first process starts the node

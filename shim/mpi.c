@@ -1023,6 +1023,7 @@ void popmon_mpi_finalize_hook(void)
 	popmon_proc.fin_tick = popmon_now();
 	popmon_live_state(POPMON_LIVE_FINALIZING, 0);
 	popmon_regions_close_all(popmon_proc.fin_tick);
+	popmon_talp_finalize();
 	struct handshake hs;
 	handshake(&hs);
 	if (hs.status == V_COMPLETE) {

@@ -7,6 +7,13 @@
 !   ... work ...
 !   ierr = popmon_region_stop(solve)
 !
+! Runtime queries (docs/library.md, "Runtime query API"):
+!
+!   type(popmon_metrics_t) :: m
+!   ierr = popmon_metrics("solve", POPMON_WINDOW_SINCE_LAST, m)  ! collective
+!   ierr = popmon_metrics_local("", POPMON_WINDOW_RUN, m)        ! this process; "" = Global
+!   print *, m%parallel_efficiency, m%mpi_load_balance
+!
 ! Compile this file with your program (gfortran -c popmon.f90). Nothing needs
 ! to be linked: the module finds the measurement library at run time (it is
 ! preloaded by `popmon run` / `popmon exec`); without it every call is a
@@ -20,6 +27,7 @@ module popmon
   public :: popmon_region_register, popmon_region_global, popmon_region_last
   public :: popmon_region_start, popmon_region_stop, popmon_region_reset
   public :: popmon_region_report, popmon_measured
+  public :: popmon_metrics, popmon_metrics_local
 
   !> The implicit whole-run region.
   type(c_ptr), parameter, public :: POPMON_GLOBAL = c_null_ptr
@@ -27,6 +35,31 @@ module popmon
   integer(c_int), parameter, public :: POPMON_NOUPDT = 2
   integer(c_int), parameter, public :: POPMON_ERR_NOENT = -11
   integer(c_int), parameter, public :: POPMON_ERR_NOTMEASURED = -16
+  integer(c_int), parameter, public :: POPMON_ERR_NOINIT = -2
+  integer(c_int), parameter, public :: POPMON_ERR_UNKNOWN = -1
+  integer(c_int), parameter, public :: POPMON_WINDOW_RUN = 0
+  integer(c_int), parameter, public :: POPMON_WINDOW_SINCE_LAST = 1
+  integer(c_int), parameter, public :: POPMON_METRICS_OPENMP = 1
+  integer(c_int), parameter, public :: POPMON_METRICS_GPU = 2
+
+  !> struct popmon_metrics of popmon.h (the library fills at most size bytes;
+  !> popmon_metrics sets size).
+  type, bind(c), public :: popmon_metrics_t
+    integer(c_int32_t) :: size = 0
+    integer(c_int32_t) :: version = 0
+    character(kind=c_char) :: region(128) = c_null_char
+    integer(c_int32_t) :: window = 0, processes = 0, nodes = 0, cpus = 0
+    integer(c_int32_t) :: flags = 0, reserved = 0
+    integer(c_int64_t) :: visits = 0, elapsed_ns = 0, useful_ns = 0, mpi_ns = 0, mpi_worker_idle_ns = 0
+    integer(c_int64_t) :: omp_serialization_ns = 0, omp_load_imbalance_ns = 0, omp_scheduling_ns = 0
+    integer(c_int64_t) :: gpu_runtime_ns = 0, mpi_calls = 0
+    real(c_double) :: parallel_efficiency = 0, mpi_parallel_efficiency = 0
+    real(c_double) :: mpi_communication_efficiency = 0, mpi_load_balance = 0
+    real(c_double) :: mpi_load_balance_in = 0, mpi_load_balance_out = 0
+    real(c_double) :: omp_parallel_efficiency = 0, omp_serialization_efficiency = 0
+    real(c_double) :: omp_load_balance = 0, omp_scheduling_efficiency = 0
+    real(c_double) :: device_offload_efficiency = 0
+  end type popmon_metrics_t
 
   abstract interface
     function register_fn(name, length) bind(c) result(handle)
@@ -40,6 +73,13 @@ module popmon
       type(c_ptr), value :: handle
       integer(c_int) :: rc
     end function handle_fn
+    function metrics_fn(name, length, window, m) bind(c) result(rc)
+      import :: c_char, c_int, popmon_metrics_t
+      character(kind=c_char), dimension(*), intent(in) :: name
+      integer(c_int), value :: length, window
+      type(popmon_metrics_t), intent(inout) :: m
+      integer(c_int) :: rc
+    end function metrics_fn
     function void_fn() bind(c) result(rc)
       import :: c_int
       integer(c_int) :: rc
@@ -135,5 +175,37 @@ contains
     call c_f_procpointer(p, f)
     popmon_measured = f() /= 0
   end function popmon_measured
+
+  integer(c_int) function call_metrics(symbol, region, window, m) result(rc)
+    character(len=*), intent(in) :: symbol, region
+    integer(c_int), intent(in) :: window
+    type(popmon_metrics_t), intent(inout) :: m
+    procedure(metrics_fn), pointer :: f
+    type(c_funptr) :: p
+    rc = POPMON_ERR_NOTMEASURED
+    m%size = int(c_sizeof(m), c_int32_t)
+    p = entry(symbol)
+    if (.not. c_associated(p)) return
+    call c_f_procpointer(p, f)
+    rc = f(region, int(len(region), c_int), window, m)
+  end function call_metrics
+
+  !> The POP metrics of region ("" or "Global": the whole run) over all ranks,
+  !> in window (POPMON_WINDOW_RUN or POPMON_WINDOW_SINCE_LAST). Collective
+  !> over MPI_COMM_WORLD: every rank calls it.
+  integer(c_int) function popmon_metrics(region, window, m) result(rc)
+    character(len=*), intent(in) :: region
+    integer(c_int), intent(in) :: window
+    type(popmon_metrics_t), intent(inout) :: m
+    rc = call_metrics('popmon_f_metrics', region, window, m)
+  end function popmon_metrics
+
+  !> The same for the calling process alone (not collective).
+  integer(c_int) function popmon_metrics_local(region, window, m) result(rc)
+    character(len=*), intent(in) :: region
+    integer(c_int), intent(in) :: window
+    type(popmon_metrics_t), intent(inout) :: m
+    rc = call_metrics('popmon_f_metrics_local', region, window, m)
+  end function popmon_metrics_local
 
 end module popmon

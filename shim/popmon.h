@@ -34,6 +34,8 @@
 #ifndef POPMON_H
 #define POPMON_H
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -51,7 +53,47 @@ enum {
 	POPMON_SUCCESS = 0,     /**< done */
 	POPMON_NOUPDT = 2,      /**< nothing to do (already open / not open) */
 	POPMON_ERR_NOENT = -11, /**< unknown handle */
-	POPMON_ERR_NOTMEASURED = -16 /**< the program runs without popmon */
+	POPMON_ERR_NOTMEASURED = -16, /**< the program runs without popmon */
+	POPMON_ERR_NOINIT = -2,  /**< MPI is not initialized (or finalized): no collective query */
+	POPMON_ERR_UNKNOWN = -1  /**< a bad argument (window, size of the structure) */
+};
+
+/** Windows of popmon_metrics(): since the region was registered (or reset),
+ *  or since this process's previous POPMON_WINDOW_SINCE_LAST call for the same
+ *  region (the collective and the local call each keep their own; the first
+ *  call's window starts at the registration). */
+enum { POPMON_WINDOW_RUN = 0, POPMON_WINDOW_SINCE_LAST = 1 };
+
+/** popmon_metrics.flags: what popmon's report of the same accounts shows. */
+enum {
+	POPMON_METRICS_OPENMP = 1, /**< OpenMP was measured: the omp_* metrics are in the report */
+	POPMON_METRICS_GPU = 2     /**< GPU runtime time: device_offload_efficiency is in the report */
+};
+
+#define POPMON_METRICS_VERSION 1
+
+/** The POP metrics of a region (model talp, docs/metrics.md), as popmon's
+ *  report computes them from the same accounts. Set `size` to
+ *  sizeof(struct popmon_metrics) before the call: the library fills at most
+ *  that many bytes (later versions only append fields). Times are in
+ *  nanoseconds, summed over the processes taking part (elapsed: the largest);
+ *  an efficiency whose denominator is 0 (nothing measured yet) is 0. */
+struct popmon_metrics {
+	uint32_t size;    /**< set by the caller */
+	uint32_t version; /**< POPMON_METRICS_VERSION of the library that filled it */
+	char region[128];
+	int32_t window;    /**< POPMON_WINDOW_* */
+	int32_t processes; /**< processes that visited the region in the window */
+	int32_t nodes;
+	int32_t cpus;      /**< CPUs of those processes */
+	uint32_t flags;    /**< POPMON_METRICS_* */
+	int32_t reserved;
+	int64_t visits, elapsed_ns, useful_ns, mpi_ns, mpi_worker_idle_ns, omp_serialization_ns,
+		omp_load_imbalance_ns, omp_scheduling_ns, gpu_runtime_ns, mpi_calls;
+	double parallel_efficiency, mpi_parallel_efficiency, mpi_communication_efficiency,
+		mpi_load_balance, mpi_load_balance_in, mpi_load_balance_out, omp_parallel_efficiency,
+		omp_serialization_efficiency, omp_load_balance, omp_scheduling_efficiency,
+		device_offload_efficiency;
 };
 
 /* Implemented by libpopmon; weak so that programs link and run without it. */
@@ -67,6 +109,8 @@ int popmon_api_region_stop(popmon_region_t region) POPMON_WEAK_;
 int popmon_api_region_reset(popmon_region_t region) POPMON_WEAK_;
 int popmon_api_region_report(popmon_region_t region) POPMON_WEAK_;
 int popmon_api_measured(void) POPMON_WEAK_;
+int popmon_api_metrics(const char *region, int window, struct popmon_metrics *m) POPMON_WEAK_;
+int popmon_api_metrics_local(const char *region, int window, struct popmon_metrics *m) POPMON_WEAK_;
 
 #ifndef POPMON_BUILDING_LIBRARY
 /** Registers (or looks up) the region called name; NULL when not measured. */
@@ -109,6 +153,23 @@ static inline int popmon_region_report(popmon_region_t region)
 static inline int popmon_measured(void)
 {
 	return popmon_api_measured ? popmon_api_measured() : 0;
+}
+/** The POP metrics of region (NULL: "Global") over all ranks, in window
+ *  (POPMON_WINDOW_*). Collective over MPI_COMM_WORLD: every rank must call
+ *  it, in the same order as its other collective popmon_metrics calls (one
+ *  reduction of a fixed size; a rank that does not know the region takes
+ *  part with nothing). Returns POPMON_SUCCESS, POPMON_ERR_NOENT when no rank
+ *  visited the region in the window, POPMON_ERR_NOINIT outside
+ *  MPI_Init..MPI_Finalize, POPMON_ERR_NOTMEASURED without popmon. */
+static inline int popmon_metrics(const char *region, int window, struct popmon_metrics *m)
+{
+	return popmon_api_metrics ? popmon_api_metrics(region, window, m) : POPMON_ERR_NOTMEASURED;
+}
+
+/** The same for the calling process alone: not collective, no MPI call. */
+static inline int popmon_metrics_local(const char *region, int window, struct popmon_metrics *m)
+{
+	return popmon_api_metrics_local ? popmon_api_metrics_local(region, window, m) : POPMON_ERR_NOTMEASURED;
 }
 #endif /* POPMON_BUILDING_LIBRARY */
 

@@ -468,6 +468,27 @@ int popmon_region_find(const char *name)
 	return idx;
 }
 
+/* Converts accounts in ticks to nanoseconds (counts stay counts). */
+static void accounts_ns(const struct popmon_accounts *a, struct popmon_accounts *ns)
+{
+	for (int s = 0; s < POPMON_NSTATES; s++)
+		ns->t[s] = popmon_ticks_to_ns(a->t[s]);
+	ns->mpi_calls = a->mpi_calls;
+	ns->omp_parallels = a->omp_parallels;
+	ns->omp_tasks = a->omp_tasks;
+	ns->gpu_calls = a->gpu_calls;
+	ns->x[POPMON_X_PAR_WALL] = popmon_ticks_to_ns(a->x[POPMON_X_PAR_WALL]);
+	ns->x[POPMON_X_PAR_USEFUL] = popmon_ticks_to_ns(a->x[POPMON_X_PAR_USEFUL]);
+	ns->x[POPMON_X_PAR_SELF_USEFUL] = popmon_ticks_to_ns(a->x[POPMON_X_PAR_SELF_USEFUL]);
+	ns->x[POPMON_X_PARALLELS] = a->x[POPMON_X_PARALLELS];
+	ns->x[POPMON_X_TASKS] = a->x[POPMON_X_TASKS];
+	ns->prim_useful = popmon_ticks_to_ns(a->prim_useful);
+	ns->prim_mpi = popmon_ticks_to_ns(a->prim_mpi);
+	ns->thr_useful_max = popmon_ticks_to_ns(a->thr_useful_max);
+	for (int c = 0; c < POPMON_CTR_N; c++)
+		ns->ctr[c] = a->ctr[c]; /* counts, not ticks */
+}
+
 int popmon_region_get(int i, const char **name, uint64_t *visits, uint64_t *elapsed_ns,
 		      struct popmon_accounts *ns)
 {
@@ -477,23 +498,36 @@ int popmon_region_get(int i, const char **name, uint64_t *visits, uint64_t *elap
 	*name = r->name;
 	*visits = r->visits;
 	*elapsed_ns = popmon_ticks_to_ns(r->elapsed);
-	for (int s = 0; s < POPMON_NSTATES; s++)
-		ns->t[s] = popmon_ticks_to_ns(r->tot.t[s]);
-	ns->mpi_calls = r->tot.mpi_calls;
-	ns->omp_parallels = r->tot.omp_parallels;
-	ns->omp_tasks = r->tot.omp_tasks;
-	ns->gpu_calls = r->tot.gpu_calls;
-	ns->x[POPMON_X_PAR_WALL] = popmon_ticks_to_ns(r->tot.x[POPMON_X_PAR_WALL]);
-	ns->x[POPMON_X_PAR_USEFUL] = popmon_ticks_to_ns(r->tot.x[POPMON_X_PAR_USEFUL]);
-	ns->x[POPMON_X_PAR_SELF_USEFUL] = popmon_ticks_to_ns(r->tot.x[POPMON_X_PAR_SELF_USEFUL]);
-	ns->x[POPMON_X_PARALLELS] = r->tot.x[POPMON_X_PARALLELS];
-	ns->x[POPMON_X_TASKS] = r->tot.x[POPMON_X_TASKS];
-	ns->prim_useful = popmon_ticks_to_ns(r->tot.prim_useful);
-	ns->prim_mpi = popmon_ticks_to_ns(r->tot.prim_mpi);
-	ns->thr_useful_max = popmon_ticks_to_ns(r->tot.thr_useful_max);
-	for (int c = 0; c < POPMON_CTR_N; c++)
-		ns->ctr[c] = r->tot.ctr[c]; /* counts, not ticks */
+	accounts_ns(&r->tot, ns);
 	return r->visits > 0;
+}
+
+int popmon_region_sofar(int i, char name[POPMON_NAME_MAX], uint64_t *visits, uint64_t *elapsed_ns,
+			struct popmon_accounts *ns)
+{
+	lock_regions();
+	if (i < 0 || i >= nregions) {
+		unlock_regions();
+		return -1;
+	}
+	struct region *r = &regions[i];
+	struct popmon_accounts tot = r->tot;
+	uint64_t elapsed = r->elapsed;
+	int open = r->open;
+	if (open) {
+		/* The visit in progress, without closing it (as a report does). */
+		uint64_t now = popmon_now();
+		struct popmon_accounts cur;
+		popmon_snapshot(now, &cur, NULL);
+		accumulate(&tot, &r->snap, &cur);
+		elapsed += popmon_delta(r->start_tick, now);
+	}
+	memcpy(name, r->name, POPMON_NAME_MAX);
+	*visits = r->visits;
+	*elapsed_ns = popmon_ticks_to_ns(elapsed);
+	accounts_ns(&tot, ns);
+	unlock_regions();
+	return r->visits > 0 || open;
 }
 
 /* ------------------------------------------------------------------ handles */
@@ -516,6 +550,12 @@ static int handle_index(const void *h)
 			return idx;
 	}
 	return H_BAD;
+}
+
+int popmon_region_of_handle(const void *h)
+{
+	int i = handle_index(h);
+	return i == H_GLOBAL ? GLOBAL_INDEX : i >= 0 ? i : -1;
 }
 
 static int bad_handle(const char *op, const void *h)
@@ -767,7 +807,7 @@ int DLB_MonitoringRegionsUpdate(void)
 /* Entry points for the Fortran module (popmon.f90), which binds to these by
  * name; names arrive as Fortran strings with a length. */
 
-static void fortran_name(char *out, size_t n, const char *s, int len)
+void popmon_fortran_name(char *out, size_t n, const char *s, int len)
 {
 	if (len < 0)
 		len = 0;
@@ -783,6 +823,6 @@ popmon_region_t popmon_f_region_register(const char *name, int len);
 popmon_region_t popmon_f_region_register(const char *name, int len)
 {
 	char buf[POPMON_NAME_MAX];
-	fortran_name(buf, sizeof buf, name, len);
+	popmon_fortran_name(buf, sizeof buf, name, len);
 	return popmon_api_region_register(buf);
 }

@@ -44,3 +44,67 @@ int DLB_MonitoringRegionReport(const dlb_monitor_t *handle)
 	(void)handle;
 	return DLB_ERR_NOTALP;
 }
+
+int DLB_TALP_CollectPOPMetrics(dlb_monitor_t *monitor, dlb_pop_metrics_t *pop_metrics)
+{
+	(void)monitor;
+	(void)pop_metrics;
+	return DLB_ERR_NOTALP;
+}
+
+int DLB_TALP_CollectPOPNodeMetrics(dlb_monitor_t *monitor, dlb_node_metrics_t *node_metrics)
+{
+	(void)monitor;
+	(void)node_metrics;
+	return DLB_ERR_NOTALP;
+}
+
+int DLB_TALP_Attach(void)
+{
+	return DLB_ERR_NOTALP;
+}
+
+int DLB_TALP_Detach(void)
+{
+	return DLB_ERR_NOTALP;
+}
+
+int DLB_TALP_GetNumCPUs(int *ncpus)
+{
+	(void)ncpus;
+	return DLB_ERR_NOTALP;
+}
+
+int DLB_TALP_GetPidList(int *pidlist, int *nelems, int max_len)
+{
+	(void)pidlist;
+	(void)max_len;
+	if (nelems)
+		*nelems = 0;
+	return DLB_ERR_NOTALP;
+}
+
+int DLB_TALP_GetTimes(int pid, double *mpi_time, double *useful_time)
+{
+	(void)pid;
+	(void)mpi_time;
+	(void)useful_time;
+	return DLB_ERR_NOTALP;
+}
+
+int DLB_TALP_GetNodeTimes(const char *name, dlb_node_times_t *node_times_list, int *nelems, int max_len)
+{
+	(void)name;
+	(void)node_times_list;
+	(void)max_len;
+	if (nelems)
+		*nelems = 0;
+	return DLB_ERR_NOTALP;
+}
+
+int DLB_TALP_QueryPOPNodeMetrics(const char *name, dlb_node_metrics_t *node_metrics)
+{
+	(void)name;
+	(void)node_metrics;
+	return DLB_ERR_NOTALP;
+}

@@ -74,7 +74,7 @@ func TestBuildAndCache(t *testing.T) {
 			if err != nil {
 				t.Skipf("nm unavailable: %v", err)
 			}
-			for _, sym := range []string{"MPI_Send", "MPI_Allreduce", "mpi_send_", "mpi_allreduce__", "popmon_api_region_start", "DLB_MonitoringRegionStart"} {
+			for _, sym := range []string{"MPI_Send", "MPI_Allreduce", "mpi_send_", "mpi_allreduce__", "popmon_api_region_start", "DLB_MonitoringRegionStart", "DLB_TALP_CollectPOPMetrics", "DLB_TALP_QueryPOPNodeMetrics", "popmon_api_metrics", "popmon_f_metrics"} {
 				if !strings.Contains(string(out), " "+sym+"\n") {
 					t.Errorf("%s does not export %s", lib.Path, sym)
 				}

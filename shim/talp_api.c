@@ -1,0 +1,629 @@
+/* talp_api.c: the runtime query API inside the application
+ * (docs/library.md, "Runtime query API"): DLB_TALP_CollectPOPMetrics,
+ * DLB_TALP_CollectPOPNodeMetrics and popmon's own popmon_metrics.
+ *
+ * A query takes this process's accounts of the region so far (an open visit
+ * counted up to now, without closing it), reduces them over the ranks with
+ * ONE reduction of a fixed-size vector of doubles (sums, maxima, negated
+ * minima: one user operation on one derived datatype, so that an MPI cannot
+ * split an element), on a duplicate of MPI_COMM_WORLD made at the first
+ * query, and computes model talp (pop/talp.go) from the sums, so that the
+ * values equal popmon's report of the same accounts. The node terms of
+ * LB In/Out come from a reduction on the node's communicator first.
+ * Every rank enters the same reductions whatever region it asks for: a
+ * rank that does not know the region takes part with nothing (it cannot
+ * hang the others), and ranks asking for different regions are detected
+ * (name hashes reduced alongside) and get DLB_ERR_NOCOMP.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define POPMON_BUILDING_LIBRARY
+#include "core.h"
+#include "talp_api.h"
+
+#ifndef POPMON_NO_MPI
+#include <mpi.h>
+#endif
+
+/* DLB's return codes (dlb_errors.h). */
+enum { DLB_SUCCESS_ = 0, DLB_ERR_NOINIT_ = -2, DLB_ERR_NOENT_ = -11, DLB_ERR_NOCOMP_ = -12,
+       DLB_ERR_NOMEM_ = -14, DLB_ERR_NOTALP_ = -16 };
+
+/* ------------------------------------------------------------------ model talp */
+
+void popmon_talp_sums_zero(double s[POPMON_TS_N])
+{
+	for (int i = 0; i < POPMON_TS_N; i++)
+		s[i] = i < POPMON_TS_NSUM ? 0.0 : -INFINITY;
+}
+
+void popmon_talp_sums_merge(double a[POPMON_TS_N], const double b[POPMON_TS_N])
+{
+	for (int i = 0; i < POPMON_TS_NSUM; i++)
+		a[i] += b[i];
+	for (int i = POPMON_TS_NSUM; i < POPMON_TS_N; i++)
+		if (b[i] > a[i])
+			a[i] = b[i];
+}
+
+void popmon_talp_sums_add(double s[POPMON_TS_N], const struct popmon_talp_proc *p, double node_mpi,
+			  double node_cpus, double node_share)
+{
+	if (!p->present)
+		return;
+	double one[POPMON_TS_N];
+	double cpus = p->cpus >= 1 ? p->cpus : 1; /* as model talp: at least 1 */
+	double m = p->mpi + p->mw;
+	memset(one, 0, sizeof one);
+	one[POPMON_TS_PROCS] = 1;
+	one[POPMON_TS_NODES] = node_share;
+	one[POPMON_TS_CPUS] = cpus;
+	one[POPMON_TS_U] = p->u;
+	one[POPMON_TS_MPI] = p->mpi;
+	one[POPMON_TS_MW] = p->mw;
+	one[POPMON_TS_ISER] = p->iser;
+	one[POPMON_TS_ILB] = p->ilb;
+	one[POPMON_TS_ISCH] = p->isch;
+	one[POPMON_TS_G] = p->g;
+	one[POPMON_TS_VISITS] = p->visits;
+	one[POPMON_TS_MPI_CALLS] = p->mpi_calls;
+	one[POPMON_TS_OMP_PARALLELS] = p->omp_parallels;
+	one[POPMON_TS_OMP_TASKS] = p->omp_tasks;
+	one[POPMON_TS_GPU_CALLS] = p->gpu_calls;
+	one[POPMON_TS_CYCLES] = p->cycles;
+	one[POPMON_TS_INSTRUCTIONS] = p->instructions;
+	one[POPMON_TS_ELAPSED] = p->elapsed;
+	one[POPMON_TS_MAX_U] = p->u;
+	one[POPMON_TS_MAX_M] = m;
+	one[POPMON_TS_NEG_MIN_PROC] = -(m / cpus);
+	one[POPMON_TS_NEG_MIN_NODE] = node_cpus > 0 ? -(node_mpi / node_cpus) : -INFINITY;
+	one[POPMON_TS_OMP_RUNTIME] = p->omp_runtime;
+	one[POPMON_TS_OMPT] = p->ompt;
+	one[POPMON_TS_OMP_HINT] = p->omp_hint;
+	popmon_talp_sums_merge(s, one);
+}
+
+/* num / den, or 0 when den is not positive (the report leaves it out). */
+static double ratio(double num, double den)
+{
+	return den > 0 ? num / den : 0.0;
+}
+
+static int64_t ns64(double v)
+{
+	return v >= 9.2e18 ? INT64_MAX : v <= 0 ? 0 : (int64_t)(v + 0.5);
+}
+
+int popmon_talp_compute(const double s[POPMON_TS_N], struct popmon_metrics *m)
+{
+	double procs = s[POPMON_TS_PROCS];
+	m->processes = (int32_t)(procs + 0.5);
+	m->nodes = (int32_t)(s[POPMON_TS_NODES] + 0.5);
+	m->cpus = (int32_t)(s[POPMON_TS_CPUS] + 0.5);
+	m->flags = 0;
+	m->reserved = 0;
+	m->visits = ns64(s[POPMON_TS_VISITS]);
+	m->elapsed_ns = procs > 0 ? ns64(s[POPMON_TS_ELAPSED]) : 0;
+	m->useful_ns = ns64(s[POPMON_TS_U]);
+	m->mpi_ns = ns64(s[POPMON_TS_MPI]);
+	m->mpi_worker_idle_ns = ns64(s[POPMON_TS_MW]);
+	m->omp_serialization_ns = ns64(s[POPMON_TS_ISER]);
+	m->omp_load_imbalance_ns = ns64(s[POPMON_TS_ILB]);
+	m->omp_scheduling_ns = ns64(s[POPMON_TS_ISCH]);
+	m->gpu_runtime_ns = ns64(s[POPMON_TS_G]);
+	m->mpi_calls = ns64(s[POPMON_TS_MPI_CALLS]);
+	double *eff[] = {&m->parallel_efficiency, &m->mpi_parallel_efficiency, &m->mpi_communication_efficiency,
+			 &m->mpi_load_balance, &m->mpi_load_balance_in, &m->mpi_load_balance_out,
+			 &m->omp_parallel_efficiency, &m->omp_serialization_efficiency, &m->omp_load_balance,
+			 &m->omp_scheduling_efficiency, &m->device_offload_efficiency};
+	for (size_t i = 0; i < sizeof eff / sizeof eff[0]; i++)
+		*eff[i] = 0.0;
+	if (procs < 0.5)
+		return POPMON_ERR_NOENT; /* nobody visited the region: no metrics */
+
+	/* OpenMP as the file's "openmp" object decides it (pop/talp.go,
+	 * detect): measured when OMPT was active; without an OpenMP runtime,
+	 * when any process shows OpenMP. */
+	int openmp = s[POPMON_TS_OMP_RUNTIME] > 0 ? s[POPMON_TS_OMPT] > 0 : s[POPMON_TS_OMP_HINT] > 0;
+	if (openmp)
+		m->flags |= POPMON_METRICS_OPENMP;
+	if (s[POPMON_TS_G] > 0 || s[POPMON_TS_GPU_CALLS] > 0)
+		m->flags |= POPMON_METRICS_GPU;
+
+	/* POP-METRICS.md §2, as pop/talp.go computes it. */
+	double u = s[POPMON_TS_U], mpi = s[POPMON_TS_MPI], mw = s[POPMON_TS_MW];
+	double iser = s[POPMON_TS_ISER] + mw, ilb = s[POPMON_TS_ILB], isch = s[POPMON_TS_ISCH], g = s[POPMON_TS_G];
+	double active = u + mpi + ilb + isch + iser + g;
+	double active_nomp = u + mpi + g;
+	double T = s[POPMON_TS_ELAPSED], C = s[POPMON_TS_CPUS];
+	double mpi_app = C > 0 ? (mpi + mw) / C : 0;
+	double min_proc = -s[POPMON_TS_NEG_MIN_PROC], min_node = -s[POPMON_TS_NEG_MIN_NODE];
+	m->parallel_efficiency = ratio(u, active);
+	if (T > 0) {
+		m->mpi_parallel_efficiency = ratio(T - mpi_app, T);
+		m->mpi_communication_efficiency = ratio(T - min_proc, T);
+		m->mpi_load_balance = ratio(T - mpi_app, T - min_proc);
+		m->mpi_load_balance_in = ratio(T - min_node, T - min_proc);
+		m->mpi_load_balance_out = ratio(T - mpi_app, T - min_node);
+	}
+	m->omp_parallel_efficiency = ratio(active_nomp, active);
+	m->omp_serialization_efficiency = ratio(active_nomp, active_nomp + iser);
+	m->omp_load_balance = ratio(active_nomp + iser, active_nomp + iser + ilb);
+	m->omp_scheduling_efficiency = ratio(active_nomp + iser + ilb, active);
+	double host = u + ilb + isch + iser;
+	m->device_offload_efficiency = ratio(host, host + g);
+	return POPMON_SUCCESS;
+}
+
+void popmon_talp_fill_dlb(const double s[POPMON_TS_N], const struct popmon_metrics *m, const char *name,
+			  struct dlb_pop_metrics_compat *out)
+{
+	memset(out, 0, sizeof *out);
+	snprintf(out->name, sizeof out->name, "%s", name ? name : "");
+	out->num_cpus = m->cpus;
+	out->num_mpi_ranks = m->processes;
+	out->num_nodes = m->nodes;
+	out->avg_cpus = (float)m->cpus;
+	out->cycles = s[POPMON_TS_CYCLES];
+	out->instructions = s[POPMON_TS_INSTRUCTIONS];
+	out->num_measurements = m->processes > 0 ? ns64(s[POPMON_TS_VISITS] / s[POPMON_TS_PROCS]) : 0;
+	out->num_mpi_calls = m->mpi_calls;
+	out->num_omp_parallels = ns64(s[POPMON_TS_OMP_PARALLELS]);
+	out->num_omp_tasks = ns64(s[POPMON_TS_OMP_TASKS]);
+	out->num_gpu_runtime_calls = ns64(s[POPMON_TS_GPU_CALLS]);
+	out->elapsed_time = m->elapsed_ns;
+	out->useful_time = m->useful_ns;
+	out->mpi_time = ns64(s[POPMON_TS_MPI] + s[POPMON_TS_MW]); /* DLB's mpi_time: M + Mw */
+	out->omp_load_imbalance_time = m->omp_load_imbalance_ns;
+	out->omp_scheduling_time = m->omp_scheduling_ns;
+	out->omp_serialization_time = m->omp_serialization_ns;
+	out->gpu_runtime_time = m->gpu_runtime_ns;
+	if (m->processes > 0) {
+		out->min_mpi_normd_proc = -s[POPMON_TS_NEG_MIN_PROC];
+		out->min_mpi_normd_node = -s[POPMON_TS_NEG_MIN_NODE];
+	}
+	out->parallel_efficiency = (float)m->parallel_efficiency;
+	out->mpi_parallel_efficiency = (float)m->mpi_parallel_efficiency;
+	out->mpi_communication_efficiency = (float)m->mpi_communication_efficiency;
+	out->mpi_load_balance = (float)m->mpi_load_balance;
+	out->mpi_load_balance_in = (float)m->mpi_load_balance_in;
+	out->mpi_load_balance_out = (float)m->mpi_load_balance_out;
+	out->omp_parallel_efficiency = (float)m->omp_parallel_efficiency;
+	out->omp_load_balance = (float)m->omp_load_balance;
+	out->omp_scheduling_efficiency = (float)m->omp_scheduling_efficiency;
+	out->omp_serialization_efficiency = (float)m->omp_serialization_efficiency;
+	out->device_offload_efficiency = (float)m->device_offload_efficiency;
+}
+
+void popmon_talp_fill_node(const double s[POPMON_TS_N], const struct popmon_metrics *m, const char *name,
+			   int node_id, struct dlb_node_metrics_compat *out)
+{
+	memset(out, 0, sizeof *out);
+	snprintf(out->name, sizeof out->name, "%s", name ? name : "");
+	out->node_id = node_id;
+	out->processes_per_node = m->processes;
+	out->total_useful_time = m->useful_ns;
+	out->total_mpi_time = ns64(s[POPMON_TS_MPI] + s[POPMON_TS_MW]);
+	if (m->processes > 0) {
+		out->max_useful_time = ns64(s[POPMON_TS_MAX_U]);
+		out->max_mpi_time = ns64(s[POPMON_TS_MAX_M]);
+	}
+	out->parallel_efficiency = (float)m->parallel_efficiency;
+	out->communication_efficiency = (float)m->mpi_communication_efficiency;
+	out->load_balance = (float)m->mpi_load_balance;
+}
+
+/* ------------------------------------------------------------------ this process */
+
+/* Previous accounts of each region for POPMON_WINDOW_SINCE_LAST, apart for
+ * the collective and the local calls (allocated at the first such call;
+ * untouched entries cost no memory). */
+static struct popmon_talp_proc *prev_of[2];
+
+/* This process's part of a query of region idx (-1: none) in window. The
+ * region's name goes to name. Returns 0, or DLB_ERR_NOMEM_. */
+static int my_part(int idx, int window, int local, struct popmon_talp_proc *p, char name[POPMON_NAME_MAX])
+{
+	memset(p, 0, sizeof *p);
+	uint64_t visits = 0, elapsed = 0;
+	struct popmon_accounts a;
+	memset(&a, 0, sizeof a);
+	int have = idx >= 0 ? popmon_region_sofar(idx, name, &visits, &elapsed, &a) : -1;
+	if (have < 0)
+		name[0] = '\0';
+	const char *rt, *reason;
+	int ompt = 0, maxthr;
+	p->omp_runtime = popmon_openmp_info(&rt, &ompt, &reason, &maxthr);
+	p->ompt = ompt;
+	p->cpus = popmon_cpus();
+	p->present = have > 0;
+	p->elapsed = (double)elapsed;
+	p->u = (double)a.t[POPMON_ST_USEFUL];
+	p->mpi = (double)a.t[POPMON_ST_MPI];
+	p->mw = (double)a.t[POPMON_ST_MPI_WORKER_IDLE];
+	p->iser = (double)a.t[POPMON_ST_OMP_SERIALIZATION];
+	p->ilb = (double)a.t[POPMON_ST_OMP_LOAD_IMBALANCE];
+	p->isch = (double)a.t[POPMON_ST_OMP_SCHEDULING];
+	p->g = (double)a.t[POPMON_ST_GPU_RUNTIME];
+	p->visits = (double)visits;
+	p->mpi_calls = (double)a.mpi_calls;
+	p->omp_parallels = (double)a.omp_parallels;
+	p->omp_tasks = (double)a.omp_tasks;
+	p->gpu_calls = (double)a.gpu_calls;
+	p->cycles = (double)a.ctr[POPMON_CTR_CYCLES];
+	p->instructions = (double)a.ctr[POPMON_CTR_INSTRUCTIONS];
+	p->prim_mpi = (double)a.prim_mpi;
+	p->omp_hint = p->cpus > 1 || p->iser > 0 || p->ilb > 0 || p->isch > 0 || p->mw > 0 || p->omp_parallels > 0;
+	if (window != POPMON_WINDOW_SINCE_LAST || idx < 0)
+		return 0;
+	struct popmon_talp_proc *table = __atomic_load_n(&prev_of[local ? 1 : 0], __ATOMIC_ACQUIRE);
+	if (!table) {
+		struct popmon_talp_proc *fresh = calloc(POPMON_MAX_REGIONS, sizeof *fresh);
+		if (!fresh)
+			return DLB_ERR_NOMEM_;
+		if (__atomic_compare_exchange_n(&prev_of[local ? 1 : 0], &table, fresh, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			table = fresh;
+		else
+			free(fresh); /* another thread's came first */
+	}
+	struct popmon_talp_proc cur = *p, *q = &table[idx];
+	/* A reset since the previous call: the window starts at the reset. */
+	if (cur.elapsed < q->elapsed || cur.visits < q->visits)
+		memset(q, 0, sizeof *q);
+	if (cur.cpus > q->cpus && q->cpus > 0) {
+		/* CPUs joined (a larger OpenMP team, an MPI thread): the library
+		 * charged their idle time before they joined to the region
+		 * (core.h, popmon_cpus_grow_omp), all of it up to now. The part
+		 * before the previous call belongs to earlier windows: charge it
+		 * to the baseline the same way, so that the window counts the
+		 * new CPUs over the window only. */
+		double k = cur.cpus - q->cpus, pm = q->prim_mpi < q->elapsed ? q->prim_mpi : q->elapsed;
+		q->mw += k * pm;
+		q->iser += k * (q->elapsed - pm);
+	}
+	double *dst[] = {&p->elapsed, &p->u, &p->mpi, &p->mw, &p->iser, &p->ilb, &p->isch, &p->g,
+			 &p->visits, &p->mpi_calls, &p->omp_parallels, &p->omp_tasks, &p->gpu_calls,
+			 &p->cycles, &p->instructions};
+	const double *old[] = {&q->elapsed, &q->u, &q->mpi, &q->mw, &q->iser, &q->ilb, &q->isch, &q->g,
+			       &q->visits, &q->mpi_calls, &q->omp_parallels, &q->omp_tasks, &q->gpu_calls,
+			       &q->cycles, &q->instructions};
+	for (size_t i = 0; i < sizeof dst / sizeof dst[0]; i++)
+		*dst[i] = *dst[i] > *old[i] ? *dst[i] - *old[i] : 0;
+	p->present = cur.present && p->elapsed > 0;
+	*q = cur;
+	return 0;
+}
+
+/* The region index of name (NULL or any case of "Global": Global), or -1. */
+static int index_of_name(const char *name)
+{
+	if (!name || strcasecmp(name, "Global") == 0)
+		return 0;
+	return popmon_region_find(name);
+}
+
+/* Copies the filled metrics m into the caller's structure (at most its
+ * size). */
+static int deliver(struct popmon_metrics *out, const struct popmon_metrics *m)
+{
+	uint32_t size = out->size;
+	if (size < 2 * sizeof(uint32_t))
+		return POPMON_ERR_UNKNOWN;
+	size_t n = size < sizeof *m ? size : sizeof *m;
+	memcpy((char *)out + sizeof(uint32_t), (const char *)m + sizeof(uint32_t), n - sizeof(uint32_t));
+	return 0;
+}
+
+/* The sums of this process alone (its own node) for region idx in window
+ * (the local query's windows). Returns 0, or DLB_ERR_NOMEM_. */
+static int local_sums(int idx, int window, double s[POPMON_TS_N], char name[POPMON_NAME_MAX])
+{
+	struct popmon_talp_proc p;
+	int rc = my_part(idx, window, 1, &p, name);
+	popmon_talp_sums_zero(s);
+	popmon_talp_sums_add(s, &p, p.mpi + p.mw, p.cpus >= 1 ? p.cpus : 1, 1.0);
+	return rc;
+}
+
+int popmon_api_metrics_local(const char *region, int window, struct popmon_metrics *out);
+int popmon_api_metrics_local(const char *region, int window, struct popmon_metrics *out)
+{
+	if (popmon_proc.inert)
+		return POPMON_ERR_NOTMEASURED;
+	if (!out || (window != POPMON_WINDOW_RUN && window != POPMON_WINDOW_SINCE_LAST))
+		return POPMON_ERR_UNKNOWN;
+	struct popmon_metrics m;
+	memset(&m, 0, sizeof m);
+	m.version = POPMON_METRICS_VERSION;
+	m.window = window;
+	char name[POPMON_NAME_MAX];
+	int idx = index_of_name(region);
+	double s[POPMON_TS_N];
+	if (local_sums(idx, window, s, name) != 0)
+		return DLB_ERR_NOMEM_;
+	snprintf(m.region, sizeof m.region, "%s", idx >= 0 ? name : region ? region : "Global");
+	int rc = popmon_talp_compute(s, &m);
+	if (deliver(out, &m) != 0)
+		return POPMON_ERR_UNKNOWN;
+	return rc;
+}
+
+/* ------------------------------------------------------------------ collectives */
+
+#ifndef POPMON_NO_MPI
+
+static MPI_Comm world = MPI_COMM_NULL, node = MPI_COMM_NULL;
+static MPI_Datatype sums_type = MPI_DATATYPE_NULL;
+static MPI_Op sums_op = MPI_OP_NULL;
+
+static void sums_fn(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+	(void)type;
+	for (int k = 0; k < *len; k++)
+		popmon_talp_sums_merge((double *)inout + (size_t)k * POPMON_TS_N,
+				       (const double *)in + (size_t)k * POPMON_TS_N);
+}
+
+/* The query's communicators, type and operation, made at the first query
+ * (collectively: every rank's first query is the same call). */
+static int setup(void)
+{
+	if (world != MPI_COMM_NULL)
+		return 0;
+	if (PMPI_Comm_dup(MPI_COMM_WORLD, &world) != MPI_SUCCESS)
+		return -1;
+	if (PMPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS)
+		node = MPI_COMM_NULL;
+	PMPI_Type_contiguous(POPMON_TS_N, MPI_DOUBLE, &sums_type);
+	PMPI_Type_commit(&sums_type);
+	PMPI_Op_create(sums_fn, 1, &sums_op);
+	return 0;
+}
+
+void popmon_talp_finalize(void)
+{
+	/* MPI_Finalize: what the first query made (MPICH reports a datatype
+	 * left behind). Every rank queried together, so every rank frees. */
+	if (world == MPI_COMM_NULL)
+		return;
+	PMPI_Op_free(&sums_op);
+	PMPI_Type_free(&sums_type);
+	if (node != MPI_COMM_NULL)
+		PMPI_Comm_free(&node);
+	PMPI_Comm_free(&world);
+	world = MPI_COMM_NULL;
+}
+
+/* The query's own time is MPI time of the calling thread (not an MPI call
+ * of the program's: the call counts do not change). */
+static int enter_mpi_state(void)
+{
+	struct popmon_thread *t = popmon_tls;
+	if (!t || t->mpi_depth != 0)
+		return 0;
+	t->mpi_depth = 1;
+	t->prev_state = t->state;
+	popmon_switch(t, POPMON_ST_MPI, popmon_now());
+	return 1;
+}
+
+static void leave_mpi_state(int entered)
+{
+	struct popmon_thread *t = popmon_tls;
+	if (!entered || !t)
+		return;
+	popmon_account(t, popmon_now());
+	popmon_ctr_hook(t, POPMON_ST_MPI, t->prev_state);
+	POPMON_STORE(t->state, t->prev_state);
+	t->mpi_depth = 0;
+}
+
+/* Whether collectives can run now: MPI initialized and not finalized, and
+ * the library measuring. */
+static int mpi_ready(void)
+{
+	int init = 0, fin = 0;
+	PMPI_Initialized(&init);
+	PMPI_Finalized(&fin);
+	return init && !fin && popmon_proc.mpi_initialized && !popmon_proc.finalized;
+}
+
+/* FNV-1a of a region name, in [1, 2^32], as a double (exact). */
+static double name_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 16777619u;
+	}
+	return (double)h + 1.0;
+}
+
+/* The collective part of every query: this process's part p of the
+ * region whose name hashes to h (0: the rank knows no such region) reduced
+ * over the node (node_only) or over all ranks, into s. Returns 0, or
+ * DLB_ERR_NOCOMP_ when the ranks asked for different regions. */
+static int reduce(const struct popmon_talp_proc *p, double h, int node_only, double s[POPMON_TS_N])
+{
+	double mine[POPMON_TS_N];
+	double nodesum[3] = {p->present ? 1 : 0, p->present ? p->mpi + p->mw : 0,
+			     p->present ? (p->cpus >= 1 ? p->cpus : 1) : 0};
+	int entered = enter_mpi_state();
+	if (!node_only && node != MPI_COMM_NULL) {
+		double in[3] = {nodesum[0], nodesum[1], nodesum[2]};
+		PMPI_Allreduce(in, nodesum, 3, MPI_DOUBLE, MPI_SUM, node);
+	}
+	popmon_talp_sums_zero(mine);
+	popmon_talp_sums_add(mine, p, nodesum[1], nodesum[2], nodesum[0] > 0 ? 1.0 / nodesum[0] : 0);
+	if (h > 0) {
+		mine[POPMON_TS_HASH] = h;
+		mine[POPMON_TS_NEG_HASH] = -h;
+	}
+	PMPI_Allreduce(mine, s, 1, sums_type, sums_op, node_only ? node : world);
+	leave_mpi_state(entered);
+	if (s[POPMON_TS_HASH] > 0 && s[POPMON_TS_HASH] != -s[POPMON_TS_NEG_HASH]) {
+		popmon_warn_once("collect-mismatch", "a collective POP-metrics query named different regions on "
+				 "different ranks: no metrics (every rank must ask for the same region)");
+		return DLB_ERR_NOCOMP_;
+	}
+	return 0;
+}
+
+/* A collective query of region idx (-1: unknown here, name asked: for the
+ * hash) in window over all ranks or the node: s and this process's region
+ * name. Every rank reaches the reductions whatever happens here. */
+static int query(int idx, const char *asked, int window, int node_only, double s[POPMON_TS_N],
+		 char name[POPMON_NAME_MAX], int *node_id)
+{
+	if (popmon_proc.inert)
+		return DLB_ERR_NOTALP_;
+	if (!mpi_ready())
+		return DLB_ERR_NOINIT_;
+	if (setup() != 0)
+		return DLB_ERR_NOINIT_;
+	if (node_only && node == MPI_COMM_NULL)
+		return DLB_ERR_NOCOMP_;
+	struct popmon_talp_proc p;
+	int bad = my_part(idx, window, 0, &p, name);
+	if (bad)
+		memset(&p, 0, sizeof p); /* still take part */
+	if (idx < 0)
+		snprintf(name, POPMON_NAME_MAX, "%s", asked ? asked : "");
+	double h = name[0] ? name_hash(idx == 0 ? "Global" : name) : 0;
+	int rc = reduce(&p, h, node_only, s);
+	if (node_id) {
+		/* The node's lowest rank of MPI_COMM_WORLD. */
+		int lowest = popmon_proc.rank;
+		if (node != MPI_COMM_NULL) {
+			int entered = enter_mpi_state();
+			PMPI_Allreduce(&popmon_proc.rank, &lowest, 1, MPI_INT, MPI_MIN, node);
+			leave_mpi_state(entered);
+		}
+		*node_id = lowest;
+	}
+	return bad ? bad : rc;
+}
+
+int popmon_api_metrics(const char *region, int window, struct popmon_metrics *out);
+int popmon_api_metrics(const char *region, int window, struct popmon_metrics *out)
+{
+	if (popmon_proc.inert)
+		return POPMON_ERR_NOTMEASURED;
+	/* A bad argument on one rank must not hang the others: it still takes
+	 * part (with nothing), then returns the error. */
+	int badarg = !out || (window != POPMON_WINDOW_RUN && window != POPMON_WINDOW_SINCE_LAST);
+	struct popmon_metrics m;
+	memset(&m, 0, sizeof m);
+	m.version = POPMON_METRICS_VERSION;
+	m.window = window;
+	double s[POPMON_TS_N];
+	char name[POPMON_NAME_MAX];
+	int idx = badarg ? -1 : index_of_name(region);
+	int rc = query(idx, region ? region : "Global", badarg ? POPMON_WINDOW_RUN : window, 0, s, name, NULL);
+	if (badarg)
+		return POPMON_ERR_UNKNOWN;
+	if (rc != 0 && rc != DLB_ERR_NOCOMP_)
+		return rc == DLB_ERR_NOINIT_ ? POPMON_ERR_NOINIT : rc;
+	snprintf(m.region, sizeof m.region, "%s", name);
+	int crc = rc == 0 ? popmon_talp_compute(s, &m) : rc;
+	if (deliver(out, &m) != 0)
+		return POPMON_ERR_UNKNOWN;
+	return crc;
+}
+
+#else /* POPMON_NO_MPI: one process, the collective query is the local one */
+
+int popmon_api_metrics(const char *region, int window, struct popmon_metrics *out);
+int popmon_api_metrics(const char *region, int window, struct popmon_metrics *out)
+{
+	return popmon_api_metrics_local(region, window, out);
+}
+
+#endif /* POPMON_NO_MPI */
+
+/* ------------------------------------------------------------------ DLB/TALP */
+
+int DLB_TALP_CollectPOPMetrics(void *monitor, struct dlb_pop_metrics_compat *metrics);
+int DLB_TALP_CollectPOPNodeMetrics(void *monitor, struct dlb_node_metrics_compat *metrics);
+
+/* The region of a DLB handle (NULL: Global); -1 for a handle that names no
+ * region (the rank then takes part with nothing). */
+static int index_of_monitor(const void *monitor)
+{
+	return popmon_proc.inert ? -1 : popmon_region_of_handle(monitor);
+}
+
+/* The DLB collective queries of region handle monitor over all ranks or
+ * the node: the sums s, their metrics m, the region's name and the node's
+ * id. Returns DLB's code. */
+static int collect(void *monitor, int node_only, double s[POPMON_TS_N], struct popmon_metrics *m,
+		   char name[POPMON_NAME_MAX], int *node_id)
+{
+	if (popmon_proc.inert)
+		return DLB_ERR_NOTALP_;
+	memset(m, 0, sizeof *m);
+	*node_id = 0;
+	int idx = index_of_monitor(monitor);
+#ifndef POPMON_NO_MPI
+	int rc = query(idx, "", POPMON_WINDOW_RUN, node_only, s, name, node_only ? node_id : NULL);
+#else
+	(void)node_only;
+	int rc = local_sums(idx, POPMON_WINDOW_RUN, s, name);
+#endif
+	if (rc != 0)
+		return rc;
+	if (idx < 0)
+		return DLB_ERR_NOENT_;
+	popmon_talp_compute(s, m);
+	return DLB_SUCCESS_;
+}
+
+int DLB_TALP_CollectPOPMetrics(void *monitor, struct dlb_pop_metrics_compat *metrics)
+{
+	double s[POPMON_TS_N];
+	char name[POPMON_NAME_MAX];
+	struct popmon_metrics m;
+	int node_id, rc = collect(monitor, 0, s, &m, name, &node_id);
+	if (rc == DLB_SUCCESS_ && metrics)
+		popmon_talp_fill_dlb(s, &m, name, metrics);
+	return rc;
+}
+
+int DLB_TALP_CollectPOPNodeMetrics(void *monitor, struct dlb_node_metrics_compat *metrics)
+{
+	double s[POPMON_TS_N];
+	char name[POPMON_NAME_MAX];
+	struct popmon_metrics m;
+	int node_id, rc = collect(monitor, 1, s, &m, name, &node_id);
+	if (rc == DLB_SUCCESS_ && metrics)
+		popmon_talp_fill_node(s, &m, name, node_id, metrics);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ Fortran */
+/* Entry points of the Fortran module (popmon.f90): the region name arrives
+ * as a Fortran string with its length. */
+
+int popmon_f_metrics(const char *name, int len, int window, struct popmon_metrics *m);
+int popmon_f_metrics_local(const char *name, int len, int window, struct popmon_metrics *m);
+
+int popmon_f_metrics(const char *name, int len, int window, struct popmon_metrics *m)
+{
+	char buf[POPMON_NAME_MAX];
+	popmon_fortran_name(buf, sizeof buf, name, len);
+	return popmon_api_metrics(buf[0] ? buf : NULL, window, m);
+}
+
+int popmon_f_metrics_local(const char *name, int len, int window, struct popmon_metrics *m)
+{
+	char buf[POPMON_NAME_MAX];
+	popmon_fortran_name(buf, sizeof buf, name, len);
+	return popmon_api_metrics_local(buf[0] ? buf : NULL, window, m);
+}
