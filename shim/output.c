@@ -510,6 +510,10 @@ const char *popmon_region_rec(int idx, int cpus, struct popmon_region_rec *rec)
 	rec->thr_useful_max = (int64_t)a.thr_useful_max;
 	rec->cycles = (int64_t)a.ctr[POPMON_CTR_CYCLES];
 	rec->instructions = (int64_t)a.ctr[POPMON_CTR_INSTRUCTIONS];
+	for (int d = 0; d < POPMON_GPU_DEVICES; d++) {
+		rec->gpu_k[d] = (int64_t)a.gpu_k[d];
+		rec->gpu_a[d] = (int64_t)a.gpu_a[d];
+	}
 	return name;
 }
 
