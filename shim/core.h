@@ -239,8 +239,10 @@ struct popmon_run {
 	 * apart the ranks left MPI_Init and entered MPI_Finalize, in ns. */
 	int aligned;
 	int64_t start_skew_ns, end_skew_ns;
-	/* GPU: each process's record (nprocs entries), or NULL. */
+	/* GPU: each process's record (ngpu == nprocs), only the writer's
+	 * (ngpu == 1: no process used CUDA), or none (ngpu == 0). */
 	const struct popmon_gpu_proc *gpu;
+	int ngpu;
 	/* Warnings of every process, merged (rank 0 writes them). */
 	const char *const *warnings;
 	int nwarnings;
