@@ -806,10 +806,7 @@ int InitializeInjection(void)
 	if (popmon_gpu_backend) {
 		rc = start(popmon_gpu_backend, &call);
 	} else {
-		if (load_driver() != 0) {
-			fail_with(POPMON_GPU_WHY_NO_DRIVER, 0, NULL);
-			return 1;
-		}
+		int driver = 0;
 		static char cand[12][PATH_MAX];
 		int n = cupti_candidates(cand, 12);
 		char tried[256] = "";
@@ -820,6 +817,11 @@ int InitializeInjection(void)
 				snprintf(tried + l, sizeof tried - l, "%s%.200s", l ? ", " : "", cand[i]);
 				continue;
 			}
+			if (!driver && load_driver() != 0) {
+				fail_with(POPMON_GPU_WHY_NO_DRIVER, 0, NULL);
+				return 1;
+			}
+			driver = 1;
 			popmon_gpu_backend = &real;
 			rc = start(&real, &call);
 			/* A CUPTI newer than the driver: try an older one. */
