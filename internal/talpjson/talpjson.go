@@ -250,7 +250,7 @@ type region struct {
 	ompLB, ompSched, ompSer int64
 	gpuRuntime              int64
 	gpuTimes                gpuTimes // gpuUsefulTime, … (DLB ≥ 3.6)
-	badCounters             bool // negative or absurd cycles/instructions
+	badCounters             bool     // negative or absurd cycles/instructions
 	// minProc, minNode are minMpiNormdProc, minMpiNormdNode (DLB ≥ 3.6);
 	// ofMaxUseful is mpiNormdOfMaxUseful (DLB 3.5).
 	minProc, minNode, ofMaxUseful          float64
