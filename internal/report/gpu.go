@@ -65,11 +65,12 @@ func textDevice(b *bufio.Writer, xs []pop.Metric) {
 
 // textGPU describes the run's GPU measurement for the header: the devices
 // and how they were measured, or that the device metrics are missing and
-// why; "" for a run without the "gpu" object and without devices.
+// why; "" for a run without devices whose "gpu" object is absent or says
+// the program did not use CUDA.
 func textGPU(m *measure.Measurement) string {
 	g := m.GPU
-	if g == nil && len(m.GPUDevices) == 0 {
-		return ""
+	if len(m.GPUDevices) == 0 && (g == nil || g.Unused()) {
+		return "" // no GPU in the run: its report is as without GPU support
 	}
 	if len(m.GPUDevices) == 0 {
 		return "no device metrics: " + m.GPUNotMeasured()

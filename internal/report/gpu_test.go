@@ -18,6 +18,9 @@ func TestTextGPU(t *testing.T) {
 		want string
 	}{
 		{"no gpu", measure.Measurement{}, ""},
+		{"no CUDA", measure.Measurement{GPU: &measure.GPU{Mode: "auto", Reason: "the program did not use CUDA"}}, ""},
+		{"no CUDA, asked for", measure.Measurement{GPU: &measure.GPU{Mode: "on", Reason: "the program did not use CUDA (no cuInit)"}},
+			"no device metrics: the program did not use CUDA (no cuInit)"},
 		{"not available", measure.Measurement{GPU: &measure.GPU{Mode: "on", Reason: "libcupti was not found: set POPMON_CUPTI_LIBRARY"}},
 			"no device metrics: libcupti was not found: set POPMON_CUPTI_LIBRARY"},
 		{"available, no reason, no device", measure.Measurement{GPU: &measure.GPU{Mode: "auto", Available: true}},
