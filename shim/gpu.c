@@ -718,6 +718,7 @@ static int load_cupti(const char *path)
 	RESOLVE(h, result_string, "cuptiGetResultString");
 	RESOLVE(h, finalize, "cuptiFinalize");
 	RESOLVE(h, get_timestamp, "cuptiGetTimestamp");
+	RESOLVE(h, flush_period, "cuptiActivityFlushPeriod");
 	if (!real.get_version || !real.subscribe || !real.enable_domain || !real.register_callbacks ||
 	    !real.activity_enable || !real.flush_all || !real.get_next_record) {
 		dlclose(h);
@@ -817,6 +818,11 @@ static int start(const struct popmon_gpu_backend *b, const char **call)
 	    (rc = b->activity_enable(POPMON_CUPTI_ACTIVITY_MEMSET)) != 0)
 		goto fail;
 	b->activity_enable(POPMON_CUPTI_ACTIVITY_MEMCPY2); /* peer copies: optional */
+	/* With a live file, CUPTI's worker delivers buffers every second, so
+	 * that a killed job's partial measurement has its device time (else
+	 * buffers come only when full or flushed at region boundaries). */
+	if (popmon_live && b->flush_period)
+		b->flush_period(1000);
 	return 0;
 fail:
 	if (b->unsubscribe)
