@@ -64,6 +64,23 @@ static int copy_kind(unsigned ck)
 	}
 }
 
+/* Memcpy, MemcpyPtoP and Memset share bytes, start, end and deviceId at
+ * the same offsets. */
+static void copy_fields(const uint8_t *rec, int cls, int copy, struct popmon_gpu_record *out)
+{
+	_Static_assert(POPMON_REC_MEMSET_BYTES == POPMON_REC_MEMCPY_BYTES &&
+			       POPMON_REC_MEMSET_START == POPMON_REC_MEMCPY_START &&
+			       POPMON_REC_MEMSET_END == POPMON_REC_MEMCPY_END &&
+			       POPMON_REC_MEMSET_DEVICE == POPMON_REC_MEMCPY_DEVICE,
+		       "memset and memcpy prefixes");
+	out->cls = cls;
+	out->copy = copy;
+	out->bytes = rd64(rec, POPMON_REC_MEMCPY_BYTES);
+	out->start = rd64(rec, POPMON_REC_MEMCPY_START);
+	out->end = rd64(rec, POPMON_REC_MEMCPY_END);
+	out->device = rd32(rec, POPMON_REC_MEMCPY_DEVICE);
+}
+
 void popmon_gpu_decode(const uint8_t *rec, uint64_t lo, uint64_t hi, uint32_t ndev, struct popmon_gpu_record *out)
 {
 	memset(out, 0, sizeof *out);
@@ -84,29 +101,14 @@ void popmon_gpu_decode(const uint8_t *rec, uint64_t lo, uint64_t hi, uint32_t nd
 		unsigned ck = rec[POPMON_REC_MEMCPY_COPYKIND];
 		if (ck == POPMON_CUPTI_MEMCPY_HTOH)
 			return; /* no device involved */
-		out->cls = POPMON_GPU_COPY;
-		out->copy = copy_kind(ck);
-		out->bytes = rd64(rec, POPMON_REC_MEMCPY_BYTES);
-		out->start = rd64(rec, POPMON_REC_MEMCPY_START);
-		out->end = rd64(rec, POPMON_REC_MEMCPY_END);
-		out->device = rd32(rec, POPMON_REC_MEMCPY_DEVICE);
+		copy_fields(rec, POPMON_GPU_COPY, copy_kind(ck), out);
 		break;
 	}
 	case POPMON_CUPTI_ACTIVITY_MEMCPY2:
-		out->cls = POPMON_GPU_COPY;
-		out->copy = POPMON_GPU_CP_PTOP;
-		out->bytes = rd64(rec, POPMON_REC_MEMCPY_BYTES);
-		out->start = rd64(rec, POPMON_REC_MEMCPY_START);
-		out->end = rd64(rec, POPMON_REC_MEMCPY_END);
-		out->device = rd32(rec, POPMON_REC_MEMCPY_DEVICE);
+		copy_fields(rec, POPMON_GPU_COPY, POPMON_GPU_CP_PTOP, out);
 		break;
 	case POPMON_CUPTI_ACTIVITY_MEMSET:
-		out->cls = POPMON_GPU_SET;
-		out->copy = POPMON_GPU_CP_SET;
-		out->bytes = rd64(rec, POPMON_REC_MEMSET_BYTES);
-		out->start = rd64(rec, POPMON_REC_MEMSET_START);
-		out->end = rd64(rec, POPMON_REC_MEMSET_END);
-		out->device = rd32(rec, POPMON_REC_MEMSET_DEVICE);
+		copy_fields(rec, POPMON_GPU_SET, POPMON_GPU_CP_SET, out);
 		break;
 	default:
 		return;
