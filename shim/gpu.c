@@ -623,12 +623,14 @@ void popmon_gpu_reason(char *buf, size_t n, int why, int err, const char *detail
 			 "under popmon run or popmon exec (or set CUDA_INJECTION64_PATH to libpopmon's path)");
 		return;
 	case POPMON_GPU_WHY_TAKEN:
-		snprintf(buf, n, "another CUDA tool is injected (CUDA_INJECTION64_PATH=%.120s) and the driver loads "
+		snprintf(buf, n, "another CUDA tool is injected (CUDA_INJECTION64_PATH=%.90s) and the driver loads "
 			 "only one: run without it to measure the GPU", d);
 		return;
 	case POPMON_GPU_WHY_NO_CUPTI:
-		snprintf(buf, n, "no usable CUPTI library found (tried %.100s): install CUPTI (the CUDA toolkit's "
-			 "extras/CUPTI) or set POPMON_CUPTI_LIBRARY to a libcupti.so", d);
+		/* At most ~215 bytes: the warning line ("GPU measurement
+		 * requested but ...") holds 255. */
+		snprintf(buf, n, "no usable CUPTI library found (tried %.70s%s): install CUPTI (CUDA toolkit's "
+			 "extras/CUPTI) or set POPMON_CUPTI_LIBRARY to a libcupti.so", d, strlen(d) > 70 ? "..." : "");
 		return;
 	case POPMON_GPU_WHY_NO_DRIVER:
 		snprintf(buf, n, "the CUDA driver library libcuda.so.1 is not loaded in the process: check the "
@@ -859,14 +861,10 @@ int InitializeInjection(void)
 		int driver = 0;
 		static char cand[12][PATH_MAX];
 		int n = cupti_candidates(cand, 12);
-		char tried[256] = "";
 		rc = -3;
 		for (int i = 0; i < n; i++) {
-			if (load_cupti(cand[i]) != 0) {
-				size_t l = strlen(tried);
-				snprintf(tried + l, sizeof tried - l, "%s%.200s", l ? ", " : "", cand[i]);
+			if (load_cupti(cand[i]) != 0)
 				continue;
-			}
 			if (!driver && load_driver() != 0) {
 				fail_with(POPMON_GPU_WHY_NO_DRIVER, 0, NULL);
 				return 1;
@@ -882,7 +880,10 @@ int InitializeInjection(void)
 			popmon_gpu_backend = NULL;
 		}
 		if (rc == -3) {
-			fail_with(POPMON_GPU_WHY_NO_CUPTI, 0, tried);
+			/* What was tried, short enough for one warning line. */
+			const char *env = getenv("POPMON_CUPTI_LIBRARY");
+			fail_with(POPMON_GPU_WHY_NO_CUPTI, 0,
+				  env && *env ? env : "libcupti.so, .so.13, .so.12, .so.11.8, $CUDA_HOME, /usr/local/cuda");
 			return 1;
 		}
 	}

@@ -632,6 +632,25 @@ static void scenario_reasons(const char *arg)
 			      strstr(g.reason, "/nonexistent/libcupti.so"),
 		      "reason: %s", g.reason);
 		CHECK(warnings_with("gpu") == 1, "%d warnings in mode on, want 1", warnings_with("gpu"));
+		/* The warning holds the whole reason (core.c's lines are 255 bytes). */
+		setenv("POPMON_CUPTI_LIBRARY", "", 1);
+		char buf[256];
+		popmon_gpu_reason(buf, sizeof buf, POPMON_GPU_WHY_NO_CUPTI, 0,
+				  "libcupti.so, .so.13, .so.12, .so.11.8, $CUDA_HOME, /usr/local/cuda");
+		CHECK(strlen("GPU measurement requested but ") + strlen(buf) < 255 &&
+			      strstr(buf, "set POPMON_CUPTI_LIBRARY to a libcupti.so") != NULL,
+		      "reason too long for one warning (%zu bytes): %s", strlen(buf), buf);
+		char longd[300];
+		memset(longd, 'x', sizeof longd - 1);
+		longd[sizeof longd - 1] = '\0';
+		for (int why = POPMON_GPU_WHY_NO_CUDA; why <= POPMON_GPU_WHY_NO_CLOCK; why++) {
+			static const int errs[] = {15, 39, 35, 27, 14, 99};
+			for (size_t e = 0; e < sizeof errs / sizeof errs[0]; e++) {
+				popmon_gpu_reason(buf, sizeof buf, why, errs[e], longd);
+				CHECK(strlen("GPU measurement requested but ") + strlen(buf) < 255,
+				      "reason %d/%d too long for one warning (%zu bytes)", why, errs[e], strlen(buf));
+			}
+		}
 		return;
 	}
 	if (strcmp(arg, "off") == 0) {
