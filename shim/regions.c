@@ -314,6 +314,10 @@ static void accumulate(struct popmon_accounts *tot, const struct popmon_accounts
 	tot->prim_mpi += b->prim_mpi >= a->prim_mpi ? b->prim_mpi - a->prim_mpi : 0;
 	for (int c = 0; c < POPMON_CTR_N; c++)
 		tot->ctr[c] += b->ctr[c] >= a->ctr[c] ? b->ctr[c] - a->ctr[c] : 0;
+	for (int d = 0; d < POPMON_GPU_DEVICES; d++) {
+		tot->gpu_k[d] += b->gpu_k[d] >= a->gpu_k[d] ? b->gpu_k[d] - a->gpu_k[d] : 0;
+		tot->gpu_a[d] += b->gpu_a[d] >= a->gpu_a[d] ? b->gpu_a[d] - a->gpu_a[d] : 0;
+	}
 }
 
 /* Adds the per-thread useful time since the region's start (thr_now must
@@ -351,6 +355,7 @@ static void stop_locked(int idx, uint64_t now, const struct popmon_accounts *cur
 
 void popmon_regions_restart_global(uint64_t now)
 {
+	popmon_gpu_flush(); /* device work before now stays out of the new Global */
 	lock_regions();
 	struct region *g = &regions[GLOBAL_INDEX];
 	int was_open = g->open;
@@ -445,6 +450,7 @@ void popmon_regions_adopt_locked(struct popmon_thread *t, uint64_t birth, int is
 
 void popmon_regions_close_all(uint64_t now)
 {
+	popmon_gpu_flush(); /* delivers device activity up to now (never under the GPU lock) */
 	lock_regions();
 	struct popmon_accounts cur;
 	popmon_snapshot(now, &cur, thr_now);
@@ -487,6 +493,8 @@ static void accounts_ns(const struct popmon_accounts *a, struct popmon_accounts 
 	ns->thr_useful_max = popmon_ticks_to_ns(a->thr_useful_max);
 	for (int c = 0; c < POPMON_CTR_N; c++)
 		ns->ctr[c] = a->ctr[c]; /* counts, not ticks */
+	memcpy(ns->gpu_k, a->gpu_k, sizeof ns->gpu_k); /* already nanoseconds */
+	memcpy(ns->gpu_a, a->gpu_a, sizeof ns->gpu_a);
 }
 
 int popmon_region_get(int i, const char **name, uint64_t *visits, uint64_t *elapsed_ns,
@@ -633,6 +641,7 @@ int popmon_api_region_start(popmon_region_t h)
 	if (!resolve(h, "start", 0, &idx, &rc))
 		return rc;
 	uint64_t now = popmon_now();
+	popmon_gpu_flush();
 	lock_regions();
 	rc = POPMON_SUCCESS;
 	if (regions[idx].open) {
@@ -652,6 +661,7 @@ int popmon_api_region_stop(popmon_region_t h)
 	if (!resolve(h, "stop", 1, &idx, &rc))
 		return rc;
 	uint64_t now = popmon_now();
+	popmon_gpu_flush();
 	lock_regions();
 	rc = POPMON_SUCCESS;
 	if (idx == H_LAST) {
@@ -681,6 +691,7 @@ int popmon_api_region_reset(popmon_region_t h)
 	if (!resolve(h, "reset", 0, &idx, &rc))
 		return rc;
 	uint64_t now = popmon_now();
+	popmon_gpu_flush();
 	lock_regions();
 	struct region *r = &regions[idx];
 	memset(&r->tot, 0, sizeof r->tot);
@@ -709,6 +720,7 @@ int popmon_api_region_report(popmon_region_t h)
 	if (!resolve(h, "report", 1, &idx, &rc))
 		return rc;
 	uint64_t now = popmon_now();
+	popmon_gpu_flush();
 	lock_regions();
 	if (idx == H_LAST)
 		idx = nopen ? open_stack[nopen - 1] : GLOBAL_INDEX;
