@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 
@@ -134,6 +135,48 @@ func forwardOpenMPI(current string, set map[string]string) {
 		}
 	}
 	set["OMPI_MCA_mca_base_env_list"] = strings.Join(list, ";")
+}
+
+// openMPIExportArgs adapts an Open MPI launch whose command line exports
+// variables with -x: Open MPI refuses -x together with
+// OMPI_MCA_mca_base_env_list (forwardOpenMPI), so popmon's variables are
+// then given as -x NAME words right after the launcher instead, and the
+// list leaves the environment. Other command lines, and a list the user
+// had set already (whose mix with -x Open MPI refuses anyway), are kept.
+func openMPIExportArgs(argv []string, scan *binscan.Result, environ []string, userList string) ([]string, []string) {
+	if scan == nil || len(scan.Launchers) == 0 || scan.Launchers[0].MPI != binscan.OpenMPI || userList != "" {
+		return argv, environ
+	}
+	at := -1
+	for i, w := range argv {
+		if w == scan.Launchers[0].Arg {
+			at = i
+			break
+		}
+	}
+	if at < 0 || !slices.Contains(argv[at+1:], "-x") {
+		return argv, environ
+	}
+	const key = "OMPI_MCA_mca_base_env_list="
+	var list string
+	env := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		if strings.HasPrefix(kv, key) {
+			list = strings.TrimPrefix(kv, key)
+			continue
+		}
+		env = append(env, kv)
+	}
+	if list == "" {
+		return argv, environ
+	}
+	out := append([]string{}, argv[:at+1]...)
+	for _, name := range strings.Split(list, ";") {
+		if name != "" {
+			out = append(out, "-x", name)
+		}
+	}
+	return append(out, argv[at+1:]...), env
 }
 
 // measuredEnv returns environ with lib (a colon-separated list, popmon's

@@ -134,7 +134,9 @@ func runCmd(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	cmd.Env = environ
+	var launch []string
+	launch, environ = openMPIExportArgs(cmdline, scan, environ, os.Getenv("OMPI_MCA_mca_base_env_list"))
+	cmd.Args, cmd.Env = append(cmd.Args[:1], launch[1:]...), environ
 	if note != "" {
 		fmt.Fprintln(env.Stderr, note)
 	}

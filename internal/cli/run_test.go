@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/popmon/popmon/internal/binscan"
 )
 
 func TestMeasuredEnv(t *testing.T) {
@@ -152,5 +154,38 @@ func TestForwardOpenMPI(t *testing.T) {
 	forwardOpenMPI("FOO=1;LD_PRELOAD;BAR", set)
 	if got := set["OMPI_MCA_mca_base_env_list"]; got != "FOO=1;LD_PRELOAD;BAR;POPMON_SESSION" {
 		t.Errorf("env list with the user's %q", got)
+	}
+}
+
+func TestOpenMPIExportArgs(t *testing.T) {
+	ompi := &binscan.Result{Launchers: []*binscan.Launcher{{Arg: "mpirun", MPI: binscan.OpenMPI}}}
+	mpich := &binscan.Result{Launchers: []*binscan.Launcher{{Arg: "mpirun", MPI: binscan.MPICH}}}
+	env := []string{"A=1", "OMPI_MCA_mca_base_env_list=LD_PRELOAD;POPMON_SESSION"}
+	for _, tt := range []struct {
+		name     string
+		argv     []string
+		scan     *binscan.Result
+		userList string
+		wantArgv string
+		wantEnv  string
+	}{
+		{"-x moves the list to the command line", []string{"time", "mpirun", "-np", "2", "-x", "OMP_NUM_THREADS", "./app"}, ompi, "",
+			"time mpirun -x LD_PRELOAD -x POPMON_SESSION -np 2 -x OMP_NUM_THREADS ./app", "A=1"},
+		{"no -x keeps the list", []string{"mpirun", "-np", "2", "./app"}, ompi, "",
+			"mpirun -np 2 ./app", strings.Join(env, " ")},
+		{"MPICH's launcher is left alone", []string{"mpirun", "-x", "./app"}, mpich, "",
+			"mpirun -x ./app", strings.Join(env, " ")},
+		{"the user's own list is kept", []string{"mpirun", "-x", "B", "./app"}, ompi, "B",
+			"mpirun -x B ./app", strings.Join(env, " ")},
+		{"no scan", []string{"mpirun", "-x", "B", "./app"}, nil, "",
+			"mpirun -x B ./app", strings.Join(env, " ")},
+	} {
+		argv, got := openMPIExportArgs(tt.argv, tt.scan, env, tt.userList)
+		if a := strings.Join(argv, " "); a != tt.wantArgv {
+			t.Errorf("%s: argv %q, want %q", tt.name, a, tt.wantArgv)
+		}
+		if e := strings.Join(got, " "); e != tt.wantEnv {
+			t.Errorf("%s: environment %q, want %q", tt.name, e, tt.wantEnv)
+		}
 	}
 }
