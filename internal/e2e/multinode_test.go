@@ -31,44 +31,171 @@ func clusterEnv(extra ...string) []string {
 	return append(env, extra...)
 }
 
+// The two ways popmon reaches the ranks of a multi-node job: popmon run
+// around the launcher (it forwards its variables to the other nodes), and
+// popmon exec started by the launcher on every rank (each finds the library
+// in the cache on its own node).
+const (
+	formRun  = "run"
+	formExec = "exec"
+)
+
+// nodeJob is a job of nodes × perNode ranks of an example program on the
+// cluster, launched from node0.
+type nodeJob struct {
+	nodes, perNode int
+	// threads is the CPUs each rank is designed to use (OMP_NUM_THREADS).
+	threads int
+	prog    string
+	args    []string
+	// env is added to mpirun's environment; Open MPI is also told to pass
+	// it on to the other nodes (-x), as a user must (MPICH passes it all).
+	env []string
+}
+
+// runNodeJob runs job under popmon in form (formRun or formExec) with impl
+// and returns the checked measurement, its file and popmon's stderr. The
+// ranks' popmon exec gets POPMON_CACHE_DIR (and POPMON_WERROR) from
+// mpirun's environment: Open MPI through -x, MPICH by default.
+func runNodeJob(t *testing.T, c *cluster, impl mpiImpl, form string, job nodeJob) (*measure.Measurement, string, string) {
+	t.Helper()
+	dir := examples(t, impl)
+	out := filepath.Join(t.TempDir(), "m.json")
+	np := job.nodes * job.perNode
+	var opts []string
+	forward := job.env
+	if form == formExec {
+		forward = append(append([]string{}, job.env...), "POPMON_CACHE_DIR=", "POPMON_WERROR=")
+	}
+	if impl.name == "openmpi" {
+		for _, kv := range forward {
+			name, _, _ := strings.Cut(kv, "=")
+			opts = append(opts, "-x", name)
+		}
+	}
+	prog := append([]string{filepath.Join(dir, job.prog)}, job.args...)
+	measured := []string{"--mpicc", impl.mpicc, "-o", out, "--"}
+	var argv []string
+	if form == formExec {
+		launch := c.Launch(impl, np, c.Hosts(job.nodes, job.perNode), append(append(append(opts, popmonBin, "exec"), measured...), prog...)...)
+		argv = c.OnEnv(0, clusterEnv(job.env...), launch...)
+	} else {
+		launch := c.Launch(impl, np, c.Hosts(job.nodes, job.perNode), append(opts, prog...)...)
+		argv = c.OnEnv(0, clusterEnv(job.env...), append(append([]string{popmonBin, "run", "--format", "none"}, measured...), launch...)...)
+	}
+	start := time.Now()
+	so, se, code := c.run(t, 3*time.Minute, argv)
+	if code != 0 || !strings.Contains(so, "ok ") {
+		t.Fatalf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(argv, " "), code, so, se)
+	}
+	t.Logf("%s form: %v", form, time.Since(start).Round(10*time.Millisecond))
+	if form == formExec && !strings.Contains(se, "popmon: measurement written to "+out) {
+		t.Errorf("rank 0 did not announce the file:\n%s", se)
+	}
+	m := readChecked(t, out)
+	checkPlacement(t, m, job)
+	// One file, the complete one; nothing left on the nodes.
+	if files, _ := filepath.Glob(filepath.Join(filepath.Dir(out), "*")); len(files) != 1 {
+		t.Errorf("files next to the measurement: %v, want only %s", files, out)
+	}
+	noLeftovers(t, c)
+	return m, out, se
+}
+
+// checkPlacement checks the resources of a complete measurement of job: the
+// number of processes and nodes, each rank on its host and node (placed by
+// slot: ranks 0 .. perNode−1 on node0), and the CPUs of each node.
+func checkPlacement(t *testing.T, m *measure.Measurement, job nodeJob) {
+	t.Helper()
+	np := job.nodes * job.perNode
+	if m.Resources.Processes != np || m.Resources.Nodes != job.nodes || m.Resources.CPUs != np*job.threads || m.Incomplete != nil || len(m.Processes) != np {
+		t.Fatalf("resources %+v (%d processes listed), incomplete %+v: want %d processes, %d nodes, %d CPUs",
+			m.Resources, len(m.Processes), m.Incomplete, np, job.nodes, np*job.threads)
+	}
+	perNode := make([]int, job.nodes)
+	for _, p := range m.Processes {
+		node := p.Rank / job.perNode
+		if want := fmt.Sprintf("node%d", node); p.Hostname != want || p.Node != node {
+			t.Errorf("rank %d on %s (node %d), want %s (node %d)", p.Rank, p.Hostname, p.Node, want, node)
+		}
+		if p.Node >= 0 && p.Node < job.nodes {
+			perNode[p.Node] += p.CPUs
+		}
+	}
+	for k, n := range perNode {
+		if want := job.perNode * job.threads; n != want {
+			t.Errorf("node%d: %d CPUs, want %d", k, n, want)
+		}
+	}
+}
+
+// forms runs fn for every MPI installed and both launch forms.
+func forms(t *testing.T, fn func(t *testing.T, impl mpiImpl, form string)) {
+	for _, impl := range impls(t) {
+		for _, form := range []string{formRun, formExec} {
+			impl, form := impl, form
+			t.Run(impl.name+"/"+form, func(t *testing.T) { fn(t, impl, form) })
+		}
+	}
+}
+
 // TestMultiNodeLoadBalanceOut: 2 nodes × 2 ranks whose load balance, In and
 // Out all differ (examples/weighted.c, W = 0.5, 1.5, 8, 10): LB 0.5, In 0.9,
-// Out 0.556, in a 1-s run, with the library reaching node1's ranks through
-// popmon's forwarding (Open MPI) or the launcher's (MPICH).
+// Out 0.556, in a 1-s run, with both MPIs and both forms (popmon run: the
+// library reaches node1's ranks through popmon's forwarding with Open MPI,
+// the launcher's with MPICH; popmon exec: each rank preloads it itself).
 func TestMultiNodeLoadBalanceOut(t *testing.T) {
-	for _, impl := range impls(t) {
-		impl := impl
-		t.Run(impl.name, func(t *testing.T) {
-			c := needCluster(t, 2)
-			dir := examples(t, impl)
-			out := filepath.Join(t.TempDir(), "m.json")
-			job := c.Launch(impl, 4, c.Hosts(2, 2), filepath.Join(dir, "weighted"), "100", "0.5,1.5,8,10")
-			argv := c.OnEnv(0, clusterEnv(), append([]string{popmonBin, "run", "--format", "none", "--mpicc", impl.mpicc, "-o", out, "--"}, job...)...)
-			so, se, code := c.run(t, 3*time.Minute, argv)
-			if code != 0 || !strings.Contains(so, "ok 20") {
-				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, so, se)
-			}
-			m := readChecked(t, out)
-			if m.Resources.Processes != 4 || m.Resources.Nodes != 2 || m.Incomplete != nil {
-				t.Fatalf("resources %+v, incomplete %+v:\n%s", m.Resources, m.Incomplete, se)
-			}
-			for _, p := range m.Processes {
-				if want := fmt.Sprintf("node%d", p.Rank/2); p.Hostname != want || p.Node != p.Rank/2 {
-					t.Errorf("rank %d on %s (node %d), want %s", p.Rank, p.Hostname, p.Node, want)
-				}
-			}
-			rep := compute(t, m, pop.ModelTALP)
-			near(t, "load balance", value(t, rep, "Global", "mpi_load_balance"), 0.5, effTol)
-			near(t, "load balance in", value(t, rep, "Global", "mpi_load_balance_in"), 0.9, effTol)
-			near(t, "load balance out", value(t, rep, "Global", "mpi_load_balance_out"), 5.0/9, effTol)
-			near(t, "communication efficiency", value(t, rep, "Global", "mpi_communication_efficiency"), 1, effTol)
-			// One file, the complete one; nothing left on the nodes.
-			if files, _ := filepath.Glob(filepath.Join(filepath.Dir(out), "*")); len(files) != 1 {
-				t.Errorf("files next to the measurement: %v, want only %s", files, out)
-			}
-			noLeftovers(t, c)
+	forms(t, func(t *testing.T, impl mpiImpl, form string) {
+		c := needCluster(t, 2)
+		m, _, _ := runNodeJob(t, c, impl, form, nodeJob{nodes: 2, perNode: 2, threads: 1, prog: "weighted", args: []string{"100", "0.5,1.5,8,10"}})
+		rep := compute(t, m, pop.ModelTALP)
+		near(t, "load balance", value(t, rep, "Global", "mpi_load_balance"), 0.5, effTol)
+		near(t, "load balance in", value(t, rep, "Global", "mpi_load_balance_in"), 0.9, effTol)
+		near(t, "load balance out", value(t, rep, "Global", "mpi_load_balance_out"), 5.0/9, effTol)
+		near(t, "communication efficiency", value(t, rep, "Global", "mpi_communication_efficiency"), 1, effTol)
+	})
+}
+
+// TestMultiNodeOpenMP: the hybrid design of examples/hybrid_phases.c on 2
+// nodes × 1 rank × 2 threads, with both MPIs and both forms: the OpenMP
+// metrics are those of one node (each process's own), the MPI imbalance of
+// phase2 is all across nodes (In 1, Out = LB). Derivation: examples/README.md,
+// "Several nodes".
+func TestMultiNodeOpenMP(t *testing.T) {
+	forms(t, func(t *testing.T, impl mpiImpl, form string) {
+		c := needCluster(t, 2)
+		cc := compilers(t, examples(t, impl), "hybrid_phases")[0]
+		args := []string{"100", "2"}
+		if busyWaitOversubscribed(impl, 4) {
+			args = []string{"300", "1"} // as TestHybridTwoPhases
+		}
+		m, file, se := runNodeJob(t, c, impl, form, nodeJob{nodes: 2, perNode: 1, threads: 2, prog: "hybrid_phases." + cc, args: args,
+			env: append([]string{"OMP_NUM_THREADS=2"}, ompEnv...)})
+		if m.OpenMP == nil || !m.OpenMP.OMPT {
+			t.Fatalf("OpenMP not measured: %+v\n%s", m.OpenMP, se)
+		}
+		reps := map[pop.Model]*pop.Report{}
+		for _, model := range []pop.Model{pop.ModelTALP, pop.ModelPOPHybrid} {
+			reps[model] = compute(t, m, model)
+		}
+		checkAll(t, reps, file, []want{
+			{pop.ModelTALP, "phase1", "mpi_load_balance", 1},
+			{pop.ModelTALP, "phase1", "omp_load_balance", 0.75},
+			{pop.ModelTALP, "phase2", "mpi_load_balance", 0.75},
+			{pop.ModelTALP, "phase2", "mpi_load_balance_in", 1},
+			{pop.ModelTALP, "phase2", "mpi_load_balance_out", 0.75},
+			{pop.ModelTALP, "phase2", "omp_serialization_efficiency", 0.875},
+			{pop.ModelTALP, "Global", "parallel_efficiency", 0.75},
+			{pop.ModelTALP, "Global", "mpi_load_balance", 0.875},
+			{pop.ModelTALP, "Global", "mpi_load_balance_in", 1},
+			{pop.ModelTALP, "Global", "mpi_load_balance_out", 0.875},
+			{pop.ModelTALP, "Global", "omp_load_balance", 0.875},
+			{pop.ModelTALP, "Global", "omp_serialization_efficiency", 13.0 / 14},
+			{pop.ModelTALP, "Global", "omp_parallel_efficiency", 13.0 / 16},
+			{pop.ModelPOPHybrid, "Global", "hybrid_parallel_efficiency", 0.75},
+			{pop.ModelPOPHybrid, "Global", "omp_parallel_efficiency", 6.0 / 7},
 		})
-	}
+	})
 }
 
 // agents returns the node agents (popmon agent) running on the machine.
