@@ -131,7 +131,10 @@ start_holder() {
 # The switch: a network namespace with a bridge, no address.
 start_holder "$dir/switch.pid" --net
 sw=$started_pid
-t nsenter --target "$sw" --net ip link add br0 type bridge
+# A kernel without bridges or veth pairs (a missing module in a container)
+# cannot hold a cluster: the tests skip, as when unshare is refused.
+t nsenter --target "$sw" --net ip link add br0 type bridge ||
+	cannot "ip link add type bridge failed (no bridge support in this kernel?)"
 t nsenter --target "$sw" --net ip link set br0 up
 
 # /etc/hosts of every node.
@@ -155,7 +158,8 @@ while [ "$k" -lt "$n" ]; do
 	pid=$started_pid
 	# Network: eth0 (its peer n$k on the switch's bridge) and lo; no IPv6,
 	# so that MPI libraries see one address per node.
-	t nsenter --target "$sw" --net ip link add "n$k" type veth peer name eth0 netns "$pid"
+	t nsenter --target "$sw" --net ip link add "n$k" type veth peer name eth0 netns "$pid" ||
+		cannot "ip link add type veth failed (no veth support in this kernel?)"
 	t nsenter --target "$sw" --net ip link set "n$k" master br0 up
 	# shellcheck disable=SC2016
 	t nsenter --target "$pid" --net sh -c '
