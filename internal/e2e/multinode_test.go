@@ -56,7 +56,10 @@ type nodeJob struct {
 // runNodeJob runs job under popmon in form (formRun or formExec) with impl
 // and returns the checked measurement, its file and popmon's stderr. The
 // ranks' popmon exec gets POPMON_CACHE_DIR (and POPMON_WERROR) from
-// mpirun's environment: Open MPI through -x, MPICH by default.
+// mpirun's environment: Open MPI through -x, MPICH by default. An Open MPI
+// job with env under popmon run has -x on its command line: popmon then
+// passes its own variables with -x too (Open MPI refuses -x together with
+// the OMPI_MCA_mca_base_env_list it uses otherwise).
 func runNodeJob(t *testing.T, c *cluster, impl mpiImpl, form string, job nodeJob) (*measure.Measurement, string, string) {
 	t.Helper()
 	dir := examples(t, impl)
