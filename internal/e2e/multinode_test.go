@@ -17,7 +17,9 @@ import (
 // (cluster_test.go): popmon run makes the library reach the ranks of every
 // node (Open MPI passes only what it is told to), the Global region is
 // aligned across nodes, and a library that does not reach some ranks never
-// hangs the job.
+// hangs the job; and of issue 13: designed load balance In/Out and OpenMP
+// metrics across nodes, node counts, CPUs per node and rank placement, in
+// both forms (popmon run -- mpirun …, mpirun … popmon exec -- …).
 
 // clusterEnv is the environment popmon needs on a node, whose shell starts
 // from a fresh environment as sshd's would.
