@@ -144,4 +144,3 @@ func TestSummaryValidate(t *testing.T) {
 		})
 	}
 }
-
