@@ -555,11 +555,27 @@ out:
 /* The run's "counters" object from every process's: available when every
  * process measured them (rdpmc when all did so), else the first failing
  * process's reason, with how many processes failed when not all did. */
-static void counters_of_run(struct popmon_run *run, const struct popmon_proc_rec *procs, int size)
+static void counters_set(struct popmon_run *run, int64_t mode, int64_t failed, int all_rdpmc, int64_t first_rank,
+			 const char *reason, int size)
 {
 	static const char *const modes[] = {"off", "auto", "on"};
-	int64_t m = procs[0].ctr_mode;
-	run->ctr_mode = modes[m >= 0 && m <= 2 ? m : 1];
+	run->ctr_mode = modes[mode >= 0 && mode <= 2 ? mode : 1];
+	run->ctr_available = failed == 0;
+	run->ctr_method = failed ? "" : all_rdpmc ? "rdpmc" : "read";
+	run->ctr_reason[0] = '\0';
+	if (!failed)
+		return;
+	char why[sizeof ((struct popmon_proc_rec *)0)->ctr_reason + 1];
+	snprintf(why, sizeof why, "%.*s", (int)sizeof why - 1, reason);
+	if (failed < size)
+		snprintf(run->ctr_reason, sizeof run->ctr_reason, "%s (rank %lld; %lld of %d processes)", why,
+			 (long long)first_rank, (long long)failed, size);
+	else
+		snprintf(run->ctr_reason, sizeof run->ctr_reason, "%s", why);
+}
+
+static void counters_of_run(struct popmon_run *run, const struct popmon_proc_rec *procs, int size)
+{
 	int failed = 0, first = -1, all_rdpmc = 1;
 	for (int p = 0; p < size; p++) {
 		if (procs[p].ctr_method == 0) {
@@ -569,18 +585,150 @@ static void counters_of_run(struct popmon_run *run, const struct popmon_proc_rec
 		}
 		all_rdpmc &= procs[p].ctr_method == 2;
 	}
-	run->ctr_available = failed == 0;
-	run->ctr_method = failed ? "" : all_rdpmc ? "rdpmc" : "read";
-	run->ctr_reason[0] = '\0';
-	if (!failed)
-		return;
-	char why[sizeof procs[0].ctr_reason + 1];
-	snprintf(why, sizeof why, "%.*s", (int)sizeof procs[0].ctr_reason, procs[first].ctr_reason);
-	if (failed < size)
-		snprintf(run->ctr_reason, sizeof run->ctr_reason, "%s (rank %lld; %d of %d processes)", why,
-			 (long long)procs[first].rank, failed, size);
-	else
-		snprintf(run->ctr_reason, sizeof run->ctr_reason, "%s", why);
+	counters_set(run, procs[0].ctr_mode, failed, all_rdpmc, failed ? procs[first].rank : 0,
+		     failed ? procs[first].ctr_reason : "", size);
+}
+
+/* ------------------------------------------------------------------ summary form */
+
+/* The per-process record limit: POPMON_MAX_PROCESS_RECORDS (rank 0's;
+ * default 4096). Above it, finalize reduces instead of gathering. */
+static int record_limit(MPI_Comm comm, int rank)
+{
+	int limit = 4096;
+	if (rank == 0) {
+		const char *v = getenv("POPMON_MAX_PROCESS_RECORDS");
+		if (v && *v) {
+			char *end;
+			long l = strtol(v, &end, 10);
+			if (*end == '\0' && l >= 0 && l <= INT_MAX)
+				limit = (int)l;
+			else
+				popmon_warn_once("limit", "POPMON_MAX_PROCESS_RECORDS=%.40s is not a number of processes: "
+							  "using 4096", v);
+		}
+	}
+	PMPI_Bcast(&limit, 1, MPI_INT, 0, comm);
+	return limit;
+}
+
+static void sum_op_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+	(void)dt;
+	const struct popmon_region_sum *a = in;
+	struct popmon_region_sum *b = inout;
+	for (int i = 0; i < *len; i++)
+		popmon_sum_combine(&a[i], &b[i]);
+}
+
+/* The run's facts that the full form takes from every process's record,
+ * reduced: node count, CPUs, counters, interception. */
+struct run_facts {
+	int64_t nodes, cpus, ctr_failed, ctr_rdpmc, bypassed; /* sums */
+	int64_t ctr_first, bypass_first;                      /* minima */
+	char ctr_reason[200], bypass_reason[600];
+};
+
+static void reduce_facts(MPI_Comm comm, const struct popmon_proc_rec *me, int is_leader, struct run_facts *f)
+{
+	int64_t in[5] = {is_leader, me->cpus, me->ctr_method == 0, me->ctr_method == 2, me->bypass_kind != 0};
+	int64_t out[5];
+	PMPI_Allreduce(in, out, 5, MPI_INT64_T, MPI_SUM, comm);
+	int64_t mi[2] = {me->ctr_method == 0 ? me->rank : INT64_MAX, me->bypass_kind ? me->rank : INT64_MAX}, mo[2];
+	PMPI_Allreduce(mi, mo, 2, MPI_INT64_T, MPI_MIN, comm);
+	memset(f, 0, sizeof *f);
+	f->nodes = out[0];
+	f->cpus = out[1];
+	f->ctr_failed = out[2];
+	f->ctr_rdpmc = out[3];
+	f->bypassed = out[4];
+	f->ctr_first = mo[0];
+	f->bypass_first = mo[1];
+	/* The first failing process's reasons, from it (ranks of comm are
+	 * world ranks in order: translate). */
+	int crank, r = 0;
+	PMPI_Comm_rank(comm, &crank);
+	if (f->ctr_first != INT64_MAX) {
+		r = me->rank == f->ctr_first ? crank : 0;
+		int root;
+		PMPI_Allreduce(&r, &root, 1, MPI_INT, MPI_MAX, comm);
+		if (me->rank == f->ctr_first)
+			memcpy(f->ctr_reason, me->ctr_reason, sizeof f->ctr_reason);
+		PMPI_Bcast(f->ctr_reason, (int)sizeof f->ctr_reason, MPI_CHAR, root, comm);
+		f->ctr_reason[sizeof f->ctr_reason - 1] = '\0';
+	}
+	if (f->bypass_first != INT64_MAX) {
+		r = me->rank == f->bypass_first ? crank : 0;
+		int root;
+		PMPI_Allreduce(&r, &root, 1, MPI_INT, MPI_MAX, comm);
+		if (me->rank == f->bypass_first)
+			memcpy(f->bypass_reason, me->bypass_reason, sizeof f->bypass_reason);
+		PMPI_Bcast(f->bypass_reason, (int)sizeof f->bypass_reason, MPI_CHAR, root, comm);
+		f->bypass_reason[sizeof f->bypass_reason - 1] = '\0';
+	}
+}
+
+/* Every region's summary at rank 0 (out, nreg entries; NULL elsewhere):
+ * the node terms over node_comm, then one all-reduction over comm (every
+ * rank learns the extremes, the histograms' ranges) and one reduction of
+ * the histograms. O(log P) steps of nreg summaries each. */
+static int reduce_regions(MPI_Comm comm, MPI_Comm node_comm, int rank, const struct popmon_region_rec *mine,
+			  int nreg, int with_counters, struct popmon_region_sum *out)
+{
+	int n = nreg ? nreg : 1;
+	struct popmon_region_sum *loc = malloc(sizeof *loc * (size_t)n), *glob = malloc(sizeof *glob * (size_t)n);
+	double *nin = calloc((size_t)n * 2, sizeof *nin), *nout = calloc((size_t)n * 2, sizeof *nout);
+	int ok = loc && glob && nin && nout, all_ok = 0;
+	PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+	if (!all_ok) {
+		free(loc);
+		free(glob);
+		free(nin);
+		free(nout);
+		return -1;
+	}
+	for (int r = 0; r < nreg; r++) {
+		const struct popmon_region_rec *x = &mine[r];
+		popmon_sum_init(&loc[r]);
+		popmon_sum_proc(&loc[r], x, popmon_proc.rank, with_counters);
+		if (x->visits > 0) {
+			nin[2 * r] = (double)x->t[POPMON_ST_MPI] + (double)x->t[POPMON_ST_MPI_WORKER_IDLE];
+			nin[2 * r + 1] = (double)(x->cpus > 1 ? x->cpus : 1);
+		}
+	}
+	int local = 0;
+	if (node_comm != MPI_COMM_NULL) {
+		PMPI_Comm_rank(node_comm, &local);
+		PMPI_Reduce(nin, nout, 2 * nreg, MPI_DOUBLE, MPI_SUM, 0, node_comm);
+	} else {
+		memcpy(nout, nin, sizeof *nin * (size_t)n * 2);
+	}
+	if (local == 0)
+		for (int r = 0; r < nreg; r++)
+			popmon_sum_node(&loc[r], nout[2 * r], (int64_t)nout[2 * r + 1]);
+	MPI_Datatype type;
+	MPI_Op op;
+	PMPI_Type_contiguous((int)sizeof *loc, MPI_BYTE, &type);
+	PMPI_Type_commit(&type);
+	PMPI_Op_create(sum_op_fn, 1, &op);
+	PMPI_Allreduce(loc, glob, nreg, type, op, comm);
+	for (int r = 0; r < nreg; r++) {
+		popmon_sum_init(&loc[r]);
+		popmon_sum_hist(&loc[r], &glob[r], &mine[r]);
+	}
+	PMPI_Reduce(loc, rank == 0 ? out : NULL, nreg, type, op, 0, comm);
+	PMPI_Op_free(&op);
+	PMPI_Type_free(&type);
+	if (rank == 0)
+		for (int r = 0; r < nreg; r++) {
+			memcpy(glob[r].hist, out[r].hist, sizeof glob[r].hist);
+			out[r] = glob[r];
+		}
+	free(loc);
+	free(glob);
+	free(nin);
+	free(nout);
+	return 0;
 }
 
 /* Packs this process's warnings ("text\0text\0...") for the gather. */
@@ -713,6 +861,65 @@ static void align_global(MPI_Comm comm, const struct handshake *hs, struct popmo
 	g->prim_mpi += extra;
 }
 
+/* The MiniMaxLoc pairs of the call profile. */
+struct dbl_int {
+	double v;
+	int rank;
+};
+
+/* Completes run at rank 0 (call profile, incompleteness, MPI library) and
+ * writes it: the same for the full and the summary form. */
+static void finish_run(struct popmon_run *run, const struct handshake *hs, const int64_t *sums,
+		       const int64_t *min_ns, const struct dbl_int *maxloc)
+{
+	struct popmon_fn_rec *fns = calloc(POPMON_FN_COUNT, sizeof *fns);
+	for (int f = 0; fns && f < POPMON_FN_COUNT; f++) {
+		fns[f].calls = sums[f];
+		fns[f].time_ns = sums[POPMON_FN_COUNT + f];
+		fns[f].min_ns = min_ns[f];
+		fns[f].max_ns = (int64_t)maxloc[f].v;
+		fns[f].max_rank = maxloc[f].rank;
+	}
+	run->fns = fns;
+	char incomplete[512];
+	if (hs->status == V_PARTIAL) {
+		run->missing = hs->missing;
+		snprintf(incomplete, sizeof incomplete,
+			 "the measurement library did not reach rank%s %s of %d: their processes ran "
+			 "without LD_PRELOAD (a launcher that does not pass the environment on to other "
+			 "nodes, or a library file that is not visible there)",
+			 strpbrk(hs->missing, ",-") ? "s" : "", hs->missing, popmon_proc.size);
+		run->incomplete_reason = incomplete;
+	}
+	int len = 0, version = 0, subversion = 0, provided = MPI_THREAD_SINGLE;
+	char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+	lib[0] = '\0';
+	PMPI_Get_library_version(lib, &len);
+	lib[sizeof lib - 1] = '\0';
+	char *nl = strchr(lib, '\n');
+	if (nl)
+		*nl = '\0';
+	/* MPICH writes "MPICH Version:\t4.0.2": tabs and runs of blanks
+	 * become one space. */
+	size_t w = 0;
+	for (size_t r = 0; lib[r]; r++) {
+		char c = lib[r] == '\t' || lib[r] == '\r' ? ' ' : lib[r];
+		if (c == ' ' && (w == 0 || lib[w - 1] == ' '))
+			continue;
+		lib[w++] = c;
+	}
+	while (w > 0 && lib[w - 1] == ' ')
+		w--;
+	lib[w] = '\0';
+	snprintf(run->mpi_library, sizeof run->mpi_library, "%.255s", lib);
+	PMPI_Get_version(&version, &subversion);
+	snprintf(run->mpi_standard, sizeof run->mpi_standard, "%d.%d", version, subversion);
+	PMPI_Query_thread(&provided);
+	run->thread_level = thread_level_name(provided);
+	popmon_write_run(run);
+	free(fns);
+}
+
 /* Returns whether comm spans several nodes. */
 static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 {
@@ -724,7 +931,8 @@ static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 	/* Nodes: the lowest rank of comm of each shared-memory domain, found
 	 * locally from the split (keys are equal, so ranks keep their order). */
 	int leader = rank;
-	MPI_Comm node_comm;
+	int limit = record_limit(comm, rank), summary = size > limit;
+	MPI_Comm node_comm = MPI_COMM_NULL;
 	if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm) ==
 	    MPI_SUCCESS) {
 		MPI_Group wg, ng;
@@ -736,7 +944,10 @@ static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 		PMPI_Group_translate_ranks(ng, 1, &zero, wg, &leader);
 		PMPI_Group_free(&ng);
 		PMPI_Group_free(&wg);
-		PMPI_Comm_free(&node_comm);
+		if (!summary)
+			PMPI_Comm_free(&node_comm);
+	} else {
+		node_comm = MPI_COMM_NULL;
 	}
 
 	struct namebuf names = {0};
@@ -779,12 +990,28 @@ static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 	me.ctr_mode = strcmp(ci.mode, "off") == 0 ? 0 : strcmp(ci.mode, "on") == 0 ? 2 : 1;
 	snprintf(me.ctr_reason, sizeof me.ctr_reason, "%s", ci.reason);
 
-	/* Per-process records to rank 0, in one gather: the process record,
-	 * then one record per region. */
+	/* Up to the limit: per-process records to rank 0, in one gather (the
+	 * process record, then one record per region). Above it: every
+	 * region's summary and the run's facts, reduced. */
 	size_t block = sizeof me + (size_t)nreg * sizeof *mine;
-	unsigned char *sendbuf = malloc(block), *all = NULL;
+	unsigned char *sendbuf = NULL, *all = NULL;
 	struct popmon_region_rec *recs = NULL;
 	struct popmon_proc_rec *procs = NULL;
+	struct popmon_region_sum *rsums = NULL;
+	struct run_facts facts = {0};
+	if (summary) {
+		reduce_facts(comm, &me, node_comm == MPI_COMM_NULL || rank == leader, &facts);
+		if (rank == 0)
+			rsums = calloc((size_t)(nreg ? nreg : 1), sizeof *rsums);
+		if (reduce_regions(comm, node_comm, rank, mine, nreg, facts.ctr_failed == 0, rsums) != 0) {
+			free(rsums);
+			rsums = NULL;
+		}
+		if (node_comm != MPI_COMM_NULL)
+			PMPI_Comm_free(&node_comm);
+		goto profile;
+	}
+	sendbuf = malloc(block);
 	if (sendbuf) {
 		memcpy(sendbuf, &me, sizeof me);
 		memcpy(sendbuf + sizeof me, mine, (size_t)nreg * sizeof *mine);
@@ -805,6 +1032,7 @@ static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 	free(sendbuf);
 	free(all);
 
+profile:;
 	/* Call profile: sums, min and max (with its rank) over processes. */
 	uint64_t *calls = calloc(POPMON_FN_COUNT, sizeof *calls);
 	uint64_t *ticks = calloc(POPMON_FN_COUNT, sizeof *ticks);
@@ -813,10 +1041,7 @@ static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 	int64_t *sums_in = calloc(2 * POPMON_FN_COUNT, sizeof *sums_in);
 	int64_t *sums = calloc(2 * POPMON_FN_COUNT, sizeof *sums);
 	int64_t *min_ns = calloc(POPMON_FN_COUNT, sizeof *min_ns);
-	struct {
-		double v;
-		int rank;
-	} *loc = calloc(POPMON_FN_COUNT, 16), *maxloc = calloc(POPMON_FN_COUNT, 16);
+	struct dbl_int *loc = calloc(POPMON_FN_COUNT, sizeof *loc), *maxloc = calloc(POPMON_FN_COUNT, sizeof *maxloc);
 	popmon_fn_totals(calls, ticks);
 	for (int f = 0; f < POPMON_FN_COUNT; f++) {
 		ns[f] = (int64_t)popmon_ticks_to_ns(ticks[f]);
@@ -853,31 +1078,8 @@ static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 	}
 	PMPI_Gatherv(orows, obytes, MPI_BYTE, allrows, ocounts, odispls, MPI_BYTE, 0, comm);
 	int nmerged = 0;
-	if (rank == 0 && allrows) {
-		for (int i = 0; i < ntotal; i++) {
-			struct popmon_omp_row *a = &allrows[i];
-			int j = 0;
-			for (; j < nmerged; j++)
-				if (allrows[j].address == a->address && strcmp(allrows[j].module, a->module) == 0)
-					break;
-			if (j == nmerged) {
-				if (j != i)
-					allrows[j] = *a;
-				nmerged++;
-				continue;
-			}
-			struct popmon_omp_row *m = &allrows[j];
-			m->executions += a->executions;
-			if (a->threads > m->threads)
-				m->threads = a->threads;
-			m->wall_ns += a->wall_ns;
-			m->useful_ns += a->useful_ns;
-			m->imbalance_ns += a->imbalance_ns;
-			m->sync_ns += a->sync_ns;
-			m->limited_ns += a->limited_ns;
-			m->mgmt_ns += a->mgmt_ns;
-		}
-	}
+	if (rank == 0 && allrows)
+		nmerged = popmon_omp_merge(allrows, ntotal);
 	free(orows);
 	free(ocounts);
 	free(odispls);
@@ -891,7 +1093,7 @@ static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 	int gused = gme.status != POPMON_GPU_UNUSED, anyused = 0;
 	PMPI_Allreduce(&gused, &anyused, 1, MPI_INT, MPI_MAX, comm);
 	struct popmon_gpu_proc *gall = NULL;
-	if (anyused) {
+	if (anyused && !summary) {
 		if (rank == 0)
 			gall = malloc(sizeof *gall * (size_t)size);
 		PMPI_Gather(&gme, (int)sizeof gme, MPI_BYTE, gall, (int)sizeof gme, MPI_BYTE, 0, comm);
@@ -900,6 +1102,35 @@ static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 	char **warn_lines = NULL, *warn_store = NULL;
 	int nwarn = gather_warnings(comm, rank, size, &warn_lines, &warn_store);
 
+	if (rank == 0 && rsums) {
+		struct popmon_run run = {
+			.nprocs = size,
+			.nnodes = (int)facts.nodes,
+			.nregions = nreg,
+			.region_names = region_names,
+			.sums = rsums,
+			.summary_limit = limit,
+			.cpus = facts.cpus,
+			.with_mpi = 1,
+			.omp_rows = allrows,
+			.nomp_rows = nmerged,
+			.world_size = popmon_proc.size,
+			.aligned = 1,
+			.start_skew_ns = start_skew,
+			.end_skew_ns = end_skew,
+			.warnings = (const char *const *)warn_lines,
+			.nwarnings = nwarn,
+			.gpu = &gme,
+			.ngpu = 1,
+		};
+		counters_set(&run, me.ctr_mode, facts.ctr_failed, facts.ctr_rdpmc == size, facts.ctr_first,
+			     facts.ctr_reason, size);
+		if (facts.bypassed) {
+			run.bypass_reason = facts.bypass_reason;
+			run.bypass_processes = (int)facts.bypassed;
+		}
+		finish_run(&run, hs, sums, min_ns, maxloc);
+	}
 	if (rank == 0 && recs && procs) {
 		/* Node indices in order of each node's lowest rank. */
 		int nnodes = 0;
@@ -915,14 +1146,6 @@ static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 			procs[p].node = node_of_leader[l];
 		}
 		free(node_of_leader);
-		struct popmon_fn_rec *fns = calloc(POPMON_FN_COUNT, sizeof *fns);
-		for (int f = 0; fns && f < POPMON_FN_COUNT; f++) {
-			fns[f].calls = sums[f];
-			fns[f].time_ns = sums[POPMON_FN_COUNT + f];
-			fns[f].min_ns = min_ns[f];
-			fns[f].max_ns = (int64_t)maxloc[f].v;
-			fns[f].max_rank = maxloc[f].rank;
-		}
 		struct popmon_run run = {
 			.nprocs = size,
 			.nnodes = nnodes,
@@ -930,7 +1153,6 @@ static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 			.region_names = region_names,
 			.procs = procs,
 			.recs = recs,
-			.fns = fns,
 			.with_mpi = 1,
 			.omp_rows = allrows,
 			.nomp_rows = nmerged,
@@ -943,16 +1165,6 @@ static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 			.gpu = gall ? gall : &gme,
 			.ngpu = gall ? size : 1,
 		};
-		char incomplete[512];
-		if (hs->status == V_PARTIAL) {
-			run.missing = hs->missing;
-			snprintf(incomplete, sizeof incomplete,
-				 "the measurement library did not reach rank%s %s of %d: their processes ran "
-				 "without LD_PRELOAD (a launcher that does not pass the environment on to other "
-				 "nodes, or a library file that is not visible there)",
-				 strpbrk(hs->missing, ",-") ? "s" : "", hs->missing, popmon_proc.size);
-			run.incomplete_reason = incomplete;
-		}
 		for (int p = 0; p < size; p++) {
 			if (!procs[p].bypass_kind)
 				continue;
@@ -960,34 +1172,8 @@ static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 				run.bypass_reason = procs[p].bypass_reason;
 			run.bypass_processes++;
 		}
-		int len = 0, version = 0, subversion = 0, provided = MPI_THREAD_SINGLE;
-		char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-		lib[0] = '\0';
-		PMPI_Get_library_version(lib, &len);
-		lib[sizeof lib - 1] = '\0';
-		char *nl = strchr(lib, '\n');
-		if (nl)
-			*nl = '\0';
-		/* MPICH writes "MPICH Version:\t4.0.2": tabs and runs of blanks
-		 * become one space. */
-		size_t w = 0;
-		for (size_t r = 0; lib[r]; r++) {
-			char c = lib[r] == '\t' || lib[r] == '\r' ? ' ' : lib[r];
-			if (c == ' ' && (w == 0 || lib[w - 1] == ' '))
-				continue;
-			lib[w++] = c;
-		}
-		while (w > 0 && lib[w - 1] == ' ')
-			w--;
-		lib[w] = '\0';
-		snprintf(run.mpi_library, sizeof run.mpi_library, "%.255s", lib);
-		PMPI_Get_version(&version, &subversion);
-		snprintf(run.mpi_standard, sizeof run.mpi_standard, "%d.%d", version, subversion);
-		PMPI_Query_thread(&provided);
-		run.thread_level = thread_level_name(provided);
 		counters_of_run(&run, procs, size);
-		popmon_write_run(&run);
-		free(fns);
+		finish_run(&run, hs, sums, min_ns, maxloc);
 	}
 	for (int i = 0; warn_lines && i < nwarn; i++)
 		free(warn_lines[i]);
@@ -998,6 +1184,7 @@ static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 	free(ns);
 	free(sums_in);
 	free(sums);
+	free(rsums);
 	free(min_ns);
 	free(loc);
 	free(maxloc);
