@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -1229,6 +1230,14 @@ void popmon_mpi_finalize_hook(void)
 	popmon_live_state(POPMON_LIVE_FINALIZING, 0);
 	popmon_regions_close_all(popmon_proc.fin_tick);
 	popmon_talp_finalize();
+	/* POPMON_FINALIZE_STATS=1 (scripts/bench-finalize.sh): rank 0 prints
+	 * how long finalize took and how much its peak RSS grew. */
+	int stats = popmon_proc.rank == 0 && getenv("POPMON_FINALIZE_STATS") &&
+		    strcmp(getenv("POPMON_FINALIZE_STATS"), "1") == 0;
+	struct rusage ru0;
+	uint64_t t0 = popmon_monotonic_ns();
+	if (stats)
+		getrusage(RUSAGE_SELF, &ru0);
 	struct handshake hs;
 	handshake(&hs);
 	if (hs.status == V_COMPLETE) {
@@ -1266,6 +1275,16 @@ void popmon_mpi_finalize_hook(void)
 					"did not reach it): no measurement written");
 	}
 	free(hs.members);
+	if (stats) {
+		struct rusage ru1;
+		getrusage(RUSAGE_SELF, &ru1);
+		char line[160];
+		int n = snprintf(line, sizeof line, "popmon: finalize %.3f ms, peak RSS %ld KiB (+%ld KiB)\n",
+				 (double)(popmon_monotonic_ns() - t0) / 1e6, ru1.ru_maxrss, ru1.ru_maxrss - ru0.ru_maxrss);
+		if (n > 0 && write(2, line, (size_t)n) < 0) {
+			/* ignore */
+		}
+	}
 	registry_leave();
 	popmon_counters_finish();
 	popmon_live_state(POPMON_LIVE_FINALIZED, 0);
