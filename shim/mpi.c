@@ -178,7 +178,7 @@ void popmon_mpi_init_hook(void)
 /* Tags of the finalize handshake on MPI_COMM_WORLD, after the application's
  * last message (MPI requires its communication to be complete before
  * MPI_Finalize, so nothing of the application's can match them). */
-enum { TAG_READY = 32760, TAG_HELLO, TAG_VERDICT, TAG_MEMBERS };
+enum { TAG_READY = 32760, TAG_HELLO, TAG_VERDICT, TAG_MEMBERS, TAG_REASON };
 
 enum { V_COMPLETE = 1, V_PARTIAL, V_EXCLUDED };
 
@@ -626,16 +626,19 @@ static void sum_op_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
  * reduced: node count, CPUs, counters, interception. */
 struct run_facts {
 	int64_t nodes, cpus, ctr_failed, ctr_rdpmc, bypassed; /* sums */
-	int64_t ctr_first, bypass_first;                      /* minima */
+	int64_t ctr_first, bypass_first;                      /* world ranks (rank 0) */
 	char ctr_reason[200], bypass_reason[600];
 };
 
 static void reduce_facts(MPI_Comm comm, const struct popmon_proc_rec *me, int is_leader, struct run_facts *f)
 {
+	int crank;
+	PMPI_Comm_rank(comm, &crank);
 	int64_t in[5] = {is_leader, me->cpus, me->ctr_method == 0, me->ctr_method == 2, me->bypass_kind != 0};
 	int64_t out[5];
 	PMPI_Allreduce(in, out, 5, MPI_INT64_T, MPI_SUM, comm);
-	int64_t mi[2] = {me->ctr_method == 0 ? me->rank : INT64_MAX, me->bypass_kind ? me->rank : INT64_MAX}, mo[2];
+	/* The first failing process by its rank in comm (in world order). */
+	int64_t mi[2] = {me->ctr_method == 0 ? crank : INT64_MAX, me->bypass_kind ? crank : INT64_MAX}, mo[2];
 	PMPI_Allreduce(mi, mo, 2, MPI_INT64_T, MPI_MIN, comm);
 	memset(f, 0, sizeof *f);
 	f->nodes = out[0];
@@ -643,29 +646,35 @@ static void reduce_facts(MPI_Comm comm, const struct popmon_proc_rec *me, int is
 	f->ctr_failed = out[2];
 	f->ctr_rdpmc = out[3];
 	f->bypassed = out[4];
-	f->ctr_first = mo[0];
-	f->bypass_first = mo[1];
-	/* The first failing process's reasons, from it (ranks of comm are
-	 * world ranks in order: translate). */
-	int crank, r = 0;
-	PMPI_Comm_rank(comm, &crank);
-	if (f->ctr_first != INT64_MAX) {
-		r = me->rank == f->ctr_first ? crank : 0;
-		int root;
-		PMPI_Allreduce(&r, &root, 1, MPI_INT, MPI_MAX, comm);
-		if (me->rank == f->ctr_first)
-			memcpy(f->ctr_reason, me->ctr_reason, sizeof f->ctr_reason);
-		PMPI_Bcast(f->ctr_reason, (int)sizeof f->ctr_reason, MPI_CHAR, root, comm);
-		f->ctr_reason[sizeof f->ctr_reason - 1] = '\0';
-	}
-	if (f->bypass_first != INT64_MAX) {
-		r = me->rank == f->bypass_first ? crank : 0;
-		int root;
-		PMPI_Allreduce(&r, &root, 1, MPI_INT, MPI_MAX, comm);
-		if (me->rank == f->bypass_first)
-			memcpy(f->bypass_reason, me->bypass_reason, sizeof f->bypass_reason);
-		PMPI_Bcast(f->bypass_reason, (int)sizeof f->bypass_reason, MPI_CHAR, root, comm);
-		f->bypass_reason[sizeof f->bypass_reason - 1] = '\0';
+	f->ctr_first = f->bypass_first = 0;
+	/* Its world rank and reason, sent to rank 0 point to point (every rank
+	 * knows whether a message comes: no collective). */
+	struct {
+		int64_t rank;
+		char text[600];
+	} msg;
+	for (int k = 0; k < 2; k++) {
+		int64_t first = mo[k];
+		char *dst = k == 0 ? f->ctr_reason : f->bypass_reason;
+		size_t cap = k == 0 ? sizeof f->ctr_reason : sizeof f->bypass_reason;
+		const char *mine = k == 0 ? me->ctr_reason : me->bypass_reason;
+		int64_t *wrank = k == 0 ? &f->ctr_first : &f->bypass_first;
+		if (first == INT64_MAX)
+			continue;
+		if (crank == first) {
+			memset(&msg, 0, sizeof msg);
+			msg.rank = me->rank;
+			snprintf(msg.text, sizeof msg.text, "%s", mine);
+			if (crank != 0)
+				PMPI_Send(&msg, (int)sizeof msg, MPI_BYTE, 0, TAG_REASON, comm);
+		}
+		if (crank == 0) {
+			if (first != 0)
+				PMPI_Recv(&msg, (int)sizeof msg, MPI_BYTE, (int)first, TAG_REASON, comm, MPI_STATUS_IGNORE);
+			msg.text[sizeof msg.text - 1] = '\0';
+			snprintf(dst, cap, "%s", msg.text);
+			*wrank = msg.rank;
+		}
 	}
 }
 
