@@ -147,3 +147,49 @@ func TestSummaryForm(t *testing.T) {
 		})
 	}
 }
+
+// TestSummaryFormEdges runs the summary path (limit 1) where the full form
+// needs per-process records: a PMPI tool preloaded before libpopmon on
+// rank 2 only (its reason reaches rank 0 from rank 2, the file says 1
+// process), and the library missing on rank 1 (the ranks present reduce
+// over their own communicator; version 4 with incomplete).
+func TestSummaryFormEdges(t *testing.T) {
+	for _, impl := range impls(t) {
+		t.Run(impl.name, func(t *testing.T) {
+			dir := examples(t, impl)
+			tool := filepath.Join(dir, "libpmpi_tool.so")
+			script := filepath.Join(t.TempDir(), "edge.sh")
+			os.WriteFile(script, []byte(`#!/bin/sh
+r=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}
+[ "$r" = "$TOOL_RANK" ] && export LD_PRELOAD="`+tool+`:$LD_PRELOAD"
+[ "$r" = "$DROP_RANK" ] && unset LD_PRELOAD
+exec "$@"
+`), 0o755)
+			argv := append(launch(impl, 4), script, filepath.Join(dir, "imbalance"), "20", "2")
+			flags := []string{"--max-process-records", "1"}
+
+			file, so, se, code := runPopmon(t, []string{"TOOL_RANK=2"}, flags, argv...)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s%s", code, so, se)
+			}
+			m := readChecked(t, file)
+			if m.Summarized == nil || m.Interception == nil || m.Interception.Processes != 1 ||
+				!strings.Contains(m.Interception.Reason, "libpmpi_tool.so wraps MPI_Allreduce") {
+				t.Errorf("tool on rank 2: summary %+v, interception %+v", m.Summarized, m.Interception)
+			}
+
+			file, so, se, code = runPopmon(t, []string{"DROP_RANK=1"}, flags, argv...)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s%s", code, so, se)
+			}
+			m = readChecked(t, file)
+			if m.Version != measure.SummaryVersion || m.Summarized == nil || m.Summarized.Processes != 3 ||
+				m.Incomplete == nil || m.Incomplete.MissingRanks != "1" || m.Resources.Processes != 3 {
+				t.Errorf("rank 1 without the library: version %d, summary %+v, incomplete %+v", m.Version, m.Summarized, m.Incomplete)
+			}
+			if g, _ := m.Global(); g.Summary == nil || g.Summary.Processes != 3 || g.Summary.Useful.MaxRank != 3 {
+				t.Errorf("Global summary %+v", g.Summary)
+			}
+		})
+	}
+}
