@@ -230,15 +230,3 @@ func (b *builder) put(x Metric) {
 	b.depth[x.ID] = x.Depth
 	b.metrics = append(b.metrics, x)
 }
-
-// add returns a + b, saturating at the int64 range.
-func add(a, b int64) int64 {
-	c := a + b
-	if (c > a) != (b > 0) {
-		if b > 0 {
-			return math.MaxInt64
-		}
-		return math.MinInt64
-	}
-	return c
-}

@@ -1112,27 +1112,28 @@ profile:;
 	char **warn_lines = NULL, *warn_store = NULL;
 	int nwarn = gather_warnings(comm, rank, size, &warn_lines, &warn_store);
 
+	/* What both forms share; then the form's own fields. */
+	struct popmon_run run = {
+		.nprocs = size,
+		.nregions = nreg,
+		.region_names = region_names,
+		.with_mpi = 1,
+		.omp_rows = allrows,
+		.nomp_rows = nmerged,
+		.world_size = popmon_proc.size,
+		.aligned = 1,
+		.start_skew_ns = start_skew,
+		.end_skew_ns = end_skew,
+		.warnings = (const char *const *)warn_lines,
+		.nwarnings = nwarn,
+		.gpu = gall ? gall : &gme,
+		.ngpu = gall ? size : 1,
+	};
 	if (rank == 0 && rsums) {
-		struct popmon_run run = {
-			.nprocs = size,
-			.nnodes = (int)facts.nodes,
-			.nregions = nreg,
-			.region_names = region_names,
-			.sums = rsums,
-			.summary_limit = limit,
-			.cpus = facts.cpus,
-			.with_mpi = 1,
-			.omp_rows = allrows,
-			.nomp_rows = nmerged,
-			.world_size = popmon_proc.size,
-			.aligned = 1,
-			.start_skew_ns = start_skew,
-			.end_skew_ns = end_skew,
-			.warnings = (const char *const *)warn_lines,
-			.nwarnings = nwarn,
-			.gpu = &gme,
-			.ngpu = 1,
-		};
+		run.nnodes = (int)facts.nodes;
+		run.sums = rsums;
+		run.summary_limit = limit;
+		run.cpus = facts.cpus;
 		counters_set(&run, me.ctr_mode, facts.ctr_failed, facts.ctr_rdpmc == size, facts.ctr_first,
 			     facts.ctr_reason, size);
 		if (facts.bypassed) {
@@ -1156,25 +1157,9 @@ profile:;
 			procs[p].node = node_of_leader[l];
 		}
 		free(node_of_leader);
-		struct popmon_run run = {
-			.nprocs = size,
-			.nnodes = nnodes,
-			.nregions = nreg,
-			.region_names = region_names,
-			.procs = procs,
-			.recs = recs,
-			.with_mpi = 1,
-			.omp_rows = allrows,
-			.nomp_rows = nmerged,
-			.world_size = popmon_proc.size,
-			.aligned = 1,
-			.start_skew_ns = start_skew,
-			.end_skew_ns = end_skew,
-			.warnings = (const char *const *)warn_lines,
-			.nwarnings = nwarn,
-			.gpu = gall ? gall : &gme,
-			.ngpu = gall ? size : 1,
-		};
+		run.nnodes = nnodes;
+		run.procs = procs;
+		run.recs = recs;
 		for (int p = 0; p < size; p++) {
 			if (!procs[p].bypass_kind)
 				continue;
@@ -1185,6 +1170,7 @@ profile:;
 		counters_of_run(&run, procs, size);
 		finish_run(&run, hs, sums, min_ns, maxloc);
 	}
+
 	for (int i = 0; warn_lines && i < nwarn; i++)
 		free(warn_lines[i]);
 	free(warn_lines);

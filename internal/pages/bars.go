@@ -22,15 +22,20 @@ const (
 	mpiColour    = "#f58518"
 )
 
+// start opens a chart of w × h with its style, white background and title.
+func (b *svgBuf) start(w, h float64, title string) {
+	b.open(w, h, title)
+	b.WriteString(chartStyle)
+	fmt.Fprintf(b, `<rect width="%s" height="%s" fill="#fff"/>`, f(w), f(h))
+	b.text(w/2, 16, "middle", "t", title)
+}
+
 // ProcessChart returns an SVG stacked bar chart of useful (bottom) and MPI
 // (top) time per process.
 func ProcessChart(title string, procs []ProcessTimes) string {
 	const w, h = 760.0, 300.0
 	var b svgBuf
-	b.open(w, h+legendRow, title)
-	b.WriteString(chartStyle)
-	fmt.Fprintf(&b, `<rect width="%s" height="%s" fill="#fff"/>`, f(w), f(h+legendRow))
-	b.text(w/2, 16, "middle", "t", title)
+	b.start(w, h+legendRow, title)
 	if len(procs) == 0 {
 		b.text(w/2, h/2, "middle", "", "no per-process data")
 		b.close()
@@ -90,10 +95,7 @@ const maxProcessBars = 256
 func DistributionChart(title string, useful, mpi measure.Distribution) string {
 	const w, h = 760.0, 300.0
 	var b svgBuf
-	b.open(w, h+legendRow, title)
-	b.WriteString(chartStyle)
-	fmt.Fprintf(&b, `<rect width="%s" height="%s" fill="#fff"/>`, f(w), f(h+legendRow))
-	b.text(w/2, 16, "middle", "t", title)
+	b.start(w, h+legendRow, title)
 	panel := func(x0, x1 float64, d measure.Distribution, name, colour string) {
 		y0, y1 := h-chartBottom, chartTop
 		top := int64(1)

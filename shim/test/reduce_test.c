@@ -24,18 +24,7 @@
 
 #include "core.h"
 #include "popmon_internal.h"
-
-static int failed;
-
-#define CHECK(cond, ...)                                                                                     \
-	do {                                                                                                  \
-		if (!(cond)) {                                                                                \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);                                           \
-			printf(__VA_ARGS__);                                                                  \
-			printf("\n");                                                                         \
-			failed = 1;                                                                           \
-		}                                                                                             \
-	} while (0)
+#include "seam.h"
 
 static uint64_t rng = 88172645463325252ull;
 
@@ -161,7 +150,7 @@ static void test_tree(void)
 	b.sum[POPMON_SUM_ELAPSED] = 10;
 	popmon_sum_combine(&b, &a);
 	CHECK(a.sum[POPMON_SUM_ELAPSED] == INT64_MAX, "saturating sum %lld", (long long)a.sum[POPMON_SUM_ELAPSED]);
-	if (!failed)
+	if (!failures)
 		printf("ok tree\n");
 }
 
@@ -191,7 +180,7 @@ static void test_extremes(void)
 	popmon_sum_proc(&s, &x, 0, 0);
 	CHECK(same(&before, &s), "identity or an unvisited record changed the summary");
 	CHECK(isinf(e.min_mpi_proc) && e.procs == 0, "identity");
-	if (!failed)
+	if (!failures)
 		printf("ok extremes\n");
 }
 
@@ -224,7 +213,7 @@ static void test_hist(void)
 	for (int b = 0; b < POPMON_HIST_BINS; b++)
 		CHECK(h.hist[0][b] == 5, "useful bin %d holds %lld, want 5", b, (long long)h.hist[0][b]);
 	CHECK(h.hist[1][0] == 100, "MPI all in bin 0: %lld", (long long)h.hist[1][0]);
-	if (!failed)
+	if (!failures)
 		printf("ok hist\n");
 }
 
@@ -257,7 +246,7 @@ static void test_omp(void)
 	CHECK(s < 5, "merging 10^6 rows took %.2f s", s);
 	CHECK(popmon_omp_merge(rows, 0) == 0, "empty");
 	free(rows);
-	if (!failed)
+	if (!failures)
 		printf("ok omp\n");
 }
 
@@ -325,5 +314,5 @@ int main(int argc, char **argv)
 		fprintf(stderr, "unknown scenario %s\n", argv[1]);
 		return 2;
 	}
-	return failed;
+	return failures != 0;
 }
