@@ -630,31 +630,45 @@ struct run_facts {
 	char ctr_reason[200], bypass_reason[600];
 };
 
-static void reduce_facts(MPI_Comm comm, const struct popmon_proc_rec *me, int is_leader, struct run_facts *f)
+/* This process's share of the run's facts, as one more summary in the
+ * regions' reduction (no collective of its own): sums of the leader flag,
+ * CPUs, counter failures, rdpmc and bypasses; the first failing process's
+ * rank in comm (world order) as the minimum of the useful (counters) and
+ * MPI (interception) extremes. */
+static void facts_share(struct popmon_region_sum *s, const struct popmon_proc_rec *me, int is_leader, int crank)
+{
+	popmon_sum_init(s);
+	s->sum[0] = is_leader;
+	s->sum[1] = me->cpus;
+	s->sum[2] = me->ctr_method == 0;
+	s->sum[3] = me->ctr_method == 2;
+	s->sum[4] = me->bypass_kind != 0;
+	if (me->ctr_method == 0)
+		s->useful.min = s->useful.max = s->useful.min_rank = s->useful.max_rank = crank;
+	if (me->bypass_kind)
+		s->mpi.min = s->mpi.max = s->mpi.min_rank = s->mpi.max_rank = crank;
+}
+
+/* The run's facts from the reduced shares; the first failing process
+ * sends its world rank and reason to rank 0 point to point (every rank
+ * knows whether a message comes). */
+static void facts_of(MPI_Comm comm, const struct popmon_region_sum *g, const struct popmon_proc_rec *me,
+		     struct run_facts *f)
 {
 	int crank;
 	PMPI_Comm_rank(comm, &crank);
-	int64_t in[5] = {is_leader, me->cpus, me->ctr_method == 0, me->ctr_method == 2, me->bypass_kind != 0};
-	int64_t out[5];
-	PMPI_Allreduce(in, out, 5, MPI_INT64_T, MPI_SUM, comm);
-	/* The first failing process by its rank in comm (in world order). */
-	int64_t mi[2] = {me->ctr_method == 0 ? crank : INT64_MAX, me->bypass_kind ? crank : INT64_MAX}, mo[2];
-	PMPI_Allreduce(mi, mo, 2, MPI_INT64_T, MPI_MIN, comm);
 	memset(f, 0, sizeof *f);
-	f->nodes = out[0];
-	f->cpus = out[1];
-	f->ctr_failed = out[2];
-	f->ctr_rdpmc = out[3];
-	f->bypassed = out[4];
-	f->ctr_first = f->bypass_first = 0;
-	/* Its world rank and reason, sent to rank 0 point to point (every rank
-	 * knows whether a message comes: no collective). */
+	f->nodes = g->sum[0];
+	f->cpus = g->sum[1];
+	f->ctr_failed = g->sum[2];
+	f->ctr_rdpmc = g->sum[3];
+	f->bypassed = g->sum[4];
 	struct {
 		int64_t rank;
 		char text[600];
 	} msg;
 	for (int k = 0; k < 2; k++) {
-		int64_t first = mo[k];
+		int64_t first = k == 0 ? g->useful.min_rank : g->mpi.min_rank;
 		char *dst = k == 0 ? f->ctr_reason : f->bypass_reason;
 		size_t cap = k == 0 ? sizeof f->ctr_reason : sizeof f->bypass_reason;
 		const char *mine = k == 0 ? me->ctr_reason : me->bypass_reason;
@@ -683,14 +697,16 @@ static void reduce_facts(MPI_Comm comm, const struct popmon_proc_rec *me, int is
  * rank learns the extremes, the histograms' ranges) and one reduction of
  * the histograms. O(log P) steps of nreg summaries each. */
 static int reduce_regions(MPI_Comm comm, MPI_Comm node_comm, int rank, const struct popmon_region_rec *mine,
-			  int nreg, int with_counters, struct popmon_region_sum *out)
+			  int nreg, const struct popmon_proc_rec *me, int is_leader, struct run_facts *facts,
+			  struct popmon_region_sum *out)
 {
-	int n = nreg ? nreg : 1;
+	int n = nreg + 1; /* the regions, then the run's facts */
 	struct popmon_region_sum *loc = malloc(sizeof *loc * (size_t)n), *glob = malloc(sizeof *glob * (size_t)n);
 	double *nin = calloc((size_t)n * 2, sizeof *nin), *nout = calloc((size_t)n * 2, sizeof *nout);
-	int ok = loc && glob && nin && nout, all_ok = 0;
+	int ok = loc && glob && nin && nout && (rank != 0 || out), all_ok = 0;
 	PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
 	if (!all_ok) {
+		popmon_warn_once("nomem", "out of memory at finalize: no measurement written");
 		free(loc);
 		free(glob);
 		free(nin);
@@ -700,7 +716,7 @@ static int reduce_regions(MPI_Comm comm, MPI_Comm node_comm, int rank, const str
 	for (int r = 0; r < nreg; r++) {
 		const struct popmon_region_rec *x = &mine[r];
 		popmon_sum_init(&loc[r]);
-		popmon_sum_proc(&loc[r], x, popmon_proc.rank, with_counters);
+		popmon_sum_proc(&loc[r], x, popmon_proc.rank, 1); /* counters dropped at writing without them */
 		if (x->visits > 0) {
 			nin[2 * r] = (double)x->t[POPMON_ST_MPI] + (double)x->t[POPMON_ST_MPI_WORKER_IDLE];
 			nin[2 * r + 1] = (double)(x->cpus > 1 ? x->cpus : 1);
@@ -721,7 +737,9 @@ static int reduce_regions(MPI_Comm comm, MPI_Comm node_comm, int rank, const str
 	PMPI_Type_contiguous((int)sizeof *loc, MPI_BYTE, &type);
 	PMPI_Type_commit(&type);
 	PMPI_Op_create(sum_op_fn, 1, &op);
-	PMPI_Allreduce(loc, glob, nreg, type, op, comm);
+	facts_share(&loc[nreg], me, is_leader, rank);
+	PMPI_Allreduce(loc, glob, nreg + 1, type, op, comm);
+	facts_of(comm, &glob[nreg], me, facts);
 	for (int r = 0; r < nreg; r++) {
 		popmon_sum_init(&loc[r]);
 		popmon_sum_hist(&loc[r], &glob[r], &mine[r]);
@@ -1010,10 +1028,10 @@ static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 	struct popmon_region_sum *rsums = NULL;
 	struct run_facts facts = {0};
 	if (summary) {
-		reduce_facts(comm, &me, node_comm == MPI_COMM_NULL || rank == leader, &facts);
 		if (rank == 0)
 			rsums = calloc((size_t)(nreg ? nreg : 1), sizeof *rsums);
-		if (reduce_regions(comm, node_comm, rank, mine, nreg, facts.ctr_failed == 0, rsums) != 0) {
+		if (reduce_regions(comm, node_comm, rank, mine, nreg, &me, node_comm == MPI_COMM_NULL || rank == leader,
+				   &facts, rsums) != 0) {
 			free(rsums);
 			rsums = NULL;
 		}
