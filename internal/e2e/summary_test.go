@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
@@ -190,6 +191,36 @@ exec "$@"
 			if g, _ := m.Global(); g.Summary == nil || g.Summary.Processes != 3 || g.Summary.Useful.MaxRank != 3 {
 				t.Errorf("Global summary %+v", g.Summary)
 			}
+		})
+	}
+}
+
+// TestSummaryFormMultiNode: the job of TestMultiNodeLoadBalanceOut (2
+// nodes × 2 ranks, LB 0.5, In 0.9, Out 0.556) in summary form: the node
+// terms come from the node communicators' reductions.
+func TestSummaryFormMultiNode(t *testing.T) {
+	for _, impl := range impls(t) {
+		t.Run(impl.name, func(t *testing.T) {
+			c := needCluster(t, 2)
+			dir := examples(t, impl)
+			out := filepath.Join(t.TempDir(), "m.json")
+			job := c.Launch(impl, 4, c.Hosts(2, 2), filepath.Join(dir, "weighted"), "100", "0.5,1.5,8,10")
+			argv := c.OnEnv(0, clusterEnv(), append([]string{popmonBin, "run", "--format", "none", "--mpicc", impl.mpicc,
+				"--max-process-records", "2", "-o", out, "--"}, job...)...)
+			so, se, code := c.run(t, 3*time.Minute, argv)
+			if code != 0 || !strings.Contains(so, "ok 20") {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, so, se)
+			}
+			m := readChecked(t, out)
+			g, _ := m.Global()
+			if m.Summarized == nil || m.Resources.Processes != 4 || m.Resources.Nodes != 2 || g.Summary == nil || g.Summary.Nodes != 2 {
+				t.Fatalf("summary %+v, resources %+v, Global %+v:\n%s", m.Summarized, m.Resources, g.Summary, se)
+			}
+			rep := compute(t, m, pop.ModelTALP)
+			near(t, "load balance", value(t, rep, "Global", "mpi_load_balance"), 0.5, effTol)
+			near(t, "load balance in", value(t, rep, "Global", "mpi_load_balance_in"), 0.9, effTol)
+			near(t, "load balance out", value(t, rep, "Global", "mpi_load_balance_out"), 5.0/9, effTol)
+			noLeftovers(t, c)
 		})
 	}
 }
