@@ -1090,21 +1090,33 @@ profile:;
 	int norows = popmon_omp_rows(&orows), ntotal = 0;
 	int *ocounts = NULL, *odispls = NULL;
 	int obytes = norows * (int)sizeof *orows;
-	if (rank == 0) {
-		ocounts = calloc((size_t)size, sizeof *ocounts);
-		odispls = calloc((size_t)size, sizeof *odispls);
-	}
-	PMPI_Gather(&obytes, 1, MPI_INT, ocounts, 1, MPI_INT, 0, comm);
-	if (rank == 0 && ocounts && odispls) {
-		long total = 0;
-		for (int p = 0; p < size; p++) {
-			odispls[p] = (int)total;
-			total += ocounts[p];
+	/* Bounded: the gather's displacements are ints, and rank 0 holds the
+	 * rows; above 256 MiB in all (some 480,000 rows), rank 0's only. */
+	int64_t mybytes = obytes, allbytes = 0;
+	PMPI_Allreduce(&mybytes, &allbytes, 1, MPI_INT64_T, MPI_SUM, comm);
+	if (allbytes <= ((int64_t)256 << 20)) {
+		if (rank == 0) {
+			ocounts = calloc((size_t)size, sizeof *ocounts);
+			odispls = calloc((size_t)size, sizeof *odispls);
 		}
-		allrows = malloc((size_t)total + 1);
-		ntotal = (int)(total / (long)sizeof *orows);
+		PMPI_Gather(&obytes, 1, MPI_INT, ocounts, 1, MPI_INT, 0, comm);
+		if (rank == 0 && ocounts && odispls) {
+			long total = 0;
+			for (int p = 0; p < size; p++) {
+				odispls[p] = (int)total;
+				total += ocounts[p];
+			}
+			allrows = malloc((size_t)total + 1);
+			ntotal = (int)(total / (long)sizeof *orows);
+		}
+		PMPI_Gatherv(orows, obytes, MPI_BYTE, allrows, ocounts, odispls, MPI_BYTE, 0, comm);
+	} else if (rank == 0) {
+		popmon_warn_once("omprows", "%lld MiB of OpenMP construct rows in all: omp_regions has rank 0's only",
+				 (long long)(allbytes >> 20));
+		allrows = orows;
+		orows = NULL;
+		ntotal = norows;
 	}
-	PMPI_Gatherv(orows, obytes, MPI_BYTE, allrows, ocounts, odispls, MPI_BYTE, 0, comm);
 	int nmerged = 0;
 	if (rank == 0 && allrows)
 		nmerged = popmon_omp_merge(allrows, ntotal);
