@@ -22,7 +22,7 @@ import (
 // (version 4, no per-process records, a valid schema), its metrics are the
 // designed ones, its counts equal those of the same job measured with full
 // records, and every model's metrics agree with that job's within the
-// validation tolerance; the reports, scaling and pages read it.
+// validation tolerance; the reports, scaling, check and pages read it.
 func TestSummaryForm(t *testing.T) {
 	for _, impl := range impls(t) {
 		t.Run(impl.name, func(t *testing.T) {
@@ -102,6 +102,9 @@ func TestSummaryForm(t *testing.T) {
 			}
 			if out, errOut, code := popmon(t, nil, "scaling", full.file, sum.file); code != 0 || !strings.Contains(out, "Load Balance") {
 				t.Errorf("scaling: exit %d\n%s%s", code, out, errOut)
+			}
+			if out, errOut, code := popmon(t, nil, "check", "--baseline", full.file, sum.file); code != 0 || !strings.Contains(out, "0 regression(s)") {
+				t.Errorf("check against the full form: exit %d\n%s%s", code, out, errOut)
 			}
 			in, site := t.TempDir(), filepath.Join(t.TempDir(), "site")
 			raw, err := os.ReadFile(sum.file)
