@@ -38,6 +38,8 @@ bench: deps build
 	@./scripts/bench.sh $(BIN)
 	@./scripts/bench-import.sh $(BIN)
 	@cat build/bench/import.md >> BENCHMARKS.md
+	@./scripts/bench-finalize.sh $(BIN)
+	@cat build/bench/finalize.md >> BENCHMARKS.md
 
 generate:
 	$(GO) generate ./shim/gen

@@ -65,8 +65,8 @@ func TestIncompleteMeasurement(t *testing.T) {
 	if _, err := measure.Read(strings.NewReader(v1)); err == nil || !strings.Contains(err.Error(), "incomplete needs version 2") {
 		t.Errorf("version 1 with incomplete: error %v", err)
 	}
-	if err := measure.ValidateSchema([]byte(strings.Replace(incompleteFile, `"version": 2`, `"version": 4`, 1))); err == nil {
-		t.Error("schema accepted version 4")
+	if err := measure.ValidateSchema([]byte(strings.Replace(incompleteFile, `"version": 2`, `"version": 5`, 1))); err == nil {
+		t.Error("schema accepted version 5")
 	}
 
 	// A complete measurement is written as version 1.

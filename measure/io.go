@@ -169,6 +169,9 @@ func Write(w io.Writer, m *Measurement) error {
 		if c.Partial != nil {
 			c.Version = 3
 		}
+		if c.Summarized != nil {
+			c.Version = SummaryVersion
+		}
 	}
 	if err := c.Validate(); err != nil {
 		return fmt.Errorf("write measurement: %w", err)
@@ -198,6 +201,10 @@ func Write(w io.Writer, m *Measurement) error {
 		e.value(g.Name)
 		e.raw(", ")
 		e.list("processes", len(g.Processes), "    ", func(k int) { e.value(g.Processes[k]) })
+		if g.Summary != nil {
+			e.raw(`, "summary": `)
+			e.value(g.Summary)
+		}
 		e.raw("}")
 	})
 	e.raw(",\n")
@@ -251,6 +258,9 @@ func Write(w io.Writer, m *Measurement) error {
 	}
 	if c.GlobalAlignment != nil {
 		e.key("global_alignment", c.GlobalAlignment, true)
+	}
+	if c.Summarized != nil {
+		e.key("summary", c.Summarized, true)
 	}
 	e.key("warnings", nonNil(c.Warnings), false)
 	e.raw("}\n")

@@ -26,7 +26,8 @@ const Format = "popmon-measurement"
 // Version 2 marks a measurement that may not cover the whole job: it can
 // hold [Incomplete], which a version-1 reader would ignore and take the
 // file for complete; writers write version 1 when Incomplete is nil.
-const Version = 3
+// Version 4 is the summary form (see [Summarized]).
+const Version = 4
 
 // GlobalRegion is the name of the implicit whole-run region.
 const GlobalRegion = "Global"
@@ -111,6 +112,9 @@ type Measurement struct {
 	// Warnings are the lines the library printed with the "popmon:" prefix:
 	// everything it could not do.
 	Warnings []string `json:"warnings"`
+	// Summarized is set in summary form: per-process records were above
+	// the limit, so every region carries a [RegionSummary] instead.
+	Summarized *Summarized `json:"summary,omitempty"`
 
 	// AccountViolations are the places where the accounts break the
 	// invariant of POP-METRICS.md §1 ([CheckAccounts]). [Read] and
@@ -301,6 +305,9 @@ type Region struct {
 	// Processes holds one entry per process that visited the region at least
 	// once, in rank order. Processes that never visited it are absent.
 	Processes []ProcessAccounts `json:"processes"`
+	// Summary holds the region's reduced accounts in summary form (see
+	// [Summarized]); nil in the full form.
+	Summary *RegionSummary `json:"summary,omitempty"`
 }
 
 // ProcessAccounts is the record of one process in one region: the time

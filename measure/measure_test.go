@@ -164,8 +164,8 @@ func TestReadErrors(t *testing.T) {
 		{"other format", `{"format": "talp", "version": 1}`, `input is not a popmon measurement file (format "talp")`, &measure.FormatError{}},
 		{"no format", `{"dlbVersion": "3.6"}`, `not a popmon measurement file (no "format" key)`, &measure.FormatError{}},
 		{"format not string", `{"format": 7}`, `(format 7 is not a string)`, &measure.FormatError{}},
-		{"newer", `{"format": "popmon-measurement", "version": 4, "regions": "whatever"}`,
-			"measurement file version 4 is newer than this popmon supports (3): upgrade popmon", &measure.VersionError{}},
+		{"newer", `{"format": "popmon-measurement", "version": 5, "regions": "whatever"}`,
+			"measurement file version 5 is newer than this popmon supports (4): upgrade popmon", &measure.VersionError{}},
 		{"no version", `{"format": "popmon-measurement"}`, "version is missing", &measure.ValidationError{}},
 		{"version string", edit(`"version": 1`, `"version": "1"`), `version "1" is not an integer`, &measure.ValidationError{}},
 		{"version zero", edit(`"version": 1`, `"version": 0`), "version is 0; versions start at 1", &measure.ValidationError{}},
@@ -236,7 +236,7 @@ func TestReadFileNamesFile(t *testing.T) {
 		path, want string
 	}{
 		{other, other + ` is not a popmon measurement file (format "talp-json")`},
-		{newer, newer + ": measurement file version 7 is newer than this popmon supports (3): upgrade popmon"},
+		{newer, newer + ": measurement file version 7 is newer than this popmon supports (4): upgrade popmon"},
 		{bad, bad + `: invalid measurement: regions[0] "Global": processes[0] has negative useful_ns (-1)`},
 		{filepath.Join(dir, "missing.json"), "read measurement file: open " + filepath.Join(dir, "missing.json")},
 	}

@@ -160,7 +160,9 @@ func (m *Measurement) Validate() error {
 			p.add("resources."+f.name, "is negative (%d)", f.v)
 		}
 	}
-	if len(m.Processes) == 0 {
+	if m.Summarized != nil {
+		m.validateSummary(&p)
+	} else if len(m.Processes) == 0 {
 		p.add("processes", "is missing or empty: a measurement has at least one process")
 	} else if r.Processes != len(m.Processes) {
 		p.add("resources.processes", "is %d but %d processes are listed", r.Processes, len(m.Processes))

@@ -38,21 +38,19 @@ type DeviceTimes struct {
 // busy time when the processes' work did not overlap), then the sums and
 // maxima over devices. Accounts naming a device outside 0 … n−1 are
 // ignored (Validate rejects them).
-func RegionDeviceTimes(g *measure.Region, n int) DeviceTimes {
+func RegionDeviceTimes(a *measure.RegionSummary, n int) DeviceTimes {
 	dt := DeviceTimes{N: n}
-	if g == nil || n <= 0 {
+	if a == nil || n <= 0 {
 		return dt
 	}
 	gu := make([]int64, n)
 	ga := make([]int64, n)
-	for _, a := range g.Processes {
-		for _, d := range a.GPUDevices {
-			if d.Device < 0 || d.Device >= n {
-				continue
-			}
-			gu[d.Device] = max(gu[d.Device], d.UsefulNS)
-			ga[d.Device] = max(ga[d.Device], d.ActiveNS, d.UsefulNS)
+	for _, d := range a.Sum.GPUDevices {
+		if d.Device < 0 || d.Device >= n {
+			continue
 		}
+		gu[d.Device] = max(gu[d.Device], d.UsefulNS)
+		ga[d.Device] = max(ga[d.Device], d.ActiveNS, d.UsefulNS)
 	}
 	for d := range n {
 		dt.SumUsefulNS += float64(gu[d])

@@ -66,37 +66,24 @@ type threadInputs struct {
 }
 
 // hybridInputs sums the inputs of the hybrid models over the processes of g.
-func hybridInputs(g *measure.Region) threadInputs {
-	in := threadInputs{oneCPU: true, talpDerived: true}
-	anyUseful := false
-	for i := range g.Processes {
-		a := &g.Processes[i]
-		t := float64(max(a.CPUs, 1))
-		in.procs++
-		in.oneCPU = in.oneCPU && a.CPUs <= 1
-		in.talpDerived = in.talpDerived && a.CPUs <= 1 && a.ThreadUsefulMaxNS == a.UsefulNS
-		anyUseful = anyUseful || a.ThreadUsefulMaxNS > 0
-		in.tt += t
-		in.r = max(in.r, float64(a.ElapsedNS))
-		if !a.HasThreadAccounts() {
-			in.noAccounts = true
-		}
-		in.useful += float64(a.UsefulNS)
-		in.maxUseful = max(in.maxUseful, float64(a.ThreadUsefulMax()))
-		// Clocks may make the primary's MPI time exceed E_i by a few ns.
-		// Other time of the primary (imported traces) is not NonMPI either.
-		nonMPI := max(float64(a.ElapsedNS)-float64(a.PrimaryMPI())-float64(a.PrimaryOtherNS), 0)
-		in.nonMPISum += nonMPI
-		in.nonMPIMax = max(in.nonMPIMax, nonMPI)
-		in.nonMPIWeighted += t * nonMPI
-		su := float64(a.PrimarySerialUseful())
-		in.omp += t * float64(a.PrimaryParallelNS)
-		in.serial += t * su
-		in.serialIdle += su * (t - 1)
-		in.ompUseful += float64(a.ParallelUsefulNS)
+func hybridInputs(a measure.RegionSummary) threadInputs {
+	return threadInputs{
+		procs:          a.Processes,
+		tt:             float64(a.CPUs),
+		r:              float64(a.ElapsedMaxNS),
+		useful:         float64(a.Sum.UsefulNS),
+		maxUseful:      float64(a.ThreadUsefulMaxNS),
+		nonMPISum:      a.NonMPISumNS,
+		nonMPIMax:      a.NonMPIMaxNS,
+		nonMPIWeighted: a.NonMPIWeightedNS,
+		omp:            a.ParallelWeightedNS,
+		serial:         a.SerialWeightedNS,
+		serialIdle:     a.SerialIdleNS,
+		ompUseful:      float64(a.Sum.ParallelUsefulNS),
+		noAccounts:     a.WithoutThreadAccounts > 0,
+		oneCPU:         a.MultiCPU == 0,
+		talpDerived:    a.TALPDerived == a.Processes && a.WithThreadUseful > 0,
 	}
-	in.talpDerived = in.talpDerived && anyUseful
-	return in
 }
 
 // modelFeatures are the file-wide facts the hybrid models depend on.
@@ -116,11 +103,12 @@ func computeModel(m *measure.Measurement, model Model, fn func(b *builder, in th
 	talp := computeTALP(m)
 	mf := modelFeatures{mpi: m.MPI != nil, ompNotMeasured: m.OpenMP.NotMeasured()}
 	rep := &Report{Model: model, Regions: talp.Regions}
+	nodeOf := m.NodeOf()
 	for i := range rep.Regions {
 		r := &rep.Regions[i]
 		b := &builder{}
 		if r.Processes > 0 && r.ElapsedNS > 0 { // else no time: no efficiencies, as in talp
-			in := hybridInputs(&m.Regions[i])
+			in := hybridInputs(m.Regions[i].Aggregates(nodeOf))
 			all, threads := "", mf.ompNotMeasured
 			if in.oneCPU && (m.OpenMP == nil || m.OpenMP.MaxThreads <= 1) {
 				threads = "" // no worker threads: the OpenMP factors are 1

@@ -63,15 +63,16 @@ func detect(m *measure.Measurement) features {
 			f.openmp = true
 		}
 	}
-	for _, g := range m.Regions {
-		for _, a := range g.Processes {
-			if a.CPUs > 1 || a.OMPSerializationNS > 0 || a.OMPLoadImbalanceNS > 0 ||
-				a.OMPSchedulingNS > 0 || a.MPIWorkerIdleNS > 0 || a.OMPParallels > 0 {
-				f.openmp = true
-			}
-			if a.GPURuntimeNS > 0 || a.GPURuntimeCalls > 0 {
-				f.gpu = true
-			}
+	nodeOf := m.NodeOf()
+	for i := range m.Regions {
+		a := m.Regions[i].Aggregates(nodeOf)
+		u := &a.Sum
+		if a.MaxCPUs > 1 || u.OMPSerializationNS > 0 || u.OMPLoadImbalanceNS > 0 ||
+			u.OMPSchedulingNS > 0 || u.MPIWorkerIdleNS > 0 || u.OMPParallels > 0 {
+			f.openmp = true
+		}
+		if u.GPURuntimeNS > 0 || u.GPURuntimeCalls > 0 {
+			f.gpu = true
 		}
 	}
 	if m.OpenMP != nil {
@@ -92,88 +93,41 @@ func detect(m *measure.Measurement) features {
 // (DLB 3.6.2–3.7.0 count it twice; docs/metrics.md).
 func computeTALP(m *measure.Measurement) *Report {
 	f := detect(m)
-	nodeOf := make(map[int]int, len(m.Processes))
-	for _, p := range m.Processes {
-		nodeOf[p.Rank] = p.Node
-	}
+	nodeOf := m.NodeOf()
 	rep := &Report{Model: ModelTALP, Regions: make([]RegionReport, len(m.Regions))}
 	for i := range m.Regions {
-		rep.Regions[i] = talpRegion(&m.Regions[i], nodeOf, m.Resources.GPUs, f)
+		rep.Regions[i] = talpRegion(&m.Regions[i], m.Regions[i].Aggregates(nodeOf), m.Resources.GPUs, f)
 	}
 	return rep
 }
 
-// sums holds the float64 sums the formulas use (int64 totals may saturate
-// on absurd input; these do not wrap).
+// sums are a region's sums over processes, as floats.
 type sums struct {
 	u, mpi, mw, iser, ilb, isch, g float64
 	other                          float64 // O: charged with M (imported traces only)
 }
 
-func talpRegion(g *measure.Region, nodeOf map[int]int, gpus int, f features) RegionReport {
+// talpRegion computes model talp for region g from its aggregates a (the
+// same from the full and the summary form).
+func talpRegion(g *measure.Region, a measure.RegionSummary, gpus int, f features) RegionReport {
 	r := RegionReport{Name: g.Name, GPUs: gpus}
-	var s sums
 	t := &r.Totals
-	type node struct {
-		mpi  float64 // Σ (M_i + Mw_i + O_i)
-		cpus int     // C_node
-	}
-	nodes := make(map[int]*node)
-	var order []int // node ids in first-seen order, for determinism
-	minProc := math.Inf(1)
-	for _, a := range g.Processes {
-		cpus := max(a.CPUs, 1) // validated ≥ 1; guard anyway
-		r.Processes++
-		r.CPUs += cpus
-		r.ElapsedNS = max(r.ElapsedNS, a.ElapsedNS)
-		t.Visits = add(t.Visits, a.Visits)
-		t.UsefulNS = add(t.UsefulNS, a.UsefulNS)
-		t.MPINS = add(t.MPINS, a.MPINS)
-		t.MPIWorkerIdleNS = add(t.MPIWorkerIdleNS, a.MPIWorkerIdleNS)
-		t.OMPSerializationNS = add(t.OMPSerializationNS, a.OMPSerializationNS)
-		t.OMPLoadImbalanceNS = add(t.OMPLoadImbalanceNS, a.OMPLoadImbalanceNS)
-		t.OMPSchedulingNS = add(t.OMPSchedulingNS, a.OMPSchedulingNS)
-		t.GPURuntimeNS = add(t.GPURuntimeNS, a.GPURuntimeNS)
-		t.OtherNS = add(t.OtherNS, a.OtherNS)
-		t.MPICalls = add(t.MPICalls, a.MPICalls)
-		t.OMPParallels = add(t.OMPParallels, a.OMPParallels)
-		t.OMPTasks = add(t.OMPTasks, a.OMPTasks)
-		t.GPURuntimeCalls = add(t.GPURuntimeCalls, a.GPURuntimeCalls)
-		t.Cycles = add(t.Cycles, a.Cycles)
-		t.Instructions = add(t.Instructions, a.Instructions)
-		s.u += float64(a.UsefulNS)
-		s.mpi += float64(a.MPINS)
-		s.mw += float64(a.MPIWorkerIdleNS)
-		s.other += float64(a.OtherNS)
-		s.iser += float64(a.OMPSerializationNS)
-		s.ilb += float64(a.OMPLoadImbalanceNS)
-		s.isch += float64(a.OMPSchedulingNS)
-		s.g += float64(a.GPURuntimeNS)
-
-		mpi := float64(a.MPINS) + float64(a.MPIWorkerIdleNS) + float64(a.OtherNS)
-		minProc = min(minProc, mpi/float64(cpus))
-		id, ok := nodeOf[a.Rank]
-		if !ok {
-			id = -1 - a.Rank // unknown placement: a node of its own
-		}
-		n := nodes[id]
-		if n == nil {
-			n = &node{}
-			nodes[id] = n
-			order = append(order, id)
-		}
-		n.mpi += mpi
-		n.cpus += cpus
-	}
-	r.Nodes = len(nodes)
+	u := &a.Sum
+	r.Processes = a.Processes
+	r.CPUs = a.CPUs
+	r.ElapsedNS = a.ElapsedMaxNS
+	r.Nodes = a.Nodes
+	t.Visits, t.UsefulNS, t.MPINS, t.MPIWorkerIdleNS = u.Visits, u.UsefulNS, u.MPINS, u.MPIWorkerIdleNS
+	t.OMPSerializationNS, t.OMPLoadImbalanceNS, t.OMPSchedulingNS = u.OMPSerializationNS, u.OMPLoadImbalanceNS, u.OMPSchedulingNS
+	t.GPURuntimeNS, t.OtherNS, t.MPICalls, t.OMPParallels = u.GPURuntimeNS, u.OtherNS, u.MPICalls, u.OMPParallels
+	t.OMPTasks, t.GPURuntimeCalls, t.Cycles, t.Instructions = u.OMPTasks, u.GPURuntimeCalls, u.Cycles, u.Instructions
+	s := sums{u: float64(u.UsefulNS), mpi: float64(u.MPINS), mw: float64(u.MPIWorkerIdleNS), other: float64(u.OtherNS),
+		iser: float64(u.OMPSerializationNS), ilb: float64(u.OMPLoadImbalanceNS), isch: float64(u.OMPSchedulingNS),
+		g: float64(u.GPURuntimeNS)}
 	if r.Processes == 0 {
 		return r // nobody visited the region: no metrics
 	}
-	minNode := math.Inf(1)
-	for _, id := range order {
-		n := nodes[id]
-		minNode = min(minNode, n.mpi/float64(n.cpus))
-	}
+	minProc, minNode := a.MinMPIProcessNS, a.MinMPINodeNS
 	T := float64(r.ElapsedNS)
 	C := float64(r.CPUs)
 	t.MPIAppNS = (s.mpi + s.mw + s.other) / C
@@ -216,7 +170,7 @@ func talpRegion(g *measure.Region, nodeOf map[int]int, gpus int, f features) Reg
 		tree.add(IDDeviceOffloadEfficiency, "Device offload efficiency", IDParallelEfficiency, KindEfficiency)(ratio(host, host+s.g))
 	}
 	if f.devices > 0 {
-		r.Device = RegionDeviceTimes(g, f.devices)
+		r.Device = RegionDeviceTimes(&a, f.devices)
 		addDeviceTree(tree, r.Device, T)
 	}
 	if f.counters && t.Cycles > 0 { // a region without cycles has no counter data
@@ -275,16 +229,4 @@ func (b *builder) put(x Metric) {
 	}
 	b.depth[x.ID] = x.Depth
 	b.metrics = append(b.metrics, x)
-}
-
-// add returns a + b, saturating at the int64 range.
-func add(a, b int64) int64 {
-	c := a + b
-	if (c > a) != (b > 0) {
-		if b > 0 {
-			return math.MaxInt64
-		}
-		return math.MinInt64
-	}
-	return c
 }

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -177,7 +178,7 @@ void popmon_mpi_init_hook(void)
 /* Tags of the finalize handshake on MPI_COMM_WORLD, after the application's
  * last message (MPI requires its communication to be complete before
  * MPI_Finalize, so nothing of the application's can match them). */
-enum { TAG_READY = 32760, TAG_HELLO, TAG_VERDICT, TAG_MEMBERS };
+enum { TAG_READY = 32760, TAG_HELLO, TAG_VERDICT, TAG_MEMBERS, TAG_REASON };
 
 enum { V_COMPLETE = 1, V_PARTIAL, V_EXCLUDED };
 
@@ -555,11 +556,27 @@ out:
 /* The run's "counters" object from every process's: available when every
  * process measured them (rdpmc when all did so), else the first failing
  * process's reason, with how many processes failed when not all did. */
-static void counters_of_run(struct popmon_run *run, const struct popmon_proc_rec *procs, int size)
+static void counters_set(struct popmon_run *run, int64_t mode, int64_t failed, int all_rdpmc, int64_t first_rank,
+			 const char *reason, int size)
 {
 	static const char *const modes[] = {"off", "auto", "on"};
-	int64_t m = procs[0].ctr_mode;
-	run->ctr_mode = modes[m >= 0 && m <= 2 ? m : 1];
+	run->ctr_mode = modes[mode >= 0 && mode <= 2 ? mode : 1];
+	run->ctr_available = failed == 0;
+	run->ctr_method = failed ? "" : all_rdpmc ? "rdpmc" : "read";
+	run->ctr_reason[0] = '\0';
+	if (!failed)
+		return;
+	char why[sizeof ((struct popmon_proc_rec *)0)->ctr_reason + 1];
+	snprintf(why, sizeof why, "%.*s", (int)sizeof why - 1, reason);
+	if (failed < size)
+		snprintf(run->ctr_reason, sizeof run->ctr_reason, "%s (rank %lld; %lld of %d processes)", why,
+			 (long long)first_rank, (long long)failed, size);
+	else
+		snprintf(run->ctr_reason, sizeof run->ctr_reason, "%s", why);
+}
+
+static void counters_of_run(struct popmon_run *run, const struct popmon_proc_rec *procs, int size)
+{
 	int failed = 0, first = -1, all_rdpmc = 1;
 	for (int p = 0; p < size; p++) {
 		if (procs[p].ctr_method == 0) {
@@ -569,18 +586,177 @@ static void counters_of_run(struct popmon_run *run, const struct popmon_proc_rec
 		}
 		all_rdpmc &= procs[p].ctr_method == 2;
 	}
-	run->ctr_available = failed == 0;
-	run->ctr_method = failed ? "" : all_rdpmc ? "rdpmc" : "read";
-	run->ctr_reason[0] = '\0';
-	if (!failed)
-		return;
-	char why[sizeof procs[0].ctr_reason + 1];
-	snprintf(why, sizeof why, "%.*s", (int)sizeof procs[0].ctr_reason, procs[first].ctr_reason);
-	if (failed < size)
-		snprintf(run->ctr_reason, sizeof run->ctr_reason, "%s (rank %lld; %d of %d processes)", why,
-			 (long long)procs[first].rank, failed, size);
-	else
-		snprintf(run->ctr_reason, sizeof run->ctr_reason, "%s", why);
+	counters_set(run, procs[0].ctr_mode, failed, all_rdpmc, failed ? procs[first].rank : 0,
+		     failed ? procs[first].ctr_reason : "", size);
+}
+
+/* ------------------------------------------------------------------ summary form */
+
+/* The per-process record limit: POPMON_MAX_PROCESS_RECORDS (rank 0's;
+ * default 4096). Above it, finalize reduces instead of gathering. */
+static int record_limit(MPI_Comm comm, int rank)
+{
+	int limit = 4096;
+	if (rank == 0) {
+		const char *v = getenv("POPMON_MAX_PROCESS_RECORDS");
+		if (v && *v) {
+			char *end;
+			long l = strtol(v, &end, 10);
+			if (*end == '\0' && l >= 0 && l <= INT_MAX)
+				limit = (int)l;
+			else
+				popmon_warn_once("limit", "POPMON_MAX_PROCESS_RECORDS=%.40s is not a number of processes: "
+							  "using 4096", v);
+		}
+	}
+	PMPI_Bcast(&limit, 1, MPI_INT, 0, comm);
+	return limit;
+}
+
+static void sum_op_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+	(void)dt;
+	const struct popmon_region_sum *a = in;
+	struct popmon_region_sum *b = inout;
+	for (int i = 0; i < *len; i++)
+		popmon_sum_combine(&a[i], &b[i]);
+}
+
+/* The run's facts that the full form takes from every process's record,
+ * reduced: node count, CPUs, counters, interception. */
+struct run_facts {
+	int64_t nodes, cpus, ctr_failed, ctr_rdpmc, bypassed; /* sums */
+	int64_t ctr_first, bypass_first;                      /* world ranks (rank 0) */
+	char ctr_reason[200], bypass_reason[600];
+};
+
+/* This process's share of the run's facts, as one more summary in the
+ * regions' reduction (no collective of its own): sums of the leader flag,
+ * CPUs, counter failures, rdpmc and bypasses; the first failing process's
+ * rank in comm (world order) as the minimum of the useful (counters) and
+ * MPI (interception) extremes. */
+static void facts_share(struct popmon_region_sum *s, const struct popmon_proc_rec *me, int is_leader, int crank)
+{
+	popmon_sum_init(s);
+	s->sum[0] = is_leader;
+	s->sum[1] = me->cpus;
+	s->sum[2] = me->ctr_method == 0;
+	s->sum[3] = me->ctr_method == 2;
+	s->sum[4] = me->bypass_kind != 0;
+	if (me->ctr_method == 0)
+		s->useful.min = s->useful.max = s->useful.min_rank = s->useful.max_rank = crank;
+	if (me->bypass_kind)
+		s->mpi.min = s->mpi.max = s->mpi.min_rank = s->mpi.max_rank = crank;
+}
+
+/* The run's facts from the reduced shares; the first failing process
+ * sends its world rank and reason to rank 0 point to point (every rank
+ * knows whether a message comes). */
+static void facts_of(MPI_Comm comm, const struct popmon_region_sum *g, const struct popmon_proc_rec *me,
+		     struct run_facts *f)
+{
+	int crank;
+	PMPI_Comm_rank(comm, &crank);
+	memset(f, 0, sizeof *f);
+	f->nodes = g->sum[0];
+	f->cpus = g->sum[1];
+	f->ctr_failed = g->sum[2];
+	f->ctr_rdpmc = g->sum[3];
+	f->bypassed = g->sum[4];
+	struct {
+		int64_t rank;
+		char text[600];
+	} msg;
+	for (int k = 0; k < 2; k++) {
+		int64_t first = k == 0 ? g->useful.min_rank : g->mpi.min_rank;
+		char *dst = k == 0 ? f->ctr_reason : f->bypass_reason;
+		size_t cap = k == 0 ? sizeof f->ctr_reason : sizeof f->bypass_reason;
+		const char *mine = k == 0 ? me->ctr_reason : me->bypass_reason;
+		int64_t *wrank = k == 0 ? &f->ctr_first : &f->bypass_first;
+		if (first == INT64_MAX)
+			continue;
+		if (crank == first) {
+			memset(&msg, 0, sizeof msg);
+			msg.rank = me->rank;
+			snprintf(msg.text, sizeof msg.text, "%s", mine);
+			if (crank != 0)
+				PMPI_Send(&msg, (int)sizeof msg, MPI_BYTE, 0, TAG_REASON, comm);
+		}
+		if (crank == 0) {
+			if (first != 0)
+				PMPI_Recv(&msg, (int)sizeof msg, MPI_BYTE, (int)first, TAG_REASON, comm, MPI_STATUS_IGNORE);
+			msg.text[sizeof msg.text - 1] = '\0';
+			snprintf(dst, cap, "%s", msg.text);
+			*wrank = msg.rank;
+		}
+	}
+}
+
+/* Every region's summary at rank 0 (out, nreg entries; NULL elsewhere):
+ * the node terms over node_comm, then one all-reduction over comm (every
+ * rank learns the extremes, the histograms' ranges) and one reduction of
+ * the histograms. O(log P) steps of nreg summaries each. */
+static int reduce_regions(MPI_Comm comm, MPI_Comm node_comm, int rank, const struct popmon_region_rec *mine,
+			  int nreg, const struct popmon_proc_rec *me, int is_leader, struct run_facts *facts,
+			  struct popmon_region_sum *out)
+{
+	int n = nreg + 1; /* the regions, then the run's facts */
+	struct popmon_region_sum *loc = malloc(sizeof *loc * (size_t)n), *glob = malloc(sizeof *glob * (size_t)n);
+	double *nin = calloc((size_t)n * 2, sizeof *nin), *nout = calloc((size_t)n * 2, sizeof *nout);
+	int ok = loc && glob && nin && nout && (rank != 0 || out), all_ok = 0;
+	PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+	if (!all_ok) {
+		popmon_warn_once("nomem", "out of memory at finalize: no measurement written");
+		free(loc);
+		free(glob);
+		free(nin);
+		free(nout);
+		return -1;
+	}
+	for (int r = 0; r < nreg; r++) {
+		const struct popmon_region_rec *x = &mine[r];
+		popmon_sum_init(&loc[r]);
+		popmon_sum_proc(&loc[r], x, popmon_proc.rank, 1); /* counters dropped at writing without them */
+		if (x->visits > 0) {
+			nin[2 * r] = (double)x->t[POPMON_ST_MPI] + (double)x->t[POPMON_ST_MPI_WORKER_IDLE];
+			nin[2 * r + 1] = (double)(x->cpus > 1 ? x->cpus : 1);
+		}
+	}
+	int local = 0;
+	if (node_comm != MPI_COMM_NULL) {
+		PMPI_Comm_rank(node_comm, &local);
+		PMPI_Reduce(nin, nout, 2 * nreg, MPI_DOUBLE, MPI_SUM, 0, node_comm);
+	} else {
+		memcpy(nout, nin, sizeof *nin * (size_t)n * 2);
+	}
+	if (local == 0)
+		for (int r = 0; r < nreg; r++)
+			popmon_sum_node(&loc[r], nout[2 * r], (int64_t)nout[2 * r + 1]);
+	MPI_Datatype type;
+	MPI_Op op;
+	PMPI_Type_contiguous((int)sizeof *loc, MPI_BYTE, &type);
+	PMPI_Type_commit(&type);
+	PMPI_Op_create(sum_op_fn, 1, &op);
+	facts_share(&loc[nreg], me, is_leader, rank);
+	PMPI_Allreduce(loc, glob, nreg + 1, type, op, comm);
+	facts_of(comm, &glob[nreg], me, facts);
+	for (int r = 0; r < nreg; r++) {
+		popmon_sum_init(&loc[r]);
+		popmon_sum_hist(&loc[r], &glob[r], &mine[r]);
+	}
+	PMPI_Reduce(loc, rank == 0 ? out : NULL, nreg, type, op, 0, comm);
+	PMPI_Op_free(&op);
+	PMPI_Type_free(&type);
+	if (rank == 0)
+		for (int r = 0; r < nreg; r++) {
+			memcpy(glob[r].hist, out[r].hist, sizeof glob[r].hist);
+			out[r] = glob[r];
+		}
+	free(loc);
+	free(glob);
+	free(nin);
+	free(nout);
+	return 0;
 }
 
 /* Packs this process's warnings ("text\0text\0...") for the gather. */
@@ -713,6 +889,65 @@ static void align_global(MPI_Comm comm, const struct handshake *hs, struct popmo
 	g->prim_mpi += extra;
 }
 
+/* The MiniMaxLoc pairs of the call profile. */
+struct dbl_int {
+	double v;
+	int rank;
+};
+
+/* Completes run at rank 0 (call profile, incompleteness, MPI library) and
+ * writes it: the same for the full and the summary form. */
+static void finish_run(struct popmon_run *run, const struct handshake *hs, const int64_t *sums,
+		       const int64_t *min_ns, const struct dbl_int *maxloc)
+{
+	struct popmon_fn_rec *fns = calloc(POPMON_FN_COUNT, sizeof *fns);
+	for (int f = 0; fns && f < POPMON_FN_COUNT; f++) {
+		fns[f].calls = sums[f];
+		fns[f].time_ns = sums[POPMON_FN_COUNT + f];
+		fns[f].min_ns = min_ns[f];
+		fns[f].max_ns = (int64_t)maxloc[f].v;
+		fns[f].max_rank = maxloc[f].rank;
+	}
+	run->fns = fns;
+	char incomplete[512];
+	if (hs->status == V_PARTIAL) {
+		run->missing = hs->missing;
+		snprintf(incomplete, sizeof incomplete,
+			 "the measurement library did not reach rank%s %s of %d: their processes ran "
+			 "without LD_PRELOAD (a launcher that does not pass the environment on to other "
+			 "nodes, or a library file that is not visible there)",
+			 strpbrk(hs->missing, ",-") ? "s" : "", hs->missing, popmon_proc.size);
+		run->incomplete_reason = incomplete;
+	}
+	int len = 0, version = 0, subversion = 0, provided = MPI_THREAD_SINGLE;
+	char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+	lib[0] = '\0';
+	PMPI_Get_library_version(lib, &len);
+	lib[sizeof lib - 1] = '\0';
+	char *nl = strchr(lib, '\n');
+	if (nl)
+		*nl = '\0';
+	/* MPICH writes "MPICH Version:\t4.0.2": tabs and runs of blanks
+	 * become one space. */
+	size_t w = 0;
+	for (size_t r = 0; lib[r]; r++) {
+		char c = lib[r] == '\t' || lib[r] == '\r' ? ' ' : lib[r];
+		if (c == ' ' && (w == 0 || lib[w - 1] == ' '))
+			continue;
+		lib[w++] = c;
+	}
+	while (w > 0 && lib[w - 1] == ' ')
+		w--;
+	lib[w] = '\0';
+	snprintf(run->mpi_library, sizeof run->mpi_library, "%.255s", lib);
+	PMPI_Get_version(&version, &subversion);
+	snprintf(run->mpi_standard, sizeof run->mpi_standard, "%d.%d", version, subversion);
+	PMPI_Query_thread(&provided);
+	run->thread_level = thread_level_name(provided);
+	popmon_write_run(run);
+	free(fns);
+}
+
 /* Returns whether comm spans several nodes. */
 static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 {
@@ -724,7 +959,8 @@ static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 	/* Nodes: the lowest rank of comm of each shared-memory domain, found
 	 * locally from the split (keys are equal, so ranks keep their order). */
 	int leader = rank;
-	MPI_Comm node_comm;
+	int limit = record_limit(comm, rank), summary = size > limit;
+	MPI_Comm node_comm = MPI_COMM_NULL;
 	if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm) ==
 	    MPI_SUCCESS) {
 		MPI_Group wg, ng;
@@ -736,7 +972,10 @@ static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 		PMPI_Group_translate_ranks(ng, 1, &zero, wg, &leader);
 		PMPI_Group_free(&ng);
 		PMPI_Group_free(&wg);
-		PMPI_Comm_free(&node_comm);
+		if (!summary)
+			PMPI_Comm_free(&node_comm);
+	} else {
+		node_comm = MPI_COMM_NULL;
 	}
 
 	struct namebuf names = {0};
@@ -779,12 +1018,28 @@ static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 	me.ctr_mode = strcmp(ci.mode, "off") == 0 ? 0 : strcmp(ci.mode, "on") == 0 ? 2 : 1;
 	snprintf(me.ctr_reason, sizeof me.ctr_reason, "%s", ci.reason);
 
-	/* Per-process records to rank 0, in one gather: the process record,
-	 * then one record per region. */
+	/* Up to the limit: per-process records to rank 0, in one gather (the
+	 * process record, then one record per region). Above it: every
+	 * region's summary and the run's facts, reduced. */
 	size_t block = sizeof me + (size_t)nreg * sizeof *mine;
-	unsigned char *sendbuf = malloc(block), *all = NULL;
+	unsigned char *sendbuf = NULL, *all = NULL;
 	struct popmon_region_rec *recs = NULL;
 	struct popmon_proc_rec *procs = NULL;
+	struct popmon_region_sum *rsums = NULL;
+	struct run_facts facts = {0};
+	if (summary) {
+		if (rank == 0)
+			rsums = calloc((size_t)(nreg ? nreg : 1), sizeof *rsums);
+		if (reduce_regions(comm, node_comm, rank, mine, nreg, &me, node_comm == MPI_COMM_NULL || rank == leader,
+				   &facts, rsums) != 0) {
+			free(rsums);
+			rsums = NULL;
+		}
+		if (node_comm != MPI_COMM_NULL)
+			PMPI_Comm_free(&node_comm);
+		goto profile;
+	}
+	sendbuf = malloc(block);
 	if (sendbuf) {
 		memcpy(sendbuf, &me, sizeof me);
 		memcpy(sendbuf + sizeof me, mine, (size_t)nreg * sizeof *mine);
@@ -805,6 +1060,7 @@ static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 	free(sendbuf);
 	free(all);
 
+profile:;
 	/* Call profile: sums, min and max (with its rank) over processes. */
 	uint64_t *calls = calloc(POPMON_FN_COUNT, sizeof *calls);
 	uint64_t *ticks = calloc(POPMON_FN_COUNT, sizeof *ticks);
@@ -813,10 +1069,7 @@ static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 	int64_t *sums_in = calloc(2 * POPMON_FN_COUNT, sizeof *sums_in);
 	int64_t *sums = calloc(2 * POPMON_FN_COUNT, sizeof *sums);
 	int64_t *min_ns = calloc(POPMON_FN_COUNT, sizeof *min_ns);
-	struct {
-		double v;
-		int rank;
-	} *loc = calloc(POPMON_FN_COUNT, 16), *maxloc = calloc(POPMON_FN_COUNT, 16);
+	struct dbl_int *loc = calloc(POPMON_FN_COUNT, sizeof *loc), *maxloc = calloc(POPMON_FN_COUNT, sizeof *maxloc);
 	popmon_fn_totals(calls, ticks);
 	for (int f = 0; f < POPMON_FN_COUNT; f++) {
 		ns[f] = (int64_t)popmon_ticks_to_ns(ticks[f]);
@@ -837,47 +1090,36 @@ static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 	int norows = popmon_omp_rows(&orows), ntotal = 0;
 	int *ocounts = NULL, *odispls = NULL;
 	int obytes = norows * (int)sizeof *orows;
-	if (rank == 0) {
-		ocounts = calloc((size_t)size, sizeof *ocounts);
-		odispls = calloc((size_t)size, sizeof *odispls);
-	}
-	PMPI_Gather(&obytes, 1, MPI_INT, ocounts, 1, MPI_INT, 0, comm);
-	if (rank == 0 && ocounts && odispls) {
-		long total = 0;
-		for (int p = 0; p < size; p++) {
-			odispls[p] = (int)total;
-			total += ocounts[p];
+	/* Bounded: the gather's displacements are ints, and rank 0 holds the
+	 * rows; above 256 MiB in all (some 480,000 rows), rank 0's only. */
+	int64_t mybytes = obytes, allbytes = 0;
+	PMPI_Allreduce(&mybytes, &allbytes, 1, MPI_INT64_T, MPI_SUM, comm);
+	if (allbytes <= ((int64_t)256 << 20)) {
+		if (rank == 0) {
+			ocounts = calloc((size_t)size, sizeof *ocounts);
+			odispls = calloc((size_t)size, sizeof *odispls);
 		}
-		allrows = malloc((size_t)total + 1);
-		ntotal = (int)(total / (long)sizeof *orows);
-	}
-	PMPI_Gatherv(orows, obytes, MPI_BYTE, allrows, ocounts, odispls, MPI_BYTE, 0, comm);
-	int nmerged = 0;
-	if (rank == 0 && allrows) {
-		for (int i = 0; i < ntotal; i++) {
-			struct popmon_omp_row *a = &allrows[i];
-			int j = 0;
-			for (; j < nmerged; j++)
-				if (allrows[j].address == a->address && strcmp(allrows[j].module, a->module) == 0)
-					break;
-			if (j == nmerged) {
-				if (j != i)
-					allrows[j] = *a;
-				nmerged++;
-				continue;
+		PMPI_Gather(&obytes, 1, MPI_INT, ocounts, 1, MPI_INT, 0, comm);
+		if (rank == 0 && ocounts && odispls) {
+			long total = 0;
+			for (int p = 0; p < size; p++) {
+				odispls[p] = (int)total;
+				total += ocounts[p];
 			}
-			struct popmon_omp_row *m = &allrows[j];
-			m->executions += a->executions;
-			if (a->threads > m->threads)
-				m->threads = a->threads;
-			m->wall_ns += a->wall_ns;
-			m->useful_ns += a->useful_ns;
-			m->imbalance_ns += a->imbalance_ns;
-			m->sync_ns += a->sync_ns;
-			m->limited_ns += a->limited_ns;
-			m->mgmt_ns += a->mgmt_ns;
+			allrows = malloc((size_t)total + 1);
+			ntotal = (int)(total / (long)sizeof *orows);
 		}
+		PMPI_Gatherv(orows, obytes, MPI_BYTE, allrows, ocounts, odispls, MPI_BYTE, 0, comm);
+	} else if (rank == 0) {
+		popmon_warn_once("omprows", "%lld MiB of OpenMP construct rows in all: omp_regions has rank 0's only",
+				 (long long)(allbytes >> 20));
+		allrows = orows;
+		orows = NULL;
+		ntotal = norows;
 	}
+	int nmerged = 0;
+	if (rank == 0 && allrows)
+		nmerged = popmon_omp_merge(allrows, ntotal);
 	free(orows);
 	free(ocounts);
 	free(odispls);
@@ -891,7 +1133,7 @@ static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 	int gused = gme.status != POPMON_GPU_UNUSED, anyused = 0;
 	PMPI_Allreduce(&gused, &anyused, 1, MPI_INT, MPI_MAX, comm);
 	struct popmon_gpu_proc *gall = NULL;
-	if (anyused) {
+	if (anyused && !summary) {
 		if (rank == 0)
 			gall = malloc(sizeof *gall * (size_t)size);
 		PMPI_Gather(&gme, (int)sizeof gme, MPI_BYTE, gall, (int)sizeof gme, MPI_BYTE, 0, comm);
@@ -900,6 +1142,36 @@ static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 	char **warn_lines = NULL, *warn_store = NULL;
 	int nwarn = gather_warnings(comm, rank, size, &warn_lines, &warn_store);
 
+	/* What both forms share; then the form's own fields. */
+	struct popmon_run run = {
+		.nprocs = size,
+		.nregions = nreg,
+		.region_names = region_names,
+		.with_mpi = 1,
+		.omp_rows = allrows,
+		.nomp_rows = nmerged,
+		.world_size = popmon_proc.size,
+		.aligned = 1,
+		.start_skew_ns = start_skew,
+		.end_skew_ns = end_skew,
+		.warnings = (const char *const *)warn_lines,
+		.nwarnings = nwarn,
+		.gpu = gall ? gall : &gme,
+		.ngpu = gall ? size : 1,
+	};
+	if (rank == 0 && rsums) {
+		run.nnodes = (int)facts.nodes;
+		run.sums = rsums;
+		run.summary_limit = limit;
+		run.cpus = facts.cpus;
+		counters_set(&run, me.ctr_mode, facts.ctr_failed, facts.ctr_rdpmc == size, facts.ctr_first,
+			     facts.ctr_reason, size);
+		if (facts.bypassed) {
+			run.bypass_reason = facts.bypass_reason;
+			run.bypass_processes = (int)facts.bypassed;
+		}
+		finish_run(&run, hs, sums, min_ns, maxloc);
+	}
 	if (rank == 0 && recs && procs) {
 		/* Node indices in order of each node's lowest rank. */
 		int nnodes = 0;
@@ -915,44 +1187,9 @@ static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 			procs[p].node = node_of_leader[l];
 		}
 		free(node_of_leader);
-		struct popmon_fn_rec *fns = calloc(POPMON_FN_COUNT, sizeof *fns);
-		for (int f = 0; fns && f < POPMON_FN_COUNT; f++) {
-			fns[f].calls = sums[f];
-			fns[f].time_ns = sums[POPMON_FN_COUNT + f];
-			fns[f].min_ns = min_ns[f];
-			fns[f].max_ns = (int64_t)maxloc[f].v;
-			fns[f].max_rank = maxloc[f].rank;
-		}
-		struct popmon_run run = {
-			.nprocs = size,
-			.nnodes = nnodes,
-			.nregions = nreg,
-			.region_names = region_names,
-			.procs = procs,
-			.recs = recs,
-			.fns = fns,
-			.with_mpi = 1,
-			.omp_rows = allrows,
-			.nomp_rows = nmerged,
-			.world_size = popmon_proc.size,
-			.aligned = 1,
-			.start_skew_ns = start_skew,
-			.end_skew_ns = end_skew,
-			.warnings = (const char *const *)warn_lines,
-			.nwarnings = nwarn,
-			.gpu = gall ? gall : &gme,
-			.ngpu = gall ? size : 1,
-		};
-		char incomplete[512];
-		if (hs->status == V_PARTIAL) {
-			run.missing = hs->missing;
-			snprintf(incomplete, sizeof incomplete,
-				 "the measurement library did not reach rank%s %s of %d: their processes ran "
-				 "without LD_PRELOAD (a launcher that does not pass the environment on to other "
-				 "nodes, or a library file that is not visible there)",
-				 strpbrk(hs->missing, ",-") ? "s" : "", hs->missing, popmon_proc.size);
-			run.incomplete_reason = incomplete;
-		}
+		run.nnodes = nnodes;
+		run.procs = procs;
+		run.recs = recs;
 		for (int p = 0; p < size; p++) {
 			if (!procs[p].bypass_kind)
 				continue;
@@ -960,35 +1197,10 @@ static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 				run.bypass_reason = procs[p].bypass_reason;
 			run.bypass_processes++;
 		}
-		int len = 0, version = 0, subversion = 0, provided = MPI_THREAD_SINGLE;
-		char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-		lib[0] = '\0';
-		PMPI_Get_library_version(lib, &len);
-		lib[sizeof lib - 1] = '\0';
-		char *nl = strchr(lib, '\n');
-		if (nl)
-			*nl = '\0';
-		/* MPICH writes "MPICH Version:\t4.0.2": tabs and runs of blanks
-		 * become one space. */
-		size_t w = 0;
-		for (size_t r = 0; lib[r]; r++) {
-			char c = lib[r] == '\t' || lib[r] == '\r' ? ' ' : lib[r];
-			if (c == ' ' && (w == 0 || lib[w - 1] == ' '))
-				continue;
-			lib[w++] = c;
-		}
-		while (w > 0 && lib[w - 1] == ' ')
-			w--;
-		lib[w] = '\0';
-		snprintf(run.mpi_library, sizeof run.mpi_library, "%.255s", lib);
-		PMPI_Get_version(&version, &subversion);
-		snprintf(run.mpi_standard, sizeof run.mpi_standard, "%d.%d", version, subversion);
-		PMPI_Query_thread(&provided);
-		run.thread_level = thread_level_name(provided);
 		counters_of_run(&run, procs, size);
-		popmon_write_run(&run);
-		free(fns);
+		finish_run(&run, hs, sums, min_ns, maxloc);
 	}
+
 	for (int i = 0; warn_lines && i < nwarn; i++)
 		free(warn_lines[i]);
 	free(warn_lines);
@@ -998,6 +1210,7 @@ static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 	free(ns);
 	free(sums_in);
 	free(sums);
+	free(rsums);
 	free(min_ns);
 	free(loc);
 	free(maxloc);
@@ -1042,6 +1255,14 @@ void popmon_mpi_finalize_hook(void)
 	popmon_live_state(POPMON_LIVE_FINALIZING, 0);
 	popmon_regions_close_all(popmon_proc.fin_tick);
 	popmon_talp_finalize();
+	/* POPMON_FINALIZE_STATS=1 (scripts/bench-finalize.sh): rank 0 prints
+	 * how long finalize took and how much its peak RSS grew. */
+	int stats = popmon_proc.rank == 0 && getenv("POPMON_FINALIZE_STATS") &&
+		    strcmp(getenv("POPMON_FINALIZE_STATS"), "1") == 0;
+	struct rusage ru0;
+	uint64_t t0 = popmon_monotonic_ns();
+	if (stats)
+		getrusage(RUSAGE_SELF, &ru0);
 	struct handshake hs;
 	handshake(&hs);
 	if (hs.status == V_COMPLETE) {
@@ -1079,6 +1300,16 @@ void popmon_mpi_finalize_hook(void)
 					"did not reach it): no measurement written");
 	}
 	free(hs.members);
+	if (stats) {
+		struct rusage ru1;
+		getrusage(RUSAGE_SELF, &ru1);
+		char line[160];
+		int n = snprintf(line, sizeof line, "popmon: finalize %.3f ms, peak RSS %ld KiB (+%ld KiB)\n",
+				 (double)(popmon_monotonic_ns() - t0) / 1e6, ru1.ru_maxrss, ru1.ru_maxrss - ru0.ru_maxrss);
+		if (n > 0 && write(2, line, (size_t)n) < 0) {
+			/* ignore */
+		}
+	}
 	registry_leave();
 	popmon_counters_finish();
 	popmon_live_state(POPMON_LIVE_FINALIZED, 0);

@@ -353,6 +353,43 @@ static void write_gpu(FILE *f, const struct popmon_run *run, const struct gpu_ma
 	fputs("\n  ]", f);
 }
 
+static void write_extreme(FILE *f, const char *key, const struct popmon_extreme *e, const int64_t *hist)
+{
+	int empty = e->min_rank == INT64_MAX;
+	fprintf(f, ", \"%s\": {\"min\": %lld, \"min_rank\": %lld, \"max\": %lld, \"max_rank\": %lld, \"histogram\": [",
+		key, empty ? 0LL : (long long)e->min, empty ? 0LL : (long long)e->min_rank,
+		empty ? 0LL : (long long)e->max, empty ? 0LL : (long long)e->max_rank);
+	for (int b = 0; b < POPMON_HIST_BINS; b++)
+		fprintf(f, "%s%lld", b ? ", " : "", (long long)hist[b]);
+	fputs("]}", f);
+}
+
+/* A region's "summary" object (measure.RegionSummary). Doubles as %.17g:
+ * they read back exactly. */
+static void write_summary(FILE *f, const struct popmon_region_sum *s, int with_counters)
+{
+	int none = s->procs <= 0;
+	fprintf(f, "{\"processes\": %lld, \"nodes\": %lld, \"cpus\": %lld, \"max_cpus\": %lld, \"sum\": {\"rank\": 0, \"cpus\": %lld",
+		(long long)s->procs, (long long)s->nodes, (long long)s->cpus, (long long)s->max_cpus, (long long)s->cpus);
+	for (int k = 0; k < POPMON_NSUM; k++) {
+		if (!with_counters && (k == POPMON_SUM_CYCLES || k == POPMON_SUM_INSTRUCTIONS))
+			continue;
+		fprintf(f, ", \"%s\": %lld", popmon_sum_keys[k], (long long)s->sum[k]);
+	}
+	fprintf(f, "}, \"elapsed_max_ns\": %lld, \"min_mpi_process_ns\": %.17g, \"min_mpi_node_ns\": %.17g, "
+		   "\"thread_useful_max_ns\": %lld, \"non_mpi_sum_ns\": %.17g, \"non_mpi_max_ns\": %.17g, "
+		   "\"non_mpi_weighted_ns\": %.17g, \"parallel_weighted_ns\": %.17g, \"serial_weighted_ns\": %.17g, "
+		   "\"serial_idle_ns\": %.17g, \"without_thread_accounts\": %lld, \"multi_cpu\": %lld, "
+		   "\"talp_derived\": %lld, \"with_thread_useful\": %lld",
+		(long long)s->elapsed_max, none || s->min_mpi_proc > 1e300 ? 0.0 : s->min_mpi_proc,
+		none || s->min_mpi_node > 1e300 ? 0.0 : s->min_mpi_node, (long long)s->thr_useful_max, s->nonmpi_sum,
+		s->nonmpi_max, s->nonmpi_w, s->par_w, s->ser_w, s->ser_idle, (long long)s->without_thr,
+		(long long)s->multi_cpu, (long long)s->talp_derived, (long long)s->with_thr_useful);
+	write_extreme(f, "useful_ns", &s->useful, s->hist[0]);
+	write_extreme(f, "mpi_ns", &s->mpi, s->hist[1]);
+	fputs("}", f);
+}
+
 static void write_json(FILE *f, const struct popmon_run *run)
 {
 	char ts[64];
@@ -360,8 +397,8 @@ static void write_json(FILE *f, const struct popmon_run *run)
 	struct tm tm;
 	gmtime_r(&now, &tm);
 	strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
-	int64_t cpus = 0;
-	for (int p = 0; p < run->nprocs; p++)
+	int64_t cpus = run->sums ? run->cpus : 0;
+	for (int p = 0; !run->sums && p < run->nprocs; p++)
 		cpus += run->procs[p].cpus;
 	struct gpu_map gm;
 	gpu_map_build(run, &gm);
@@ -370,7 +407,7 @@ static void write_json(FILE *f, const struct popmon_run *run)
 	 * reader that does not know the "incomplete" object must not take it
 	 * for a complete one. Complete measurements stay version 1. */
 	fprintf(f, "{\n  \"format\": \"popmon-measurement\",\n  \"version\": %d,\n",
-		run->incomplete_reason ? 2 : 1);
+		run->sums ? 4 : run->incomplete_reason ? 2 : 1);
 	fputs("  \"tool\": {\"name\": \"popmon\", \"version\": \"" POPMON_VERSION "\"},\n", f);
 	fprintf(f, "  \"timestamp\": \"%s\",\n  \"command\": ", ts);
 	write_command(f);
@@ -443,8 +480,10 @@ static void write_json(FILE *f, const struct popmon_run *run)
 		"\"hardware_counters\": %s},\n",
 		run->nprocs, run->nnodes, (long long)cpus, gm.n, run->ctr_available ? "true" : "false");
 
+	if (run->sums)
+		fprintf(f, "  \"summary\": {\"processes\": %d, \"limit\": %d},\n", run->nprocs, run->summary_limit);
 	fputs("  \"processes\": [", f);
-	for (int p = 0; p < run->nprocs; p++) {
+	for (int p = 0; !run->sums && p < run->nprocs; p++) {
 		const struct popmon_proc_rec *pr = &run->procs[p];
 		fprintf(f, "%s\n    {\"rank\": %lld, \"node\": %lld, \"hostname\": ", p ? "," : "",
 			(long long)pr->rank, (long long)pr->node);
@@ -456,7 +495,17 @@ static void write_json(FILE *f, const struct popmon_run *run)
 	}
 	fputs("\n  ],\n  \"regions\": [", f);
 	int firstregion = 1;
-	for (int r = 0; r < run->nregions; r++) {
+	for (int r = 0; run->sums && r < run->nregions; r++) {
+		if (run->sums[r].procs <= 0 && r != 0)
+			continue;
+		fprintf(f, "%s\n    {\"name\": ", firstregion ? "" : ",");
+		firstregion = 0;
+		json_str(f, run->region_names[r]);
+		fputs(", \"processes\": [], \"summary\": ", f);
+		write_summary(f, &run->sums[r], run->ctr_available);
+		fputs("}", f);
+	}
+	for (int r = 0; !run->sums && r < run->nregions; r++) {
 		int any = 0;
 		for (int p = 0; p < run->nprocs; p++)
 			any |= run->recs[(size_t)p * (size_t)run->nregions + (size_t)r].visits > 0;

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/popmon/popmon/internal/binscan"
@@ -28,6 +29,7 @@ type measureFlags struct {
 	gitCommit string
 	gitBranch string
 	gitTime   string
+	records   string
 }
 
 func (m *measureFlags) register(fs interface {
@@ -43,6 +45,7 @@ func (m *measureFlags) register(fs interface {
 	fs.StringVar(&m.gitTime, "git-time", "", "record this commit time (RFC 3339) in the measurement (default: the CI environment)")
 	fs.StringVar(&m.openmp, "openmp", openmpAuto, "OpenMP runtime: auto (preload LLVM libomp for GCC/libgomp programs, which have no OMPT), libomp, native, off")
 	fs.StringVar(&m.gpu, "gpu", "", "GPU (CUDA) metrics: auto (programs that use CUDA, through CUPTI), on (warn when they cannot be measured), off (default $POPMON_GPU, else auto)")
+	fs.StringVar(&m.records, "max-process-records", "", "per-process records in the measurement up to this many processes; above, a summary form (default $POPMON_MAX_PROCESS_RECORDS, else 4096)")
 	fs.StringVar(&m.counters, "counters", "", "hardware counters (instructions, cycles: IPC and frequency): auto (when the machine has them), on (warn when it has not), off (default $POPMON_COUNTERS, else auto)")
 }
 
@@ -89,6 +92,12 @@ func (m *measureFlags) environment(lib string, scan *binscan.Result, set map[str
 	}
 	for k, v := range env {
 		set[k] = v
+	}
+	if m.records != "" {
+		if n, err := strconv.Atoi(m.records); err != nil || n < 0 {
+			return nil, "", fail(ExitUsage, "--max-process-records %q: want a number of processes (0 or more)", m.records)
+		}
+		set["POPMON_MAX_PROCESS_RECORDS"] = m.records
 	}
 	if err := countersEnv(m.counters, set); err != nil {
 		return nil, "", err

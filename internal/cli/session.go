@@ -82,6 +82,9 @@ func readSession(dir string, childPid int) (*sessionResult, error) {
 				Processes []struct {
 					ElapsedNS int64 `json:"elapsed_ns"`
 				} `json:"processes"`
+				Summary *struct {
+					ElapsedMaxNS int64 `json:"elapsed_max_ns"`
+				} `json:"summary"` // summary form
 			} `json:"regions"`
 		}
 		if b, err := os.ReadFile(p); err == nil && json.Unmarshal(b, &head) == nil {
@@ -92,6 +95,9 @@ func readSession(dir string, childPid int) (*sessionResult, error) {
 			if len(head.Regions) > 0 {
 				for _, pr := range head.Regions[0].Processes {
 					sf.elapsed = max(sf.elapsed, pr.ElapsedNS)
+				}
+				if s := head.Regions[0].Summary; s != nil {
+					sf.elapsed = max(sf.elapsed, s.ElapsedMaxNS)
 				}
 			}
 		}

@@ -3,6 +3,8 @@ package pages
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/popmon/popmon/measure"
 )
 
 // ProcessTimes is the useful and MPI time of one process in one region,
@@ -20,15 +22,20 @@ const (
 	mpiColour    = "#f58518"
 )
 
+// start opens a chart of w × h with its style, white background and title.
+func (b *svgBuf) start(w, h float64, title string) {
+	b.open(w, h, title)
+	b.WriteString(chartStyle)
+	fmt.Fprintf(b, `<rect width="%s" height="%s" fill="#fff"/>`, f(w), f(h))
+	b.text(w/2, 16, "middle", "t", title)
+}
+
 // ProcessChart returns an SVG stacked bar chart of useful (bottom) and MPI
 // (top) time per process.
 func ProcessChart(title string, procs []ProcessTimes) string {
 	const w, h = 760.0, 300.0
 	var b svgBuf
-	b.open(w, h+legendRow, title)
-	b.WriteString(chartStyle)
-	fmt.Fprintf(&b, `<rect width="%s" height="%s" fill="#fff"/>`, f(w), f(h+legendRow))
-	b.text(w/2, 16, "middle", "t", title)
+	b.start(w, h+legendRow, title)
 	if len(procs) == 0 {
 		b.text(w/2, h/2, "middle", "", "no per-process data")
 		b.close()
@@ -74,6 +81,53 @@ func ProcessChart(title string, procs []ProcessTimes) string {
 	b.text(x0+16, h+12, "start", "s", "useful")
 	b.rect(x0+90, h+4, 12, 8, mpiColour, "")
 	b.text(x0+106, h+12, "start", "s", "MPI")
+	b.close()
+	return b.String()
+}
+
+// maxProcessBars is the most processes drawn as one bar each; above it (and
+// for a measurement in summary form) the chart is a distribution.
+const maxProcessBars = 256
+
+// DistributionChart returns an SVG chart of the distributions of useful
+// (left) and MPI (right) time per process: a histogram of processes per
+// time bin, with the extremes and their ranks below each.
+func DistributionChart(title string, useful, mpi measure.Distribution) string {
+	const w, h = 760.0, 300.0
+	var b svgBuf
+	b.start(w, h+legendRow, title)
+	panel := func(x0, x1 float64, d measure.Distribution, name, colour string) {
+		y0, y1 := h-chartBottom, chartTop
+		top := int64(1)
+		for _, c := range d.Histogram {
+			top = max(top, c)
+		}
+		yt, ylo, yhi := NiceTicks(0, float64(top), 5)
+		sy := func(y float64) float64 { return y0 - (y-ylo)/(yhi-ylo)*(y0-y1) }
+		for _, t := range yt {
+			y := sy(t)
+			b.line(x0, y, x1, y, "#e0e0e0", 1)
+			b.text(x0-6, y+4, "end", "", formatTick(t, 1))
+		}
+		n := max(len(d.Histogram), 1)
+		slot := (x1 - x0) / float64(n)
+		width := (float64(d.Max) - float64(d.Min) + 1) / float64(n)
+		for i, c := range d.Histogram {
+			lo := (float64(d.Min) + float64(i)*width) / 1e9
+			y := sy(float64(c))
+			b.rect(x0+float64(i)*slot+1, y, slot-2, y0-y, colour,
+				fmt.Sprintf("%s %.3f–%.3f s: %d processes", name, lo, lo+width/1e9, c))
+		}
+		b.line(x0, y0, x1, y0, "#333", 1)
+		b.line(x0, y0, x0, y1, "#333", 1)
+		b.text(x0, y0+16, "start", "s", fmt.Sprintf("%.3f s (rank %d)", float64(d.Min)/1e9, d.MinRank))
+		b.text(x1, y0+16, "end", "s", fmt.Sprintf("%.3f s (rank %d)", float64(d.Max)/1e9, d.MaxRank))
+		b.text((x0+x1)/2, h-8, "middle", "", name+" time per process")
+	}
+	mid := w / 2
+	panel(chartLeft, mid-20, useful, "useful", usefulColour)
+	panel(mid+chartLeft-20, w-chartRight, mpi, "MPI", mpiColour)
+	fmt.Fprintf(&b, `<text x="14" y="%s" text-anchor="middle" transform="rotate(-90 14 %s)">processes</text>`, f(h/2), f(h/2))
 	b.close()
 	return b.String()
 }

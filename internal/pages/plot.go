@@ -61,10 +61,7 @@ func (c *LineChart) SVG() string {
 	legendH := float64((legendItems+perRow-1)/perRow) * legendRow
 	total := h + legendH
 	var b svgBuf
-	b.open(w, total, c.Title)
-	b.WriteString(chartStyle)
-	fmt.Fprintf(&b, `<rect width="%s" height="%s" fill="#fff"/>`, f(w), f(total))
-	b.text(w/2, 16, "middle", "t", c.Title)
+	b.start(w, total, c.Title)
 
 	x0, x1 := chartLeft, w-chartRight
 	y0, y1 := h-chartBottom, chartTop // y0 is the bottom

@@ -4,10 +4,27 @@ import (
 	"fmt"
 
 	"github.com/popmon/popmon/internal/runs"
+	"github.com/popmon/popmon/measure"
 )
 
+// processDistribution returns the distributions of useful and MPI time per
+// process of region name in run r, when it is drawn as a distribution (a
+// summary form or more than maxProcessBars processes).
+func processDistribution(r *runs.Run, region string) (useful, mpi measure.Distribution, ok bool) {
+	m := r.Measurement
+	if m == nil {
+		return useful, mpi, false
+	}
+	g, found := m.Region(region)
+	if !found || (g.Summary == nil && len(g.Processes) <= maxProcessBars) {
+		return useful, mpi, false
+	}
+	a := g.Aggregates(m.NodeOf())
+	return a.Useful, a.MPI, a.Processes > 0
+}
+
 // processTimes returns the per-process useful and MPI times of region name
-// in run r. Only popmon measurements and imported traces have them: for a
+// in run r (none when they are drawn as a distribution). Only popmon measurements and imported traces have them: for a
 // TALP file the note says so and the slice is empty.
 func processTimes(r *runs.Run, region string) ([]ProcessTimes, string) {
 	m := r.Measurement
@@ -17,6 +34,9 @@ func processTimes(r *runs.Run, region string) ([]ProcessTimes, string) {
 	g, ok := m.Region(region)
 	if !ok {
 		return nil, fmt.Sprintf("The newest run has no region %q.", region)
+	}
+	if g.Summary != nil || len(g.Processes) > maxProcessBars {
+		return nil, ""
 	}
 	out := make([]ProcessTimes, 0, len(g.Processes))
 	for _, a := range g.Processes {

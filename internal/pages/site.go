@@ -225,6 +225,8 @@ func experimentPage(e *Experiment, opts Options) (*expPage, error) {
 		rv.ProcNote = note
 		if len(procs) > 0 {
 			rv.ProcChart = template.HTML(ProcessChart(fmt.Sprintf("%s: useful and MPI time per process, %s", rv.Name, n.Label), procs))
+		} else if u, mp, ok := processDistribution(n, rv.Name); ok {
+			rv.ProcChart = template.HTML(DistributionChart(fmt.Sprintf("%s: distribution of useful and MPI time per process, %s", rv.Name, n.Label), u, mp))
 		}
 		p.Regions = append(p.Regions, rv)
 	}

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/popmon/popmon/measure"
 )
 
 func TestNiceTicks(t *testing.T) {
@@ -176,5 +178,21 @@ func TestSlug(t *testing.T) {
 	used := map[string]bool{"a": true}
 	if got := uniqueSlug("a", used); got != "a-2" {
 		t.Errorf("uniqueSlug = %q", got)
+	}
+}
+
+// TestDistributionChart checks that the distribution chart draws one bar
+// per bin with its count and names the extreme ranks.
+func TestDistributionChart(t *testing.T) {
+	d := measure.Distribution{Min: 1e9, MinRank: 7, Max: 3e9, MaxRank: 12, Histogram: make([]int64, measure.HistogramBins)}
+	d.Histogram[0], d.Histogram[19] = 5, 3
+	svg := DistributionChart("Global", d, d)
+	for _, want := range []string{"1.000 s (rank 7)", "3.000 s (rank 12)", ": 5 processes", ": 3 processes", ": 0 processes"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("chart lacks %q", want)
+		}
+	}
+	if n := strings.Count(svg, "processes</title>"); n != 2*measure.HistogramBins {
+		t.Errorf("%d bars, want %d", n, 2*measure.HistogramBins)
 	}
 }
