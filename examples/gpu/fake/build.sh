@@ -37,6 +37,6 @@ run "$CC" $CFLAGS -fPIC -shared -o "$out/libsmoke.so" "$here/smoke.c" -ldl
 run "$CC" $CFLAGS -DSMOKE_MAIN -o "$out/smoke" "$here/smoke.c" \
 	-L"$out" -Wl,-rpath,"$out" -lsmoke -lcuda
 if [ $# -eq 2 ]; then
-	run "$2" $CFLAGS -I"$shim" -I"$here" -I"$here/.." -o "$out/gpu_pop" "$here/fake_pop.c" \
+	run "$2" $CFLAGS -I"$shim" -I"$here" -I"$here/.." -I"$here/../.." -o "$out/gpu_pop" "$here/fake_pop.c" \
 		-L"$out" -Wl,-rpath,"$out" -lcuda -lm
 fi
