@@ -151,8 +151,8 @@ func truncate(s string, n int) string {
 // in; m itself is not modified. Write refuses a measurement that does not
 // pass [Measurement.Validate]. Keys that may be omitted are: "timestamp"
 // when empty (readers accept that; the schema, which describes libpopmon's
-// output, requires it), "mpi", "openmp", "git", "counters" and "source"
-// when nil, "omp_regions" when empty, and zero counts of an account.
+// output, requires it), "mpi", "openmp", "git", "counters", "gpu" and
+// "source" when nil, "omp_regions" and the GPU arrays when empty, and zero counts of an account.
 func Write(w io.Writer, m *Measurement) error {
 	if m == nil {
 		return fmt.Errorf("write measurement: %w: no measurement", ErrInvalid)
@@ -215,6 +215,24 @@ func Write(w io.Writer, m *Measurement) error {
 	}
 	if c.Counters != nil {
 		e.key("counters", c.Counters, true)
+	}
+	if c.GPU != nil {
+		e.key("gpu", c.GPU, true)
+	}
+	for _, l := range []struct {
+		name string
+		n    int
+		elem func(i int) any
+	}{
+		{"gpu_devices", len(c.GPUDevices), func(i int) any { return c.GPUDevices[i] }},
+		{"gpu_kernels", len(c.GPUKernels), func(i int) any { return c.GPUKernels[i] }},
+		{"gpu_copies", len(c.GPUCopies), func(i int) any { return c.GPUCopies[i] }},
+		{"gpu_idle", len(c.GPUIdle), func(i int) any { return c.GPUIdle[i] }},
+	} {
+		if l.n > 0 {
+			e.list(l.name, l.n, "  ", func(i int) { e.value(l.elem(i)) })
+			e.raw(",\n")
+		}
 	}
 	if c.Source != nil {
 		e.key("source", c.Source, true)

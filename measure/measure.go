@@ -67,6 +67,20 @@ type Measurement struct {
 	// Counters says whether hardware counters were measured and, when not,
 	// why; nil in files of libraries that did not record it.
 	Counters *Counters `json:"counters,omitempty"`
+	// GPU says whether GPU device activity was measured and, when not,
+	// why; nil for runs without CUDA and files of older libraries.
+	GPU *GPU `json:"gpu,omitempty"`
+	// GPUDevices lists the GPU devices with activity in the run, merged
+	// across processes by UUID; every "device" field indexes it.
+	GPUDevices []GPUDevice `json:"gpu_devices,omitempty"`
+	// GPUKernels are the top kernels by device time (whole run, all
+	// processes, merged by name and device), longest first.
+	GPUKernels []GPUKernel `json:"gpu_kernels,omitempty"`
+	// GPUCopies are the memory operations per kind (whole run, all
+	// processes and devices).
+	GPUCopies []GPUCopy `json:"gpu_copies,omitempty"`
+	// GPUIdle are the idle gaps of each device inside Global.
+	GPUIdle []GPUIdle `json:"gpu_idle,omitempty"`
 	// Source says where the measurement came from when libpopmon did not
 	// write it (a Paraver trace or a DLB/TALP JSON file that popmon
 	// imported); nil for files written by libpopmon.
@@ -333,6 +347,9 @@ type ProcessAccounts struct {
 	OMPTasks int64 `json:"omp_tasks,omitempty"`
 	// GPURuntimeCalls is the number of GPU runtime calls.
 	GPURuntimeCalls int64 `json:"gpu_runtime_calls,omitempty"`
+	// GPUDevices is the process's activity on each GPU device it used
+	// while the region was open (absent: none measured).
+	GPUDevices []GPUDeviceAccount `json:"gpu_devices,omitempty"`
 	// Cycles is the number of CPU cycles during useful time; meaningful only
 	// when [Resources.HardwareCounters] is true.
 	Cycles int64 `json:"cycles,omitempty"`

@@ -206,6 +206,7 @@ func (m *Measurement) Validate() error {
 		}
 	}
 	m.validateOpenMP(&p)
+	m.validateGPU(&p)
 	return p.err()
 }
 

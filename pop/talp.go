@@ -38,6 +38,9 @@ const (
 // decided once per file, so that every region of a run has the same tree.
 type features struct {
 	mpi, openmp, gpu, counters bool
+	// devices is the number of GPU devices with per-device accounts
+	// (len(gpu_devices)); 0: no device tree.
+	devices int
 	// ompNotMeasured is why OpenMP was not measured although the program
 	// used an OpenMP runtime ("" when it was measured or not used).
 	ompNotMeasured string
@@ -51,8 +54,9 @@ type features struct {
 func detect(m *measure.Measurement) features {
 	f := features{
 		mpi:      m.MPI != nil,
-		gpu:      m.Resources.GPUs > 0,
+		gpu:      m.Resources.GPUs > 0 || len(m.GPUDevices) > 0,
 		counters: m.Resources.HardwareCounters,
+		devices:  len(m.GPUDevices),
 	}
 	for _, p := range m.Processes {
 		if p.CPUs > 1 {
@@ -210,6 +214,10 @@ func talpRegion(g *measure.Region, nodeOf map[int]int, gpus int, f features) Reg
 	if f.gpu {
 		host := s.u + s.ilb + s.isch + iser // TALP: useful + OpenMP not useful
 		tree.add(IDDeviceOffloadEfficiency, "Device offload efficiency", IDParallelEfficiency, KindEfficiency)(ratio(host, host+s.g))
+	}
+	if f.devices > 0 {
+		r.Device = RegionDeviceTimes(g, f.devices)
+		addDeviceTree(tree, r.Device, T)
 	}
 	if f.counters && t.Cycles > 0 { // a region without cycles has no counter data
 		tree.add(IDIPC, "IPC", "", KindRatio)(ratio(float64(t.Instructions), float64(t.Cycles)))

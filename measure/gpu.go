@@ -1,0 +1,224 @@
+package measure
+
+import (
+	"fmt"
+	"strings"
+)
+
+// GPU says whether GPU (CUDA) device activity was measured and, when not,
+// why (the "gpu" object). Absent in files of runs without CUDA or of
+// libraries that did not record it.
+type GPU struct {
+	// Mode is the requested mode: "auto", "on" or "off".
+	Mode string `json:"mode"`
+	// Available reports whether device activity was measured.
+	Available bool `json:"available"`
+	// Method is how it was measured: "cupti".
+	Method string `json:"method,omitempty"`
+	// CUPTIVersion is cuptiGetVersion's value (0 when unknown).
+	CUPTIVersion int64 `json:"cupti_version,omitempty"`
+	// DriverVersion is cuDriverGetVersion's value (0 when unknown).
+	DriverVersion int64 `json:"driver_version,omitempty"`
+	// Clock is the clock of the activity records: "monotonic" (CUPTI's
+	// timestamp callback) or "calibrated" (an offset to CUPTI's own clock).
+	Clock string `json:"clock,omitempty"`
+	// DroppedRecords is the number of activity records CUPTI dropped (no
+	// buffer free): device times are then lower bounds.
+	DroppedRecords int64 `json:"dropped_records,omitempty"`
+	// RejectedRecords is the number of records libpopmon rejected as
+	// implausible (end before start, unknown device, …).
+	RejectedRecords int64 `json:"rejected_records,omitempty"`
+	// Reason says, when Available is false, why, in one sentence with the
+	// fix.
+	Reason string `json:"reason,omitempty"`
+}
+
+// GPUDevice is one GPU device of the run (the "gpu_devices" array): every
+// "device" field of the file is an index into it.
+type GPUDevice struct {
+	// Index is the device's index, 0 … len(gpu_devices)−1.
+	Index int `json:"index"`
+	// UUID identifies the device across processes ("GPU-6f1c…"); devices
+	// are merged across processes by UUID.
+	UUID string `json:"uuid"`
+	// Name is the device's product name.
+	Name string `json:"name,omitempty"`
+}
+
+// GPUKernel is one kernel's whole-run profile on one device, summed over
+// processes (the "gpu_kernels" array, the top kernels by device time).
+type GPUKernel struct {
+	// Name is the kernel's (possibly mangled) name.
+	Name string `json:"name"`
+	// Device is the index of the device ([GPUDevice.Index]).
+	Device int `json:"device"`
+	// Count is the number of executions.
+	Count int64 `json:"count"`
+	// TimeNS is the total device time of the executions.
+	TimeNS int64 `json:"time_ns"`
+	// MinNS and MaxNS are the shortest and longest execution.
+	MinNS int64 `json:"min_ns"`
+	MaxNS int64 `json:"max_ns"`
+}
+
+// GPU copy kinds ([GPUCopy.Kind]).
+const (
+	GPUCopyHtoD   = "HtoD"
+	GPUCopyDtoH   = "DtoH"
+	GPUCopyDtoD   = "DtoD"
+	GPUCopyPtoP   = "PtoP"
+	GPUCopyMemset = "memset"
+)
+
+// GPUCopy is the whole-run profile of one kind of memory operation, summed
+// over processes and devices (the "gpu_copies" array).
+type GPUCopy struct {
+	// Kind is one of the GPUCopy* constants.
+	Kind string `json:"kind"`
+	// Count is the number of operations.
+	Count int64 `json:"count"`
+	// Bytes is the number of bytes copied (or set).
+	Bytes int64 `json:"bytes"`
+	// TimeNS is the total device time of the operations.
+	TimeNS int64 `json:"time_ns"`
+}
+
+// GPUIdle is one device's idle gaps: the gaps between device activity
+// (kernels, copies, memsets) inside the Global region that are longer than
+// libpopmon's threshold (the "gpu_idle" array).
+type GPUIdle struct {
+	// Device is the index of the device ([GPUDevice.Index]).
+	Device int `json:"device"`
+	// Gaps is the number of gaps.
+	Gaps int64 `json:"gaps"`
+	// IdleNS is their total length.
+	IdleNS int64 `json:"idle_ns"`
+	// LongestNS is the longest gap.
+	LongestNS int64 `json:"longest_ns"`
+}
+
+// GPUDeviceAccount is one process's device activity on one device while a
+// region was open (regions[].processes[].gpu_devices).
+type GPUDeviceAccount struct {
+	// Device is the index of the device ([GPUDevice.Index]).
+	Device int `json:"device"`
+	// UsefulNS is the length of the union of the process's kernel
+	// intervals on the device (K).
+	UsefulNS int64 `json:"useful_ns"`
+	// ActiveNS is the length of the union of its kernels, copies and
+	// memsets on the device (A ≥ K); A − K is device communication.
+	ActiveNS int64 `json:"active_ns"`
+}
+
+// GPUNotMeasured returns why a measurement has no GPU device data: ""
+// when it has some (top-level gpu_devices); the "gpu" object's reason when
+// it gives one; otherwise a generic reason.
+func (m *Measurement) GPUNotMeasured() string {
+	if m == nil || len(m.GPUDevices) > 0 {
+		return ""
+	}
+	if g := m.GPU; g != nil && g.Reason != "" {
+		return g.Reason
+	}
+	return "GPU device activity was not measured"
+}
+
+// validateGPU checks the GPU keys: device indices 0 … n−1 in order with
+// distinct, non-empty UUIDs, every "device" field naming a listed device,
+// no negative time or count, a kernel's min ≤ max ≤ time, a known copy
+// kind, and per process and region useful ≤ active with each device at
+// most once.
+func (m *Measurement) validateGPU(p *problems) {
+	if g := m.GPU; g != nil {
+		for _, f := range []field{{"cupti_version", g.CUPTIVersion}, {"driver_version", g.DriverVersion},
+			{"dropped_records", g.DroppedRecords}, {"rejected_records", g.RejectedRecords}} {
+			if f.v < 0 {
+				p.add("gpu", "has negative %s (%d)", f.name, f.v)
+			}
+		}
+	}
+	n := len(m.GPUDevices)
+	uuids := make(map[string]int, n)
+	for i, d := range m.GPUDevices {
+		path := fmt.Sprintf("gpu_devices[%d]", i)
+		if d.Index != i {
+			p.add(path, "has index %d; devices are listed in index order from 0", d.Index)
+		}
+		switch u := strings.TrimSpace(d.UUID); {
+		case u == "":
+			p.add(path, "has no uuid")
+		default:
+			if j, dup := uuids[u]; dup {
+				p.add(path, "repeats the uuid %q of gpu_devices[%d] (devices are merged by uuid)", u, j)
+			} else {
+				uuids[u] = i
+			}
+		}
+	}
+	if n > 0 && m.Resources.GPUs != n {
+		p.add("resources.gpus", "is %d but %d GPU devices are listed", m.Resources.GPUs, n)
+	}
+	device := func(path string, d int) {
+		if d < 0 || d >= n {
+			p.add(path, "names device %d, which is not in gpu_devices (%d listed)", d, n)
+		}
+	}
+	for i, k := range m.GPUKernels {
+		path := fmt.Sprintf("gpu_kernels[%d]", i)
+		device(path, k.Device)
+		for _, f := range []field{{"count", k.Count}, {"time_ns", k.TimeNS}, {"min_ns", k.MinNS}, {"max_ns", k.MaxNS}} {
+			if f.v < 0 {
+				p.add(path, "has negative %s (%d)", f.name, f.v)
+			}
+		}
+		if k.MinNS > k.MaxNS || k.MaxNS > k.TimeNS {
+			p.add(path, "has min_ns %d, max_ns %d, time_ns %d; want min ≤ max ≤ time", k.MinNS, k.MaxNS, k.TimeNS)
+		}
+	}
+	for i, c := range m.GPUCopies {
+		path := fmt.Sprintf("gpu_copies[%d]", i)
+		switch c.Kind {
+		case GPUCopyHtoD, GPUCopyDtoH, GPUCopyDtoD, GPUCopyPtoP, GPUCopyMemset:
+		default:
+			p.add(path, "has kind %q; want HtoD, DtoH, DtoD, PtoP or memset", c.Kind)
+		}
+		for _, f := range []field{{"count", c.Count}, {"bytes", c.Bytes}, {"time_ns", c.TimeNS}} {
+			if f.v < 0 {
+				p.add(path, "has negative %s (%d)", f.name, f.v)
+			}
+		}
+	}
+	for i, g := range m.GPUIdle {
+		path := fmt.Sprintf("gpu_idle[%d]", i)
+		device(path, g.Device)
+		for _, f := range []field{{"gaps", g.Gaps}, {"idle_ns", g.IdleNS}, {"longest_ns", g.LongestNS}} {
+			if f.v < 0 {
+				p.add(path, "has negative %s (%d)", f.name, f.v)
+			}
+		}
+		if g.LongestNS > g.IdleNS {
+			p.add(path, "has longest_ns %d above idle_ns %d", g.LongestNS, g.IdleNS)
+		}
+	}
+	for i := range m.Regions {
+		g := &m.Regions[i]
+		for k := range g.Processes {
+			a := &g.Processes[k]
+			seen := make(map[int]bool, len(a.GPUDevices))
+			for j, d := range a.GPUDevices {
+				path := fmt.Sprintf("regions[%d] %q: processes[%d]: gpu_devices[%d]", i, g.Name, k, j)
+				device(path, d.Device)
+				if seen[d.Device] {
+					p.add(path, "repeats device %d", d.Device)
+				}
+				seen[d.Device] = true
+				switch {
+				case d.UsefulNS < 0 || d.ActiveNS < 0:
+					p.add(path, "has negative times (useful_ns %d, active_ns %d)", d.UsefulNS, d.ActiveNS)
+				case d.UsefulNS > d.ActiveNS:
+					p.add(path, "has useful_ns %d above active_ns %d (kernels are part of the active time)", d.UsefulNS, d.ActiveNS)
+				}
+			}
+		}
+	}
+}
