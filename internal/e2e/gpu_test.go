@@ -1,0 +1,433 @@
+package e2e
+
+// GPU measurement without a GPU (issue 12): the validation scenarios V1–V7
+// (examples/gpu/scenarios.h, research gpu.md §5) run under `popmon run --gpu
+// auto` on the fake CUDA stack of examples/gpu/fake (a fake libcuda.so.1 and
+// libcupti.so, built here with cc), through the whole chain: injection →
+// callbacks → records → unions → regions → measurement file → pop.Compute.
+// And the CUDA-absent path: --gpu auto silent and identical to --gpu off,
+// --gpu on one warning.
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/popmon/popmon/measure"
+)
+
+// fakeCUDA builds the fake CUDA stack (and, with an MPI, the fake-CUDA
+// program gpu_pop) once per MPI and returns its folder.
+func fakeCUDA(t *testing.T, mpicc string) string {
+	t.Helper()
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no C compiler (cc) to build the fake CUDA stack")
+	}
+	builtMu.Lock()
+	defer builtMu.Unlock()
+	key := "fakecuda-" + mpicc
+	if dir, ok := built[key]; ok {
+		return dir
+	}
+	dir := filepath.Join(filepath.Dir(popmonBin), key)
+	args := []string{filepath.Join(repoRoot, "examples", "gpu", "fake", "build.sh"), dir}
+	if mpicc != "" {
+		args = append(args, mpicc)
+	}
+	cmd := exec.Command("sh", args...)
+	cmd.Env = append(os.Environ(), "CC=cc")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building the fake CUDA stack: %v\n%s", err, out)
+	}
+	built[key] = dir
+	return dir
+}
+
+// needGPUMeasurement skips a test that needs libpopmon's GPU measurement
+// while it is not in this tree.
+func needGPUMeasurement(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(repoRoot, "shim", "gpu.c")); err != nil {
+		t.Skip("libpopmon's GPU measurement (shim/gpu.c, issue 12 part 1) is not in this tree yet")
+	}
+}
+
+// fakeEnv is the environment that puts the fake stack in front of the
+// program: its libcuda.so.1 on the loader path, its libcupti for popmon.
+func fakeEnv(dir string, extra ...string) []string {
+	ld := dir
+	if old := os.Getenv("LD_LIBRARY_PATH"); old != "" {
+		ld += ":" + old
+	}
+	return append([]string{"LD_LIBRARY_PATH=" + ld, "POPMON_CUPTI_LIBRARY=" + filepath.Join(dir, "libcupti.so")}, extra...)
+}
+
+// TestGPUFakeStack runs the fake stack's own smoke test: a tool injected
+// through CUDA_INJECTION64_PATH that subscribes as libpopmon does and checks
+// the callbacks and records it gets (no popmon involved).
+func TestGPUFakeStack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds C libraries")
+	}
+	dir := fakeCUDA(t, "")
+	cmd := exec.Command(filepath.Join(dir, "smoke"))
+	cmd.Env = append(os.Environ(), "CUDA_INJECTION64_PATH="+filepath.Join(dir, "libsmoke.so"),
+		"POPMON_CUPTI_LIBRARY="+filepath.Join(dir, "libcupti.so"), "FAKECUDA_DEVICES=2")
+	out, err := cmd.CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "ok" {
+		t.Fatalf("smoke test: %v\n%s", err, out)
+	}
+}
+
+// gpuCase is one scenario of examples/gpu/scenarios.h with u = c = 100 ms:
+// the per-repetition times in units of u, and the expected metrics of
+// region "work".
+type gpuCase struct {
+	mode    string
+	np      int
+	devices int       // FAKECUDA_DEVICES; rank r uses device r mod devices
+	t       float64   // T
+	g       []float64 // per rank: host time in the CUDA runtime
+	k       []float64 // per rank: kernel time on its device
+	a       []float64 // per rank: kernels ∪ copies on its device
+	want    map[string]float64
+}
+
+// hostMPI is the MPI branch of V6 and V7 (one node).
+var hostMPI = map[string]float64{
+	"mpi_parallel_efficiency": 0.875, "mpi_load_balance": 0.875, "mpi_load_balance_in": 0.875,
+	"mpi_load_balance_out": 1, "mpi_communication_efficiency": 1,
+}
+
+func effs(pe, off, gpe, glb, gcomm, gorch float64, mpi map[string]float64) map[string]float64 {
+	m := map[string]float64{
+		"parallel_efficiency": pe, "device_offload_efficiency": off,
+		"gpu_parallel_efficiency": gpe, "gpu_load_balance": glb,
+		"gpu_communication_efficiency": gcomm, "gpu_orchestration_efficiency": gorch,
+	}
+	for k, v := range mpi {
+		m[k] = v
+	}
+	return m
+}
+
+var oneRank = map[string]float64{"mpi_parallel_efficiency": 1, "mpi_load_balance": 1, "mpi_communication_efficiency": 1}
+
+// gpuCases is the table of research gpu.md §5 with c = u.
+var gpuCases = []gpuCase{
+	{"V1", 1, 1, 2, []float64{1}, []float64{1}, []float64{1}, effs(0.5, 0.5, 0.5, 1, 1, 0.5, oneRank)},
+	{"V2", 1, 1, 2, []float64{0}, []float64{2}, []float64{2}, effs(1, 1, 1, 1, 1, 1, oneRank)},
+	{"V3", 1, 1, 2, []float64{0.5}, []float64{0.5}, []float64{0.5}, effs(0.75, 0.75, 0.25, 1, 1, 0.25, oneRank)},
+	{"V4", 1, 1, 3, []float64{2}, []float64{1}, []float64{2}, effs(1.0/3, 1.0/3, 1.0/3, 1, 0.5, 2.0/3, oneRank)},
+	{"V5", 1, 1, 4, []float64{2}, []float64{2}, []float64{2}, effs(0.5, 0.5, 0.5, 1, 1, 0.5, oneRank)},
+	{"V6", 2, 2, 2, []float64{1, 0.5}, []float64{1, 0.5}, []float64{1, 0.5}, effs(0.5, 4.0/7, 0.375, 0.75, 1, 0.5, hostMPI)},
+	// One shared GPU: max-merge counts it once (0.50, not 0.75 as a sum would).
+	{"V6", 2, 1, 2, []float64{1, 0.5}, []float64{1, 0.5}, []float64{1, 0.5}, effs(0.5, 4.0/7, 0.5, 1, 1, 0.5, hostMPI)},
+	{"V7", 2, 2, 2, []float64{1, 1}, []float64{1, 1}, []float64{1, 1}, effs(0.375, 3.0/7, 0.5, 1, 1, 0.5, hostMPI)},
+	{"V7", 2, 1, 2, []float64{1, 1}, []float64{1, 1}, []float64{1, 1}, effs(0.375, 3.0/7, 0.5, 1, 1, 0.5, hostMPI)},
+}
+
+const (
+	gpuUnitMS = 100
+	gpuReps   = 3
+)
+
+// within reports whether got is within 10 % of want, plus slack ns.
+func within(got, want, slack float64) bool {
+	return math.Abs(got-want) <= 0.1*want+slack
+}
+
+// TestGPUFake asserts V1–V7 on the fake CUDA stack with every MPI: V1–V5 on
+// one rank, V6 and V7 on two ranks with two fake GPUs and with one shared.
+func TestGPUFake(t *testing.T) {
+	for _, impl := range impls(t) {
+		for _, c := range gpuCases {
+			impl, c := impl, c
+			t.Run(fmt.Sprintf("%s/%s/gpus%d", impl.name, c.mode, c.devices), func(t *testing.T) {
+				needGPUMeasurement(t)
+				dir := fakeCUDA(t, impl.mpicc)
+				o := runOpts{
+					env:   fakeEnv(dir, fmt.Sprintf("FAKECUDA_DEVICES=%d", c.devices), "GPU_POP_COPY_MS="),
+					flags: []string{"--gpu", "auto"},
+					dir:   dir,
+				}
+				r := measureRunWith(t, impl, o, c.np, "gpu_pop", c.mode, fmt.Sprint(gpuReps), fmt.Sprint(gpuUnitMS))
+				checkGPURun(t, r, c)
+			})
+		}
+	}
+}
+
+func checkGPURun(t *testing.T, r *result, c gpuCase) {
+	t.Helper()
+	if !strings.HasPrefix(r.stdout, "ok "+c.mode) {
+		t.Errorf("program output %q", r.stdout)
+	}
+	for _, line := range strings.Split(r.stderr, "\n") {
+		if strings.HasPrefix(line, "popmon:") && strings.Contains(strings.ToLower(line), "gpu") {
+			t.Errorf("GPU warning on a measurable run: %s", line)
+		}
+	}
+	ids := make([]string, 0, len(c.want))
+	for id := range c.want {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		r.expect(t, "work", id, c.want[id], effTol)
+	}
+	u := float64(gpuUnitMS) * 1e6 * gpuReps // one unit over all repetitions, ns
+	if g := r.region(t, "work"); !within(float64(g.ElapsedNS), c.t*u, 0) {
+		t.Errorf("work: elapsed %d ns, want %.0f ± 10%%", g.ElapsedNS, c.t*u)
+	}
+	m := r.m
+	if m.GPU == nil || !m.GPU.Available || m.GPU.Method != "cupti" || m.GPU.Clock != "monotonic" || m.GPU.Mode != "auto" {
+		t.Errorf("gpu = %+v, want available, mode auto, method cupti, clock monotonic", m.GPU)
+	} else if m.GPU.DroppedRecords != 0 || m.GPU.RejectedRecords != 0 {
+		t.Errorf("gpu: %d records dropped, %d rejected", m.GPU.DroppedRecords, m.GPU.RejectedRecords)
+	}
+	if len(m.GPUDevices) != c.devices || m.Resources.GPUs != c.devices {
+		t.Errorf("%d devices (resources.gpus %d), want %d: %+v", len(m.GPUDevices), m.Resources.GPUs, c.devices, m.GPUDevices)
+	}
+	uuids := map[string]bool{}
+	for _, d := range m.GPUDevices {
+		uuids[d.UUID] = true
+		if !strings.HasPrefix(d.Name, "Fake GPU ") {
+			t.Errorf("device %d named %q", d.Index, d.Name)
+		}
+	}
+	if len(uuids) != len(m.GPUDevices) {
+		t.Errorf("device UUIDs not distinct: %+v", m.GPUDevices)
+	}
+	var spins int64
+	for _, k := range m.GPUKernels {
+		if k.Name == "spin_kernel" {
+			spins += k.Count
+		}
+	}
+	if spins != int64(gpuReps*c.np) {
+		t.Errorf("spin_kernel launched %d times, want %d: %+v", spins, gpuReps*c.np, m.GPUKernels)
+	}
+	var copies int64
+	for _, cp := range m.GPUCopies {
+		if cp.Kind == "HtoD" {
+			copies += cp.Count
+		}
+	}
+	if want := map[string]int64{"V4": gpuReps, "V5": gpuReps}[c.mode]; copies != want {
+		t.Errorf("%d HtoD copies, want %d: %+v", copies, want, m.GPUCopies)
+	}
+	// Per process: G, and useful/active time on its device.
+	w, ok := m.Region("work")
+	if !ok {
+		t.Fatal("no region work in the file")
+	}
+	slack := 5e6 * gpuReps // launch and callback costs, scheduling
+	for _, p := range w.Processes {
+		if p.Rank < 0 || p.Rank >= c.np {
+			t.Fatalf("rank %d in a %d-rank run", p.Rank, c.np)
+		}
+		if got, want := float64(p.GPURuntimeNS), c.g[p.Rank]*u; !within(got, want, slack) {
+			t.Errorf("rank %d: gpu_runtime_ns %.0f, want %.0f ± 10%%", p.Rank, got, want)
+		}
+		if p.GPURuntimeCalls <= 0 {
+			t.Errorf("rank %d: no GPU runtime calls counted", p.Rank)
+		}
+		if len(p.GPUDevices) != 1 {
+			t.Errorf("rank %d: accounts on %d devices, want 1: %+v", p.Rank, len(p.GPUDevices), p.GPUDevices)
+			continue
+		}
+		d := p.GPUDevices[0]
+		if want := deviceOf(m, p.Rank%c.devices); d.Device != want {
+			t.Errorf("rank %d: device %d, want %d (fake ordinal %d)", p.Rank, d.Device, want, p.Rank%c.devices)
+		}
+		if want := c.k[p.Rank] * u; !within(float64(d.UsefulNS), want, slack) {
+			t.Errorf("rank %d: useful_ns %d, want %.0f ± 10%%", p.Rank, d.UsefulNS, want)
+		}
+		if want := c.a[p.Rank] * u; !within(float64(d.ActiveNS), want, slack) {
+			t.Errorf("rank %d: active_ns %d, want %.0f ± 10%%", p.Rank, d.ActiveNS, want)
+		}
+	}
+}
+
+// deviceOf is the file's index of the fake device with that ordinal (its
+// UUID ends in the ordinal), or -1.
+func deviceOf(m *measure.Measurement, ordinal int) int {
+	suffix := fmt.Sprintf("%02x", ordinal)
+	for _, d := range m.GPUDevices {
+		if strings.HasSuffix(strings.ToLower(d.UUID), suffix) {
+			return d.Index
+		}
+	}
+	return -1
+}
+
+// reportMetrics returns the values of popmon's CSV report of file, keyed
+// region/metric.
+func reportMetrics(t *testing.T, file string) map[string]float64 {
+	t.Helper()
+	so, se, code := popmon(t, nil, "report", "--format", "csv", file)
+	if code != 0 {
+		t.Fatalf("report %s: exit %d\n%s", file, code, se)
+	}
+	out := map[string]float64{}
+	for _, line := range strings.Split(strings.TrimSpace(so), "\n")[1:] {
+		f := strings.Split(line, ",")
+		if len(f) != 3 {
+			t.Fatalf("csv line %q", line)
+		}
+		var v float64
+		if _, err := fmt.Sscan(f[2], &v); err != nil {
+			t.Fatalf("csv value %q: %v", line, err)
+		}
+		out[f[0]+"/"+f[1]] = v
+	}
+	return out
+}
+
+// gpuLines are the popmon lines on stderr that speak of GPUs or CUDA.
+func gpuLines(stderr string) []string {
+	var out []string
+	for _, line := range strings.Split(stderr, "\n") {
+		l := strings.ToLower(line)
+		if strings.HasPrefix(line, "popmon:") && (strings.Contains(l, "gpu") || strings.Contains(l, "cuda") || strings.Contains(l, "cupti")) {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// TestGPUAbsent: on a machine without CUDA (CI), --gpu auto is silent and
+// measures as --gpu off does; --gpu on says once that it cannot measure;
+// exit codes are the program's.
+func TestGPUAbsent(t *testing.T) {
+	for _, impl := range impls(t) {
+		impl := impl
+		t.Run(impl.name, func(t *testing.T) {
+			needGPUMeasurement(t)
+			dir := examples(t, impl)
+			reports := map[string]map[string]float64{}
+			for _, mode := range []string{"off", "auto", "on"} {
+				out := filepath.Join(t.TempDir(), mode+".json")
+				args := append([]string{"run", "--mpicc", impl.mpicc, "--gpu", mode, "-o", out, "--", impl.mpirun}, impl.extra...)
+				args = append(args, "-np", "2", filepath.Join(dir, "imbalance"), "100", "3")
+				so, se, code := popmon(t, nil, args...)
+				if code != 0 || !strings.Contains(so, "ok ") {
+					t.Fatalf("--gpu %s: exit %d, stdout %q\n%s", mode, code, so, se)
+				}
+				lines := gpuLines(se)
+				switch mode {
+				case "on":
+					if len(lines) != 1 {
+						t.Errorf("--gpu on: %d GPU lines, want exactly one:\n%s", len(lines), se)
+					}
+				default:
+					if len(lines) != 0 {
+						t.Errorf("--gpu %s: GPU lines on a program without CUDA:\n%s", mode, strings.Join(lines, "\n"))
+					}
+				}
+				m, err := measure.ReadFile(out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if m.Resources.GPUs != 0 || len(m.GPUDevices) != 0 {
+					t.Errorf("--gpu %s: %d GPUs, devices %+v", mode, m.Resources.GPUs, m.GPUDevices)
+				}
+				if mode != "off" && (m.GPU == nil || m.GPU.Available || m.GPU.Mode != mode) {
+					t.Errorf("--gpu %s: gpu = %+v, want mode %s, not available", mode, m.GPU, mode)
+				}
+				reports[mode] = reportMetrics(t, out)
+			}
+			// The same metrics (the runs differ only by timing noise).
+			for _, mode := range []string{"auto", "on"} {
+				if len(reports[mode]) != len(reports["off"]) {
+					t.Errorf("--gpu %s reports %d values, --gpu off %d", mode, len(reports[mode]), len(reports["off"]))
+				}
+				for k, v := range reports["off"] {
+					got, ok := reports[mode][k]
+					switch {
+					case !ok:
+						t.Errorf("--gpu %s lacks %s", mode, k)
+					case strings.HasSuffix(k, "/elapsed_s"):
+						if !within(got, v, 0.05) {
+							t.Errorf("--gpu %s: %s = %v, --gpu off %v", mode, k, got, v)
+						}
+					case math.Abs(got-v) > effTol:
+						t.Errorf("--gpu %s: %s = %v, --gpu off %v", mode, k, got, v)
+					}
+				}
+				for k := range reports[mode] {
+					if strings.Contains(k, "gpu") || strings.Contains(k, "device") {
+						t.Errorf("--gpu %s: %s reported for a program without CUDA", mode, k)
+					}
+				}
+			}
+			// Exit codes stay the program's: a rank that exits 3 early.
+			for _, mode := range []string{"off", "auto"} {
+				args := append([]string{"run", "--mpicc", impl.mpicc, "--gpu", mode, "--format", "none", "-o", filepath.Join(t.TempDir(), "x.json"), "--", impl.mpirun}, impl.extra...)
+				args = append(args, "-np", "2", filepath.Join(dir, "ending"), "20", "100", "3", "2", "3")
+				_, se, code := popmon(t, nil, args...)
+				reports["exit-"+mode] = map[string]float64{"code": float64(code)}
+				if len(gpuLines(se)) != 0 {
+					t.Errorf("--gpu %s: GPU lines from a crashing program:\n%s", mode, se)
+				}
+			}
+			if a, b := reports["exit-auto"]["code"], reports["exit-off"]["code"]; a != b || a == 0 {
+				t.Errorf("exit code with --gpu auto %v, with --gpu off %v (want equal, non-zero)", a, b)
+			}
+		})
+	}
+}
+
+// TestGPUFakeUnavailable: CUDA used but not measurable — another tool holds
+// the injection hook, or CUPTI refuses a second subscriber — keeps the host
+// metrics, records why, and warns at most once.
+func TestGPUFakeUnavailable(t *testing.T) {
+	impl := impls(t)[0]
+	needGPUMeasurement(t)
+	dir := fakeCUDA(t, impl.mpicc)
+	for _, c := range []struct {
+		name string
+		env  []string
+	}{
+		{"multiple subscribers", []string{"FAKECUPTI_SUBSCRIBE_RESULT=39"}},
+		// The program finds the fake libcuda.so.1 through its rpath; no
+		// libcupti is on the loader path.
+		{"no libcupti", []string{"POPMON_CUPTI_LIBRARY=" + filepath.Join(dir, "nonexistent", "libcupti.so")}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env := c.env
+			if c.name != "no libcupti" {
+				env = append(fakeEnv(dir), c.env...)
+			}
+			o := runOpts{env: env, flags: []string{"--gpu", "auto"}, dir: dir}
+			r := measureRunWith(t, impl, o, 1, "gpu_pop", "V1", "2", "50")
+			if r.m.GPU == nil || r.m.GPU.Available || r.m.GPU.Reason == "" {
+				t.Errorf("gpu = %+v, want not available with a reason", r.m.GPU)
+			}
+			if n := len(gpuLines(r.stderr)); n > 1 {
+				t.Errorf("%d GPU warnings, want at most one:\n%s", n, r.stderr)
+			}
+			// The host still measures: the work region lasts 2·2u.
+			if g := r.region(t, "work"); !within(float64(g.ElapsedNS), 200e6, 0) {
+				t.Errorf("work elapsed %d ns, want 200 ms", g.ElapsedNS)
+			}
+			raw, err := os.ReadFile(r.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc struct {
+				GPU map[string]any `json:"gpu"`
+			}
+			if err := json.Unmarshal(raw, &doc); err != nil || doc.GPU == nil {
+				t.Errorf("no gpu object in the file: %v", err)
+			}
+		})
+	}
+}
