@@ -298,6 +298,7 @@ overhead() {
 }
 
 if [ "$launches" -gt 0 ]; then
+	runs=$((runs + 1))
 	plain=$(overhead plain)
 	off=$(overhead off --gpu off)
 	on=$(overhead on --gpu on)
