@@ -431,6 +431,7 @@ void popmon_snapshot(uint64_t now, struct popmon_accounts *a, uint64_t *thr_usef
 		if (!t)
 			continue;
 		a->mpi_calls += POPMON_LOAD(t->mpi_calls);
+		a->gpu_calls += POPMON_LOAD(t->gpu_calls);
 		a->omp_parallels += POPMON_LOAD(t->extra[POPMON_X_PARALLELS]);
 		a->omp_tasks += POPMON_LOAD(t->extra[POPMON_X_TASKS]);
 		if (!t->accounted)
@@ -462,6 +463,9 @@ void popmon_snapshot(uint64_t now, struct popmon_accounts *a, uint64_t *thr_usef
 		if (thr_useful && t->slot < POPMON_DETAIL_THREADS)
 			thr_useful[t->slot] = acc[POPMON_ST_USEFUL];
 	}
+	/* Device time (nothing without CUDA: one load). */
+	if (__builtin_expect(__atomic_load_n(&popmon_gpu_active, __ATOMIC_RELAXED), 0))
+		popmon_gpu_read((uint64_t)popmon_tick_monotonic_ns(now), a->gpu_k, a->gpu_a);
 }
 
 void popmon_fn_totals(uint64_t *calls, uint64_t *ticks)
@@ -563,6 +567,11 @@ __attribute__((constructor)) static void popmon_init(void)
 {
 	popmon_proc.pid = (int)getpid();
 	popmon_proc.size = 1;
+	if (getenv("POPMON_GPU_PROBE")) { /* popmon doctor: what CUDA the library finds */
+		popmon_proc.inert = 1;
+		popmon_gpu_probe();
+		return;
+	}
 	if (env_true("POPMON_DISABLE") || exe_is_inert()) {
 		popmon_proc.inert = 1;
 		return;

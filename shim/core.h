@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "gpu.h"
 #include "popmon_internal.h"
 
 #define POPMON_VERSION "0.1.0"
@@ -26,6 +27,10 @@ struct popmon_accounts {
 	uint64_t prim_mpi;       /* the primary thread's own MPI time */
 	uint64_t thr_useful_max; /* largest useful time of one thread (regions fill it) */
 	uint64_t ctr[POPMON_CTR_N]; /* cycles, instructions during useful time (not converted) */
+	/* Per GPU device ordinal (gpu.h): union of kernel intervals (K) and
+	 * of kernels, copies and memsets (A), in nanoseconds (not ticks). */
+	uint64_t gpu_k[POPMON_GPU_DEVICES];
+	uint64_t gpu_a[POPMON_GPU_DEVICES];
 };
 
 /* Threads whose useful time regions track one by one (for the largest). */
@@ -177,6 +182,7 @@ struct popmon_region_rec {
 	int64_t mpi_calls, omp_parallels, omp_tasks, gpu_calls;
 	int64_t prim_useful, prim_mpi, prim_parallel, prim_serial_useful, par_useful, thr_useful_max;
 	int64_t cycles, instructions; /* during useful time; 0 without counters */
+	int64_t gpu_k[POPMON_GPU_DEVICES], gpu_a[POPMON_GPU_DEVICES]; /* by device ordinal */
 };
 #define POPMON_REC_FIELDS (sizeof(struct popmon_region_rec) / sizeof(int64_t))
 
@@ -233,6 +239,10 @@ struct popmon_run {
 	 * apart the ranks left MPI_Init and entered MPI_Finalize, in ns. */
 	int aligned;
 	int64_t start_skew_ns, end_skew_ns;
+	/* GPU: each process's record (ngpu == nprocs), only the writer's
+	 * (ngpu == 1: no process used CUDA), or none (ngpu == 0). */
+	const struct popmon_gpu_proc *gpu;
+	int ngpu;
 	/* Warnings of every process, merged (rank 0 writes them). */
 	const char *const *warnings;
 	int nwarnings;

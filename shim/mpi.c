@@ -882,6 +882,21 @@ static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 	free(ocounts);
 	free(odispls);
 
+	/* GPU: every process's record to rank 0 when any process used CUDA
+	 * (else rank 0's own says why there is none). Before the warnings:
+	 * mode on warns here. */
+	static struct popmon_gpu_proc gme;
+	popmon_gpu_finish(&gme, (uint64_t)popmon_tick_monotonic_ns(popmon_proc.init_tick),
+			  (uint64_t)popmon_tick_monotonic_ns(popmon_proc.fin_tick), popmon_proc.rank);
+	int gused = gme.status != POPMON_GPU_UNUSED, anyused = 0;
+	PMPI_Allreduce(&gused, &anyused, 1, MPI_INT, MPI_MAX, comm);
+	struct popmon_gpu_proc *gall = NULL;
+	if (anyused) {
+		if (rank == 0)
+			gall = malloc(sizeof *gall * (size_t)size);
+		PMPI_Gather(&gme, (int)sizeof gme, MPI_BYTE, gall, (int)sizeof gme, MPI_BYTE, 0, comm);
+	}
+
 	char **warn_lines = NULL, *warn_store = NULL;
 	int nwarn = gather_warnings(comm, rank, size, &warn_lines, &warn_store);
 
@@ -925,6 +940,8 @@ static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 			.end_skew_ns = end_skew,
 			.warnings = (const char *const *)warn_lines,
 			.nwarnings = nwarn,
+			.gpu = gall ? gall : &gme,
+			.ngpu = gall ? size : 1,
 		};
 		char incomplete[512];
 		if (hs->status == V_PARTIAL) {
@@ -985,6 +1002,7 @@ static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 	free(loc);
 	free(maxloc);
 	free(allrows);
+	free(gall);
 	free(recs);
 	free(procs);
 	free(mine);

@@ -143,6 +143,216 @@ static void rec_field(FILE *f, const char *key, int64_t v, int *first)
 	*first = 0;
 }
 
+/* ------------------------------------------------------------------ GPU */
+
+/* The run's GPU devices, merged across processes by UUID (docs/
+ * measurement-format.md): idx[p * POPMON_GPU_DEVICES + ordinal] is the
+ * run-wide index of a process's device, -1 when it did not use it. */
+struct gpu_map {
+	int n;
+	int *idx;
+	int *first; /* [n]: the process and ordinal that named each device first */
+};
+
+static void gpu_map_build(const struct popmon_run *run, struct gpu_map *m)
+{
+	memset(m, 0, sizeof *m);
+	if (!run->gpu || run->ngpu != run->nprocs)
+		return;
+	size_t total = (size_t)run->nprocs * POPMON_GPU_DEVICES;
+	m->idx = malloc(sizeof(int) * total);
+	m->first = malloc(sizeof(int) * total);
+	if (!m->idx || !m->first) {
+		free(m->idx);
+		free(m->first);
+		m->idx = m->first = NULL;
+		return;
+	}
+	for (size_t i = 0; i < total; i++)
+		m->idx[i] = -1;
+	for (int p = 0; p < run->nprocs; p++) {
+		const struct popmon_gpu_proc *g = &run->gpu[p];
+		if (g->status != POPMON_GPU_MEASURED)
+			continue;
+		for (int d = 0; d < POPMON_GPU_DEVICES; d++) {
+			if (g->dev[d].used <= 0)
+				continue;
+			int j = 0;
+			for (; j < m->n; j++) {
+				int q = m->first[j] / POPMON_GPU_DEVICES, e = m->first[j] % POPMON_GPU_DEVICES;
+				if (strcmp(run->gpu[q].dev[e].uuid, g->dev[d].uuid) == 0)
+					break;
+			}
+			if (j == m->n)
+				m->first[m->n++] = p * POPMON_GPU_DEVICES + d;
+			m->idx[p * POPMON_GPU_DEVICES + d] = j;
+		}
+	}
+}
+
+static int cmp_kernel_key(const void *x, const void *y)
+{
+	const struct popmon_gpu_kernel_row *a = x, *b = y;
+	int c = strcmp(a->name, b->name);
+	return c ? c : (a->device > b->device) - (a->device < b->device);
+}
+
+static int cmp_kernel_time(const void *x, const void *y)
+{
+	const struct popmon_gpu_kernel_row *a = x, *b = y;
+	if (a->time_ns != b->time_ns)
+		return a->time_ns > b->time_ns ? -1 : 1;
+	return cmp_kernel_key(x, y);
+}
+
+/* The top-level GPU keys: "gpu", then (with devices) "gpu_devices",
+ * "gpu_kernels", "gpu_copies" and "gpu_idle". */
+static void write_gpu(FILE *f, const struct popmon_run *run, const struct gpu_map *m)
+{
+	if (!run->gpu || run->ngpu <= 0)
+		return;
+	int measured = 0, unmeasured = 0, calibrated = 0;
+	const struct popmon_gpu_proc *first = NULL, *why = NULL;
+	int64_t dropped = 0, rejected = 0;
+	for (int p = 0; p < run->ngpu; p++) {
+		const struct popmon_gpu_proc *g = &run->gpu[p];
+		if (g->status == POPMON_GPU_MEASURED) {
+			measured++;
+			if (!first)
+				first = g;
+			calibrated |= g->calibrated != 0;
+			dropped += g->dropped;
+			rejected += g->rejected;
+		} else if (g->status == POPMON_GPU_UNMEASURED) {
+			unmeasured++;
+			if (!why)
+				why = g;
+		}
+	}
+	int64_t mode = run->gpu[0].mode;
+	fputs(",\n  \"gpu\": {\"mode\": ", f);
+	json_str(f, popmon_gpu_mode_names[mode >= 0 && mode <= 2 ? mode : 1]);
+	fprintf(f, ", \"available\": %s", measured > 0 && unmeasured == 0 ? "true" : "false");
+	const struct popmon_gpu_proc *v = first ? first : why;
+	if (measured > 0)
+		fputs(", \"method\": \"cupti\"", f);
+	if (v && v->cupti_version)
+		fprintf(f, ", \"cupti_version\": %lld", (long long)v->cupti_version);
+	if (v && v->driver_version)
+		fprintf(f, ", \"driver_version\": %lld", (long long)v->driver_version);
+	if (measured > 0)
+		fprintf(f, ", \"clock\": \"%s\", \"dropped_records\": %lld, \"rejected_records\": %lld",
+			calibrated ? "calibrated" : "monotonic", (long long)dropped, (long long)rejected);
+	if (!(measured > 0 && unmeasured == 0)) {
+		fputs(", \"reason\": ", f);
+		json_str(f, why ? why->reason : run->gpu[0].reason);
+	}
+	fputs("}", f);
+	if (!m->n)
+		return;
+	fputs(",\n  \"gpu_devices\": [", f);
+	for (int j = 0; j < m->n; j++) {
+		int q = m->first[j] / POPMON_GPU_DEVICES, e = m->first[j] % POPMON_GPU_DEVICES;
+		fprintf(f, "%s\n    {\"index\": %d, \"uuid\": ", j ? "," : "", j);
+		json_str(f, run->gpu[q].dev[e].uuid);
+		if (run->gpu[q].dev[e].name[0]) {
+			fputs(", \"name\": ", f);
+			json_str(f, run->gpu[q].dev[e].name);
+		}
+		fputs("}", f);
+	}
+	fputs("\n  ]", f);
+
+	/* Kernels: every process's top rows, merged by name and device. */
+	size_t nk = 0;
+	for (int p = 0; p < run->nprocs; p++)
+		nk += (size_t)run->gpu[p].nkernels;
+	struct popmon_gpu_kernel_row *k = nk ? malloc(sizeof *k * nk) : NULL;
+	size_t n = 0;
+	for (int p = 0; k && p < run->nprocs; p++) {
+		for (int i = 0; i < run->gpu[p].nkernels && i < POPMON_GPU_TOP; i++) {
+			const struct popmon_gpu_kernel_row *r = &run->gpu[p].kernels[i];
+			if (r->device < 0 || r->device >= POPMON_GPU_DEVICES)
+				continue;
+			int dev = m->idx[p * POPMON_GPU_DEVICES + r->device];
+			if (dev < 0)
+				continue;
+			k[n] = *r;
+			k[n].name[sizeof k[n].name - 1] = '\0';
+			k[n].device = dev;
+			n++;
+		}
+	}
+	if (n) {
+		qsort(k, n, sizeof *k, cmp_kernel_key);
+		size_t w = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (w && cmp_kernel_key(&k[w - 1], &k[i]) == 0) {
+				k[w - 1].count += k[i].count;
+				k[w - 1].time_ns += k[i].time_ns;
+				if (k[i].min_ns < k[w - 1].min_ns)
+					k[w - 1].min_ns = k[i].min_ns;
+				if (k[i].max_ns > k[w - 1].max_ns)
+					k[w - 1].max_ns = k[i].max_ns;
+			} else {
+				k[w++] = k[i];
+			}
+		}
+		qsort(k, w, sizeof *k, cmp_kernel_time);
+		fputs(",\n  \"gpu_kernels\": [", f);
+		for (size_t i = 0; i < w && i < POPMON_GPU_TOP; i++) {
+			fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", f);
+			json_str(f, k[i].name);
+			fprintf(f, ", \"device\": %lld, \"count\": %lld, \"time_ns\": %lld, \"min_ns\": %lld, \"max_ns\": %lld}",
+				(long long)k[i].device, (long long)k[i].count, (long long)k[i].time_ns,
+				(long long)k[i].min_ns, (long long)k[i].max_ns);
+		}
+		fputs("\n  ]", f);
+	}
+	free(k);
+
+	int any = 0;
+	for (int c = 0; c < POPMON_GPU_NCOPY; c++) {
+		int64_t cnt = 0, bytes = 0, t = 0;
+		for (int p = 0; p < run->nprocs; p++) {
+			cnt += run->gpu[p].copies[c].count;
+			bytes += run->gpu[p].copies[c].bytes;
+			t += run->gpu[p].copies[c].time_ns;
+		}
+		if (cnt <= 0)
+			continue;
+		fprintf(f, "%s\n    {\"kind\": \"%s\", \"count\": %lld, \"bytes\": %lld, \"time_ns\": %lld}",
+			any ? "," : ",\n  \"gpu_copies\": [", popmon_gpu_copy_names[c], (long long)cnt,
+			(long long)bytes, (long long)t);
+		any = 1;
+	}
+	if (any)
+		fputs("\n  ]", f);
+
+	/* Idle gaps: a device shared by processes takes the largest of
+	 * theirs (each process sees only its own activity). */
+	fputs(",\n  \"gpu_idle\": [", f);
+	for (int j = 0; j < m->n; j++) {
+		int64_t gaps = 0, idle = 0, longest = 0;
+		for (int p = 0; p < run->nprocs; p++) {
+			for (int d = 0; d < POPMON_GPU_DEVICES; d++) {
+				if (m->idx[p * POPMON_GPU_DEVICES + d] != j)
+					continue;
+				const struct popmon_gpu_proc *g = &run->gpu[p];
+				if (g->dev[d].gaps > gaps)
+					gaps = g->dev[d].gaps;
+				if (g->dev[d].idle_ns > idle)
+					idle = g->dev[d].idle_ns;
+				if (g->dev[d].longest_ns > longest)
+					longest = g->dev[d].longest_ns;
+			}
+		}
+		fprintf(f, "%s\n    {\"device\": %d, \"gaps\": %lld, \"idle_ns\": %lld, \"longest_ns\": %lld}",
+			j ? "," : "", j, (long long)gaps, (long long)idle, (long long)longest);
+	}
+	fputs("\n  ]", f);
+}
+
 static void write_json(FILE *f, const struct popmon_run *run)
 {
 	char ts[64];
@@ -153,6 +363,8 @@ static void write_json(FILE *f, const struct popmon_run *run)
 	int64_t cpus = 0;
 	for (int p = 0; p < run->nprocs; p++)
 		cpus += run->procs[p].cpus;
+	struct gpu_map gm;
+	gpu_map_build(run, &gm);
 
 	/* Version 2 marks a measurement that does not cover the whole job: a
 	 * reader that does not know the "incomplete" object must not take it
@@ -227,9 +439,9 @@ static void write_json(FILE *f, const struct popmon_run *run)
 	}
 	fputs("},\n", f);
 	fprintf(f,
-		"  \"resources\": {\"processes\": %d, \"nodes\": %d, \"cpus\": %lld, \"gpus\": 0, "
+		"  \"resources\": {\"processes\": %d, \"nodes\": %d, \"cpus\": %lld, \"gpus\": %d, "
 		"\"hardware_counters\": %s},\n",
-		run->nprocs, run->nnodes, (long long)cpus, run->ctr_available ? "true" : "false");
+		run->nprocs, run->nnodes, (long long)cpus, gm.n, run->ctr_available ? "true" : "false");
 
 	fputs("  \"processes\": [", f);
 	for (int p = 0; p < run->nprocs; p++) {
@@ -288,6 +500,18 @@ static void write_json(FILE *f, const struct popmon_run *run)
 			rec_field(f, "primary_parallel_ns", x->prim_parallel, &first);
 			rec_field(f, "parallel_useful_ns", x->par_useful, &first);
 			rec_field(f, "thread_useful_max_ns", x->thr_useful_max, &first);
+			int firstdev = 1;
+			for (int d = 0; gm.idx && d < POPMON_GPU_DEVICES; d++) {
+				int dev = gm.idx[p * POPMON_GPU_DEVICES + d];
+				if (dev < 0)
+					continue;
+				fprintf(f, "%s{\"device\": %d, \"useful_ns\": %lld, \"active_ns\": %lld}",
+					firstdev ? ", \"gpu_devices\": [" : ", ", dev, (long long)x->gpu_k[d],
+					(long long)x->gpu_a[d]);
+				firstdev = 0;
+			}
+			if (!firstdev)
+				fputs("]", f);
 			fputs("}", f);
 		}
 		fputs("\n    ]}", f);
@@ -343,6 +567,9 @@ static void write_json(FILE *f, const struct popmon_run *run)
 		}
 		fputs("\n  ]", f);
 	}
+	write_gpu(f, run, &gm);
+	free(gm.idx);
+	free(gm.first);
 	fputs(",\n  \"warnings\": [", f);
 	if (run->warnings) {
 		for (int i = 0; i < run->nwarnings; i++) {
@@ -510,6 +737,10 @@ const char *popmon_region_rec(int idx, int cpus, struct popmon_region_rec *rec)
 	rec->thr_useful_max = (int64_t)a.thr_useful_max;
 	rec->cycles = (int64_t)a.ctr[POPMON_CTR_CYCLES];
 	rec->instructions = (int64_t)a.ctr[POPMON_CTR_INSTRUCTIONS];
+	for (int d = 0; d < POPMON_GPU_DEVICES; d++) {
+		rec->gpu_k[d] = (int64_t)a.gpu_k[d];
+		rec->gpu_a[d] = (int64_t)a.gpu_a[d];
+	}
 	return name;
 }
 
@@ -566,6 +797,10 @@ void popmon_write_single(void)
 	struct popmon_omp_row *rows = NULL;
 	run.nomp_rows = popmon_omp_rows(&rows);
 	run.omp_rows = rows;
+	static struct popmon_gpu_proc gpu;
+	popmon_gpu_finish(&gpu, (uint64_t)popmon_tick_monotonic_ns(popmon_proc.t0_tick), popmon_monotonic_ns(), -1);
+	run.gpu = &gpu;
+	run.ngpu = 1;
 	popmon_write_run(&run);
 	free(rows);
 	free(names);

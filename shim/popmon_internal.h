@@ -89,6 +89,11 @@ struct popmon_thread {
 	uint64_t fn_ticks[POPMON_FN_COUNT];
 	/* Hardware counters (counters.c); untouched while counters are off. */
 	struct popmon_ctr_thread ctr;
+	/* CUDA API calls (gpu.c): nesting depth, whether the outermost one
+	 * switched useful time to GPU runtime, and such calls completed. */
+	uint32_t gpu_depth;
+	uint32_t gpu_in;
+	uint64_t gpu_calls;
 } __attribute__((aligned(64)));
 
 /* The calling thread's record, or NULL before its first registration.

@@ -314,6 +314,10 @@ static void accumulate(struct popmon_accounts *tot, const struct popmon_accounts
 	tot->prim_mpi += b->prim_mpi >= a->prim_mpi ? b->prim_mpi - a->prim_mpi : 0;
 	for (int c = 0; c < POPMON_CTR_N; c++)
 		tot->ctr[c] += b->ctr[c] >= a->ctr[c] ? b->ctr[c] - a->ctr[c] : 0;
+	for (int d = 0; d < POPMON_GPU_DEVICES; d++) {
+		tot->gpu_k[d] += b->gpu_k[d] >= a->gpu_k[d] ? b->gpu_k[d] - a->gpu_k[d] : 0;
+		tot->gpu_a[d] += b->gpu_a[d] >= a->gpu_a[d] ? b->gpu_a[d] - a->gpu_a[d] : 0;
+	}
 }
 
 /* Adds the per-thread useful time since the region's start (thr_now must
@@ -445,6 +449,7 @@ void popmon_regions_adopt_locked(struct popmon_thread *t, uint64_t birth, int is
 
 void popmon_regions_close_all(uint64_t now)
 {
+	popmon_gpu_flush(); /* delivers device activity up to now (never under the GPU lock) */
 	lock_regions();
 	struct popmon_accounts cur;
 	popmon_snapshot(now, &cur, thr_now);
@@ -493,6 +498,8 @@ int popmon_region_get(int i, const char **name, uint64_t *visits, uint64_t *elap
 	ns->thr_useful_max = popmon_ticks_to_ns(r->tot.thr_useful_max);
 	for (int c = 0; c < POPMON_CTR_N; c++)
 		ns->ctr[c] = r->tot.ctr[c]; /* counts, not ticks */
+	memcpy(ns->gpu_k, r->tot.gpu_k, sizeof ns->gpu_k); /* already nanoseconds */
+	memcpy(ns->gpu_a, r->tot.gpu_a, sizeof ns->gpu_a);
 	return r->visits > 0;
 }
 
@@ -593,6 +600,7 @@ int popmon_api_region_start(popmon_region_t h)
 	if (!resolve(h, "start", 0, &idx, &rc))
 		return rc;
 	uint64_t now = popmon_now();
+	popmon_gpu_flush();
 	lock_regions();
 	rc = POPMON_SUCCESS;
 	if (regions[idx].open) {
@@ -612,6 +620,7 @@ int popmon_api_region_stop(popmon_region_t h)
 	if (!resolve(h, "stop", 1, &idx, &rc))
 		return rc;
 	uint64_t now = popmon_now();
+	popmon_gpu_flush();
 	lock_regions();
 	rc = POPMON_SUCCESS;
 	if (idx == H_LAST) {
@@ -641,6 +650,7 @@ int popmon_api_region_reset(popmon_region_t h)
 	if (!resolve(h, "reset", 0, &idx, &rc))
 		return rc;
 	uint64_t now = popmon_now();
+	popmon_gpu_flush();
 	lock_regions();
 	struct region *r = &regions[idx];
 	memset(&r->tot, 0, sizeof r->tot);
@@ -669,6 +679,7 @@ int popmon_api_region_report(popmon_region_t h)
 	if (!resolve(h, "report", 1, &idx, &rc))
 		return rc;
 	uint64_t now = popmon_now();
+	popmon_gpu_flush();
 	lock_regions();
 	if (idx == H_LAST)
 		idx = nopen ? open_stack[nopen - 1] : GLOBAL_INDEX;

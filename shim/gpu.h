@@ -1,0 +1,183 @@
+/* gpu.h: GPU (CUDA) measurement of libpopmon (gpu.c).
+ *
+ * Activation: only when the CUDA driver calls InitializeInjection (inside
+ * cuInit, because `popmon run`/`exec` set CUDA_INJECTION64_PATH to this
+ * library): programs without CUDA never load CUPTI or the driver, and the
+ * MPI hot path is unchanged (nothing here is on it).
+ *
+ * Host: CUPTI's RUNTIME and DRIVER API callbacks switch the calling thread
+ * from useful time into POPMON_ST_GPU_RUNTIME and back, with a per-thread
+ * depth so that a runtime call that calls the driver counts once; a CUDA
+ * call made inside MPI (or any other not-useful state) stays there.
+ *
+ * Device: activity records (kernels, copies, memsets) arrive in buffers
+ * from a fixed pool and are folded, per device ordinal, into two
+ * incremental unions: K (kernels) and A (kernels, copies and memsets).
+ * Region snapshots read K and A at the snapshot time (after a
+ * cuptiActivityFlushAll(0), never a device synchronisation); regions keep
+ * their differences, so device time is clipped at region boundaries and a
+ * record that arrives late is counted in the next interval.
+ *
+ * The seam for tests (shim/test/gpu_test.c, -DPOPMON_GPU_TEST): the CUPTI
+ * and driver entry points are behind popmon_gpu_backend; the decoder, the
+ * unions, the API state machine and the reason texts are exported.
+ */
+#ifndef POPMON_GPU_H
+#define POPMON_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpu_abi.h"
+
+/* Device ordinals a process accounts (records of higher ordinals are
+ * rejected); per-device accounts in struct popmon_accounts. */
+#define POPMON_GPU_DEVICES 16
+/* Merged intervals each union keeps exactly; older coverage is final. */
+#define POPMON_GPU_WINDOW 512
+/* Kernels kept per process (by name pointer and device), and in the file. */
+#define POPMON_GPU_KERNELS 512
+#define POPMON_GPU_TOP 50
+/* Activity buffers: a fixed pool. */
+#define POPMON_GPU_BUFFERS 8
+#define POPMON_GPU_BUFFER_SIZE (256 * 1024)
+/* Idle gaps shorter than this are not reported. */
+#define POPMON_GPU_IDLE_MIN_NS 1000000ull
+#define POPMON_GPU_NAME 128
+
+/* 1 once InitializeInjection has set up CUPTI in this process. */
+extern int popmon_gpu_active;
+
+/* The backend in use (the real one, filled with dlsym; tests install their
+ * own before InitializeInjection runs). */
+extern const struct popmon_gpu_backend *popmon_gpu_backend;
+
+/* ------------------------------------------------------------------ records */
+
+enum popmon_gpu_class {
+	POPMON_GPU_SKIP = 0, /* a kind libpopmon does not use, a host-to-host copy, zero timestamps */
+	POPMON_GPU_KERNEL,
+	POPMON_GPU_COPY,
+	POPMON_GPU_SET,
+	POPMON_GPU_REJECT, /* implausible: end before start, outside [lo, hi], unknown device */
+};
+
+/* Copy kinds of the file's gpu_copies (POPMON_GPU_CP_SET: memsets). */
+enum { POPMON_GPU_CP_HTOD = 0, POPMON_GPU_CP_DTOH, POPMON_GPU_CP_DTOD, POPMON_GPU_CP_PTOP, POPMON_GPU_CP_SET,
+       POPMON_GPU_NCOPY };
+extern const char *const popmon_gpu_copy_names[POPMON_GPU_NCOPY];
+
+struct popmon_gpu_record {
+	int cls;           /* enum popmon_gpu_class */
+	uint32_t device;   /* the device ordinal */
+	uint64_t start, end; /* ns of the records' clock */
+	uint64_t bytes;
+	int copy;          /* POPMON_GPU_CP_* for copies and sets */
+	const char *name;  /* kernels: CUPTI's name pointer (may be NULL) */
+};
+
+/* Decodes one activity record through the stable prefixes: timestamps
+ * outside [lo, hi] and devices >= ndev are rejected. */
+void popmon_gpu_decode(const uint8_t *rec, uint64_t lo, uint64_t hi, uint32_t ndev, struct popmon_gpu_record *out);
+
+/* ------------------------------------------------------------------ unions */
+
+struct popmon_gpu_gaps {
+	uint64_t count, idle_ns, longest_ns;
+};
+
+/* The union of intervals added so far, exact within the window of the
+ * POPMON_GPU_WINDOW latest merged intervals (a ring), older ones folded
+ * into final_len. */
+struct popmon_gpu_union {
+	uint64_t final_len, final_end; /* evicted coverage, and where it ends */
+	uint64_t reported;             /* the largest value returned (values never go back) */
+	uint32_t head, n;
+	struct {
+		uint64_t s, e;
+	} iv[POPMON_GPU_WINDOW];
+};
+
+/* Adds [s, e); an interval evicted from the window adds its gap to the one
+ * before it to gaps (when not NULL and the gap starts at or after g0 and is
+ * at least POPMON_GPU_IDLE_MIN_NS). */
+void popmon_gpu_union_add(struct popmon_gpu_union *u, uint64_t s, uint64_t e, struct popmon_gpu_gaps *gaps,
+			  uint64_t g0);
+/* Length of the union clipped to (-inf, t], never less than a value
+ * returned before. */
+uint64_t popmon_gpu_union_value(struct popmon_gpu_union *u, uint64_t t);
+/* Adds the gaps still in the window, clipped to [g0, g1], to gaps. */
+void popmon_gpu_union_gaps(const struct popmon_gpu_union *u, uint64_t g0, uint64_t g1, struct popmon_gpu_gaps *gaps);
+
+/* ------------------------------------------------------------------ host side */
+
+struct popmon_thread;
+/* A CUDA API callback of site (POPMON_CUPTI_API_ENTER / EXIT) on thread t
+ * (NULL: not a thread libpopmon accounts) at clock value now. */
+void popmon_gpu_api(struct popmon_thread *t, uint32_t site, uint64_t now);
+
+/* ------------------------------------------------------------------ life cycle */
+
+/* The CUDA driver's injection entry point (CUDA_INJECTION64_PATH). */
+int InitializeInjection(void);
+
+/* Delivers the records CUPTI holds (cuptiActivityFlushAll(0)); call with no
+ * GPU lock held (the region lock may be held: the buffer path never takes
+ * it). No-op when GPU measurement is not active. */
+void popmon_gpu_flush(void);
+/* Per-device K and A (ns) at CLOCK_MONOTONIC time now_ns. */
+void popmon_gpu_read(uint64_t now_ns, uint64_t k[POPMON_GPU_DEVICES], uint64_t a[POPMON_GPU_DEVICES]);
+
+/* What the measurement file records of one process (gathered to rank 0 as
+ * bytes at MPI finalize). */
+enum { POPMON_GPU_UNUSED = 0, POPMON_GPU_MEASURED = 1, POPMON_GPU_UNMEASURED = 2 };
+struct popmon_gpu_kernel_row {
+	char name[POPMON_GPU_NAME];
+	int64_t device, count, time_ns, min_ns, max_ns;
+};
+struct popmon_gpu_proc {
+	int64_t status; /* POPMON_GPU_* */
+	int64_t mode;   /* 0 off, 1 auto, 2 on */
+	int64_t cupti_version, driver_version, dropped, rejected, calibrated;
+	char reason[256];
+	struct {
+		char uuid[48];
+		char name[96];
+		int64_t used; /* records seen on it */
+		int64_t gaps, idle_ns, longest_ns;
+	} dev[POPMON_GPU_DEVICES];
+	struct {
+		int64_t count, bytes, time_ns;
+	} copies[POPMON_GPU_NCOPY];
+	int64_t nkernels;
+	struct popmon_gpu_kernel_row kernels[POPMON_GPU_TOP];
+};
+
+/* Finalize (before the warnings are gathered): flushes, stops CUPTI, says
+ * the one warning of mode on, and fills out. g0_ns, g1_ns: Global's span
+ * (CLOCK_MONOTONIC) for the idle gaps; rank: for the test hook
+ * POPMON_GPU_TEST_DISTINCT_DEVICE_PER_RANK. Safe to call more than once. */
+void popmon_gpu_finish(struct popmon_gpu_proc *out, uint64_t g0_ns, uint64_t g1_ns, int rank);
+
+/* The mode of POPMON_GPU: 0 off, 1 auto (default), 2 on. */
+int popmon_gpu_mode(void);
+extern const char *const popmon_gpu_mode_names[3];
+
+/* Reason texts (one sentence with the fix), shared with popmon doctor. */
+enum popmon_gpu_why {
+	POPMON_GPU_WHY_NO_CUDA = 0, /* the program did not use CUDA */
+	POPMON_GPU_WHY_OFF,         /* --gpu off */
+	POPMON_GPU_WHY_NOT_INJECTED, /* CUDA used, CUDA_INJECTION64_PATH not set */
+	POPMON_GPU_WHY_TAKEN,       /* another tool's CUDA_INJECTION64_PATH (detail) */
+	POPMON_GPU_WHY_NO_CUPTI,    /* no libcupti found (detail: what was tried) */
+	POPMON_GPU_WHY_CUPTI_ERROR, /* a CUPTI call failed with err (detail: the call) */
+	POPMON_GPU_WHY_NO_DRIVER,   /* libcuda.so.1 not loaded */
+	POPMON_GPU_WHY_NO_CLOCK,    /* neither the timestamp callback nor cuptiGetTimestamp */
+};
+void popmon_gpu_reason(char *buf, size_t n, int why, int err, const char *detail);
+
+/* popmon doctor's probe (POPMON_GPU_PROBE=1 in the constructor): prints
+ * what it finds on stdout as key=value lines. */
+void popmon_gpu_probe(void);
+
+#endif /* POPMON_GPU_H */
