@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -55,6 +56,10 @@ func needGPUMeasurement(t *testing.T) {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(repoRoot, "shim", "gpu.c")); err != nil {
 		t.Skip("libpopmon's GPU measurement (shim/gpu.c, issue 12 part 1) is not in this tree yet")
+	}
+	so, se, _ := popmon(t, nil, "run", "--help")
+	if !strings.Contains(so+se, "-gpu") {
+		t.Skip("popmon run has no --gpu option in this tree yet (issue 12 part 1)")
 	}
 }
 
@@ -429,5 +434,113 @@ func TestGPUFakeUnavailable(t *testing.T) {
 				t.Errorf("no gpu object in the file: %v", err)
 			}
 		})
+	}
+}
+
+// TestGPUProgramParses: the real CUDA program cannot be built here (no
+// CUDA), but clang parses it, host and device side, against the
+// declarations in examples/gpu/fake/syntax, with each MPI's headers.
+func TestGPUProgramParses(t *testing.T) {
+	for _, impl := range impls(t) {
+		impl := impl
+		t.Run(impl.name, func(t *testing.T) {
+			if _, err := exec.LookPath("clang++"); err != nil {
+				t.Skip("no clang++ to parse CUDA")
+			}
+			show := map[string][]string{"openmpi": {"--showme:compile"}, "mpich": {"-compile-info"}}[impl.name]
+			cxx := strings.Replace(impl.mpicc, "mpicc", "mpicxx", 1)
+			info, err := exec.Command(cxx, show...).Output()
+			if err != nil {
+				t.Skipf("%s %v: %v", cxx, show, err)
+			}
+			args := []string{"-x", "cuda", "--cuda-gpu-arch=sm_70", "-nocudainc", "-nocudalib", "-fsyntax-only",
+				"-Wall", "-Wextra", "-Werror", "-DOMPI_SKIP_MPICXX", "-DMPICH_SKIP_MPICXX",
+				"-I" + filepath.Join(repoRoot, "examples", "gpu", "fake", "syntax"),
+				"-I" + filepath.Join(repoRoot, "shim"), "-I" + filepath.Join(repoRoot, "examples", "gpu")}
+			for _, f := range strings.Fields(string(info)) {
+				if strings.HasPrefix(f, "-I") {
+					args = append(args, f)
+				}
+			}
+			args = append(args, filepath.Join(repoRoot, "examples", "gpu", "gpu_pop.cu"))
+			if out, err := exec.Command("clang++", args...).CombinedOutput(); err != nil {
+				t.Errorf("clang++ %s: %v\n%s", strings.Join(args, " "), err, out)
+			}
+		})
+	}
+}
+
+// TestGPUValidateScript: scripts/gpu-validate.sh's argument checks and its
+// comparison, and, once libpopmon measures GPUs, a whole run on the fake
+// stack (every value PASS).
+func TestGPUValidateScript(t *testing.T) {
+	script := filepath.Join(repoRoot, "scripts", "gpu-validate.sh")
+	run := func(env []string, args ...string) (string, int) {
+		cmd := exec.Command("sh", append([]string{script}, args...)...)
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), code
+	}
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--bogus"}, "unknown argument '--bogus'"},
+		{[]string{"--reps", "0"}, "--reps wants a positive integer"},
+		{[]string{"--unit", "ten"}, "--unit wants a positive integer"},
+		{[]string{"--only", "V1,V8"}, "unknown scenario 'V8'"},
+		{[]string{"--mpi", "lam"}, "--mpi openmpi or mpich"},
+		{[]string{"--reps"}, "Usage:"},
+	} {
+		out, code := run(nil, c.args...)
+		if code != 2 || !strings.Contains(out, c.msg) {
+			t.Errorf("%v: exit %d, want 2 and %q:\n%s", c.args, code, c.msg, out)
+		}
+	}
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "expect")
+	os.WriteFile(exp, []byte("ok V4 reps=3\nexpect work elapsed_s 0.9 0.09\nexpect work parallel_efficiency 0.333333 0.02\n"+
+		"expect work gpu_communication_efficiency 0.5 0.02\nexpect work gpu_load_balance 1 0.02\n"), 0o644)
+	for _, c := range []struct {
+		name, csv string
+		code      int
+		lines     []string
+	}{
+		{"pass", "region,metric,value\nwork,elapsed_s,0.95\nwork,parallel_efficiency,0.34\nwork,gpu_communication_efficiency,0.51\nwork,gpu_load_balance,1\n", 0,
+			[]string{"elapsed_s .* 0.950  PASS", "gpu_load_balance .* 1.000  PASS"}},
+		{"outside", "region,metric,value\nwork,elapsed_s,1.0\nwork,parallel_efficiency,0.34\nwork,gpu_communication_efficiency,0.53\nwork,gpu_load_balance,1\n", 1,
+			[]string{"elapsed_s .* 1.000  FAIL", "gpu_communication_efficiency .* 0.530  FAIL", "parallel_efficiency .* 0.340  PASS"}},
+		{"absent", "region,metric,value\nwork,elapsed_s,0.9\nwork,parallel_efficiency,0.33\nwork,gpu_communication_efficiency,0.5\nGlobal,gpu_load_balance,1\n", 1,
+			[]string{"gpu_load_balance .* absent  FAIL"}},
+	} {
+		csv := filepath.Join(dir, c.name+".csv")
+		os.WriteFile(csv, []byte(c.csv), 0o644)
+		out, code := run(nil, "--compare", exp, csv)
+		if code != c.code {
+			t.Errorf("compare %s: exit %d, want %d\n%s", c.name, code, c.code, out)
+		}
+		for _, l := range c.lines {
+			if !regexp.MustCompile(l).MatchString(out) {
+				t.Errorf("compare %s: no line like %q:\n%s", c.name, l, out)
+			}
+		}
+	}
+	impl := impls(t)[0]
+	needGPUMeasurement(t)
+	out, code := run([]string{"POPMON=" + popmonBin}, "--fake", "--mpi", impl.name, "--reps", "2", "--launches", "20000", "--out", filepath.Join(dir, "run"))
+	if code != 0 {
+		t.Fatalf("gpu-validate.sh --fake: exit %d\n%s", code, out)
+	}
+	if n := strings.Count(out, "PASS"); n != 10*(5+2*3) {
+		t.Errorf("%d values PASS, want %d (10 per run, 11 runs)\n%s", n, 10*11, out)
+	}
+	if !regexp.MustCompile(`kernel launch .*[0-9.]+ +[0-9.]+ +[0-9.]+ +[-+][0-9.]+`).MatchString(out) {
+		t.Errorf("no overhead table:\n%s", out)
 	}
 }
