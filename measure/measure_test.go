@@ -14,7 +14,7 @@ import (
 )
 
 // generated are the testdata files written in measure.Write's layout.
-var generated = []string{"mpi_imbalance.json", "hybrid_2nodes.json", "openmp_only.json", "gpu_offload.json", "hybrid_libgomp.json"}
+var generated = []string{"mpi_imbalance.json", "hybrid_2nodes.json", "openmp_only.json", "gpu_offload.json", "hybrid_libgomp.json", "gpu_devices.json"}
 
 func allTestdata(t *testing.T) []string {
 	t.Helper()
@@ -43,6 +43,7 @@ func TestReadTestdata(t *testing.T) {
 		{"openmp_only.json", []string{"Global", "stencil"}, 1, false, 1, 0},
 		{"gpu_offload.json", []string{"Global"}, 1, false, 0, 0},
 		{"hybrid_libgomp.json", []string{"Global"}, 2, true, 1, 2},
+		{"gpu_devices.json", []string{"Global", "work"}, 2, true, 0, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

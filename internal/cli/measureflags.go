@@ -23,6 +23,7 @@ type measureFlags struct {
 	noMPI     bool
 	openmp    string
 	counters  string
+	gpu       string
 	gitCommit string
 	gitBranch string
 	gitTime   string
@@ -40,6 +41,7 @@ func (m *measureFlags) register(fs interface {
 	fs.StringVar(&m.gitBranch, "git-branch", "", "record this branch in the measurement (default: the CI environment)")
 	fs.StringVar(&m.gitTime, "git-time", "", "record this commit time (RFC 3339) in the measurement (default: the CI environment)")
 	fs.StringVar(&m.openmp, "openmp", openmpAuto, "OpenMP runtime: auto (preload LLVM libomp for GCC/libgomp programs, which have no OMPT), libomp, native, off")
+	fs.StringVar(&m.gpu, "gpu", "", "GPU (CUDA) metrics: auto (programs that use CUDA, through CUPTI), on (warn when they cannot be measured), off (default $POPMON_GPU, else auto)")
 	fs.StringVar(&m.counters, "counters", "", "hardware counters (instructions, cycles: IPC and frequency): auto (when the machine has them), on (warn when it has not), off (default $POPMON_COUNTERS, else auto)")
 }
 
@@ -89,6 +91,13 @@ func (m *measureFlags) environment(lib string, scan *binscan.Result, set map[str
 	}
 	if err := countersEnv(m.counters, set); err != nil {
 		return nil, "", err
+	}
+	gnote, err := gpuEnv(m.gpu, lib, set, os.Getenv)
+	if err != nil {
+		return nil, "", err
+	}
+	if gnote != "" {
+		note = strings.TrimSpace(note + "\n" + gnote)
 	}
 	for k, v := range m.gitEnv(os.Getenv) {
 		set[k] = v

@@ -1,6 +1,7 @@
 package paraver
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -56,7 +57,7 @@ func TestImportMPIAccounts(t *testing.T) {
 			PrimarySerialUsefulNS: 400, ThreadUsefulMaxNS: 400},
 	}
 	for i, w := range want {
-		if g.Processes[i] != w {
+		if !reflect.DeepEqual(g.Processes[i], w) {
 			t.Errorf("rank %d:\n got  %+v\n want %+v", i, g.Processes[i], w)
 		}
 	}
@@ -111,7 +112,7 @@ func TestImportOpenMPAccounts(t *testing.T) {
 		PrimaryUsefulNS: 790, PrimaryMPINS: 50, PrimaryOtherNS: 50, PrimaryParallelNS: 400,
 		PrimarySerialUsefulNS: 500, ParallelUsefulNS: 290 + 330, ThreadUsefulMaxNS: 790,
 	}
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("accounts:\n got  %+v\n want %+v", got, want)
 	}
 	sum := got.UsefulNS + got.MPINS + got.OtherNS + got.MPIWorkerIdleNS + got.OMPSerializationNS + got.OMPLoadImbalanceNS + got.OMPSchedulingNS

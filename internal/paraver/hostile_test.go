@@ -102,7 +102,7 @@ func TestImportSilentThreadsAreIdle(t *testing.T) {
 	}
 	for name, recs := range variants {
 		m := importText(t, head+recs, Options{})
-		if got := m.Regions[0].Processes[0]; got != want {
+		if got := m.Regions[0].Processes[0]; !reflect.DeepEqual(got, want) {
 			t.Errorf("%s:\n got  %+v\n want %+v", name, got, want)
 		}
 		silent := strings.Contains(strings.Join(m.Warnings, "\n"), "1 thread(s) the header declares have no record (the first: thread 3 of task 1)")
@@ -134,7 +134,7 @@ func TestImportHeaderBombs(t *testing.T) {
 			check: func(t *testing.T, m *measure.Measurement) {
 				want := measure.ProcessAccounts{Rank: 0, CPUs: giga, Visits: 1, ElapsedNS: 1000, UsefulNS: 1000,
 					OMPSerializationNS: (giga - 1) * 1000, PrimaryUsefulNS: 1000, PrimarySerialUsefulNS: 1000, ThreadUsefulMaxNS: 1000}
-				if got := m.Regions[0].Processes[0]; got != want {
+				if got := m.Regions[0].Processes[0]; !reflect.DeepEqual(got, want) {
 					t.Errorf("accounts:\n got  %+v\n want %+v", got, want)
 				}
 				if m.Resources.CPUs != giga || m.OpenMP == nil || m.OpenMP.MaxThreads != giga {
@@ -151,7 +151,7 @@ func TestImportHeaderBombs(t *testing.T) {
 			text: header("1000_ns", "1(1)", "1000000000:1", 1) + hybridRecords,
 			check: func(t *testing.T, m *measure.Measurement) {
 				got, want := m.Regions[0].Processes[0], hybridAccounts(giga)
-				if got != want {
+				if !reflect.DeepEqual(got, want) {
 					t.Errorf("accounts:\n got  %+v\n want %+v", got, want)
 				}
 				if sumAccounts(got) != giga*1000 {
@@ -483,7 +483,7 @@ func TestImportRecordsBackInTime(t *testing.T) {
 	// empty.
 	want := measure.ProcessAccounts{Rank: 0, CPUs: 2, Visits: 1, ElapsedNS: 1000, MPINS: 1000, OMPSchedulingNS: 1000,
 		MPICalls: 2, OMPParallels: 2, PrimaryParallelNS: 1000}
-	if got := m.Regions[0].Processes[0]; got != want {
+	if got := m.Regions[0].Processes[0]; !reflect.DeepEqual(got, want) {
 		t.Errorf("accounts:\n got  %+v\n want %+v", got, want)
 	}
 	if len(m.MPICalls) != 1 || m.MPICalls[0] != (measure.MPICall{Name: "MPI_Allreduce", Calls: 2, TimeNS: 1000, MinTimeNS: 1000, MaxTimeNS: 1000}) {

@@ -55,7 +55,8 @@ var talpGPUEfficiencies = []struct {
 // give the efficiencies written. numOmpParallels counts every parallel
 // region, nested ones included, as TALP does. Deviations, documented in
 // docs/report-formats.md: efficiencies at full precision; "popmonVersion"
-// added; the timestamp in UTC; GPU device times 0 (not measured yet). As
+// added; the timestamp in UTC; GPU device maxima per device, not per
+// process (0 without per-device accounts). As
 // DLB does, an efficiency whose branch does not apply (no MPI, no OpenMP,
 // no GPU) is written as 1.0, and every efficiency of a region without
 // measured time as 0.0.
@@ -125,10 +126,13 @@ func TALPJSON(w io.Writer, rep *pop.Report, m *measure.Measurement, opts Options
 			{"gpuRuntimeTime", t.GPURuntimeNS},
 			{"minMpiNormdProc", roundNS(t.MinMPIProcNS)},
 			{"minMpiNormdNode", roundNS(t.MinMPINodeNS)},
-			{"gpuUsefulTime", 0},
-			{"gpuCommunicationTime", 0},
-			{"maxGpuUsefulTime", 0},
-			{"maxGpuActiveTime", 0},
+			// Device times of model talp's device tree: sums and maxima
+			// over devices, each device merged over processes by max
+			// (DLB: maxima per process); 0 without device accounts.
+			{"gpuUsefulTime", roundNS(g.Device.SumUsefulNS)},
+			{"gpuCommunicationTime", roundNS(g.Device.SumActiveNS - g.Device.SumUsefulNS)},
+			{"maxGpuUsefulTime", roundNS(g.Device.MaxUsefulNS)},
+			{"maxGpuActiveTime", roundNS(g.Device.MaxActiveNS)},
 		}...)
 		_, measured := g.Value(pop.IDParallelEfficiency)
 		for _, e := range talpEfficiencies {

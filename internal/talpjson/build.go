@@ -125,11 +125,14 @@ func build(f *file, path string) (*measure.Measurement, error) {
 		}
 	}
 
-	omp, gpuDevice, workerIdle := false, gpus > 0, false
+	omp, workerIdle := false, false
+	m.GPUDevices = gpuDevices(regs, gpus)
+	if len(m.GPUDevices) > 0 {
+		m.Resources.GPUs = len(m.GPUDevices)
+	}
 	for i := range regs {
 		r := &regs[i]
 		omp = omp || r.ompParallels > 0 || r.ompTasks > 0 || r.ompLB > 0 || r.ompSched > 0 || r.ompSer > 0 || r.mpiWorkerIdle > 0
-		gpuDevice = gpuDevice || r.gpuDevice
 		workerIdle = workerIdle || r.f.has("mpiWorkerIdleTime")
 	}
 	threadLevel := "unknown" // TALP does not record it
@@ -146,7 +149,7 @@ func build(f *file, path string) (*measure.Measurement, error) {
 
 	dist := map[mpiTier][]string{}
 	reasons := map[mpiTier][]string{}
-	var serShort, derived, notDerived, lbImpossible []string
+	var serShort, derived, notDerived, lbImpossible, gpuInexact, gpuDiffer []string
 	var over []string
 	maxOver := 0.0
 	moreThreads := false // numOmpThreads > numCpus in a region that exceeds elapsed × CPUs
@@ -154,6 +157,12 @@ func build(f *file, path string) (*measure.Measurement, error) {
 	for i := range regs {
 		r := &regs[i]
 		g, info := account(r, &pl, counters)
+		if !addGPUAccounts(&g, r, len(m.GPUDevices)) {
+			gpuInexact = append(gpuInexact, r.name)
+		}
+		if d := gpuDisagreement(&g, r, len(m.GPUDevices)); len(d) > 0 {
+			gpuDiffer = append(gpuDiffer, fmt.Sprintf("%s: %s", quote(r.name), strings.Join(d, ", ")))
+		}
 		m.Regions = append(m.Regions, g)
 		if hasMPI && r.mpi+r.mpiWorkerIdle > 0 {
 			dist[info.tier] = append(dist[info.tier], r.name)
@@ -238,8 +247,8 @@ func build(f *file, path string) (*measure.Measurement, error) {
 	default:
 		src.Notes = append(src.Notes, "Per-process and per-thread times are not in TALP files (only sums and the MPI minima above), and popmon derives them only for one CPU per process with DLB's MPI minima when the sums show equal elapsed times: the pop-hybrid and pop-additive models report their metrics as not measured; the talp model's metrics depend only on the sums and minima, so they are TALP's.")
 	}
-	if gpuDevice {
-		src.Notes = append(src.Notes, "GPU device times (gpuUsefulTime, gpuCommunicationTime, maxGpuUsefulTime, maxGpuActiveTime) are not represented in the measurement model yet: the GPU device metrics are absent; device offload efficiency (host side, from gpuRuntimeTime) is computed.")
+	if len(m.GPUDevices) > 0 {
+		src.Notes = append(src.Notes, gpuNotes(len(m.GPUDevices), gpus, gpuInexact, gpuDiffer)...)
 	}
 	if f.hasPerProcess {
 		src.Notes = append(src.Notes, perProcessNote(f, regs))

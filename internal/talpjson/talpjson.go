@@ -249,8 +249,8 @@ type region struct {
 	hasWorkerIdle           bool
 	ompLB, ompSched, ompSer int64
 	gpuRuntime              int64
-	gpuDevice               bool // any GPU device time (not represented)
-	badCounters             bool // negative or absurd cycles/instructions
+	gpuTimes                gpuTimes // gpuUsefulTime, … (DLB ≥ 3.6)
+	badCounters             bool     // negative or absurd cycles/instructions
 	// minProc, minNode are minMpiNormdProc, minMpiNormdNode (DLB ≥ 3.6);
 	// ofMaxUseful is mpiNormdOfMaxUseful (DLB 3.5).
 	minProc, minNode, ofMaxUseful          float64
@@ -433,12 +433,20 @@ func parseRegion(name string, raw json.RawMessage) (region, error) {
 	}
 	r.hasWorkerIdle = fs.has("mpiWorkerIdleTime")
 	r.lbIn, r.lbOut = fs.signed("mpiLoadBalanceIn"), fs.signed("mpiLoadBalanceOut")
-	for _, key := range []string{"gpuUsefulTime", "gpuCommunicationTime", "maxGpuUsefulTime", "maxGpuActiveTime"} {
-		v, _, err := fs.int(key, math.MaxInt64)
+	for _, c := range []struct {
+		key string
+		dst *int64
+	}{
+		{"gpuUsefulTime", &r.gpuTimes.useful},
+		{"gpuCommunicationTime", &r.gpuTimes.comm},
+		{"maxGpuUsefulTime", &r.gpuTimes.maxUseful},
+		{"maxGpuActiveTime", &r.gpuTimes.maxActive},
+	} {
+		v, _, err := fs.int(c.key, math.MaxInt64)
 		if err != nil {
 			return r, err
 		}
-		r.gpuDevice = r.gpuDevice || v > 0
+		*c.dst = v
 	}
 	for _, c := range []struct {
 		key string
