@@ -234,7 +234,7 @@ else
 	popmon=$dir/popmon
 	(cd "$root" && CGO_ENABLED=0 go build -o "$popmon" ./cmd/popmon) || die "building popmon failed"
 fi
-echo "popmon: $("$popmon" version 2>/dev/null || echo "$popmon")"
+echo "using $("$popmon" version 2>/dev/null || echo "$popmon") ($popmon)"
 "$popmon" doctor --mpicc "$MPICC" >"$dir/doctor.txt" 2>&1 || true
 grep -i 'gpu\|cuda\|cupti' "$dir/doctor.txt" || true
 
@@ -254,7 +254,8 @@ scenario() {
 		fails=$((fails + 1))
 		return 0
 	fi
-	grep 'popmon: .*\(GPU\|CUDA\|CUPTI\)' "$f.err" | sed "s/^/$label: /" || true
+	grep -v '^popmon: measurement written' "$f.err" | grep 'popmon: .*\(GPU\|CUDA\|CUPTI\)' |
+		sed "s/^/$label: /" || true
 	grep '^expect ' "$f.out" >"$f.expect" || true
 	"$popmon" report --format csv --region work "$f.json" >"$f.csv" 2>>"$f.err" || true
 	compare "$f.expect" "$f.csv" "$label" || fails=$((fails + 1))

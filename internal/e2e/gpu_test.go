@@ -540,10 +540,19 @@ func TestGPUValidateScript(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("gpu-validate.sh --fake: exit %d\n%s", code, out)
 	}
-	if n := strings.Count(out, "PASS"); n != 10*(5+2*3) {
+	if n := len(regexp.MustCompile(`(?m)  PASS$`).FindAllString(out, -1)); n != 10*(5+2*3) {
 		t.Errorf("%d values PASS, want %d (10 per run, 11 runs)\n%s", n, 10*11, out)
 	}
 	if !regexp.MustCompile(`kernel launch .*[0-9.]+ +[0-9.]+ +[0-9.]+ +[-+][0-9.]+`).MatchString(out) {
 		t.Errorf("no overhead table:\n%s", out)
+	}
+	for _, want := range []string{"V6-2gpus     gpu_load_balance                  0.750", "V6-shared    gpu_load_balance                  1.000",
+		"V6-distinct  gpu_load_balance                  0.750", "gpu-validate: all 12 runs PASS"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if regexp.MustCompile(`(?m)^V[1-7][-a-z0-9]*: popmon:`).MatchString(out) {
+		t.Errorf("popmon warned:\n%s", out)
 	}
 }
