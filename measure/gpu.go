@@ -33,6 +33,16 @@ type GPU struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// GPUReasonNoCUDA is the "gpu" object's reason (or its start) when the
+// program did not use CUDA: reports then say nothing about GPUs.
+const GPUReasonNoCUDA = "the program did not use CUDA"
+
+// Unused reports whether the "gpu" object says the program did not use
+// CUDA (auto mode, nothing to measure): no GPU line in reports.
+func (g *GPU) Unused() bool {
+	return g != nil && !g.Available && g.Mode != "on" && strings.HasPrefix(g.Reason, GPUReasonNoCUDA)
+}
+
 // GPUDevice is one GPU device of the run (the "gpu_devices" array): every
 // "device" field of the file is an index into it.
 type GPUDevice struct {

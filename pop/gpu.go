@@ -77,7 +77,7 @@ func addDeviceTree(tree *builder, dt DeviceTimes, T float64) {
 		return
 	}
 	N := float64(dt.N)
-	tree.add(IDGPUParallelEfficiency, "Device parallel efficiency", "", KindEfficiency)(ratio(dt.SumUsefulNS, T*N))
+	tree.add(IDGPUParallelEfficiency, "GPU Parallel efficiency", "", KindEfficiency)(ratio(dt.SumUsefulNS, T*N))
 	lbWhy, commWhy := "", ""
 	if dt.MaxUsefulNS <= 0 {
 		lbWhy = ReasonNoDeviceActivity

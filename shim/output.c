@@ -505,9 +505,11 @@ static void write_json(FILE *f, const struct popmon_run *run)
 				int dev = gm.idx[p * POPMON_GPU_DEVICES + d];
 				if (dev < 0)
 					continue;
+				/* K is inside A; the bounded windows may round A
+				 * below K by a little: never write active < useful. */
+				int64_t k = x->gpu_k[d], a = x->gpu_a[d] > k ? x->gpu_a[d] : k;
 				fprintf(f, "%s{\"device\": %d, \"useful_ns\": %lld, \"active_ns\": %lld}",
-					firstdev ? ", \"gpu_devices\": [" : ", ", dev, (long long)x->gpu_k[d],
-					(long long)x->gpu_a[d]);
+					firstdev ? ", \"gpu_devices\": [" : ", ", dev, (long long)k, (long long)a);
 				firstdev = 0;
 			}
 			if (!firstdev)

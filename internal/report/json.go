@@ -45,6 +45,7 @@ func JSON(w io.Writer, rep *pop.Report, m *measure.Measurement, opts Options) er
 	}
 	out = append(out, member{"regions", jsonRegions(regs)})
 	out = appendOMPRegionsJSON(out, m)
+	out = appendGPUJSON(out, m)
 	out = appendAccountViolationsJSON(out, m)
 	return writeIndented(w, out)
 }

@@ -55,6 +55,9 @@ func textReports(w io.Writer, reps []*pop.Report, m *measure.Measurement, opts O
 			fmt.Fprintf(b, "\nNo POP metrics: %s.\n", safetext.Text(rep.Refused))
 			continue
 		}
+		if rep.Model != pop.ModelTALP && m != nil && len(m.GPUDevices) > 0 {
+			b.WriteString(gpuOtherModels + "\n")
+		}
 		for i := range regs {
 			b.WriteString("\n")
 			textRegion(b, &regs[i])
@@ -63,6 +66,7 @@ func textReports(w io.Writer, reps []*pop.Report, m *measure.Measurement, opts O
 	if m != nil {
 		textMPICalls(b, m.MPICalls)
 		textOMPRegions(b, m, topOMPRegions)
+		textGPUTables(b, m)
 		warnings := append(accountWarnings(m), m.Warnings...) // accounts invariant first
 		if len(warnings) > 0 {
 			b.WriteString("\nWarnings\n")
@@ -126,6 +130,9 @@ func textHeader(b *bufio.Writer, rep *pop.Report, m *measure.Measurement) {
 		fmt.Fprintf(b, "OpenMP:    %s\n", safetext.Text(line))
 	}
 	fmt.Fprintf(b, "Counters:  %s\n", safetext.Text(textCounters(m)))
+	if line := textGPU(m); line != "" {
+		fmt.Fprintf(b, "GPU:       %s\n", safetext.Text(line))
+	}
 	if m.Tool.Version != "" {
 		line := fmt.Sprintf("%s %s, clock %s", orDefault(m.Tool.Name, "popmon"), m.Tool.Version, orDefault(m.Clock.Source, "unknown"))
 		fmt.Fprintf(b, "Measured:  %s\n", safetext.Text(line))
@@ -154,6 +161,10 @@ func textRegion(b *bufio.Writer, r *pop.RegionReport) {
 	fmt.Fprintf(b, "### Name: %s\n", safetext.Text(r.Name))
 	fmt.Fprintf(b, "### Elapsed time: %s\n", Duration(r.ElapsedNS))
 	res := fmt.Sprintf("%s on %s, %s", plural(r.Processes, "process", "processes"), plural(r.Nodes, "node", ""), plural(r.CPUs, "CPU", ""))
+	device := hasDevice(r)
+	if device {
+		res += ", " + plural(r.GPUs, "GPU", "")
+	}
 	if r.Totals.Visits > 0 {
 		res += fmt.Sprintf(", %s", plural(int(min(r.Totals.Visits, 1<<31)), "visit", ""))
 	}
@@ -166,14 +177,22 @@ func textRegion(b *bufio.Writer, r *pop.RegionReport) {
 		}
 		return
 	}
-	var computational []pop.Metric
+	var computational, devices []pop.Metric
+	if device {
+		b.WriteString("### Host\n") // TALP's blocks for runs with GPUs
+	}
 	for _, x := range r.Metrics {
-		if isComputational(x) {
+		switch {
+		case isComputational(x):
 			computational = append(computational, x)
+			continue
+		case isDevice(x):
+			devices = append(devices, x)
 			continue
 		}
 		textMetric(b, x.Depth, x.Name, x)
 	}
+	textDevice(b, devices)
 	textComputational(b, computational)
 }
 

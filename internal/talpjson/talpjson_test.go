@@ -47,11 +47,21 @@ var talpKeys = []struct{ key, id string }{
 	{"deviceOffloadEfficiency", pop.IDDeviceOffloadEfficiency},
 }
 
+// talpGPUKeys maps DLB's GPU device efficiency keys to popmon's metric
+// ids (DLB writes them as 0 for runs without GPUs).
+var talpGPUKeys = []struct{ key, id string }{
+	{"gpuParallelEfficiency", pop.IDGPUParallelEfficiency},
+	{"gpuLoadBalance", pop.IDGPULoadBalance},
+	{"gpuCommunicationEfficiency", pop.IDGPUCommunicationEfficiency},
+	{"gpuOrchestrationEfficiency", pop.IDGPUOrchestrationEfficiency},
+}
+
 var (
 	keysPE  = []string{"parallelEfficiency"}
 	keysMPI = []string{"mpiParallelEfficiency", "mpiCommunicationEfficiency", "mpiLoadBalance", "mpiLoadBalanceIn", "mpiLoadBalanceOut"}
 	keysOMP = []string{"ompParallelEfficiency", "ompLoadBalance", "ompSchedulingEfficiency", "ompSerializationEfficiency"}
 	keysDev = []string{"deviceOffloadEfficiency"}
+	keysGPU = []string{"gpuParallelEfficiency", "gpuLoadBalance", "gpuCommunicationEfficiency", "gpuOrchestrationEfficiency"}
 )
 
 func join(lists ...[]string) []string {
@@ -490,7 +500,10 @@ func TestMetricsAgreeWithDLB(t *testing.T) {
 		tol     float64
 		min     int // values compared at least
 	}{
-		{file: "jsons/unit-tests/dlb_3_6_0.json", compare: join(keysPE, keysDev), tol: dlbTol, min: 2},
+		{file: "jsons/unit-tests/dlb_3_6_0.json", compare: join(keysPE, keysDev, keysGPU), tol: dlbTol, min: 6},
+		// The one self-consistent GPU sample: DLB's 0.77, 0.77, 0.07, 1.00,
+		// 0.54, 0.12 (the 2-GPU samples were hand-edited: TestSampleDetails).
+		{file: "jsons/unit-tests/dlb_1gpu_2mpi.json", compare: join(keysPE, keysMPI, keysDev, keysGPU), tol: dlbTol, min: 11},
 		{file: "jsons/unit-tests/dlb_2gpu_hybrid.json", compare: join(keysPE, keysMPI, keysDev), tol: dlbTol, min: 7},
 		{file: "example_files/genex/talp.small.json", compare: join(keysPE, keysOMP), tol: dlbTol, min: 36 * 5},
 		{file: "example_files/genex/talp.4x56.json", compare: join(keysPE, keysOMP), tol: dlbTol, min: 32 * 5},
@@ -502,7 +515,7 @@ func TestMetricsAgreeWithDLB(t *testing.T) {
 			compare []string
 			tol     float64
 			min     int
-		}{file: g, compare: join(keysPE, keysMPI, keysOMP, keysDev), tol: 1e-6, min: 1})
+		}{file: g, compare: join(keysPE, keysMPI, keysOMP, keysDev, keysGPU), tol: 1e-6, min: 1})
 	}
 	for _, c := range cases {
 		t.Run(filepath.Base(c.file), func(t *testing.T) {
@@ -543,7 +556,7 @@ func compareDLB(t *testing.T, rep *pop.Report, f *dlbFile, keys []string, tol fl
 				continue
 			}
 			id := ""
-			for _, k := range talpKeys {
+			for _, k := range append(talpKeys, talpGPUKeys...) {
 				if k.key == key {
 					id = k.id
 				}

@@ -1,0 +1,74 @@
+package report
+
+import (
+	"bufio"
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/popmon/popmon/measure"
+)
+
+// TestTextGPU checks the header's GPU line: what was measured, or why not.
+func TestTextGPU(t *testing.T) {
+	h100 := []measure.GPUDevice{{Index: 0, UUID: "a", Name: "NVIDIA H100"}, {Index: 1, UUID: "b", Name: "NVIDIA H100"}, {Index: 2, UUID: "c", Name: "NVIDIA A100"}}
+	tests := []struct {
+		name string
+		m    measure.Measurement
+		want string
+	}{
+		{"no gpu", measure.Measurement{}, ""},
+		{"no CUDA", measure.Measurement{GPU: &measure.GPU{Mode: "auto", Reason: "the program did not use CUDA"}}, ""},
+		{"no CUDA, asked for", measure.Measurement{GPU: &measure.GPU{Mode: "on", Reason: "the program did not use CUDA (no cuInit)"}},
+			"no device metrics: the program did not use CUDA (no cuInit)"},
+		{"not available", measure.Measurement{GPU: &measure.GPU{Mode: "on", Reason: "libcupti was not found: set POPMON_CUPTI_LIBRARY"}},
+			"no device metrics: libcupti was not found: set POPMON_CUPTI_LIBRARY"},
+		{"available, no reason, no device", measure.Measurement{GPU: &measure.GPU{Mode: "auto", Available: true}},
+			"no device metrics: GPU device activity was not measured"},
+		{"measured", measure.Measurement{GPU: &measure.GPU{Mode: "auto", Available: true, Method: "cupti", CUPTIVersion: 18, DriverVersion: 12040, Clock: "monotonic",
+			DroppedRecords: 3, RejectedRecords: 1}, GPUDevices: h100},
+			"2 × NVIDIA H100, NVIDIA A100 (CUPTI API 18, driver 12.4, clock monotonic) · 3 activity records dropped: device times are lower bounds · 1 activity record rejected as implausible"},
+		{"imported", measure.Measurement{GPUDevices: []measure.GPUDevice{{Index: 0, UUID: "x"}, {Index: 1, UUID: "y"}}}, "2 devices"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := textGPU(&tt.m); got != tt.want {
+				t.Errorf("textGPU = %q\nwant     %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestTextGPUTables checks the tables beyond the tree: kernels cut to
+// the top ten with a count of the rest, long names shortened, bandwidth,
+// and idle time as a share of Global.
+func TestTextGPUTables(t *testing.T) {
+	m := &measure.Measurement{
+		GPUDevices: []measure.GPUDevice{{Index: 0, UUID: "a", Name: "GPU\x1b[31m"}},
+		GPUCopies:  []measure.GPUCopy{{Kind: "PtoP", Count: 1, Bytes: 500, TimeNS: 0}},
+		GPUIdle:    []measure.GPUIdle{{Device: 0, Gaps: 2, IdleNS: 250, LongestNS: 200}},
+		Regions:    []measure.Region{{Name: "Global", Processes: []measure.ProcessAccounts{{ElapsedNS: 1000}}}},
+	}
+	for i := range 12 {
+		m.GPUKernels = append(m.GPUKernels, measure.GPUKernel{Name: strings.Repeat("k", 70+i), Count: 2, TimeNS: 100, MinNS: 40, MaxNS: 60})
+	}
+	var buf bytes.Buffer
+	b := bufio.NewWriter(&buf)
+	textGPUTables(b, m)
+	b.Flush()
+	out := buf.String()
+	for _, want := range []string{
+		"Top GPU kernels (whole run, all processes; 1.20 µs of kernels listed)",
+		strings.Repeat("k", 59) + "…       0      2  100 ns  50 ns  40 ns  60 ns           8.3%",
+		"  (2 more kernels)",
+		"  PtoP      1  500 B  0 ns          -",
+		`  0 GPU\x1b[31m     2  250 ns   200 ns        25.0%`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("tables lack %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\x1b") {
+		t.Errorf("a device name reached the report raw:\n%q", out)
+	}
+}
