@@ -80,13 +80,23 @@ func TestGPUFakeStack(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds C libraries")
 	}
-	dir := fakeCUDA(t, "")
-	cmd := exec.Command(filepath.Join(dir, "smoke"))
-	cmd.Env = append(os.Environ(), "CUDA_INJECTION64_PATH="+filepath.Join(dir, "libsmoke.so"),
-		"POPMON_CUPTI_LIBRARY="+filepath.Join(dir, "libcupti.so"), "FAKECUDA_DEVICES=2")
-	out, err := cmd.CombinedOutput()
-	if err != nil || strings.TrimSpace(string(out)) != "ok" {
-		t.Fatalf("smoke test: %v\n%s", err, out)
+	dirs := map[string]string{"cc": fakeCUDA(t, "")}
+	if _, err := exec.LookPath("clang"); err == nil { // the fakes are -Werror clean with clang too
+		dirs["clang"] = filepath.Join(t.TempDir(), "clang")
+		cmd := exec.Command("sh", filepath.Join(repoRoot, "examples", "gpu", "fake", "build.sh"), dirs["clang"])
+		cmd.Env = append(os.Environ(), "CC=clang")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("building the fake CUDA stack with clang: %v\n%s", err, out)
+		}
+	}
+	for cc, dir := range dirs {
+		cmd := exec.Command(filepath.Join(dir, "smoke"))
+		cmd.Env = append(os.Environ(), "CUDA_INJECTION64_PATH="+filepath.Join(dir, "libsmoke.so"),
+			"POPMON_CUPTI_LIBRARY="+filepath.Join(dir, "libcupti.so"), "FAKECUDA_DEVICES=2")
+		out, err := cmd.CombinedOutput()
+		if err != nil || strings.TrimSpace(string(out)) != "ok" {
+			t.Errorf("smoke test (%s): %v\n%s", cc, err, out)
+		}
 	}
 }
 
@@ -391,6 +401,52 @@ func TestGPUAbsent(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestGPUFakeCUPTIVariants: CUPTI without the timestamp callback (records on
+// CLOCK_REALTIME: libpopmon calibrates an offset) still gives V4's values;
+// 20 000 launches between two flushes are all counted, none dropped.
+func TestGPUFakeCUPTIVariants(t *testing.T) {
+	impl := impls(t)[0]
+	needGPUMeasurement(t)
+	dir := fakeCUDA(t, impl.mpicc)
+	t.Run("calibrated clock", func(t *testing.T) {
+		o := runOpts{env: fakeEnv(dir, "FAKECUPTI_NO_TIMESTAMP_CALLBACK=1"), flags: []string{"--gpu", "auto"}, dir: dir}
+		r := measureRunWith(t, impl, o, 1, "gpu_pop", "V4", fmt.Sprint(gpuReps), fmt.Sprint(gpuUnitMS))
+		if r.m.GPU == nil || !r.m.GPU.Available || r.m.GPU.Clock != "calibrated" {
+			t.Errorf("gpu = %+v, want available with clock calibrated", r.m.GPU)
+		}
+		for _, c := range gpuCases {
+			if c.mode == "V4" {
+				for id, want := range c.want {
+					r.expect(t, "work", id, want, effTol)
+				}
+			}
+		}
+	})
+	t.Run("many launches", func(t *testing.T) {
+		o := runOpts{env: fakeEnv(dir), flags: []string{"--gpu", "auto"}, dir: dir}
+		r := measureRunWith(t, impl, o, 1, "gpu_pop", "overhead", "20000")
+		if r.m.GPU == nil || !r.m.GPU.Available || r.m.GPU.DroppedRecords != 0 || r.m.GPU.RejectedRecords != 0 {
+			t.Errorf("gpu = %+v, want available, nothing dropped or rejected", r.m.GPU)
+		}
+		var n int64
+		for _, k := range r.m.GPUKernels {
+			if k.Name == "empty_kernel" {
+				n += k.Count
+			}
+		}
+		if n != 20000 {
+			t.Errorf("%d empty kernels counted, want 20000: %+v", n, r.m.GPUKernels)
+		}
+		g, _ := r.m.Global()
+		if len(g.Processes) != 1 || g.Processes[0].GPURuntimeCalls < 40000 {
+			t.Errorf("Global: GPU runtime calls %+v, want at least 40000 (20000 calls, 20000 launches)", g.Processes)
+		}
+		if lines := gpuLines(r.stderr); len(lines) != 0 {
+			t.Errorf("GPU warnings: %v", lines)
+		}
+	})
 }
 
 // TestGPUFakeUnavailable: CUDA used but not measurable — another tool holds

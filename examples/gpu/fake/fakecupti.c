@@ -13,7 +13,9 @@
  *     ended, and is written into a buffer obtained from the tool's
  *     bufferRequested callback by cuptiActivityFlushAll, which hands every
  *     filled buffer to bufferCompleted synchronously on the calling thread
- *     (forced flush, flag 1, also delivers activities still running);
+ *     (forced flush, flag 1, also delivers activities still running); when
+ *     1024 records are pending, the driver's next report delivers those
+ *     that have ended the same way (CUPTI hands full buffers over by itself);
  *   - records have fixed sizes (kernel 192, memcpy 80, memset 72, peer copy
  *     96 bytes) with the documented fields at the documented offsets and
  *     zeros elsewhere; cuptiActivityGetNextRecord walks them and returns
@@ -90,6 +92,7 @@ typedef uint64_t (*timestamp_fn)(void);
 #define MAX_CBID 1024
 #define MAX_KIND 64
 #define MAX_PENDING 8192
+#define AUTO_DELIVER 1024
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(callback_fn) subscriber;
@@ -463,7 +466,13 @@ static void on_activity(const struct fakecuda_activity *a)
 		pending[npending++] = (struct pending){ .a = *a, .kind = kind };
 	else
 		dropped++;
+	size_t n = npending;
 	pthread_mutex_unlock(&mu);
+	/* CUPTI hands full buffers over by itself, without a flush (from its
+	 * own thread); here: the ended records, on the calling thread, when a
+	 * buffer's worth is pending. */
+	if (n >= AUTO_DELIVER)
+		cuptiActivityFlushAll(0);
 }
 
 static const struct fakecuda_tool tool = { now, on_api, on_resource, on_activity };
