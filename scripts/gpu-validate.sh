@@ -96,34 +96,16 @@ compare() {
 reps=3 unit=100 only="V1,V2,V3,V4,V5,V6,V7" launches=100000 out="" fake=0 mpi=""
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--mpi)
+	--mpi | --reps | --unit | --only | --launches | --out)
 		[ $# -ge 2 ] || usage
-		mpi=$2
-		shift 2
-		;;
-	--reps)
-		[ $# -ge 2 ] || usage
-		reps=$2
-		shift 2
-		;;
-	--unit)
-		[ $# -ge 2 ] || usage
-		unit=$2
-		shift 2
-		;;
-	--only)
-		[ $# -ge 2 ] || usage
-		only=$2
-		shift 2
-		;;
-	--launches)
-		[ $# -ge 2 ] || usage
-		launches=$2
-		shift 2
-		;;
-	--out)
-		[ $# -ge 2 ] || usage
-		out=$2
+		case "$1" in
+		--mpi) mpi=$2 ;;
+		--reps) reps=$2 ;;
+		--unit) unit=$2 ;;
+		--only) only=$2 ;;
+		--launches) launches=$2 ;;
+		--out) out=$2 ;;
+		esac
 		shift 2
 		;;
 	--fake)

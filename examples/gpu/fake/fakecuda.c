@@ -27,6 +27,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -164,41 +165,47 @@ int cuDriverGetVersion(int *version)
 	return CUDA_SUCCESS;
 }
 
-int cuDeviceGetCount(int *count)
+#define NO_DEVICE INT_MIN
+
+/* The driver's checks of a query: an output pointer (ok), initialisation,
+ * and a device ordinal (NO_DEVICE: none to check). */
+static int query(int ok, int device)
 {
-	if (!count)
+	if (!ok)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!initialised())
 		return CUDA_ERROR_NOT_INITIALIZED;
-	*count = ndevices;
+	if (device != NO_DEVICE && (device < 0 || device >= ndevices))
+		return CUDA_ERROR_INVALID_DEVICE;
 	return CUDA_SUCCESS;
+}
+
+int cuDeviceGetCount(int *count)
+{
+	int rc = query(count != NULL, NO_DEVICE);
+	if (rc == CUDA_SUCCESS)
+		*count = ndevices;
+	return rc;
 }
 
 int cuDeviceGet(int *device, int ordinal)
 {
-	if (!device)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!initialised())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (ordinal < 0 || ordinal >= ndevices)
-		return CUDA_ERROR_INVALID_DEVICE;
-	*device = ordinal;
-	return CUDA_SUCCESS;
+	int rc = query(device != NULL, ordinal);
+	if (rc == CUDA_SUCCESS)
+		*device = ordinal;
+	return rc;
 }
 
 /* 16 bytes: "fakecuda", then zeros, the ordinal in the last byte. */
 int cuDeviceGetUuid(unsigned char *uuid, int device)
 {
-	if (!uuid)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!initialised())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (device < 0 || device >= ndevices)
-		return CUDA_ERROR_INVALID_DEVICE;
-	memset(uuid, 0, 16);
-	memcpy(uuid, "fakecuda", 8);
-	uuid[15] = (unsigned char)device;
-	return CUDA_SUCCESS;
+	int rc = query(uuid != NULL, device);
+	if (rc == CUDA_SUCCESS) {
+		memset(uuid, 0, 16);
+		memcpy(uuid, "fakecuda", 8);
+		uuid[15] = (unsigned char)device;
+	}
+	return rc;
 }
 
 int cuDeviceGetUuid_v2(unsigned char *uuid, int device)
@@ -208,22 +215,17 @@ int cuDeviceGetUuid_v2(unsigned char *uuid, int device)
 
 int cuDeviceGetName(char *name, int len, int device)
 {
-	if (!name || len <= 0)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!initialised())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (device < 0 || device >= ndevices)
-		return CUDA_ERROR_INVALID_DEVICE;
-	snprintf(name, (size_t)len, "Fake GPU %d", device);
-	return CUDA_SUCCESS;
+	int rc = query(name != NULL && len > 0, device);
+	if (rc == CUDA_SUCCESS)
+		snprintf(name, (size_t)len, "Fake GPU %d", device);
+	return rc;
 }
 
 int cuCtxGetDevice(int *device)
 {
-	if (!device)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!initialised())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	int rc = query(device != NULL, NO_DEVICE);
+	if (rc != CUDA_SUCCESS)
+		return rc;
 	pthread_mutex_lock(&mu);
 	int has = devices[current].has_context;
 	*device = current;

@@ -272,22 +272,14 @@ static size_t encode(uint8_t *r, const struct pending *p)
 		break;
 	case K_MEMCPY:
 	case K_MEMCPY2:
-		PUT(r, 4, uint8_t, a->copy_kind);
-		PUT(r, 8, uint64_t, a->bytes);
-		PUT(r, 32, uint32_t, a->device);
-		PUT(r, 36, uint32_t, a->context_id);
-		PUT(r, 40, uint32_t, a->stream);
-		if (p->kind == K_MEMCPY)
-			PUT(r, 44, uint32_t, a->correlation);
-		else
-			PUT(r, 44, uint32_t, a->src_device);
-		break;
 	case K_MEMSET:
+		if (p->kind != K_MEMSET)
+			PUT(r, 4, uint8_t, a->copy_kind);
 		PUT(r, 8, uint64_t, a->bytes);
 		PUT(r, 32, uint32_t, a->device);
 		PUT(r, 36, uint32_t, a->context_id);
 		PUT(r, 40, uint32_t, a->stream);
-		PUT(r, 44, uint32_t, a->correlation);
+		PUT(r, 44, uint32_t, p->kind == K_MEMCPY2 ? a->src_device : a->correlation);
 		break;
 	}
 	return n;
