@@ -16,6 +16,8 @@
  *     (forced flush, flag 1, also delivers activities still running); when
  *     1024 records are pending, the driver's next report delivers those
  *     that have ended the same way (CUPTI hands full buffers over by itself);
+ *     cuptiActivityFlushPeriod(ms) starts a thread that flushes every ms, as
+ *     CUPTI's worker thread does;
  *   - records have fixed sizes (kernel 192, memcpy 80, memset 72, peer copy
  *     96 bytes) with the documented fields at the documented offsets and
  *     zeros elsewhere; cuptiActivityGetNextRecord walks them and returns
@@ -369,6 +371,41 @@ int cuptiActivityFlushAll(uint32_t flag)
 	return CUPTI_SUCCESS;
 }
 
+/* The worker that delivers ended records every period_ms, as CUPTI's own
+ * thread does (cuptiActivityFlushPeriod; 0 stops it). */
+static _Atomic uint32_t period_ms;
+static _Atomic int worker_started;
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		uint32_t ms = atomic_load(&period_ms);
+		struct timespec ts = { .tv_sec = (time_t)((ms ? ms : 100) / 1000),
+				       .tv_nsec = (long)((ms ? ms : 100) % 1000) * 1000000L };
+		nanosleep(&ts, NULL);
+		if (atomic_load(&period_ms))
+			cuptiActivityFlushAll(0);
+	}
+	return NULL;
+}
+
+int cuptiActivityFlushPeriod(uint32_t ms)
+{
+	atomic_store(&period_ms, ms);
+	int expected = 0;
+	if (ms && atomic_compare_exchange_strong(&worker_started, &expected, 1)) {
+		pthread_t t;
+		pthread_attr_t attr;
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		if (pthread_create(&t, &attr, worker, NULL) != 0)
+			atomic_store(&worker_started, 0);
+		pthread_attr_destroy(&attr);
+	}
+	return CUPTI_SUCCESS;
+}
+
 int cuptiGetResultString(int result, const char **str)
 {
 	if (!str)
@@ -401,6 +438,7 @@ int cuptiGetResultString(int result, const char **str)
 
 int cuptiFinalize(void)
 {
+	atomic_store(&period_ms, 0);
 	atomic_store(&subscriber, NULL);
 	for (int k = 0; k < MAX_KIND; k++)
 		atomic_store(&enabled_kind[k], 0);
