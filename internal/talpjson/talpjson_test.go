@@ -1083,6 +1083,10 @@ func TestGPUConvert(t *testing.T) {
 			map[string]float64{"gpu_load_balance": 0.5}, []string{`"Global": gpuLoadBalance 1.00 (times: 0.50)`}},
 		{"numGpus 0 with device times", region(0, `"gpuUsefulTime": 100000000, "maxGpuUsefulTime": 100000000, "maxGpuActiveTime": 100000000`), 1,
 			map[string]float64{"gpu_parallel_efficiency": 0.1}, []string{"numGpus was 0 but the file has device times"}},
+		{"no maxima: an even split", region(2, `"gpuUsefulTime": 300000000, "gpuCommunicationTime": 100000000`), 2,
+			map[string]float64{"gpu_parallel_efficiency": 0.15, "gpu_load_balance": 1, "gpu_communication_efficiency": 0.75, "gpu_orchestration_efficiency": 0.2}, nil},
+		{"region with fewer GPUs than the run", `{"resources": {"numMpiRanks": 2, "numCpus": 2, "numGpus": 2}, "Application": {"Global": {"numMpiRanks": 2, "numCpus": 2, "numGpus": 2, "elapsedTime": 1000000000, "usefulTime": 2000000000, "gpuUsefulTime": 400000000, "maxGpuUsefulTime": 200000000, "maxGpuActiveTime": 200000000, "gpuLoadBalance": 1.0}, "one": {"numMpiRanks": 2, "numCpus": 2, "numGpus": 1, "elapsedTime": 1000000000, "usefulTime": 2000000000, "gpuUsefulTime": 100000000, "maxGpuUsefulTime": 100000000, "maxGpuActiveTime": 100000000, "gpuLoadBalance": 1.0, "gpuParallelEfficiency": 0.1}}}`, 2,
+			map[string]float64{"gpu_load_balance": 1}, nil},
 		{"GPUs without device times", region(2, `"gpuRuntimeTime": 5`), 0, nil, nil},
 	}
 	for _, tt := range tests {
