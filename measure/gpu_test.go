@@ -119,6 +119,8 @@ func TestValidateGPU(t *testing.T) {
 		{"kernel max above time", `"time_ns": 300000000, "min_ns": 99000000, "max_ns": 101000000`, `"time_ns": 300000000, "min_ns": 99000000, "max_ns": 401000000`,
 			"gpu_kernels[0] has min_ns 99000000, max_ns 401000000, time_ns 300000000"},
 		{"copy kind", `"kind": "DtoH"`, `"kind": "HtoH"`, `gpu_copies[1] has kind "HtoH"`},
+		{"copy kind twice", `"kind": "DtoH"`, `"kind": "HtoD"`, `gpu_copies[1] repeats kind "HtoD"`},
+		{"idle device twice", `{"device": 1, "gaps": 4`, `{"device": 0, "gaps": 4`, "gpu_idle[1] repeats device 0"},
 		{"copy negative", `"bytes": 2000000000`, `"bytes": -2`, "gpu_copies[0] has negative bytes (-2)"},
 		{"idle device", `{"device": 1, "gaps": 4`, `{"device": 9, "gaps": 4`, "gpu_idle[1] names device 9"},
 		{"idle longest", `"idle_ns": 700000000, "longest_ns": 300000000`, `"idle_ns": 700000000, "longest_ns": 800000000`,

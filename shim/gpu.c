@@ -25,6 +25,7 @@
 
 #include "core.h"
 #include "gpu.h"
+#include "live.h"
 
 int popmon_gpu_active;
 const struct popmon_gpu_backend *popmon_gpu_backend;
@@ -199,7 +200,9 @@ void popmon_gpu_union_add(struct popmon_gpu_union *u, uint64_t s, uint64_t e, st
 	u->n++;
 }
 
-uint64_t popmon_gpu_union_value(struct popmon_gpu_union *u, uint64_t t)
+/* The union's length clipped to (-inf, t], without the floor of earlier
+ * values. */
+static uint64_t union_peek(const struct popmon_gpu_union *u, uint64_t t)
 {
 	uint64_t v = u->final_len;
 	if (u->final_end > t) {
@@ -207,11 +210,17 @@ uint64_t popmon_gpu_union_value(struct popmon_gpu_union *u, uint64_t t)
 		v = v > over ? v - over : 0;
 	}
 	for (uint32_t k = 0; k < u->n; k++) {
-		uint64_t s = IV(u, k).s, e = IV(u, k).e;
+		uint64_t s = u->iv[(u->head + k) % POPMON_GPU_WINDOW].s, e = u->iv[(u->head + k) % POPMON_GPU_WINDOW].e;
 		if (s >= t)
 			break;
 		v += (e < t ? e : t) - s;
 	}
+	return v;
+}
+
+uint64_t popmon_gpu_union_value(struct popmon_gpu_union *u, uint64_t t)
+{
+	uint64_t v = union_peek(u, t);
 	if (v < u->reported)
 		v = u->reported;
 	u->reported = v;
@@ -397,6 +406,29 @@ static void account(const struct popmon_gpu_record *r)
 	popmon_gpu_union_add(&d->a, r->start, r->end, &d->gaps, global_start_ns());
 }
 
+/* Under the GPU lock: the devices' K and A as delivered so far, for the
+ * live file's readers (popmon run's sampler, popmon recover). */
+static void live_publish_locked(uint64_t now)
+{
+	struct popmon_live_header *h = popmon_live;
+	if (!h)
+		return;
+	uint64_t seq = h->gpu_seq;
+	POPMON_STORE(h->gpu_seq, seq + 1);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	uint32_t used = 0;
+	for (int d = 0; d < POPMON_GPU_DEVICES; d++) {
+		if (!devs[d].used)
+			continue;
+		used |= 1u << d;
+		POPMON_STORE(h->gpu_k_now[d], union_peek(&devs[d].k, now));
+		POPMON_STORE(h->gpu_a_now[d], union_peek(&devs[d].a, now));
+	}
+	POPMON_STORE(h->gpu_used, used);
+	POPMON_STORE(h->gpu_now_ns, now);
+	__atomic_store_n(&h->gpu_seq, seq + 2, __ATOMIC_RELEASE);
+}
+
 /* Decodes and accounts every record of a completed buffer. */
 static void process_buffer(uint8_t *buf, size_t valid)
 {
@@ -427,6 +459,7 @@ static void process_buffer(uint8_t *buf, size_t valid)
 		account(&r);
 	}
 	rejected += bad;
+	live_publish_locked(now);
 	pthread_mutex_unlock(&gpu_lock);
 	if (bad)
 		popmon_warn_once("gpu-rejected", "GPU activity records with implausible times or devices were "
@@ -521,6 +554,13 @@ static void device_map(void)
 	memcpy(dev_uuid, uuid, sizeof(uuid[0]) * (size_t)n);
 	memcpy(dev_name, name, sizeof(name[0]) * (size_t)n);
 	ndevices = count;
+	if (popmon_live) {
+		uint64_t seq = popmon_live->gpu_seq;
+		POPMON_STORE(popmon_live->gpu_seq, seq + 1);
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		memcpy(popmon_live->gpu_uuid, uuid, sizeof(uuid[0]) * (size_t)n);
+		__atomic_store_n(&popmon_live->gpu_seq, seq + 2, __ATOMIC_RELEASE);
+	}
 	pthread_mutex_unlock(&gpu_lock);
 }
 
@@ -678,6 +718,7 @@ static int load_cupti(const char *path)
 	RESOLVE(h, result_string, "cuptiGetResultString");
 	RESOLVE(h, finalize, "cuptiFinalize");
 	RESOLVE(h, get_timestamp, "cuptiGetTimestamp");
+	RESOLVE(h, flush_period, "cuptiActivityFlushPeriod");
 	if (!real.get_version || !real.subscribe || !real.enable_domain || !real.register_callbacks ||
 	    !real.activity_enable || !real.flush_all || !real.get_next_record) {
 		dlclose(h);
@@ -777,6 +818,11 @@ static int start(const struct popmon_gpu_backend *b, const char **call)
 	    (rc = b->activity_enable(POPMON_CUPTI_ACTIVITY_MEMSET)) != 0)
 		goto fail;
 	b->activity_enable(POPMON_CUPTI_ACTIVITY_MEMCPY2); /* peer copies: optional */
+	/* With a live file, CUPTI's worker delivers buffers every second, so
+	 * that a killed job's partial measurement has its device time (else
+	 * buffers come only when full or flushed at region boundaries). */
+	if (popmon_live && b->flush_period)
+		b->flush_period(1000);
 	return 0;
 fail:
 	if (b->unsubscribe)
@@ -799,6 +845,8 @@ int InitializeInjection(void)
 	if (popmon_proc.inert || __atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL))
 		return 1;
 	injected = 1;
+	if (popmon_live)
+		__atomic_store_n(&popmon_live->gpu_mode, (uint32_t)popmon_gpu_mode() + 1, __ATOMIC_RELEASE);
 	if (popmon_gpu_mode() == 0)
 		return 1; /* off: never probes */
 	const char *call = "";
@@ -845,6 +893,8 @@ int InitializeInjection(void)
 		return 1;
 	}
 	__atomic_store_n(&popmon_gpu_active, 1, __ATOMIC_RELEASE);
+	if (popmon_live)
+		__atomic_store_n(&popmon_live->gpu_active, 1, __ATOMIC_RELEASE);
 	return 1;
 }
 

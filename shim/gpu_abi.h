@@ -111,6 +111,7 @@ struct popmon_gpu_backend {
 	int (*result_string)(int result, const char **text);                     /* cuptiGetResultString (optional) */
 	int (*finalize)(void);                                                    /* cuptiFinalize (optional) */
 	int (*get_timestamp)(uint64_t *ts);                                       /* cuptiGetTimestamp (optional) */
+	int (*flush_period)(uint32_t ms);                                         /* cuptiActivityFlushPeriod (optional) */
 	/* CUDA driver (CUresult, CUdevice is an int) */
 	int (*driver_version)(int *version);                                      /* cuDriverGetVersion */
 	int (*device_count)(int *count);                                          /* cuDeviceGetCount */

@@ -143,6 +143,10 @@ static void fill_layout(struct popmon_live_header *h)
 	h->om_address = offsetof(struct popmon_construct, address);
 	h->om_module = offsetof(struct popmon_construct, module);
 	h->om_module_max = POPMON_OMP_MODULE;
+	h->th_gpu_calls = offsetof(struct popmon_thread, gpu_calls);
+	h->ac_gpu_k = offsetof(struct popmon_accounts, gpu_k);
+	h->ac_gpu_a = offsetof(struct popmon_accounts, gpu_a);
+	h->gpu_devices = POPMON_GPU_DEVICES;
 }
 
 int popmon_live_open(void)

@@ -15,6 +15,8 @@
 
 #include <stdint.h>
 
+#include "gpu.h"
+
 #define POPMON_LIVE_MAGIC "POPMLIV1"
 #define POPMON_LIVE_VERSION 1
 #define POPMON_LIVE_HEADER 4096
@@ -81,6 +83,20 @@ struct popmon_live_header {
 	char ctr_mode[8];
 	char ctr_method[16];
 	char ctr_reason[256];
+	/* GPU (gpu.c; docs/live-format.md): the offsets of the thread's CUDA
+	 * call count and of the accounts' per-device K and A, and how many
+	 * device ordinals they hold (0: no GPU support). gpu_seq is odd while
+	 * the block below changes: each device's K and A so far (ns, as of
+	 * CLOCK_MONOTONIC gpu_now_ns: what CUPTI has delivered), the devices
+	 * used (a bit per ordinal), whether GPU measurement is active, its mode
+	 * + 1 (0: CUDA never initialised), and the devices' UUIDs. */
+	uint32_t th_gpu_calls, ac_gpu_k, ac_gpu_a, gpu_devices;
+	uint64_t gpu_seq;
+	uint64_t gpu_now_ns;
+	uint64_t gpu_k_now[POPMON_GPU_DEVICES];
+	uint64_t gpu_a_now[POPMON_GPU_DEVICES];
+	uint32_t gpu_used, gpu_active, gpu_mode;
+	char gpu_uuid[POPMON_GPU_DEVICES][48];
 };
 
 /* The live mapping (NULL without one): the header, and where thread

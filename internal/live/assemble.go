@@ -132,9 +132,10 @@ func Assemble(procs []Proc, job Job, pp *measure.Partial) (*measure.Measurement,
 			}
 		}
 	}
+	devs, devIdx := gpuDevicesOf(procs)
 	for ri, name := range names {
 		g := measure.Region{Name: name}
-		for _, pr := range procs {
+		for pi, pr := range procs {
 			s := pr.Snap
 			idx := -1
 			for k := range s.Regions {
@@ -150,7 +151,9 @@ func Assemble(procs []Proc, job Job, pp *measure.Partial) (*measure.Measurement,
 			if r.Visits == 0 {
 				continue
 			}
-			g.Processes = append(g.Processes, accountsOf(s, r))
+			pa := accountsOf(s, r)
+			pa.GPUDevices = gpuAccountsOf(r, devIdx[pi])
+			g.Processes = append(g.Processes, pa)
 		}
 		if len(g.Processes) > 0 || ri == 0 {
 			m.Regions = append(m.Regions, g)
@@ -217,6 +220,11 @@ func Assemble(procs []Proc, job Job, pp *measure.Partial) (*measure.Measurement,
 		}
 		m.OpenMP = &measure.OpenMP{Runtime: "measured through OMPT (the live files do not name the runtime)", OMPT: true, MaxThreads: maxCPUs}
 	}
+	m.GPUDevices = devs
+	m.GPU = gpuOf(procs)
+	if len(devs) > 0 {
+		m.Resources.GPUs = len(devs)
+	}
 	m.Counters = counters(procs)
 	if m.Counters != nil {
 		m.Resources.HardwareCounters = m.Counters.Available
@@ -271,6 +279,74 @@ func ompRegions(procs []Proc) []measure.OMPRegion {
 		}
 	}
 	return out
+}
+
+// gpuDevicesOf merges the processes' GPU devices by UUID, as libpopmon's
+// finalize does: the run's devices, and per process each device ordinal's
+// index among them (-1: not used).
+func gpuDevicesOf(procs []Proc) ([]measure.GPUDevice, [][gpuDevices]int) {
+	var devs []measure.GPUDevice
+	at := map[string]int{}
+	idx := make([][gpuDevices]int, len(procs))
+	for pi, pr := range procs {
+		g := pr.Snap.GPU
+		for d := range idx[pi] {
+			idx[pi][d] = -1
+			if !g.Active || g.Used&(1<<d) == 0 {
+				continue
+			}
+			uuid := g.UUID[d]
+			if uuid == "" {
+				uuid = "GPU-ordinal-" + strconv.Itoa(d) // no device map (as the library writes it)
+			}
+			i, ok := at[uuid]
+			if !ok {
+				i = len(devs)
+				at[uuid] = i
+				devs = append(devs, measure.GPUDevice{Index: i, UUID: uuid})
+			}
+			idx[pi][d] = i
+		}
+	}
+	return devs, idx
+}
+
+// gpuAccountsOf is region r's device time on each device the process used
+// (run-wide indices idx), as shim/output.c writes it.
+func gpuAccountsOf(r Region, idx [gpuDevices]int) []measure.GPUDeviceAccount {
+	var out []measure.GPUDeviceAccount
+	for d, i := range idx {
+		if i < 0 {
+			continue
+		}
+		k, a := int64(min(r.Tot.GPUK[d], math.MaxInt64)), int64(min(r.Tot.GPUA[d], math.MaxInt64))
+		out = append(out, measure.GPUDeviceAccount{Device: i, UsefulNS: k, ActiveNS: max(a, k)})
+	}
+	return out
+}
+
+// gpuOf says what the processes said of GPU measurement: nil when no
+// process initialised CUDA with the library injected (the live files do
+// not say why; the measurement of a finished run does).
+func gpuOf(procs []Proc) *measure.GPU {
+	var g *measure.GPU
+	for _, pr := range procs {
+		st := pr.Snap.GPU
+		if st.Mode == "" {
+			continue
+		}
+		if g == nil {
+			g = &measure.GPU{Mode: st.Mode, Available: true, Method: "cupti"}
+		}
+		if !st.Active && g.Available {
+			g.Available, g.Method = false, ""
+			g.Reason = "CUDA was used but could not be measured in some process (its reason is written at finalize, which this partial measurement lacks)"
+			if st.Mode == "off" {
+				g.Reason = "GPU measurement is off (--gpu off or POPMON_GPU=off); use --gpu auto to measure it"
+			}
+		}
+	}
+	return g
 }
 
 // counters says what the processes said of their hardware counters:

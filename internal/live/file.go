@@ -90,7 +90,17 @@ type header struct {
 	CtrMode                                                            [8]byte
 	CtrMethod                                                          [16]byte
 	CtrReason                                                          [256]byte
+	ThGPUCalls, AcGPUK, AcGPUA, GPUDevices                             uint32
+	GPUSeq, GPUNowNS                                                   uint64
+	GPUKNow, GPUANow                                                   [gpuDevices]uint64
+	GPUUsed, GPUActive, GPUMode                                        uint32
+	GPUUUID                                                            [gpuDevices][48]byte
 }
+
+// gpuDevices is POPMON_GPU_DEVICES (shim/gpu.h): the device ordinals a
+// process accounts. A file that declares another count has no GPU data
+// for this reader (GPUDevices 0: a library without GPU support).
+const gpuDevices = 16
 
 // Offsets of the header fields that change while the process runs.
 var (
@@ -100,6 +110,10 @@ var (
 	offRegionsSeq = unsafe.Offsetof(header{}.RegionsSeq)
 	offOMPUsed    = unsafe.Offsetof(header{}.OMPUsed)
 	offCtrAvail   = unsafe.Offsetof(header{}.CtrAvailable)
+	offGPUSeq     = unsafe.Offsetof(header{}.GPUSeq)
+	offGPUMode    = unsafe.Offsetof(header{}.GPUMode)
+	offGPUBlock   = unsafe.Offsetof(header{}.GPUNowNS)
+	gpuBlockSize  = unsafe.Offsetof(header{}.GPUUUID) + unsafe.Sizeof(header{}.GPUUUID) - unsafe.Offsetof(header{}.GPUNowNS)
 )
 
 // File is one open live file.
@@ -215,7 +229,22 @@ func (f *File) readHeader() error {
 		!u64(h.AcPrimUseful, 1, as) || !u64(h.AcPrimMPI, 1, as) || !u64(h.AcThrUsefulMax, 1, as) || !u64(h.AcCtr, h.NCtr, as) {
 		return bad("account offsets")
 	}
+	// GPU accounts: ignored (not refused) when the file's layout differs.
+	if h.GPUDevices != 0 && (h.GPUDevices != gpuDevices || !u64(h.ThGPUCalls, 1, ts) ||
+		!u64(h.AcGPUK, gpuDevices, as) || !u64(h.AcGPUA, gpuDevices, as)) {
+		h.GPUDevices = 0
+	}
 	return nil
+}
+
+// gpu reads the GPU block consistently (its own sequence word).
+func (f *File) gpu() (hdr header) {
+	if f.h.GPUDevices == 0 {
+		return hdr
+	}
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&hdr)), unsafe.Sizeof(hdr))
+	f.consistent(offGPUSeq, offGPUBlock, int(gpuBlockSize), b[offGPUBlock:])
+	return hdr
 }
 
 func (f *File) load64(off uintptr) uint64 {

@@ -24,7 +24,9 @@ var cFields = []string{"magic", "version", "header_size", "nstates", "nextra", "
 	"start_time_ticks", "hostname", "exe", "session", "cmdline", "cmdline_len",
 	"omp_off", "omp_size", "omp_max", "om_codeptr", "om_executions", "om_threads", "om_wall",
 	"om_useful", "om_imbalance", "om_sync", "om_limited", "om_mgmt", "om_address", "om_module",
-	"om_module_max", "omp_used", "omp_index_off", "ctr_available", "ctr_mode", "ctr_method", "ctr_reason"}
+	"om_module_max", "omp_used", "omp_index_off", "ctr_available", "ctr_mode", "ctr_method", "ctr_reason",
+	"th_gpu_calls", "ac_gpu_k", "ac_gpu_a", "gpu_devices", "gpu_seq", "gpu_now_ns", "gpu_k_now", "gpu_a_now",
+	"gpu_used", "gpu_active", "gpu_mode", "gpu_uuid"}
 
 // TestHeaderLayout compiles shim/live.h and checks that Go's header has
 // every field at the offset the C compiler gives it.

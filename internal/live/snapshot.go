@@ -45,6 +45,9 @@ type Accounts struct {
 	X                                          [nExtra]uint64
 	PrimUseful, PrimMPI, ThrUsefulMax          uint64
 	Ctr                                        []uint64
+	// GPUK and GPUA are each device ordinal's union of kernel intervals
+	// and of kernels, copies and memsets, in nanoseconds (not ticks).
+	GPUK, GPUA [gpuDevices]uint64
 }
 
 // Thread is a consistent copy of one thread record.
@@ -53,7 +56,7 @@ type Thread struct {
 	State, Accounted, Rate, Slot, Kind uint32
 	Acc                                [nStates]uint64
 	Extra                              [nExtra]uint64
-	MPICalls                           uint64
+	MPICalls, GPUCalls                 uint64
 	FnCalls, FnTicks, Ctr              []uint64
 }
 
@@ -80,6 +83,18 @@ type CounterState struct {
 	Mode, Method, Reason string
 }
 
+// GPUState is what the process said of its GPU devices: whether it
+// measured them (CUDA injected and CUPTI running), each device ordinal's
+// K and A so far (ns, what CUPTI had delivered by NowNS) and UUID.
+type GPUState struct {
+	Active     bool
+	Mode       string // "off", "auto" or "on"; "" when CUDA was never initialised
+	NowNS      uint64
+	Used       uint32 // a bit per device ordinal
+	KNow, ANow [gpuDevices]uint64
+	UUID       [gpuDevices]string
+}
+
 // Snapshot is what a live file held at one moment.
 type Snapshot struct {
 	PID, Rank, Size       int
@@ -100,6 +115,7 @@ type Snapshot struct {
 	Regions               []Region
 	Constructs            []Construct
 	Counters              CounterState
+	GPU                   GPUState
 	FnNames               []string
 	detail                int
 	// memo holds the last at() result: every open region of a snapshot is
@@ -184,9 +200,21 @@ func (f *File) Read() (*Snapshot, error) {
 		for k := range t.Ctr {
 			t.Ctr[k] = le64(rec, h.ThCtrAcc+uint32(8*k))
 		}
+		if h.GPUDevices != 0 {
+			t.GPUCalls = le64(rec, h.ThGPUCalls)
+		}
 		s.Threads = append(s.Threads, t)
 	}
 	s.Constructs = f.constructs()
+	if g := f.gpu(); h.GPUDevices != 0 {
+		s.GPU = GPUState{Active: g.GPUActive == 1, NowNS: g.GPUNowNS, Used: g.GPUUsed, KNow: g.GPUKNow, ANow: g.GPUANow}
+		if m := f.load32(offGPUMode); m >= 1 && m <= 3 {
+			s.GPU.Mode = []string{"off", "auto", "on"}[m-1]
+		}
+		for d := range s.GPU.UUID {
+			s.GPU.UUID[d] = cstring(g.GPUUUID[d][:])
+		}
+	}
 	s.Counters = CounterState{Available: int32(f.load32(offCtrAvail)) == 1,
 		Mode: cstring(fresh.CtrMode[:]), Method: cstring(fresh.CtrMethod[:]), Reason: cstring(fresh.CtrReason[:])}
 	nr := int(f.load32(offNRegions))
@@ -260,6 +288,12 @@ func (f *File) accounts(b []byte) Accounts {
 	for k := range a.Ctr {
 		a.Ctr[k] = le64(b, h.AcCtr+uint32(8*k))
 	}
+	if h.GPUDevices != 0 {
+		for d := range a.GPUK {
+			a.GPUK[d] = le64(b, h.AcGPUK+uint32(8*d))
+			a.GPUA[d] = le64(b, h.AcGPUA+uint32(8*d))
+		}
+	}
 	return a
 }
 
@@ -284,8 +318,12 @@ func chargeState(st uint32) uint32 {
 func (s *Snapshot) at(now uint64) (Accounts, []uint64) {
 	var a Accounts
 	thr := make([]uint64, s.detail)
+	// Device time as far as CUPTI had delivered it (the process reads it
+	// at the snapshot time; a reader sees the last delivery).
+	a.GPUK, a.GPUA = s.GPU.KNow, s.GPU.ANow
 	for _, t := range s.Threads {
 		a.MPICalls += t.MPICalls
+		a.GPUCalls += t.GPUCalls
 		a.OMPParallels += t.Extra[xParallels]
 		a.OMPTasks += t.Extra[xTasks]
 		if t.Accounted == 0 {
@@ -351,6 +389,10 @@ func (s *Snapshot) RegionAt(i int, now uint64) Region {
 	tot.OMPParallels += sub(r.Snap.OMPParallels, cur.OMPParallels)
 	tot.OMPTasks += sub(r.Snap.OMPTasks, cur.OMPTasks)
 	tot.GPUCalls += sub(r.Snap.GPUCalls, cur.GPUCalls)
+	for d := range tot.GPUK {
+		tot.GPUK[d] += sub(r.Snap.GPUK[d], cur.GPUK[d])
+		tot.GPUA[d] += sub(r.Snap.GPUA[d], cur.GPUA[d])
+	}
 	for k := range tot.X {
 		tot.X[k] += sub(r.Snap.X[k], cur.X[k])
 	}

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "live.h"
 
 /* ------------------------------------------------------------------ stubs of core.c */
 
@@ -35,6 +36,7 @@ __thread struct popmon_thread *popmon_tls __attribute__((tls_model("initial-exec
 int popmon_clock_tsc; /* 0: CLOCK_MONOTONIC, ticks are nanoseconds */
 struct popmon_process popmon_proc;
 int popmon_counters_active;
+struct popmon_live_header *popmon_live; /* tests may point it at a header */
 
 void popmon_ctr_transition(struct popmon_thread *t, uint32_t to)
 {
@@ -617,6 +619,7 @@ static void scenario_devices(void)
 {
 	fake_devices = 20; /* more than POPMON_GPU_DEVICES */
 	popmon_proc.t0_ns = 0;
+	popmon_live = calloc(1, sizeof *popmon_live); /* the live file's header */
 	start_fake();
 	uint64_t now = rec_now();
 	kernel_rec(queue(), 10, 0, now - 3000, now - 2000, "a");
@@ -633,6 +636,16 @@ static void scenario_devices(void)
 	CHECK(strcmp(g.dev[1].name, "Fake GPU 1") == 0, "device 1 name %s", g.dev[1].name);
 	CHECK(g.dev[0].used == 1 && g.dev[1].used == 1 && g.dev[15].used == 1, "devices not used");
 	CHECK_U64(g.rejected, 1);
+	/* What the live file's readers see. */
+	CHECK(popmon_live->gpu_active == 1 && popmon_live->gpu_used == (1u | 2u | 1u << 15) &&
+		      popmon_live->gpu_seq % 2 == 0 && popmon_live->gpu_seq > 0,
+	      "live: active %u used %#x seq %llu", popmon_live->gpu_active, popmon_live->gpu_used,
+	      (unsigned long long)popmon_live->gpu_seq);
+	CHECK(popmon_live->gpu_k_now[1] == 1000 && popmon_live->gpu_a_now[15] == 1000 && popmon_live->gpu_now_ns >= now,
+	      "live: K %llu A %llu", (unsigned long long)popmon_live->gpu_k_now[1],
+	      (unsigned long long)popmon_live->gpu_a_now[15]);
+	CHECK(strcmp(popmon_live->gpu_uuid[1], "GPU-20212223-2425-2627-2829-2a2b2c2d2e2f") == 0, "live UUID %s",
+	      popmon_live->gpu_uuid[1]);
 	CHECK(g.nkernels == 3, "%lld kernel rows, want 3 (same name, 3 devices)", (long long)g.nkernels);
 	CHECK(g.driver_version == 13000 && g.cupti_version == 130001 && g.status == POPMON_GPU_MEASURED,
 	      "versions %lld %lld status %lld", (long long)g.driver_version, (long long)g.cupti_version,
