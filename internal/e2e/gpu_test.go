@@ -18,7 +18,9 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/popmon/popmon/measure"
 )
@@ -447,6 +449,43 @@ func TestGPUFakeCUPTIVariants(t *testing.T) {
 			t.Errorf("GPU warnings: %v", lines)
 		}
 	})
+}
+
+// TestGPUFakePartial: a GPU job killed mid-run keeps its device time in the
+// partial measurement (live files; CUPTI's worker delivers records every
+// second, so up to a second of device time may be missing at the cut).
+func TestGPUFakePartial(t *testing.T) {
+	impl := impls(t)[0]
+	needGPUMeasurement(t)
+	dir := fakeCUDA(t, impl.mpicc)
+	o := runOpts{env: fakeEnv(dir, "FAKECUDA_DEVICES=2"), flags: []string{"--gpu", "auto"}, dir: dir}
+	s := startPartialWith(t, impl, o, 2, nil, "gpu_pop", "V7", "100", "100")
+	time.Sleep(3500 * time.Millisecond)
+	for _, pid := range s.ranks {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	s.wait(t)
+	m := readChecked(t, s.out)
+	if m.Partial == nil || m.Partial.Reason != measure.PartialKilled {
+		t.Fatalf("not a partial measurement of a killed job: %+v\n%s", m.Partial, s.se.String())
+	}
+	if m.GPU == nil || !m.GPU.Available || len(m.GPUDevices) != 2 {
+		t.Errorf("gpu = %+v, devices %+v: want available, 2 devices", m.GPU, m.GPUDevices)
+	}
+	g, _ := m.Global()
+	if len(g.Processes) != 2 {
+		t.Fatalf("%d processes in Global", len(g.Processes))
+	}
+	for _, p := range g.Processes {
+		// V7 keeps each device busy half the time.
+		var useful int64
+		for _, d := range p.GPUDevices {
+			useful += d.UsefulNS
+		}
+		if f := float64(useful) / float64(p.ElapsedNS); f < 0.2 || f > 0.55 {
+			t.Errorf("rank %d: device useful %d ns in %d ns (%.2f), want about half (less the last second)", p.Rank, useful, p.ElapsedNS, f)
+		}
+	}
 }
 
 // TestGPUFakeUnavailable: CUDA used but not measurable — another tool holds

@@ -103,12 +103,26 @@ type started struct {
 // named prog run under it.
 func startPartial(t *testing.T, impl mpiImpl, np int, wrap []string, prog string, args ...string) *started {
 	t.Helper()
-	dir := examples(t, impl)
+	return startPartialWith(t, impl, runOpts{}, np, wrap, prog, args...)
+}
+
+// startPartialWith is startPartial with options (environment, popmon run
+// flags, the program's folder).
+func startPartialWith(t *testing.T, impl mpiImpl, o runOpts, np int, wrap []string, prog string, args ...string) *started {
+	t.Helper()
+	dir := o.dir
+	if dir == "" {
+		dir = examples(t, impl)
+	}
 	s := &started{out: filepath.Join(t.TempDir(), "p.json")}
-	argv := append(append([]string{}, wrap...), popmonBin, "run", "--format", "none", "--mpicc", impl.mpicc, "-o", s.out, "--")
+	argv := append(append([]string{}, wrap...), popmonBin, "run", "--format", "none", "--mpicc", impl.mpicc, "-o", s.out)
+	argv = append(append(argv, o.flags...), "--")
 	argv = append(append(argv, launch(impl, np)...), filepath.Join(dir, prog))
 	argv = append(argv, args...)
 	s.cmd = exec.Command(argv[0], argv[1:]...)
+	if o.env != nil {
+		s.cmd.Env = append(os.Environ(), o.env...)
+	}
 	s.cmd.Stdout, s.cmd.Stderr = &s.so, &s.se
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := s.cmd.Start(); err != nil {
