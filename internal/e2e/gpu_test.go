@@ -388,18 +388,22 @@ func TestGPUAbsent(t *testing.T) {
 					}
 				}
 			}
-			// Exit codes stay the program's: a rank that exits 3 early.
-			for _, mode := range []string{"off", "auto"} {
+			// Exit codes stay the program's: a rank that exits 3 early (one
+			// rank: with two, which exit status MPICH's launcher reports
+			// depends on timing). --gpu on cannot warn when no rank reaches
+			// MPI_Finalize: at most one line.
+			codes := map[string]int{}
+			for _, mode := range []string{"off", "auto", "on"} {
 				args := append([]string{"run", "--mpicc", impl.mpicc, "--gpu", mode, "--format", "none", "-o", filepath.Join(t.TempDir(), "x.json"), "--", impl.mpirun}, impl.extra...)
-				args = append(args, "-np", "2", filepath.Join(dir, "ending"), "20", "100", "3", "2", "3")
+				args = append(args, "-np", "1", filepath.Join(dir, "ending"), "20", "100", "3", "1", "3")
 				_, se, code := popmon(t, nil, args...)
-				reports["exit-"+mode] = map[string]float64{"code": float64(code)}
-				if len(gpuLines(se)) != 0 {
-					t.Errorf("--gpu %s: GPU lines from a crashing program:\n%s", mode, se)
+				codes[mode] = code
+				if n := len(gpuLines(se)); n > map[string]int{"on": 1}[mode] {
+					t.Errorf("--gpu %s: %d GPU lines from a program that exits 3:\n%s", mode, n, se)
 				}
 			}
-			if a, b := reports["exit-auto"]["code"], reports["exit-off"]["code"]; a != b || a == 0 {
-				t.Errorf("exit code with --gpu auto %v, with --gpu off %v (want equal, non-zero)", a, b)
+			if codes["off"] == 0 || codes["auto"] != codes["off"] || codes["on"] != codes["off"] {
+				t.Errorf("exit codes %v: want the same, non-zero, for every --gpu mode", codes)
 			}
 		})
 	}
