@@ -187,16 +187,10 @@ else
 	ngpu=$(nvidia-smi -L | grep -c '^GPU')
 	[ "$ngpu" -ge 1 ] || die "no GPU found by nvidia-smi"
 	"$NVCC" --version | tail -n 2
-	if [ -z "${POPMON_CUPTI_LIBRARY:-}" ]; then
-		for c in "$CUDA_HOME"/extras/CUPTI/lib64/libcupti.so "$CUDA_HOME"/lib64/libcupti.so; do
-			if [ -e "$c" ]; then
-				POPMON_CUPTI_LIBRARY=$c
-				export POPMON_CUPTI_LIBRARY
-				break
-			fi
-		done
-	fi
-	echo "libcupti: ${POPMON_CUPTI_LIBRARY:-searched by popmon on the loader path}"
+	# Which CUPTI libpopmon will use: POPMON_CUPTI_LIBRARY alone when set,
+	# else its search (the loader path, then CUDA_HOME); see popmon doctor.
+	echo "POPMON_CUPTI_LIBRARY: ${POPMON_CUPTI_LIBRARY:-not set}; CUPTI under CUDA_HOME:"
+	ls "$CUDA_HOME"/extras/CUPTI/lib64/libcupti.so* "$CUDA_HOME"/lib64/libcupti.so* 2>/dev/null || echo "  none"
 	echo "MPI: $("$MPIRUN" --version 2>&1 | head -n 1)"
 	prog=$dir/gpu_pop
 	# shellcheck disable=SC2086 # NVCC_FLAGS is a list of flags

@@ -655,3 +655,74 @@ func TestGPUValidateScript(t *testing.T) {
 		t.Errorf("popmon warned:\n%s", out)
 	}
 }
+
+// TestGPUValidateScriptGPUPath runs scripts/gpu-validate.sh as on a GPU
+// machine, with stand-ins for nvidia-smi (1 or 2 GPUs) and nvcc (which
+// builds the fake-CUDA program instead of gpu_pop.cu): the machine report,
+// the build step and the choice of V6 runs (1 GPU: shared and distinct; 2:
+// two GPUs and shared through CUDA_VISIBLE_DEVICES=0).
+func TestGPUValidateScriptGPUPath(t *testing.T) {
+	impl := impls(t)[0]
+	needGPUMeasurement(t)
+	fake := fakeCUDA(t, "")
+	stubs := t.TempDir()
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(stubs, name), []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("nvidia-smi", `#!/bin/sh
+# stand-in for nvidia-smi: STUB_GPUS GPUs
+i=0
+while [ "$i" -lt "${STUB_GPUS:-1}" ]; do
+	case "$1" in
+	-L) echo "GPU $i: Fake GPU $i (UUID: GPU-stub-$i)" ;;
+	*) echo "$i, Fake GPU $i, 580.00, Default, GPU-stub-$i" ;;
+	esac
+	i=$((i + 1))
+done
+`)
+	write("nvcc", `#!/bin/sh
+# stand-in for nvcc: builds the fake-CUDA program instead of the .cu
+if [ "$1" = --version ]; then
+	echo "nvcc stand-in"
+	echo "Cuda compilation tools, release 13.0 (stand-in)"
+	exit 0
+fi
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-o) out=$2 && shift ;;
+	-ccbin) ccbin=$2 && shift ;;
+	esac
+	shift
+done
+d=$(mktemp -d "`+t.TempDir()+`/nvcc.XXXXXX")
+sh "`+filepath.Join(repoRoot, "examples", "gpu", "fake", "build.sh")+`" "$d" "$(echo "$ccbin" | sed s/mpicxx/mpicc/)" && cp "$d/gpu_pop" "$out"
+`)
+	for _, c := range []struct {
+		gpus   int
+		labels []string
+	}{{1, []string{"V6-shared", "V6-distinct"}}, {2, []string{"V6-2gpus", "V6-shared"}}} {
+		t.Run(fmt.Sprintf("gpus%d", c.gpus), func(t *testing.T) {
+			cmd := exec.Command("sh", filepath.Join(repoRoot, "scripts", "gpu-validate.sh"), "--mpi", impl.name,
+				"--only", "V1,V6", "--reps", "2", "--launches", "1000")
+			cmd.Env = append(os.Environ(), "PATH="+stubs+string(os.PathListSeparator)+os.Getenv("PATH"), "POPMON="+popmonBin,
+				fmt.Sprintf("STUB_GPUS=%d", c.gpus), fmt.Sprintf("FAKECUDA_DEVICES=%d", c.gpus),
+				"POPMON_CUPTI_LIBRARY="+filepath.Join(fake, "libcupti.so"), "CUDA_HOME="+t.TempDir())
+			b, err := cmd.CombinedOutput()
+			out := string(b)
+			if err != nil {
+				t.Fatalf("gpu-validate.sh: %v\n%s", err, out)
+			}
+			for _, want := range append([]string{"== machine", "Fake GPU 0, 580.00", "release 13.0 (stand-in)",
+				"V1           gpu_parallel_efficiency", "gpu-validate: all 4 runs PASS"}, c.labels...) {
+				if !strings.Contains(out, want) {
+					t.Errorf("output lacks %q:\n%s", want, out)
+				}
+			}
+			if n := len(regexp.MustCompile(`(?m)  PASS$`).FindAllString(out, -1)); n != 30 {
+				t.Errorf("%d values PASS, want 30 (3 runs)\n%s", n, out)
+			}
+		})
+	}
+}

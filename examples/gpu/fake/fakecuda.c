@@ -18,8 +18,10 @@
  * Environment (all optional):
  *   FAKECUDA_DEVICES         number of devices, 1..16 (default 1); devices
  *                            are the same in every process (the same UUID
- *                            for the same ordinal), so processes choosing the
- *                            same ordinal share a GPU
+ *                            for the same device), so processes choosing the
+ *                            same device share a GPU
+ *   CUDA_VISIBLE_DEVICES     as CUDA's: the devices the process sees, as
+ *                            ordinals 0, 1, ... (none: all)
  *   FAKECUDA_DRIVER_VERSION  cuDriverGetVersion's answer (default 13000)
  *   FAKECUDA_CTX_MS          time context creation takes (default 0)
  *   FAKECUDA_TRACE=1         one stderr line per device activity
@@ -68,6 +70,7 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int init_state; /* 0 none, 1 injecting, 2 done */
 static struct device devices[MAX_DEVICES];
 static int ndevices = 1, driver_version = 13000, current, trace;
+static int physical[MAX_DEVICES]; /* ordinal -> device of the machine */
 static double ctx_ms;
 static _Atomic(const struct fakecuda_tool *) the_tool;
 static _Atomic uint32_t correlations;
@@ -133,6 +136,21 @@ int cuInit(unsigned int flags)
 	if (!atomic_compare_exchange_strong(&init_state, &expected, 1))
 		return CUDA_SUCCESS; /* done, or being done by this very call chain */
 	ndevices = (int)env_long("FAKECUDA_DEVICES", 1, 1, MAX_DEVICES);
+	for (int d = 0; d < ndevices; d++)
+		physical[d] = d;
+	/* CUDA_VISIBLE_DEVICES: a comma-separated list of the machine's
+	 * devices; the process sees them as ordinals 0, 1, ... */
+	const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+	if (vis) {
+		int n = 0;
+		for (char *end; *vis && n < MAX_DEVICES; vis = *end == ',' ? end + 1 : end) {
+			long v = strtol(vis, &end, 10);
+			if (end == vis || v < 0 || v >= ndevices)
+				break; /* as CUDA: the list ends at the first invalid entry */
+			physical[n++] = (int)v;
+		}
+		ndevices = n;
+	}
 	driver_version = (int)env_long("FAKECUDA_DRIVER_VERSION", 13000, 1, 1000000);
 	ctx_ms = (double)env_long("FAKECUDA_CTX_MS", 0, 0, 100000);
 	trace = env_long("FAKECUDA_TRACE", 0, 0, 1) == 1;
@@ -203,7 +221,7 @@ int cuDeviceGetUuid(unsigned char *uuid, int device)
 	if (rc == CUDA_SUCCESS) {
 		memset(uuid, 0, 16);
 		memcpy(uuid, "fakecuda", 8);
-		uuid[15] = (unsigned char)device;
+		uuid[15] = (unsigned char)physical[device];
 	}
 	return rc;
 }
@@ -217,7 +235,7 @@ int cuDeviceGetName(char *name, int len, int device)
 {
 	int rc = query(name != NULL && len > 0, device);
 	if (rc == CUDA_SUCCESS)
-		snprintf(name, (size_t)len, "Fake GPU %d", device);
+		snprintf(name, (size_t)len, "Fake GPU %d", physical[device]);
 	return rc;
 }
 
