@@ -234,6 +234,13 @@ scenario() {
 		sed "s/^/$label: /" || true
 	grep '^expect ' "$f.out" >"$f.expect" || true
 	"$popmon" report --format csv --region work "$f.json" >"$f.csv" 2>>"$f.err" || true
+	# The report's GPU: line (devices, CUPTI and driver versions, clock,
+	# dropped or rejected records), whenever it differs from the last one.
+	gpu_line=$("$popmon" report "$f.json" 2>/dev/null | grep '^GPU:' || true)
+	if [ "$gpu_line" != "${last_gpu_line:-}" ]; then
+		printf "%-12s %s\n" "$label" "$gpu_line"
+		last_gpu_line=$gpu_line
+	fi
 	compare "$f.expect" "$f.csv" "$label" || fails=$((fails + 1))
 	sed -n 's/^ok .*copy_ms=\([0-9.]*\).*/  (measured copy time c = \1 ms)/p' "$f.out"
 }
