@@ -306,6 +306,48 @@ func reportMetrics(t *testing.T, file string) map[string]float64 {
 	return out
 }
 
+// jsonShapeDiff appends to diffs the paths where two JSON documents differ
+// in keys, types, lengths or strings (numbers are not compared).
+func jsonShapeDiff(a, b any, path string, diffs *[]string) {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok {
+			*diffs = append(*diffs, path)
+			return
+		}
+		for k := range x {
+			if _, ok := y[k]; !ok {
+				*diffs = append(*diffs, path+"/"+k)
+			}
+		}
+		for k, v := range y {
+			if w, ok := x[k]; ok {
+				jsonShapeDiff(w, v, path+"/"+k, diffs)
+			} else {
+				*diffs = append(*diffs, path+"/"+k)
+			}
+		}
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			*diffs = append(*diffs, path)
+			return
+		}
+		for i := range x {
+			jsonShapeDiff(x[i], y[i], fmt.Sprintf("%s[%d]", path, i), diffs)
+		}
+	case float64:
+		if _, ok := b.(float64); !ok {
+			*diffs = append(*diffs, path)
+		}
+	default:
+		if a != b {
+			*diffs = append(*diffs, path)
+		}
+	}
+}
+
 // gpuLines are the popmon lines on stderr that speak of GPUs or CUDA (the
 // line naming the measurement file aside: test folders are named after the
 // tests).
@@ -333,6 +375,7 @@ func TestGPUAbsent(t *testing.T) {
 			needGPUMeasurement(t)
 			dir := examples(t, impl)
 			reports := map[string]map[string]float64{}
+			jsonReports := map[string]any{}
 			for _, mode := range []string{"off", "auto", "on"} {
 				out := filepath.Join(t.TempDir(), mode+".json")
 				args := append([]string{"run", "--mpicc", impl.mpicc, "--gpu", mode, "-o", out, "--", impl.mpirun}, impl.extra...)
@@ -363,6 +406,27 @@ func TestGPUAbsent(t *testing.T) {
 					t.Errorf("--gpu %s: gpu = %+v, want mode %s, not available", mode, m.GPU, mode)
 				}
 				reports[mode] = reportMetrics(t, out)
+				so, se, code = popmon(t, nil, "report", "--format", "json", out)
+				if code != 0 {
+					t.Fatalf("report --format json: exit %d\n%s", code, se)
+				}
+				var doc any
+				if err := json.Unmarshal([]byte(so), &doc); err != nil {
+					t.Fatalf("JSON report: %v", err)
+				}
+				jsonReports[mode] = doc
+			}
+			// The JSON reports have the same structure and texts; only the
+			// file name and the gpu object's mode and reason differ (numbers
+			// are compared above, within the tolerances).
+			for _, mode := range []string{"auto", "on"} {
+				var diffs []string
+				jsonShapeDiff(jsonReports["off"], jsonReports[mode], "", &diffs)
+				for _, d := range diffs {
+					if d != "/source" && d != "/gpu/mode" && d != "/gpu/reason" {
+						t.Errorf("JSON report with --gpu %s differs from --gpu off at %s", mode, d)
+					}
+				}
 			}
 			// The same metrics (the runs differ only by timing noise).
 			for _, mode := range []string{"auto", "on"} {
@@ -724,5 +788,27 @@ sh "`+filepath.Join(repoRoot, "examples", "gpu", "fake", "build.sh")+`" "$d" "$(
 				t.Errorf("%d values PASS, want 30 (3 runs)\n%s", n, out)
 			}
 		})
+	}
+}
+
+func TestJSONShapeDiff(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want []string
+	}{
+		{`{"x": 1, "s": "a", "l": [1, 2]}`, `{"x": 2, "s": "a", "l": [3, 4]}`, nil},
+		{`{"x": 1, "s": "a"}`, `{"x": "1", "s": "b"}`, []string{"/s", "/x"}},
+		{`{"g": {"m": "off"}, "l": [1]}`, `{"g": {"m": "auto", "n": 1}, "l": [1, 2]}`, []string{"/g/m", "/g/n", "/l"}},
+		{`{"a": 1}`, `{}`, []string{"/a"}},
+	} {
+		var a, b any
+		json.Unmarshal([]byte(c.a), &a)
+		json.Unmarshal([]byte(c.b), &b)
+		var got []string
+		jsonShapeDiff(a, b, "", &got)
+		sort.Strings(got)
+		if strings.Join(got, ",") != strings.Join(c.want, ",") {
+			t.Errorf("%s vs %s: %v, want %v", c.a, c.b, got, c.want)
+		}
 	}
 }
