@@ -1,7 +1,7 @@
 #!/bin/sh
 # gpu-validate.sh: validates popmon's GPU (CUDA) metrics on a machine with an
 # NVIDIA GPU, in one command: builds popmon and examples/gpu/gpu_pop.cu, runs
-# the scenarios V1-V7 (examples/gpu/README.md) under `popmon run --gpu on`,
+# the scenarios V1-V8 (examples/gpu/README.md) under `popmon run --gpu on`,
 # prints measured against expected values with PASS/FAIL, and measures the
 # cost per CUDA runtime call and per kernel launch next to an uninstrumented
 # run.
@@ -25,7 +25,8 @@
 #                        $MPIRUN, else mpicc, mpicxx, mpirun
 #   --reps R             repetitions per scenario (default 3)
 #   --unit MS            the time unit u of the scenarios (default 100)
-#   --only LIST          scenarios to run, e.g. V1,V6 (default V1,...,V7)
+#   --only LIST          scenarios to run, e.g. V1,V6 (default V1,...,V8; V8
+#                        needs 2 GPUs and is skipped with one)
 #   --launches N         calls and launches timed for the overhead (default
 #                        100000; 0 skips the overhead measurement)
 #   --out DIR            keep the builds, measurements, reports and logs in
@@ -93,7 +94,7 @@ compare() {
 	' "$2" "$1"
 }
 
-reps=3 unit=100 only="V1,V2,V3,V4,V5,V6,V7" launches=100000 out="" fake=0 mpi=""
+reps=3 unit=100 only="V1,V2,V3,V4,V5,V6,V7,V8" launches=100000 out="" fake=0 mpi=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--mpi | --reps | --unit | --only | --launches | --out)
@@ -131,7 +132,7 @@ case "$unit" in '' | *[!0-9]* | 0) echo "gpu-validate: --unit wants a positive i
 case "$launches" in '' | *[!0-9]*) echo "gpu-validate: --launches wants an integer" >&2 && usage ;; esac
 modes=$(echo "$only" | tr ',' ' ')
 for m in $modes; do
-	case "$m" in V[1-7]) ;; *) echo "gpu-validate: unknown scenario '$m' (V1 ... V7)" >&2 && usage ;; esac
+	case "$m" in V[1-8]) ;; *) echo "gpu-validate: unknown scenario '$m' (V1 ... V8)" >&2 && usage ;; esac
 done
 [ -n "$modes" ] || usage
 case "$mpi" in
@@ -260,6 +261,15 @@ for m in $modes; do
 		else
 			scenario "$m-shared" 2 "$m"
 			scenario "$m-distinct" 2 "$m" POPMON_GPU_TEST_DISTINCT_DEVICE_PER_RANK=1
+		fi
+		;;
+	V8)
+		if [ "$fake" = 1 ]; then
+			scenario "$m" 1 "$m" FAKECUDA_DEVICES=2
+		elif [ "$ngpu" -ge 2 ]; then
+			scenario "$m" 1 "$m"
+		else
+			echo "V8           skipped: needs 2 GPUs"
 		fi
 		;;
 	*) scenario "$m" 1 "$m" ;;

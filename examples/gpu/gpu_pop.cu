@@ -18,6 +18,8 @@
 // - Warm-up (context creation, one launch, copy calibration) happens before
 //   the measured user region "work".
 // - V5 checks with CUDA events that the copy ended before the kernel.
+// - V8 (2 GPUs, 1 rank) launches on each device's default stream; device
+//   1's context is created before the measured region.
 #include <cuda_runtime.h>
 
 #include "scenarios.h"
@@ -162,9 +164,21 @@ static int copy_hidden(void)
 	return to_copy_end <= to_kernel_end;
 }
 
+static void kernel_on(int d, double ms)
+{
+	CK(cudaSetDevice(d));
+	spin_kernel<<<1, 1>>>((unsigned long long)(ms * 1e6));
+}
+
+static void sync_on(int d)
+{
+	CK(cudaSetDevice(d));
+	CK(cudaDeviceSynchronize());
+}
+
 int main(int argc, char **argv)
 {
 	const struct gpu_ops ops = { setup, warm_up, kernel, sync_device, copy, host, call,
-				     empty_launch, copy_hidden };
+				     empty_launch, copy_hidden, kernel_on, sync_on };
 	return gpu_pop_main(argc, argv, &ops);
 }

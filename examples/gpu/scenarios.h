@@ -2,7 +2,8 @@
  * by the real CUDA program (gpu_pop.cu) and the fake-CUDA one
  * (fake/fake_pop.c), so that both run exactly the same timelines.
  *
- * Usage: gpu_pop MODE [REPS [UNIT_MS]]    (defaults 3 repetitions, u = 100 ms)
+ * Usage: gpu_pop MODE [REPS [UNIT_MS]]    (MODE V1 ... V8; defaults 3
+ *                                          repetitions, u = 100 ms)
  *        gpu_pop overhead [N]             (default N = 100000)
  *
  * Each repetition of a mode, inside the user region "work" (warm-up,
@@ -18,6 +19,9 @@
  *                     host u -> MPI_Barrier
  *   V7 CPU imbalance  2 ranks: kernel u -> sync -> host u (rank 0) or u/2
  *                     (rank 1) -> MPI_Barrier
+ *   V8 two GPUs, one process (needs 2 devices, 1 rank): kernel u on device 0
+ *                     and u/2 on device 1 -> sync device 1 -> sync device 0
+ *                     -> host u (DLB takes device maxima per process here)
  *
  * Rank r uses device r mod (number of devices). c is the copy time measured
  * by the program (the real one sizes its pinned copy for c ~ u).
@@ -34,6 +38,7 @@
  *   V6    2u      0.50      4/7       N=2: 0.375 0.75    1         0.50
  *                                     N=1: 0.50  1       1         0.50
  *   V7    2u      0.375     3/7       0.50       1       1         0.50
+ *   V8    2u      0.50      0.50      0.375      0.75    1         0.50
  *
  * MPI: one rank: 1, 1, 1; V6 and V7: MPI PE = LB = LB in = 0.875, comm
  * efficiency = LB out = 1 (one node).
@@ -84,6 +89,10 @@ struct gpu_ops {
 	/** V5's own check, from the program's timings: did the copy end before
 	 *  the kernel? 1 yes, 0 no, -1 not checked. */
 	int (*copy_hidden)(void);
+	/** V8: a kernel of ms on device d (its default stream), and
+	 *  cudaDeviceSynchronize on device d; both leave d current. */
+	void (*kernel_on)(int d, double ms);
+	void (*sync_on)(int d);
 };
 
 static inline double gpu_pop_now_ms(void)
@@ -103,7 +112,7 @@ static inline int gpu_pop_mode(const char *s)
 {
 	if (strcmp(s, "overhead") == 0)
 		return 0;
-	if (s[0] == 'V' && s[1] >= '1' && s[1] <= '7' && s[2] == '\0')
+	if (s[0] == 'V' && s[1] >= '1' && s[1] <= '8' && s[2] == '\0')
 		return s[1] - '0';
 	return -1;
 }
@@ -144,6 +153,11 @@ static inline void gpu_pop_expected(int mode, int reps, double u, double c, int 
 		pe = 1.5 * u / (2 * t);
 		off = 1.5 * u / (1.5 * u + 2 * u);
 		gpe = gorch = 0.5;
+		break;
+	case 8: /* one process, Gu = u and u/2 on two devices */
+		pe = off = gorch = 0.5;
+		gpe = 1.5 * u / (t * 2);
+		glb = 0.75;
 		break;
 	}
 	double mpi = ranks == 2 ? 0.875 : 1;
@@ -202,13 +216,20 @@ static inline void gpu_pop_once(const struct gpu_ops *g, int mode, int rank, dou
 		g->host(rank == 0 ? u : u / 2);
 		MPI_Barrier(MPI_COMM_WORLD);
 		break;
+	case 8:
+		g->kernel_on(0, u);
+		g->kernel_on(1, u / 2);
+		g->sync_on(1);
+		g->sync_on(0);
+		g->host(u);
+		break;
 	}
 }
 
 static inline int gpu_pop_usage(const char *argv0, int rank)
 {
 	if (rank == 0)
-		fprintf(stderr, "usage: %s V1|V2|V3|V4|V5|V6|V7 [REPS [UNIT_MS]] | overhead [N]\n",
+		fprintf(stderr, "usage: %s V1|V2|V3|V4|V5|V6|V7|V8 [REPS [UNIT_MS]] | overhead [N]\n",
 			argv0);
 	return 2;
 }
@@ -246,11 +267,22 @@ static inline int gpu_pop_main(int argc, char **argv, const struct gpu_ops *g)
 		fprintf(stderr, "%s: rank %d: no GPU\n", argv[0], rank);
 		rc = 1;
 	}
+	if (rc == 0 && mode == 8 && (ndev < 2 || size != 1)) {
+		if (rank == 0)
+			fprintf(stderr, "%s: V8 needs 1 rank and 2 GPUs, not %d and %d\n", argv[0], size,
+				ndev);
+		rc = 2;
+	}
 	if (rc != 0) {
 		MPI_Finalize();
 		return rc;
 	}
 	double c = g->warm_up(u);
+	if (mode == 8) { /* device 1's context, outside the region */
+		g->kernel_on(1, 1);
+		g->sync_on(1);
+		g->sync_on(0);
+	}
 	MPI_Barrier(MPI_COMM_WORLD);
 	if (mode == 0) {
 		double t0 = gpu_pop_now_ms();
@@ -279,6 +311,8 @@ static inline int gpu_pop_main(int argc, char **argv, const struct gpu_ops *g)
 	}
 	const char *distinct = getenv("POPMON_GPU_TEST_DISTINCT_DEVICE_PER_RANK");
 	int used = distinct && strcmp(distinct, "1") == 0 ? size : (ndev < size ? ndev : size);
+	if (mode == 8)
+		used = 2;
 	if (rank == 0) {
 		printf("ok V%d reps=%ld unit_ms=%g copy_ms=%.3f ranks=%d devices=%d\n", mode, reps, u, c,
 		       size, used);

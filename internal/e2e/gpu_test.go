@@ -111,9 +111,10 @@ type gpuCase struct {
 	devices int       // FAKECUDA_DEVICES; rank r uses device r mod devices
 	t       float64   // T
 	g       []float64 // per rank: host time in the CUDA runtime
-	k       []float64 // per rank: kernel time on its device
-	a       []float64 // per rank: kernels ∪ copies on its device
+	k       []float64 // per rank: kernel time on its device (all its devices)
+	a       []float64 // per rank: kernels ∪ copies on its device (all its devices)
 	want    map[string]float64
+	uses    int // devices each rank uses
 }
 
 // hostMPI is the MPI branch of V6 and V7 (one node).
@@ -138,16 +139,19 @@ var oneRank = map[string]float64{"mpi_parallel_efficiency": 1, "mpi_load_balance
 
 // gpuCases is the table of research gpu.md §5 with c = u.
 var gpuCases = []gpuCase{
-	{"V1", 1, 1, 2, []float64{1}, []float64{1}, []float64{1}, effs(0.5, 0.5, 0.5, 1, 1, 0.5, oneRank)},
-	{"V2", 1, 1, 2, []float64{0}, []float64{2}, []float64{2}, effs(1, 1, 1, 1, 1, 1, oneRank)},
-	{"V3", 1, 1, 2, []float64{0.5}, []float64{0.5}, []float64{0.5}, effs(0.75, 0.75, 0.25, 1, 1, 0.25, oneRank)},
-	{"V4", 1, 1, 3, []float64{2}, []float64{1}, []float64{2}, effs(1.0/3, 1.0/3, 1.0/3, 1, 0.5, 2.0/3, oneRank)},
-	{"V5", 1, 1, 4, []float64{2}, []float64{2}, []float64{2}, effs(0.5, 0.5, 0.5, 1, 1, 0.5, oneRank)},
-	{"V6", 2, 2, 2, []float64{1, 0.5}, []float64{1, 0.5}, []float64{1, 0.5}, effs(0.5, 4.0/7, 0.375, 0.75, 1, 0.5, hostMPI)},
+	{"V1", 1, 1, 2, []float64{1}, []float64{1}, []float64{1}, effs(0.5, 0.5, 0.5, 1, 1, 0.5, oneRank), 1},
+	{"V2", 1, 1, 2, []float64{0}, []float64{2}, []float64{2}, effs(1, 1, 1, 1, 1, 1, oneRank), 1},
+	{"V3", 1, 1, 2, []float64{0.5}, []float64{0.5}, []float64{0.5}, effs(0.75, 0.75, 0.25, 1, 1, 0.25, oneRank), 1},
+	{"V4", 1, 1, 3, []float64{2}, []float64{1}, []float64{2}, effs(1.0/3, 1.0/3, 1.0/3, 1, 0.5, 2.0/3, oneRank), 1},
+	{"V5", 1, 1, 4, []float64{2}, []float64{2}, []float64{2}, effs(0.5, 0.5, 0.5, 1, 1, 0.5, oneRank), 1},
+	{"V6", 2, 2, 2, []float64{1, 0.5}, []float64{1, 0.5}, []float64{1, 0.5}, effs(0.5, 4.0/7, 0.375, 0.75, 1, 0.5, hostMPI), 1},
 	// One shared GPU: max-merge counts it once (0.50, not 0.75 as a sum would).
-	{"V6", 2, 1, 2, []float64{1, 0.5}, []float64{1, 0.5}, []float64{1, 0.5}, effs(0.5, 4.0/7, 0.5, 1, 1, 0.5, hostMPI)},
-	{"V7", 2, 2, 2, []float64{1, 1}, []float64{1, 1}, []float64{1, 1}, effs(0.375, 3.0/7, 0.5, 1, 1, 0.5, hostMPI)},
-	{"V7", 2, 1, 2, []float64{1, 1}, []float64{1, 1}, []float64{1, 1}, effs(0.375, 3.0/7, 0.5, 1, 1, 0.5, hostMPI)},
+	{"V6", 2, 1, 2, []float64{1, 0.5}, []float64{1, 0.5}, []float64{1, 0.5}, effs(0.5, 4.0/7, 0.5, 1, 1, 0.5, hostMPI), 1},
+	{"V7", 2, 2, 2, []float64{1, 1}, []float64{1, 1}, []float64{1, 1}, effs(0.375, 3.0/7, 0.5, 1, 1, 0.5, hostMPI), 1},
+	{"V7", 2, 1, 2, []float64{1, 1}, []float64{1, 1}, []float64{1, 1}, effs(0.375, 3.0/7, 0.5, 1, 1, 0.5, hostMPI), 1},
+	// One process on two GPUs: device maxima over devices, not per process
+	// (DLB's per-process maxima would give device PE 0.75 and LB 1).
+	{"V8", 1, 2, 2, []float64{1}, []float64{1.5}, []float64{1.5}, effs(0.5, 0.5, 0.375, 0.75, 1, 0.5, oneRank), 2},
 }
 
 const (
@@ -160,8 +164,9 @@ func within(got, want, slack float64) bool {
 	return math.Abs(got-want) <= 0.1*want+slack
 }
 
-// TestGPUFake asserts V1–V7 on the fake CUDA stack with every MPI: V1–V5 on
-// one rank, V6 and V7 on two ranks with two fake GPUs and with one shared.
+// TestGPUFake asserts V1–V8 on the fake CUDA stack with every MPI: V1–V5 on
+// one rank, V6 and V7 on two ranks with two fake GPUs and with one shared,
+// V8 on one rank using two GPUs.
 func TestGPUFake(t *testing.T) {
 	for _, impl := range impls(t) {
 		for _, c := range gpuCases {
@@ -226,8 +231,12 @@ func checkGPURun(t *testing.T, r *result, c gpuCase) {
 			spins += k.Count
 		}
 	}
-	if spins != int64(gpuReps*c.np) {
-		t.Errorf("spin_kernel launched %d times, want %d: %+v", spins, gpuReps*c.np, m.GPUKernels)
+	want := int64(gpuReps * c.np * c.uses)
+	if c.mode == "V8" {
+		want++ // device 1's warm-up launch
+	}
+	if spins != want {
+		t.Errorf("spin_kernel launched %d times, want %d: %+v", spins, want, m.GPUKernels)
 	}
 	var copies int64
 	for _, cp := range m.GPUCopies {
@@ -254,19 +263,23 @@ func checkGPURun(t *testing.T, r *result, c gpuCase) {
 		if p.GPURuntimeCalls <= 0 {
 			t.Errorf("rank %d: no GPU runtime calls counted", p.Rank)
 		}
-		if len(p.GPUDevices) != 1 {
-			t.Errorf("rank %d: accounts on %d devices, want 1: %+v", p.Rank, len(p.GPUDevices), p.GPUDevices)
+		if len(p.GPUDevices) != c.uses {
+			t.Errorf("rank %d: accounts on %d devices, want %d: %+v", p.Rank, len(p.GPUDevices), c.uses, p.GPUDevices)
 			continue
 		}
-		d := p.GPUDevices[0]
-		if want := deviceOf(m, p.Rank%c.devices); d.Device != want {
-			t.Errorf("rank %d: device %d, want %d (fake ordinal %d)", p.Rank, d.Device, want, p.Rank%c.devices)
+		var useful, active int64
+		for _, d := range p.GPUDevices {
+			useful += d.UsefulNS
+			active += d.ActiveNS
 		}
-		if want := c.k[p.Rank] * u; !within(float64(d.UsefulNS), want, slack) {
-			t.Errorf("rank %d: useful_ns %d, want %.0f ± 10%%", p.Rank, d.UsefulNS, want)
+		if d := p.GPUDevices[0]; c.uses == 1 && d.Device != deviceOf(m, p.Rank%c.devices) {
+			t.Errorf("rank %d: device %d, want %d (fake ordinal %d)", p.Rank, d.Device, deviceOf(m, p.Rank%c.devices), p.Rank%c.devices)
 		}
-		if want := c.a[p.Rank] * u; !within(float64(d.ActiveNS), want, slack) {
-			t.Errorf("rank %d: active_ns %d, want %.0f ± 10%%", p.Rank, d.ActiveNS, want)
+		if want := c.k[p.Rank] * u; !within(float64(useful), want, slack) {
+			t.Errorf("rank %d: useful_ns %d, want %.0f ± 10%%", p.Rank, useful, want)
+		}
+		if want := c.a[p.Rank] * u; !within(float64(active), want, slack) {
+			t.Errorf("rank %d: active_ns %d, want %.0f ± 10%%", p.Rank, active, want)
 		}
 	}
 }
@@ -660,7 +673,7 @@ func TestGPUValidateScript(t *testing.T) {
 		{[]string{"--bogus"}, "unknown argument '--bogus'"},
 		{[]string{"--reps", "0"}, "--reps wants a positive integer"},
 		{[]string{"--unit", "ten"}, "--unit wants a positive integer"},
-		{[]string{"--only", "V1,V8"}, "unknown scenario 'V8'"},
+		{[]string{"--only", "V1,V9"}, "unknown scenario 'V9'"},
 		{[]string{"--mpi", "lam"}, "--mpi openmpi or mpich"},
 		{[]string{"--reps"}, "Usage:"},
 	} {
@@ -703,14 +716,15 @@ func TestGPUValidateScript(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("gpu-validate.sh --fake: exit %d\n%s", code, out)
 	}
-	if n := len(regexp.MustCompile(`(?m)  PASS$`).FindAllString(out, -1)); n != 10*(5+2*3) {
-		t.Errorf("%d values PASS, want %d (10 per run, 11 runs)\n%s", n, 10*11, out)
+	if n := len(regexp.MustCompile(`(?m)  PASS$`).FindAllString(out, -1)); n != 10*(5+2*3+1) {
+		t.Errorf("%d values PASS, want %d (10 per run, 12 runs)\n%s", n, 10*12, out)
 	}
 	if !regexp.MustCompile(`kernel launch .*[0-9.]+ +[0-9.]+ +[0-9.]+ +[-+][0-9.]+`).MatchString(out) {
 		t.Errorf("no overhead table:\n%s", out)
 	}
 	for _, want := range []string{"V6-2gpus     gpu_load_balance                  0.750", "V6-shared    gpu_load_balance                  1.000",
-		"V6-distinct  gpu_load_balance                  0.750", "gpu-validate: all 12 runs PASS"} {
+		"V6-distinct  gpu_load_balance                  0.750", "V8           gpu_load_balance                  0.750",
+		"gpu-validate: all 13 runs PASS"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -766,10 +780,10 @@ sh "`+filepath.Join(repoRoot, "examples", "gpu", "fake", "build.sh")+`" "$d" "$(
 	for _, c := range []struct {
 		gpus   int
 		labels []string
-	}{{1, []string{"V6-shared", "V6-distinct"}}, {2, []string{"V6-2gpus", "V6-shared"}}} {
+	}{{1, []string{"V6-shared", "V6-distinct", "V8           skipped: needs 2 GPUs"}}, {2, []string{"V6-2gpus", "V6-shared", "V8           gpu_load_balance"}}} {
 		t.Run(fmt.Sprintf("gpus%d", c.gpus), func(t *testing.T) {
 			cmd := exec.Command("sh", filepath.Join(repoRoot, "scripts", "gpu-validate.sh"), "--mpi", impl.name,
-				"--only", "V1,V6", "--reps", "2", "--launches", "1000")
+				"--only", "V1,V6,V8", "--reps", "2", "--launches", "1000")
 			cmd.Env = append(os.Environ(), "PATH="+stubs+string(os.PathListSeparator)+os.Getenv("PATH"), "POPMON="+popmonBin,
 				fmt.Sprintf("STUB_GPUS=%d", c.gpus), fmt.Sprintf("FAKECUDA_DEVICES=%d", c.gpus),
 				"POPMON_CUPTI_LIBRARY="+filepath.Join(fake, "libcupti.so"), "CUDA_HOME="+t.TempDir())
@@ -779,13 +793,13 @@ sh "`+filepath.Join(repoRoot, "examples", "gpu", "fake", "build.sh")+`" "$d" "$(
 				t.Fatalf("gpu-validate.sh: %v\n%s", err, out)
 			}
 			for _, want := range append([]string{"== machine", "Fake GPU 0, 580.00", "release 13.0 (stand-in)",
-				"V1           gpu_parallel_efficiency", "gpu-validate: all 4 runs PASS"}, c.labels...) {
+				"V1           gpu_parallel_efficiency", fmt.Sprintf("gpu-validate: all %d runs PASS", 4+c.gpus-1)}, c.labels...) {
 				if !strings.Contains(out, want) {
 					t.Errorf("output lacks %q:\n%s", want, out)
 				}
 			}
-			if n := len(regexp.MustCompile(`(?m)  PASS$`).FindAllString(out, -1)); n != 30 {
-				t.Errorf("%d values PASS, want 30 (3 runs)\n%s", n, out)
+			if n, want := len(regexp.MustCompile(`(?m)  PASS$`).FindAllString(out, -1)), 10*(3+c.gpus-1); n != want {
+				t.Errorf("%d values PASS, want %d\n%s", n, want, out)
 			}
 		})
 	}

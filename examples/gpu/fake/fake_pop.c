@@ -70,9 +70,21 @@ static int copy_hidden(void)
 	return -1; /* the fake device runs the streams as designed */
 }
 
+static void kernel_on(int d, double ms)
+{
+	fakecuda_set_device(d);
+	fakecuda_launch("spin_kernel", ms, 0);
+}
+
+static void sync_on(int d)
+{
+	fakecuda_set_device(d);
+	fakecuda_sync();
+}
+
 int main(int argc, char **argv)
 {
 	const struct gpu_ops ops = { setup, warm_up, kernel, sync_device, copy, work_ms, call,
-				     empty_launch, copy_hidden };
+				     empty_launch, copy_hidden, kernel_on, sync_on };
 	return gpu_pop_main(argc, argv, &ops);
 }
