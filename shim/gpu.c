@@ -64,6 +64,23 @@ static int copy_kind(unsigned ck)
 	}
 }
 
+/* Memcpy, MemcpyPtoP and Memset share bytes, start, end and deviceId at
+ * the same offsets. */
+static void copy_fields(const uint8_t *rec, int cls, int copy, struct popmon_gpu_record *out)
+{
+	_Static_assert(POPMON_REC_MEMSET_BYTES == POPMON_REC_MEMCPY_BYTES &&
+			       POPMON_REC_MEMSET_START == POPMON_REC_MEMCPY_START &&
+			       POPMON_REC_MEMSET_END == POPMON_REC_MEMCPY_END &&
+			       POPMON_REC_MEMSET_DEVICE == POPMON_REC_MEMCPY_DEVICE,
+		       "memset and memcpy prefixes");
+	out->cls = cls;
+	out->copy = copy;
+	out->bytes = rd64(rec, POPMON_REC_MEMCPY_BYTES);
+	out->start = rd64(rec, POPMON_REC_MEMCPY_START);
+	out->end = rd64(rec, POPMON_REC_MEMCPY_END);
+	out->device = rd32(rec, POPMON_REC_MEMCPY_DEVICE);
+}
+
 void popmon_gpu_decode(const uint8_t *rec, uint64_t lo, uint64_t hi, uint32_t ndev, struct popmon_gpu_record *out)
 {
 	memset(out, 0, sizeof *out);
@@ -84,29 +101,14 @@ void popmon_gpu_decode(const uint8_t *rec, uint64_t lo, uint64_t hi, uint32_t nd
 		unsigned ck = rec[POPMON_REC_MEMCPY_COPYKIND];
 		if (ck == POPMON_CUPTI_MEMCPY_HTOH)
 			return; /* no device involved */
-		out->cls = POPMON_GPU_COPY;
-		out->copy = copy_kind(ck);
-		out->bytes = rd64(rec, POPMON_REC_MEMCPY_BYTES);
-		out->start = rd64(rec, POPMON_REC_MEMCPY_START);
-		out->end = rd64(rec, POPMON_REC_MEMCPY_END);
-		out->device = rd32(rec, POPMON_REC_MEMCPY_DEVICE);
+		copy_fields(rec, POPMON_GPU_COPY, copy_kind(ck), out);
 		break;
 	}
 	case POPMON_CUPTI_ACTIVITY_MEMCPY2:
-		out->cls = POPMON_GPU_COPY;
-		out->copy = POPMON_GPU_CP_PTOP;
-		out->bytes = rd64(rec, POPMON_REC_MEMCPY_BYTES);
-		out->start = rd64(rec, POPMON_REC_MEMCPY_START);
-		out->end = rd64(rec, POPMON_REC_MEMCPY_END);
-		out->device = rd32(rec, POPMON_REC_MEMCPY_DEVICE);
+		copy_fields(rec, POPMON_GPU_COPY, POPMON_GPU_CP_PTOP, out);
 		break;
 	case POPMON_CUPTI_ACTIVITY_MEMSET:
-		out->cls = POPMON_GPU_SET;
-		out->copy = POPMON_GPU_CP_SET;
-		out->bytes = rd64(rec, POPMON_REC_MEMSET_BYTES);
-		out->start = rd64(rec, POPMON_REC_MEMSET_START);
-		out->end = rd64(rec, POPMON_REC_MEMSET_END);
-		out->device = rd32(rec, POPMON_REC_MEMSET_DEVICE);
+		copy_fields(rec, POPMON_GPU_SET, POPMON_GPU_CP_SET, out);
 		break;
 	default:
 		return;
@@ -621,12 +623,14 @@ void popmon_gpu_reason(char *buf, size_t n, int why, int err, const char *detail
 			 "under popmon run or popmon exec (or set CUDA_INJECTION64_PATH to libpopmon's path)");
 		return;
 	case POPMON_GPU_WHY_TAKEN:
-		snprintf(buf, n, "another CUDA tool is injected (CUDA_INJECTION64_PATH=%.120s) and the driver loads "
+		snprintf(buf, n, "another CUDA tool is injected (CUDA_INJECTION64_PATH=%.90s) and the driver loads "
 			 "only one: run without it to measure the GPU", d);
 		return;
 	case POPMON_GPU_WHY_NO_CUPTI:
-		snprintf(buf, n, "no usable CUPTI library found (tried %.100s): install CUPTI (the CUDA toolkit's "
-			 "extras/CUPTI) or set POPMON_CUPTI_LIBRARY to a libcupti.so", d);
+		/* At most ~215 bytes: the warning line ("GPU measurement
+		 * requested but ...") holds 255. */
+		snprintf(buf, n, "no usable CUPTI library found (tried %.70s%s): install CUPTI (CUDA toolkit's "
+			 "extras/CUPTI) or set POPMON_CUPTI_LIBRARY to a libcupti.so", d, strlen(d) > 70 ? "..." : "");
 		return;
 	case POPMON_GPU_WHY_NO_DRIVER:
 		snprintf(buf, n, "the CUDA driver library libcuda.so.1 is not loaded in the process: check the "
@@ -857,14 +861,10 @@ int InitializeInjection(void)
 		int driver = 0;
 		static char cand[12][PATH_MAX];
 		int n = cupti_candidates(cand, 12);
-		char tried[256] = "";
 		rc = -3;
 		for (int i = 0; i < n; i++) {
-			if (load_cupti(cand[i]) != 0) {
-				size_t l = strlen(tried);
-				snprintf(tried + l, sizeof tried - l, "%s%.200s", l ? ", " : "", cand[i]);
+			if (load_cupti(cand[i]) != 0)
 				continue;
-			}
 			if (!driver && load_driver() != 0) {
 				fail_with(POPMON_GPU_WHY_NO_DRIVER, 0, NULL);
 				return 1;
@@ -880,7 +880,10 @@ int InitializeInjection(void)
 			popmon_gpu_backend = NULL;
 		}
 		if (rc == -3) {
-			fail_with(POPMON_GPU_WHY_NO_CUPTI, 0, tried);
+			/* What was tried, short enough for one warning line. */
+			const char *env = getenv("POPMON_CUPTI_LIBRARY");
+			fail_with(POPMON_GPU_WHY_NO_CUPTI, 0,
+				  env && *env ? env : "libcupti.so, .so.13, .so.12, .so.11.8, $CUDA_HOME, /usr/local/cuda");
 			return 1;
 		}
 	}

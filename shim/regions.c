@@ -355,6 +355,7 @@ static void stop_locked(int idx, uint64_t now, const struct popmon_accounts *cur
 
 void popmon_regions_restart_global(uint64_t now)
 {
+	popmon_gpu_flush(); /* device work before now stays out of the new Global */
 	lock_regions();
 	struct region *g = &regions[GLOBAL_INDEX];
 	int was_open = g->open;

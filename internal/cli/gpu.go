@@ -34,11 +34,11 @@ func checkGPUMode(mode string) error {
 // the CUDA driver starts libpopmon's GPU measurement inside cuInit (only in
 // processes that use CUDA). With mode off (the flag, else $POPMON_GPU) the
 // driver is left alone; when another tool's library is already injected
-// (nsys, ncu) it is left in place and the measurement says why the GPU was
-// not measured. Returns a note worth printing ("" when none).
-func gpuEnv(mode, lib string, set map[string]string, getenv func(string) string) (string, error) {
+// (nsys, ncu) it is left in place, and the library says why the GPU was not
+// measured (in the file; with --gpu on also in its one warning line).
+func gpuEnv(mode, lib string, set map[string]string, getenv func(string) string) error {
 	if err := checkGPUMode(mode); err != nil {
-		return "", err
+		return err
 	}
 	if mode != "" {
 		set["POPMON_GPU"] = mode
@@ -48,17 +48,13 @@ func gpuEnv(mode, lib string, set map[string]string, getenv func(string) string)
 		eff = getenv("POPMON_GPU")
 	}
 	if eff == gpuOff || eff == "0" || eff == "no" {
-		return "", nil
+		return nil
 	}
-	cur := getenv("CUDA_INJECTION64_PATH")
-	if cur != "" && cur != lib && !strings.HasPrefix(filepath.Base(cur), "libpopmon") {
-		if eff == gpuOn {
-			return fmt.Sprintf("popmon: GPU measurement requested, but another CUDA tool is injected (CUDA_INJECTION64_PATH=%s): the GPU is not measured", cur), nil
-		}
-		return "", nil
+	if cur := getenv("CUDA_INJECTION64_PATH"); cur != "" && cur != lib && !strings.HasPrefix(filepath.Base(cur), "libpopmon") {
+		return nil
 	}
 	set["CUDA_INJECTION64_PATH"] = lib
-	return "", nil
+	return nil
 }
 
 // gpuProbe is what libpopmon finds of CUDA on this machine (its probe mode,

@@ -92,12 +92,8 @@ func (m *measureFlags) environment(lib string, scan *binscan.Result, set map[str
 	if err := countersEnv(m.counters, set); err != nil {
 		return nil, "", err
 	}
-	gnote, err := gpuEnv(m.gpu, lib, set, os.Getenv)
-	if err != nil {
+	if err := gpuEnv(m.gpu, lib, set, os.Getenv); err != nil {
 		return nil, "", err
-	}
-	if gnote != "" {
-		note = strings.TrimSpace(note + "\n" + gnote)
 	}
 	for k, v := range m.gitEnv(os.Getenv) {
 		set[k] = v

@@ -39,41 +39,7 @@ struct popmon_thread *popmon_thread_slow(void)
 	return popmon_tls;
 }
 
-static char warned[8][512];
-static int nwarned;
-
-void popmon_warn_once(const char *key, const char *fmt, ...)
-{
-	for (int i = 0; i < nwarned; i++)
-		if (strncmp(warned[i], key, strlen(key)) == 0 && warned[i][strlen(key)] == '|')
-			return;
-	if (nwarned >= 8)
-		return;
-	char line[400];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof line, fmt, ap);
-	va_end(ap);
-	snprintf(warned[nwarned++], sizeof warned[0], "%s|%s", key, line);
-}
-
-/* ------------------------------------------------------------------ checks */
-
-static int failures;
-
-#define CHECK(cond, ...)                                                     \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);          \
-			printf(__VA_ARGS__);                                 \
-			printf("\n");                                        \
-			failures++;                                          \
-		}                                                            \
-	} while (0)
-
-#define CHECK_U64(got, want)                                                        \
-	CHECK((uint64_t)(got) == (uint64_t)(want), "%s = %llu, want %llu", #got,      \
-	      (unsigned long long)(got), (unsigned long long)(want))
+#include "test/seam.h"
 
 static struct popmon_thread *new_record(int accounted, uint32_t state, uint32_t slot)
 {

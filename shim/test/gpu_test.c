@@ -56,23 +56,7 @@ double popmon_ns_per_tick(void)
 	return 1.0;
 }
 
-static char warned[16][400];
-static int nwarned;
-
-void popmon_warn_once(const char *key, const char *fmt, ...)
-{
-	for (int i = 0; i < nwarned; i++)
-		if (strncmp(warned[i], key, strlen(key)) == 0 && warned[i][strlen(key)] == '|')
-			return;
-	if (nwarned >= 16)
-		return;
-	char line[300];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof line, fmt, ap);
-	va_end(ap);
-	snprintf(warned[nwarned++], sizeof warned[0], "%s|%s", key, line);
-}
+#include "test/seam.h"
 
 static int warnings_with(const char *key)
 {
@@ -81,24 +65,6 @@ static int warnings_with(const char *key)
 		n += strncmp(warned[i], key, strlen(key)) == 0 && warned[i][strlen(key)] == '|';
 	return n;
 }
-
-/* ------------------------------------------------------------------ checks */
-
-static int failures;
-
-#define CHECK(cond, ...)                                            \
-	do {                                                        \
-		if (!(cond)) {                                      \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-			printf(__VA_ARGS__);                        \
-			printf("\n");                               \
-			failures++;                                 \
-		}                                                   \
-	} while (0)
-
-#define CHECK_U64(got, want)                                                                                   \
-	CHECK((uint64_t)(got) == (uint64_t)(want), "%s = %llu, want %llu", #got, (unsigned long long)(got), \
-	      (unsigned long long)(want))
 
 static struct popmon_thread *new_record(int accounted, uint32_t state)
 {
@@ -139,10 +105,11 @@ static void kernel_rec(uint8_t *r, uint32_t kind, uint32_t dev, uint64_t s, uint
 	memcpy(r + 104, &name, sizeof name);
 }
 
-static void memcpy_rec(uint8_t *r, uint8_t ck, uint32_t dev, uint64_t s, uint64_t e, uint64_t bytes)
+/* Memcpy (1), Memset (2) and MemcpyPtoP (22) records share their prefix. */
+static void copy_rec(uint8_t *r, uint32_t kind, uint8_t ck, uint32_t dev, uint64_t s, uint64_t e, uint64_t bytes)
 {
 	memset(r, 0, REC);
-	put32(r, 0, POPMON_CUPTI_ACTIVITY_MEMCPY);
+	put32(r, 0, kind);
 	r[4] = ck;
 	put64(r, 8, bytes);
 	put64(r, 16, s);
@@ -150,25 +117,19 @@ static void memcpy_rec(uint8_t *r, uint8_t ck, uint32_t dev, uint64_t s, uint64_
 	put32(r, 32, dev);
 }
 
+static void memcpy_rec(uint8_t *r, uint8_t ck, uint32_t dev, uint64_t s, uint64_t e, uint64_t bytes)
+{
+	copy_rec(r, POPMON_CUPTI_ACTIVITY_MEMCPY, ck, dev, s, e, bytes);
+}
+
 static void memset_rec(uint8_t *r, uint32_t dev, uint64_t s, uint64_t e, uint64_t bytes)
 {
-	memset(r, 0, REC);
-	put32(r, 0, POPMON_CUPTI_ACTIVITY_MEMSET);
-	put64(r, 8, bytes);
-	put64(r, 16, s);
-	put64(r, 24, e);
-	put32(r, 32, dev);
+	copy_rec(r, POPMON_CUPTI_ACTIVITY_MEMSET, 0, dev, s, e, bytes);
 }
 
 static void ptop_rec(uint8_t *r, uint32_t dev, uint32_t src, uint64_t s, uint64_t e, uint64_t bytes)
 {
-	memset(r, 0, REC);
-	put32(r, 0, POPMON_CUPTI_ACTIVITY_MEMCPY2);
-	r[4] = POPMON_CUPTI_MEMCPY_PTOP;
-	put64(r, 8, bytes);
-	put64(r, 16, s);
-	put64(r, 24, e);
-	put32(r, 32, dev);
+	copy_rec(r, POPMON_CUPTI_ACTIVITY_MEMCPY2, POPMON_CUPTI_MEMCPY_PTOP, dev, s, e, bytes);
 	put32(r, 44, src);
 }
 
@@ -671,6 +632,25 @@ static void scenario_reasons(const char *arg)
 			      strstr(g.reason, "/nonexistent/libcupti.so"),
 		      "reason: %s", g.reason);
 		CHECK(warnings_with("gpu") == 1, "%d warnings in mode on, want 1", warnings_with("gpu"));
+		/* The warning holds the whole reason (core.c's lines are 255 bytes). */
+		setenv("POPMON_CUPTI_LIBRARY", "", 1);
+		char buf[256];
+		popmon_gpu_reason(buf, sizeof buf, POPMON_GPU_WHY_NO_CUPTI, 0,
+				  "libcupti.so, .so.13, .so.12, .so.11.8, $CUDA_HOME, /usr/local/cuda");
+		CHECK(strlen("GPU measurement requested but ") + strlen(buf) < 255 &&
+			      strstr(buf, "set POPMON_CUPTI_LIBRARY to a libcupti.so") != NULL,
+		      "reason too long for one warning (%zu bytes): %s", strlen(buf), buf);
+		char longd[300];
+		memset(longd, 'x', sizeof longd - 1);
+		longd[sizeof longd - 1] = '\0';
+		for (int why = POPMON_GPU_WHY_NO_CUDA; why <= POPMON_GPU_WHY_NO_CLOCK; why++) {
+			static const int errs[] = {15, 39, 35, 27, 14, 99};
+			for (size_t e = 0; e < sizeof errs / sizeof errs[0]; e++) {
+				popmon_gpu_reason(buf, sizeof buf, why, errs[e], longd);
+				CHECK(strlen("GPU measurement requested but ") + strlen(buf) < 255,
+				      "reason %d/%d too long for one warning (%zu bytes)", why, errs[e], strlen(buf));
+			}
+		}
 		return;
 	}
 	if (strcmp(arg, "off") == 0) {
