@@ -569,50 +569,47 @@ func TestGPUFakePartial(t *testing.T) {
 	}
 }
 
-// TestGPUFakeUnavailable: CUDA used but not measurable — another tool holds
-// the injection hook, or CUPTI refuses a second subscriber — keeps the host
-// metrics, records why, and warns at most once.
+// TestGPUFakeUnavailable: CUDA used but not measurable — CUPTI refuses a
+// second subscriber or is older than the driver allows, no CUPTI, another
+// tool holds the injection hook — keeps the host metrics and records why;
+// --gpu auto is silent, --gpu on says it once.
 func TestGPUFakeUnavailable(t *testing.T) {
 	impl := impls(t)[0]
 	needGPUMeasurement(t)
 	dir := fakeCUDA(t, impl.mpicc)
 	for _, c := range []struct {
-		name string
-		env  []string
+		name, reason string // reason: a part of gpu.reason
+		env          []string
 	}{
-		{"multiple subscribers", []string{"FAKECUPTI_SUBSCRIBE_RESULT=39"}},
+		{"multiple subscribers", "another profiler", append(fakeEnv(dir), "FAKECUPTI_SUBSCRIBE_RESULT=39")},
+		{"not initialised", "driver is older than this CUPTI", append(fakeEnv(dir), "FAKECUPTI_SUBSCRIBE_RESULT=15")},
 		// The program finds the fake libcuda.so.1 through its rpath; no
 		// libcupti is on the loader path.
-		{"no libcupti", []string{"POPMON_CUPTI_LIBRARY=" + filepath.Join(dir, "nonexistent", "libcupti.so")}},
+		{"no libcupti", "no usable CUPTI", []string{"POPMON_CUPTI_LIBRARY=" + filepath.Join(dir, "nonexistent", "libcupti.so")}},
+		// Another tool (the smoke test's, which uses CUPTI too) holds the
+		// injection hook: popmon leaves it alone.
+		{"another tool injected", "another CUDA tool", append(fakeEnv(dir), "CUDA_INJECTION64_PATH="+filepath.Join(dir, "libsmoke.so"))},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			env := c.env
-			if c.name != "no libcupti" {
-				env = append(fakeEnv(dir), c.env...)
-			}
-			o := runOpts{env: env, flags: []string{"--gpu", "auto"}, dir: dir}
-			r := measureRunWith(t, impl, o, 1, "gpu_pop", "V1", "2", "50")
-			if r.m.GPU == nil || r.m.GPU.Available || r.m.GPU.Reason == "" {
-				t.Errorf("gpu = %+v, want not available with a reason", r.m.GPU)
-			}
-			if n := len(gpuLines(r.stderr)); n > 1 {
-				t.Errorf("%d GPU warnings, want at most one:\n%s", n, r.stderr)
-			}
-			// The host still measures: the work region lasts 2·2u.
-			if g := r.region(t, "work"); !within(float64(g.ElapsedNS), 200e6, 0) {
-				t.Errorf("work elapsed %d ns, want 200 ms", g.ElapsedNS)
-			}
-			raw, err := os.ReadFile(r.file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var doc struct {
-				GPU map[string]any `json:"gpu"`
-			}
-			if err := json.Unmarshal(raw, &doc); err != nil || doc.GPU == nil {
-				t.Errorf("no gpu object in the file: %v", err)
-			}
-		})
+		for _, mode := range []string{"auto", "on"} {
+			t.Run(c.name+"/"+mode, func(t *testing.T) {
+				o := runOpts{env: c.env, flags: []string{"--gpu", mode}, dir: dir}
+				r := measureRunWith(t, impl, o, 1, "gpu_pop", "V1", "2", "50")
+				if r.m.GPU == nil || r.m.GPU.Available || r.m.GPU.Mode != mode || !strings.Contains(r.m.GPU.Reason, c.reason) {
+					t.Errorf("gpu = %+v, want mode %s, not available, reason with %q", r.m.GPU, mode, c.reason)
+				}
+				want := map[string]int{"on": 1}[mode]
+				if lines := gpuLines(r.stderr); len(lines) != want {
+					t.Errorf("%d GPU warnings, want %d:\n%s", len(lines), want, r.stderr)
+				}
+				// The host still measures: the work region lasts 2·2u.
+				if g := r.region(t, "work"); !within(float64(g.ElapsedNS), 200e6, 0) {
+					t.Errorf("work elapsed %d ns, want 200 ms", g.ElapsedNS)
+				}
+				if _, ok := r.region(t, "work").Value("gpu_parallel_efficiency"); ok {
+					t.Error("device metrics reported for an unmeasured GPU")
+				}
+			})
+		}
 	}
 }
 
