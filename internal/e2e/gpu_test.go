@@ -709,7 +709,7 @@ func TestGPUValidateScript(t *testing.T) {
 	}
 	impl := impls(t)[0]
 	needGPUMeasurement(t)
-	out, code := run([]string{"POPMON=" + popmonBin}, "--fake", "--mpi", impl.name, "--reps", "2", "--launches", "20000", "--out", filepath.Join(dir, "run"))
+	out, code := run([]string{"POPMON=" + popmonBin}, "--fake", "--mpi", impl.name, "--reps", fmt.Sprint(gpuReps), "--launches", "20000", "--out", filepath.Join(dir, "run"))
 	if code != 0 {
 		t.Fatalf("gpu-validate.sh --fake: exit %d\n%s", code, out)
 	}
@@ -780,7 +780,7 @@ sh "`+filepath.Join(repoRoot, "examples", "gpu", "fake", "build.sh")+`" "$d" "$(
 	}{{1, []string{"V6-shared", "V6-distinct", "V8           skipped: needs 2 GPUs"}}, {2, []string{"V6-2gpus", "V6-shared", "V8           gpu_load_balance"}}} {
 		t.Run(fmt.Sprintf("gpus%d", c.gpus), func(t *testing.T) {
 			cmd := exec.Command("sh", filepath.Join(repoRoot, "scripts", "gpu-validate.sh"), "--mpi", impl.name,
-				"--only", "V1,V6,V8", "--reps", "2", "--launches", "1000")
+				"--only", "V1,V6,V8", "--reps", fmt.Sprint(gpuReps), "--launches", "1000")
 			cmd.Env = append(os.Environ(), "PATH="+stubs+string(os.PathListSeparator)+os.Getenv("PATH"), "POPMON="+popmonBin,
 				fmt.Sprintf("STUB_GPUS=%d", c.gpus), fmt.Sprintf("FAKECUDA_DEVICES=%d", c.gpus),
 				"POPMON_CUPTI_LIBRARY="+filepath.Join(fake, "libcupti.so"), "CUDA_HOME="+t.TempDir())
