@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/popmon/popmon/measure"
+	"github.com/popmon/popmon/pop"
 )
 
 // fakeCUDA builds the fake CUDA stack (and, with an MPI, the fake-CUDA
@@ -481,6 +482,43 @@ func TestGPUAbsent(t *testing.T) {
 			}
 			if codes["off"] == 0 || codes["auto"] != codes["off"] || codes["on"] != codes["off"] {
 				t.Errorf("exit codes %v: want the same, non-zero, for every --gpu mode", codes)
+			}
+		})
+	}
+}
+
+// TestGPUFakeExec: the per-rank form (mpirun … popmon exec --gpu auto)
+// injects libpopmon too; V6 on two fake GPUs gives its designed values.
+func TestGPUFakeExec(t *testing.T) {
+	for _, impl := range impls(t) {
+		impl := impl
+		t.Run(impl.name, func(t *testing.T) {
+			needGPUMeasurement(t)
+			dir := fakeCUDA(t, impl.mpicc)
+			out := filepath.Join(t.TempDir(), "exec.json")
+			args := append(append([]string{}, impl.extra...), "-np", "2", popmonBin, "exec", "--mpicc", impl.mpicc,
+				"--gpu", "auto", "-o", out, "--", filepath.Join(dir, "gpu_pop"), "V6", fmt.Sprint(gpuReps), fmt.Sprint(gpuUnitMS))
+			cmd := exec.Command(impl.mpirun, args...)
+			cmd.Env = append(os.Environ(), fakeEnv(dir, "FAKECUDA_DEVICES=2")...)
+			b, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%v\n%s", err, b)
+			}
+			m := readChecked(t, out)
+			rep, err := pop.Compute(m, pop.ModelTALP)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := &result{file: out, m: m, rep: rep, stderr: string(b)}
+			for _, c := range gpuCases {
+				if c.mode == "V6" && c.devices == 2 {
+					for id, want := range c.want {
+						r.expect(t, "work", id, want, effTol)
+					}
+				}
+			}
+			if len(m.GPUDevices) != 2 {
+				t.Errorf("devices %+v, want 2", m.GPUDevices)
 			}
 		})
 	}
