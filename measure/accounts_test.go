@@ -173,9 +173,7 @@ func TestSchemaOpenMP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct {
-		name, old, new, want string
-	}{
+	tests := []fileEdit{
 		{"ompt type", `"ompt": true`, `"ompt": "yes"`, "$.openmp.ompt: is a string, want boolean"},
 		{"runtime missing", `"runtime": "LLVM OMP version: 5.0.20140926", `, ``, `$.openmp: misses required key "runtime"`},
 		{"max_threads negative", `"max_threads": 4`, `"max_threads": -4`, "$.openmp.max_threads: is -4, below the minimum 0"},
@@ -186,17 +184,7 @@ func TestSchemaOpenMP(t *testing.T) {
 		{"thread account type", `"thread_useful_max_ns": 8950000000`, `"thread_useful_max_ns": "8950000000"`, "$.regions[0].processes[0].thread_useful_max_ns: is a string, want integer"},
 		{"serial useful negative", `"primary_serial_useful_ns": 320000000`, `"primary_serial_useful_ns": -320000000`, "primary_serial_useful_ns: is -320000000, below the minimum 0"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if !bytes.Contains(base, []byte(tt.old)) {
-				t.Fatalf("testdata lacks %q", tt.old)
-			}
-			err := measure.ValidateSchema(bytes.Replace(base, []byte(tt.old), []byte(tt.new), 1))
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("err = %v, want %q", err, tt.want)
-			}
-		})
-	}
+	checkEdits(t, base, tests, measure.ValidateSchema)
 	// Neither key is required.
 	noOMP := bytes.Replace(base, []byte(`"openmp": {"runtime": "LLVM OMP version: 5.0.20140926", "ompt": true, "max_threads": 4},`), nil, 1)
 	if bytes.Equal(noOMP, base) {

@@ -136,7 +136,7 @@ func (m *Measurement) GPUNotMeasured() string {
 // validateGPU checks the GPU keys: device indices 0 … n−1 in order with
 // distinct, non-empty UUIDs, every "device" field naming a listed device,
 // no negative time or count, a kernel's min ≤ max ≤ time, a known copy
-// kind, and per process and region useful ≤ active with each device at
+// kind once, each device's idle gaps once, and per process and region useful ≤ active with each device at
 // most once.
 func (m *Measurement) validateGPU(p *problems) {
 	if g := m.GPU; g != nil {
@@ -185,8 +185,13 @@ func (m *Measurement) validateGPU(p *problems) {
 			p.add(path, "has min_ns %d, max_ns %d, time_ns %d; want min ≤ max ≤ time", k.MinNS, k.MaxNS, k.TimeNS)
 		}
 	}
+	kinds := make(map[string]bool, len(m.GPUCopies))
 	for i, c := range m.GPUCopies {
 		path := fmt.Sprintf("gpu_copies[%d]", i)
+		if kinds[c.Kind] {
+			p.add(path, "repeats kind %q (one entry per kind)", c.Kind)
+		}
+		kinds[c.Kind] = true
 		switch c.Kind {
 		case GPUCopyHtoD, GPUCopyDtoH, GPUCopyDtoD, GPUCopyPtoP, GPUCopyMemset:
 		default:
@@ -198,9 +203,14 @@ func (m *Measurement) validateGPU(p *problems) {
 			}
 		}
 	}
+	idle := make(map[int]bool, len(m.GPUIdle))
 	for i, g := range m.GPUIdle {
 		path := fmt.Sprintf("gpu_idle[%d]", i)
 		device(path, g.Device)
+		if idle[g.Device] {
+			p.add(path, "repeats device %d (one entry per device)", g.Device)
+		}
+		idle[g.Device] = true
 		for _, f := range []field{{"gaps", g.Gaps}, {"idle_ns", g.IdleNS}, {"longest_ns", g.LongestNS}} {
 			if f.v < 0 {
 				p.add(path, "has negative %s (%d)", f.name, f.v)

@@ -19,6 +19,35 @@ func gpuTestdata(t *testing.T) []byte {
 	return data
 }
 
+// fileEdit is one hostile edit of a testdata file: replace old by new, and
+// expect an error containing want.
+type fileEdit struct {
+	name, old, new, want string
+}
+
+// checkEdits applies each edit to base and checks that check (Read or
+// ValidateSchema) fails with the expected error.
+func checkEdits(t *testing.T, base []byte, edits []fileEdit, check func([]byte) error) {
+	t.Helper()
+	for _, tt := range edits {
+		t.Run(tt.name, func(t *testing.T) {
+			if !bytes.Contains(base, []byte(tt.old)) {
+				t.Fatalf("testdata lacks %q", tt.old)
+			}
+			err := check(bytes.Replace(base, []byte(tt.old), []byte(tt.new), 1))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v\nwant it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// readBytes is measure.Read of data.
+func readBytes(data []byte) error {
+	_, err := measure.Read(bytes.NewReader(data))
+	return err
+}
+
 // TestReadGPU checks that the GPU keys read into the model.
 func TestReadGPU(t *testing.T) {
 	m, err := measure.Read(bytes.NewReader(gpuTestdata(t)))
@@ -68,9 +97,7 @@ func TestGPUNotMeasured(t *testing.T) {
 // TestValidateGPU feeds hostile GPU values and checks each is refused
 // with an error that says where and what.
 func TestValidateGPU(t *testing.T) {
-	tests := []struct {
-		name, old, new, want string
-	}{
+	tests := []fileEdit{
 		{"negative useful", `{"device": 1, "useful_ns": 150000000, "active_ns": 250000000}`, `{"device": 1, "useful_ns": -1, "active_ns": 250000000}`,
 			`regions[0] "Global": processes[1]: gpu_devices[0] has negative times (useful_ns -1, active_ns 250000000)`},
 		{"active below useful", `{"device": 1, "useful_ns": 150000000, "active_ns": 250000000}`, `{"device": 1, "useful_ns": 150000000, "active_ns": 100}`,
@@ -92,31 +119,20 @@ func TestValidateGPU(t *testing.T) {
 		{"kernel max above time", `"time_ns": 300000000, "min_ns": 99000000, "max_ns": 101000000`, `"time_ns": 300000000, "min_ns": 99000000, "max_ns": 401000000`,
 			"gpu_kernels[0] has min_ns 99000000, max_ns 401000000, time_ns 300000000"},
 		{"copy kind", `"kind": "DtoH"`, `"kind": "HtoH"`, `gpu_copies[1] has kind "HtoH"`},
+		{"copy kind twice", `"kind": "DtoH"`, `"kind": "HtoD"`, `gpu_copies[1] repeats kind "HtoD"`},
+		{"idle device twice", `{"device": 1, "gaps": 4`, `{"device": 0, "gaps": 4`, "gpu_idle[1] repeats device 0"},
 		{"copy negative", `"bytes": 2000000000`, `"bytes": -2`, "gpu_copies[0] has negative bytes (-2)"},
 		{"idle device", `{"device": 1, "gaps": 4`, `{"device": 9, "gaps": 4`, "gpu_idle[1] names device 9"},
 		{"idle longest", `"idle_ns": 700000000, "longest_ns": 300000000`, `"idle_ns": 700000000, "longest_ns": 800000000`,
 			"gpu_idle[0] has longest_ns 800000000 above idle_ns 700000000"},
 		{"dropped negative", `"clock": "monotonic"`, `"clock": "monotonic", "dropped_records": -1`, "gpu has negative dropped_records (-1)"},
 	}
-	base := gpuTestdata(t)
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if !bytes.Contains(base, []byte(tt.old)) {
-				t.Fatalf("testdata lacks %q", tt.old)
-			}
-			_, err := measure.Read(bytes.NewReader(bytes.Replace(base, []byte(tt.old), []byte(tt.new), 1)))
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("err = %v\nwant it to contain %q", err, tt.want)
-			}
-		})
-	}
+	checkEdits(t, gpuTestdata(t), tests, readBytes)
 }
 
 // TestSchemaGPU checks that the schema describes the GPU keys.
 func TestSchemaGPU(t *testing.T) {
-	tests := []struct {
-		name, old, new, want string
-	}{
+	tests := []fileEdit{
 		{"mode enum", `"mode": "auto"`, `"mode": "maybe"`, `$.gpu.mode: is "maybe"`},
 		{"uuid missing", `{"index": 0, "uuid": "GPU-6f1c2a10-0000-0000-0000-000000000000", `, `{"index": 0, `, `$.gpu_devices[0]: misses required key "uuid"`},
 		{"account negative", `"active_ns": 400000000`, `"active_ns": -4`, "$.regions[0].processes[0].gpu_devices[0].active_ns: is -4, below the minimum 0"},
@@ -124,16 +140,5 @@ func TestSchemaGPU(t *testing.T) {
 		{"kernel time type", `"time_ns": 300000000, "min_ns"`, `"time_ns": "3", "min_ns"`, "$.gpu_kernels[0].time_ns: is a string, want integer"},
 		{"idle missing", `"gaps": 4, `, ``, `$.gpu_idle[0]: misses required key "gaps"`},
 	}
-	base := gpuTestdata(t)
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if !bytes.Contains(base, []byte(tt.old)) {
-				t.Fatalf("testdata lacks %q", tt.old)
-			}
-			err := measure.ValidateSchema(bytes.Replace(base, []byte(tt.old), []byte(tt.new), 1))
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("err = %v\nwant it to contain %q", err, tt.want)
-			}
-		})
-	}
+	checkEdits(t, gpuTestdata(t), tests, measure.ValidateSchema)
 }

@@ -2,14 +2,14 @@ package pop
 
 import "github.com/popmon/popmon/measure"
 
-// ReasonNoDeviceActivity is why the device load balance or communication
-// efficiency of a region is not measured: no device ran a kernel (load
-// balance) or did anything (communication) while the region was open, so
-// the ratio is 0/0.
-const ReasonNoDeviceActivity = "no GPU kernel ran in this region"
+// ReasonNoGPUKernels is why the device load balance of a region is not
+// measured: no device ran a kernel while the region was open, so the
+// ratio is 0/0.
+const ReasonNoGPUKernels = "no GPU kernel ran in this region"
 
-// reasonNoDeviceWork is ReasonNoDeviceActivity's variant for a region
-// without any device activity, kernels or copies.
+// reasonNoDeviceWork is why the device communication efficiency of a
+// region is not measured: no device did anything (kernels, copies,
+// memsets) while the region was open.
 const reasonNoDeviceWork = "no GPU activity in this region"
 
 // DeviceTimes are the device inputs of one region (POP-METRICS.md §5):
@@ -78,7 +78,7 @@ func addDeviceTree(tree *builder, dt DeviceTimes, T float64) {
 	tree.add(IDGPUParallelEfficiency, "GPU Parallel efficiency", "", KindEfficiency)(ratio(dt.SumUsefulNS, T*N))
 	lbWhy, commWhy := "", ""
 	if dt.MaxUsefulNS <= 0 {
-		lbWhy = ReasonNoDeviceActivity
+		lbWhy = ReasonNoGPUKernels
 	}
 	if dt.MaxActiveNS <= 0 {
 		commWhy = reasonNoDeviceWork

@@ -109,10 +109,10 @@ func TestGPUValidation(t *testing.T) {
 				"gpu_orchestration_efficiency": 0.75}, nil, nil, nil},
 		{"copies only", buildGPU(1, gproc{200, 200, 0, 0, map[int][2]int64{0: {0, 50}}}),
 			want{"gpu_parallel_efficiency": 0, "gpu_communication_efficiency": 0, "gpu_orchestration_efficiency": 0.25}, nil,
-			nil, map[string]string{"gpu_load_balance": pop.ReasonNoDeviceActivity}},
+			nil, map[string]string{"gpu_load_balance": pop.ReasonNoGPUKernels}},
 		{"no device activity in the region", buildGPU(1, gproc{200, 200, 0, 0, nil}),
 			want{"gpu_parallel_efficiency": 0, "gpu_orchestration_efficiency": 0}, nil,
-			nil, map[string]string{"gpu_load_balance": pop.ReasonNoDeviceActivity, "gpu_communication_efficiency": "no GPU activity"}},
+			nil, map[string]string{"gpu_load_balance": pop.ReasonNoGPUKernels, "gpu_communication_efficiency": "no GPU activity"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

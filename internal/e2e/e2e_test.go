@@ -128,15 +128,36 @@ type result struct {
 // measurement.
 func measureRun(t *testing.T, impl mpiImpl, np int, prog string, args ...string) *result {
 	t.Helper()
-	dir := examples(t, impl)
+	return measureRunWith(t, impl, runOpts{}, np, prog, args...)
+}
+
+// runOpts adapts measureRun: environment, popmon run flags, and the folder
+// of the program (default: the examples built for the MPI).
+type runOpts struct {
+	env   []string
+	flags []string
+	dir   string
+}
+
+// measureRunWith is measureRun with options.
+func measureRunWith(t *testing.T, impl mpiImpl, o runOpts, np int, prog string, args ...string) *result {
+	t.Helper()
+	dir := o.dir
+	if dir == "" {
+		dir = examples(t, impl)
+	}
 	out := filepath.Join(t.TempDir(), "m.json")
-	argv := []string{"run", "--mpicc", impl.mpicc, "-o", out, "--", impl.mpirun}
+	argv := append([]string{"run", "--mpicc", impl.mpicc, "-o", out}, o.flags...)
+	argv = append(argv, "--", impl.mpirun)
 	argv = append(argv, impl.extra...)
 	argv = append(argv, "-np", fmt.Sprint(np), filepath.Join(dir, prog))
 	argv = append(argv, args...)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, popmonBin, argv...)
+	if o.env != nil {
+		cmd.Env = append(os.Environ(), o.env...)
+	}
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	if err := cmd.Run(); err != nil {

@@ -245,7 +245,7 @@ func midRunNodes(t *testing.T, c *cluster, impl mpiImpl) (int, int, *started, ti
 	per := np / 2
 	s := &started{out: filepath.Join(t.TempDir(), "p.json")}
 	job := c.Launch(impl, np, c.Hosts(2, per), filepath.Join(dir, "imbalance"), fmt.Sprint(partialK), "200")
-	s.start(t, c.OnEnv(0, clusterEnv(), append([]string{popmonBin, "run", "--format", "none", "--mpicc", impl.mpicc, "-o", s.out, "--"}, job...)...), np, "imbalance")
+	s.start(t, c.OnEnv(0, clusterEnv(), append([]string{popmonBin, "run", "--format", "none", "--mpicc", impl.mpicc, "-o", s.out, "--"}, job...)...), nil, np, "imbalance")
 	time.Sleep(2500 * time.Millisecond)
 	return np, per, s, time.Since(s.seen)
 }

@@ -119,27 +119,40 @@ type started struct {
 // named prog run under it.
 func startPartial(t *testing.T, impl mpiImpl, np int, wrap []string, prog string, args ...string) *started {
 	t.Helper()
-	return startRun(t, impl, np, nil, wrap, prog, args...)
+	return startPartialWith(t, impl, runOpts{}, np, wrap, prog, args...)
 }
 
 // startRun is startPartial with more options of popmon run (flags).
 func startRun(t *testing.T, impl mpiImpl, np int, flags, wrap []string, prog string, args ...string) *started {
 	t.Helper()
-	dir := examples(t, impl)
+	return startPartialWith(t, impl, runOpts{flags: flags}, np, wrap, prog, args...)
+}
+
+// startPartialWith is startPartial with options (environment, popmon run
+// flags, the program's folder).
+func startPartialWith(t *testing.T, impl mpiImpl, o runOpts, np int, wrap []string, prog string, args ...string) *started {
+	t.Helper()
+	dir := o.dir
+	if dir == "" {
+		dir = examples(t, impl)
+	}
 	s := &started{out: filepath.Join(t.TempDir(), "p.json")}
 	argv := append(append([]string{}, wrap...), popmonBin, "run", "--format", "none", "--mpicc", impl.mpicc, "-o", s.out)
-	argv = append(append(argv, flags...), "--")
+	argv = append(append(argv, o.flags...), "--")
 	argv = append(append(argv, launch(impl, np)...), filepath.Join(dir, prog))
 	argv = append(argv, args...)
-	s.start(t, argv, np, prog)
+	s.start(t, argv, o.env, np, prog)
 	return s
 }
 
-// start runs argv (a popmon run) in its own process group and waits until
-// np processes named prog run under it.
-func (s *started) start(t *testing.T, argv []string, np int, prog string) {
+// start runs argv (a popmon run, with env added to the environment) in its
+// own process group and waits until np processes named prog run under it.
+func (s *started) start(t *testing.T, argv, env []string, np int, prog string) {
 	t.Helper()
 	s.cmd = exec.Command(argv[0], argv[1:]...)
+	if env != nil {
+		s.cmd.Env = append(os.Environ(), env...)
+	}
 	s.cmd.Stdout, s.cmd.Stderr = &s.so, &s.se
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := s.cmd.Start(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/popmon/popmon/measure"
+	"github.com/popmon/popmon/pop"
 )
 
 // TestTextGPU checks the header's GPU line: what was measured, or why not.
@@ -70,5 +71,30 @@ func TestTextGPUTables(t *testing.T) {
 	}
 	if strings.Contains(out, "\x1b") {
 		t.Errorf("a device name reached the report raw:\n%q", out)
+	}
+}
+
+// TestTALPJSONGPUIdleRegion checks that talp-json writes all four GPU
+// efficiencies of a region whose devices did nothing (0/0 as DLB's 0.0),
+// while the JSON report lists the ratios under not_measured.
+func TestTALPJSONGPUIdleRegion(t *testing.T) {
+	_, m := load(t, "gpu_devices.json")
+	for i := range m.Regions[1].Processes {
+		m.Regions[1].Processes[i].GPUDevices = nil // region "work": no device activity
+	}
+	rep, err := pop.Compute(m, pop.ModelTALP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := render(t, FormatTALPJSON, rep, m, Options{Region: "work"})
+	for _, want := range []string{`"gpuUsefulTime": 0,`, `"gpuParallelEfficiency": 0.0,`, `"gpuLoadBalance": 0.0,`,
+		`"gpuCommunicationEfficiency": 0.0,`, `"gpuOrchestrationEfficiency": 0.0`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("talp-json lacks %s:\n%s", want, out)
+		}
+	}
+	js := render(t, FormatJSON, rep, m, Options{Region: "work"})
+	if !strings.Contains(js, `"gpu_load_balance": "no GPU kernel ran in this region"`) {
+		t.Errorf("json lacks the not-measured load balance:\n%s", js)
 	}
 }

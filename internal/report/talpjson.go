@@ -35,7 +35,8 @@ var talpEfficiencies = []struct {
 	{"deviceOffloadEfficiency", pop.IDDeviceOffloadEfficiency},
 }
 
-// talpGPUEfficiencies are written only when the report has them.
+// talpGPUEfficiencies are written for regions with the device tree (all
+// four; a ratio that is not measured, 0/0, as DLB's 0.0).
 var talpGPUEfficiencies = []struct {
 	key, id string
 }{
@@ -146,8 +147,9 @@ func TALPJSON(w io.Writer, rep *pop.Report, m *measure.Measurement, opts Options
 			}
 			o = append(o, member{e.key, float(v)})
 		}
-		for _, e := range talpGPUEfficiencies {
-			if v, ok := g.Value(e.id); ok {
+		if hasDevice(g) {
+			for _, e := range talpGPUEfficiencies {
+				v, _ := g.Value(e.id) // not measured (0/0): DLB writes 0.00
 				o = append(o, member{e.key, float(v)})
 			}
 		}

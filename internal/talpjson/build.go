@@ -127,6 +127,9 @@ func build(f *file, path string) (*measure.Measurement, error) {
 
 	omp, workerIdle := false, false
 	m.GPUDevices = gpuDevices(regs, gpus)
+	if len(regs)*len(m.GPUDevices) > maxAccounts {
+		return nil, fmt.Errorf("%d regions × %d GPUs is more than popmon converts (%d device accounts)", len(regs), len(m.GPUDevices), maxAccounts)
+	}
 	if len(m.GPUDevices) > 0 {
 		m.Resources.GPUs = len(m.GPUDevices)
 	}

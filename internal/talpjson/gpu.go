@@ -55,7 +55,8 @@ func gpuDevices(regs []region, n int) []measure.GPUDevice {
 // device 0 has maxGpuUsefulTime useful and maxGpuActiveTime active time,
 // the region's other devices (numGpus, at most n) share the rest of
 // gpuUsefulTime and gpuUsefulTime + gpuCommunicationTime evenly, each
-// kept within the maxima. Device d belongs to process d mod P. It returns
+// kept within the maxima. Maxima missing from the file (0) are those of
+// an even split. Device d belongs to process d mod P. It returns
 // false when the times could not be honoured exactly (the file's maxima
 // are below its sums over one device, or above them).
 func addGPUAccounts(g *measure.Region, r *region, n int) bool {
@@ -63,11 +64,14 @@ func addGPUAccounts(g *measure.Region, r *region, n int) bool {
 	if !t.any() || n < 1 || len(g.Processes) == 0 {
 		return true
 	}
-	k := n
-	if r.gpus > 0 {
-		k = min(r.gpus, n)
-	}
+	k := regionGPUs(r, n)
 	active := satAdd64(t.useful, t.comm)
+	if t.maxUseful <= 0 { // not in the file: the devices share evenly
+		t.maxUseful = ceilDiv(t.useful, int64(k))
+	}
+	if t.maxActive <= 0 {
+		t.maxActive = max(ceilDiv(active, int64(k)), t.maxUseful)
+	}
 	u0 := min(t.maxUseful, t.useful)
 	a0 := max(min(t.maxActive, active), u0)
 	exact := u0 == t.maxUseful && a0 == t.maxActive
@@ -99,9 +103,28 @@ func addGPUAccounts(g *measure.Region, r *region, n int) bool {
 	return exact
 }
 
+// regionGPUs is the number of devices DLB counted in region r (its
+// numGpus, at most the run's n; n when the region does not say).
+func regionGPUs(r *region, n int) int {
+	if r.gpus > 0 {
+		return min(r.gpus, n)
+	}
+	return n
+}
+
+// ceilDiv returns ⌈a/b⌉ for a ≥ 0, b > 0.
+func ceilDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 {
+		q++
+	}
+	return q
+}
+
 // gpuDisagreement returns, for a region whose file has GPU efficiencies,
-// the keys whose written value differs from what model talp computes from
-// the synthesized accounts (more than DLB's rounding to 2 decimals), as
+// the keys whose written value differs from what DLB's formulas give with
+// the synthesized accounts and the region's numGpus (more than DLB's
+// rounding to 2 decimals), as
 // "gpuLoadBalance 1.00 (times: 0.50)"; nil when all agree.
 func gpuDisagreement(g *measure.Region, r *region, n int) []string {
 	if n < 1 || !(r.elapsed > 0) {
@@ -121,7 +144,7 @@ func gpuDisagreement(g *measure.Region, r *region, n int) []string {
 		mu = max(mu, gu[d])
 		ma = max(ma, ga[d])
 	}
-	T, N := float64(r.elapsed), float64(n)
+	T, N := float64(r.elapsed), float64(regionGPUs(r, n)) // DLB's N: the region's devices
 	ours := []float64{sum / (T * N), sum / (N * mu), mu / ma, ma / T}
 	var out []string
 	for i, key := range talpGPUKeys {

@@ -972,6 +972,9 @@ var brokenInputs = []struct {
 	{"too many ranks", `{"resources": {"numMpiRanks": 100000000}, "Application": {"Global": {}}}`, "numMpiRanks (100000000) is larger than popmon converts"},
 	{"too many CPUs", `{"Application": {"Global": {"numCpus": 1e12}}}`, "numCpus (1e12) is larger"},
 	{"too many accounts", `{"resources": {"numMpiRanks": 1000000}, "Application": {"a": {}, "b": {}, "c": {}, "d": {}, "e": {}}}`, "more than popmon converts"},
+	{"too many GPU accounts", `{"resources": {"numGpus": 1000000}, "Application": {"a": {"gpuUsefulTime": 1}, "b": {}}}`, "2 regions × 1000000 GPUs is more than popmon converts"},
+	{"negative GPU time", `{"Application": {"Global": {"maxGpuActiveTime": -1}}}`, `region "Global": maxGpuActiveTime is negative (-1)`},
+	{"GPU time not a number", `{"Application": {"Global": {"gpuUsefulTime": "x"}}}`, `gpuUsefulTime is "x", not a number`},
 	{"resources not object", `{"resources": [1], "Application": {"Global": {}}}`, `"resources" is an array, not an object`},
 	{"resources negative", `{"resources": {"numCpus": -4}, "Application": {"Global": {}}}`, `"resources": numCpus is negative`},
 	{"resources bad", `{"resources": {"numNodes": "two"}, "Application": {"Global": {}}}`, `"resources": numNodes is "two", not a number`},
@@ -1051,5 +1054,74 @@ func TestSingleRankKeepsTotals(t *testing.T) {
 		if a := m.Regions[0].Processes[0]; a.MPINS != 1000000001 {
 			t.Errorf("%s: mpi_ns %d", g, a.MPINS)
 		}
+	}
+}
+
+// TestGPUConvert checks the per-device accounts synthesized from DLB's GPU
+// times: model talp's device tree gives DLB's formulas with one GPU per
+// process, and the notes say where the times cannot be honoured or do not
+// give the file's own efficiencies.
+func TestGPUConvert(t *testing.T) {
+	region := func(gpus int, keys string) string {
+		return fmt.Sprintf(`{"resources": {"numMpiRanks": 2, "numCpus": 2, "numGpus": %d}, "Application": {"Global": {"numMpiRanks": 2, "numCpus": 2, "elapsedTime": 1000000000, "usefulTime": 2000000000, %s}}}`, gpus, keys)
+	}
+	tests := []struct {
+		name    string
+		data    string
+		devices int
+		want    map[string]float64
+		notes   []string
+	}{
+		{"2 GPUs, one per process", region(2, `"gpuUsefulTime": 300000000, "gpuCommunicationTime": 100000000, "maxGpuUsefulTime": 200000000, "maxGpuActiveTime": 250000000`), 2,
+			map[string]float64{"gpu_parallel_efficiency": 0.15, "gpu_load_balance": 0.75, "gpu_communication_efficiency": 0.8, "gpu_orchestration_efficiency": 0.25},
+			[]string{"GPU devices: 2 devices synthesized"}},
+		{"1 shared GPU", region(1, `"gpuUsefulTime": 400000000, "gpuCommunicationTime": 100000000, "maxGpuUsefulTime": 400000000, "maxGpuActiveTime": 500000000, "gpuLoadBalance": 1.0, "gpuParallelEfficiency": 0.40`), 1,
+			map[string]float64{"gpu_parallel_efficiency": 0.4, "gpu_load_balance": 1, "gpu_communication_efficiency": 0.8, "gpu_orchestration_efficiency": 0.5}, nil},
+		{"maxima above the sums", region(1, `"gpuUsefulTime": 100000000, "maxGpuUsefulTime": 300000000, "maxGpuActiveTime": 300000000`), 1,
+			map[string]float64{"gpu_parallel_efficiency": 0.1, "gpu_load_balance": 1}, []string{"GPU times that no per-device split honours exactly"}},
+		{"hand-edited efficiencies", region(2, `"gpuUsefulTime": 100000000, "maxGpuUsefulTime": 100000000, "maxGpuActiveTime": 100000000, "gpuLoadBalance": 1.00`), 2,
+			map[string]float64{"gpu_load_balance": 0.5}, []string{`"Global": gpuLoadBalance 1.00 (times: 0.50)`}},
+		{"numGpus 0 with device times", region(0, `"gpuUsefulTime": 100000000, "maxGpuUsefulTime": 100000000, "maxGpuActiveTime": 100000000`), 1,
+			map[string]float64{"gpu_parallel_efficiency": 0.1}, []string{"numGpus was 0 but the file has device times"}},
+		{"no maxima: an even split", region(2, `"gpuUsefulTime": 300000000, "gpuCommunicationTime": 100000000`), 2,
+			map[string]float64{"gpu_parallel_efficiency": 0.15, "gpu_load_balance": 1, "gpu_communication_efficiency": 0.75, "gpu_orchestration_efficiency": 0.2}, nil},
+		{"region with fewer GPUs than the run", `{"resources": {"numMpiRanks": 2, "numCpus": 2, "numGpus": 2}, "Application": {"Global": {"numMpiRanks": 2, "numCpus": 2, "numGpus": 2, "elapsedTime": 1000000000, "usefulTime": 2000000000, "gpuUsefulTime": 400000000, "maxGpuUsefulTime": 200000000, "maxGpuActiveTime": 200000000, "gpuLoadBalance": 1.0}, "one": {"numMpiRanks": 2, "numCpus": 2, "numGpus": 1, "elapsedTime": 1000000000, "usefulTime": 2000000000, "gpuUsefulTime": 100000000, "maxGpuUsefulTime": 100000000, "maxGpuActiveTime": 100000000, "gpuLoadBalance": 1.0, "gpuParallelEfficiency": 0.1}}}`, 2,
+			map[string]float64{"gpu_load_balance": 1}, nil},
+		{"GPUs without device times", region(2, `"gpuRuntimeTime": 5`), 0, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := talpjson.Convert([]byte(tt.data), "gpu.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(m.GPUDevices) != tt.devices {
+				t.Errorf("%d devices, want %d", len(m.GPUDevices), tt.devices)
+			}
+			rep, err := pop.Compute(m, pop.ModelTALP)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := &rep.Regions[0]
+			for id, w := range tt.want {
+				if v, ok := r.Value(id); !ok || math.Abs(v-w) > 1e-9 {
+					t.Errorf("%s = %v (%v), want %v", id, v, ok, w)
+				}
+			}
+			if tt.want == nil {
+				if _, ok := r.Metric(pop.IDGPUParallelEfficiency); ok {
+					t.Errorf("device tree without device times")
+				}
+			}
+			notes := strings.Join(m.Source.Notes, "\n")
+			for _, n := range tt.notes {
+				if !strings.Contains(notes, n) {
+					t.Errorf("notes lack %q:\n%s", n, notes)
+				}
+			}
+			if tt.notes == nil && strings.Contains(notes, "do not follow from its times") {
+				t.Errorf("unexpected disagreement note:\n%s", notes)
+			}
+		})
 	}
 }

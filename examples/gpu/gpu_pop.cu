@@ -1,0 +1,184 @@
+// gpu_pop.cu: the GPU validation scenarios V1-V7 (scenarios.h) on a real
+// NVIDIA GPU. Usage, designed timelines and expected metrics: scenarios.h
+// and examples/gpu/README.md; scripts/gpu-validate.sh builds and runs it.
+//
+//   nvcc -O2 -arch=native -ccbin mpicxx -I../../shim -I. -o gpu_pop gpu_pop.cu
+//   mpirun -np 1 ./gpu_pop V1        (V6 and V7: -np 2)
+//
+// - The kernel is <<<1,1>>> and spins until %globaltimer has advanced by the
+//   requested time, with __nanosleep(1000) in the loop: its wall-clock
+//   duration is deterministic (also when time-sliced with another process),
+//   unlike clock64() (SM cycles vary with boost clocks) or __nanosleep alone
+//   (sleeps anywhere in [0, 2t]). Needs compute capability 7.0 or newer.
+// - Host work spins on clock_gettime.
+// - Copies are host-to-device from pinned memory (cudaMallocHost), sized at
+//   warm-up for about u ms; the program reports the measured mean c.
+// - Two non-blocking streams: "stream 0" and "stream 1" of scenarios.h (the
+//   legacy default stream would serialise V5's kernel and copy).
+// - Warm-up (context creation, one launch, copy calibration) happens before
+//   the measured user region "work".
+// - V5 checks with CUDA events that the copy ended before the kernel.
+// - V8 (2 GPUs, 1 rank) launches on each device's default stream; device
+//   1's context is created before the measured region.
+#include <cuda_runtime.h>
+
+#include "scenarios.h"
+
+#define CK(call)                                                                          \
+	do {                                                                              \
+		cudaError_t e_ = (call);                                                  \
+		if (e_ != cudaSuccess) {                                                  \
+			fprintf(stderr, "gpu_pop: %s: %s (line %d)\n", #call,             \
+				cudaGetErrorString(e_), __LINE__);                        \
+			MPI_Abort(MPI_COMM_WORLD, 1);                                     \
+		}                                                                         \
+	} while (0)
+
+__device__ static inline unsigned long long globaltimer(void)
+{
+	unsigned long long t;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return t;
+}
+
+__global__ void spin_kernel(unsigned long long ns)
+{
+	unsigned long long t0 = globaltimer();
+	while (globaltimer() - t0 < ns)
+		__nanosleep(1000);
+}
+
+__global__ void empty_kernel(void)
+{
+}
+
+static cudaStream_t streams[2];
+static void *host_buf, *dev_buf;
+static size_t copy_bytes;
+static cudaEvent_t k_start, k_end, c_end, e0, e1;
+
+static int setup(int rank)
+{
+	int n = 0;
+	if (cudaGetDeviceCount(&n) != cudaSuccess || n <= 0)
+		return 0;
+	CK(cudaSetDevice(rank % n));
+	return n;
+}
+
+// Mean time of reps host-to-device copies of bytes, in ms.
+static double time_copies(size_t bytes, int reps)
+{
+	CK(cudaEventRecord(e0, streams[0]));
+	for (int i = 0; i < reps; i++)
+		CK(cudaMemcpyAsync(dev_buf, host_buf, bytes, cudaMemcpyHostToDevice, streams[0]));
+	CK(cudaEventRecord(e1, streams[0]));
+	CK(cudaEventSynchronize(e1));
+	float ms = 0;
+	CK(cudaEventElapsedTime(&ms, e0, e1));
+	return ms / reps;
+}
+
+static double warm_up(double target_ms)
+{
+	CK(cudaFree(0)); // creates the context
+	for (int s = 0; s < 2; s++)
+		CK(cudaStreamCreateWithFlags(&streams[s], cudaStreamNonBlocking));
+	cudaEvent_t *evs[] = { &k_start, &k_end, &c_end, &e0, &e1 };
+	for (cudaEvent_t *e : evs)
+		CK(cudaEventCreate(e));
+	spin_kernel<<<1, 1, 0, streams[0]>>>(1000000ULL);
+	CK(cudaGetLastError());
+	empty_kernel<<<1, 1, 0, streams[0]>>>();
+	CK(cudaGetLastError());
+	CK(cudaDeviceSynchronize());
+
+	// Calibrate: bandwidth from a 64 MiB copy, then the size for target_ms,
+	// at most 8 GiB and half the free device memory.
+	size_t probe = 64u << 20, free_b = 0, total_b = 0;
+	CK(cudaMallocHost(&host_buf, probe));
+	CK(cudaMalloc(&dev_buf, probe));
+	time_copies(probe, 1);
+	double bw = (double)probe / time_copies(probe, 3); // bytes per ms
+	CK(cudaFreeHost(host_buf));
+	CK(cudaFree(dev_buf));
+	CK(cudaMemGetInfo(&free_b, &total_b));
+	double want = bw * target_ms, cap = (double)free_b / 2;
+	if (cap > 8.0 * (1u << 30))
+		cap = 8.0 * (1u << 30);
+	copy_bytes = (size_t)(want < cap ? want : cap) & ~(size_t)4095;
+	CK(cudaMallocHost(&host_buf, copy_bytes));
+	CK(cudaMalloc(&dev_buf, copy_bytes));
+	memset(host_buf, 1, copy_bytes);
+	time_copies(copy_bytes, 1);
+	return time_copies(copy_bytes, 3);
+}
+
+static void kernel(double ms, int stream)
+{
+	if (stream == 0)
+		CK(cudaEventRecord(k_start, streams[0]));
+	spin_kernel<<<1, 1, 0, streams[stream]>>>((unsigned long long)(ms * 1e6));
+	if (stream == 0)
+		CK(cudaEventRecord(k_end, streams[0]));
+}
+
+static void sync_device(void)
+{
+	CK(cudaDeviceSynchronize());
+}
+
+static void copy(int async, int stream)
+{
+	if (!async) {
+		CK(cudaMemcpy(dev_buf, host_buf, copy_bytes, cudaMemcpyHostToDevice));
+		return;
+	}
+	CK(cudaMemcpyAsync(dev_buf, host_buf, copy_bytes, cudaMemcpyHostToDevice, streams[stream]));
+	CK(cudaEventRecord(c_end, streams[stream]));
+}
+
+static void host(double ms)
+{
+	double end = gpu_pop_now_ms() + ms;
+	while (gpu_pop_now_ms() < end)
+		;
+}
+
+static void call(void)
+{
+	int d;
+	cudaGetDevice(&d);
+}
+
+static void empty_launch(void)
+{
+	empty_kernel<<<1, 1, 0, streams[0]>>>();
+}
+
+static int copy_hidden(void)
+{
+	float to_copy_end = 0, to_kernel_end = 0;
+	CK(cudaEventElapsedTime(&to_copy_end, k_start, c_end));
+	CK(cudaEventElapsedTime(&to_kernel_end, k_start, k_end));
+	return to_copy_end <= to_kernel_end;
+}
+
+static void kernel_on(int d, double ms)
+{
+	CK(cudaSetDevice(d));
+	spin_kernel<<<1, 1>>>((unsigned long long)(ms * 1e6));
+}
+
+static void sync_on(int d)
+{
+	CK(cudaSetDevice(d));
+	CK(cudaDeviceSynchronize());
+}
+
+int main(int argc, char **argv)
+{
+	const struct gpu_ops ops = { setup, warm_up, kernel, sync_device, copy, host, call,
+				     empty_launch, copy_hidden, kernel_on, sync_on };
+	return gpu_pop_main(argc, argv, &ops);
+}
