@@ -44,12 +44,14 @@ int popmon_env_rank(int *size)
 {
 	/* The variables MPI launchers set in every rank: Open MPI, PMIx (Open
 	 * MPI 5, srun --mpi=pmix), PMI (MPICH's Hydra, srun --mpi=pmi2),
-	 * MVAPICH. */
+	 * MVAPICH; last Slurm's task of the step, which srun sets whatever
+	 * its --mpi (with --mpi=none it is the only one). */
 	static const char *const ranks[][2] = {
 		{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
 		{"PMIX_RANK", "PMIX_SIZE"},
 		{"PMI_RANK", "PMI_SIZE"},
 		{"MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE"},
+		{"SLURM_PROCID", "SLURM_STEP_NUM_TASKS"},
 	};
 	for (size_t i = 0; i < sizeof ranks / sizeof ranks[0]; i++) {
 		const char *r = getenv(ranks[i][0]);
