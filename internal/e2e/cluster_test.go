@@ -44,7 +44,12 @@ type cluster struct {
 	// lifeline is the write end of the pipe the node holders read: the
 	// namespaces end when it is closed, or when the test binary exits.
 	lifeline *os.File
+	// closers are further lifelines (Slurm's) closed at teardown.
+	closers []*os.File
 }
+
+// closeAtTeardown closes f when the cluster is torn down.
+func (c *cluster) closeAtTeardown(f *os.File) { c.closers = append(c.closers, f) }
 
 var (
 	clustersMu sync.Mutex
@@ -150,6 +155,9 @@ func teardownClusters() {
 			fmt.Fprintf(os.Stderr, "tearing down the cluster in %s: %v\n%s", c.dir, err, out)
 		}
 		c.lifeline.Close()
+		for _, f := range c.closers {
+			f.Close()
+		}
 		os.RemoveAll(c.dir)
 	}
 	clusters = nil

@@ -28,11 +28,13 @@ stop() {
 	case $comm in slurm*) ;; *) return 0 ;; esac
 	kill -TERM "$p" 2>/dev/null || true
 	i=0
-	while [ -d "/proc/$p" ] && [ "$i" -lt 50 ]; do
+	procstat "$p"
+	while [ -n "$ps_start" ] && [ "$ps_state" != Z ] && [ "$i" -lt 50 ]; do
 		sleep 0.1
 		i=$((i + 1))
+		procstat "$p"
 	done
-	kill -KILL "$p" 2>/dev/null || true
+	[ -z "$ps_start" ] || [ "$ps_state" = Z ] || kill -KILL "$p" 2>/dev/null || true
 }
 for f in "$sl"/slurmd-*.pid "$sl/slurmctld.pid"; do
 	[ -f "$f" ] && stop "$f"
