@@ -326,7 +326,7 @@ func TestSlurmExecWithoutCompiler(t *testing.T) {
 				}
 			}
 			so, se, code = s.run(t, 3*time.Minute, []string{"POPMON_CACHE_DIR=" + t.TempDir()}, argv...)
-			if code == 0 || !strings.Contains(se, "not found") {
+			if code == 0 || !strings.Contains(se, "not found: check --mpicc / POPMON_MPICC; no library built from these sources in the cache") {
 				t.Errorf("an empty cache and no compiler: exit %d\n%s%s", code, so, se)
 			}
 		})

@@ -99,12 +99,14 @@ func Build(ctx context.Context, opts Options) (*Library, error) {
 	if err != nil {
 		// No compiler here (a compute node): a library built earlier from
 		// the same sources, e.g. by `popmon build` on a login node, serves.
-		if lib, ferr := FindBuilt(opts); ferr == nil {
+		lib, ferr := FindBuilt(opts)
+		if ferr == nil {
 			return lib, nil
-		} else if !errors.Is(ferr, errNoneBuilt) {
-			return nil, fmt.Errorf("%w; %w", err, ferr)
 		}
-		return nil, err
+		if errors.Is(ferr, errNoneBuilt) {
+			ferr = fmt.Errorf("%w (run 'popmon build' where the compiler is, with this cache)", ferr)
+		}
+		return nil, fmt.Errorf("%w; %w", err, ferr)
 	}
 	loc, err := LocateCache(opts)
 	if err != nil {
