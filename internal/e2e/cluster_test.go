@@ -150,14 +150,16 @@ func teardownClusters() {
 	clustersMu.Lock()
 	defer clustersMu.Unlock()
 	for _, c := range clusters {
+		// Slurm's watcher ends its processes while their namespaces
+		// still exist (it finds them by namespace).
+		for _, f := range c.closers {
+			f.Close()
+		}
 		down := exec.Command("timeout", "60", filepath.Join(clusterScripts(), "down.sh"), c.dir)
 		if out, err := down.CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "tearing down the cluster in %s: %v\n%s", c.dir, err, out)
 		}
 		c.lifeline.Close()
-		for _, f := range c.closers {
-			f.Close()
-		}
 		os.RemoveAll(c.dir)
 	}
 	clusters = nil

@@ -49,6 +49,7 @@ for p in $(pgrep -f "^slurmstepd" 2>/dev/null || true); do
 done
 w=""
 { read -r w <"$sl/watcher.pid"; } 2>/dev/null || true
-case $w in '' | *[!0-9]*) ;; *) kill "$w" 2>/dev/null || true ;; esac
+# The watcher leads its own process group (setsid): end it and its cat.
+case $w in '' | *[!0-9]*) ;; *) kill -- "-$w" 2>/dev/null || true ;; esac
 rm -f "$sl/watcher.pid" "$sl/state"/* 2>/dev/null || true
 echo "$prog: Slurm in $sl is down"

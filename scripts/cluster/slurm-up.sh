@@ -119,11 +119,23 @@ while [ "$k" -lt "$n" ]; do
 	k=$((k + 1))
 done
 
-# The watcher: at the lifeline's end of file, down.sh ends everything in the
-# nodes' namespaces (daemons, steps), then the holders.
+# The watcher (slurm-watch.sh): at the lifeline's end of file it ends every
+# process in the nodes' network namespaces (daemons, steps, the programs they
+# started), then runs down.sh. The namespaces are recorded now: the node
+# holders end at that same moment, after which down.sh could no longer find
+# them.
 if [ "${CLUSTER_LIFELINE:-}" = 3 ]; then
-	# shellcheck disable=SC2016
-	setsid sh -c 'cat <&3 >/dev/null 2>&1; exec "$1" "$2" >/dev/null 2>&1' sh "$here/down.sh" "$dir" </dev/null >/dev/null 2>&1 &
+	ids=""
+	k=0
+	while [ "$k" -lt "$n" ]; do
+		nodepid "$k"
+		ids="$ids $(nsid "$pid" net)"
+		k=$((k + 1))
+	done
+	set -f # the identities contain brackets
+	# shellcheck disable=SC2086
+	setsid "$here/slurm-watch.sh" "$dir" $ids </dev/null >/dev/null 2>&1 &
+	set +f
 	echo "$!" >"$sl/watcher.pid"
 fi
 
