@@ -264,14 +264,11 @@ func (m *measureFlags) build(ctx context.Context, stderr io.Writer, scan *binsca
 }
 
 // mpiFamily is how the descriptions of libraries built for job's MPI
-// start (shimbuild.Options.MPIFamily); empty when the job's MPI is not
-// known.
+// start (shimbuild.Options.MPIFamily; libraryMPI reads them the same way):
+// the family's name; empty when the job's MPI is not known.
 func mpiFamily(job binscan.MPI) string {
-	switch job {
-	case binscan.OpenMPI:
-		return "Open MPI"
-	case binscan.MPICH:
-		return "MPICH"
+	if job == binscan.OpenMPI || job == binscan.MPICH {
+		return string(job)
 	}
 	return ""
 }

@@ -190,6 +190,12 @@ func buildKey(ctx context.Context, compiler string, opts Options, memoDir string
 	h := sha256.New()
 	fmt.Fprintf(h, "popmon-shim v1\nnompi=%v werror=%v\n", opts.NoMPI, opts.Werror || os.Getenv("POPMON_WERROR") == "1")
 	h.Write(identity)
+	hashSources(h, sources)
+	return hex.EncodeToString(h.Sum(nil))[:24], mpiDesc, sources, nil
+}
+
+// hashSources writes the sources into h by name, each with its length.
+func hashSources(h io.Writer, sources map[string][]byte) {
 	names := make([]string, 0, len(sources))
 	for n := range sources {
 		names = append(names, n)
@@ -199,7 +205,6 @@ func buildKey(ctx context.Context, compiler string, opts Options, memoDir string
 		fmt.Fprintf(h, "%s %d\n", n, len(sources[n]))
 		h.Write(sources[n])
 	}
-	return hex.EncodeToString(h.Sum(nil))[:24], mpiDesc, sources, nil
 }
 
 func lockFile(path string) (func(), error) {
@@ -328,15 +333,7 @@ var errNoneBuilt = errors.New("no library built from these sources in the cache"
 func sourcesID(opts Options, sources map[string][]byte) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "popmon-shim sources v1\nnompi=%v werror=%v\n", opts.NoMPI, opts.Werror || os.Getenv("POPMON_WERROR") == "1")
-	names := make([]string, 0, len(sources))
-	for n := range sources {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(h, "%s %d\n", n, len(sources[n]))
-		h.Write(sources[n])
-	}
+	hashSources(h, sources)
 	return hex.EncodeToString(h.Sum(nil))
 }
 
