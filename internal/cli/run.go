@@ -112,7 +112,7 @@ func runCmd(env *Env, args []string) error {
 	var sampler *live.Sampler
 	cwd, _ := os.Getwd()
 	info := liveInfo{LiveDir: liveDir, Command: cmdline, Cwd: cwd, Launcher: launcherKind(scan),
-		MPILibrary: lib.MPI, Output: mf.output, Force: mf.force}
+		JobID: os.Getenv("SLURM_JOB_ID"), MPILibrary: lib.MPI, Output: mf.output, Force: mf.force}
 	if liveDir != "" {
 		vars["POPMON_LIVE_DIR"] = liveDir
 		if err := writeLiveInfo(absSession, info); err != nil {
