@@ -60,6 +60,14 @@ if [ -f "$sl/up" ] && up; then
 	exit 0
 fi
 "$here/slurm-down.sh" "$dir" >/dev/null
+# A fresh start: job ids begin again at 1, so a previous run's state, spool
+# (its steps' sockets, named by job and step) and PMIx folders must go.
+rm -rf "$sl/state" "$sl/spool"
+k=0
+while [ "$k" -lt "$n" ]; do
+	rm -rf "$dir/node$k/local/slurm-pmix"
+	k=$((k + 1))
+done
 
 mkdir -p "$sl/state" "$sl/log"
 nodes=""
