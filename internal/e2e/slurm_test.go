@@ -332,3 +332,66 @@ func TestSlurmExecWithoutCompiler(t *testing.T) {
 		})
 	}
 }
+
+// TestSlurmCancelPartial: scancel of a batch job whose script runs popmon
+// run around srun (the time limit ends a job the same way: SIGTERM, then
+// SIGKILL after KillWait): popmon writes a partial measurement of every
+// rank on both nodes, with the designed load balance and the job's id.
+func TestSlurmCancelPartial(t *testing.T) {
+	for _, impl := range impls(t) {
+		t.Run(impl.name, func(t *testing.T) {
+			s := needSlurm(t)
+			mpi := s.mpiFlag(t, impl)
+			dir := examples(t, impl)
+			np := partialRanks(impl)
+			per := np / 2
+			// The library first, so that the job measures at once.
+			if so, se, code := s.run(t, 5*time.Minute, nil, popmonBin, "build", "--mpicc", impl.mpicc); code != 0 {
+				t.Fatalf("popmon build: exit %d\n%s%s", code, so, se)
+			}
+			tmp := t.TempDir()
+			out, log := filepath.Join(tmp, "m.json"), filepath.Join(tmp, "job.log")
+			words := []string{popmonBin, "run", "--format", "none", "--mpicc", impl.mpicc, "-o", out, "--",
+				"srun", mpi, filepath.Join(dir, "imbalance"), fmt.Sprint(partialK), "200"}
+			for i, w := range words {
+				words[i] = shellQuote(w)
+			}
+			script := filepath.Join(tmp, "job.sh")
+			if err := os.WriteFile(script, []byte("#!/bin/sh\n"+strings.Join(words, " ")+"\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			so, se, code := s.run(t, time.Minute, nil, "sbatch", "--parsable", "-o", log, "-N2", fmt.Sprintf("-n%d", np),
+				fmt.Sprintf("--ntasks-per-node=%d", per), "--time=5", script)
+			job := strings.TrimSpace(strings.Split(so, ";")[0])
+			if code != 0 || !regexp.MustCompile(`^[0-9]+$`).MatchString(job) {
+				t.Fatalf("sbatch: exit %d\nstdout:\n%s\nstderr:\n%s", code, so, se)
+			}
+			// popmon run creates the session folder before the launch.
+			deadline := time.Now().Add(time.Minute)
+			for {
+				if ss, _ := filepath.Glob(filepath.Join(tmp, ".popmon-session-*")); len(ss) > 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					b, _ := os.ReadFile(log)
+					t.Fatalf("no session folder a minute after sbatch; the job's output:\n%s", b)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			time.Sleep(2500 * time.Millisecond)
+			if so, se, code := s.run(t, time.Minute, nil, "scancel", job); code != 0 {
+				t.Fatalf("scancel: exit %d\n%s%s", code, so, se)
+			}
+			state := s.waitJob(t, job, 2*time.Minute)
+			b, _ := os.ReadFile(log)
+			if state != "CANCELLED" {
+				t.Errorf("job %s ended %s, want CANCELLED", job, state)
+			}
+			m := checkPartial(t, out, np, measure.PartialTerminated, 0, string(b))
+			checkNodes(t, m, per)
+			if m.Launcher.Kind != measure.LauncherSlurm || m.Launcher.JobID != job {
+				t.Errorf("launcher %+v, want Slurm job %s", m.Launcher, job)
+			}
+		})
+	}
+}
