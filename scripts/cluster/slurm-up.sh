@@ -32,7 +32,10 @@ here=$(cd "$(dirname "$0")" && pwd -P)
 dir=$(cd "$1" && pwd -P)
 need_root
 for c in slurmctld slurmd srun sinfo scontrol; do
-	command -v "$c" >/dev/null 2>&1 || cannot "the command $c is missing (Debian: apt-get install slurm-wlm)"
+	if ! command -v "$c" >/dev/null 2>&1; then
+		echo "$prog: Slurm is not installed here: the command $c is missing (Debian: apt-get install slurm-wlm)" >&2
+		exit "$EX_CANNOT"
+	fi
 done
 [ -f "$dir/cluster" ] || die "no cluster in $dir (run up.sh N $dir first)"
 n=$(sed -n 's/^nodes=//p' "$dir/cluster")
