@@ -181,20 +181,7 @@ func TestSlurmLaunchForms(t *testing.T) {
 			t.Run("sbatch", func(t *testing.T) {
 				tmp := t.TempDir()
 				out, log := filepath.Join(tmp, "m.json"), filepath.Join(tmp, "job.log")
-				words := append(append(run(out), "srun", mpi), weightedJob(dir)...)
-				for i, w := range words {
-					words[i] = shellQuote(w)
-				}
-				script := filepath.Join(tmp, "job.sh")
-				if err := os.WriteFile(script, []byte("#!/bin/sh\n"+strings.Join(words, " ")+"\n"), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				argv := append(append([]string{"sbatch", "--parsable", "-o", log}, srunShape...), script)
-				so, se, code := s.run(t, time.Minute, nil, argv...)
-				job := strings.TrimSpace(strings.Split(so, ";")[0])
-				if code != 0 || !regexp.MustCompile(`^[0-9]+$`).MatchString(job) {
-					t.Fatalf("sbatch: exit %d\nstdout:\n%s\nstderr:\n%s", code, so, se)
-				}
+				job := s.sbatch(t, log, srunShape, append(append(run(out), "srun", mpi), weightedJob(dir)...))
 				state := s.waitJob(t, job, 3*time.Minute)
 				b, _ := os.ReadFile(log)
 				if state != "COMPLETED" || !strings.Contains(string(b), "ok 20") {
@@ -217,6 +204,28 @@ func TestSlurmLaunchForms(t *testing.T) {
 			})
 		})
 	}
+}
+
+// sbatch submits a batch script of one command line, argv, with the
+// sbatch options opts and its output in log (next to the script), and
+// returns the job id.
+func (s *slurm) sbatch(t *testing.T, log string, opts, argv []string) string {
+	t.Helper()
+	words := make([]string, len(argv))
+	for i, w := range argv {
+		words[i] = shellQuote(w)
+	}
+	script := filepath.Join(filepath.Dir(log), "job.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\n"+strings.Join(words, " ")+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args := append(append([]string{"sbatch", "--parsable", "-o", log}, opts...), script)
+	so, se, code := s.run(t, time.Minute, nil, args...)
+	job := strings.TrimSpace(strings.Split(so, ";")[0])
+	if code != 0 || !regexp.MustCompile(`^[0-9]+$`).MatchString(job) {
+		t.Fatalf("sbatch: exit %d\nstdout:\n%s\nstderr:\n%s", code, so, se)
+	}
+	return job
 }
 
 // waitJob polls Slurm for job's state every 0.5 s until it ends or timeout
@@ -351,21 +360,9 @@ func TestSlurmCancelPartial(t *testing.T) {
 			}
 			tmp := t.TempDir()
 			out, log := filepath.Join(tmp, "m.json"), filepath.Join(tmp, "job.log")
-			words := []string{popmonBin, "run", "--format", "none", "--mpicc", impl.mpicc, "-o", out, "--",
-				"srun", mpi, filepath.Join(dir, "imbalance"), fmt.Sprint(partialK), "200"}
-			for i, w := range words {
-				words[i] = shellQuote(w)
-			}
-			script := filepath.Join(tmp, "job.sh")
-			if err := os.WriteFile(script, []byte("#!/bin/sh\n"+strings.Join(words, " ")+"\n"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			so, se, code := s.run(t, time.Minute, nil, "sbatch", "--parsable", "-o", log, "-N2", fmt.Sprintf("-n%d", np),
-				fmt.Sprintf("--ntasks-per-node=%d", per), "--time=5", script)
-			job := strings.TrimSpace(strings.Split(so, ";")[0])
-			if code != 0 || !regexp.MustCompile(`^[0-9]+$`).MatchString(job) {
-				t.Fatalf("sbatch: exit %d\nstdout:\n%s\nstderr:\n%s", code, so, se)
-			}
+			job := s.sbatch(t, log, []string{"-N2", fmt.Sprintf("-n%d", np), fmt.Sprintf("--ntasks-per-node=%d", per), "--time=5"},
+				[]string{popmonBin, "run", "--format", "none", "--mpicc", impl.mpicc, "-o", out, "--",
+					"srun", mpi, filepath.Join(dir, "imbalance"), fmt.Sprint(partialK), "200"})
 			// popmon run creates the session folder before the launch.
 			deadline := time.Now().Add(time.Minute)
 			for {
