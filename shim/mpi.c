@@ -182,6 +182,29 @@ static int slurm_singleton(char *why, size_t n)
 	return 1;
 }
 
+/* Open MPI under srun needs PMIx (--mpi=pmix): without it (--mpi=none,
+ * pmi2) its MPI_Init aborts with "OMPI was not built with SLURM's PMI
+ * support", which blames the installation; popmon says the fix first. */
+void popmon_mpi_pre_init_hook(void)
+{
+#if defined(OPEN_MPI)
+	if (popmon_proc.inert || popmon_proc.mpi_initialized)
+		return;
+	const char *tasks = getenv("SLURM_STEP_NUM_TASKS");
+	if (!getenv("SLURM_STEP_ID") || !tasks || strtol(tasks, NULL, 10) <= 1 || getenv("PMIX_RANK") ||
+	    getenv("OMPI_COMM_WORLD_SIZE"))
+		return;
+	char why[512];
+	snprintf(why, sizeof why,
+		 "srun started the step's %ld tasks without PMIx, which Open MPI needs to start them as one job: "
+		 "its --mpi does not match the program's MPI, Open MPI; launch it with srun --mpi=pmix "
+		 "(srun --mpi=list shows the choices); no measurement written",
+		 strtol(tasks, NULL, 10));
+	popmon_proc.finalized = 1; /* nor a one-process file at exit */
+	popmon_write_unmeasured(why);
+#endif
+}
+
 void popmon_mpi_init_hook(void)
 {
 	if (popmon_proc.inert || popmon_proc.mpi_initialized)
@@ -1136,6 +1159,7 @@ int PMPI_Init(int *argc, char ***argv)
 		void *p;
 		pmpi_init_fn f;
 	} u = {.p = popmon_real_fn(POPMON_FN_MPI_Init)};
+	popmon_mpi_pre_init_hook();
 	int rc = u.f(argc, argv);
 	if (rc == MPI_SUCCESS)
 		popmon_mpi_init_hook();
@@ -1148,6 +1172,7 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 		void *p;
 		pmpi_init_thread_fn f;
 	} u = {.p = popmon_real_fn(POPMON_FN_MPI_Init_thread)};
+	popmon_mpi_pre_init_hook();
 	int rc = u.f(argc, argv, required, provided);
 	if (rc == MPI_SUCCESS)
 		popmon_mpi_init_hook();

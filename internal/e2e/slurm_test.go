@@ -251,52 +251,54 @@ func (s *slurm) waitJob(t *testing.T, job string, timeout time.Duration) string 
 	return ""
 }
 
-// TestSlurmWrongMPI: srun with an --mpi= the program's MPI does not speak
-// starts every task as a one-process MPI job. MPICH's tasks then run as
-// singletons, and popmon says so once, with the --mpi value to use,
-// instead of writing four one-process measurements, in both forms. (Open
-// MPI's MPI_Init refuses such a launch itself: "OMPI was not built with
-// SLURM's PMI support", before popmon gets control.)
+// TestSlurmWrongMPI: srun with an --mpi= the program's MPI does not speak.
+// MPICH (--mpi=none) then starts every task as a one-process MPI job, and
+// popmon says so once, with the --mpi value to use, instead of writing four
+// one-process measurements; Open MPI (--mpi=pmi2) aborts in MPI_Init, and
+// popmon says first what to use instead of leaving only Open MPI's
+// "OMPI was not built with SLURM's PMI support". Both forms.
 func TestSlurmWrongMPI(t *testing.T) {
-	var impl *mpiImpl
-	for _, i := range impls(t) {
-		if i.name == "mpich" {
-			impl = &i
-		}
-	}
-	if impl == nil {
-		t.Skip("needs MPICH, whose tasks run as singletons under a wrong --mpi (Open MPI refuses them in MPI_Init)")
-	}
-	s := needSlurm(t)
-	dir := examples(t, *impl)
-	const sentence = "srun started each of the step's 4 tasks as its own one-process MPI job (MPI_COMM_WORLD has 1 process): " +
-		"its --mpi does not match the program's MPI, MPICH; launch it with srun --mpi=pmi2"
-	srun := append(append([]string{"srun"}, srunShape...), "--mpi=none")
-	for _, form := range []string{"run", "exec"} {
-		t.Run(form, func(t *testing.T) {
-			tmp := t.TempDir()
-			out := filepath.Join(tmp, "m.json")
-			var argv []string
-			if form == "run" {
-				argv = append(append([]string{popmonBin, "run", "--format", "none", "--mpicc", impl.mpicc, "-o", out, "--"}, srun...), weightedJob(dir)...)
-			} else {
-				argv = append(append(append([]string{}, srun...), popmonBin, "exec", "--mpicc", impl.mpicc, "-o", out, "--"), weightedJob(dir)...)
+	for _, impl := range impls(t) {
+		t.Run(impl.name, func(t *testing.T) {
+			s := needSlurm(t)
+			dir := examples(t, impl)
+			wrong, sentence := "--mpi=none", "srun started each of the step's 4 tasks as its own one-process MPI job (MPI_COMM_WORLD has 1 process): "+
+				"its --mpi does not match the program's MPI, MPICH; launch it with srun --mpi=pmi2"
+			if impl.name == "openmpi" {
+				wrong, sentence = "--mpi=pmi2", "srun started the step's 4 tasks without PMIx, which Open MPI needs to start them as one job: "+
+					"its --mpi does not match the program's MPI, Open MPI; launch it with srun --mpi=pmix"
 			}
-			so, se, _ := s.run(t, 3*time.Minute, nil, argv...)
-			if n := strings.Count(so, "ok 0"); n != 4 {
-				t.Errorf("%d singleton tasks ran, want 4\nstdout:\n%s\nstderr:\n%s", n, so, se)
-			}
-			if n := strings.Count(se, sentence); n != 1 {
-				t.Errorf("the explanation appears %d times, want once\nstderr:\n%s", n, se)
-			}
-			if form == "run" && !strings.Contains(se, sentence+" (srun --mpi=list shows the choices); no measurement written (ranks 0-3)") {
-				t.Errorf("popmon run does not name the 4 tasks:\n%s", se)
-			}
-			if strings.Contains(se, "measurement written to") || strings.Contains(se, "partial") {
-				t.Errorf("a measurement of singletons was written:\n%s", se)
-			}
-			if files, _ := filepath.Glob(filepath.Join(tmp, "*")); len(files) != 0 {
-				t.Errorf("files written: %v, want none", files)
+			srun := append(append([]string{"srun"}, srunShape...), wrong)
+			for _, form := range []string{"run", "exec"} {
+				t.Run(form, func(t *testing.T) {
+					tmp := t.TempDir()
+					out := filepath.Join(tmp, "m.json")
+					var argv []string
+					if form == "run" {
+						argv = append(append([]string{popmonBin, "run", "--format", "none", "--mpicc", impl.mpicc, "-o", out, "--"}, srun...), weightedJob(dir)...)
+					} else {
+						argv = append(append(append([]string{}, srun...), popmonBin, "exec", "--mpicc", impl.mpicc, "-o", out, "--"), weightedJob(dir)...)
+					}
+					so, se, code := s.run(t, 3*time.Minute, nil, argv...)
+					if n := strings.Count(so, "ok 0"); impl.name == "mpich" && n != 4 {
+						t.Errorf("%d singleton tasks ran, want 4\nstdout:\n%s\nstderr:\n%s", n, so, se)
+					}
+					if impl.name == "openmpi" && code == 0 {
+						t.Errorf("Open MPI without PMIx: exit 0\nstdout:\n%s\nstderr:\n%s", so, se)
+					}
+					if n := strings.Count(se, sentence); n != 1 {
+						t.Errorf("the explanation appears %d times, want once\nstderr:\n%s", n, se)
+					}
+					if form == "run" && !strings.Contains(se, sentence+" (srun --mpi=list shows the choices); no measurement written (ranks 0-3)") {
+						t.Errorf("popmon run does not name the 4 tasks:\n%s", se)
+					}
+					if strings.Contains(se, "measurement written to") || strings.Contains(se, "partial") {
+						t.Errorf("a measurement was written:\n%s", se)
+					}
+					if files, _ := filepath.Glob(filepath.Join(tmp, "*")); len(files) != 0 {
+						t.Errorf("files written: %v, want none", files)
+					}
+				})
 			}
 		})
 	}
