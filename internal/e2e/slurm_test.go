@@ -382,9 +382,16 @@ func TestSlurmCancelPartial(t *testing.T) {
 				t.Fatalf("scancel: exit %d\n%s%s", code, so, se)
 			}
 			state := s.waitJob(t, job, 2*time.Minute)
-			b, _ := os.ReadFile(log)
 			if state != "CANCELLED" {
 				t.Errorf("job %s ended %s, want CANCELLED", job, state)
+			}
+			// Slurm says CANCELLED at once; popmon run writes the partial
+			// measurement when srun has ended (within KillWait, 5 s here).
+			var b []byte
+			for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+				if b, _ = os.ReadFile(log); strings.Contains(string(b), "popmon: measurement written to") {
+					break
+				}
 			}
 			m := checkPartial(t, out, np, measure.PartialTerminated, 0, string(b))
 			checkNodes(t, m, per)
