@@ -145,6 +145,29 @@ type Launcher struct {
 	Kind string `json:"kind"`
 	// JobID is the launcher's job id; empty when unknown.
 	JobID string `json:"job_id,omitempty"`
+	// StepID is Slurm's step id ($SLURM_STEP_ID) of the measured ranks;
+	// empty when unknown or not under Slurm.
+	StepID string `json:"step_id,omitempty"`
+	// NodeList is Slurm's node list of the step (or of the job), in
+	// Slurm's compressed form ("node[0-1]"); empty when unknown.
+	NodeList string `json:"node_list,omitempty"`
+}
+
+// Job names a Slurm job for reports: "Slurm job 8, step 0 on node[0-1]";
+// empty when no Slurm job id is known (other launchers' ids are internal
+// to the launcher and mean nothing to a user).
+func (l Launcher) Job() string {
+	if l.Kind != LauncherSlurm || l.JobID == "" {
+		return ""
+	}
+	s := "Slurm job " + l.JobID
+	if l.StepID != "" {
+		s += ", step " + l.StepID
+	}
+	if l.NodeList != "" {
+		s += " on " + l.NodeList
+	}
+	return s
 }
 
 // MPI describes the MPI library of a run that initialised MPI.

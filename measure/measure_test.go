@@ -497,3 +497,20 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+func TestLauncherJob(t *testing.T) {
+	for _, c := range []struct {
+		l    measure.Launcher
+		want string
+	}{
+		{measure.Launcher{Kind: measure.LauncherNone}, ""},
+		{measure.Launcher{Kind: measure.LauncherOpenMPI, JobID: "1234"}, ""},
+		{measure.Launcher{Kind: measure.LauncherSlurm, JobID: "8"}, "Slurm job 8"},
+		{measure.Launcher{Kind: measure.LauncherSlurm, JobID: "8", StepID: "0", NodeList: "node[0-1]"}, "Slurm job 8, step 0 on node[0-1]"},
+		{measure.Launcher{Kind: measure.LauncherSlurm, JobID: "9", NodeList: "node0"}, "Slurm job 9 on node0"},
+	} {
+		if got := c.l.Job(); got != c.want {
+			t.Errorf("%+v: Job() = %q, want %q", c.l, got, c.want)
+		}
+	}
+}

@@ -3,7 +3,10 @@
 # Debian/Ubuntu: Go, a C compiler, Open MPI and MPICH (side by side), gfortran,
 # clang and LLVM's OpenMP runtime (libomp: OpenMP measurement through OMPT),
 # and Chromium (the tests render the pages popmon generates in a headless browser);
-# iproute2 for the tests' simulated cluster (scripts/cluster); prometheus
+# iproute2 for the tests' simulated cluster (scripts/cluster) and slurm-wlm
+# for the Slurm on it (scripts/cluster/slurm-up.sh runs its own daemons with
+# their own configuration and ports; the packaged services are not used);
+# prometheus
 # (with promtool) and tmux for the live-view tests (popmon serve, popmon top);
 # on x86-64 the AArch64 cross compiler (the tests build the library's AArch64
 # entry points).
@@ -11,11 +14,11 @@
 set -eu
 
 # `install-deps.sh` installs what the demo needs; `install-deps.sh test` also
-# what the tests need (clang, Chromium, iproute2, prometheus, tmux, the AArch64
-# cross compiler).
+# what the tests need (clang, Chromium, iproute2, slurm-wlm, prometheus, tmux,
+# the AArch64 cross compiler).
 pkgs="build-essential gfortran libopenmpi-dev openmpi-bin mpich libmpich-dev libomp-dev"
 if [ "${1:-}" = test ]; then
-	pkgs="$pkgs clang chromium fonts-dejavu-core iproute2 prometheus tmux"
+	pkgs="$pkgs clang chromium fonts-dejavu-core iproute2 slurm-wlm prometheus tmux"
 	if [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then
 		pkgs="$pkgs gcc-aarch64-linux-gnu"
 	fi

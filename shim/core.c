@@ -44,17 +44,22 @@ int popmon_env_rank(int *size)
 {
 	/* The variables MPI launchers set in every rank: Open MPI, PMIx (Open
 	 * MPI 5, srun --mpi=pmix), PMI (MPICH's Hydra, srun --mpi=pmi2),
-	 * MVAPICH. */
+	 * MVAPICH; last, inside an srun step, Slurm's task of the step, which
+	 * srun sets whatever its --mpi (with --mpi=none it is the only one;
+	 * a batch script's shell has SLURM_PROCID but no step). */
 	static const char *const ranks[][2] = {
 		{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
 		{"PMIX_RANK", "PMIX_SIZE"},
 		{"PMI_RANK", "PMI_SIZE"},
 		{"MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE"},
+		{"SLURM_PROCID", "SLURM_STEP_NUM_TASKS"},
 	};
 	for (size_t i = 0; i < sizeof ranks / sizeof ranks[0]; i++) {
 		const char *r = getenv(ranks[i][0]);
 		if (!r || !*r)
 			continue;
+		if (i == sizeof ranks / sizeof ranks[0] - 1 && !getenv("SLURM_STEP_ID"))
+			break;
 		if (size) {
 			const char *z = getenv(ranks[i][1]);
 			*size = z ? atoi(z) : 0;

@@ -157,6 +157,55 @@ static void registry_leave(void)
 	reg_self[0] = '\0';
 }
 
+/* srun with an --mpi= that the program's MPI does not speak starts every
+ * task as a one-process MPI job: MPI_COMM_WORLD has 1 process while Slurm
+ * says the step has N tasks. Writes why into why and returns 1 then. */
+static int slurm_singleton(char *why, size_t n)
+{
+	const char *tasks = getenv("SLURM_STEP_NUM_TASKS");
+	if (!tasks || !*tasks)
+		tasks = getenv("SLURM_NTASKS");
+	long nt = tasks ? strtol(tasks, NULL, 10) : 0;
+	if (popmon_proc.size != 1 || nt <= 1 || !getenv("SLURM_STEP_ID"))
+		return 0;
+#if defined(OPEN_MPI)
+	const char *mpi = "Open MPI", *fix = "--mpi=pmix";
+#elif defined(MPICH_NUMVERSION)
+	const char *mpi = "MPICH", *fix = "--mpi=pmi2";
+#else
+	const char *mpi = "its MPI", *fix = "--mpi=pmix (Open MPI) or --mpi=pmi2 (MPICH)";
+#endif
+	snprintf(why, n,
+		 "srun started each of the step's %ld tasks as its own one-process MPI job (MPI_COMM_WORLD has 1 "
+		 "process): its --mpi does not match the program's MPI, %s; launch it with srun %s "
+		 "(srun --mpi=list shows the choices); no measurement written",
+		 nt, mpi, fix);
+	return 1;
+}
+
+/* Open MPI under srun needs PMIx (--mpi=pmix): without it (--mpi=none,
+ * pmi2) its MPI_Init aborts with "OMPI was not built with SLURM's PMI
+ * support", which blames the installation; popmon says the fix first. */
+void popmon_mpi_pre_init_hook(void)
+{
+#if defined(OPEN_MPI)
+	if (popmon_proc.inert || popmon_proc.mpi_initialized)
+		return;
+	const char *tasks = getenv("SLURM_STEP_NUM_TASKS");
+	if (!getenv("SLURM_STEP_ID") || !tasks || strtol(tasks, NULL, 10) <= 1 || getenv("PMIX_RANK") ||
+	    getenv("OMPI_COMM_WORLD_SIZE"))
+		return;
+	char why[512];
+	snprintf(why, sizeof why,
+		 "srun started the step's %ld tasks without PMIx, which Open MPI needs to start them as one job: "
+		 "its --mpi does not match the program's MPI, Open MPI; launch it with srun --mpi=pmix "
+		 "(srun --mpi=list shows the choices); no measurement written",
+		 strtol(tasks, NULL, 10));
+	popmon_proc.finalized = 1; /* nor a one-process file at exit */
+	popmon_write_unmeasured(why);
+#endif
+}
+
 void popmon_mpi_init_hook(void)
 {
 	if (popmon_proc.inert || popmon_proc.mpi_initialized)
@@ -164,6 +213,14 @@ void popmon_mpi_init_hook(void)
 	popmon_proc.mpi_initialized = 1;
 	PMPI_Comm_rank(MPI_COMM_WORLD, &popmon_proc.rank);
 	PMPI_Comm_size(MPI_COMM_WORLD, &popmon_proc.size);
+	char why[512];
+	if (slurm_singleton(why, sizeof why)) {
+		/* N one-process reports would pass for the job's: none, and one
+		 * sentence (task 0, or popmon run for all). */
+		popmon_proc.finalized = 1;
+		popmon_write_unmeasured(why);
+		return;
+	}
 	/* The Global region measures the run between MPI_Init and MPI_Finalize,
 	 * as TALP does. */
 	popmon_proc.init_tick = popmon_now();
@@ -1333,6 +1390,7 @@ int PMPI_Init(int *argc, char ***argv)
 		void *p;
 		pmpi_init_fn f;
 	} u = {.p = popmon_real_fn(POPMON_FN_MPI_Init)};
+	popmon_mpi_pre_init_hook();
 	int rc = u.f(argc, argv);
 	if (rc == MPI_SUCCESS)
 		popmon_mpi_init_hook();
@@ -1345,6 +1403,7 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 		void *p;
 		pmpi_init_thread_fn f;
 	} u = {.p = popmon_real_fn(POPMON_FN_MPI_Init_thread)};
+	popmon_mpi_pre_init_hook();
 	int rc = u.f(argc, argv, required, provided);
 	if (rc == MPI_SUCCESS)
 		popmon_mpi_init_hook();

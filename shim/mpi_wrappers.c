@@ -27192,6 +27192,7 @@ void mpi_group_from_session_pset_f08_(void *session, void *pset_name, void *newg
 /* MPI_Init: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Init)(int *argc, char ***argv)
 {
+	popmon_mpi_pre_init_hook();
 	int popmon_r = ((__typeof__(&PMPI_Init))popmon_next_fn(POPMON_FN_MPI_Init))(argc, argv);
 	if (popmon_r == MPI_SUCCESS)
 		popmon_mpi_init_hook();
@@ -27208,6 +27209,7 @@ void mpi_init_(void *ierror)
 		*(MPI_Fint *)ierror = MPI_ERR_OTHER;
 		return;
 	}
+	popmon_mpi_pre_init_hook();
 	((popmon_ffn_1_0)f)(ierror);
 	if (*(MPI_Fint *)ierror == MPI_SUCCESS)
 		popmon_mpi_init_hook();
@@ -27222,6 +27224,7 @@ void mpi_init__(void *ierror)
 		*(MPI_Fint *)ierror = MPI_ERR_OTHER;
 		return;
 	}
+	popmon_mpi_pre_init_hook();
 	((popmon_ffn_1_0)f)(ierror);
 	if (*(MPI_Fint *)ierror == MPI_SUCCESS)
 		popmon_mpi_init_hook();
@@ -27236,6 +27239,7 @@ void mpi_init(void *ierror)
 		*(MPI_Fint *)ierror = MPI_ERR_OTHER;
 		return;
 	}
+	popmon_mpi_pre_init_hook();
 	((popmon_ffn_1_0)f)(ierror);
 	if (*(MPI_Fint *)ierror == MPI_SUCCESS)
 		popmon_mpi_init_hook();
@@ -27251,6 +27255,7 @@ void mpi_init_f08_(void *ierror)
 			*(MPI_Fint *)ierror = MPI_ERR_OTHER;
 		return;
 	}
+	popmon_mpi_pre_init_hook();
 	((popmon_ffn_1_0)f)(ierror);
 	if ((ierror ? *(MPI_Fint *)ierror : MPI_SUCCESS) == MPI_SUCCESS)
 		popmon_mpi_init_hook();
@@ -27260,6 +27265,7 @@ void mpi_init_f08_(void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Init_thread)(int *argc, char ***argv, int required, int *provided)
 {
+	popmon_mpi_pre_init_hook();
 	int popmon_r = ((__typeof__(&PMPI_Init_thread))popmon_next_fn(POPMON_FN_MPI_Init_thread))(argc, argv, required, provided);
 	if (popmon_r == MPI_SUCCESS)
 		popmon_mpi_init_hook();
@@ -27276,6 +27282,7 @@ void mpi_init_thread_(void *required, void *provided, void *ierror)
 		*(MPI_Fint *)ierror = MPI_ERR_OTHER;
 		return;
 	}
+	popmon_mpi_pre_init_hook();
 	((popmon_ffn_3_0)f)(required, provided, ierror);
 	if (*(MPI_Fint *)ierror == MPI_SUCCESS)
 		popmon_mpi_init_hook();
@@ -27290,6 +27297,7 @@ void mpi_init_thread__(void *required, void *provided, void *ierror)
 		*(MPI_Fint *)ierror = MPI_ERR_OTHER;
 		return;
 	}
+	popmon_mpi_pre_init_hook();
 	((popmon_ffn_3_0)f)(required, provided, ierror);
 	if (*(MPI_Fint *)ierror == MPI_SUCCESS)
 		popmon_mpi_init_hook();
@@ -27304,6 +27312,7 @@ void mpi_init_thread(void *required, void *provided, void *ierror)
 		*(MPI_Fint *)ierror = MPI_ERR_OTHER;
 		return;
 	}
+	popmon_mpi_pre_init_hook();
 	((popmon_ffn_3_0)f)(required, provided, ierror);
 	if (*(MPI_Fint *)ierror == MPI_SUCCESS)
 		popmon_mpi_init_hook();
@@ -27319,6 +27328,7 @@ void mpi_init_thread_f08_(void *required, void *provided, void *ierror)
 			*(MPI_Fint *)ierror = MPI_ERR_OTHER;
 		return;
 	}
+	popmon_mpi_pre_init_hook();
 	((popmon_ffn_3_0)f)(required, provided, ierror);
 	if ((ierror ? *(MPI_Fint *)ierror : MPI_SUCCESS) == MPI_SUCCESS)
 		popmon_mpi_init_hook();

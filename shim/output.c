@@ -131,6 +131,21 @@ static void write_launcher(FILE *f)
 		fputs(", \"job_id\": ", f);
 		json_str(f, job);
 	}
+	if (strcmp(kind, "slurm") == 0) {
+		/* The step of srun (absent in a batch script or salloc's shell)
+		 * and its nodes, else the job's. */
+		const char *step = getenv("SLURM_STEP_ID"), *nodes = getenv("SLURM_STEP_NODELIST");
+		if (!nodes || !*nodes)
+			nodes = getenv("SLURM_JOB_NODELIST");
+		if (step && *step) {
+			fputs(", \"step_id\": ", f);
+			json_str(f, step);
+		}
+		if (nodes && *nodes) {
+			fputs(", \"node_list\": ", f);
+			json_str(f, nodes);
+		}
+	}
 	fputs("}", f);
 }
 

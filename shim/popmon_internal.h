@@ -109,6 +109,7 @@ extern int popmon_clock_tsc;
 struct popmon_thread *popmon_thread_slow(void);
 
 /* Hooks called by the generated wrappers. */
+void popmon_mpi_pre_init_hook(void); /* before PMPI_Init[_thread] */
 void popmon_mpi_init_hook(void);     /* after a successful PMPI_Init[_thread] */
 void popmon_mpi_finalize_hook(void); /* before PMPI_Finalize */
 void popmon_mpi_abort_hook(int code); /* before PMPI_Abort: the live file records it */

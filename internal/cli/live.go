@@ -25,6 +25,7 @@ type liveInfo struct {
 	Command    []string `json:"command"`
 	Cwd        string   `json:"cwd"`
 	Launcher   string   `json:"launcher"`
+	JobID      string   `json:"job_id,omitempty"` // $SLURM_JOB_ID of popmon run (sbatch, salloc)
 	MPILibrary string   `json:"mpi_library"`
 	Output     string   `json:"output"`
 	Force      bool     `json:"force"`
@@ -86,7 +87,7 @@ func partialFromSampler(s *live.Sampler, info liveInfo, hint, by, dir string) (s
 		return "", nil, err
 	}
 	p.AssembledBy = by
-	m, err := live.Assemble(procs, live.Job{Command: info.Command, Cwd: info.Cwd, Launcher: info.Launcher, MPILibrary: info.MPILibrary}, &p)
+	m, err := live.Assemble(procs, live.Job{Command: info.Command, Cwd: info.Cwd, Launcher: info.Launcher, JobID: info.JobID, MPILibrary: info.MPILibrary}, &p)
 	if err != nil {
 		return "", nil, err
 	}

@@ -283,14 +283,19 @@ func (m *measureFlags) build(ctx context.Context, stderr io.Writer, scan *binsca
 				}
 			}
 			if len(try) == 0 {
-				return nil, fail(ExitEnv, "the job runs %s (%s) but no MPI compiler wrapper of it is installed (%s): install its development package, or pass --mpicc",
+				// A compute node without compilers: the library that
+				// `popmon build` put into the (shared) cache serves.
+				if lib, err := shimbuild.FindBuilt(shimbuild.Options{MPIFamily: mpiFamily(job)}); err == nil {
+					return lib, nil
+				}
+				return nil, fail(ExitEnv, "the job runs %s (%s) but no MPI compiler wrapper of it is installed (%s) and the library cache holds no library built for it by this popmon: install its development package, pass --mpicc, or run 'popmon build --mpicc WRAPPER' where one is installed, with the same cache (POPMON_CACHE_DIR)",
 					job, jobMPIHow(scan), strings.Join(c, ", "))
 			}
 		}
 	}
 	var lastErr error
 	for _, mpicc := range try {
-		lib, err := shimbuild.Build(ctx, shimbuild.Options{MPICC: mpicc, NoMPI: m.noMPI, Log: stderr})
+		lib, err := shimbuild.Build(ctx, shimbuild.Options{MPICC: mpicc, NoMPI: m.noMPI, Log: stderr, MPIFamily: mpiFamily(job)})
 		if err != nil {
 			if errors.Is(err, shimbuild.ErrNoMPICC) {
 				return nil, fail(ExitEnv, "%v (or --no-mpi for a program without MPI)", err)
@@ -308,6 +313,16 @@ func (m *measureFlags) build(ctx context.Context, stderr io.Writer, scan *binsca
 		}
 	}
 	return nil, lastErr
+}
+
+// mpiFamily is how the descriptions of libraries built for job's MPI
+// start (shimbuild.Options.MPIFamily; libraryMPI reads them the same way):
+// the family's name; empty when the job's MPI is not known.
+func mpiFamily(job binscan.MPI) string {
+	if job == binscan.OpenMPI || job == binscan.MPICH {
+		return string(job)
+	}
+	return ""
 }
 
 func jobMPIHow(scan *binscan.Result) string {

@@ -112,7 +112,7 @@ func runCmd(env *Env, args []string) error {
 	var sampler *live.Sampler
 	cwd, _ := os.Getwd()
 	info := liveInfo{LiveDir: liveDir, Command: cmdline, Cwd: cwd, Launcher: launcherKind(scan),
-		MPILibrary: lib.MPI, Output: mf.output, Force: mf.force}
+		JobID: os.Getenv("SLURM_JOB_ID"), MPILibrary: lib.MPI, Output: mf.output, Force: mf.force}
 	if liveDir != "" {
 		vars["POPMON_LIVE_DIR"] = liveDir
 		if err := writeLiveInfo(absSession, info); err != nil {
@@ -184,8 +184,10 @@ func runCmd(env *Env, args []string) error {
 	if sampler != nil {
 		// A job that did not finish (the only one, or the last of a
 		// script): assemble what the live files hold, if it got as far
-		// as measuring anything.
-		if normal, n := sampler.Ended(); n > 0 && !normal {
+		// as measuring anything. Processes that said why they are not
+		// measured (unmeasured-*.txt: e.g. srun's wrong --mpi) left
+		// nothing to assemble.
+		if normal, n := sampler.Ended(); n > 0 && !normal && len(sess.unmeasured) == 0 {
 			p, m, err := partialFromSampler(sampler, info, signalHint(st), "run", absSession)
 			if err != nil {
 				fmt.Fprintf(env.Stderr, "popmon: no partial measurement: %v\n", err)

@@ -44,7 +44,12 @@ type cluster struct {
 	// lifeline is the write end of the pipe the node holders read: the
 	// namespaces end when it is closed, or when the test binary exits.
 	lifeline *os.File
+	// closers are further lifelines (Slurm's) closed at teardown.
+	closers []*os.File
 }
+
+// closeAtTeardown closes f when the cluster is torn down.
+func (c *cluster) closeAtTeardown(f *os.File) { c.closers = append(c.closers, f) }
 
 var (
 	clustersMu sync.Mutex
@@ -145,6 +150,11 @@ func teardownClusters() {
 	clustersMu.Lock()
 	defer clustersMu.Unlock()
 	for _, c := range clusters {
+		// Slurm's watcher ends its processes while their namespaces
+		// still exist (it finds them by namespace).
+		for _, f := range c.closers {
+			f.Close()
+		}
 		down := exec.Command("timeout", "60", filepath.Join(clusterScripts(), "down.sh"), c.dir)
 		if out, err := down.CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "tearing down the cluster in %s: %v\n%s", c.dir, err, out)

@@ -31,6 +31,7 @@ type Job struct {
 	Command    []string // the measured command, when the files do not name it
 	Cwd        string
 	Launcher   string // measure.Launcher* kind
+	JobID      string // the launcher's job id (Slurm's), when known
 	MPILibrary string // what the library was built against ("MPICH (MPI 4.0)")
 	Ranks      int    // the job's size, when known (else the processes' MPI size)
 }
@@ -70,7 +71,7 @@ func Assemble(procs []Proc, job Job, pp *measure.Partial) (*measure.Measurement,
 		Timestamp: time.Unix(0, int64(first.EpochNS)).UTC().Format(time.RFC3339),
 		Command:   first.Command,
 		Cwd:       job.Cwd,
-		Launcher:  measure.Launcher{Kind: job.Launcher},
+		Launcher:  measure.Launcher{Kind: job.Launcher, JobID: job.JobID},
 		MPI:       &measure.MPI{Library: job.MPILibrary, Standard: "", ThreadLevel: "unknown"},
 		Clock:     measure.Clock{Source: measure.ClockMonotonic},
 	}

@@ -128,10 +128,13 @@ func TestAssemble(t *testing.T) {
 	if reason != measure.PartialAborted || detail != "rank 1 called MPI_Abort(7) first" {
 		t.Errorf("why = %q, %q", reason, detail)
 	}
-	m, err := Assemble(procs, Job{Cwd: "/", Launcher: measure.LauncherMPICH, MPILibrary: "MPICH (MPI 4.0)"},
+	m, err := Assemble(procs, Job{Cwd: "/", Launcher: measure.LauncherSlurm, JobID: "812", MPILibrary: "MPICH (MPI 4.0)"},
 		&measure.Partial{Reason: reason, Detail: detail, AssembledBy: "run"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if m.Launcher != (measure.Launcher{Kind: measure.LauncherSlurm, JobID: "812"}) {
+		t.Errorf("launcher %+v, want slurm job 812", m.Launcher)
 	}
 	if m.Version != 3 || m.Partial.CutNS != 5000 || m.Partial.Included != 2 || strings.Join(m.Command, " ") != "./app -x" {
 		t.Errorf("version %d, partial %+v, command %q", m.Version, m.Partial, m.Command)

@@ -106,6 +106,9 @@ func textHeader(b *bufio.Writer, rep *pop.Report, m *measure.Measurement) {
 	if m.Timestamp != "" {
 		run = append(run, safetext.Text(m.Timestamp))
 	}
+	if job := m.Launcher.Job(); job != "" {
+		run = append(run, safetext.Text(job))
+	}
 	r := m.Resources
 	res := plural(r.Processes, "process", "processes")
 	if in := m.Incomplete; in != nil {

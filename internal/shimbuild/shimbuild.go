@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	popmon "github.com/popmon/popmon"
 )
@@ -44,6 +45,10 @@ type Options struct {
 	CacheDir string
 	// Werror adds -Werror (used by the project's own tests).
 	Werror bool
+	// MPIFamily, when not empty, is the start of the MPI description
+	// ("Open MPI", "MPICH") a library found without a compiler must have
+	// (see FindBuilt).
+	MPIFamily string
 	// Log receives compiler output on failure and progress notes; may be nil.
 	Log io.Writer
 }
@@ -92,7 +97,16 @@ func FindMPICC(explicit string) (string, error) {
 func Build(ctx context.Context, opts Options) (*Library, error) {
 	compiler, err := chooseCompiler(opts)
 	if err != nil {
-		return nil, err
+		// No compiler here (a compute node): a library built earlier from
+		// the same sources, e.g. by `popmon build` on a login node, serves.
+		lib, ferr := FindBuilt(opts)
+		if ferr == nil {
+			return lib, nil
+		}
+		if errors.Is(ferr, errNoneBuilt) {
+			ferr = fmt.Errorf("%w (run 'popmon build' where the compiler is, with this cache)", ferr)
+		}
+		return nil, fmt.Errorf("%w; %w", err, ferr)
 	}
 	loc, err := LocateCache(opts)
 	if err != nil {
@@ -133,7 +147,7 @@ func Build(ctx context.Context, opts Options) (*Library, error) {
 	if st.damage != "" && opts.Log != nil {
 		fmt.Fprintf(opts.Log, "popmon: the cached library %s %s: rebuilding it\n", lib, st.damage)
 	}
-	m := manifest{Format: manifestFormat, Key: key, Library: libName, Compiler: compiler, MPI: mpiDesc}
+	m := manifest{Format: manifestFormat, Key: key, Library: libName, Compiler: compiler, MPI: mpiDesc, Sources: sourcesID(opts, sources)}
 	if out.SHA256, err = compile(ctx, compiler, opts, sources, dir, m); err != nil {
 		return nil, err
 	}
@@ -176,6 +190,12 @@ func buildKey(ctx context.Context, compiler string, opts Options, memoDir string
 	h := sha256.New()
 	fmt.Fprintf(h, "popmon-shim v1\nnompi=%v werror=%v\n", opts.NoMPI, opts.Werror || os.Getenv("POPMON_WERROR") == "1")
 	h.Write(identity)
+	hashSources(h, sources)
+	return hex.EncodeToString(h.Sum(nil))[:24], mpiDesc, sources, nil
+}
+
+// hashSources writes the sources into h by name, each with its length.
+func hashSources(h io.Writer, sources map[string][]byte) {
 	names := make([]string, 0, len(sources))
 	for n := range sources {
 		names = append(names, n)
@@ -185,7 +205,6 @@ func buildKey(ctx context.Context, compiler string, opts Options, memoDir string
 		fmt.Fprintf(h, "%s %d\n", n, len(sources[n]))
 		h.Write(sources[n])
 	}
-	return hex.EncodeToString(h.Sum(nil))[:24], mpiDesc, sources, nil
 }
 
 func lockFile(path string) (func(), error) {
@@ -304,4 +323,83 @@ func compile(ctx context.Context, compiler string, opts Options, sources map[str
 		return "", err
 	}
 	return m.SHA256, nil
+}
+
+// errNoneBuilt: the cache holds no library FindBuilt could use.
+var errNoneBuilt = errors.New("no library built from these sources in the cache")
+
+// sourcesID identifies a build's sources and options without its compiler:
+// the part of the cache key a node without a compiler can compute.
+func sourcesID(opts Options, sources map[string][]byte) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "popmon-shim sources v1\nnompi=%v werror=%v\n", opts.NoMPI, opts.Werror || os.Getenv("POPMON_WERROR") == "1")
+	hashSources(h, sources)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// FindBuilt returns a library of the cache built from this popmon's
+// sources with opts's options (NoMPI, Werror) and, when opts.MPIFamily is
+// set, for that MPI, checked against its manifest: what a compute node
+// without a compiler uses after `popmon build` on a login node filled a
+// shared cache. It fails when there is none, or when libraries for several
+// MPIs qualify (the compiler would have told them apart).
+func FindBuilt(opts Options) (*Library, error) {
+	loc, err := LocateCache(opts)
+	if err != nil {
+		return nil, err
+	}
+	sources, err := sourceFiles()
+	if err != nil {
+		return nil, err
+	}
+	want := sourcesID(opts, sources)
+	entries, err := os.ReadDir(loc.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading the library cache %s: %w", loc.Dir, err)
+	}
+	var found []*Library
+	var newest []time.Time
+	mpis := map[string]bool{}
+	for _, e := range entries {
+		if !e.IsDir() || e.Name() == identityDir {
+			continue
+		}
+		dir := filepath.Join(loc.Dir, e.Name())
+		m, damage, err := readManifest(dir)
+		if err != nil || damage != "" || m.Sources != want || m.Key != e.Name() {
+			continue
+		}
+		if opts.MPIFamily != "" && !strings.HasPrefix(m.MPI, opts.MPIFamily) {
+			continue
+		}
+		st, err := checkCached(dir, m.Key)
+		if err != nil || !st.ok {
+			continue
+		}
+		fi, err := os.Stat(filepath.Join(dir, libName))
+		if err != nil {
+			continue
+		}
+		found = append(found, &Library{Path: filepath.Join(dir, libName), Compiler: m.Compiler, MPI: m.MPI, Cached: true, SHA256: st.sha256, Cache: loc})
+		newest = append(newest, fi.ModTime())
+		mpis[m.MPI] = true
+	}
+	switch {
+	case len(found) == 0:
+		return nil, fmt.Errorf("%w %s", errNoneBuilt, loc.Dir)
+	case len(mpis) > 1 && !opts.NoMPI:
+		names := make([]string, 0, len(mpis))
+		for n := range mpis {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return nil, fmt.Errorf("the library cache %s holds libraries for %s and no compiler here tells which the program needs: pass --mpicc with the wrapper of its MPI where one is installed, or keep one MPI's libraries in this cache", loc.Dir, strings.Join(names, " and "))
+	}
+	best := 0
+	for i := range found {
+		if newest[i].After(newest[best]) {
+			best = i
+		}
+	}
+	return found[best], nil
 }

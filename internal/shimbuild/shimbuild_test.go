@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -99,5 +100,60 @@ func TestBuildNoMPI(t *testing.T) {
 	}
 	if _, err := os.Stat(lib.Path); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFindBuilt: without a compiler (a compute node), Build uses the
+// library of the cache built from the same sources for the job's MPI; it
+// refuses to guess between MPIs, ignores a library that no longer matches
+// its manifest, and says the compiler is missing when nothing qualifies.
+func TestFindBuilt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds C code")
+	}
+	cache := t.TempDir()
+	libs := map[string]string{} // family -> path
+	for _, c := range []struct{ cc, family string }{{"mpicc.openmpi", "Open MPI"}, {"mpicc.mpich", "MPICH"}} {
+		if _, err := exec.LookPath(c.cc); err != nil {
+			continue
+		}
+		lib, err := Build(context.Background(), Options{MPICC: c.cc, CacheDir: cache, Werror: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		libs[c.family] = lib.Path
+	}
+	if len(libs) == 0 {
+		t.Skip("no MPI compiler wrapper installed (apt-get install libopenmpi-dev or mpich)")
+	}
+	missing := filepath.Join(t.TempDir(), "no-such-mpicc")
+	for family, path := range libs {
+		lib, err := Build(context.Background(), Options{MPICC: missing, CacheDir: cache, Werror: true, MPIFamily: family})
+		if err != nil {
+			t.Fatalf("%s without a compiler: %v", family, err)
+		}
+		if lib.Path != path || !lib.Cached || !strings.HasPrefix(lib.MPI, family) {
+			t.Errorf("%s without a compiler: %+v, want the cached %s", family, lib, path)
+		}
+	}
+	_, err := Build(context.Background(), Options{MPICC: missing, CacheDir: cache, Werror: true})
+	if len(libs) > 1 && (err == nil || !strings.Contains(err.Error(), "holds libraries for")) {
+		t.Errorf("two MPIs, no family: %v, want a refusal to guess", err)
+	}
+	// Other options (no -Werror) are other sources: not found.
+	if _, err := Build(context.Background(), Options{MPICC: missing, CacheDir: cache, MPIFamily: "MPICH"}); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("other build options: %v, want the missing compiler", err)
+	}
+	// A library that no longer matches its manifest is never used.
+	for family, path := range libs {
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write([]byte{0})
+		f.Close()
+		if lib, err := Build(context.Background(), Options{MPICC: missing, CacheDir: cache, Werror: true, MPIFamily: family}); err == nil {
+			t.Errorf("%s: a damaged library was used: %s", family, lib.Path)
+		}
 	}
 }

@@ -41,6 +41,10 @@ type manifest struct {
 	SHA256   string `json:"sha256"`
 	Compiler string `json:"compiler"`
 	MPI      string `json:"mpi"`
+	// Sources identifies the sources and build options (not the
+	// compiler): a library found without a compiler (FindBuilt) must
+	// have been built from this popmon's sources.
+	Sources string `json:"sources,omitempty"`
 }
 
 // cacheState is what checkCached found in a build folder.

@@ -268,6 +268,7 @@ func writeC(b *bytes.Buffer, c *Call) {
 	fmt.Fprintf(b, "POPMON_WRAPPER_DECL %s POPMON_W(%s)(%s)\n{\n", c.Return, c.Name, strings.Join(decls, ", "))
 	switch c.Hook {
 	case HookInit:
+		b.WriteString("\tpopmon_mpi_pre_init_hook();\n")
 		fmt.Fprintf(b, "\t%s popmon_r = %s;\n", c.Return, call)
 		b.WriteString("\tif (popmon_r == MPI_SUCCESS)\n\t\tpopmon_mpi_init_hook();\n")
 		b.WriteString("\treturn popmon_r;\n")
@@ -401,6 +402,7 @@ func writeFortran(b *bytes.Buffer, c *Call, sig FortranSig, symbol string, looku
 	fmt.Fprintf(b, "\tif (f == NULL) {\n\t\t%s\n\t\treturn;\n\t}\n", setErr)
 	switch c.Hook {
 	case HookInit:
+		b.WriteString("\tpopmon_mpi_pre_init_hook();\n")
 		fmt.Fprintf(b, "\t%s;\n", fwd)
 		fmt.Fprintf(b, "\tif (%s == MPI_SUCCESS)\n\t\tpopmon_mpi_init_hook();\n", ierr)
 	case HookFinalize:
