@@ -1194,6 +1194,14 @@ profile:;
 		if (rank == 0)
 			gall = malloc(sizeof *gall * (size_t)size);
 		PMPI_Gather(&gme, (int)sizeof gme, MPI_BYTE, gall, (int)sizeof gme, MPI_BYTE, 0, comm);
+	} else if (anyused && rank == 0) {
+		/* The summary form does not reduce device accounts (yet): say so
+		 * rather than show a device tree of rank 0's devices alone. */
+		gme.status = POPMON_GPU_UNMEASURED;
+		snprintf(gme.reason, sizeof gme.reason,
+			 "GPU device times are not kept above the per-process record limit (%d processes, limit %d): "
+			 "set POPMON_MAX_PROCESS_RECORDS=%d (popmon run --max-process-records) to measure them",
+			 size, limit, size);
 	}
 
 	char **warn_lines = NULL, *warn_store = NULL;

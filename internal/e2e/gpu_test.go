@@ -872,3 +872,32 @@ func TestJSONShapeDiff(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUFakeSummaryForm: above the per-process record limit finalize does
+// not reduce device accounts: the file says so in gpu.reason and shows no
+// device tree, rather than one of rank 0's devices alone; the host side
+// (device offload) is still measured.
+func TestGPUFakeSummaryForm(t *testing.T) {
+	impl := impls(t)[0]
+	needGPUMeasurement(t)
+	dir := fakeCUDA(t, impl.mpicc)
+	o := runOpts{
+		env:   fakeEnv(dir, "FAKECUDA_DEVICES=2", "GPU_POP_COPY_MS=", "POPMON_MAX_PROCESS_RECORDS=1"),
+		flags: []string{"--gpu", "auto"},
+		dir:   dir,
+	}
+	r := measureRunWith(t, impl, o, 2, "gpu_pop", "V6", fmt.Sprint(gpuReps), fmt.Sprint(gpuUnitMS))
+	if r.m.Summarized == nil {
+		t.Fatalf("not the summary form:\n%s", r.stderr)
+	}
+	if r.m.GPU == nil || r.m.GPU.Available || !strings.Contains(r.m.GPU.Reason, "per-process record limit") {
+		t.Errorf("gpu = %+v, want not available above the record limit", r.m.GPU)
+	}
+	work := r.region(t, "work")
+	if _, ok := work.Value("gpu_parallel_efficiency"); ok {
+		t.Error("device metrics reported above the record limit")
+	}
+	if v, ok := work.Value("device_offload_efficiency"); !ok || !within(v, 4.0/7, effTol) {
+		t.Errorf("device offload %.3f (present %v), want %.3f", v, ok, 4.0/7)
+	}
+}
