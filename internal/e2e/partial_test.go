@@ -237,7 +237,12 @@ func checkPartial(t *testing.T, file string, np int, reason string, at time.Dura
 		t.Errorf("%d of %d ranks included (missing %q), want all %d", p.Included, p.Ranks, p.MissingRanks, np)
 	}
 	cut := time.Duration(p.CutNS)
-	if at > 0 && (cut < at-1500*time.Millisecond || cut > at+500*time.Millisecond) {
+	// Within 1.5 s either way (issue 11): before the event by at most the
+	// sampling interval and the ranks' start-up, after it by as long as
+	// the ranks still ran (Open MPI's mpirun passes a SIGTERM on to its
+	// ranks about half a second after it got it; what they measured
+	// meanwhile is theirs: the call counts below check it).
+	if at > 0 && (cut < at-1500*time.Millisecond || cut > at+1500*time.Millisecond) {
 		t.Errorf("cut at %v after MPI_Init, the event %v after the ranks started: want within 1.5 s", cut, at)
 	}
 	rep, err := pop.Compute(m, pop.ModelTALP)

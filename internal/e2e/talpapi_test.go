@@ -245,7 +245,7 @@ func TestTALPAPIMultiNode(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "m.json")
 			k, n := "100", "4"
 			if busyWaitOversubscribed(impl, 4) {
-				k, n = "600", "3" // five synchronizations per iteration, each a time slice or so: long steps keep them small
+				k, n = "1000", "2" // five synchronizations per iteration, each a time slice or so: long steps keep them small
 			}
 			job := c.Launch(impl, 4, c.Hosts(2, 2), filepath.Join(dir, "talp_api"), k, n)
 			argv := c.OnEnv(0, clusterEnv(), append([]string{popmonBin, "run", "--format", "none", "--mpicc", impl.mpicc, "-o", out, "--"}, job...)...)
