@@ -81,6 +81,11 @@ struct ring {
 typedef struct popmon_construct construct_t;
 static construct_t table_mem[TABLE];
 static construct_t *table = table_mem;
+/* The slots taken, in the order they were taken: the table is walked
+ * through them only (in the live file, reading an untouched slot would
+ * allocate its pages). */
+static int used_slots[TABLE];
+static int nused;
 
 void popmon_omp_place_table(struct popmon_construct *mem)
 {
@@ -124,6 +129,9 @@ static construct_t *construct_of(const void *codeptr)
 				/* Once, off the hot path: where the construct is. */
 				resolve_module(c);
 				__atomic_thread_fence(__ATOMIC_RELEASE);
+				int k = __atomic_fetch_add(&nused, 1, __ATOMIC_ACQ_REL);
+				if (k < TABLE)
+					__atomic_store_n(&used_slots[k], idx + 1, __ATOMIC_RELEASE);
 				popmon_live_construct_added(idx);
 				return c;
 			}
@@ -651,19 +659,21 @@ static void resolve_module(construct_t *c)
 int popmon_omp_rows(struct popmon_omp_row **rows)
 {
 	*rows = NULL;
-	int n = 0;
-	for (int i = 0; i < TABLE; i++)
-		if (table[i].codeptr && table[i].executions)
-			n++;
-	if (n == 0)
+	int taken = __atomic_load_n(&nused, __ATOMIC_ACQUIRE);
+	if (taken > TABLE)
+		taken = TABLE;
+	if (taken == 0)
 		return 0;
-	struct popmon_omp_row *r = calloc((size_t)n, sizeof *r);
+	struct popmon_omp_row *r = calloc((size_t)taken, sizeof *r);
 	if (!r)
 		return 0;
 	double ns = popmon_ticks_to_ns(1000000000ull) / 1e9; /* ns per tick */
 	int k = 0;
-	for (int i = 0; i < TABLE && k < n; i++) {
-		construct_t *c = &table[i];
+	for (int j = 0; j < taken; j++) {
+		int slot = __atomic_load_n(&used_slots[j], __ATOMIC_ACQUIRE) - 1;
+		if (slot < 0)
+			continue; /* being taken */
+		construct_t *c = &table[slot];
 		if (!c->codeptr || !c->executions)
 			continue;
 		snprintf(r[k].module, sizeof r[k].module, "%s", c->module);
