@@ -82,6 +82,9 @@ type Measurement struct {
 	GPUCopies []GPUCopy `json:"gpu_copies,omitempty"`
 	// GPUIdle are the idle gaps of each device inside Global.
 	GPUIdle []GPUIdle `json:"gpu_idle,omitempty"`
+	// IdealNetwork is present when the run was traced and replayed on an
+	// ideal network (popmon run --trace, an imported trace).
+	IdealNetwork *IdealNetwork `json:"ideal_network,omitempty"`
 	// Source says where the measurement came from when libpopmon did not
 	// write it (a Paraver trace or a DLB/TALP JSON file that popmon
 	// imported); nil for files written by libpopmon.
@@ -425,6 +428,35 @@ type MPICall struct {
 	MaxTimeNS int64 `json:"max_time_ns"`
 	// MaxRank is the rank with MaxTimeNS.
 	MaxRank int `json:"max_rank"`
+	// BytesSent and BytesRecv are Σ over processes of the bytes the calls
+	// sent and received (count × type size; for non-blocking calls
+	// counted at the call that starts the transfer, a receive's bytes at
+	// its completion as the status reports them). Absent in files of
+	// libraries that did not count bytes.
+	BytesSent int64 `json:"bytes_sent,omitempty"`
+	BytesRecv int64 `json:"bytes_recv,omitempty"`
+	// SizeHist is the message-size histogram in power-of-two buckets:
+	// SizeHist[0] counts messages of 0 bytes, SizeHist[k] for k ≥ 1 those
+	// of 2^(k−1) to 2^k − 1 bytes. Trailing zero buckets are left out.
+	SizeHist []int64 `json:"size_hist,omitempty"`
+}
+
+// IdealNetwork is the result of replaying the run's trace on an ideal
+// network (zero latency, infinite bandwidth; Dimemas' semantics as BSC's
+// basicanalysis uses them), the input of serialisation and transfer
+// efficiency.
+type IdealNetwork struct {
+	// RuntimeNS is the replayed runtime, T_ideal.
+	RuntimeNS int64 `json:"runtime_ns"`
+	// UsefulMaxNS is the maximum over ranks of the time outside MPI in the
+	// replay, U_ideal,max.
+	UsefulMaxNS int64 `json:"useful_max_ns"`
+	// EagerLimit is the message size (bytes) from which a send waits for
+	// its receive (rendezvous).
+	EagerLimit int64 `json:"eager_limit"`
+	// Method says how the replay was made ("popmon replay of a Paraver
+	// trace", "popmon replay of its own trace").
+	Method string `json:"method"`
 }
 
 // Region returns the region called name. An exact match wins; otherwise
