@@ -19,18 +19,18 @@ type Kind uint8
 // The call kinds. A call that moves no data and synchronises nothing is
 // KindOther; its time still counts as MPI (not useful) time.
 const (
-	KindOther     Kind = iota
-	KindInit           // MPI_Init, MPI_Init_thread
-	KindFinalize       // MPI_Finalize
-	KindSend           // blocking send: MPI_Send, Ssend, Rsend, Bsend
-	KindRecv           // blocking receive: MPI_Recv, Mrecv
-	KindSendrecv       // MPI_Sendrecv, Sendrecv_replace
-	KindIsend          // non-blocking send start: Isend, Issend, Irsend, Ibsend, Start of a send
-	KindIrecv          // non-blocking receive post: Irecv, Imrecv, Start of a receive
-	KindWait           // request completion: Wait*, Test* that completed something
-	KindProbe          // Probe, Iprobe, Mprobe, Improbe
-	KindCollective     // blocking collective (Coll says which)
-	KindICollective    // non-blocking collective start (Coll says which); completed by a KindWait
+	KindOther       Kind = iota
+	KindInit             // MPI_Init, MPI_Init_thread
+	KindFinalize         // MPI_Finalize
+	KindSend             // blocking send: MPI_Send, Ssend, Rsend, Bsend
+	KindRecv             // blocking receive: MPI_Recv, Mrecv
+	KindSendrecv         // MPI_Sendrecv, Sendrecv_replace
+	KindIsend            // non-blocking send start: Isend, Issend, Irsend, Ibsend, Start of a send
+	KindIrecv            // non-blocking receive post: Irecv, Imrecv, Start of a receive
+	KindWait             // request completion: Wait*, Test* that completed something
+	KindProbe            // Probe, Iprobe, Mprobe, Improbe
+	KindCollective       // blocking collective (Coll says which)
+	KindICollective      // non-blocking collective start (Coll says which); completed by a KindWait
 )
 
 // Coll is the collective operation of a KindCollective or KindICollective call.
