@@ -82,6 +82,8 @@ type Measurement struct {
 	GPUCopies []GPUCopy `json:"gpu_copies,omitempty"`
 	// GPUIdle are the idle gaps of each device inside Global.
 	GPUIdle []GPUIdle `json:"gpu_idle,omitempty"`
+	// Trace is present when the run was traced (popmon run --trace).
+	Trace *TraceInfo `json:"trace,omitempty"`
 	// IdealNetwork is present when the run was traced and replayed on an
 	// ideal network (popmon run --trace, an imported trace).
 	IdealNetwork *IdealNetwork `json:"ideal_network,omitempty"`
@@ -439,6 +441,19 @@ type MPICall struct {
 	// SizeHist[0] counts messages of 0 bytes, SizeHist[k] for k ≥ 1 those
 	// of 2^(k−1) to 2^k − 1 bytes. Trailing zero buckets are left out.
 	SizeHist []int64 `json:"size_hist,omitempty"`
+}
+
+// TraceInfo says where a traced run's trace is and what it holds.
+type TraceInfo struct {
+	// Dir is the folder of the per-rank trace files, relative to the
+	// measurement file's folder when it is inside it.
+	Dir string `json:"dir"`
+	// Records and Bytes are the trace's records and bytes over all ranks.
+	Records int64 `json:"records"`
+	Bytes   int64 `json:"bytes"`
+	// Flushes counts the buffer flushes during the run (each a gap in
+	// the trace's precision, not in its content).
+	Flushes int64 `json:"flushes"`
 }
 
 // IdealNetwork is the result of replaying the run's trace on an ideal

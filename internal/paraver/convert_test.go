@@ -61,7 +61,7 @@ func TestImportMPIAccounts(t *testing.T) {
 			t.Errorf("rank %d:\n got  %+v\n want %+v", i, g.Processes[i], w)
 		}
 	}
-	if len(m.MPICalls) != 1 || m.MPICalls[0] != (measure.MPICall{Name: "MPI_Allreduce", Calls: 2, TimeNS: 900, MinTimeNS: 300, MaxTimeNS: 600, MaxRank: 1}) {
+	if len(m.MPICalls) != 1 || !reflect.DeepEqual(m.MPICalls[0], measure.MPICall{Name: "MPI_Allreduce", Calls: 2, TimeNS: 900, MinTimeNS: 300, MaxTimeNS: 600, MaxRank: 1}) {
 		t.Errorf("mpi calls = %+v", m.MPICalls)
 	}
 }

@@ -486,7 +486,7 @@ func TestImportRecordsBackInTime(t *testing.T) {
 	if got := m.Regions[0].Processes[0]; !reflect.DeepEqual(got, want) {
 		t.Errorf("accounts:\n got  %+v\n want %+v", got, want)
 	}
-	if len(m.MPICalls) != 1 || m.MPICalls[0] != (measure.MPICall{Name: "MPI_Allreduce", Calls: 2, TimeNS: 1000, MinTimeNS: 1000, MaxTimeNS: 1000}) {
+	if len(m.MPICalls) != 1 || !reflect.DeepEqual(m.MPICalls[0], measure.MPICall{Name: "MPI_Allreduce", Calls: 2, TimeNS: 1000, MinTimeNS: 1000, MaxTimeNS: 1000}) {
 		t.Errorf("MPI calls %+v", m.MPICalls)
 	}
 	if !reflect.DeepEqual(m.Warnings, []string{"2 record(s) of the trace go back in time on their thread; their overlap was not counted twice (is the trace sorted?)"}) {
