@@ -13,8 +13,8 @@ import (
 )
 
 // epochDir holds the EPOCH Extrae traces and BSC's modelfactors.csv for
-// them (shared/data/pypop).
-const epochDir = "../../../shared/data/pypop"
+// them (internal/paraver/testdata, from shared/data/pypop).
+const epochDir = "../paraver/testdata"
 
 // TestEPOCHSerTransfer opens the EPOCH traces as every command does (import
 // and ideal-network replay in one pass) and compares serialisation and
