@@ -162,7 +162,7 @@ func (tb *traceBuilder) comm(line []byte) error {
 	if !tb.count(int(n)) {
 		return nil
 	}
-	members := make([]int32, 0, n)
+	members := make([]int32, 0, min(n, uint64(len(line))/2)) // the text bounds it, not the announcement
 	for !f.done() && !f.bad {
 		t := f.id()
 		if t < 1 || int(t) > tb.ntasks {
