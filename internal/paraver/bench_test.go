@@ -33,3 +33,33 @@ func BenchmarkImport(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkImportWithTrace is BenchmarkImport building the in-memory trace
+// in the same pass (what popmon import does for the replay).
+func BenchmarkImportWithTrace(b *testing.B) {
+	f, err := os.Open("testdata/epoch_16proc.prv.gz")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	text, err := io.ReadAll(zr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		_, im, err := run(bytes.NewReader(text), Options{buildTrace: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := im.tb.finish(im); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

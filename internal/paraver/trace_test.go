@@ -118,13 +118,14 @@ func TestReadTraceHostile(t *testing.T) {
 	if len(tr.Messages) != 1 || len(tr.Notes) != 1 || !strings.Contains(tr.Notes[0], "1 communication record(s) fall outside the MPI calls") {
 		t.Errorf("messages %+v, notes %q", tr.Messages, tr.Notes)
 	}
-	defer func(n int) { maxTraceItems = n }(maxTraceItems)
+	saved := maxTraceItems
+	defer func() { maxTraceItems = saved }()
 	maxTraceItems = 3
 	m, res, err := ImportTrace(write(t, head+"c:1:1:2:1:2\n"+body), Options{}, nil)
 	if err != nil || m == nil || res.Trace != nil || !strings.Contains(res.Why, "more than 3 MPI calls and messages") {
 		t.Errorf("over budget: %v %+v", err, res)
 	}
-	maxTraceItems = 1 << 24
+	maxTraceItems = saved
 	_, err = ReadTrace(write(t, "#Paraver (d):100_ns:1(2):1:2(1:1,1:1),0\n1:1:1:1:1:0:100:1\n"), Options{SkipBad: true})
 	if err == nil || !strings.Contains(err.Error(), "1 of the 2 tasks have no record") {
 		t.Errorf("missing task: %v", err)
