@@ -179,3 +179,35 @@ func FuzzReadTrace(f *testing.F) {
 		}
 	})
 }
+
+// TestAttachTimes checks which call a record's time belongs to: an entry
+// time to the call entered then (also when the previous call left at that
+// very time), an exit time to the call left then, nothing between calls.
+func TestAttachTimes(t *testing.T) {
+	calls := []trace.Call{{Enter: 10, Leave: 20}, {Enter: 20, Leave: 30}, {Enter: 30, Leave: 30}, {Enter: 40, Leave: 50}}
+	for _, tc := range []struct {
+		t             int64
+		entered, left int32
+	}{
+		{5, -1, -1},
+		{10, 0, 0},
+		{15, 0, 0},
+		{20, 1, 0},
+		{30, 2, 1},
+		{35, -1, -1},
+		{40, 3, 3},
+		{50, 3, 3},
+		{55, -1, -1},
+	} {
+		if got := entered(calls, tc.t); got != tc.entered {
+			t.Errorf("entered(%d) = %d, want %d", tc.t, got, tc.entered)
+		}
+		if got := left(calls, tc.t, 0); got != tc.left {
+			t.Errorf("left(%d) = %d, want %d", tc.t, got, tc.left)
+		}
+	}
+	// A completion is searched from the post on: never before it.
+	if got := left(calls, 20, 1); got != 1 {
+		t.Errorf("left(20) from call 1 = %d, want 1", got)
+	}
+}
