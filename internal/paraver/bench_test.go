@@ -8,9 +8,9 @@ import (
 	"testing"
 )
 
-// BenchmarkImport measures import throughput on the 16-rank EPOCH trace
-// held in memory (no disk, no decompression): MB/s of .prv text.
-func BenchmarkImport(b *testing.B) {
+// epoch16Text returns the .prv text of the 16-rank EPOCH trace.
+func epoch16Text(b *testing.B) []byte {
+	b.Helper()
 	f, err := os.Open("testdata/epoch_16proc.prv.gz")
 	if err != nil {
 		b.Fatal(err)
@@ -24,6 +24,13 @@ func BenchmarkImport(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return text
+}
+
+// BenchmarkImport measures import throughput on the 16-rank EPOCH trace
+// held in memory (no disk, no decompression): MB/s of .prv text.
+func BenchmarkImport(b *testing.B) {
+	text := epoch16Text(b)
 	b.SetBytes(int64(len(text)))
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -37,19 +44,7 @@ func BenchmarkImport(b *testing.B) {
 // BenchmarkImportWithTrace is BenchmarkImport building the in-memory trace
 // in the same pass (what popmon import does for the replay).
 func BenchmarkImportWithTrace(b *testing.B) {
-	f, err := os.Open("testdata/epoch_16proc.prv.gz")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		b.Fatal(err)
-	}
-	text, err := io.ReadAll(zr)
-	if err != nil {
-		b.Fatal(err)
-	}
+	text := epoch16Text(b)
 	b.SetBytes(int64(len(text)))
 	b.ReportAllocs()
 	b.ResetTimer()
