@@ -186,6 +186,8 @@ type FactorFit struct {
 	Projection Projection `json:"projection"`
 	Factor     string     `json:"factor"`
 	Name       string     `json:"name"`
+	// Depth is the factor's depth in the efficiency tree.
+	Depth int `json:"depth"`
 	// X0 and F are the fitted parameters (X0 in percent, as
 	// basicanalysis fits the factors in percent; F ∈ [0, 1]).
 	X0 float64 `json:"x0"`
@@ -460,7 +462,7 @@ func fitFactor(proj Projection, fi FactorInfo, fit []Point) (FactorFit, bool) {
 	for i, x := range xs {
 		pred[i] = proj.Eval(x, x0, f)
 	}
-	return FactorFit{Projection: proj, Factor: fi.ID, Name: fi.Name, X0: x0, F: f, R2: Num(rSquared(ys, pred))}, true
+	return FactorFit{Projection: proj, Factor: fi.ID, Name: fi.Name, Depth: fi.Depth, X0: x0, F: f, R2: Num(rSquared(ys, pred))}, true
 }
 
 // fitContext holds what the runtime compositions need of the reference.
