@@ -68,12 +68,9 @@ func modelCmd(env *Env, args []string) error {
 	if err != nil {
 		return fail(ExitUsage, "%v", err)
 	}
-	rs, err := runs.LoadAll(fs.Args(), pop.ModelTALP, *skipBad, loadWarner(env, "model"))
+	rs, err := loadStudy(env, "model", fs.Args(), pop.ModelTALP, *skipBad)
 	if err != nil {
-		return fail(ExitInput, "%v (--skip-bad skips such files)", err)
-	}
-	if len(rs) == 0 {
-		return fail(ExitInput, "no usable runs in %s: give popmon measurements, DLB/TALP JSON files or Paraver traces", strings.Join(fs.Args(), " "))
+		return err
 	}
 	name := *region
 	if name == "" {
@@ -85,14 +82,10 @@ func modelCmd(env *Env, args []string) error {
 	for _, h := range holdX {
 		held[h] = true
 	}
-	ref := -1
+	ref, refCPUs := -1, 0
 	for i, r := range rs {
-		g, ok := r.Region(name)
-		if !ok || held[g.CPUs] {
-			continue
-		}
-		if ref < 0 || g.CPUs < rs[ref].Regions[regionIndex(rs[ref], name)].CPUs {
-			ref = i
+		if g, ok := r.Region(name); ok && !held[g.CPUs] && (ref < 0 || g.CPUs < refCPUs) {
+			ref, refCPUs = i, g.CPUs
 		}
 	}
 	in, err := runs.ScalingInput(rs, pop.ModelTALP, sm, ref, name)
@@ -118,16 +111,6 @@ func modelCmd(env *Env, args []string) error {
 		return fail(ExitFailure, "%v", err)
 	}
 	return nil
-}
-
-// regionIndex returns the index of region name in r (which has it).
-func regionIndex(r *runs.Run, name string) int {
-	for i := range r.Regions {
-		if r.Regions[i].Name == name {
-			return i
-		}
-	}
-	return 0
 }
 
 // cpuList parses "8,16" into CPU counts ≥ 1.

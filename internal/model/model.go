@@ -591,7 +591,7 @@ func runtimeAmdahl(ctx *fitContext, fit []Point) (*Curve, error) {
 	c := &Curve{ID: CurveRuntimeAmdahl, Name: "Amdahl on the runtime", Params: map[string]float64{}}
 	c.Assumptions = []string{"T(x) = T1·(s + (1−s)/x): a serial fraction s that no CPU speeds up, the rest perfectly parallel, anchored at the smallest fitted run's measured time; s minimises the squared relative errors"}
 	if ctx.weak {
-		return c, errors.New("Amdahl's law is a strong-scaling model; these runs are weak scaling")
+		return c, errors.New("these runs are weak scaling, and Amdahl's law is a strong-scaling model")
 	}
 	t0, x0 := fit[0].ElapsedS, float64(fit[0].CPUs)
 	shape := func(s, x float64) float64 { return s + (1-s)/x }
