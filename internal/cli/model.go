@@ -101,8 +101,12 @@ func modelCmd(env *Env, args []string) error {
 	}
 	g := &s.Regions[0]
 	pts, factors := runs.ModelPoints(rs, g)
+	var notes []string
+	if wantComponents(models) {
+		notes = runs.AddTraceSamples(pts, rs, runs.ReadOptions{SkipBad: *skipBad, ToolVersion: Version})
+	}
 	res, err := model.Fit(pts, model.Options{Models: models, Holdout: holdX, Predict: predictX,
-		Threshold: *threshold, Weak: s.Mode == pop.ScalingWeak, Factors: factors})
+		Threshold: *threshold, Weak: s.Mode == pop.ScalingWeak, Factors: factors, Notes: notes})
 	if err != nil {
 		return fail(ExitUsage, "%v", err)
 	}
@@ -111,6 +115,17 @@ func modelCmd(env *Env, args []string) error {
 		return fail(ExitFailure, "%v", err)
 	}
 	return nil
+}
+
+// wantComponents reports whether the component model (and with it the
+// communication fits, which read traces) is asked for.
+func wantComponents(models []string) bool {
+	for _, m := range models {
+		if m == "all" || m == model.ModelComponents {
+			return true
+		}
+	}
+	return false
 }
 
 // cpuList parses "8,16" into CPU counts ≥ 1.

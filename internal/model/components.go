@@ -343,6 +343,8 @@ var collCalls = map[string]bool{"MPI_Bcast": true, "MPI_Reduce": true, "MPI_Allr
 // Sample is one (message size, time per call) observation with its
 // weight (the calls it stands for) and the CPUs of its run.
 type Sample struct {
+	// Call is the MPI call (collective samples of a trace).
+	Call   string
 	X      float64
 	Bytes  float64
 	TimeS  float64
@@ -352,6 +354,9 @@ type Sample struct {
 // fitComm builds samples from the call profiles (mean bytes and time per
 // call of each call kind and run) and fits the communication models.
 func fitComm(fit []Point) CommFits {
+	if out, ok := fitTraceComm(fit); ok {
+		return out
+	}
 	var eager, rdv, coll []Sample
 	var bytes, calls bool
 	for _, p := range fit {
@@ -454,29 +459,62 @@ func FitP2P(samples []Sample) (CommFit, bool) {
 }
 
 // FitColl fits T = a·log2 x + b·S + c by least squares weighted by call
-// counts; ok is false when the samples cannot identify the three
-// coefficients (fewer than 3, or a single CPU count or size).
+// counts. When all samples share one CPU count (or one size) that term
+// cannot be identified and is left out (a or b is 0, and Formula says
+// so); ok is false with fewer samples than coefficients or when neither
+// varies.
 func FitColl(samples []Sample) (CommFit, bool) {
-	if len(samples) < 3 || distinct(samples, func(s Sample) float64 { return s.X }) < 2 ||
-		distinct(samples, func(s Sample) float64 { return s.Bytes }) < 2 {
+	nx := distinct(samples, func(s Sample) float64 { return s.X })
+	ns := distinct(samples, func(s Sample) float64 { return s.Bytes })
+	cols := 1
+	if nx >= 2 {
+		cols++
+	}
+	if ns >= 2 {
+		cols++
+	}
+	if cols == 1 || len(samples) < cols+1 {
 		return CommFit{}, false
 	}
 	X := make([][]float64, len(samples))
 	ys := make([]float64, len(samples))
 	ws := make([]float64, len(samples))
 	for i, s := range samples {
-		X[i] = []float64{math.Log2(s.X), s.Bytes, 1}
+		var row []float64
+		if nx >= 2 {
+			row = append(row, math.Log2(s.X))
+		}
+		if ns >= 2 {
+			row = append(row, s.Bytes)
+		}
+		X[i] = append(row, 1)
 		ys[i], ws[i] = s.TimeS, s.Weight
 	}
 	c, ok := linearLS(X, ys, ws)
 	if !ok {
 		return CommFit{}, false
 	}
-	pred := make([]float64, len(samples))
-	for i := range X {
-		pred[i] = c[0]*X[i][0] + c[1]*X[i][1] + c[2]
+	f := CommFit{ID: "collective", Formula: "a·log2 x + b·S + c", N: len(samples)}
+	k := 0
+	if nx >= 2 {
+		f.A = c[k]
+		k++
+	} else {
+		f.Formula = "b·S + c (one communicator size: a not identified)"
 	}
-	return CommFit{ID: "collective", Formula: "a·log2 x + b·S + c", A: c[0], B: c[1], C: c[2], R2: Num(rSquared(ys, pred)), N: len(samples)}, true
+	if ns >= 2 {
+		f.B = c[k]
+		k++
+	} else {
+		f.Formula = "a·log2 x + c (one message size: b not identified)"
+	}
+	f.C = c[k]
+	pred := make([]float64, len(samples))
+	for i, s := range samples {
+		pred[i] = f.A*math.Log2(s.X) + f.B*s.Bytes + f.C
+	}
+	f.R2 = Num(rSquared(ys, pred))
+	return f, true
 }
 
 func distinct(s []Sample, key func(Sample) float64) int {

@@ -86,6 +86,10 @@ type Point struct {
 	Parts []Part `json:"parts,omitempty"`
 	// Calls is the run's MPI call profile (for the communication fits).
 	Calls []Call `json:"calls,omitempty"`
+	// Trace holds the samples of the run's event trace
+	// ([SamplesFromTrace]); nil without a trace. When the fitted runs
+	// have traces, the communication fits use them instead of Calls.
+	Trace *TraceSamples `json:"-"`
 }
 
 // Part kinds ([Part.Kind]).
@@ -146,6 +150,9 @@ type Options struct {
 	// Factors lists the factors to fit, in display order; empty: every
 	// factor id that all fitted runs have, sorted.
 	Factors []FactorInfo
+	// Notes are the caller's sentences for Result.Notes (e.g. traces
+	// that could not be read).
+	Notes []string
 }
 
 // Result is the outcome of [Fit].
@@ -342,6 +349,7 @@ func Fit(points []Point, opt Options) (*Result, error) {
 			r.Holdout = append(r.Holdout, p.CPUs)
 		}
 	}
+	r.Notes = append(r.Notes, opt.Notes...)
 	if held[ref.CPUs] {
 		r.Notes = append(r.Notes, fmt.Sprintf("the reference run (%d CPUs) is held out: the factors stay relative to it, the fits do not use it", ref.CPUs))
 	}

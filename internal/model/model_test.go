@@ -267,13 +267,21 @@ func TestCommFits(t *testing.T) {
 	near(t, "coll a", f.A, 3e-6, 1e-6)
 	near(t, "coll b", f.B, 1e-9, 1e-6)
 	near(t, "coll c", f.C, 2e-6, 1e-6)
-	if _, ok := FitColl(coll[:2]); ok {
-		t.Error("2 samples cannot fit 3 coefficients")
+	if _, ok := FitColl(coll[:3]); ok {
+		t.Error("3 samples (2 sizes, 2 CPU counts) are too few to fit 3 coefficients and judge the fit")
 	}
+	// One size: b is not identified and left out.
+	one := []Sample{{X: 2, Bytes: 8, TimeS: 5e-6, Weight: 1}, {X: 4, Bytes: 8, TimeS: 8e-6, Weight: 1}, {X: 16, Bytes: 8, TimeS: 14e-6, Weight: 1}}
+	f, ok = FitColl(one)
+	if !ok || f.B != 0 || !strings.Contains(f.Formula, "b not identified") {
+		t.Fatalf("one size: %+v %v", f, ok)
+	}
+	near(t, "one-size a", f.A, 3e-6, 1e-9)
+	near(t, "one-size c", f.C, 2e-6, 1e-9)
 	// From call profiles: with bytes the fits are made, without them the
 	// result says what is missing.
 	var pts []Point
-	for i, x := range []int{2, 4, 8} {
+	for i, x := range []int{2, 4, 8, 16} {
 		pts = append(pts, Point{CPUs: x, Calls: []Call{
 			{Name: "MPI_Allreduce", Calls: 100, TimeS: 100 * (3e-6*math.Log2(float64(x)) + 1e-9*float64(int64(8)<<i) + 2e-6), BytesSent: 100 * (int64(8) << i)},
 		}})
@@ -283,7 +291,9 @@ func TestCommFits(t *testing.T) {
 		t.Fatalf("fits %+v (missing %q)", cf.Fits, cf.Missing)
 	}
 	near(t, "profile coll a", cf.Fits[0].A, 3e-6, 1e-6)
-	pts[0].Calls[0].BytesSent, pts[1].Calls[0].BytesSent, pts[2].Calls[0].BytesSent = 0, 0, 0
+	for i := range pts {
+		pts[i].Calls[0].BytesSent = 0
+	}
 	if cf := fitComm(pts); len(cf.Fits) != 0 || !strings.Contains(cf.Missing, "no bytes per call") {
 		t.Errorf("without bytes: %+v", cf)
 	}

@@ -1,7 +1,13 @@
 package runs
 
 import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
 	"github.com/popmon/popmon/internal/model"
+	"github.com/popmon/popmon/internal/paraver"
+	"github.com/popmon/popmon/internal/trace"
 	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 )
@@ -81,4 +87,54 @@ func addMeasurement(p *model.Point, m *measure.Measurement, region string) {
 		p.Calls = append(p.Calls, model.Call{Name: c.Name, Calls: c.Calls, TimeS: float64(c.TimeNS) / 1e9, BytesSent: c.BytesSent, BytesRecv: c.BytesRecv})
 		p.Parts = append(p.Parts, model.Part{Kind: model.PartMPI, Name: c.Name, PerProcessS: float64(c.TimeNS) / 1e9 / procs})
 	}
+}
+
+// AddTraceSamples reads the event trace of every point's run that has one
+// — a Paraver trace (paraver.ReadTrace) or a popmon run recorded with
+// --trace (trace.ReadDir of the measurement's trace folder) — and sets
+// the point's model.TraceSamples, for the communication fits. It returns
+// one sentence per trace that could not be read (the fits then fall back
+// to the call profile).
+func AddTraceSamples(pts []model.Point, runs []*Run, opt ReadOptions) []string {
+	bySource := map[string]*Run{}
+	for _, r := range runs {
+		bySource[r.Source] = r
+	}
+	failed := map[string][]string{}
+	var order []string
+	for i := range pts {
+		r := bySource[pts[i].Source]
+		if r == nil {
+			continue
+		}
+		var tr *trace.Trace
+		var err error
+		switch {
+		case r.Kind == KindParaver:
+			tr, err = paraver.ReadTrace(r.Source, paraver.Options{SkipBad: opt.SkipBad, App: opt.App, ToolVersion: opt.ToolVersion})
+		case r.Measurement != nil && r.Measurement.Trace != nil && r.Measurement.Trace.Dir != "":
+			dir := r.Measurement.Trace.Dir
+			if !filepath.IsAbs(dir) {
+				dir = filepath.Join(filepath.Dir(r.Source), dir)
+			}
+			tr, err = trace.ReadDir(dir)
+		default:
+			continue
+		}
+		if err != nil {
+			msg := err.Error()
+			if _, ok := failed[msg]; !ok {
+				order = append(order, msg)
+			}
+			failed[msg] = append(failed[msg], r.Source)
+			continue
+		}
+		s := model.SamplesFromTrace(tr)
+		pts[i].Trace = &s
+	}
+	var notes []string
+	for _, msg := range order {
+		notes = append(notes, fmt.Sprintf("the traces of %s were not read for the communication fits (%s)", strings.Join(failed[msg], ", "), msg))
+	}
+	return notes
 }
