@@ -274,14 +274,9 @@ func componentCurve(fit []Point) (*Curve, error) {
 
 // addHoldout records the measured values of every component and the
 // prediction errors at the held-out runs, and fits the communication
-// costs from all fitted runs' call profiles.
+// costs from all runs (held-out ones too: like the kernel list, these fits
+// describe the measurements, and the runtime does not use them).
 func (c *Components) addHoldout(pts []Point, held map[int]bool) {
-	var fit []Point
-	for _, p := range pts {
-		if !held[p.CPUs] {
-			fit = append(fit, p)
-		}
-	}
 	for i := range c.Parts {
 		comp := &c.Parts[i]
 		comp.Measured = map[int]float64{}
@@ -297,7 +292,7 @@ func (c *Components) addHoldout(pts []Point, held map[int]bool) {
 			}
 		}
 	}
-	c.Comm = fitComm(fit)
+	c.Comm = fitComm(pts)
 }
 
 // CommFits are the communication cost models fitted from the runs' call

@@ -169,7 +169,7 @@ func modelText(out io.Writer, r *model.Result, info ModelInfo) error {
 			fmt.Fprintln(w)
 		}
 		for _, f := range c.Comm.Fits {
-			fmt.Fprintf(w, "  communication %-15s %s: a %.4g  b %.4g  c %.4g  R² %s  (%d samples)\n", f.ID, f.Formula, f.A, f.B, f.C, r2(f.R2), f.N)
+			fmt.Fprintf(w, "  communication %-28s %s  R² %s  (%d samples; %s)\n", safetext.Text(f.ID), commFormula(f), r2(f.R2), f.N, safetext.Text(f.Formula))
 		}
 		if c.Comm.Missing != "" {
 			fmt.Fprintf(w, "  communication: not fitted: %s\n", c.Comm.Missing)
@@ -265,6 +265,14 @@ func compValue(id string, v float64) string {
 		return fmt.Sprintf("%.3f", v)
 	}
 	return secs(v)
+}
+
+// commFormula writes a communication fit with its coefficients in µs.
+func commFormula(f model.CommFit) string {
+	if strings.HasPrefix(f.ID, "p2p") {
+		return fmt.Sprintf("T = %.4g µs·S^%.2f + %.4g µs", f.A*1e6, f.B, f.C*1e6)
+	}
+	return fmt.Sprintf("T = %.4g µs·log2 x + %.4g µs/B·S + %.4g µs", f.A*1e6, f.B*1e6, f.C*1e6)
 }
 
 func curveParams(c *model.Curve) string {
