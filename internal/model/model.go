@@ -375,13 +375,13 @@ func Fit(points []Point, opt Options) (*Result, error) {
 			}
 			r.Factors = append(r.Factors, ff)
 		}
-		r.Curves = append(r.Curves, fitCurve(ctx, fit, ref.ElapsedS, func(f []Point) (*Curve, error) { return factorCurve(ctx, proj, f) }))
+		r.Curves = append(r.Curves, fitCurve(fit, ref.ElapsedS, func(f []Point) (*Curve, error) { return factorCurve(ctx, proj, f) }))
 	}
 	if sel[ModelRuntime] {
-		r.Curves = append(r.Curves, fitCurve(ctx, fit, ref.ElapsedS, func(f []Point) (*Curve, error) { return runtimeAmdahl(ctx, f) }))
+		r.Curves = append(r.Curves, fitCurve(fit, ref.ElapsedS, func(f []Point) (*Curve, error) { return runtimeAmdahl(ctx, f) }))
 	}
 	if sel[ModelComponents] {
-		r.Curves = append(r.Curves, fitCurve(ctx, fit, ref.ElapsedS, func(f []Point) (*Curve, error) { return componentCurve(f) }))
+		r.Curves = append(r.Curves, fitCurve(fit, ref.ElapsedS, func(f []Point) (*Curve, error) { return componentCurve(f) }))
 		if c, err := fitComponents(fit); err == nil {
 			c.addHoldout(pts, held)
 			r.Components = c
@@ -481,7 +481,7 @@ type fitContext struct {
 
 // fitCurve fits a curve with fitter and adds its R² and leave-one-out
 // error; a fitter's error becomes the curve's Err.
-func fitCurve(ctx *fitContext, fit []Point, tRef float64, fitter func([]Point) (*Curve, error)) *Curve {
+func fitCurve(fit []Point, tRef float64, fitter func([]Point) (*Curve, error)) *Curve {
 	c, err := fitter(fit)
 	if err != nil {
 		c.Err = err.Error()
@@ -514,7 +514,6 @@ func fitCurve(ctx *fitContext, fit []Point, tRef float64, fitter func([]Point) (
 	if n > 0 {
 		c.LOORelErr = Num(math.Sqrt(sum / float64(n)))
 	}
-	_ = ctx
 	return c
 }
 
