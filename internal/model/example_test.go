@@ -6,9 +6,9 @@ import (
 	"github.com/popmon/popmon/internal/model"
 )
 
-// ExampleFit fits Amdahl's law and the component-free models to three
-// runs and evaluates the curve at any CPU count, as a chart would
-// (internal/pages builds the points with runs.ModelPoints).
+// ExampleFit fits Amdahl's law on the runtime to three runs and evaluates
+// the curve at any CPU count, as a chart would (internal/pages builds the
+// points with runs.ModelPoints).
 func ExampleFit() {
 	var pts []model.Point
 	for _, x := range []int{1, 2, 4} {

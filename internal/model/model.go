@@ -291,8 +291,9 @@ func (n Num) MarshalJSON() ([]byte, error) {
 func (n Num) Valid() bool { return !math.IsNaN(float64(n)) && !math.IsInf(float64(n), 0) }
 
 // Fit fits the selected models to points (at least 3 runs of one program
-// at different CPU counts after removing opt.Holdout; runs with the same
-// CPU count are an error) and predicts the runtime at the held-out and
+// at different CPU counts after removing opt.Holdout; of several runs with
+// the same CPU count it uses the reference or else the last one, and says
+// so in Result.Notes) and predicts the runtime at the held-out and
 // requested CPU counts. Result.Curves are evaluable at any x:
 // Curve.Time(x) and Curve.Speedup(x) give the chart's lines, Predictions
 // the points with their uncertainty, Kernels the parts that will not
@@ -305,20 +306,16 @@ func Fit(points []Point, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	pts := append([]Point(nil), points...)
-	sort.SliceStable(pts, func(i, j int) bool { return pts[i].CPUs < pts[j].CPUs })
+	pts, dupNotes := onePerCPUs(points)
 	held := map[int]bool{}
 	for _, h := range opt.Holdout {
 		held[h] = true
 	}
 	var fit []Point
 	found := map[int]bool{}
-	for i, p := range pts {
+	for _, p := range pts {
 		if p.CPUs <= 0 || !(p.ElapsedS > 0) {
 			return nil, fmt.Errorf("run %s: needs CPUs and a runtime > 0", p.Source)
-		}
-		if i > 0 && pts[i-1].CPUs == p.CPUs {
-			return nil, fmt.Errorf("runs %s and %s both have %d CPUs: give one run per CPU count", pts[i-1].Source, p.Source, p.CPUs)
 		}
 		found[p.CPUs] = true
 		if !held[p.CPUs] {
@@ -327,7 +324,7 @@ func Fit(points []Point, opt Options) (*Result, error) {
 	}
 	for _, h := range opt.Holdout {
 		if !found[h] {
-			return nil, fmt.Errorf("--holdout %d: no run has %d CPUs", h, h)
+			return nil, fmt.Errorf("holdout %d: no run has %d CPUs", h, h)
 		}
 	}
 	if len(fit) < 3 {
@@ -349,7 +346,7 @@ func Fit(points []Point, opt Options) (*Result, error) {
 			r.Holdout = append(r.Holdout, p.CPUs)
 		}
 	}
-	r.Notes = append(r.Notes, opt.Notes...)
+	r.Notes = append(append(r.Notes, opt.Notes...), dupNotes...)
 	if held[ref.CPUs] {
 		r.Notes = append(r.Notes, fmt.Sprintf("the reference run (%d CPUs) is held out: the factors stay relative to it, the fits do not use it", ref.CPUs))
 	}
@@ -390,6 +387,34 @@ func Fit(points []Point, opt Options) (*Result, error) {
 	r.Predictions = predictions(r, pts, held, opt.Predict)
 	r.Kernels = kernels(pts, opt.Threshold)
 	return r, nil
+}
+
+// onePerCPUs sorts the points by CPUs and keeps one per CPU count: the
+// reference if it is among them, else the last one given (the latest in a
+// scaling table, which sorts runs of equal CPUs by time). It says which
+// runs it left out.
+func onePerCPUs(points []Point) ([]Point, []string) {
+	pts := append([]Point(nil), points...)
+	sort.SliceStable(pts, func(i, j int) bool { return pts[i].CPUs < pts[j].CPUs })
+	var out []Point
+	var notes []string
+	for i := 0; i < len(pts); {
+		j := i
+		keep := i
+		for ; j < len(pts) && pts[j].CPUs == pts[i].CPUs; j++ {
+			if pts[j].Reference || !pts[keep].Reference {
+				keep = j
+			}
+		}
+		for k := i; k < j; k++ {
+			if k != keep {
+				notes = append(notes, fmt.Sprintf("%s has %d CPUs like %s: the models use %s only", pts[k].Source, pts[k].CPUs, pts[keep].Source, pts[keep].Source))
+			}
+		}
+		out = append(out, pts[keep])
+		i = j
+	}
+	return out, notes
 }
 
 // selectModels parses Options.Models.
