@@ -194,7 +194,7 @@ func fitComponents(fit []Point) (*Components, error) {
 	for _, p := range fit {
 		v := componentValues(p)
 		if _, ok := v[CompLoadBalance]; !ok {
-			return nil, errors.New("needs each process's useful time (popmon measurements or traces; DLB/TALP files lack it)")
+			return nil, errors.New("needs each process's useful time (popmon measurements in full form, or traces; DLB/TALP files and summarized measurements lack it)")
 		}
 		if _, ok := v[CompIPC]; !ok {
 			counters = false
