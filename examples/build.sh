@@ -9,6 +9,7 @@
 # talp_api talp_monitor, imbalance_f regions_f talp_api_f (skipped with a warning when no Fortran
 # compiler wrapper exists) and libdlb.so (the DLB stand-in the talp_* programs link against, found
 # through an rpath to OUTDIR, so nothing needs LD_LIBRARY_PATH).
+# Also amdahl (strong scaling with a designed serial fraction, for popmon model).
 # The OpenMP programs omp_serial omp_imbalance (no MPI) and hybrid_phases
 # hybrid_mpi_idle team_override malleable (MPI+OpenMP, with the MPI wrapper above) are built twice:
 # NAME.gcc (gcc -fopenmp: GNU libgomp) and NAME.clang (clang -fopenmp: LLVM
@@ -59,6 +60,8 @@ done
 for p in balanced imbalance ending two_phase pipeline regions misuse serial finalize_skew region_names weighted; do
 	run "$CC" $CFLAGS -I"$shim" -o "$out/$p" "$here/$p.c"
 done
+
+run "$CC" $CFLAGS -o "$out/amdahl" "$here/amdahl.c"
 for p in thread_multiple thread_churn; do
 	run "$CC" $CFLAGS -pthread -o "$out/$p" "$here/$p.c"
 done

@@ -82,6 +82,7 @@ func commands() []command {
 		{"report", "print the report of a measurement file (text, json, csv, talp-json)", reportCmd},
 		{"import", "convert an Extrae/Paraver trace (.prv, .prv.gz) into a measurement", importCmd},
 		{"scaling", "compare runs on different resources: scaling table (text, csv, json, markdown)", scalingCmd},
+		{"model", "predict scaling from a few runs and find the parts that will not scale (text, csv, json)", modelCmd},
 		{"check", "compare a run against a baseline; exit 1 when an efficiency dropped", checkCmd},
 		{"pages", "write a static site: scaling tables, evolution charts, badge (offline)", pagesCmd},
 		{"doctor", "explain what this machine supports and what is missing", doctorCmd},

@@ -61,12 +61,9 @@ func scalingCmd(env *Env, args []string) error {
 	if err != nil {
 		return fail(ExitUsage, "%v", err)
 	}
-	rs, err := runs.LoadAll(fs.Args(), m, *skipBad, loadWarner(env, "scaling"))
+	rs, err := loadStudy(env, "scaling", fs.Args(), m, *skipBad)
 	if err != nil {
-		return fail(ExitInput, "%v (--skip-bad skips such files)", err)
-	}
-	if len(rs) == 0 {
-		return fail(ExitInput, "no usable runs in %s: give popmon measurements, DLB/TALP JSON files or Paraver traces", strings.Join(fs.Args(), " "))
+		return err
 	}
 	refIdx := -1
 	if *ref != "" {
@@ -87,6 +84,19 @@ func scalingCmd(env *Env, args []string) error {
 		return fail(ExitFailure, "%v", err)
 	}
 	return nil
+}
+
+// loadStudy reads the runs of a study (scaling, model) with runs.LoadAll,
+// warning on stderr as command cmd; no usable run is an input error.
+func loadStudy(env *Env, cmd string, paths []string, m pop.Model, skipBad bool) ([]*runs.Run, error) {
+	rs, err := runs.LoadAll(paths, m, skipBad, loadWarner(env, cmd))
+	if err != nil {
+		return nil, fail(ExitInput, "%v (--skip-bad skips such files)", err)
+	}
+	if len(rs) == 0 {
+		return nil, fail(ExitInput, "no usable runs in %s: give popmon measurements, DLB/TALP JSON files or Paraver traces", strings.Join(paths, " "))
+	}
+	return rs, nil
 }
 
 // isTerminal reports whether w is a character device (a terminal).
