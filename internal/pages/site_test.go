@@ -125,7 +125,8 @@ func TestSiteFromPopmonFiles(t *testing.T) {
 	if !strings.Contains(page, `data-metric="computation_scalability" data-col="1" style="background:`+CellColour(1)+`"`) {
 		t.Error("computation scalability 1.11 not green")
 	}
-	for _, w := range []string{"rank 1: MPI 2.000 s", "rank 0: useful 5.000 s", "Global: elapsed time", "Global: efficiencies, 2xMPI 1xOpenMP"} {
+	for _, w := range []string{"rank 1: MPI 2.000 s", "rank 0: useful 5.000 s", "Strong scaling: the same problem on more CPUs",
+		"No history yet: one run of each configuration (1xMPI 1xOpenMP, 2xMPI 1xOpenMP)", "Global: speedup T_ref / T against CPUs"} {
 		if !strings.Contains(page, w) {
 			t.Errorf("experiment page lacks %q", w)
 		}
@@ -388,7 +389,7 @@ func TestSiteOverTime(t *testing.T) {
 	}
 	page := readFile(t, filepath.Join(out, "phases", "index.html"))
 	checkPage(t, filepath.Join(out, "phases", "index.html"))
-	sec := page[strings.Index(page, "<h2>Over time (newest run)</h2>"):]
+	sec := page[strings.Index(page, "<h2>Over time: efficiencies second by second (newest run)</h2>"):]
 	sec = sec[:strings.Index(sec, "<h2>Per process")]
 	if !strings.Contains(sec, "Global: efficiencies per 1 s interval") || !strings.Contains(sec, "<polyline") {
 		t.Errorf("no over-time chart:\n%s", sec)
