@@ -255,7 +255,7 @@ func (c *LineChart) SVG() string {
 		if l.id != "" {
 			attr = fmt.Sprintf(` data-metric="%s"`, esc(l.id))
 		}
-		fmt.Fprintf(&b, `<text x="%s" y="%s" text-anchor="start" class="v"%s>%s</text>`, f(l.x), f(l.y), attr, esc(l.text))
+		fmt.Fprintf(&b, `<text x="%s" y="%s" text-anchor="start" class="v" style="fill:%s"%s>%s</text>`, f(l.x), f(l.y), l.colour, attr, esc(l.text))
 	}
 	// Legend: colour, line style and marker of each series.
 	for i, s := range c.Series {
