@@ -16,26 +16,35 @@ import (
 const maxCommitTicks = 8
 
 // evolutionAxis returns the x value of each run of e (in e.Runs order)
-// and the x-axis settings: over commits (x = the run's index, ticks the
-// short commit hashes) when every run has a commit, else over time (x =
-// Unix seconds).
+// and the x-axis settings: over commits (x = the commit's index among the
+// experiment's commits in the order they first appear, so that the runs
+// of one commit share a position; ticks the short commit hashes) when
+// every run has a commit, else over time (x = Unix seconds).
 func evolutionAxis(e *Experiment) (xs []float64, label string, tick func(float64) string, ticks []float64) {
 	xs = make([]float64, len(e.Runs))
 	if e.ByCommit {
-		for i := range e.Runs {
-			xs[i] = float64(i)
+		pos := map[string]int{}
+		var commits []string
+		for i, r := range e.Runs {
+			k, ok := pos[r.Git.Commit]
+			if !ok {
+				k = len(commits)
+				pos[r.Git.Commit] = k
+				commits = append(commits, r.Git.Commit)
+			}
+			xs[i] = float64(k)
 		}
-		for _, i := range evenIndices(len(e.Runs), maxCommitTicks) {
+		for _, i := range evenIndices(len(commits), maxCommitTicks) {
 			ticks = append(ticks, float64(i))
 		}
 		tick = func(x float64) string {
 			i := int(math.Round(x))
-			if i < 0 || i >= len(e.Runs) {
+			if i < 0 || i >= len(commits) {
 				return ""
 			}
-			return shortCommit(e.Runs[i].Git.Commit)
+			return shortCommit(commits[i])
 		}
-		return xs, "commit (runs in time order)", tick, ticks
+		return xs, "commit (in the order of their first run)", tick, ticks
 	}
 	for i, r := range e.Runs {
 		xs[i] = float64(r.Timestamp.Unix())

@@ -280,6 +280,21 @@ func writePageKinds(t testing.TB, in string) {
 	writeRun(t, filepath.Join(in, "scale"), "run-1.json", measure.Summarize(big, 1000))
 }
 
+// kindWants are strings each page kind of writePageKinds must show (raw
+// HTML as written; the browser test checks them in the rendered DOM).
+var kindWants = map[string][]string{
+	"strong": {"model: amdahl", "predicted (amdahl)", `data-metric="predicted">2.50<`, `data-metric="predicted">3.33<`,
+		"Model: serial fraction 0.20 (hand-made for the test)", `data-metric="speedup">1.67<`},
+	"history": {"History: each configuration over commits", `class="regression"`, "<strong>regression</strong>: Parallel efficiency fell from 0.75 to 0.60 (more than 0.05)",
+		"Global: Parallel efficiency", ">−0.15<", "c3cccccc"},
+	"partial": {"The newest run is partial", `<tr class="partial">`},
+	"gpu":     {"GPU: host and device efficiency trees", "Top GPU kernels", "spin_kernel", "GPU memory operations", "device"},
+	"bytes":   {"Bytes sent", "3.07 kB", "Mean message size", "768 B", "Message sizes: messages per size", "1Ki–2Ki"},
+	"scale": {"Per process at scale: 10000 processes", "distribution of useful and MPI time per process",
+		// Useful: min 4.000 s at rank 0, max 4.990 s at rank 99.
+		"<td class=\"num\">4.000</td><td class=\"num\">0</td>", "<td class=\"num\">4.990</td><td class=\"num\">99</td>"},
+}
+
 // TestPageKinds checks what each page kind shows (the same site the
 // browser test loads).
 func TestPageKinds(t *testing.T) {
@@ -288,19 +303,7 @@ func TestPageKinds(t *testing.T) {
 	if _, err := Generate(Options{Input: in, Output: out, Fit: handCurve}); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string][]string{
-		"strong": {"model: amdahl", "predicted (amdahl)", `data-metric="predicted">2.50<`, `data-metric="predicted">3.33<`,
-			"Model: serial fraction 0.20 (hand-made for the test)", `data-metric="speedup">1.67<`},
-		"history": {"History: each configuration over commits", `class="regression"`, "<strong>regression</strong>: Parallel efficiency fell from 0.75 to 0.60 (more than 0.05)",
-			"Global: Parallel efficiency", ">−0.15<", "c3cccccc"},
-		"partial": {"The newest run is partial", `<tr class="partial">`},
-		"gpu":     {"GPU: host and device efficiency trees", "Top GPU kernels", "spin_kernel", "GPU memory operations", "device"},
-		"bytes":   {"Bytes sent", "3.07 kB", "Mean message size", "768 B", "Message sizes: messages per size", "1Ki–2Ki"},
-		"scale": {"Per process at scale: 10000 processes", "distribution of useful and MPI time per process",
-			// Useful: min 4.000 s at rank 0, max 4.990 s at rank 99.
-			"<td class=\"num\">4.000</td><td class=\"num\">0</td>", "<td class=\"num\">4.990</td><td class=\"num\">99</td>"},
-	}
-	for exp, ws := range want {
+	for exp, ws := range kindWants {
 		page := readFile(t, filepath.Join(out, exp, "index.html"))
 		checkPage(t, filepath.Join(out, exp, "index.html"))
 		for _, w := range ws {
