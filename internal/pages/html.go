@@ -12,14 +12,14 @@ import (
 const pageCSS = `
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:1.5em auto;max-width:1200px;padding:0 1em;color:#222;overflow-wrap:anywhere}
 h1{font-size:1.6em;margin-bottom:.2em}h2{margin-top:1.6em;border-bottom:1px solid #ddd}h3{margin-top:1.2em}h4{margin:1em 0 .2em}
-table{border-collapse:collapse;margin:.6em 0;font-size:.92em}
+table{border-collapse:collapse;margin:.6em 0;font-size:.92em;overflow-wrap:normal}
 .scroll{overflow-x:auto;max-width:100%}
 th,td{border:1px solid #ccc;padding:3px 8px}th{background:#f3f3f3}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 td.metric{white-space:nowrap}
 .muted{color:#666;font-size:.9em}.note{background:#fff8e1;border-left:4px solid #f0c040;padding:.4em .8em}
-.chart{margin:.8em 0}.chart svg,.charts svg{max-width:100%;height:auto}
-.charts{display:flex;flex-wrap:wrap;gap:.6em}.charts>div{flex:1 1 480px;min-width:0}
+.chart{margin:.8em 0;overflow-x:auto;max-width:100%}.chart svg{max-width:100%;min-width:560px;height:auto}
+.charts{display:flex;flex-wrap:wrap;gap:.6em}.charts>div{flex:1 1 560px;min-width:0}
 tr.partial td{background:#fff3f0}.note.partial{border-left-color:#c0392b}
 tr.regression td{background:#fdecea}
 a{color:#0b5cad}nav{margin-bottom:1em}

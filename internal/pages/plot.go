@@ -79,6 +79,9 @@ const (
 	legendCol   = 190.0
 	markerLimit = 150 // draw point markers only for shorter series
 	labelHeight = 11.0
+	// maxMarkTexts is the most marks of a series whose text is written
+	// (beyond, the ✕ alone).
+	maxMarkTexts = 20
 )
 
 // dashes are the line styles of series 0, 1, … (solid, dashed, dotted, …).
@@ -240,13 +243,19 @@ func (c *LineChart) SVG() string {
 				labels = append(labels, valueLabel{x: p.x + 6, y: p.y + 4, text: s.format(p.v), id: s.ID, colour: col})
 			}
 		}
+		var d strings.Builder
 		for _, m := range s.Marks {
 			if math.IsNaN(tx(m.X)) || math.IsNaN(ty(m.Y)) {
 				continue
 			}
 			x, y := sx(m.X), sy(m.Y)
-			fmt.Fprintf(&b, `<path d="M%s %sl8 8m0 -8l-8 8" stroke="#c0392b" stroke-width="2.5" class="regression"/>`, f(x-4), f(y-4))
-			b.text(x, y-8, "middle", "s reg", m.Text)
+			fmt.Fprintf(&d, "M%s %sl8 8m0-8l-8 8", f(x-4), f(y-4))
+			if len(s.Marks) <= maxMarkTexts {
+				b.text(x, y-8, "middle", "s reg", m.Text)
+			}
+		}
+		if d.Len() > 0 {
+			fmt.Fprintf(&b, `<path d="%s" stroke="#c0392b" stroke-width="2.5" class="regression"/>`, d.String())
 		}
 	}
 	placeLabels(labels, y1, y0+labelHeight)
