@@ -12,12 +12,14 @@ import (
 
 const pagesHelp = `
 Writes a static, self-contained web site from a folder of runs (popmon
-measurement files and DLB/TALP JSON files): an index of experiments and,
-per experiment, the scaling table coloured red (0) to green (1), evolution
-charts over time or commits, per-process useful vs MPI time of the newest
-run, and a badge (badge.svg). Every folder holding *.json files is one
-experiment (talp-pages' convention). The site loads nothing from the
-network.
+measurement files, DLB/TALP JSON files and Paraver traces): an index of
+experiments with their trends and, per experiment, the scaling table
+coloured red (0) to green (1), charts of the efficiencies and the speedup
+against CPUs, history charts of configurations with several runs (over
+time or commits), the newest run's time series, per-process times, MPI
+call profile and GPU tables, and a badge (badge.svg). Every folder holding
+*.json, *.prv or *.prv.gz files is one experiment (talp-pages'
+convention). The site loads nothing from the network.
 
   popmon pages -i runs/ -o public/
   popmon pages -i runs/ -o public/ --region Global --region solve --title "My app"
