@@ -78,9 +78,9 @@ func mpiCallTable(m *measure.Measurement) *Table {
 			}
 			mean := "-"
 			if msgs > 0 {
-				mean = bytesText(float64(c.BytesSent) / float64(msgs))
+				mean = report.BytesSI(float64(c.BytesSent) / float64(msgs))
 			}
-			row = append(row, bytesText(float64(c.BytesSent)), bytesText(float64(c.BytesRecv)), mean)
+			row = append(row, report.BytesSI(float64(c.BytesSent)), report.BytesSI(float64(c.BytesRecv)), mean)
 		}
 		t.Rows = append(t.Rows, row)
 	}
@@ -130,21 +130,6 @@ func sizeShort(v int64) string {
 		return fmt.Sprintf("%.0fKi", float64(v+1)/(1<<10))
 	}
 	return fmt.Sprint(v)
-}
-
-// bytesText formats bytes with a decimal prefix and the unit: "512 B",
-// "2.00 GB".
-func bytesText(v float64) string {
-	units := []string{" B", " kB", " MB", " GB", " TB", " PB", " EB"}
-	i := 0
-	for v >= 999.5 && i < len(units)-1 {
-		v /= 1000
-		i++
-	}
-	if i == 0 {
-		return fmt.Sprintf("%.0f%s", v, units[i])
-	}
-	return fmt.Sprintf("%.2f%s", v, units[i])
 }
 
 // seconds formats seconds with 3 decimals (more for short times).

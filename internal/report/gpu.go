@@ -214,6 +214,10 @@ func textGPUTables(b *bufio.Writer, m *measure.Measurement) {
 	}
 }
 
+// BytesSI formats a byte count with a decimal prefix and the unit, as the
+// reports write bytes: "512 B", "2.00 GB".
+func BytesSI(v float64) string { return bytesSI(v) }
+
 // bytesSI formats a byte count with a decimal prefix: "512 B", "2.00 GB".
 func bytesSI(v float64) string {
 	units := []string{" B", " kB", " MB", " GB", " TB", " PB", " EB"}
