@@ -185,6 +185,9 @@ func TestEpochScalingCharts(t *testing.T) {
 	if strings.Contains(page, "history-charts") || !strings.Contains(page, "No history yet: one run of each configuration") {
 		t.Error("history charts of single runs")
 	}
+	if idx := readFile(t, filepath.Join(siteTr, "index.html")); !strings.Contains(idx, "by CPUs: 1 to 16") {
+		t.Error("index: no EPOCH trend by CPUs")
+	}
 	if !strings.Contains(page, "Strong scaling: the same problem on more CPUs") || strings.Contains(page, "auto: instructions") {
 		t.Error("the mode is not said in plain words")
 	}
@@ -325,7 +328,14 @@ func TestPageKinds(t *testing.T) {
 		t.Error("a drop of 0.03 is marked")
 	}
 	idx := readFile(t, filepath.Join(out, "index.html"))
-	if n := strings.Count(idx, "<polyline"); n < 2 {
+	if n := strings.Count(idx, "<polyline"); n != 2 {
 		t.Errorf("index: %d sparklines with a line, want the history's and strong's", n)
+	}
+	for _, w := range []string{"2xMPI 1xOpenMP, newest 3 run(s)", "by CPUs: 1 to 2", "10000xMPI 1xOpenMP, newest 1 run(s)",
+		// history's 2-rank runs: 0.75, 0.75, 0.60, the last written.
+		`class="v">0.60</text>`} {
+		if !strings.Contains(idx, w) {
+			t.Errorf("index lacks %q", w)
+		}
 	}
 }

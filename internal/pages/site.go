@@ -173,8 +173,9 @@ func buildSite(exps []*Experiment, opts Options) (map[string][]byte, int, error)
 			Name: e.Name, Slug: e.Slug, Runs: len(e.Runs), Time: runTime(n), Label: n.Label,
 			Commit: shortCommit(n.Git.Commit), PE: effCell(pe),
 			Partial: n.Measurement != nil && n.Measurement.Partial != nil,
-			Trend:   trend(e),
 		})
+		row := &idx.Experiments[len(idx.Experiments)-1]
+		row.Trend, row.TrendNote = trend(e)
 		if newest == nil || n.Timestamp.After(newest.Timestamp) {
 			newest = n
 		}
@@ -209,15 +210,33 @@ func safeDocument(b []byte) []byte {
 // maxTrend is the number of newest runs in an index sparkline.
 const maxTrend = 20
 
-// trend is the index's sparkline of e: the parallel efficiency of its
-// newest runs (all configurations, oldest first).
-func trend(e *Experiment) template.HTML {
-	start := max(0, len(e.Runs)-maxTrend)
-	var vs []float64
-	for _, r := range e.Runs[start:] {
-		vs = append(vs, parallelEfficiency(r))
+// trend is the index's sparkline of e and what it shows: the Global
+// parallel efficiency of the newest runs (at most maxTrend) of the newest
+// run's configuration when it has several; otherwise, for a scaling
+// study, that of the newest run of each configuration by CPUs.
+func trend(e *Experiment) (template.HTML, string) {
+	n := e.Newest()
+	var same []*runs.Run
+	for _, r := range e.Runs {
+		if configKey(r) == configKey(n) {
+			same = append(same, r)
+		}
 	}
-	return template.HTML(Sparkline(fmt.Sprintf("parallel efficiency of the newest %d runs of %s", len(vs), e.Name), vs))
+	var vs []float64
+	var what string
+	if cfgs := configsOf(e, runs.GlobalNames[0]); len(same) < 2 && len(cfgs) > 1 {
+		for _, c := range cfgs {
+			vs = append(vs, parallelEfficiency(e.Runs[c.idx[len(c.idx)-1]]))
+		}
+		what = fmt.Sprintf("by CPUs: %d to %d", cfgs[0].cpus, cfgs[len(cfgs)-1].cpus)
+	} else {
+		same = same[max(0, len(same)-maxTrend):]
+		for _, r := range same {
+			vs = append(vs, parallelEfficiency(r))
+		}
+		what = fmt.Sprintf("%s, newest %d run(s)", n.Label, len(same))
+	}
+	return template.HTML(Sparkline(fmt.Sprintf("parallel efficiency of %s, %s", e.Name, what), vs)), what
 }
 
 // experimentPage computes the data of one experiment's page.

@@ -150,16 +150,19 @@ func gpuTables(r *runs.Run, name string) []Table {
 	}
 	var out []Table
 	if g, ok := r.Region(name); ok {
-		t := Table{Title: "GPU: host and device efficiency trees (model talp)", Head: []string{"Tree", "Efficiency", "Value"}}
+		t := Table{Title: "GPU: host and device efficiency trees (model talp)", Head: []string{"Efficiency (0–1)", "Tree", "Value"}}
+		var host, device [][]string
 		for _, n := range g.Tree {
-			tree := "host"
+			row := []string{indentName(n.Depth, n.Name), "host", fmt.Sprintf("%.2f", g.Metrics[n.ID])}
 			if isDeviceID(n.ID) {
-				tree = "device"
+				row[1] = "device"
+				device = append(device, row)
+				continue
 			}
-			t.Rows = append(t.Rows, []string{tree, indentName(n.Depth, n.Name), fmt.Sprintf("%.2f", g.Metrics[n.ID])})
+			host = append(host, row)
 		}
-		sort.SliceStable(t.Rows, func(i, j int) bool { return t.Rows[i][0] == "host" && t.Rows[j][0] == "device" })
-		if len(t.Rows) > 0 {
+		if len(device) > 0 {
+			t.Rows = append(host, device...)
 			out = append(out, t)
 		}
 	}
