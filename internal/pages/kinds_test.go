@@ -205,20 +205,27 @@ func TestEpochScalingCharts(t *testing.T) {
 	}
 }
 
-// handCurve is the hand-made model of the kinds site (experiment strong):
-// Amdahl with serial fraction 0.2 (speedup 1/(0.2 + 0.8/p)) and two
-// predictions.
-func handCurve(experiment, region string, pts []ScalingPoint) *ModelCurve {
-	if experiment != "strong" {
-		return nil
+// handCurve returns the hand-made model of the kinds site (experiment
+// strong): Amdahl with serial fraction 0.2 (speedup 1/(0.2 + 0.8/p)) and
+// two predictions. It checks what the hook is given.
+func handCurve(t testing.TB) func(FitInput) *ModelCurve {
+	return func(in FitInput) *ModelCurve {
+		if in.Experiment != "strong" {
+			return nil
+		}
+		if len(in.Runs) != 2 || len(in.Points) != 2 || in.Points[1].CPUs != 2 || in.Points[1].Speedup != 10.0/6 ||
+			in.Runs[in.Region.Runs[1].ID].Resources.CPUs != 2 || in.Region.Name != "Global" {
+			t.Errorf("Fit input: %d runs, region %s, points %+v", len(in.Runs), in.Region.Name, in.Points)
+		}
+		amdahl := func(p float64) float64 { return 1 / (0.2 + 0.8/p) }
+		c := &ModelCurve{Name: "amdahl", Note: "serial fraction 0.20 (hand-made for the test)"}
+		for k := 0; k <= 6; k++ {
+			p := math.Exp2(float64(k) / 2)
+			c.Curve = append(c.Curve, Point{p, amdahl(p)})
+		}
+		c.Predicted = []Point{{4, amdahl(4)}, {8, amdahl(8)}}
+		return c
 	}
-	amdahl := func(p float64) float64 { return 1 / (0.2 + 0.8/p) }
-	c := &ModelCurve{Name: "amdahl", Note: "serial fraction 0.20 (hand-made for the test)"}
-	for p := 1.0; p <= 8; p *= math.Sqrt2 {
-		c.Curve = append(c.Curve, Point{p, amdahl(p)})
-	}
-	c.Predicted = []Point{{4, amdahl(4)}, {8, amdahl(8)}}
-	return c
 }
 
 // writePageKinds writes one experiment of each page kind below in:
@@ -303,7 +310,7 @@ var kindWants = map[string][]string{
 func TestPageKinds(t *testing.T) {
 	in, out := t.TempDir(), filepath.Join(t.TempDir(), "site")
 	writePageKinds(t, in)
-	if _, err := Generate(Options{Input: in, Output: out, Fit: handCurve}); err != nil {
+	if _, err := Generate(Options{Input: in, Output: out, Fit: handCurve(t)}); err != nil {
 		t.Fatal(err)
 	}
 	for exp, ws := range kindWants {

@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"math"
 
+	"github.com/popmon/popmon/internal/runs"
 	"github.com/popmon/popmon/pop"
 )
 
@@ -28,8 +29,22 @@ type ModelCurve struct {
 	Note string
 }
 
-// ScalingPoint is one measured column of a region's scaling table, the
-// input of Options.Fit.
+// FitInput is what Options.Fit gets for one region of a strong-scaling
+// experiment with two configurations or more.
+type FitInput struct {
+	// Experiment and the region's scaling table (Region.Name is the
+	// region; Region.Runs are the columns, their ID an index in Runs).
+	Experiment string
+	Region     *pop.ScalingRegion
+	// Runs are the experiment's runs that are columns of the tables (the
+	// newest of each configuration): runs.ModelPoints(Runs, Region) gives
+	// popmon model's inputs.
+	Runs []*runs.Run
+	// Points are the columns in brief.
+	Points []ScalingPoint
+}
+
+// ScalingPoint is one measured column of a region's scaling table.
 type ScalingPoint struct {
 	// Label and CPUs name the configuration; Reference is true for the
 	// reference column.

@@ -43,12 +43,12 @@ type Options struct {
 	// Progress receives progress lines for long work (nil: quiet); the
 	// caller sets it only for a terminal.
 	Progress io.Writer
-	// Fit, when set, fits a scaling model to the measured columns of a
-	// region's strong-scaling table (the hook of popmon model); a non-nil
-	// result is drawn on the region's speedup chart: the curve as
-	// "model: <name>" and the predictions as labelled hollow markers.
-	// nil (and a nil result): no model on the charts.
-	Fit func(experiment, region string, pts []ScalingPoint) *ModelCurve
+	// Fit, when set, fits a scaling model to a region's strong-scaling
+	// table (the hook of popmon model); a non-nil result is drawn on the
+	// region's speedup chart: the curve as "model: <name>" and the
+	// predictions as labelled hollow markers. nil (and a nil result): no
+	// model on the charts.
+	Fit func(in FitInput) *ModelCurve
 	// RunTables, when set, returns more tables of the newest run of an
 	// experiment in a region, shown after the MPI call profile (the hook
 	// for the wait states of a traced run: r.Measurement.Trace says where
@@ -246,7 +246,7 @@ func experimentPage(e *Experiment, opts Options) (*expPage, error) {
 		Title: opts.Title, Model: string(opts.Model), CSS: template.CSS(pageCSS), Exp: e,
 		Newest: runInfo(n, opts.Input),
 	}
-	sc, err := scaling(e, opts.Model)
+	sc, cols, err := scaling(e, opts.Model)
 	if err != nil {
 		return nil, fmt.Errorf("experiment %s: %w", safetext.Text(e.Name), err)
 	}
@@ -265,7 +265,7 @@ func experimentPage(e *Experiment, opts Options) (*expPage, error) {
 				rv.Table = tableOf(g, opts.Input)
 				var model *ModelCurve
 				if opts.Fit != nil && sc.Mode == pop.ScalingStrong && len(g.Runs) > 1 {
-					model = opts.Fit(e.Name, name, scalingPoints(g))
+					model = opts.Fit(FitInput{Experiment: e.Name, Region: g, Runs: cols, Points: scalingPoints(g)})
 				}
 				if model != nil {
 					rv.ModelNote = model.Note
@@ -309,9 +309,10 @@ func experimentPage(e *Experiment, opts Options) (*expPage, error) {
 }
 
 // scaling computes the scaling tables of e with the scaling package: the
-// columns are the newest run of each resource configuration, the
-// reference the fewest CPUs, the mode detected.
-func scaling(e *Experiment, model pop.Model) (*pop.Scaling, error) {
+// columns are the newest run of each resource configuration (returned:
+// the tables' run IDs index them), the reference the fewest CPUs, the
+// mode detected.
+func scaling(e *Experiment, model pop.Model) (*pop.Scaling, []*runs.Run, error) {
 	var sel []*runs.Run
 	pos := map[string]int{}
 	for _, r := range e.Runs { // oldest first: later runs replace earlier
@@ -325,9 +326,10 @@ func scaling(e *Experiment, model pop.Model) (*pop.Scaling, error) {
 	}
 	in, err := runs.ScalingInput(sel, model, pop.ScalingAuto, -1, "")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return pop.Scale(in)
+	sc, err := pop.Scale(in)
+	return sc, sel, err
 }
 
 // tableOf turns a scaling region into table cells: efficiencies coloured,
