@@ -182,6 +182,19 @@ func TestSiteFromTALPFiles(t *testing.T) {
 	if !strings.Contains(page, "TALP JSON files hold no per-process data") {
 		t.Error("TALP page does not say that per-process data is missing")
 	}
+	// The weak-scaling sample (instructions per CPU 1.17 × the
+	// reference's) is drawn as weak-scaling efficiency T_ref/T = 0.42
+	// against the ideal 1, not as a speedup.
+	weak := readFile(t, filepath.Join(out, "jsons-run-folder-weak-scaling/index.html"))
+	for _, w := range []string{"Weak scaling: a problem that grows with the CPUs", "at least 1.17 times",
+		"weak-scaling efficiency T_ref / T", `data-metric="speedup">0.42<`} {
+		if !strings.Contains(weak, w) {
+			t.Errorf("weak-scaling page lacks %q", w)
+		}
+	}
+	if strings.Contains(weak, "against CPUs (ideal: CPUs / reference CPUs)") {
+		t.Error("weak scaling drawn as a speedup")
+	}
 	// The unit-tests folder has git metadata in one file only: plotted
 	// over time; the genex folder uses "Application" as Global.
 	genex := readFile(t, filepath.Join(out, "example_files-genex/index.html"))
