@@ -205,6 +205,10 @@ func evolutionCharts(e *Experiment, name string) ([]template.HTML, string) {
 	for _, c := range multi {
 		elapsed.Series = append(elapsed.Series, line(c, func(g *runs.Region) (float64, bool) { return float64(g.ElapsedNS) / 1e9, g.ElapsedNS > 0 }, pop.IDElapsedS))
 	}
+	partial := partialSeries(e, multi, xs, name, func(g *runs.Region) (float64, bool) { return float64(g.ElapsedNS) / 1e9, g.ElapsedNS > 0 })
+	if partial != nil {
+		elapsed.Series = append(elapsed.Series, *partial)
+	}
 	out := []template.HTML{template.HTML(elapsed.SVG())}
 	var ids, names []string
 	seen := map[string]bool{}
@@ -223,12 +227,38 @@ func evolutionCharts(e *Experiment, name string) ([]template.HTML, string) {
 	for k, id := range ids {
 		ch := LineChart{Title: fmt.Sprintf("%s: %s", name, names[k]), XLabel: xlabel, YLabel: "efficiency (1 = ideal)",
 			XTick: tick, XTicks: ticks, YFixed: true, YMin: 0, YMax: 1, Width: w, Height: h}
+		metric := func(g *runs.Region) (float64, bool) { v, ok := g.Metrics[id]; return v, ok }
 		for _, c := range multi {
-			ch.Series = append(ch.Series, line(c, func(g *runs.Region) (float64, bool) { v, ok := g.Metrics[id]; return v, ok }, id))
+			ch.Series = append(ch.Series, line(c, metric, id))
+		}
+		if p := partialSeries(e, multi, xs, name, metric); p != nil {
+			ch.Series = append(ch.Series, *p)
 		}
 		out = append(out, template.HTML(ch.SVG()))
 	}
 	return out, note
+}
+
+// partialSeries returns the partial runs of the configurations cfgs as
+// hollow grey markers over their points (nil: none), so that a history
+// shows which points measured only part of a run.
+func partialSeries(e *Experiment, cfgs []*config, xs []float64, name string, v func(*runs.Region) (float64, bool)) *Series {
+	s := Series{Name: "partial run (cut short)", NoLine: true, Open: true, Colour: "#c0392b"}
+	for _, c := range cfgs {
+		for _, i := range c.idx {
+			if !isPartial(e.Runs[i]) {
+				continue
+			}
+			g, _ := e.Runs[i].Region(name)
+			if y, ok := v(g); ok {
+				s.Points = append(s.Points, Point{xs[i], y})
+			}
+		}
+	}
+	if len(s.Points) == 0 {
+		return nil
+	}
+	return &s
 }
 
 // treeName returns a node's name qualified by its parent's when the name

@@ -76,7 +76,7 @@ var expTmpl = template.Must(template.Must(indexTmpl.Clone()).New("experiment").P
 <h3 id="{{.Anchor}}">Region {{.Name}}</h3>
 {{if .Table}}<p class="muted">Reference: {{.Table.Reference}}.</p>
 <div class="scroll"><table class="scaling" data-region="{{.Name}}">
-<thead><tr><th>Metric (region <a href="#{{.Anchor}}">{{.Name}}</a>)</th>{{range .Table.Cols}}<th title="{{.Source}}">{{.Label}}<br><span class="muted">{{.CPUs}} CPUs{{if .Ref}} · reference{{end}}</span></th>{{end}}</tr></thead>
+<thead><tr><th>Metric (region <a href="#{{.Anchor}}">{{.Name}}</a>)</th>{{range .Table.Cols}}<th title="{{.Source}}">{{.Label}}<br><span class="muted">{{.CPUs}} CPUs{{if .Ref}} · reference{{end}}</span>{{if .Partial}}<br><strong class="partial">partial run</strong>{{end}}</th>{{end}}</tr></thead>
 <tbody>
 {{range .Table.Rows}}{{$id := .ID}}<tr><td class="metric" style="{{indent .Depth}}">{{.Name}}</td>{{range $i, $c := .Cells}}<td class="num" data-metric="{{$id}}" data-col="{{$i}}" style="{{$c.Style}}">{{$c.Text}}</td>{{end}}</tr>
 {{end}}</tbody></table></div>
@@ -187,7 +187,8 @@ type tableView struct {
 type colView struct {
 	Label, Source string
 	CPUs          int
-	Ref           bool
+	// Ref marks the reference; Partial a partial run.
+	Ref, Partial bool
 }
 
 type rowView struct {

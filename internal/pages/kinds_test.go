@@ -230,7 +230,8 @@ func handCurve(t testing.TB) func(FitInput) *ModelCurve {
 
 // writePageKinds writes one experiment of each page kind below in:
 // strong (a pair; a model curve through handCurve), history (two
-// configurations over three commits, the last a regression), partial,
+// configurations over three commits, the last a regression), partial (a
+// complete run, then a partial one),
 // gpu, bytes (MPI calls with bytes and sizes) and scale (10⁴ ranks in
 // summary form).
 func writePageKinds(t testing.TB, in string) {
@@ -258,6 +259,7 @@ func writePageKinds(t testing.TB, in string) {
 		Ranks: 2, Included: 2, AssembledBy: "run",
 		Ends: []measure.ProcessEnd{{Rank: 0, End: "killed", ValidUntilNS: sec(4)}, {Rank: 1, End: "killed", ValidUntilNS: sec(4)}}}
 	writeRun(t, filepath.Join(in, "partial"), "run-1.json", m)
+	writeRun(t, filepath.Join(in, "partial"), "run-0.json", twoPhaseRun(t0.Add(-time.Hour))) // complete, earlier
 	// GPU.
 	gpu, err := os.ReadFile("../../measure/testdata/gpu_devices.json")
 	if err != nil {
@@ -297,7 +299,7 @@ var kindWants = map[string][]string{
 		"Model: serial fraction 0.20 (hand-made for the test)", `data-metric="speedup">1.67<`},
 	"history": {"History: each configuration over commits", `class="regression"`, "<strong>regression</strong>: Parallel efficiency fell from 0.75 to 0.60 (more than 0.05)",
 		"Global: Parallel efficiency", ">−0.15<", "c3cccccc"},
-	"partial": {"The newest run is partial", `<tr class="partial">`},
+	"partial": {"The newest run is partial", `<tr class="partial">`, `<strong class="partial">partial run</strong>`, "partial run (cut short)"},
 	"gpu":     {"GPU: host and device efficiency trees", "Top GPU kernels", "spin_kernel", "GPU memory operations", "device"},
 	"bytes":   {"Bytes sent", "3.07 kB", "Mean message size", "768 B", "Message sizes: messages per size", "1Ki–2Ki"},
 	"scale": {"Per process at scale: 10000 processes", "distribution of useful and MPI time per process",
@@ -335,8 +337,8 @@ func TestPageKinds(t *testing.T) {
 		t.Error("a drop of 0.03 is marked")
 	}
 	idx := readFile(t, filepath.Join(out, "index.html"))
-	if n := strings.Count(idx, "<polyline"); n != 2 {
-		t.Errorf("index: %d sparklines with a line, want the history's and strong's", n)
+	if n := strings.Count(idx, "<polyline"); n != 3 {
+		t.Errorf("index: %d sparklines with a line, want history's, partial's and strong's", n)
 	}
 	for _, w := range []string{"2xMPI 1xOpenMP, newest 3 run(s)", "by CPUs: 1 to 2", "10000xMPI 1xOpenMP, newest 1 run(s)",
 		// history's 2-rank runs: 0.75, 0.75, 0.60, the last written.

@@ -172,7 +172,7 @@ func buildSite(exps []*Experiment, opts Options) (map[string][]byte, int, error)
 		idx.Experiments = append(idx.Experiments, indexRow{
 			Name: e.Name, Slug: e.Slug, Runs: len(e.Runs), Time: runTime(n), Label: n.Label,
 			Commit: shortCommit(n.Git.Commit), PE: effCell(pe),
-			Partial: n.Measurement != nil && n.Measurement.Partial != nil,
+			Partial: isPartial(n),
 		})
 		row := &idx.Experiments[len(idx.Experiments)-1]
 		row.Trend, row.TrendNote = trend(e)
@@ -262,7 +262,7 @@ func experimentPage(e *Experiment, opts Options) (*expPage, error) {
 		rv := regionView{Name: name, Anchor: "region-" + uniqueSlug(slug(name), used)}
 		for k := range sc.Regions {
 			if g := &sc.Regions[k]; g.Name == name { // names are case-sensitive
-				rv.Table = tableOf(g, opts.Input)
+				rv.Table = tableOf(g, cols, opts.Input)
 				var model *ModelCurve
 				if opts.Fit != nil && sc.Mode == pop.ScalingStrong && len(g.Runs) > 1 {
 					model = opts.Fit(FitInput{Experiment: e.Name, Region: g, Runs: cols, Points: scalingPoints(g)})
@@ -332,12 +332,20 @@ func scaling(e *Experiment, model pop.Model) (*pop.Scaling, []*runs.Run, error) 
 	return sc, sel, err
 }
 
+// isPartial reports whether r is a partial run (cut short: only the
+// measured part counts).
+func isPartial(r *runs.Run) bool { return r.Measurement != nil && r.Measurement.Partial != nil }
+
 // tableOf turns a scaling region into table cells: efficiencies coloured,
-// other rows plain.
-func tableOf(g *pop.ScalingRegion, input string) *tableView {
+// other rows plain; a column whose run (cols[ID]) is partial says so.
+func tableOf(g *pop.ScalingRegion, cols []*runs.Run, input string) *tableView {
 	t := &tableView{}
 	for i, x := range g.Runs {
-		t.Cols = append(t.Cols, colView{Label: x.Label, Source: relPath(x.Source, input), CPUs: x.CPUs, Ref: i == g.Reference})
+		c := colView{Label: x.Label, Source: relPath(x.Source, input), CPUs: x.CPUs, Ref: i == g.Reference}
+		if x.ID >= 0 && x.ID < len(cols) {
+			c.Partial = isPartial(cols[x.ID])
+		}
+		t.Cols = append(t.Cols, c)
 	}
 	if len(g.Runs) > 0 {
 		ref := g.Runs[g.Reference]
