@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"slices"
 
 	"github.com/popmon/popmon/internal/runs"
 	"github.com/popmon/popmon/pop"
@@ -107,8 +108,12 @@ func scalingCharts(g *pop.ScalingRegion, mode pop.ScalingMode, model *ModelCurve
 		return nil
 	}
 	cpus := make([]float64, len(g.Runs))
+	var ticks []float64 // the measured CPUs (and predicted ones) are the x ticks
 	for i, x := range g.Runs {
 		cpus[i] = float64(x.CPUs)
+		if len(ticks) == 0 || ticks[len(ticks)-1] != cpus[i] {
+			ticks = append(ticks, cpus[i])
+		}
 	}
 	series := func(r *pop.ScalingRow) Series {
 		s := Series{Name: r.Name, ID: r.ID, Labels: true}
@@ -128,7 +133,7 @@ func scalingCharts(g *pop.ScalingRegion, mode pop.ScalingMode, model *ModelCurve
 			continue
 		}
 		ch := LineChart{Title: fmt.Sprintf("%s: %s", g.Name, titles[k]), XLabel: "CPUs (log scale)", YLabel: "efficiency (1 = ideal)",
-			LogX: true, YFixed: true, YMin: 0, YMax: 1, Height: 340}
+			LogX: true, XTicks: ticks, YFixed: true, YMin: 0, YMax: 1, Height: 340}
 		for _, r := range rows {
 			ch.Series = append(ch.Series, series(r))
 		}
@@ -146,10 +151,16 @@ func scalingCharts(g *pop.ScalingRegion, mode pop.ScalingMode, model *ModelCurve
 				lo, hi = math.Min(lo, p.X), math.Max(hi, p.X)
 			}
 		}
+		for _, p := range model.Predicted {
+			if p.X > 0 && !slices.Contains(ticks, p.X) {
+				ticks = append(ticks, p.X)
+			}
+		}
+		slices.Sort(ticks)
 	}
 	ideal := Series{Name: "ideal", Dash: "4 3", NoMarkers: true, Colour: "#888"}
 	measured := series(sp)
-	ch := LineChart{XLabel: "CPUs (log scale)", LogX: true, Height: 340}
+	ch := LineChart{XLabel: "CPUs (log scale)", LogX: true, XTicks: ticks, Height: 340}
 	if mode == pop.ScalingWeak {
 		ch.Title = g.Name + ": weak-scaling efficiency T_ref / T (problem grows with the CPUs; 1 = ideal)"
 		ch.YLabel = "efficiency (1 = ideal)"
