@@ -200,12 +200,12 @@ var quantiles = []struct {
 }{{0.1, "10 %"}, {0.25, "25 %"}, {0.5, "median"}, {0.75, "75 %"}, {0.9, "90 %"}}
 
 // distributionTable is the table of per-process distributions at scale:
-// the extremes with their ranks and the quantiles (from the 32-bin
-// histogram: each within one bin of the true value).
+// the extremes with their ranks and the quantiles (from the histogram of
+// measure.HistogramBins bins: each within one bin of the true value).
 func distributionTable(useful, mpi measure.Distribution, processes int) Table {
 	t := Table{Title: fmt.Sprintf("Per process at scale: %d processes", processes),
 		Head: []string{"Time per process (s, Σ over its CPUs)", "Min", "Rank with min"},
-		Note: "Quantiles are estimated from a histogram of 32 equal bins between the extremes (the middle of the bin); the extremes and their ranks are exact."}
+		Note: fmt.Sprintf("Quantiles are estimated from a histogram of %d equal bins between the extremes (the middle of the bin); the extremes and their ranks are exact.", measure.HistogramBins)}
 	for _, q := range quantiles {
 		t.Head = append(t.Head, q.head)
 	}
