@@ -45,7 +45,7 @@ func (l *pagesRegions) Set(s string) error {
 
 func pagesCmd(env *Env, args []string) error {
 	fs := newFlags("pages", "-i DIR -o SITE [--model M] [--region NAME ...] [--skip-bad] [--title T]", pagesHelp, env.Stderr)
-	in := fs.String("i", "", "input folder: experiments are the folders holding *.json run files")
+	in := fs.String("i", "", "input folder: experiments are the folders holding run files (*.json, *.prv, *.prv.gz)")
 	out := fs.String("o", "", "output folder of the site (new, empty, or an earlier popmon pages site)")
 	model := fs.String("model", string(pop.ModelTALP), "metric model: talp, pop-hybrid, pop-additive (TALP files: talp only)")
 	var regions pagesRegions
