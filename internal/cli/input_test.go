@@ -105,8 +105,8 @@ func inputCases() []inputCase {
 	}
 }
 
-// writeCase writes c as dir/run.json (pages reads *.json files only; the
-// trace is recognised by its first bytes) and returns its path.
+// writeCase writes c as dir/run.json (a trace is recognised by its first
+// bytes whatever its name) and returns its path.
 func writeCase(t *testing.T, dir string, c inputCase) string {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -12,12 +12,14 @@ import (
 
 const pagesHelp = `
 Writes a static, self-contained web site from a folder of runs (popmon
-measurement files and DLB/TALP JSON files): an index of experiments and,
-per experiment, the scaling table coloured red (0) to green (1), evolution
-charts over time or commits, per-process useful vs MPI time of the newest
-run, and a badge (badge.svg). Every folder holding *.json files is one
-experiment (talp-pages' convention). The site loads nothing from the
-network.
+measurement files, DLB/TALP JSON files and Paraver traces): an index of
+experiments with their trends and, per experiment, the scaling table
+coloured red (0) to green (1), charts of the efficiencies and the speedup
+against CPUs, history charts of configurations with several runs (over
+time or commits), the newest run's time series, per-process times, MPI
+call profile and GPU tables, and a badge (badge.svg). Every folder holding
+*.json, *.prv or *.prv.gz files is one experiment (talp-pages'
+convention). The site loads nothing from the network.
 
   popmon pages -i runs/ -o public/
   popmon pages -i runs/ -o public/ --region Global --region solve --title "My app"
@@ -43,7 +45,7 @@ func (l *pagesRegions) Set(s string) error {
 
 func pagesCmd(env *Env, args []string) error {
 	fs := newFlags("pages", "-i DIR -o SITE [--model M] [--region NAME ...] [--skip-bad] [--title T]", pagesHelp, env.Stderr)
-	in := fs.String("i", "", "input folder: experiments are the folders holding *.json run files")
+	in := fs.String("i", "", "input folder: experiments are the folders holding run files (*.json, *.prv, *.prv.gz)")
 	out := fs.String("o", "", "output folder of the site (new, empty, or an earlier popmon pages site)")
 	model := fs.String("model", string(pop.ModelTALP), "metric model: talp, pop-hybrid, pop-additive (TALP files: talp only)")
 	var regions pagesRegions

@@ -2,7 +2,9 @@ package pages
 
 import (
 	"fmt"
+	"math"
 	"strconv"
+	"strings"
 
 	"github.com/popmon/popmon/measure"
 )
@@ -128,6 +130,85 @@ func DistributionChart(title string, useful, mpi measure.Distribution) string {
 	panel(chartLeft, mid-20, useful, "useful", usefulColour)
 	panel(mid+chartLeft-20, w-chartRight, mpi, "MPI", mpiColour)
 	fmt.Fprintf(&b, `<text x="14" y="%s" text-anchor="middle" transform="rotate(-90 14 %s)">processes</text>`, f(h/2), f(h/2))
+	b.close()
+	return b.String()
+}
+
+// BarChart returns an SVG bar chart of values with one labelled bar per
+// category, each bar's value written above it.
+func BarChart(title, xlabel, ylabel string, labels []string, values []float64) string {
+	const w, h = 760.0, 300.0
+	var b svgBuf
+	b.start(w, h, title)
+	top := 0.0
+	for _, v := range values {
+		top = max(top, v)
+	}
+	yt, ylo, yhi := NiceTicks(0, top, 5)
+	ystep := 1.0
+	if len(yt) > 1 {
+		ystep = yt[1] - yt[0]
+	}
+	x0, x1 := chartLeft, w-chartRight
+	y0, y1 := h-chartBottom-10, chartTop+8
+	sy := func(y float64) float64 { return y0 - (y-ylo)/(yhi-ylo)*(y0-y1) }
+	for _, t := range yt {
+		y := sy(t)
+		b.line(x0, y, x1, y, "#e0e0e0", 1)
+		b.text(x0-6, y+4, "end", "", formatTick(t, ystep))
+	}
+	n := max(len(values), 1)
+	slot := (x1 - x0) / float64(n)
+	for i, v := range values {
+		x := x0 + float64(i)*slot
+		y := sy(v)
+		b.rect(x+slot*0.1, y, slot*0.8, y0-y, usefulColour, "")
+		fmt.Fprintf(&b, `<text x="%s" y="%s" text-anchor="middle" class="v">%s</text>`, f(x+slot/2), f(y-3), esc(strconv.FormatFloat(v, 'f', -1, 64)))
+		if i < len(labels) {
+			fmt.Fprintf(&b, `<text x="%s" y="%s" text-anchor="end" class="s" transform="rotate(-35 %s %s)">%s</text>`,
+				f(x+slot/2), f(y0+12), f(x+slot/2), f(y0+12), esc(labels[i]))
+		}
+	}
+	b.line(x0, y0, x1, y0, "#333", 1)
+	b.line(x0, y0, x0, y1, "#333", 1)
+	b.text((x0+x1)/2, h-4, "middle", "", xlabel)
+	fmt.Fprintf(&b, `<text x="14" y="%s" text-anchor="middle" transform="rotate(-90 14 %s)">%s</text>`, f((y0+y1)/2), f((y0+y1)/2), esc(ylabel))
+	b.close()
+	return b.String()
+}
+
+// Sparkline returns a small SVG line of values (efficiencies, oldest
+// first) on a fixed 0–1 scale, the last value written after it; NaN values
+// are left out.
+func Sparkline(label string, values []float64) string {
+	const w, h, pw = 150.0, 26.0, 112.0
+	var b svgBuf
+	b.open(w, h, label)
+	b.WriteString(chartStyle)
+	var pts []string
+	var last float64
+	n := len(values)
+	for i, v := range values {
+		if math.IsNaN(v) {
+			continue
+		}
+		x := 2 + pw*float64(i)/float64(max(n-1, 1))
+		if n == 1 {
+			x = pw / 2
+		}
+		y := h - 3 - (h-6)*math.Max(0, math.Min(1, v))
+		pts = append(pts, f(x)+","+f(y))
+		last = v
+	}
+	b.line(2, h-3, pw+2, h-3, "#ccc", 1)
+	if len(pts) > 1 {
+		fmt.Fprintf(&b, `<polyline fill="none" stroke="#333" stroke-width="1.3" points="%s"/>`, strings.Join(pts, " "))
+	}
+	if len(pts) > 0 {
+		xy := strings.SplitN(pts[len(pts)-1], ",", 2)
+		fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="2.5" fill="%s" stroke="#333"/>`, xy[0], xy[1], CellColour(last))
+		fmt.Fprintf(&b, `<text x="%s" y="17" class="v">%.2f</text>`, f(pw+8), last)
+	}
 	b.close()
 	return b.String()
 }

@@ -1,6 +1,8 @@
 package pages
 
 import (
+	"bytes"
+	"compress/gzip"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -41,13 +43,20 @@ func BenchmarkPages1000(b *testing.B) {
 			b.Fatalf("%d runs", res.Runs)
 		}
 		b.StopTimer()
-		size := int64(0)
+		elapsed := time.Since(start)
+		size, gz, page := 0, 0, 0
 		for _, f := range res.Files {
-			if st, err := os.Stat(filepath.Join(out, f)); err == nil {
-				size += st.Size()
+			data, err := os.ReadFile(filepath.Join(out, f))
+			if err != nil {
+				b.Fatal(err)
 			}
+			var z bytes.Buffer
+			w := gzip.NewWriter(&z)
+			w.Write(data)
+			w.Close()
+			size, gz, page = size+len(data), gz+z.Len(), max(page, len(data))
 		}
-		b.Logf("1000 runs × 10 regions: %v, site %d KiB", time.Since(start), size/1024)
+		b.Logf("1000 runs × 10 regions: %v, site %d KiB (%d KiB gzipped), largest page %d KiB", elapsed, size/1024, gz/1024, page/1024)
 		b.StartTimer()
 	}
 }

@@ -10,13 +10,16 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/popmon/popmon/internal/paraver"
 	"github.com/popmon/popmon/internal/runs"
 	"github.com/popmon/popmon/internal/safetext"
 	"github.com/popmon/popmon/pop"
 )
 
 // Experiment is one folder of run files (the talp-pages convention: every
-// folder that directly holds *.json files is one experiment).
+// folder that directly holds *.json files — or Paraver traces, *.prv and
+// *.prv.gz, which are imported as popmon scaling imports them — is one
+// experiment).
 type Experiment struct {
 	// Name is the folder relative to the input, with "/" separators; the
 	// input folder itself is named by its base name.
@@ -41,7 +44,7 @@ func (e *Experiment) Newest() *runs.Run {
 }
 
 // Discover finds the experiments below dir: every folder (dir included)
-// that directly holds *.json files, skipping the folder skip (the site
+// that directly holds *.json files or Paraver traces, skipping the folder skip (the site
 // being written, when it lies below dir) and hidden folders. Experiments
 // come sorted by name.
 func Discover(dir, skip string) ([]*Experiment, error) {
@@ -72,7 +75,7 @@ func Discover(dir, skip string) ([]*Experiment, error) {
 			}
 			return nil
 		}
-		if strings.EqualFold(filepath.Ext(p), ".json") {
+		if strings.EqualFold(filepath.Ext(p), ".json") || paraver.IsTrace(p) {
 			byDir[filepath.Dir(p)] = append(byDir[filepath.Dir(p)], p)
 		}
 		return nil

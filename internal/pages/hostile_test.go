@@ -80,7 +80,7 @@ func TestHostileNamesInPages(t *testing.T) {
 		pages += readFile(t, filepath.Join(out, slug(e.folder), "index.html"))
 	}
 	for _, want := range []string{
-		"<h3>Region " + regionShown + "</h3>",
+		">Region " + regionShown + "</h3>",
 		`data-region="` + regionShown + `"`,
 		// In the SVG charts, through esc.
 		`<title>` + regionShown + `: useful and MPI time per process, 2xMPI 1xOpenMP</title>`,

@@ -10,17 +10,17 @@ import (
 // processDistribution returns the distributions of useful and MPI time per
 // process of region name in run r, when it is drawn as a distribution (a
 // summary form or more than maxProcessBars processes).
-func processDistribution(r *runs.Run, region string) (useful, mpi measure.Distribution, ok bool) {
+func processDistribution(r *runs.Run, region string) (useful, mpi measure.Distribution, processes int, ok bool) {
 	m := r.Measurement
 	if m == nil {
-		return useful, mpi, false
+		return useful, mpi, 0, false
 	}
 	g, found := m.Region(region)
 	if !found || (g.Summary == nil && len(g.Processes) <= maxProcessBars) {
-		return useful, mpi, false
+		return useful, mpi, 0, false
 	}
 	a := g.Aggregates(m.NodeOf())
-	return a.Useful, a.MPI, a.Processes > 0
+	return a.Useful, a.MPI, a.Processes, a.Processes > 0
 }
 
 // processTimes returns the per-process useful and MPI times of region name

@@ -43,6 +43,17 @@ type Options struct {
 	// Progress receives progress lines for long work (nil: quiet); the
 	// caller sets it only for a terminal.
 	Progress io.Writer
+	// Fit, when set, fits a scaling model to a region's strong-scaling
+	// table (the hook of popmon model); a non-nil result is drawn on the
+	// region's speedup chart: the curve as "model: <name>" and the
+	// predictions as labelled hollow markers. nil (and a nil result): no
+	// model on the charts.
+	Fit func(in FitInput) *ModelCurve
+	// RunTables, when set, returns more tables of the newest run of an
+	// experiment in a region, shown after the MPI call profile (the hook
+	// for the wait states of a traced run: r.Measurement.Trace says where
+	// its trace is). nil: none.
+	RunTables func(r *runs.Run, region string) []Table
 }
 
 // Result says what Generate did.
@@ -82,7 +93,7 @@ func Generate(opts Options) (*Result, error) {
 		nfiles += len(e.Files)
 	}
 	if nfiles == 0 {
-		return nil, fmt.Errorf("input %s: no *.json run files below it", opts.Input)
+		return nil, fmt.Errorf("input %s: no run files (*.json, *.prv, *.prv.gz) below it", opts.Input)
 	}
 	prog := newProgress(opts.Progress, fmt.Sprintf("reading %d files", nfiles), nfiles)
 	exps, skipped, err := loadExperiments(exps, opts.Model, opts.SkipBad, opts.Warn, prog)
@@ -161,8 +172,10 @@ func buildSite(exps []*Experiment, opts Options) (map[string][]byte, int, error)
 		idx.Experiments = append(idx.Experiments, indexRow{
 			Name: e.Name, Slug: e.Slug, Runs: len(e.Runs), Time: runTime(n), Label: n.Label,
 			Commit: shortCommit(n.Git.Commit), PE: effCell(pe),
-			Partial: n.Measurement != nil && n.Measurement.Partial != nil,
+			Partial: isPartial(n),
 		})
+		row := &idx.Experiments[len(idx.Experiments)-1]
+		row.Trend, row.TrendNote = trend(e)
 		if newest == nil || n.Timestamp.After(newest.Timestamp) {
 			newest = n
 		}
@@ -194,6 +207,38 @@ func safeDocument(b []byte) []byte {
 	return b
 }
 
+// maxTrend is the number of newest runs in an index sparkline.
+const maxTrend = 20
+
+// trend is the index's sparkline of e and what it shows: the Global
+// parallel efficiency of the newest runs (at most maxTrend) of the newest
+// run's configuration when it has several; otherwise, for a scaling
+// study, that of the newest run of each configuration by CPUs.
+func trend(e *Experiment) (template.HTML, string) {
+	n := e.Newest()
+	var same []*runs.Run
+	for _, r := range e.Runs {
+		if configKey(r) == configKey(n) {
+			same = append(same, r)
+		}
+	}
+	var vs []float64
+	var what string
+	if cfgs := configsOf(e, runs.GlobalNames[0]); len(same) < 2 && len(cfgs) > 1 {
+		for _, c := range cfgs {
+			vs = append(vs, parallelEfficiency(e.Runs[c.idx[len(c.idx)-1]]))
+		}
+		what = fmt.Sprintf("by CPUs: %d to %d", cfgs[0].cpus, cfgs[len(cfgs)-1].cpus)
+	} else {
+		same = same[max(0, len(same)-maxTrend):]
+		for _, r := range same {
+			vs = append(vs, parallelEfficiency(r))
+		}
+		what = fmt.Sprintf("%s, newest %d run(s)", n.Label, len(same))
+	}
+	return template.HTML(Sparkline(fmt.Sprintf("parallel efficiency of %s, %s", e.Name, what), vs)), what
+}
+
 // experimentPage computes the data of one experiment's page.
 func experimentPage(e *Experiment, opts Options) (*expPage, error) {
 	n := e.Newest()
@@ -201,50 +246,77 @@ func experimentPage(e *Experiment, opts Options) (*expPage, error) {
 		Title: opts.Title, Model: string(opts.Model), CSS: template.CSS(pageCSS), Exp: e,
 		Newest: runInfo(n, opts.Input),
 	}
-	sc, err := scaling(e, opts.Model)
+	sc, cols, err := scaling(e, opts.Model)
 	if err != nil {
 		return nil, fmt.Errorf("experiment %s: %w", safetext.Text(e.Name), err)
 	}
-	p.Mode, p.ModeReason = string(sc.Mode), sc.ModeReason
+	p.Mode = string(sc.Mode)
+	p.ModeHead, p.ModeWhy = modeSentence(sc)
 	if e.ByCommit {
 		p.EvolutionNote = "Every run has git metadata: runs are plotted over commits, in time order."
 	} else {
 		p.EvolutionNote = "Runs are plotted over their time (UTC); with git metadata in every run they would be plotted over commits."
 	}
+	used := map[string]bool{}
 	for _, name := range opts.Regions {
-		rv := regionView{Name: name}
+		rv := regionView{Name: name, Anchor: "region-" + uniqueSlug(slug(name), used)}
 		for k := range sc.Regions {
-			if sc.Regions[k].Name == name { // names are case-sensitive
-				rv.Table = tableOf(&sc.Regions[k], opts.Input)
+			if g := &sc.Regions[k]; g.Name == name { // names are case-sensitive
+				rv.Table = tableOf(g, cols, opts.Input)
+				var model *ModelCurve
+				if opts.Fit != nil && sc.Mode == pop.ScalingStrong && len(g.Runs) > 1 {
+					model = opts.Fit(FitInput{Experiment: e.Name, Region: g, Runs: cols, Points: scalingPoints(g)})
+				}
+				if model != nil {
+					rv.ModelNote = model.Note
+				}
+				rv.ScalingCharts = scalingCharts(g, sc.Mode, model)
 				break
 			}
 		}
-		rv.Charts = evolutionCharts(e, rv.Name)
+		rv.Charts, rv.HistoryNote = evolutionCharts(e, rv.Name)
 		rv.OverTime, rv.OverTimeNote = overTimeChart(n, rv.Name, opts.Model)
 		procs, note := processTimes(n, rv.Name)
 		rv.ProcNote = note
 		if len(procs) > 0 {
 			rv.ProcChart = template.HTML(ProcessChart(fmt.Sprintf("%s: useful and MPI time per process, %s", rv.Name, n.Label), procs))
-		} else if u, mp, ok := processDistribution(n, rv.Name); ok {
+		} else if u, mp, np, ok := processDistribution(n, rv.Name); ok {
 			rv.ProcChart = template.HTML(DistributionChart(fmt.Sprintf("%s: distribution of useful and MPI time per process, %s", rv.Name, n.Label), u, mp))
+			rv.Tables = append(rv.Tables, distributionTable(u, mp, np))
+		}
+		rv.Tables = append(rv.Tables, gpuTables(n, rv.Name)...)
+		if opts.RunTables != nil {
+			rv.Tables = append(rv.Tables, opts.RunTables(n, rv.Name)...)
 		}
 		p.Regions = append(p.Regions, rv)
 	}
+	if t := mpiCallTable(n.Measurement); t != nil {
+		p.RunTables = append(p.RunTables, *t)
+	}
+	regs := regressions(e, opts.Regions[0])
 	for i := len(e.Runs) - 1; i >= 0 && len(p.RunRows) < maxRunRows; i-- {
-		p.RunRows = append(p.RunRows, runInfo(e.Runs[i], opts.Input))
+		row := runInfo(e.Runs[i], opts.Input)
+		for _, r := range regs[i] {
+			if row.Regression != "" {
+				row.Regression += "; "
+			}
+			row.Regression += r.String()
+		}
+		p.RunRows = append(p.RunRows, row)
 	}
 	p.MoreRuns = len(e.Runs) - len(p.RunRows)
 	return p, nil
 }
 
 // scaling computes the scaling tables of e with the scaling package: the
-// columns are the newest run of each resource configuration, the
-// reference the fewest CPUs, the mode detected.
-func scaling(e *Experiment, model pop.Model) (*pop.Scaling, error) {
+// columns are the newest run of each resource configuration (returned:
+// the tables' run IDs index them), the reference the fewest CPUs, the
+// mode detected.
+func scaling(e *Experiment, model pop.Model) (*pop.Scaling, []*runs.Run, error) {
 	var sel []*runs.Run
 	pos := map[string]int{}
 	for _, r := range e.Runs { // oldest first: later runs replace earlier
-		key := fmt.Sprintf("%s|%d|%d", r.Label, r.Resources.Nodes, r.Resources.CPUs)
+		key := configKey(r)
 		if i, ok := pos[key]; ok {
 			sel[i] = r
 			continue
@@ -254,17 +326,26 @@ func scaling(e *Experiment, model pop.Model) (*pop.Scaling, error) {
 	}
 	in, err := runs.ScalingInput(sel, model, pop.ScalingAuto, -1, "")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return pop.Scale(in)
+	sc, err := pop.Scale(in)
+	return sc, sel, err
 }
 
+// isPartial reports whether r is a partial run (cut short: only the
+// measured part counts).
+func isPartial(r *runs.Run) bool { return r.Measurement != nil && r.Measurement.Partial != nil }
+
 // tableOf turns a scaling region into table cells: efficiencies coloured,
-// other rows plain.
-func tableOf(g *pop.ScalingRegion, input string) *tableView {
+// other rows plain; a column whose run (cols[ID]) is partial says so.
+func tableOf(g *pop.ScalingRegion, cols []*runs.Run, input string) *tableView {
 	t := &tableView{}
 	for i, x := range g.Runs {
-		t.Cols = append(t.Cols, colView{Label: x.Label, Source: relPath(x.Source, input), CPUs: x.CPUs, Ref: i == g.Reference})
+		c := colView{Label: x.Label, Source: relPath(x.Source, input), CPUs: x.CPUs, Ref: i == g.Reference}
+		if x.ID >= 0 && x.ID < len(cols) {
+			c.Partial = isPartial(cols[x.ID])
+		}
+		t.Cols = append(t.Cols, c)
 	}
 	if len(g.Runs) > 0 {
 		ref := g.Runs[g.Reference]

@@ -125,7 +125,8 @@ func TestSiteFromPopmonFiles(t *testing.T) {
 	if !strings.Contains(page, `data-metric="computation_scalability" data-col="1" style="background:`+CellColour(1)+`"`) {
 		t.Error("computation scalability 1.11 not green")
 	}
-	for _, w := range []string{"rank 1: MPI 2.000 s", "rank 0: useful 5.000 s", "Global: elapsed time", "Global: efficiencies, 2xMPI 1xOpenMP"} {
+	for _, w := range []string{"rank 1: MPI 2.000 s", "rank 0: useful 5.000 s", "Strong scaling: the same problem on more CPUs",
+		"No history yet: one run of each configuration (1xMPI 1xOpenMP, 2xMPI 1xOpenMP)", "Global: speedup T_ref / T against CPUs"} {
 		if !strings.Contains(page, w) {
 			t.Errorf("experiment page lacks %q", w)
 		}
@@ -180,6 +181,19 @@ func TestSiteFromTALPFiles(t *testing.T) {
 	}
 	if !strings.Contains(page, "TALP JSON files hold no per-process data") {
 		t.Error("TALP page does not say that per-process data is missing")
+	}
+	// The weak-scaling sample (instructions per CPU 1.17 × the
+	// reference's) is drawn as weak-scaling efficiency T_ref/T = 0.42
+	// against the ideal 1, not as a speedup.
+	weak := readFile(t, filepath.Join(out, "jsons-run-folder-weak-scaling/index.html"))
+	for _, w := range []string{"Weak scaling: a problem that grows with the CPUs", "at least 1.17 times",
+		"weak-scaling efficiency T_ref / T", `data-metric="speedup">0.42<`} {
+		if !strings.Contains(weak, w) {
+			t.Errorf("weak-scaling page lacks %q", w)
+		}
+	}
+	if strings.Contains(weak, "against CPUs (ideal: CPUs / reference CPUs)") {
+		t.Error("weak scaling drawn as a speedup")
 	}
 	// The unit-tests folder has git metadata in one file only: plotted
 	// over time; the genex folder uses "Application" as Global.
@@ -388,7 +402,7 @@ func TestSiteOverTime(t *testing.T) {
 	}
 	page := readFile(t, filepath.Join(out, "phases", "index.html"))
 	checkPage(t, filepath.Join(out, "phases", "index.html"))
-	sec := page[strings.Index(page, "<h2>Over time (newest run)</h2>"):]
+	sec := page[strings.Index(page, "<h2>Over time: efficiencies second by second (newest run)</h2>"):]
 	sec = sec[:strings.Index(sec, "<h2>Per process")]
 	if !strings.Contains(sec, "Global: efficiencies per 1 s interval") || !strings.Contains(sec, "<polyline") {
 		t.Errorf("no over-time chart:\n%s", sec)

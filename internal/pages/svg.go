@@ -71,4 +71,4 @@ func (b *svgBuf) rect(x, y, w, h float64, fill, title string) {
 }
 
 // chartStyle is the inline style of charts: system fonts only.
-const chartStyle = `<style>text{font-family:sans-serif;font-size:11px;fill:#333}.t{font-size:13px;font-weight:bold}.s{font-size:10px}</style>`
+const chartStyle = `<style>text{font-family:sans-serif;font-size:11px;fill:#333}.t{font-size:13px;font-weight:bold}.s{font-size:10px}.v{font-size:10px;fill:#111;paint-order:stroke;stroke:#fff;stroke-width:3px}.reg{fill:#c0392b;font-weight:bold}</style>`

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/popmon/popmon/measure"
+	"github.com/popmon/popmon/pop"
 )
 
 func TestNiceTicks(t *testing.T) {
@@ -148,8 +149,8 @@ func TestLineChartSVG(t *testing.T) {
 	}
 	big := (&LineChart{Title: "big", Series: []Series{{Name: "s", Points: pts}}}).SVG()
 	checkXML(t, "big chart", big)
-	if strings.Contains(big, "<circle") {
-		t.Error("markers drawn for 1000 points")
+	if n := strings.Count(big, "<circle"); n > 1 { // the legend's one
+		t.Errorf("%d markers drawn for 1000 points", n)
 	}
 }
 
@@ -194,5 +195,75 @@ func TestDistributionChart(t *testing.T) {
 	}
 	if n := strings.Count(svg, "processes</title>"); n != 2*measure.HistogramBins {
 		t.Errorf("%d bars, want %d", n, 2*measure.HistogramBins)
+	}
+}
+
+func TestLogAxesAndLabels(t *testing.T) {
+	c := LineChart{Title: "speedup", LogX: true, LogY: true, Series: []Series{
+		{Name: "measured", ID: "speedup", Labels: true, Points: []Point{{1, 1}, {2, 1.9}, {16, 9.36}}},
+		{Name: "ideal", Points: []Point{{1, 1}, {16, 16}}},
+		{Name: "bad", Points: []Point{{0, 1}, {-2, 3}}}, // not drawable on log axes
+	}}
+	s := c.SVG()
+	checkXML(t, "log chart", s)
+	// Ticks at the powers of 2 of both axes: 1 … 16.
+	for _, w := range []string{">1<", ">2<", ">4<", ">8<", ">16<", `data-metric="speedup">9.36<`, `data-metric="speedup">1.90<`, `stroke-dasharray="6 3"`} {
+		if !strings.Contains(s, w) {
+			t.Errorf("chart lacks %q", w)
+		}
+	}
+	if strings.Contains(s, ">32<") || strings.Contains(s, ">0.5<") {
+		t.Error("log axis beyond the data's powers of 2")
+	}
+}
+
+func TestPlaceLabels(t *testing.T) {
+	// Three labels at one x, two at the same height: pushed 11 px apart
+	// in their order; one alone elsewhere stays.
+	ls := []valueLabel{{x: 10, y: 50, text: "a"}, {x: 10, y: 50, text: "b"}, {x: 10, y: 55, text: "c"}, {x: 90, y: 50, text: "d"}}
+	placeLabels(ls, 0, 300)
+	want := []float64{50, 61, 72, 50}
+	for i, l := range ls {
+		if l.y != want[i] {
+			t.Errorf("label %s at y %v, want %v", l.text, l.y, want[i])
+		}
+	}
+	// At the bottom they are pushed up instead.
+	ls = []valueLabel{{x: 10, y: 98, text: "a"}, {x: 10, y: 99, text: "b"}}
+	placeLabels(ls, 0, 100)
+	if ls[0].y != 89 || ls[1].y != 100 {
+		t.Errorf("bottom labels at %v, %v, want 89, 100", ls[0].y, ls[1].y)
+	}
+}
+
+func TestModeSentence(t *testing.T) {
+	run := func(cpus int, instr float64) pop.ScalingRun {
+		return pop.ScalingRun{CPUs: cpus, Instructions: instr, HasCounters: instr > 0}
+	}
+	tests := []struct {
+		name      string
+		mode      pop.ScalingMode
+		runs      []pop.ScalingRun
+		head, why string
+	}{
+		{"one run", pop.ScalingStrong, []pop.ScalingRun{run(1, 100)}, "One configuration so far", "at least two resource configurations"},
+		{"strong", pop.ScalingStrong, []pop.ScalingRun{run(1, 1600), run(16, 1760)}, "Strong scaling: the same problem on more CPUs", "down to 0.07 times"},
+		{"weak", pop.ScalingWeak, []pop.ScalingRun{run(2, 200), run(4, 468)}, "Weak scaling: a problem that grows with the CPUs", "at least 1.17 times"},
+		{"no counters", pop.ScalingStrong, []pop.ScalingRun{run(1, 100), run(2, 0)}, "Strong scaling", "not every run has hardware counters"},
+	}
+	for _, tc := range tests {
+		sc := &pop.Scaling{Mode: tc.mode, ModeReason: "auto: …", Regions: []pop.ScalingRegion{{Runs: tc.runs}}}
+		head, why := modeSentence(sc)
+		if !strings.HasPrefix(head, tc.head) || !strings.Contains(why, tc.why) {
+			t.Errorf("%s: %q / %q, want %q / …%q…", tc.name, head, why, tc.head, tc.why)
+		}
+	}
+}
+
+func TestSizeBuckets(t *testing.T) {
+	for k, w := range map[int]string{0: "0", 1: "1", 2: "2–3", 3: "4–7", 11: "1Ki–2Ki", 21: "1Mi–2Mi"} {
+		if got := sizeBucket(k); got != w {
+			t.Errorf("bucket %d = %q, want %q", k, got, w)
+		}
 	}
 }

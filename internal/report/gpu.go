@@ -133,10 +133,20 @@ func deviceName(m *measure.Measurement, d int) string {
 	return fmt.Sprint(d)
 }
 
-// textGPUTables writes the GPU tables beyond the tree (as nsys stats gives
+// GPUTable is one of the GPU tables of a run beyond its trees: Rows[0]
+// is the header; More, when not empty, says what was left out.
+type GPUTable struct {
+	Title string
+	Rows  [][]string
+	More  string
+}
+
+// GPUTables returns the GPU tables beyond the tree (as nsys stats gives
 // them): the top kernels by device time, the memory operations per kind
 // with bytes and bandwidth, and each device's idle gaps inside Global.
-func textGPUTables(b *bufio.Writer, m *measure.Measurement) {
+// popmon report's text output and popmon pages show them.
+func GPUTables(m *measure.Measurement) []GPUTable {
+	var out []GPUTable
 	if len(m.GPUKernels) > 0 {
 		var total float64
 		for _, k := range m.GPUKernels {
@@ -156,11 +166,11 @@ func textGPUTables(b *bufio.Writer, m *measure.Measurement) {
 			rows = append(rows, []string{cut(safetext.Text(k.Name), gpuKernelNameWidth), fmt.Sprint(k.Device), fmt.Sprint(k.Count),
 				Duration(k.TimeNS), avg, Duration(k.MinNS), Duration(k.MaxNS), pct})
 		}
-		fmt.Fprintf(b, "\nTop GPU kernels (whole run, all processes; %s of kernels listed)\n", Duration(int64(total)))
-		writeTable(b, rows)
+		t := GPUTable{Title: fmt.Sprintf("Top GPU kernels (whole run, all processes; %s of kernels listed)", Duration(int64(total))), Rows: rows}
 		if rest := len(m.GPUKernels) - len(shown); rest > 0 {
-			fmt.Fprintf(b, "  (%s)\n", plural(rest, "more kernel", ""))
+			t.More = plural(rest, "more kernel", "")
 		}
+		out = append(out, t)
 	}
 	if len(m.GPUCopies) > 0 {
 		rows := [][]string{{"Kind", "Count", "Bytes", "Time", "Bandwidth"}}
@@ -171,8 +181,7 @@ func textGPUTables(b *bufio.Writer, m *measure.Measurement) {
 			}
 			rows = append(rows, []string{safetext.Text(c.Kind), fmt.Sprint(c.Count), bytesSI(float64(c.Bytes)), Duration(c.TimeNS), bw})
 		}
-		b.WriteString("\nGPU memory operations (whole run, all processes and devices)\n")
-		writeTable(b, rows)
+		out = append(out, GPUTable{Title: "GPU memory operations (whole run, all processes and devices)", Rows: rows})
 	}
 	if len(m.GPUIdle) > 0 {
 		var T int64
@@ -189,10 +198,25 @@ func textGPUTables(b *bufio.Writer, m *measure.Measurement) {
 			}
 			rows = append(rows, []string{deviceName(m, g.Device), fmt.Sprint(g.Gaps), Duration(g.IdleNS), Duration(g.LongestNS), pct})
 		}
-		b.WriteString("\nGPU idle gaps (between device activity inside Global)\n")
-		writeTable(b, rows)
+		out = append(out, GPUTable{Title: "GPU idle gaps (between device activity inside Global)", Rows: rows})
+	}
+	return out
+}
+
+// textGPUTables writes the tables of GPUTables.
+func textGPUTables(b *bufio.Writer, m *measure.Measurement) {
+	for _, t := range GPUTables(m) {
+		fmt.Fprintf(b, "\n%s\n", t.Title)
+		writeTable(b, t.Rows)
+		if t.More != "" {
+			fmt.Fprintf(b, "  (%s)\n", t.More)
+		}
 	}
 }
+
+// BytesSI formats a byte count with a decimal prefix and the unit, as the
+// reports write bytes: "512 B", "2.00 GB".
+func BytesSI(v float64) string { return bytesSI(v) }
 
 // bytesSI formats a byte count with a decimal prefix: "512 B", "2.00 GB".
 func bytesSI(v float64) string {
