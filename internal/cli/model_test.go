@@ -2,7 +2,9 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,9 +24,10 @@ type modelJSONOut struct {
 		CPUs      int      `json:"cpus"`
 		MeasuredS *float64 `json:"measured_s"`
 		Models    []struct {
-			Curve  string   `json:"curve"`
-			TimeS  float64  `json:"time_s"`
-			RelErr *float64 `json:"rel_err"`
+			Curve   string   `json:"curve"`
+			TimeS   float64  `json:"time_s"`
+			Speedup float64  `json:"speedup"`
+			RelErr  *float64 `json:"rel_err"`
 		} `json:"models"`
 	} `json:"predictions"`
 	Components *struct {
@@ -226,6 +229,40 @@ func TestModelEPOCH(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("no p2p-rendezvous fit: %+v (notes %q)", o.Components.Communication.Fits, o.Notes)
+		}
+	})
+
+	t.Run("pages draw the model", func(t *testing.T) {
+		// popmon pages fits the default model of popmon model on the
+		// experiment and labels its predictions at 2× and 4× the largest
+		// run; the labels must be the speedups popmon model predicts.
+		o := run(t, "--fit-model", "amdahl", "--predict", "32,64")
+		site := filepath.Join(t.TempDir(), "site")
+		if code, out, errs := runMain("pages", "-i", dir, "-o", site); code != ExitOK {
+			t.Fatalf("pages: exit %d\n%s%s", code, out, errs)
+		}
+		page, err := os.ReadFile(filepath.Join(site, filepath.Base(dir), "index.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(page), "model factor projection (amdahl) fitted on 5 configurations") {
+			t.Error("the scaling page does not say which model it drew")
+		}
+		found := 0
+		for _, p := range o.Predictions {
+			for _, m := range p.Models {
+				if m.Curve != "factors-amdahl" {
+					continue
+				}
+				label := fmt.Sprintf(`data-metric="predicted">%.2f<`, m.Speedup)
+				if !strings.Contains(string(page), label) {
+					t.Errorf("%d CPUs: no label %s on the page", p.CPUs, label)
+				}
+				found++
+			}
+		}
+		if found != 2 {
+			t.Errorf("%d amdahl predictions, want 2", found)
 		}
 	})
 

@@ -74,6 +74,7 @@ func pagesCmd(env *Env, args []string) error {
 			fmt.Fprintf(env.Stderr, "popmon pages: skipping: %v\n", err)
 		},
 	}
+	opts.Fit = pagesFit
 	if isTerminal(env.Stderr) {
 		opts.Progress = env.Stderr
 	}
