@@ -60,6 +60,8 @@ type Options struct {
 	// .prv text read so far.
 	Progress func(textBytes int64)
 
+	// buildTrace also builds the in-memory trace (ImportTrace).
+	buildTrace bool
 	// eager keeps every worker's accounts current at each change of its
 	// primary's context instead of parking idle ones: the reference the
 	// tests compare the parked accounting with.
@@ -230,6 +232,9 @@ type importer struct {
 	firstBad         string
 	cut              string // where the file ends inside a line or compressed block (SkipBad)
 	unsorted         int64
+	// tb builds the in-memory trace in the same pass (ImportTrace); nil
+	// when not asked for.
+	tb *traceBuilder
 }
 
 // completeShare is how much of its header's duration a trace's records must
@@ -271,6 +276,10 @@ func run(r io.Reader, opt Options) (*measure.Measurement, *importer, error) {
 	if err := im.checkSize(); err != nil {
 		return nil, nil, err
 	}
+	if opt.buildTrace {
+		im.tb = newTraceBuilder(h, im.app)
+		rd.onComm = im.tb.comm
+	}
 	nextProgress := int64(4 << 20)
 	for {
 		rec, err := rd.Next()
@@ -305,6 +314,9 @@ func run(r io.Reader, opt Options) (*measure.Measurement, *importer, error) {
 				return nil, nil, err
 			}
 			continue
+		}
+		if im.tb != nil {
+			im.tb.record(rec, opt.PCF)
 		}
 		if opt.Progress != nil && rd.Bytes() >= nextProgress {
 			opt.Progress(rd.Bytes())

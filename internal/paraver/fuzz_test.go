@@ -298,7 +298,7 @@ func FuzzImport(f *testing.F) {
 		}
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		m, err := importStream(bytes.NewReader(in), opt)
+		m, _, err := importStream(bytes.NewReader(in), opt)
 		runtime.ReadMemStats(&after)
 		// Small buffers (smallBuffers), gzip's state (about 50 KB a
 		// reader) and a bounded multiple of the text: never the header's
@@ -358,7 +358,7 @@ func FuzzImport(f *testing.F) {
 		checkMetrics(t, m)
 		// Parking idle workers changes nothing.
 		opt.eager = true
-		ref, err := importStream(bytes.NewReader(in), opt)
+		ref, _, err := importStream(bytes.NewReader(in), opt)
 		if err != nil {
 			t.Fatalf("the eager reference fails where the import did not: %v", err)
 		}

@@ -49,17 +49,23 @@ func Companions(path string) (pcf, row string) {
 // measurement, a malformed one is an error. Progress, when set, gets the
 // bytes of the file read so far and its size.
 func ImportFile(path string, opt Options, progress func(read, size int64)) (*measure.Measurement, error) {
+	m, _, err := importFile(path, opt, progress)
+	return m, err
+}
+
+// importFile is ImportFile, returning the importer too (for its trace).
+func importFile(path string, opt Options, progress func(read, size int64)) (*measure.Measurement, *importer, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("opening the trace: %w", err)
+		return nil, nil, fmt.Errorf("opening the trace: %w", err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("opening the trace: %w", err)
+		return nil, nil, fmt.Errorf("opening the trace: %w", err)
 	}
 	if st.IsDir() {
-		return nil, fmt.Errorf("%s is a directory, not a .prv trace", path)
+		return nil, nil, fmt.Errorf("%s is a directory, not a .prv trace", path)
 	}
 	if opt.Path == "" {
 		opt.Path = path
@@ -72,7 +78,7 @@ func ImportFile(path string, opt Options, progress func(read, size int64)) (*mea
 		case errors.Is(err, fs.ErrNotExist):
 			missing = append(missing, "no .pcf next to the trace: MPI calls are named by their event values")
 		case err != nil:
-			return nil, err
+			return nil, nil, err
 		}
 		opt.PCF = p
 	}
@@ -82,7 +88,7 @@ func ImportFile(path string, opt Options, progress func(read, size int64)) (*mea
 		case errors.Is(err, fs.ErrNotExist):
 			missing = append(missing, "no .row next to the trace: host names unknown")
 		case err != nil:
-			return nil, err
+			return nil, nil, err
 		}
 		opt.Row = r
 	}
@@ -92,26 +98,26 @@ func ImportFile(path string, opt Options, progress func(read, size int64)) (*mea
 		size := st.Size()
 		opt.Progress = func(int64) { progress(counted.n, size) }
 	}
-	m, err := importStream(counted, opt)
+	m, im, err := importStream(counted, opt)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	m.Source.Notes = append(m.Source.Notes, missing...)
-	return m, nil
+	return m, im, nil
 }
 
 // importStream imports a .prv stream, plain or gzip-compressed (detected
 // by content).
-func importStream(src io.Reader, opt Options) (*measure.Measurement, error) {
+func importStream(src io.Reader, opt Options) (*measure.Measurement, *importer, error) {
 	br := bufio.NewReaderSize(src, readBufferSize)
 	var r io.Reader = br
 	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-			return nil, errors.New("the trace is truncated: the file ends inside its gzip header; re-copy the file")
+			return nil, nil, errors.New("the trace is truncated: the file ends inside its gzip header; re-copy the file")
 		}
 		if err != nil {
-			return nil, fmt.Errorf("bad gzip data: %w", err)
+			return nil, nil, fmt.Errorf("bad gzip data: %w", err)
 		}
 		defer zr.Close()
 		// Decompress on another core while this one parses.
@@ -119,7 +125,7 @@ func importStream(src io.Reader, opt Options) (*measure.Measurement, error) {
 		defer ar.Close()
 		r = ar
 	}
-	return Import(r, opt)
+	return run(r, opt)
 }
 
 // readCompanion parses a companion file with parse.

@@ -88,6 +88,9 @@ type Reader struct {
 	// partial is set when the line last read is the file's last and has
 	// no newline: a malformed one is a file cut short.
 	partial bool
+	// onComm, when set, gets each communicator ("c:") line; an error it
+	// returns is the line's syntax error.
+	onComm func(line []byte) error
 }
 
 // readBufferSize is the read buffer: large enough for any ordinary line and
@@ -225,6 +228,11 @@ func (r *Reader) Next() (*Record, error) {
 			continue // comment
 		case 'c':
 			if bytes.HasPrefix(line, []byte("c:")) {
+				if r.onComm != nil {
+					if err := r.onComm(line); err != nil {
+						return nil, r.syntax(line, err.Error())
+					}
+				}
 				continue // communicator definition
 			}
 		case 'n':
