@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/popmon/popmon/internal/replay"
 	"github.com/popmon/popmon/internal/trace"
 )
 
@@ -139,8 +140,21 @@ func (a *acc) add(id string, rank int32, name string, ns int64) {
 	a.sites[id][name] += ns
 }
 
+// Options tune the analysis.
+type Options struct {
+	// EagerLimit is the message size (bytes) from which a send uses the
+	// rendezvous protocol and so can wait for its receiver (Late
+	// Receiver); smaller messages count only when sent synchronously
+	// (MPI_Ssend, MPI_Issend). 0 means replay.DefaultEagerLimit, the limit
+	// of the ideal-network replay.
+	EagerLimit int64
+}
+
 // Analyze finds the wait states and the critical path of tr.
-func Analyze(tr *trace.Trace) (*Result, error) {
+func Analyze(tr *trace.Trace, opt Options) (*Result, error) {
+	if opt.EagerLimit <= 0 {
+		opt.EagerLimit = replay.DefaultEagerLimit
+	}
 	if tr == nil || len(tr.Ranks) == 0 {
 		return nil, fmt.Errorf("the trace has no ranks")
 	}
@@ -164,7 +178,7 @@ func Analyze(tr *trace.Trace) (*Result, error) {
 		res.MPINS += res.MPIRankNS[r]
 	}
 	causes := map[callRef]cause{}
-	notes := pointToPoint(tr, a, causes)
+	notes := pointToPoint(tr, a, causes, opt.EagerLimit)
 	res.Notes = append(res.Notes, notes...)
 	res.Notes = append(res.Notes, collectives(tr, a, causes)...)
 	for _, p := range patternList {
@@ -240,7 +254,7 @@ func validCall(tr *trace.Trace, rank, call int32) bool {
 
 // pointToPoint computes Late Sender (with wrong order) and Late Receiver,
 // and records each waiting call's cause.
-func pointToPoint(tr *trace.Trace, a *acc, causes map[callRef]cause) []string {
+func pointToPoint(tr *trace.Trace, a *acc, causes map[callRef]cause, eagerLimit int64) []string {
 	var notes []string
 	bad := 0
 	// Late Sender: per receive-completing call, the latest sender's entry.
@@ -276,7 +290,9 @@ func pointToPoint(tr *trace.Trace, a *acc, causes map[callRef]cause) []string {
 			}
 			g.messages = append(g.messages, mi)
 		}
-		if m.SendDone >= 0 && validCall(tr, m.Src, m.SendDone) {
+		sc := &tr.Ranks[m.Src].Calls[m.SendCall]
+		rendezvous := m.Bytes >= eagerLimit || strings.HasPrefix(sc.Name, "MPI_Ssend") || strings.HasPrefix(sc.Name, "MPI_Issend")
+		if rendezvous && m.SendDone >= 0 && validCall(tr, m.Src, m.SendDone) {
 			sd := &tr.Ranks[m.Src].Calls[m.SendDone]
 			postAt := tr.Ranks[m.Dst].Calls[m.RecvPost].Enter
 			if blockingSend(sd) && sd.Leave > postAt {

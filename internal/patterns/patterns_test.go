@@ -161,7 +161,7 @@ func TestPatterns(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := Analyze(tc.tr)
+			res, err := Analyze(tc.tr, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -188,7 +188,7 @@ func TestPatterns(t *testing.T) {
 }
 
 func TestLateSenderSites(t *testing.T) {
-	res, err := Analyze(lateSender())
+	res, err := Analyze(lateSender(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestLateSenderSites(t *testing.T) {
 }
 
 func TestCriticalPath(t *testing.T) {
-	res, err := Analyze(criticalPath2())
+	res, err := Analyze(criticalPath2(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestCriticalPathCollectives(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := Analyze(tc.tr)
+			res, err := Analyze(tc.tr, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -276,11 +276,21 @@ func TestCompletionAndLateReceiver(t *testing.T) {
 	s := b.send(0, 10*ms, 18*ms)
 	r := b.recv(1, 17*ms, 18*ms)
 	b.msg(0, s, 1, r, 0)
-	// An eager send that left before the receive was posted: no wait.
+	b.tr.Messages[len(b.tr.Messages)-1].Bytes = 64 << 10
+	// A send that left before the receive was posted: no wait.
 	s = b.send(0, 20*ms, 20*ms+1000)
 	r = b.recv(1, 30*ms, 30*ms+1000)
 	b.msg(0, s, 1, r, 0)
-	res, err := Analyze(b.tr)
+	b.tr.Messages[len(b.tr.Messages)-1].Bytes = 64 << 10
+	// 8 bytes (below the eager limit) cannot wait for the receiver,
+	// whatever the times say; an MPI_Ssend of 8 bytes does (2 ms).
+	s = b.send(0, 40*ms, 48*ms)
+	r = b.recv(1, 45*ms, 48*ms)
+	b.msg(0, s, 1, r, 0)
+	s = b.call(0, "MPI_Ssend", trace.KindSend, trace.CollNone, 50*ms, 53*ms)
+	r = b.recv(1, 52*ms, 53*ms)
+	b.msg(0, s, 1, r, 0)
+	res, err := Analyze(b.tr, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +300,7 @@ func TestCompletionAndLateReceiver(t *testing.T) {
 	}{
 		{WaitBarrier, []int64{4 * ms, 0}},
 		{BarrierCompletion, []int64{3 * ms, 0}},
-		{LateReceiver, []int64{7 * ms, 0}},
+		{LateReceiver, []int64{9 * ms, 0}},
 		{LateSender, []int64{0, 0}},
 	} {
 		p := res.Pattern(w.id)
@@ -327,7 +337,7 @@ func TestWrongOrderDifferentSourceAndWaitall(t *testing.T) {
 	tst := b.call(2, "MPI_Test", trace.KindWait, trace.CollNone, 62*ms, 63*ms)
 	a2 := b.send(0, 70*ms, 70*ms)
 	b.tr.Messages = append(b.tr.Messages, trace.Message{Src: 0, Dst: 2, SendCall: a2, SendDone: a2, RecvPost: i2, RecvDone: tst})
-	res, err := Analyze(b.tr)
+	res, err := Analyze(b.tr, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +376,7 @@ func TestNxNAndScan(t *testing.T) {
 	for r, e := range []int64{30, 31, 35} {
 		b.call(r, "MPI_Allgather", trace.KindCollective, trace.CollAllgather, e*ms, 36*ms)
 	}
-	res, err := Analyze(b.tr)
+	res, err := Analyze(b.tr, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,14 +412,14 @@ func TestAnalyzeErrors(t *testing.T) {
 		{"leave before enter", bad.tr, "leaves before it enters"},
 		{"unordered", unordered.tr, "entry order"},
 	} {
-		if _, err := Analyze(tc.tr); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := Analyze(tc.tr, Options{}); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
 		}
 	}
 	// Messages naming missing calls are left out with a note.
 	b := newBuilder(2)
 	b.tr.Messages = append(b.tr.Messages, trace.Message{Src: 0, Dst: 1, SendCall: 7, RecvPost: 9, RecvDone: 9})
-	res, err := Analyze(b.tr)
+	res, err := Analyze(b.tr, Options{})
 	if err != nil || len(res.Notes) == 0 || !strings.Contains(res.Notes[0], "1 messages") {
 		t.Errorf("damaged message: %v, notes %v", err, res)
 	}
