@@ -191,9 +191,12 @@ func slice(name, cat string, pid, tid int32, enter, leave int64, args map[string
 	return &Event{Name: name, Cat: cat, Ph: "X", TS: Micros(enter), Dur: &d, PID: pid, TID: tid, Args: args}
 }
 
-// callArgs are an MPI call's arguments: for point-to-point calls the
-// peer, bytes, tag and communicator of its message (of each, when it
-// completes several), for collectives the communicator, root and bytes.
+// callArgs are an MPI call's arguments: for collectives the
+// communicator, root and bytes; for point-to-point calls the peer, bytes,
+// tag and communicator of the message it sends or receives (a call that
+// does both, MPI_Sendrecv, has the send's as peer/bytes/tag and the
+// receive's as source/recv_bytes/recv_tag; a call completing several
+// messages has their count, peers and total bytes).
 func callArgs(tr *trace.Trace, c *trace.Call, ends []msgEnd) map[string]any {
 	args := map[string]any{}
 	if c.Comm >= 0 {
@@ -207,26 +210,36 @@ func callArgs(tr *trace.Trace, c *trace.Call, ends []msgEnd) map[string]any {
 		args["recv_bytes"] = c.RecvBytes
 		return args
 	}
-	if len(ends) == 1 {
-		m, send := tr.Messages[ends[0].msg], ends[0].send
-		peer := m.Src
-		if send {
-			peer = m.Dst
+	var sends, recvs []trace.Message
+	for _, e := range ends {
+		if e.send {
+			sends = append(sends, tr.Messages[e.msg])
+		} else {
+			recvs = append(recvs, tr.Messages[e.msg])
 		}
-		args["peer"], args["bytes"], args["tag"], args["comm"] = peer, m.Bytes, m.Tag, m.Comm
-		return args
 	}
-	if len(ends) > 1 {
+	switch {
+	case len(ends) == 1 || len(sends) == 1 && len(recvs) == 1:
+		if len(sends) == 1 {
+			m := sends[0]
+			args["peer"], args["bytes"], args["tag"], args["comm"] = m.Dst, m.Bytes, m.Tag, m.Comm
+		}
+		if len(recvs) == 1 {
+			m := recvs[0]
+			if len(sends) == 0 {
+				args["peer"], args["bytes"], args["tag"], args["comm"] = m.Src, m.Bytes, m.Tag, m.Comm
+			} else {
+				args["source"], args["recv_bytes"], args["recv_tag"] = m.Src, m.Bytes, m.Tag
+			}
+		}
+	case len(ends) > 1:
 		var peers []int32
 		var bytes int64
-		for _, e := range ends {
-			m, send := tr.Messages[e.msg], e.send
-			if send {
-				peers = append(peers, m.Dst)
-			} else {
-				peers = append(peers, m.Src)
-			}
-			bytes += m.Bytes
+		for _, m := range sends {
+			peers, bytes = append(peers, m.Dst), bytes+m.Bytes
+		}
+		for _, m := range recvs {
+			peers, bytes = append(peers, m.Src), bytes+m.Bytes
 		}
 		args["peers"], args["bytes"], args["messages"] = peers, bytes, len(ends)
 	}
