@@ -405,7 +405,7 @@ func collectives(tr *trace.Trace, a *acc, causes map[callRef]cause) []string {
 	var notes []string
 	inst := map[collKey][]member{}
 	var keys []collKey
-	anyBytes := false
+	anyBytes, anyColl := false, false
 	seq := map[int32]int{}
 	for r := range tr.Ranks {
 		clear(seq)
@@ -414,6 +414,7 @@ func collectives(tr *trace.Trace, a *acc, causes map[callRef]cause) []string {
 			comm := c.Comm
 			switch c.Kind {
 			case trace.KindCollective:
+				anyColl = true
 				if c.SendBytes+c.RecvBytes > 0 {
 					anyBytes = true
 				}
@@ -435,7 +436,7 @@ func collectives(tr *trace.Trace, a *acc, causes map[callRef]cause) []string {
 			inst[k] = append(inst[k], member{int32(r), int32(i), c.Enter, c.Leave})
 		}
 	}
-	if !anyBytes {
+	if anyColl && !anyBytes {
 		notes = append(notes, "the trace has no collective payload sizes, so the payload rule (no pattern for collectives that move no data) was not applied")
 	}
 	sort.Slice(keys, func(i, j int) bool {
