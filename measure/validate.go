@@ -209,6 +209,11 @@ func (m *Measurement) Validate() error {
 	}
 	m.validateOpenMP(&p)
 	m.validateGPU(&p)
+	if in := m.IdealNetwork; in != nil {
+		if in.RuntimeNS < 1 || in.UsefulMaxNS < 0 || in.UsefulMaxNS > in.RuntimeNS || in.EagerLimit < 0 {
+			p.add("ideal_network", "has runtime_ns %d, useful_max_ns %d and eager_limit %d (want runtime_ns ≥ 1, 0 ≤ useful_max_ns ≤ runtime_ns, eager_limit ≥ 0)", in.RuntimeNS, in.UsefulMaxNS, in.EagerLimit)
+		}
+	}
 	return p.err()
 }
 

@@ -21,8 +21,15 @@ const (
 const ReasonIdealNetwork = "needs an ideal-network replay (Dimemas)"
 
 // computeAdditive implements model pop-additive, POP-METRICS.md §4.
-func computeAdditive(m *measure.Measurement) *Report {
-	return computeModel(m, ModelPOPAdditive, additiveTree)
+func computeAdditive(m *measure.Measurement, opt Options) *Report {
+	rep := computeModel(m, ModelPOPAdditive, opt, additiveTree)
+	if m.IdealNetwork != nil && m.MPI != nil {
+		rep.SerTransfer = opt.SerTransfer
+		if rep.SerTransfer == "" {
+			rep.SerTransfer = SerTransferBSC
+		}
+	}
+	return rep
 }
 
 // additiveTree builds the pop-additive tree. With t_i the threads of
@@ -33,8 +40,8 @@ func computeAdditive(m *measure.Measurement) *Report {
 //	  process_efficiency        = Avg(OMP + SerialUseful) / R
 //	    mpi_load_balance        = 1 − (max NonMPI − Avg(NonMPI)) / R
 //	    mpi_communication_eff.  = max NonMPI / R
-//	      serialisation_eff.    not measured (ReasonIdealNetwork)
-//	      transfer_efficiency   not measured (ReasonIdealNetwork)
+//	      serialisation_eff.    from the ideal-network replay (Global only;
+//	      transfer_efficiency   see SerTransfer), else not measured (ReasonIdealNetwork)
 //	  thread_efficiency         = 1 − (Avg(OMP) + Avg(SerialUseful) − ΣU/Tt) / R
 //	    omp_region_efficiency   = 1 − (Avg(OMP) − ΣParallelUseful/Tt) / R
 //	    serial_region_eff.      = 1 − (Σ SerialUseful_i·(t_i − 1) / Tt) / R
@@ -59,8 +66,20 @@ func additiveTree(b *builder, in threadInputs, mf modelFeatures, all, threads st
 	if mf.mpi {
 		b.addOr(IDMPILoadBalance, "Load Balance", IDProcessEfficiency, KindEfficiency, all)(oneMinus(in.nonMPIMax-avgNonMPI, in.r))
 		b.addOr(IDMPICommunicationEfficiency, "Communication efficiency", IDProcessEfficiency, KindEfficiency, all)(ratio(in.nonMPIMax, in.r))
-		b.notMeasured(IDSerialisationEfficiency, "Serialisation efficiency", IDMPICommunicationEfficiency, KindEfficiency, ReasonIdealNetwork)
-		b.notMeasured(IDTransferEfficiency, "Transfer efficiency", IDMPICommunicationEfficiency, KindEfficiency, ReasonIdealNetwork)
+		why := all
+		switch {
+		case mf.ideal == nil:
+			why = ReasonIdealNetwork
+		case why != "":
+		case !mf.global:
+			why = ReasonReplayGlobal
+		}
+		ser, trans, ok := 0.0, 0.0, false
+		if commE, commOK := ratio(in.nonMPIMax, in.r); why == "" && commOK {
+			ser, trans, ok = serTransfer(mf.serTransfer, mf.ideal, in.r, in.nonMPIMax, commE)
+		}
+		b.addOr(IDSerialisationEfficiency, "Serialisation efficiency", IDMPICommunicationEfficiency, KindEfficiency, why)(ser, ok)
+		b.addOr(IDTransferEfficiency, "Transfer efficiency", IDMPICommunicationEfficiency, KindEfficiency, why)(trans, ok)
 	}
 	b.addOr(IDThreadEfficiency, "Thread efficiency", IDParallelEfficiency, KindEfficiency, threads)(oneMinus(avgOMP+avgSerial-meanU, in.r))
 	b.addOr(IDOMPRegionEfficiency, "OpenMP region efficiency", IDThreadEfficiency, KindEfficiency, threads)(oneMinus(avgOMP-in.ompUseful/in.tt, in.r))

@@ -92,6 +92,12 @@ type modelFeatures struct {
 	// ompNotMeasured is why the OpenMP side was not measured (the file's
 	// "openmp" object says OMPT was not active); "" otherwise.
 	ompNotMeasured string
+	// ideal is the ideal-network replay of the whole run (nil without
+	// one); global says the region is Global, the one it covers.
+	ideal  *measure.IdealNetwork
+	global bool
+	// serTransfer is the definition of serialisation and transfer.
+	serTransfer SerTransfer
 }
 
 // computeModel computes a report with the region trees of fn, which gets
@@ -99,9 +105,12 @@ type modelFeatures struct {
 // that need OpenMP measurements (threads) are not measured ("" when they
 // are). Region sizes, totals and the computational metrics are those of
 // model talp.
-func computeModel(m *measure.Measurement, model Model, fn func(b *builder, in threadInputs, mf modelFeatures, all, threads string)) *Report {
+func computeModel(m *measure.Measurement, model Model, opt Options, fn func(b *builder, in threadInputs, mf modelFeatures, all, threads string)) *Report {
 	talp := computeTALP(m)
-	mf := modelFeatures{mpi: m.MPI != nil, ompNotMeasured: m.OpenMP.NotMeasured()}
+	mf := modelFeatures{mpi: m.MPI != nil, ompNotMeasured: m.OpenMP.NotMeasured(), ideal: m.IdealNetwork, serTransfer: opt.SerTransfer}
+	if mf.serTransfer == "" {
+		mf.serTransfer = SerTransferBSC
+	}
 	rep := &Report{Model: model, Regions: talp.Regions}
 	nodeOf := m.NodeOf()
 	for i := range rep.Regions {
@@ -119,7 +128,9 @@ func computeModel(m *measure.Measurement, model Model, fn func(b *builder, in th
 			case in.noAccounts:
 				all, threads = reasonNoThreadAccounts, reasonNoThreadAccounts
 			}
-			fn(b, in, mf, all, threads)
+			rmf := mf
+			rmf.global = r.Name == measure.GlobalRegion
+			fn(b, in, rmf, all, threads)
 		}
 		for _, x := range r.Metrics {
 			if x.Parent == "" && x.Kind != KindEfficiency {
@@ -133,7 +144,7 @@ func computeModel(m *measure.Measurement, model Model, fn func(b *builder, in th
 
 // computeHybrid implements model pop-hybrid, POP-METRICS.md §3.
 func computeHybrid(m *measure.Measurement) *Report {
-	return computeModel(m, ModelPOPHybrid, hybridTree)
+	return computeModel(m, ModelPOPHybrid, Options{}, hybridTree)
 }
 
 // hybridTree builds the pop-hybrid tree:

@@ -126,6 +126,10 @@ type Report struct {
 	// library). Every region's Metrics is then empty; renderers print the
 	// sentence instead of the trees.
 	Refused string
+	// SerTransfer is the definition of serialisation and transfer
+	// efficiency the report computed them with; "" when it has none
+	// (another model, or no ideal-network replay).
+	SerTransfer SerTransfer
 }
 
 // Region returns the report of the region called name: an exact match, or
@@ -299,6 +303,12 @@ func (r *RegionReport) Metric(id string) (Metric, bool) {
 // m; an empty model is the default, ModelTALP. It fails for an unknown
 // model or a measurement that does not pass measure's validation.
 func Compute(m *measure.Measurement, model Model) (*Report, error) {
+	return ComputeWith(m, model, Options{})
+}
+
+// ComputeWith is [Compute] with options (the definition of serialisation
+// and transfer efficiency).
+func ComputeWith(m *measure.Measurement, model Model, opt Options) (*Report, error) {
 	if model == "" {
 		model = ModelTALP
 	}
@@ -320,7 +330,7 @@ func Compute(m *measure.Measurement, model Model) (*Report, error) {
 	case ModelPOPHybrid:
 		rep = computeHybrid(m)
 	case ModelPOPAdditive:
-		rep = computeAdditive(m)
+		rep = computeAdditive(m, opt)
 	default:
 		rep = computeTALP(m)
 	}

@@ -43,6 +43,9 @@ type reportOptions struct {
 	model    string
 	input    inputOptions
 	overTime bool // per-interval efficiencies (report --over-time)
+	// serTransfer is the definition of serialisation and transfer
+	// efficiency (report --ser-transfer).
+	serTransfer pop.SerTransfer
 }
 
 func checkFormat(f string, allowNone bool) error {
@@ -58,7 +61,7 @@ func checkFormat(f string, allowNone bool) error {
 }
 
 func reportCmd(env *Env, args []string) error {
-	fs := newFlags("report", "[--format F] [--region NAME] [--model M] [--patterns] [--skip-bad] [-o OUT [--force]] FILE", reportHelp, env.Stderr)
+	fs := newFlags("report", "[--format F] [--region NAME] [--model M] [--ser-transfer bsc|pop] [--patterns] [--skip-bad] [-o OUT [--force]] FILE", reportHelp, env.Stderr)
 	format := fs.String("format", "text", "output format: "+strings.Join(formats, ", "))
 	region := fs.String("region", "", "only this region (exact name: names are case-sensitive)")
 	model := fs.String("model", string(pop.ModelTALP), "metric model: "+modelNames())
@@ -66,9 +69,14 @@ func reportCmd(env *Env, args []string) error {
 	force := fs.Bool("force", false, "with -o: replace an existing file (atomically)")
 	skipBad := fs.Bool("skip-bad", false, "for a trace: skip malformed lines (with a warning) instead of refusing the trace")
 	overTime := fs.Bool("over-time", false, "the region's efficiencies in each interval of the run (text or csv; Global unless --region)")
+	serTransfer := fs.String("ser-transfer", "bsc", "model pop-additive on a replayed trace: serialisation/transfer efficiency definition, bsc (bsc-basicanalysis: SerE = U_ideal,max/T_ideal, TransE = CommE/SerE) or pop (SerE = U_max/T_ideal, TransE = T_ideal/T)")
 	patterns := fs.Bool("patterns", false, "the wait states and the critical path of a trace (a traced run's measurement, its trace folder, or a Paraver trace; text or json)")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	st, err := pop.ParseSerTransfer(*serTransfer)
+	if err != nil {
+		return fail(ExitUsage, "--ser-transfer: %v", err)
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
@@ -89,7 +97,7 @@ func reportCmd(env *Env, args []string) error {
 		}
 		return reportPatterns(env, fs.Arg(0), *format, *output, *force, inputOptions{skipBad: *skipBad})
 	}
-	opts := reportOptions{region: *region, model: *model, input: inputOptions{skipBad: *skipBad}, overTime: *overTime}
+	opts := reportOptions{region: *region, model: *model, input: inputOptions{skipBad: *skipBad}, overTime: *overTime, serTransfer: st}
 	if *overTime && *format != "text" && *format != "csv" {
 		return fail(ExitUsage, "--over-time prints text or csv, not %s", *format)
 	}
@@ -165,7 +173,7 @@ func renderFile(env *Env, w io.Writer, path, format string, opts reportOptions) 
 	}
 	reps := make([]*pop.Report, 0, len(models))
 	for _, model := range models {
-		rep, err := pop.Compute(m, model)
+		rep, err := pop.ComputeWith(m, model, pop.Options{SerTransfer: opts.serTransfer})
 		if err != nil {
 			return fail(ExitInput, "%s: %v", path, err)
 		}

@@ -81,6 +81,15 @@ type rankTrace struct {
 	open     int // index of the open call, -1 when none
 	end      int64
 	unsorted bool
+	// states are the thread's states other than Running, kept to find
+	// its non-useful time outside MPI calls (spans of kind "other").
+	states []rawState
+}
+
+// rawState is a state record other than Running (ns).
+type rawState struct {
+	begin, end int64
+	state      int32
 }
 
 // traceBuilder builds the in-memory trace from the records of an import.
@@ -192,6 +201,9 @@ func (tb *traceBuilder) record(rec *Record, pcf *PCF) {
 		if rec.Thread == 1 {
 			r := tb.rank(rec.Task)
 			r.end = max(r.end, tb.ns(rec.End))
+			if rec.State != StateRunning && rec.End > rec.Time && tb.count(1) {
+				r.states = append(r.states, rawState{tb.ns(rec.Time), tb.ns(rec.End), rec.State})
+			}
 		}
 	case KindEvent:
 		if rec.Thread == 1 {
@@ -336,6 +348,8 @@ func (tb *traceBuilder) finish(im *importer) (*trace.Trace, error) {
 			r.end = max(r.end, c.Leave)
 		}
 		rk.Calls, rk.End = r.calls, r.end
+		rk.Spans = otherSpans(r.calls, r.states, im.opt.PCF)
+		r.states = nil
 		tr.End = max(tr.End, r.end)
 	}
 	fillRoots(tr)
@@ -463,4 +477,63 @@ func fillRoots(tr *trace.Trace) {
 // rooted reports whether a collective has a root.
 func rooted(c trace.Coll) bool {
 	return c == trace.CollBcast || c == trace.CollScatter || c == trace.CollReduce || c == trace.CollGather
+}
+
+// SpanOther is the Span.Kind of the MPI thread's time outside MPI calls
+// that is not useful: Paraver states other than Running there (Not
+// created, I/O, Others, Idle). Its Name is the state's name.
+const SpanOther = "other"
+
+// stateNames are Paraver's standard state names, by value (Extrae's .pcf).
+var stateNames = []string{"Idle", "Running", "Not created", "Waiting a message", "Blocking Send", "Synchronization",
+	"Test/Probe", "Scheduling and Fork/Join", "Wait/WaitAll", "Blocked", "Immediate Send", "Immediate Receive", "I/O",
+	"Group Communication", "Tracing Disabled", "Others", "Send Receive"}
+
+// stateName names a state value: Paraver's standard name, the .pcf's, or
+// "state N".
+func stateName(s int32, pcf *PCF) string {
+	if s >= 0 && int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	if pcf != nil && pcf.States[s] != "" {
+		return pcf.States[s]
+	}
+	return fmt.Sprintf("state %d", s)
+}
+
+// otherSpans returns the parts of the non-Running states outside the
+// calls, as spans of kind "other", adjacent ones of one state merged.
+func otherSpans(calls []trace.Call, states []rawState, pcf *PCF) []trace.Span {
+	sort.SliceStable(states, func(i, j int) bool { return states[i].begin < states[j].begin })
+	var spans []trace.Span
+	add := func(a, b int64, st int32) {
+		if b <= a {
+			return
+		}
+		name := stateName(st, pcf)
+		if n := len(spans); n > 0 && spans[n-1].Leave == a && spans[n-1].Name == name {
+			spans[n-1].Leave = b
+			return
+		}
+		spans = append(spans, trace.Span{Kind: SpanOther, Name: name, Enter: a, Leave: b})
+	}
+	for _, st := range states {
+		a := st.begin
+		// The calls that overlap [a, end): from the last that enters at or
+		// before a.
+		i := max(sort.Search(len(calls), func(i int) bool { return calls[i].Enter > a })-1, 0)
+		for ; i < len(calls) && a < st.end; i++ {
+			c := calls[i]
+			if c.Leave <= a {
+				continue
+			}
+			if c.Enter >= st.end {
+				break
+			}
+			add(a, c.Enter, st.state)
+			a = max(a, c.Leave)
+		}
+		add(a, st.end, st.state)
+	}
+	return spans
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/popmon/popmon/internal/trace"
 )
 
-// epochDir holds the EPOCH Extrae traces of shared/data/pypop.
-const epochDir = "../../../shared/data/pypop"
+// epochDir holds the EPOCH Extrae traces (a copy of shared/data/pypop).
+const epochDir = "testdata"
 
 // epochTrace returns the path of the EPOCH trace of p processes, skipping
 // the test when the shared data is not there.
@@ -19,7 +19,7 @@ func epochTrace(t testing.TB, p int) string {
 	t.Helper()
 	path := filepath.Join(epochDir, fmt.Sprintf("epoch_%dproc.prv.gz", p))
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		t.Skipf("EPOCH traces not present at %s (the shared/ folder beside the repository)", epochDir)
+		t.Skipf("EPOCH traces not present at %s", epochDir)
 	}
 	return path
 }

@@ -15,8 +15,8 @@ import (
 )
 
 // epochDir holds the EPOCH Extrae traces and BSC's modelfactors.csv for
-// them (shared/data/pypop).
-const epochDir = "../../../shared/data/pypop"
+// them (internal/paraver/testdata, from shared/data/pypop).
+const epochDir = "../paraver/testdata"
 
 var (
 	epochMu     sync.Mutex
@@ -34,7 +34,7 @@ func epoch(t testing.TB, p int) *trace.Trace {
 	}
 	path := filepath.Join(epochDir, fmt.Sprintf("epoch_%dproc.prv.gz", p))
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		t.Skipf("EPOCH traces not present at %s (the shared/ folder beside the repository)", epochDir)
+		t.Skipf("EPOCH traces not present at %s", epochDir)
 	}
 	tr, err := paraver.ReadTrace(path, paraver.Options{})
 	if err != nil {

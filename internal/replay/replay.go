@@ -476,6 +476,9 @@ func Apply(m *measure.Measurement, tr *trace.Trace, opt Options) error {
 	if err != nil {
 		return err
 	}
+	if res.RuntimeNS < 1 {
+		return errors.New("replay: the trace has no duration to replay")
+	}
 	method := "popmon replay of its own trace"
 	if strings.HasPrefix(tr.Source, "paraver") {
 		method = "popmon replay of a Paraver trace"

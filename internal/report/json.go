@@ -44,6 +44,7 @@ func JSON(w io.Writer, rep *pop.Report, m *measure.Measurement, opts Options) er
 	if rep.Refused != "" {
 		out = append(out, member{"refused", rep.Refused})
 	}
+	out = appendSerTransferJSON(out, rep, m)
 	if m != nil && m.Partial != nil {
 		out = append(out, member{"partial", m.Partial})
 	}

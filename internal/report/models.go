@@ -89,6 +89,7 @@ func jsonModels(w io.Writer, reps []*pop.Report, m *measure.Measurement, opts Op
 		if rep.Refused != "" {
 			o = append(o, member{"refused", rep.Refused})
 		}
+		o = appendSerTransferJSON(o, rep, m)
 		models = append(models, append(o, member{"regions", jsonRegions(regs)}))
 	}
 	out = append(out, member{"models", models})

@@ -58,6 +58,7 @@ func textReports(w io.Writer, reps []*pop.Report, m *measure.Measurement, opts O
 		if rep.Model != pop.ModelTALP && m != nil && len(m.GPUDevices) > 0 {
 			b.WriteString(gpuOtherModels + "\n")
 		}
+		textSerTransfer(b, rep, m)
 		for i := range regs {
 			b.WriteString("\n")
 			textRegion(b, &regs[i])

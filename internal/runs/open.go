@@ -10,7 +10,9 @@ import (
 	"strings"
 
 	"github.com/popmon/popmon/internal/paraver"
+	"github.com/popmon/popmon/internal/replay"
 	"github.com/popmon/popmon/internal/talpjson"
+	"github.com/popmon/popmon/internal/trace"
 	"github.com/popmon/popmon/measure"
 )
 
@@ -126,9 +128,15 @@ func statError(path string, err error) error {
 	return &FileError{Path: path, Problem: "cannot be read (" + msg + ")", Fix: "check its permissions", Err: err}
 }
 
-// openTrace imports a Paraver trace.
+// openTrace imports a Paraver trace and replays it on the ideal network
+// in the same pass (m.IdealNetwork, for serialisation and transfer
+// efficiency). A trace that cannot be replayed still imports, with a
+// warning that says why.
 func openTrace(path string, opt ReadOptions) (*File, error) {
-	m, err := paraver.ImportFile(path, paraver.Options{SkipBad: opt.SkipBad, App: opt.App, ToolVersion: opt.ToolVersion}, opt.Progress)
+	m, tr, err := paraver.ImportTrace(path, paraver.Options{SkipBad: opt.SkipBad, App: opt.App, ToolVersion: opt.ToolVersion}, opt.Progress)
+	if err == nil {
+		ApplyReplay(m, tr.Trace, tr.Why)
+	}
 	if err != nil {
 		// paraver's messages say what to do (re-copy, --skip-bad, ...).
 		msg := strings.TrimPrefix(err.Error(), path+": ")
@@ -139,6 +147,30 @@ func openTrace(path string, opt ReadOptions) (*File, error) {
 			Fix: "re-generate the trace", Err: err}
 	}
 	return &File{Path: path, Kind: KindParaver, Measurement: m}, nil
+}
+
+// ApplyReplay replays tr on the ideal network into m.IdealNetwork; when tr
+// is nil (why says why) or the replay fails, m gets a warning instead, and
+// serialisation and transfer efficiency say they are not measured. A run
+// without MPI is left alone. The
+// trace's notes (left-out records) go to the measurement's source notes.
+func ApplyReplay(m *measure.Measurement, tr *trace.Trace, why string) {
+	if m.MPI == nil {
+		return // no MPI: nothing to split
+	}
+	if tr == nil {
+		m.Warnings = append(m.Warnings, "no ideal-network replay (serialisation and transfer efficiency not measured): "+why)
+		return
+	}
+	if err := replay.Apply(m, tr, replay.Options{}); err != nil {
+		m.Warnings = append(m.Warnings, "no ideal-network replay (serialisation and transfer efficiency not measured): "+strings.TrimPrefix(err.Error(), "replay: "))
+		return
+	}
+	if m.Source != nil {
+		for _, n := range tr.Notes {
+			m.Source.Notes = append(m.Source.Notes, "replay: "+n)
+		}
+	}
 }
 
 // openJSON reads a popmon measurement or a DLB/TALP JSON file.

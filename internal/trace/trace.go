@@ -109,7 +109,9 @@ type Comm struct {
 // Span is a non-MPI interval of a rank worth showing or accounting: a
 // user region, an OpenMP parallel region, or a buffer flush.
 type Span struct {
-	// Kind is "region", "omp" or "flush".
+	// Kind is "region", "omp", "flush" or "other" (time of the MPI thread
+	// outside MPI calls that is not useful: an imported trace's Paraver
+	// states other than Running there, Name being the state's name).
 	Kind string
 	// Name is the region's name or the construct's source location.
 	Name string
