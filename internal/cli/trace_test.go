@@ -165,3 +165,34 @@ func TestTraceExportPerfettoEpoch(t *testing.T) {
 		t.Errorf("second export: exit %d, %s", code, errb.String())
 	}
 }
+
+// TestTraceExportPrvEpoch: a Paraver export re-read gives the same wait
+// states (Late Sender of EPOCH P = 2: 0.073 s).
+func TestTraceExportPrvEpoch(t *testing.T) {
+	path := epochTrace(t, "2")
+	prefix := filepath.Join(t.TempDir(), "again")
+	var errb bytes.Buffer
+	if code := Main([]string{"trace", "export", "--format", "prv", "-o", prefix + ".prv", path}, &Env{Stdout: &bytes.Buffer{}, Stderr: &errb}); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, ext := range []string{".prv", ".pcf", ".row"} {
+		if _, err := os.Stat(prefix + ext); err != nil {
+			t.Errorf("export lacks %s: %v", ext, err)
+		}
+	}
+	late := func(p string) int64 {
+		var out bytes.Buffer
+		if code := Main([]string{"report", "--patterns", "--format", "json", p}, &Env{Stdout: &out, Stderr: &errb}); code != ExitOK {
+			t.Fatalf("report --patterns %s: exit %d: %s", p, code, errb.String())
+		}
+		var doc struct{ Patterns []struct{ NS int64 } }
+		if err := json.Unmarshal(out.Bytes(), &doc); err != nil || len(doc.Patterns) == 0 {
+			t.Fatalf("%s: %v", p, err)
+		}
+		return doc.Patterns[0].NS
+	}
+	a, b := late(path), late(prefix+".prv")
+	if a < 72_000_000 || a > 74_000_000 || b < a-1000 || b > a+1000 {
+		t.Errorf("Late Sender %d ns in the trace, %d ns in its export; want 0.073 s in both (±1 µs)", a, b)
+	}
+}
