@@ -226,21 +226,11 @@ type cause struct {
 // point-to-point patterns: it does not block).
 func isTest(name string) bool { return strings.HasPrefix(name, "MPI_Test") }
 
-// blockingRecv reports whether c can wait for an incoming message.
-func blockingRecv(c *trace.Call) bool {
+// blocking reports whether c can wait: a call of kind k (KindRecv for
+// a receive, KindSend for a send), a Sendrecv, or a Wait (not a Test).
+func blocking(c *trace.Call, k trace.Kind) bool {
 	switch c.Kind {
-	case trace.KindRecv, trace.KindSendrecv:
-		return true
-	case trace.KindWait:
-		return !isTest(c.Name)
-	}
-	return false
-}
-
-// blockingSend reports whether c can wait for its receiver.
-func blockingSend(c *trace.Call) bool {
-	switch c.Kind {
-	case trace.KindSend, trace.KindSendrecv:
+	case k, trace.KindSendrecv:
 		return true
 	case trace.KindWait:
 		return !isTest(c.Name)
@@ -279,7 +269,7 @@ func pointToPoint(tr *trace.Trace, a *acc, causes map[callRef]cause, eagerLimit 
 		}
 		sendEnter := tr.Ranks[m.Src].Calls[m.SendCall].Enter
 		rd := &tr.Ranks[m.Dst].Calls[m.RecvDone]
-		if blockingRecv(rd) {
+		if blocking(rd, trace.KindRecv) {
 			ref := callRef{m.Dst, m.RecvDone}
 			g := groups[ref]
 			if g == nil {
@@ -295,7 +285,7 @@ func pointToPoint(tr *trace.Trace, a *acc, causes map[callRef]cause, eagerLimit 
 		if rendezvous && m.SendDone >= 0 && validCall(tr, m.Src, m.SendDone) {
 			sd := &tr.Ranks[m.Src].Calls[m.SendDone]
 			postAt := tr.Ranks[m.Dst].Calls[m.RecvPost].Enter
-			if blockingSend(sd) && sd.Leave > postAt {
+			if blocking(sd, trace.KindSend) && sd.Leave > postAt {
 				ref := callRef{m.Src, m.SendDone}
 				g := sgroups[ref]
 				if g == nil {
@@ -493,14 +483,7 @@ func collectives(tr *trace.Trace, a *acc, causes map[callRef]cause) []string {
 				if m.rank == root.rank {
 					continue
 				}
-				c := &tr.Ranks[m.rank].Calls[m.call]
-				wait := min(root.enter, m.leave) - m.enter
-				if wait > 0 {
-					causes[callRef{m.rank, m.call}] = cause{root.rank, root.enter}
-					if hasPayload {
-						a.add(LateBroadcast, m.rank, c.Name, wait)
-					}
-				}
+				waitFor(tr, a, causes, m, root, LateBroadcast, hasPayload)
 			}
 		case first.Coll == trace.CollReduce || first.Coll == trace.CollGather:
 			root, ok := rootMember(ms, first.Root)
@@ -515,14 +498,7 @@ func collectives(tr *trace.Trace, a *acc, causes map[callRef]cause) []string {
 					last = m
 				}
 			}
-			c := &tr.Ranks[root.rank].Calls[root.call]
-			wait := min(last.enter, root.leave) - root.enter
-			if wait > 0 {
-				causes[callRef{root.rank, root.call}] = cause{last.rank, last.enter}
-				if hasPayload {
-					a.add(EarlyReduce, root.rank, c.Name, wait)
-				}
-			}
+			waitFor(tr, a, causes, root, last, EarlyReduce, hasPayload)
 		case first.Coll == trace.CollScan:
 			// Rank n in communicator order waits for ranks 0..n-1.
 			ordered := commOrder(tr, k.comm, ms)
@@ -530,14 +506,7 @@ func collectives(tr *trace.Trace, a *acc, causes map[callRef]cause) []string {
 			prev.enter = -1 << 62
 			for n, m := range ordered {
 				if n > 0 {
-					c := &tr.Ranks[m.rank].Calls[m.call]
-					wait := min(prev.enter, m.leave) - m.enter
-					if wait > 0 {
-						causes[callRef{m.rank, m.call}] = cause{prev.rank, prev.enter}
-						if hasPayload {
-							a.add(EarlyScan, m.rank, c.Name, wait)
-						}
-					}
+					waitFor(tr, a, causes, m, prev, EarlyScan, hasPayload)
 				}
 				if m.enter > prev.enter {
 					prev = m
@@ -551,6 +520,20 @@ func collectives(tr *trace.Trace, a *acc, causes map[callRef]cause) []string {
 		notes = append(notes, fmt.Sprintf("%d collective operations lack some of their ranks' calls (or their root) and were left out", incomplete))
 	}
 	return notes
+}
+
+// waitFor handles member m waiting for member by to enter: the wait,
+// min(by's enter, m's leave) − m's enter, is recorded as m's cause and,
+// when count is set, added to pattern id.
+func waitFor(tr *trace.Trace, a *acc, causes map[callRef]cause, m, by member, id string, count bool) {
+	wait := min(by.enter, m.leave) - m.enter
+	if wait <= 0 {
+		return
+	}
+	causes[callRef{m.rank, m.call}] = cause{by.rank, by.enter}
+	if count {
+		a.add(id, m.rank, tr.Ranks[m.rank].Calls[m.call].Name, wait)
+	}
 }
 
 // syncCauses records, for every member that entered before the latest,

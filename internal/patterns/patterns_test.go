@@ -294,22 +294,12 @@ func TestCompletionAndLateReceiver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []struct {
-		id string
-		ns []int64
-	}{
+	checkRanks(t, res, []rankWant{
 		{WaitBarrier, []int64{4 * ms, 0}},
 		{BarrierCompletion, []int64{3 * ms, 0}},
 		{LateReceiver, []int64{9 * ms, 0}},
 		{LateSender, []int64{0, 0}},
-	} {
-		p := res.Pattern(w.id)
-		for rk, v := range w.ns {
-			if p.RankNS[rk] != v {
-				t.Errorf("%s rank %d = %d, want %d", w.id, rk, p.RankNS[rk], v)
-			}
-		}
-	}
+	})
 }
 
 func TestWrongOrderDifferentSourceAndWaitall(t *testing.T) {
@@ -380,21 +370,11 @@ func TestNxNAndScan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []struct {
-		id string
-		ns []int64
-	}{
+	checkRanks(t, res, []rankWant{
 		{WaitNxN, []int64{6 * ms, 4 * ms, 0}},
 		{NxNCompletion, []int64{0, 1 * ms, 1 * ms}},
 		{EarlyScan, []int64{0, 8 * ms, 5 * ms}},
-	} {
-		p := res.Pattern(w.id)
-		for rk, v := range w.ns {
-			if p.RankNS[rk] != v {
-				t.Errorf("%s rank %d = %d, want %d", w.id, rk, p.RankNS[rk], v)
-			}
-		}
-	}
+	})
 }
 
 func TestAnalyzeErrors(t *testing.T) {
@@ -422,5 +402,24 @@ func TestAnalyzeErrors(t *testing.T) {
 	res, err := Analyze(b.tr, Options{})
 	if err != nil || len(res.Notes) == 0 || !strings.Contains(res.Notes[0], "1 messages") {
 		t.Errorf("damaged message: %v, notes %v", err, res)
+	}
+}
+
+// rankWant is a pattern's expected time per rank.
+type rankWant struct {
+	id string
+	ns []int64
+}
+
+// checkRanks asserts each pattern's time per rank.
+func checkRanks(t *testing.T, res *Result, wants []rankWant) {
+	t.Helper()
+	for _, w := range wants {
+		p := res.Pattern(w.id)
+		for rk, v := range w.ns {
+			if p.RankNS[rk] != v {
+				t.Errorf("%s rank %d = %d, want %d", w.id, rk, p.RankNS[rk], v)
+			}
+		}
 	}
 }
