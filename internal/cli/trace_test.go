@@ -110,6 +110,19 @@ func TestReportPatternsEpoch(t *testing.T) {
 		doc.Patterns[0].NS < 72_000_000 || doc.Patterns[0].NS > 74_000_000 || len(doc.CriticalPath.RankNS) != 2 {
 		t.Errorf("json: %+v", doc)
 	}
+	// -o writes the same document to a file, refused once it exists.
+	outFile := filepath.Join(t.TempDir(), "p.json")
+	args := []string{"report", "--patterns", "--format", "json", "-o", outFile, path}
+	if code := Main(args, &Env{Stdout: &bytes.Buffer{}, Stderr: &errb}); code != ExitOK {
+		t.Fatalf("-o: exit %d: %s", code, errb.String())
+	}
+	if data, err := os.ReadFile(outFile); err != nil || !bytes.Equal(data, out.Bytes()) {
+		t.Errorf("-o file differs from stdout (%v)", err)
+	}
+	errb.Reset()
+	if code := Main(args, &Env{Stdout: &bytes.Buffer{}, Stderr: &errb}); code != ExitUsage || !strings.Contains(errb.String(), "exists") {
+		t.Errorf("second -o: exit %d, %s", code, errb.String())
+	}
 }
 
 func TestTraceExportPerfettoEpoch(t *testing.T) {

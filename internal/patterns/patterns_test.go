@@ -1,6 +1,7 @@
 package patterns
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -420,6 +421,49 @@ func checkRanks(t *testing.T, res *Result, wants []rankWant) {
 			if p.RankNS[rk] != v {
 				t.Errorf("%s rank %d = %d, want %d", w.id, rk, p.RankNS[rk], v)
 			}
+		}
+	}
+}
+
+// TestAnalyzeHostile: random traces with out-of-range ranks, calls,
+// communicators and roots never make the analysis panic, and the
+// critical path always adds up.
+func TestAnalyzeHostile(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for iter := range 300 {
+		ranks := 1 + rng.IntN(5)
+		tr := &trace.Trace{Ranks: make([]trace.Rank, ranks), Comms: []trace.Comm{{Members: []int32{0, 1}}, {}}}
+		for r := range tr.Ranks {
+			at := int64(0)
+			for range rng.IntN(12) {
+				at += rng.Int64N(5 * ms)
+				leave := at + rng.Int64N(5*ms)
+				tr.Ranks[r].Calls = append(tr.Ranks[r].Calls, trace.Call{
+					Name: "MPI_X", Kind: trace.Kind(rng.IntN(12)), Coll: trace.Coll(rng.IntN(13)),
+					Enter: at, Leave: leave, Comm: int32(rng.IntN(4)) - 1, Root: int32(rng.IntN(7)) - 1,
+					SendBytes: rng.Int64N(3),
+				})
+				at = leave
+			}
+			tr.Ranks[r].End = at + rng.Int64N(ms)
+		}
+		for range rng.IntN(10) {
+			tr.Messages = append(tr.Messages, trace.Message{
+				Src: int32(rng.IntN(ranks+2)) - 1, Dst: int32(rng.IntN(ranks+2)) - 1,
+				SendCall: int32(rng.IntN(14)) - 1, SendDone: int32(rng.IntN(14)) - 1,
+				RecvPost: int32(rng.IntN(14)) - 1, RecvDone: int32(rng.IntN(14)) - 1, Bytes: rng.Int64N(1 << 16),
+			})
+		}
+		res, err := Analyze(tr, Options{})
+		if err != nil {
+			t.Fatalf("trace %d: %v", iter, err)
+		}
+		var sum int64
+		for _, v := range res.CriticalPath.RankNS {
+			sum += v
+		}
+		if sum != res.CriticalPath.NS {
+			t.Errorf("trace %d: path %d ns, its ranks add up to %d", iter, res.CriticalPath.NS, sum)
 		}
 	}
 }

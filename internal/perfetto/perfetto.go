@@ -91,17 +91,17 @@ func Write(w io.Writer, tr *trace.Trace) error {
 	// Per call, the messages it sends or receives.
 	ends := make([]map[int32][]msgEnd, len(tr.Ranks))
 	for mi, m := range tr.Messages {
-		if ok(tr, m.Src, m.SendCall) {
-			if ends[m.Src] == nil {
-				ends[m.Src] = map[int32][]msgEnd{}
-			}
-			ends[m.Src][m.SendCall] = append(ends[m.Src][m.SendCall], msgEnd{mi, true})
+		if !ok(tr, m.Src, m.SendCall) || !ok(tr, m.Dst, m.RecvDone) {
+			continue // a damaged message: no arrow with one end
 		}
-		if ok(tr, m.Dst, m.RecvDone) {
-			if ends[m.Dst] == nil {
-				ends[m.Dst] = map[int32][]msgEnd{}
+		for _, e := range []struct {
+			r, call int32
+			send    bool
+		}{{m.Src, m.SendCall, true}, {m.Dst, m.RecvDone, false}} {
+			if ends[e.r] == nil {
+				ends[e.r] = map[int32][]msgEnd{}
 			}
-			ends[m.Dst][m.RecvDone] = append(ends[m.Dst][m.RecvDone], msgEnd{mi, false})
+			ends[e.r][e.call] = append(ends[e.r][e.call], msgEnd{mi, e.send})
 		}
 	}
 	for r := range tr.Ranks {

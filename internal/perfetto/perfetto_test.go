@@ -170,6 +170,27 @@ func TestWrite(t *testing.T) {
 	}
 }
 
+// TestWriteDamaged: messages naming calls the trace lacks get no arrow,
+// and the rest is written.
+func TestWriteDamaged(t *testing.T) {
+	tr := pingPong(1)
+	tr.Messages = append(tr.Messages,
+		trace.Message{Src: 0, Dst: 1, SendCall: 1, RecvDone: 99},
+		trace.Message{Src: 5, Dst: 1, SendCall: 1, RecvDone: 1},
+		trace.Message{Src: 0, Dst: -1, SendCall: -3, RecvDone: 1})
+	var buf bytes.Buffer
+	if err := Write(&buf, tr); err != nil {
+		t.Fatal(err)
+	}
+	var f file
+	if err := json.Unmarshal(buf.Bytes(), &f); err != nil {
+		t.Fatal(err)
+	}
+	if s, e := count(f.TraceEvents, "s", ""), count(f.TraceEvents, "f", ""); s != 2 || e != 2 {
+		t.Errorf("%d flow starts, %d ends; want the 2 intact messages' arrows", s, e)
+	}
+}
+
 func TestMicros(t *testing.T) {
 	for _, c := range []struct {
 		ns   int64
