@@ -9,15 +9,16 @@ import (
 	"testing"
 )
 
-const epochDir = "../../../shared/data/pypop"
+// traceEpochDir holds the EPOCH Extrae traces (a copy of shared/data/pypop).
+const traceEpochDir = "../paraver/testdata"
 
-// epochTrace returns the path of the EPOCH trace of p processes,
+// traceEpochFile returns the path of the EPOCH trace of p processes,
 // skipping the test when the shared data is not there.
-func epochTrace(t *testing.T, p string) string {
+func traceEpochFile(t *testing.T, p string) string {
 	t.Helper()
-	path := filepath.Join(epochDir, "epoch_"+p+"proc.prv.gz")
+	path := filepath.Join(traceEpochDir, "epoch_"+p+"proc.prv.gz")
 	if _, err := os.Stat(path); err != nil {
-		t.Skipf("EPOCH traces not present at %s (the shared/ folder beside the repository)", epochDir)
+		t.Skipf("EPOCH traces not present at %s (internal/paraver/testdata)", traceEpochDir)
 	}
 	return path
 }
@@ -76,7 +77,7 @@ func TestTraceInputErrors(t *testing.T) {
 }
 
 func TestReportPatternsEpoch(t *testing.T) {
-	path := epochTrace(t, "2")
+	path := traceEpochFile(t, "2")
 	var out, errb bytes.Buffer
 	if code := Main([]string{"report", "--patterns", path}, &Env{Stdout: &out, Stderr: &errb}); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
@@ -126,7 +127,7 @@ func TestReportPatternsEpoch(t *testing.T) {
 }
 
 func TestTraceExportPerfettoEpoch(t *testing.T) {
-	path := epochTrace(t, "2")
+	path := traceEpochFile(t, "2")
 	dir := t.TempDir()
 	outFile := filepath.Join(dir, "w.json")
 	var errb bytes.Buffer
@@ -182,7 +183,7 @@ func TestTraceExportPerfettoEpoch(t *testing.T) {
 // TestTraceExportPrvEpoch: a Paraver export re-read gives the same wait
 // states (Late Sender of EPOCH P = 2: 0.073 s).
 func TestTraceExportPrvEpoch(t *testing.T) {
-	path := epochTrace(t, "2")
+	path := traceEpochFile(t, "2")
 	prefix := filepath.Join(t.TempDir(), "again")
 	var errb bytes.Buffer
 	if code := Main([]string{"trace", "export", "--format", "prv", "-o", prefix + ".prv", path}, &Env{Stdout: &bytes.Buffer{}, Stderr: &errb}); code != ExitOK {

@@ -11,8 +11,8 @@ import (
 	"github.com/popmon/popmon/internal/paraver"
 )
 
-// epochDir holds the EPOCH Extrae traces (shared/data/pypop).
-const epochDir = "../../../shared/data/pypop"
+// epochDir holds the EPOCH Extrae traces (a copy of shared/data/pypop).
+const epochDir = "../paraver/testdata"
 
 // TestEpoch cross-checks the totals over ranks with the reference of
 // shared/research/trace-replay-model.md §3.5 (a prototype's values, not
@@ -34,7 +34,7 @@ func TestEpoch(t *testing.T) {
 		t.Run(fmt.Sprint(ref.p), func(t *testing.T) {
 			path := filepath.Join(epochDir, fmt.Sprintf("epoch_%dproc.prv.gz", ref.p))
 			if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-				t.Skipf("EPOCH traces not present at %s (the shared/ folder beside the repository)", epochDir)
+				t.Skipf("EPOCH traces not present at %s (internal/paraver/testdata)", epochDir)
 			}
 			tr, err := paraver.ReadTrace(path, paraver.Options{})
 			if err != nil {
