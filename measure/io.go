@@ -152,7 +152,7 @@ func truncate(s string, n int) string {
 // pass [Measurement.Validate]. Keys that may be omitted are: "timestamp"
 // when empty (readers accept that; the schema, which describes libpopmon's
 // output, requires it), "mpi", "openmp", "git", "counters", "gpu" and
-// "source" when nil, "omp_regions" and the GPU arrays when empty, and zero counts of an account.
+// "source" and "ideal_network" when nil, "omp_regions" and the GPU arrays when empty, and zero counts of an account.
 func Write(w io.Writer, m *Measurement) error {
 	if m == nil {
 		return fmt.Errorf("write measurement: %w: no measurement", ErrInvalid)
@@ -243,6 +243,9 @@ func Write(w io.Writer, m *Measurement) error {
 	}
 	if c.Source != nil {
 		e.key("source", c.Source, true)
+	}
+	if c.IdealNetwork != nil {
+		e.key("ideal_network", c.IdealNetwork, true)
 	}
 	if c.Incomplete != nil {
 		e.key("incomplete", c.Incomplete, true)

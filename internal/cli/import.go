@@ -94,6 +94,10 @@ func importCmd(env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stderr, "popmon: imported %s (%d processes, %d CPUs, %s of run time) in %.1f s → %s\n",
 		path, len(m.Processes), threads, fmtSeconds(m.Regions[0]), time.Since(start).Seconds(), name)
+	if in := m.IdealNetwork; in != nil {
+		fmt.Fprintf(env.Stderr, "popmon: ideal-network replay: %.2f s (useful max %.2f s): serialisation and transfer in popmon report --model pop-additive\n",
+			float64(in.RuntimeNS)/1e9, float64(in.UsefulMaxNS)/1e9)
+	}
 	fmt.Fprintf(env.Stderr, "popmon: next: popmon report %s\n", name)
 	return nil
 }

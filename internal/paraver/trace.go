@@ -10,11 +10,13 @@ import (
 	"github.com/popmon/popmon/measure"
 )
 
-// maxTraceItems bounds the MPI calls, messages and communicator members an
-// import keeps for the in-memory trace (about 64 bytes each): past it the
-// measurement is still imported, without the trace (and so without the
-// ideal-network replay). A variable only for the tests.
-var maxTraceItems = 1 << 24
+// maxTraceItems bounds the MPI calls, messages, communicator members and
+// non-Running states an import keeps for the in-memory trace (64 bytes
+// each, about 160 with the slices' slack: 0.6 GB at the bound, about 0.8
+// times the .prv text below it): past it the measurement is still
+// imported, without the trace (and so without the ideal-network replay).
+// A variable only for the tests.
+var maxTraceItems = 1 << 22
 
 // ReadTrace reads the Paraver trace at path (.prv, .prv.gz, with its .pcf
 // and .row when they exist) into the in-memory trace model: per rank the
@@ -162,7 +164,7 @@ func (tb *traceBuilder) comm(line []byte) error {
 	if !tb.count(int(n)) {
 		return nil
 	}
-	members := make([]int32, 0, n)
+	members := make([]int32, 0, min(n, uint64(len(line))/2)) // the text bounds it, not the announcement
 	for !f.done() && !f.bad {
 		t := f.id()
 		if t < 1 || int(t) > tb.ntasks {

@@ -212,6 +212,18 @@ func (s *sim) build(opt Options, res *Result) error {
 	}
 	s.ops = make([][]op, n)
 	seq := map[int32]int64{}
+	// members[c] is communicator c's member set, built on its first use:
+	// each check is then O(1), not O(members).
+	members := make([]map[int32]bool, len(tr.Comms))
+	isMember := func(comm, r int32) bool {
+		if members[comm] == nil {
+			members[comm] = make(map[int32]bool, len(tr.Comms[comm].Members))
+			for _, m := range tr.Comms[comm].Members {
+				members[comm][m] = true
+			}
+		}
+		return members[comm][r]
+	}
 	for r := range tr.Ranks {
 		a := att[r]
 		sort.Slice(a, func(i, j int) bool {
@@ -261,7 +273,7 @@ func (s *sim) build(opt Options, res *Result) error {
 			}
 			if c.Kind == trace.KindCollective {
 				comm := max(c.Comm, 0)
-				if int(comm) >= len(tr.Comms) || !member(tr.Comms[comm].Members, int32(r)) {
+				if int(comm) >= len(tr.Comms) || !isMember(comm, int32(r)) {
 					return fmt.Errorf("replay: rank %d calls %s (call %d) on communicator %d, which it is not a member of", r, c.Name, ci, comm)
 				}
 				o := op{kind: opSync, call: int32(ci), comm: comm, arg: seq[comm]}
@@ -281,15 +293,6 @@ func (s *sim) build(opt Options, res *Result) error {
 		res.UsefulMaxNS = max(res.UsefulMaxNS, useful)
 	}
 	return nil
-}
-
-func member(members []int32, r int32) bool {
-	for _, m := range members {
-		if m == r {
-			return true
-		}
-	}
-	return false
 }
 
 // wake unblocks rank r at time t: its blocking operation is done.
@@ -450,9 +453,15 @@ func (s *sim) describe(r int32) string {
 			members = s.tr.Comms[o.comm].Members
 			what = fmt.Sprintf("collective %d on communicator %d", o.arg+1, o.comm)
 		}
+		arrived := map[int32]bool{}
+		if in != nil {
+			for _, a := range in.arrived {
+				arrived[a] = true
+			}
+		}
 		var missing []string
 		for _, m := range members {
-			if in == nil || !member(in.arrived, m) {
+			if !arrived[m] {
 				missing = append(missing, strconv.Itoa(int(m)))
 				if len(missing) == maxReported {
 					missing = append(missing, "…")

@@ -216,3 +216,31 @@ func TestApply(t *testing.T) {
 		t.Errorf("IdealNetwork = %+v, want %+v", m.IdealNetwork, want)
 	}
 }
+
+// BenchmarkReplayManyRanks replays 4096 ranks × 100 barriers and a ring
+// of rendezvous messages: the work must grow with the operations, not
+// with ranks² (communicator membership, wake-ups).
+func BenchmarkReplayManyRanks(b *testing.B) {
+	const n, iters = 4096, 100
+	tr := &trace.Trace{Comms: world(n), Ranks: make([]trace.Rank, n)}
+	for r := range tr.Ranks {
+		var calls []trace.Call
+		for i := int64(0); i < iters; i++ {
+			t := i * 1000
+			calls = append(calls, call("MPI_Sendrecv", trace.KindSendrecv, t+int64(r%7), t+400), coll("MPI_Barrier", trace.CollBarrier, t+500+int64(r%13), t+900, -1))
+		}
+		tr.Ranks[r] = trace.Rank{Calls: calls, End: iters * 1000}
+	}
+	for r := int32(0); r < n; r++ {
+		for i := int32(0); i < iters; i++ {
+			dst := (r + 1) % n
+			tr.Messages = append(tr.Messages, trace.Message{Src: r, Dst: dst, Bytes: DefaultEagerLimit, SendCall: 2 * i, SendDone: 2 * i, RecvPost: 2 * i, RecvDone: 2 * i})
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := Run(tr, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

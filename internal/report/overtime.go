@@ -51,6 +51,7 @@ func OverTime(m *measure.Measurement, model pop.Model, region string) ([]Interva
 	for _, iv := range sr.Intervals {
 		c := *m
 		c.Series, c.Partial, c.Incomplete = nil, nil, nil
+		c.IdealNetwork = nil // the replay is of the whole run, not of an interval
 		c.Regions = []measure.Region{{Name: region, Processes: iv.Processes}}
 		rep, err := pop.Compute(&c, model)
 		if err != nil {
