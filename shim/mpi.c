@@ -965,6 +965,15 @@ static void finish_run(struct popmon_run *run, const struct handshake *hs, const
 		fns[f].max_ns = (int64_t)maxloc[f].v;
 		fns[f].max_rank = maxloc[f].rank;
 	}
+	const int64_t *dsum = sums + 2 * POPMON_FN_COUNT;
+	for (int d = 0; fns && d < POPMON_DFN_COUNT; d++) {
+		struct popmon_fn_rec *fn = &fns[popmon_dfn_fn[d]];
+		const int64_t *x = dsum + (size_t)d * (2 + POPMON_SIZE_BINS);
+		fn->has_bytes = 1;
+		fn->bytes_sent = x[0];
+		fn->bytes_recv = x[1];
+		memcpy(fn->hist, x + 2, sizeof fn->hist);
+	}
 	run->fns = fns;
 	char incomplete[512];
 	if (hs->status == V_PARTIAL) {
@@ -1123,8 +1132,8 @@ profile:;
 	uint64_t *ticks = calloc(POPMON_FN_COUNT, sizeof *ticks);
 	int64_t *ns = calloc(POPMON_FN_COUNT, sizeof *ns);
 	/* [0, F): calls, [F, 2F): ns; summed in one reduction. */
-	int64_t *sums_in = calloc(2 * POPMON_FN_COUNT, sizeof *sums_in);
-	int64_t *sums = calloc(2 * POPMON_FN_COUNT, sizeof *sums);
+	int64_t *sums_in = calloc(2 * POPMON_FN_COUNT + POPMON_DSUMS, sizeof *sums_in);
+	int64_t *sums = calloc(2 * POPMON_FN_COUNT + POPMON_DSUMS, sizeof *sums);
 	int64_t *min_ns = calloc(POPMON_FN_COUNT, sizeof *min_ns);
 	struct dbl_int *loc = calloc(POPMON_FN_COUNT, sizeof *loc), *maxloc = calloc(POPMON_FN_COUNT, sizeof *maxloc);
 	popmon_fn_totals(calls, ticks);
@@ -1137,7 +1146,10 @@ profile:;
 		sums_in[f] = (int64_t)calls[f];
 		sums_in[POPMON_FN_COUNT + f] = ns[f];
 	}
-	PMPI_Reduce(sums_in, sums, 2 * POPMON_FN_COUNT, MPI_INT64_T, MPI_SUM, 0, comm);
+	/* [2F, 2F + D(2 + B)): bytes sent, received and the size histogram
+	 * of each call that starts transfers (mpidata.c). */
+	popmon_dfn_totals(sums_in + 2 * POPMON_FN_COUNT);
+	PMPI_Reduce(sums_in, sums, 2 * POPMON_FN_COUNT + POPMON_DSUMS, MPI_INT64_T, MPI_SUM, 0, comm);
 	PMPI_Reduce(ns, min_ns, POPMON_FN_COUNT, MPI_INT64_T, MPI_MIN, 0, comm);
 	PMPI_Reduce(loc, maxloc, POPMON_FN_COUNT, MPI_DOUBLE_INT, MPI_MAXLOC, 0, comm);
 

@@ -50,6 +50,13 @@ enum popmon_extra {
 
 #define POPMON_STATE_STACK 16
 
+/* Message-size histogram buckets (measure.MPICall.SizeHist): bucket 0 holds
+ * messages of 0 bytes, bucket k of 2^(k-1) to 2^k - 1 bytes, the last one
+ * everything from 2^(POPMON_SIZE_BINS-2) bytes (1 GiB) up. */
+#define POPMON_SIZE_BINS 32
+/* The bucket of a message of bytes (mpidata.c). */
+int popmon_size_bin(uint64_t bytes);
+
 /* What a thread record stands for (docs/library.md, "Threads"). */
 enum popmon_thread_kind {
 	POPMON_THR_PRIMARY = 0, /* the thread that loaded the library (calls MPI_Init) */
@@ -94,6 +101,14 @@ struct popmon_thread {
 	uint32_t gpu_depth;
 	uint32_t gpu_in;
 	uint64_t gpu_calls;
+	/* Bytes of the calls that start transfers (mpidata.c), by enum
+	 * popmon_dfn: sent and received, and the message-size histogram
+	 * (popmon_size_bin). */
+	uint64_t d_bytes[POPMON_DFN_COUNT][2];
+	uint64_t d_hist[POPMON_DFN_COUNT][POPMON_SIZE_BINS];
+	/* The thread's table of pending requests (mpidata.c), NULL until its
+	 * first non-blocking receive or persistent request. */
+	void *dreq;
 } __attribute__((aligned(64)));
 
 /* The calling thread's record, or NULL before its first registration.
