@@ -33,6 +33,7 @@
 
 #include "core.h"
 #include "live.h"
+#include "trace.h"
 
 static const char *thread_level_name(int provided)
 {
@@ -186,8 +187,12 @@ static int slurm_singleton(char *why, size_t n)
 /* Open MPI under srun needs PMIx (--mpi=pmix): without it (--mpi=none,
  * pmi2) its MPI_Init aborts with "OMPI was not built with SLURM's PMI
  * support", which blames the installation; popmon says the fix first. */
+/* The tick MPI_Init was entered (the trace's MPI_Init record). */
+static uint64_t init_enter;
+
 void popmon_mpi_pre_init_hook(void)
 {
+	init_enter = popmon_now();
 #if defined(OPEN_MPI)
 	if (popmon_proc.inert || popmon_proc.mpi_initialized)
 		return;
@@ -221,6 +226,9 @@ void popmon_mpi_init_hook(void)
 		popmon_write_unmeasured(why);
 		return;
 	}
+	/* Tracing (POPMON_TRACE=1): the file, a clock synchronisation (a
+	 * barrier, before Global starts). */
+	popmon_trace_init(init_enter);
 	/* The Global region measures the run between MPI_Init and MPI_Finalize,
 	 * as TALP does. */
 	popmon_proc.init_tick = popmon_now();
@@ -1342,6 +1350,8 @@ void popmon_mpi_finalize_hook(void)
 		getrusage(RUSAGE_SELF, &ru0);
 	struct handshake hs;
 	handshake(&hs);
+	/* The trace's clock synchronisation needs every rank here. */
+	popmon_trace_finalize(hs.status == V_COMPLETE);
 	if (hs.status == V_COMPLETE) {
 		/* The application has finished communicating (it is in
 		 * MPI_Finalize), so collectives on MPI_COMM_WORLD cannot mix with
@@ -1377,6 +1387,7 @@ void popmon_mpi_finalize_hook(void)
 					"did not reach it): no measurement written");
 	}
 	free(hs.members);
+	popmon_trace_close();
 	if (stats) {
 		struct rusage ru1;
 		getrusage(RUSAGE_SELF, &ru1);

@@ -11634,7 +11634,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgather)(const void *sendbuf, int sendcou
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Allgather))popmon_next_fn(POPMON_FN_MPI_Allgather))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-	popmon_d_allgather(POPMON_D_MPI_Allgather, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, NULL);
+	popmon_d_allgather(POPMON_D_MPI_Allgather, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Allgather);
 	return popmon_r;
 }
@@ -11719,7 +11719,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgather_c)(const void *sendbuf, MPI_Count
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Allgather_c))popmon_next_fn(POPMON_FN_MPI_Allgather_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-	popmon_d_allgather(POPMON_D_MPI_Allgather_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, NULL);
+	popmon_d_allgather(POPMON_D_MPI_Allgather_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Allgather_c);
 	return popmon_r;
 }
@@ -11763,7 +11763,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgather_init)(const void *sendbuf, int se
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Allgather_init))popmon_next_fn(POPMON_FN_MPI_Allgather_init))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-	popmon_d_allgather(POPMON_D_MPI_Allgather_init, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request);
+	popmon_d_allgather(POPMON_D_MPI_Allgather_init, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Allgather_init);
 	return popmon_r;
 }
@@ -11849,7 +11849,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgather_init_c)(const void *sendbuf, MPI_
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Allgather_init_c))popmon_next_fn(POPMON_FN_MPI_Allgather_init_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-	popmon_d_allgather(POPMON_D_MPI_Allgather_init_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request);
+	popmon_d_allgather(POPMON_D_MPI_Allgather_init_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Allgather_init_c);
 	return popmon_r;
 }
@@ -11892,7 +11892,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgatherv)(const void *sendbuf, int sendco
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Allgatherv))popmon_next_fn(POPMON_FN_MPI_Allgatherv))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-	popmon_d_allgatherv(POPMON_D_MPI_Allgatherv, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, NULL);
+	popmon_d_allgatherv(POPMON_D_MPI_Allgatherv, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Allgatherv);
 	return popmon_r;
 }
@@ -11977,7 +11977,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgatherv_c)(const void *sendbuf, MPI_Coun
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Allgatherv_c))popmon_next_fn(POPMON_FN_MPI_Allgatherv_c))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-	popmon_d_allgatherv(POPMON_D_MPI_Allgatherv_c, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, NULL);
+	popmon_d_allgatherv(POPMON_D_MPI_Allgatherv_c, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Allgatherv_c);
 	return popmon_r;
 }
@@ -12021,7 +12021,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgatherv_init)(const void *sendbuf, int s
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Allgatherv_init))popmon_next_fn(POPMON_FN_MPI_Allgatherv_init))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
-	popmon_d_allgatherv(POPMON_D_MPI_Allgatherv_init, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request);
+	popmon_d_allgatherv(POPMON_D_MPI_Allgatherv_init, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Allgatherv_init);
 	return popmon_r;
 }
@@ -12107,7 +12107,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgatherv_init_c)(const void *sendbuf, MPI
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Allgatherv_init_c))popmon_next_fn(POPMON_FN_MPI_Allgatherv_init_c))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
-	popmon_d_allgatherv(POPMON_D_MPI_Allgatherv_init_c, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request);
+	popmon_d_allgatherv(POPMON_D_MPI_Allgatherv_init_c, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Allgatherv_init_c);
 	return popmon_r;
 }
@@ -12150,7 +12150,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Allreduce)(const void *sendbuf, void *recvb
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Allreduce))popmon_next_fn(POPMON_FN_MPI_Allreduce))(sendbuf, recvbuf, count, datatype, op, comm);
-	popmon_d_allreduce(POPMON_D_MPI_Allreduce, popmon_r, count, datatype, NULL);
+	popmon_d_allreduce(POPMON_D_MPI_Allreduce, popmon_r, count, datatype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Allreduce);
 	return popmon_r;
 }
@@ -12235,7 +12235,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Allreduce_c)(const void *sendbuf, void *rec
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Allreduce_c))popmon_next_fn(POPMON_FN_MPI_Allreduce_c))(sendbuf, recvbuf, count, datatype, op, comm);
-	popmon_d_allreduce(POPMON_D_MPI_Allreduce_c, popmon_r, count, datatype, NULL);
+	popmon_d_allreduce(POPMON_D_MPI_Allreduce_c, popmon_r, count, datatype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Allreduce_c);
 	return popmon_r;
 }
@@ -12279,7 +12279,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Allreduce_init)(const void *sendbuf, void *
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Allreduce_init))popmon_next_fn(POPMON_FN_MPI_Allreduce_init))(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-	popmon_d_allreduce(POPMON_D_MPI_Allreduce_init, popmon_r, count, datatype, request);
+	popmon_d_allreduce(POPMON_D_MPI_Allreduce_init, popmon_r, count, datatype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Allreduce_init);
 	return popmon_r;
 }
@@ -12365,7 +12365,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Allreduce_init_c)(const void *sendbuf, void
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Allreduce_init_c))popmon_next_fn(POPMON_FN_MPI_Allreduce_init_c))(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-	popmon_d_allreduce(POPMON_D_MPI_Allreduce_init_c, popmon_r, count, datatype, request);
+	popmon_d_allreduce(POPMON_D_MPI_Allreduce_init_c, popmon_r, count, datatype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Allreduce_init_c);
 	return popmon_r;
 }
@@ -12408,7 +12408,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoall)(const void *sendbuf, int sendcoun
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Alltoall))popmon_next_fn(POPMON_FN_MPI_Alltoall))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-	popmon_d_alltoall(POPMON_D_MPI_Alltoall, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, NULL);
+	popmon_d_alltoall(POPMON_D_MPI_Alltoall, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoall);
 	return popmon_r;
 }
@@ -12493,7 +12493,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoall_c)(const void *sendbuf, MPI_Count 
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Alltoall_c))popmon_next_fn(POPMON_FN_MPI_Alltoall_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-	popmon_d_alltoall(POPMON_D_MPI_Alltoall_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, NULL);
+	popmon_d_alltoall(POPMON_D_MPI_Alltoall_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoall_c);
 	return popmon_r;
 }
@@ -12537,7 +12537,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoall_init)(const void *sendbuf, int sen
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Alltoall_init))popmon_next_fn(POPMON_FN_MPI_Alltoall_init))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-	popmon_d_alltoall(POPMON_D_MPI_Alltoall_init, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request);
+	popmon_d_alltoall(POPMON_D_MPI_Alltoall_init, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoall_init);
 	return popmon_r;
 }
@@ -12623,7 +12623,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoall_init_c)(const void *sendbuf, MPI_C
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Alltoall_init_c))popmon_next_fn(POPMON_FN_MPI_Alltoall_init_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-	popmon_d_alltoall(POPMON_D_MPI_Alltoall_init_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request);
+	popmon_d_alltoall(POPMON_D_MPI_Alltoall_init_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoall_init_c);
 	return popmon_r;
 }
@@ -12666,7 +12666,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallv)(const void *sendbuf, const int s
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Alltoallv))popmon_next_fn(POPMON_FN_MPI_Alltoallv))(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-	popmon_d_alltoallv(POPMON_D_MPI_Alltoallv, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, NULL);
+	popmon_d_alltoallv(POPMON_D_MPI_Alltoallv, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoallv);
 	return popmon_r;
 }
@@ -12751,7 +12751,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallv_c)(const void *sendbuf, const MPI
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Alltoallv_c))popmon_next_fn(POPMON_FN_MPI_Alltoallv_c))(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-	popmon_d_alltoallv(POPMON_D_MPI_Alltoallv_c, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, NULL);
+	popmon_d_alltoallv(POPMON_D_MPI_Alltoallv_c, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoallv_c);
 	return popmon_r;
 }
@@ -12795,7 +12795,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallv_init)(const void *sendbuf, const 
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Alltoallv_init))popmon_next_fn(POPMON_FN_MPI_Alltoallv_init))(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
-	popmon_d_alltoallv(POPMON_D_MPI_Alltoallv_init, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request);
+	popmon_d_alltoallv(POPMON_D_MPI_Alltoallv_init, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoallv_init);
 	return popmon_r;
 }
@@ -12881,7 +12881,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallv_init_c)(const void *sendbuf, cons
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Alltoallv_init_c))popmon_next_fn(POPMON_FN_MPI_Alltoallv_init_c))(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
-	popmon_d_alltoallv(POPMON_D_MPI_Alltoallv_init_c, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request);
+	popmon_d_alltoallv(POPMON_D_MPI_Alltoallv_init_c, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoallv_init_c);
 	return popmon_r;
 }
@@ -12925,7 +12925,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallw)(const void *sendbuf, const int s
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Alltoallw))popmon_next_fn(POPMON_FN_MPI_Alltoallw))(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
-	popmon_d_alltoallw(POPMON_D_MPI_Alltoallw, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtypes, recvcounts, sizeof(*recvcounts), recvtypes, comm, NULL);
+	popmon_d_alltoallw(POPMON_D_MPI_Alltoallw, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtypes, recvcounts, sizeof(*recvcounts), recvtypes, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoallw);
 	return popmon_r;
 }
@@ -13011,7 +13011,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallw_c)(const void *sendbuf, const MPI
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Alltoallw_c))popmon_next_fn(POPMON_FN_MPI_Alltoallw_c))(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
-	popmon_d_alltoallw(POPMON_D_MPI_Alltoallw_c, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtypes, recvcounts, sizeof(*recvcounts), recvtypes, comm, NULL);
+	popmon_d_alltoallw(POPMON_D_MPI_Alltoallw_c, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtypes, recvcounts, sizeof(*recvcounts), recvtypes, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoallw_c);
 	return popmon_r;
 }
@@ -13055,7 +13055,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallw_init)(const void *sendbuf, const 
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Alltoallw_init))popmon_next_fn(POPMON_FN_MPI_Alltoallw_init))(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
-	popmon_d_alltoallw(POPMON_D_MPI_Alltoallw_init, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtypes, recvcounts, sizeof(*recvcounts), recvtypes, comm, request);
+	popmon_d_alltoallw(POPMON_D_MPI_Alltoallw_init, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtypes, recvcounts, sizeof(*recvcounts), recvtypes, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoallw_init);
 	return popmon_r;
 }
@@ -13141,7 +13141,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallw_init_c)(const void *sendbuf, cons
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Alltoallw_init_c))popmon_next_fn(POPMON_FN_MPI_Alltoallw_init_c))(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
-	popmon_d_alltoallw(POPMON_D_MPI_Alltoallw_init_c, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtypes, recvcounts, sizeof(*recvcounts), recvtypes, comm, request);
+	popmon_d_alltoallw(POPMON_D_MPI_Alltoallw_init_c, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtypes, recvcounts, sizeof(*recvcounts), recvtypes, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoallw_init_c);
 	return popmon_r;
 }
@@ -13184,6 +13184,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Barrier)(MPI_Comm comm)
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Barrier))popmon_next_fn(POPMON_FN_MPI_Barrier))(comm);
+	popmon_d_barrier(popmon_r, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Barrier);
 	return popmon_r;
 }
@@ -13253,6 +13254,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Barrier_init)(MPI_Comm comm, MPI_Info info,
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Barrier_init))popmon_next_fn(POPMON_FN_MPI_Barrier_init))(comm, info, request);
+	popmon_d_barrier(popmon_r, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Barrier_init);
 	return popmon_r;
 }
@@ -13322,7 +13324,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Bcast)(void *buffer, int count, MPI_Datatyp
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Bcast))popmon_next_fn(POPMON_FN_MPI_Bcast))(buffer, count, datatype, root, comm);
-	popmon_d_bcast(POPMON_D_MPI_Bcast, popmon_r, count, datatype, root, comm, NULL);
+	popmon_d_bcast(POPMON_D_MPI_Bcast, popmon_r, count, datatype, root, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Bcast);
 	return popmon_r;
 }
@@ -13407,7 +13409,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Bcast_c)(void *buffer, MPI_Count count, MPI
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Bcast_c))popmon_next_fn(POPMON_FN_MPI_Bcast_c))(buffer, count, datatype, root, comm);
-	popmon_d_bcast(POPMON_D_MPI_Bcast_c, popmon_r, count, datatype, root, comm, NULL);
+	popmon_d_bcast(POPMON_D_MPI_Bcast_c, popmon_r, count, datatype, root, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Bcast_c);
 	return popmon_r;
 }
@@ -13451,7 +13453,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Bcast_init)(void *buffer, int count, MPI_Da
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Bcast_init))popmon_next_fn(POPMON_FN_MPI_Bcast_init))(buffer, count, datatype, root, comm, info, request);
-	popmon_d_bcast(POPMON_D_MPI_Bcast_init, popmon_r, count, datatype, root, comm, request);
+	popmon_d_bcast(POPMON_D_MPI_Bcast_init, popmon_r, count, datatype, root, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Bcast_init);
 	return popmon_r;
 }
@@ -13537,7 +13539,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Bcast_init_c)(void *buffer, MPI_Count count
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Bcast_init_c))popmon_next_fn(POPMON_FN_MPI_Bcast_init_c))(buffer, count, datatype, root, comm, info, request);
-	popmon_d_bcast(POPMON_D_MPI_Bcast_init_c, popmon_r, count, datatype, root, comm, request);
+	popmon_d_bcast(POPMON_D_MPI_Bcast_init_c, popmon_r, count, datatype, root, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Bcast_init_c);
 	return popmon_r;
 }
@@ -13581,7 +13583,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Exscan)(const void *sendbuf, void *recvbuf,
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Exscan))popmon_next_fn(POPMON_FN_MPI_Exscan))(sendbuf, recvbuf, count, datatype, op, comm);
-	popmon_d_allreduce(POPMON_D_MPI_Exscan, popmon_r, count, datatype, NULL);
+	popmon_d_allreduce(POPMON_D_MPI_Exscan, popmon_r, count, datatype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Exscan);
 	return popmon_r;
 }
@@ -13667,7 +13669,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Exscan_c)(const void *sendbuf, void *recvbu
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Exscan_c))popmon_next_fn(POPMON_FN_MPI_Exscan_c))(sendbuf, recvbuf, count, datatype, op, comm);
-	popmon_d_allreduce(POPMON_D_MPI_Exscan_c, popmon_r, count, datatype, NULL);
+	popmon_d_allreduce(POPMON_D_MPI_Exscan_c, popmon_r, count, datatype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Exscan_c);
 	return popmon_r;
 }
@@ -13711,7 +13713,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Exscan_init)(const void *sendbuf, void *rec
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Exscan_init))popmon_next_fn(POPMON_FN_MPI_Exscan_init))(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-	popmon_d_allreduce(POPMON_D_MPI_Exscan_init, popmon_r, count, datatype, request);
+	popmon_d_allreduce(POPMON_D_MPI_Exscan_init, popmon_r, count, datatype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Exscan_init);
 	return popmon_r;
 }
@@ -13797,7 +13799,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Exscan_init_c)(const void *sendbuf, void *r
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Exscan_init_c))popmon_next_fn(POPMON_FN_MPI_Exscan_init_c))(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-	popmon_d_allreduce(POPMON_D_MPI_Exscan_init_c, popmon_r, count, datatype, request);
+	popmon_d_allreduce(POPMON_D_MPI_Exscan_init_c, popmon_r, count, datatype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Exscan_init_c);
 	return popmon_r;
 }
@@ -13840,7 +13842,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Gather)(const void *sendbuf, int sendcount,
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Gather))popmon_next_fn(POPMON_FN_MPI_Gather))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-	popmon_d_gather(POPMON_D_MPI_Gather, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm, NULL);
+	popmon_d_gather(POPMON_D_MPI_Gather, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Gather);
 	return popmon_r;
 }
@@ -13925,7 +13927,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Gather_c)(const void *sendbuf, MPI_Count se
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Gather_c))popmon_next_fn(POPMON_FN_MPI_Gather_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-	popmon_d_gather(POPMON_D_MPI_Gather_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm, NULL);
+	popmon_d_gather(POPMON_D_MPI_Gather_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Gather_c);
 	return popmon_r;
 }
@@ -13969,7 +13971,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Gather_init)(const void *sendbuf, int sendc
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Gather_init))popmon_next_fn(POPMON_FN_MPI_Gather_init))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-	popmon_d_gather(POPMON_D_MPI_Gather_init, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm, request);
+	popmon_d_gather(POPMON_D_MPI_Gather_init, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Gather_init);
 	return popmon_r;
 }
@@ -14055,7 +14057,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Gather_init_c)(const void *sendbuf, MPI_Cou
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Gather_init_c))popmon_next_fn(POPMON_FN_MPI_Gather_init_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-	popmon_d_gather(POPMON_D_MPI_Gather_init_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm, request);
+	popmon_d_gather(POPMON_D_MPI_Gather_init_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Gather_init_c);
 	return popmon_r;
 }
@@ -14098,7 +14100,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Gatherv)(const void *sendbuf, int sendcount
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Gatherv))popmon_next_fn(POPMON_FN_MPI_Gatherv))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
-	popmon_d_gatherv(POPMON_D_MPI_Gatherv, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, root, comm, NULL);
+	popmon_d_gatherv(POPMON_D_MPI_Gatherv, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, root, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Gatherv);
 	return popmon_r;
 }
@@ -14183,7 +14185,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Gatherv_c)(const void *sendbuf, MPI_Count s
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Gatherv_c))popmon_next_fn(POPMON_FN_MPI_Gatherv_c))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
-	popmon_d_gatherv(POPMON_D_MPI_Gatherv_c, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, root, comm, NULL);
+	popmon_d_gatherv(POPMON_D_MPI_Gatherv_c, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, root, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Gatherv_c);
 	return popmon_r;
 }
@@ -14227,7 +14229,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Gatherv_init)(const void *sendbuf, int send
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Gatherv_init))popmon_next_fn(POPMON_FN_MPI_Gatherv_init))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
-	popmon_d_gatherv(POPMON_D_MPI_Gatherv_init, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, root, comm, request);
+	popmon_d_gatherv(POPMON_D_MPI_Gatherv_init, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, root, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Gatherv_init);
 	return popmon_r;
 }
@@ -14313,7 +14315,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Gatherv_init_c)(const void *sendbuf, MPI_Co
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Gatherv_init_c))popmon_next_fn(POPMON_FN_MPI_Gatherv_init_c))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
-	popmon_d_gatherv(POPMON_D_MPI_Gatherv_init_c, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, root, comm, request);
+	popmon_d_gatherv(POPMON_D_MPI_Gatherv_init_c, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, root, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Gatherv_init_c);
 	return popmon_r;
 }
@@ -14357,7 +14359,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Iallgather)(const void *sendbuf, int sendco
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Iallgather))popmon_next_fn(POPMON_FN_MPI_Iallgather))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-	popmon_d_allgather(POPMON_D_MPI_Iallgather, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, NULL);
+	popmon_d_allgather(POPMON_D_MPI_Iallgather, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Iallgather);
 	return popmon_r;
 }
@@ -14443,7 +14445,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Iallgather_c)(const void *sendbuf, MPI_Coun
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Iallgather_c))popmon_next_fn(POPMON_FN_MPI_Iallgather_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-	popmon_d_allgather(POPMON_D_MPI_Iallgather_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, NULL);
+	popmon_d_allgather(POPMON_D_MPI_Iallgather_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Iallgather_c);
 	return popmon_r;
 }
@@ -14487,7 +14489,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Iallgatherv)(const void *sendbuf, int sendc
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Iallgatherv))popmon_next_fn(POPMON_FN_MPI_Iallgatherv))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
-	popmon_d_allgatherv(POPMON_D_MPI_Iallgatherv, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, NULL);
+	popmon_d_allgatherv(POPMON_D_MPI_Iallgatherv, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Iallgatherv);
 	return popmon_r;
 }
@@ -14573,7 +14575,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Iallgatherv_c)(const void *sendbuf, MPI_Cou
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Iallgatherv_c))popmon_next_fn(POPMON_FN_MPI_Iallgatherv_c))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
-	popmon_d_allgatherv(POPMON_D_MPI_Iallgatherv_c, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, NULL);
+	popmon_d_allgatherv(POPMON_D_MPI_Iallgatherv_c, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Iallgatherv_c);
 	return popmon_r;
 }
@@ -14617,7 +14619,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Iallreduce)(const void *sendbuf, void *recv
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Iallreduce))popmon_next_fn(POPMON_FN_MPI_Iallreduce))(sendbuf, recvbuf, count, datatype, op, comm, request);
-	popmon_d_allreduce(POPMON_D_MPI_Iallreduce, popmon_r, count, datatype, NULL);
+	popmon_d_allreduce(POPMON_D_MPI_Iallreduce, popmon_r, count, datatype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Iallreduce);
 	return popmon_r;
 }
@@ -14703,7 +14705,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Iallreduce_c)(const void *sendbuf, void *re
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Iallreduce_c))popmon_next_fn(POPMON_FN_MPI_Iallreduce_c))(sendbuf, recvbuf, count, datatype, op, comm, request);
-	popmon_d_allreduce(POPMON_D_MPI_Iallreduce_c, popmon_r, count, datatype, NULL);
+	popmon_d_allreduce(POPMON_D_MPI_Iallreduce_c, popmon_r, count, datatype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Iallreduce_c);
 	return popmon_r;
 }
@@ -14747,7 +14749,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ialltoall)(const void *sendbuf, int sendcou
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ialltoall))popmon_next_fn(POPMON_FN_MPI_Ialltoall))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-	popmon_d_alltoall(POPMON_D_MPI_Ialltoall, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, NULL);
+	popmon_d_alltoall(POPMON_D_MPI_Ialltoall, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Ialltoall);
 	return popmon_r;
 }
@@ -14833,7 +14835,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ialltoall_c)(const void *sendbuf, MPI_Count
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ialltoall_c))popmon_next_fn(POPMON_FN_MPI_Ialltoall_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-	popmon_d_alltoall(POPMON_D_MPI_Ialltoall_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, NULL);
+	popmon_d_alltoall(POPMON_D_MPI_Ialltoall_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Ialltoall_c);
 	return popmon_r;
 }
@@ -14877,7 +14879,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ialltoallv)(const void *sendbuf, const int 
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ialltoallv))popmon_next_fn(POPMON_FN_MPI_Ialltoallv))(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
-	popmon_d_alltoallv(POPMON_D_MPI_Ialltoallv, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, NULL);
+	popmon_d_alltoallv(POPMON_D_MPI_Ialltoallv, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Ialltoallv);
 	return popmon_r;
 }
@@ -14963,7 +14965,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ialltoallv_c)(const void *sendbuf, const MP
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ialltoallv_c))popmon_next_fn(POPMON_FN_MPI_Ialltoallv_c))(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
-	popmon_d_alltoallv(POPMON_D_MPI_Ialltoallv_c, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, NULL);
+	popmon_d_alltoallv(POPMON_D_MPI_Ialltoallv_c, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Ialltoallv_c);
 	return popmon_r;
 }
@@ -15007,7 +15009,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ialltoallw)(const void *sendbuf, const int 
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ialltoallw))popmon_next_fn(POPMON_FN_MPI_Ialltoallw))(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
-	popmon_d_alltoallw(POPMON_D_MPI_Ialltoallw, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtypes, recvcounts, sizeof(*recvcounts), recvtypes, comm, NULL);
+	popmon_d_alltoallw(POPMON_D_MPI_Ialltoallw, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtypes, recvcounts, sizeof(*recvcounts), recvtypes, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Ialltoallw);
 	return popmon_r;
 }
@@ -15093,7 +15095,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ialltoallw_c)(const void *sendbuf, const MP
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ialltoallw_c))popmon_next_fn(POPMON_FN_MPI_Ialltoallw_c))(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
-	popmon_d_alltoallw(POPMON_D_MPI_Ialltoallw_c, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtypes, recvcounts, sizeof(*recvcounts), recvtypes, comm, NULL);
+	popmon_d_alltoallw(POPMON_D_MPI_Ialltoallw_c, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtypes, recvcounts, sizeof(*recvcounts), recvtypes, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Ialltoallw_c);
 	return popmon_r;
 }
@@ -15137,6 +15139,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ibarrier)(MPI_Comm comm, MPI_Request *reque
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ibarrier))popmon_next_fn(POPMON_FN_MPI_Ibarrier))(comm, request);
+	popmon_d_barrier(popmon_r, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Ibarrier);
 	return popmon_r;
 }
@@ -15207,7 +15210,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ibcast)(void *buffer, int count, MPI_Dataty
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ibcast))popmon_next_fn(POPMON_FN_MPI_Ibcast))(buffer, count, datatype, root, comm, request);
-	popmon_d_bcast(POPMON_D_MPI_Ibcast, popmon_r, count, datatype, root, comm, NULL);
+	popmon_d_bcast(POPMON_D_MPI_Ibcast, popmon_r, count, datatype, root, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Ibcast);
 	return popmon_r;
 }
@@ -15293,7 +15296,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ibcast_c)(void *buffer, MPI_Count count, MP
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ibcast_c))popmon_next_fn(POPMON_FN_MPI_Ibcast_c))(buffer, count, datatype, root, comm, request);
-	popmon_d_bcast(POPMON_D_MPI_Ibcast_c, popmon_r, count, datatype, root, comm, NULL);
+	popmon_d_bcast(POPMON_D_MPI_Ibcast_c, popmon_r, count, datatype, root, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Ibcast_c);
 	return popmon_r;
 }
@@ -15337,7 +15340,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Iexscan)(const void *sendbuf, void *recvbuf
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Iexscan))popmon_next_fn(POPMON_FN_MPI_Iexscan))(sendbuf, recvbuf, count, datatype, op, comm, request);
-	popmon_d_allreduce(POPMON_D_MPI_Iexscan, popmon_r, count, datatype, NULL);
+	popmon_d_allreduce(POPMON_D_MPI_Iexscan, popmon_r, count, datatype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Iexscan);
 	return popmon_r;
 }
@@ -15423,7 +15426,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Iexscan_c)(const void *sendbuf, void *recvb
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Iexscan_c))popmon_next_fn(POPMON_FN_MPI_Iexscan_c))(sendbuf, recvbuf, count, datatype, op, comm, request);
-	popmon_d_allreduce(POPMON_D_MPI_Iexscan_c, popmon_r, count, datatype, NULL);
+	popmon_d_allreduce(POPMON_D_MPI_Iexscan_c, popmon_r, count, datatype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Iexscan_c);
 	return popmon_r;
 }
@@ -15467,7 +15470,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Igather)(const void *sendbuf, int sendcount
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Igather))popmon_next_fn(POPMON_FN_MPI_Igather))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-	popmon_d_gather(POPMON_D_MPI_Igather, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm, NULL);
+	popmon_d_gather(POPMON_D_MPI_Igather, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Igather);
 	return popmon_r;
 }
@@ -15553,7 +15556,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Igather_c)(const void *sendbuf, MPI_Count s
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Igather_c))popmon_next_fn(POPMON_FN_MPI_Igather_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-	popmon_d_gather(POPMON_D_MPI_Igather_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm, NULL);
+	popmon_d_gather(POPMON_D_MPI_Igather_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Igather_c);
 	return popmon_r;
 }
@@ -15597,7 +15600,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Igatherv)(const void *sendbuf, int sendcoun
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Igatherv))popmon_next_fn(POPMON_FN_MPI_Igatherv))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
-	popmon_d_gatherv(POPMON_D_MPI_Igatherv, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, root, comm, NULL);
+	popmon_d_gatherv(POPMON_D_MPI_Igatherv, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, root, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Igatherv);
 	return popmon_r;
 }
@@ -15683,7 +15686,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Igatherv_c)(const void *sendbuf, MPI_Count 
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Igatherv_c))popmon_next_fn(POPMON_FN_MPI_Igatherv_c))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
-	popmon_d_gatherv(POPMON_D_MPI_Igatherv_c, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, root, comm, NULL);
+	popmon_d_gatherv(POPMON_D_MPI_Igatherv_c, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, root, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Igatherv_c);
 	return popmon_r;
 }
@@ -16367,7 +16370,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ireduce)(const void *sendbuf, void *recvbuf
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ireduce))popmon_next_fn(POPMON_FN_MPI_Ireduce))(sendbuf, recvbuf, count, datatype, op, root, comm, request);
-	popmon_d_reduce(POPMON_D_MPI_Ireduce, popmon_r, count, datatype, root, comm, NULL);
+	popmon_d_reduce(POPMON_D_MPI_Ireduce, popmon_r, count, datatype, root, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Ireduce);
 	return popmon_r;
 }
@@ -16453,7 +16456,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ireduce_c)(const void *sendbuf, void *recvb
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ireduce_c))popmon_next_fn(POPMON_FN_MPI_Ireduce_c))(sendbuf, recvbuf, count, datatype, op, root, comm, request);
-	popmon_d_reduce(POPMON_D_MPI_Ireduce_c, popmon_r, count, datatype, root, comm, NULL);
+	popmon_d_reduce(POPMON_D_MPI_Ireduce_c, popmon_r, count, datatype, root, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Ireduce_c);
 	return popmon_r;
 }
@@ -16497,7 +16500,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ireduce_scatter)(const void *sendbuf, void 
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ireduce_scatter))popmon_next_fn(POPMON_FN_MPI_Ireduce_scatter))(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
-	popmon_d_reduce_scatter(POPMON_D_MPI_Ireduce_scatter, popmon_r, recvcounts, sizeof(*recvcounts), datatype, comm, NULL);
+	popmon_d_reduce_scatter(POPMON_D_MPI_Ireduce_scatter, popmon_r, recvcounts, sizeof(*recvcounts), datatype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Ireduce_scatter);
 	return popmon_r;
 }
@@ -16583,7 +16586,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ireduce_scatter_c)(const void *sendbuf, voi
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ireduce_scatter_c))popmon_next_fn(POPMON_FN_MPI_Ireduce_scatter_c))(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
-	popmon_d_reduce_scatter(POPMON_D_MPI_Ireduce_scatter_c, popmon_r, recvcounts, sizeof(*recvcounts), datatype, comm, NULL);
+	popmon_d_reduce_scatter(POPMON_D_MPI_Ireduce_scatter_c, popmon_r, recvcounts, sizeof(*recvcounts), datatype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Ireduce_scatter_c);
 	return popmon_r;
 }
@@ -16627,7 +16630,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ireduce_scatter_block)(const void *sendbuf,
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ireduce_scatter_block))popmon_next_fn(POPMON_FN_MPI_Ireduce_scatter_block))(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
-	popmon_d_reduce_scatter_block(POPMON_D_MPI_Ireduce_scatter_block, popmon_r, recvcount, datatype, comm, NULL);
+	popmon_d_reduce_scatter_block(POPMON_D_MPI_Ireduce_scatter_block, popmon_r, recvcount, datatype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Ireduce_scatter_block);
 	return popmon_r;
 }
@@ -16713,7 +16716,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ireduce_scatter_block_c)(const void *sendbu
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ireduce_scatter_block_c))popmon_next_fn(POPMON_FN_MPI_Ireduce_scatter_block_c))(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
-	popmon_d_reduce_scatter_block(POPMON_D_MPI_Ireduce_scatter_block_c, popmon_r, recvcount, datatype, comm, NULL);
+	popmon_d_reduce_scatter_block(POPMON_D_MPI_Ireduce_scatter_block_c, popmon_r, recvcount, datatype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Ireduce_scatter_block_c);
 	return popmon_r;
 }
@@ -16757,7 +16760,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Iscan)(const void *sendbuf, void *recvbuf, 
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Iscan))popmon_next_fn(POPMON_FN_MPI_Iscan))(sendbuf, recvbuf, count, datatype, op, comm, request);
-	popmon_d_allreduce(POPMON_D_MPI_Iscan, popmon_r, count, datatype, NULL);
+	popmon_d_allreduce(POPMON_D_MPI_Iscan, popmon_r, count, datatype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Iscan);
 	return popmon_r;
 }
@@ -16843,7 +16846,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Iscan_c)(const void *sendbuf, void *recvbuf
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Iscan_c))popmon_next_fn(POPMON_FN_MPI_Iscan_c))(sendbuf, recvbuf, count, datatype, op, comm, request);
-	popmon_d_allreduce(POPMON_D_MPI_Iscan_c, popmon_r, count, datatype, NULL);
+	popmon_d_allreduce(POPMON_D_MPI_Iscan_c, popmon_r, count, datatype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Iscan_c);
 	return popmon_r;
 }
@@ -16887,7 +16890,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Iscatter)(const void *sendbuf, int sendcoun
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Iscatter))popmon_next_fn(POPMON_FN_MPI_Iscatter))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-	popmon_d_scatter(POPMON_D_MPI_Iscatter, popmon_r, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL);
+	popmon_d_scatter(POPMON_D_MPI_Iscatter, popmon_r, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Iscatter);
 	return popmon_r;
 }
@@ -16973,7 +16976,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Iscatter_c)(const void *sendbuf, MPI_Count 
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Iscatter_c))popmon_next_fn(POPMON_FN_MPI_Iscatter_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-	popmon_d_scatter(POPMON_D_MPI_Iscatter_c, popmon_r, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL);
+	popmon_d_scatter(POPMON_D_MPI_Iscatter_c, popmon_r, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Iscatter_c);
 	return popmon_r;
 }
@@ -17017,7 +17020,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Iscatterv)(const void *sendbuf, const int s
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Iscatterv))popmon_next_fn(POPMON_FN_MPI_Iscatterv))(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-	popmon_d_scatterv(POPMON_D_MPI_Iscatterv, popmon_r, sendcounts, sizeof(*sendcounts), sendtype, recvbuf, recvcount, recvtype, root, comm, NULL);
+	popmon_d_scatterv(POPMON_D_MPI_Iscatterv, popmon_r, sendcounts, sizeof(*sendcounts), sendtype, recvbuf, recvcount, recvtype, root, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Iscatterv);
 	return popmon_r;
 }
@@ -17103,7 +17106,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Iscatterv_c)(const void *sendbuf, const MPI
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Iscatterv_c))popmon_next_fn(POPMON_FN_MPI_Iscatterv_c))(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-	popmon_d_scatterv(POPMON_D_MPI_Iscatterv_c, popmon_r, sendcounts, sizeof(*sendcounts), sendtype, recvbuf, recvcount, recvtype, root, comm, NULL);
+	popmon_d_scatterv(POPMON_D_MPI_Iscatterv_c, popmon_r, sendcounts, sizeof(*sendcounts), sendtype, recvbuf, recvcount, recvtype, root, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Iscatterv_c);
 	return popmon_r;
 }
@@ -18660,7 +18663,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce)(const void *sendbuf, void *recvbuf,
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Reduce))popmon_next_fn(POPMON_FN_MPI_Reduce))(sendbuf, recvbuf, count, datatype, op, root, comm);
-	popmon_d_reduce(POPMON_D_MPI_Reduce, popmon_r, count, datatype, root, comm, NULL);
+	popmon_d_reduce(POPMON_D_MPI_Reduce, popmon_r, count, datatype, root, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce);
 	return popmon_r;
 }
@@ -18745,7 +18748,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_c)(const void *sendbuf, void *recvbu
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Reduce_c))popmon_next_fn(POPMON_FN_MPI_Reduce_c))(sendbuf, recvbuf, count, datatype, op, root, comm);
-	popmon_d_reduce(POPMON_D_MPI_Reduce_c, popmon_r, count, datatype, root, comm, NULL);
+	popmon_d_reduce(POPMON_D_MPI_Reduce_c, popmon_r, count, datatype, root, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce_c);
 	return popmon_r;
 }
@@ -18789,7 +18792,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_init)(const void *sendbuf, void *rec
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Reduce_init))popmon_next_fn(POPMON_FN_MPI_Reduce_init))(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
-	popmon_d_reduce(POPMON_D_MPI_Reduce_init, popmon_r, count, datatype, root, comm, request);
+	popmon_d_reduce(POPMON_D_MPI_Reduce_init, popmon_r, count, datatype, root, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce_init);
 	return popmon_r;
 }
@@ -18875,7 +18878,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_init_c)(const void *sendbuf, void *r
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Reduce_init_c))popmon_next_fn(POPMON_FN_MPI_Reduce_init_c))(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
-	popmon_d_reduce(POPMON_D_MPI_Reduce_init_c, popmon_r, count, datatype, root, comm, request);
+	popmon_d_reduce(POPMON_D_MPI_Reduce_init_c, popmon_r, count, datatype, root, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce_init_c);
 	return popmon_r;
 }
@@ -19046,7 +19049,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter)(const void *sendbuf, void *
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter))(sendbuf, recvbuf, recvcounts, datatype, op, comm);
-	popmon_d_reduce_scatter(POPMON_D_MPI_Reduce_scatter, popmon_r, recvcounts, sizeof(*recvcounts), datatype, comm, NULL);
+	popmon_d_reduce_scatter(POPMON_D_MPI_Reduce_scatter, popmon_r, recvcounts, sizeof(*recvcounts), datatype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce_scatter);
 	return popmon_r;
 }
@@ -19131,7 +19134,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter_c)(const void *sendbuf, void
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter_c))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter_c))(sendbuf, recvbuf, recvcounts, datatype, op, comm);
-	popmon_d_reduce_scatter(POPMON_D_MPI_Reduce_scatter_c, popmon_r, recvcounts, sizeof(*recvcounts), datatype, comm, NULL);
+	popmon_d_reduce_scatter(POPMON_D_MPI_Reduce_scatter_c, popmon_r, recvcounts, sizeof(*recvcounts), datatype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce_scatter_c);
 	return popmon_r;
 }
@@ -19175,7 +19178,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter_block)(const void *sendbuf, 
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter_block))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter_block))(sendbuf, recvbuf, recvcount, datatype, op, comm);
-	popmon_d_reduce_scatter_block(POPMON_D_MPI_Reduce_scatter_block, popmon_r, recvcount, datatype, comm, NULL);
+	popmon_d_reduce_scatter_block(POPMON_D_MPI_Reduce_scatter_block, popmon_r, recvcount, datatype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce_scatter_block);
 	return popmon_r;
 }
@@ -19261,7 +19264,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter_block_c)(const void *sendbuf
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter_block_c))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter_block_c))(sendbuf, recvbuf, recvcount, datatype, op, comm);
-	popmon_d_reduce_scatter_block(POPMON_D_MPI_Reduce_scatter_block_c, popmon_r, recvcount, datatype, comm, NULL);
+	popmon_d_reduce_scatter_block(POPMON_D_MPI_Reduce_scatter_block_c, popmon_r, recvcount, datatype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce_scatter_block_c);
 	return popmon_r;
 }
@@ -19305,7 +19308,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter_block_init)(const void *send
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter_block_init))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter_block_init))(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
-	popmon_d_reduce_scatter_block(POPMON_D_MPI_Reduce_scatter_block_init, popmon_r, recvcount, datatype, comm, request);
+	popmon_d_reduce_scatter_block(POPMON_D_MPI_Reduce_scatter_block_init, popmon_r, recvcount, datatype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce_scatter_block_init);
 	return popmon_r;
 }
@@ -19391,7 +19394,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter_block_init_c)(const void *se
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter_block_init_c))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter_block_init_c))(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
-	popmon_d_reduce_scatter_block(POPMON_D_MPI_Reduce_scatter_block_init_c, popmon_r, recvcount, datatype, comm, request);
+	popmon_d_reduce_scatter_block(POPMON_D_MPI_Reduce_scatter_block_init_c, popmon_r, recvcount, datatype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce_scatter_block_init_c);
 	return popmon_r;
 }
@@ -19435,7 +19438,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter_init)(const void *sendbuf, v
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter_init))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter_init))(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
-	popmon_d_reduce_scatter(POPMON_D_MPI_Reduce_scatter_init, popmon_r, recvcounts, sizeof(*recvcounts), datatype, comm, request);
+	popmon_d_reduce_scatter(POPMON_D_MPI_Reduce_scatter_init, popmon_r, recvcounts, sizeof(*recvcounts), datatype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce_scatter_init);
 	return popmon_r;
 }
@@ -19521,7 +19524,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter_init_c)(const void *sendbuf,
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter_init_c))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter_init_c))(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
-	popmon_d_reduce_scatter(POPMON_D_MPI_Reduce_scatter_init_c, popmon_r, recvcounts, sizeof(*recvcounts), datatype, comm, request);
+	popmon_d_reduce_scatter(POPMON_D_MPI_Reduce_scatter_init_c, popmon_r, recvcounts, sizeof(*recvcounts), datatype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce_scatter_init_c);
 	return popmon_r;
 }
@@ -19564,7 +19567,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Scan)(const void *sendbuf, void *recvbuf, i
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Scan))popmon_next_fn(POPMON_FN_MPI_Scan))(sendbuf, recvbuf, count, datatype, op, comm);
-	popmon_d_allreduce(POPMON_D_MPI_Scan, popmon_r, count, datatype, NULL);
+	popmon_d_allreduce(POPMON_D_MPI_Scan, popmon_r, count, datatype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Scan);
 	return popmon_r;
 }
@@ -19649,7 +19652,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Scan_c)(const void *sendbuf, void *recvbuf,
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Scan_c))popmon_next_fn(POPMON_FN_MPI_Scan_c))(sendbuf, recvbuf, count, datatype, op, comm);
-	popmon_d_allreduce(POPMON_D_MPI_Scan_c, popmon_r, count, datatype, NULL);
+	popmon_d_allreduce(POPMON_D_MPI_Scan_c, popmon_r, count, datatype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Scan_c);
 	return popmon_r;
 }
@@ -19693,7 +19696,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Scan_init)(const void *sendbuf, void *recvb
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Scan_init))popmon_next_fn(POPMON_FN_MPI_Scan_init))(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-	popmon_d_allreduce(POPMON_D_MPI_Scan_init, popmon_r, count, datatype, request);
+	popmon_d_allreduce(POPMON_D_MPI_Scan_init, popmon_r, count, datatype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Scan_init);
 	return popmon_r;
 }
@@ -19779,7 +19782,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Scan_init_c)(const void *sendbuf, void *rec
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Scan_init_c))popmon_next_fn(POPMON_FN_MPI_Scan_init_c))(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-	popmon_d_allreduce(POPMON_D_MPI_Scan_init_c, popmon_r, count, datatype, request);
+	popmon_d_allreduce(POPMON_D_MPI_Scan_init_c, popmon_r, count, datatype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Scan_init_c);
 	return popmon_r;
 }
@@ -19822,7 +19825,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatter)(const void *sendbuf, int sendcount
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Scatter))popmon_next_fn(POPMON_FN_MPI_Scatter))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-	popmon_d_scatter(POPMON_D_MPI_Scatter, popmon_r, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL);
+	popmon_d_scatter(POPMON_D_MPI_Scatter, popmon_r, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Scatter);
 	return popmon_r;
 }
@@ -19907,7 +19910,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatter_c)(const void *sendbuf, MPI_Count s
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Scatter_c))popmon_next_fn(POPMON_FN_MPI_Scatter_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-	popmon_d_scatter(POPMON_D_MPI_Scatter_c, popmon_r, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL);
+	popmon_d_scatter(POPMON_D_MPI_Scatter_c, popmon_r, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Scatter_c);
 	return popmon_r;
 }
@@ -19951,7 +19954,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatter_init)(const void *sendbuf, int send
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Scatter_init))popmon_next_fn(POPMON_FN_MPI_Scatter_init))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-	popmon_d_scatter(POPMON_D_MPI_Scatter_init, popmon_r, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	popmon_d_scatter(POPMON_D_MPI_Scatter_init, popmon_r, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Scatter_init);
 	return popmon_r;
 }
@@ -20037,7 +20040,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatter_init_c)(const void *sendbuf, MPI_Co
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Scatter_init_c))popmon_next_fn(POPMON_FN_MPI_Scatter_init_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-	popmon_d_scatter(POPMON_D_MPI_Scatter_init_c, popmon_r, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	popmon_d_scatter(POPMON_D_MPI_Scatter_init_c, popmon_r, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Scatter_init_c);
 	return popmon_r;
 }
@@ -20080,7 +20083,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatterv)(const void *sendbuf, const int se
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Scatterv))popmon_next_fn(POPMON_FN_MPI_Scatterv))(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
-	popmon_d_scatterv(POPMON_D_MPI_Scatterv, popmon_r, sendcounts, sizeof(*sendcounts), sendtype, recvbuf, recvcount, recvtype, root, comm, NULL);
+	popmon_d_scatterv(POPMON_D_MPI_Scatterv, popmon_r, sendcounts, sizeof(*sendcounts), sendtype, recvbuf, recvcount, recvtype, root, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Scatterv);
 	return popmon_r;
 }
@@ -20165,7 +20168,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatterv_c)(const void *sendbuf, const MPI_
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Scatterv_c))popmon_next_fn(POPMON_FN_MPI_Scatterv_c))(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
-	popmon_d_scatterv(POPMON_D_MPI_Scatterv_c, popmon_r, sendcounts, sizeof(*sendcounts), sendtype, recvbuf, recvcount, recvtype, root, comm, NULL);
+	popmon_d_scatterv(POPMON_D_MPI_Scatterv_c, popmon_r, sendcounts, sizeof(*sendcounts), sendtype, recvbuf, recvcount, recvtype, root, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Scatterv_c);
 	return popmon_r;
 }
@@ -20209,7 +20212,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatterv_init)(const void *sendbuf, const i
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Scatterv_init))popmon_next_fn(POPMON_FN_MPI_Scatterv_init))(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-	popmon_d_scatterv(POPMON_D_MPI_Scatterv_init, popmon_r, sendcounts, sizeof(*sendcounts), sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	popmon_d_scatterv(POPMON_D_MPI_Scatterv_init, popmon_r, sendcounts, sizeof(*sendcounts), sendtype, recvbuf, recvcount, recvtype, root, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Scatterv_init);
 	return popmon_r;
 }
@@ -20295,7 +20298,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatterv_init_c)(const void *sendbuf, const
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Scatterv_init_c))popmon_next_fn(POPMON_FN_MPI_Scatterv_init_c))(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-	popmon_d_scatterv(POPMON_D_MPI_Scatterv_init_c, popmon_r, sendcounts, sizeof(*sendcounts), sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	popmon_d_scatterv(POPMON_D_MPI_Scatterv_init_c, popmon_r, sendcounts, sizeof(*sendcounts), sendtype, recvbuf, recvcount, recvtype, root, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Scatterv_init_c);
 	return popmon_r;
 }

@@ -10,6 +10,7 @@
 
 #include "mpidata.h"
 #include "popmon_internal.h"
+#include "trace.h"
 
 int popmon_bytes_on = 1;
 
@@ -90,6 +91,10 @@ struct dreq {
 	uint8_t pad;
 	int64_t sbytes;     /* a persistent send's or collective's bytes per start */
 	int64_t rbytes;     /* the posted receive size (when the status is not available); a collective's received bytes */
+	/* Tracing: the request's id in the trace, communicator id, peer
+	 * (world rank, -1 for a wildcard) and tag as posted. */
+	uint32_t id, comm;
+	int32_t peer, tag;
 };
 
 struct dtable {
@@ -101,6 +106,116 @@ struct dtable {
 	int hit_slot[DREQ_MAX];
 	MPI_Status sts[DSTATUS_CAP];
 };
+
+/* ------------------------------------------------------------ tracing */
+
+/* Communicators in the trace: id 0 is MPI_COMM_WORLD; the others get an
+ * id at first sight (an attribute on the communicator keeps it, so a freed
+ * communicator's reused handle gets a new one) and a COMM record with
+ * their members as world ranks (the remote group of an
+ * intercommunicator: what peers name). */
+enum { MAX_COMMS = 4096 };
+struct tcomm {
+	int n;
+	int32_t *members;
+};
+static struct tcomm *tcomms[MAX_COMMS];
+static uint32_t ncomms = 1;
+static int comm_keyval = MPI_KEYVAL_INVALID;
+static uint32_t req_ids;
+
+static uint32_t comm_id(struct popmon_thread *t, MPI_Comm c)
+{
+	if (c == MPI_COMM_WORLD)
+		return 0;
+	if (c == MPI_COMM_NULL)
+		return POPMON_TR_NOCOMM;
+	if (comm_keyval == MPI_KEYVAL_INVALID) {
+		int kv = MPI_KEYVAL_INVALID;
+		if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &kv, NULL) != MPI_SUCCESS)
+			return POPMON_TR_NOCOMM;
+		int expect = MPI_KEYVAL_INVALID;
+		if (!__atomic_compare_exchange_n(&comm_keyval, &expect, kv, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			PMPI_Comm_free_keyval(&kv); /* another thread made one */
+	}
+	void *v = NULL;
+	int flag = 0;
+	if (PMPI_Comm_get_attr(c, comm_keyval, &v, &flag) == MPI_SUCCESS && flag)
+		return (uint32_t)((uintptr_t)v - 1);
+	uint32_t id = __atomic_fetch_add(&ncomms, 1, __ATOMIC_RELAXED);
+	if (id >= MAX_COMMS) {
+		popmon_warn_once("tracecomms", "more than %d communicators: the trace leaves the others' unknown",
+				 MAX_COMMS);
+		return POPMON_TR_NOCOMM;
+	}
+	int inter = 0, n = 0;
+	MPI_Group g, wg;
+	PMPI_Comm_test_inter(c, &inter);
+	if ((inter ? PMPI_Comm_remote_group(c, &g) : PMPI_Comm_group(c, &g)) != MPI_SUCCESS)
+		return POPMON_TR_NOCOMM;
+	PMPI_Group_size(g, &n);
+	struct tcomm *tc = malloc(sizeof *tc); /* once per communicator */
+	int *in = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+	int *out = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+	if (tc && in && out && PMPI_Comm_group(MPI_COMM_WORLD, &wg) == MPI_SUCCESS) {
+		for (int i = 0; i < n; i++)
+			in[i] = i;
+		PMPI_Group_translate_ranks(g, n, in, wg, out);
+		PMPI_Group_free(&wg);
+		tc->n = n;
+		tc->members = (int32_t *)out;
+		for (int i = 0; i < n; i++)
+			tc->members[i] = out[i] == MPI_UNDEFINED ? -1 : out[i];
+		__atomic_store_n(&tcomms[id], tc, __ATOMIC_RELEASE);
+		popmon_trace_put(t, &(struct popmon_trec){.enter = t->last, .kind = POPMON_TR_COMM,
+							  .flags = inter ? POPMON_TRF_INTER : 0, .comm = id, .peer = n});
+		for (int i = 0; i < n; i += 4) {
+			int32_t m[4] = {-1, -1, -1, -1};
+			for (int k = 0; k < 4 && i + k < n; k++)
+				m[k] = tc->members[i + k];
+			popmon_trace_put(t, &(struct popmon_trec){.enter = (uint64_t)i, .kind = POPMON_TR_MEMBERS,
+								  .comm = id, .peer = m[0], .tag = m[1],
+								  .req = (uint32_t)m[2], .bytes = (uint32_t)m[3]});
+		}
+		out = NULL;
+	} else {
+		free(tc);
+	}
+	free(in);
+	free(out);
+	PMPI_Group_free(&g);
+	PMPI_Comm_set_attr(c, comm_keyval, (void *)(uintptr_t)(id + 1));
+	return id;
+}
+
+/* The world rank of rank r of communicator id (-1: none or unknown). */
+static int32_t world_of(uint32_t id, int r)
+{
+	if (r < 0)
+		return -1;
+	if (id == 0)
+		return r;
+	if (id >= MAX_COMMS)
+		return -1;
+	const struct tcomm *tc = __atomic_load_n(&tcomms[id], __ATOMIC_ACQUIRE);
+	return tc && r < tc->n ? tc->members[r] : -1;
+}
+
+static inline int tracing(void)
+{
+	return __builtin_expect(POPMON_LOAD(popmon_trace_on), 0);
+}
+
+static uint32_t new_req_id(void)
+{
+	return __atomic_add_fetch(&req_ids, 1, __ATOMIC_RELAXED);
+}
+
+/* The flags of a peer: PROC_NULL, a wildcard. */
+static unsigned peer_flags(int peer)
+{
+	return peer == MPI_PROC_NULL ? POPMON_TRF_PROC_NULL : peer == MPI_ANY_SOURCE ? POPMON_TRF_ANY : 0;
+}
 
 static uint64_t req_key(MPI_Request r)
 {
@@ -192,8 +307,22 @@ static void insert(struct popmon_thread *t, MPI_Request *req, struct dreq e)
 static void complete(struct popmon_thread *t, struct dtable *tb, int i, const MPI_Status *st)
 {
 	struct dreq *e = &tb->e[i];
+	int64_t got = e->kind == E_RECV ? (st ? status_bytes(st) : e->rbytes) : e->sbytes;
 	if (e->kind == E_RECV && (!e->persistent || e->active))
-		credit(t, e->dfn, 1, st ? status_bytes(st) : e->rbytes, 1);
+		credit(t, e->dfn, 1, got, 1);
+	if (tracing()) {
+		unsigned fl = e->kind == E_RECV ? POPMON_TRF_RECV : e->kind == E_SEND ? POPMON_TRF_SEND : POPMON_TRF_COLL;
+		int32_t peer = e->peer, tag = e->tag;
+		if (e->kind == E_RECV && st) { /* the actual source and tag */
+			peer = st->MPI_SOURCE == MPI_PROC_NULL ? -1 : world_of(e->comm, st->MPI_SOURCE);
+			tag = st->MPI_TAG;
+		} else if (e->kind == E_RECV) {
+			fl |= POPMON_TRF_ANY * (peer < 0 || tag == MPI_ANY_TAG);
+		}
+		if (e->persistent)
+			fl |= POPMON_TRF_PERSISTENT;
+		popmon_trace_extra(t, POPMON_TR_DONE, fl, e->comm, peer, tag, e->id, got);
+	}
 	if (e->persistent)
 		e->active = 0;
 	else
@@ -202,31 +331,86 @@ static void complete(struct popmon_thread *t, struct dtable *tb, int i, const MP
 
 /* ------------------------------------------------------------ point-to-point */
 
+/* A send's bytes; for the trace, the call's record (or, part: a PART
+ * record of it). */
+static void send_one(struct popmon_thread *t, int d, int64_t count, MPI_Datatype type, int dest, int tag,
+		     MPI_Comm comm, uint32_t req)
+{
+	int64_t b = dest != MPI_PROC_NULL ? bytes_of(count, type) : 0;
+	if (dest != MPI_PROC_NULL)
+		credit(t, d, 0, b, 1);
+	if (tracing()) {
+		uint32_t c = comm_id(t, comm);
+		popmon_trace_pending(t, POPMON_TRF_SEND | peer_flags(dest), c, world_of(c, dest), tag, req, b);
+	}
+}
+
+/* A completed receive's bytes, from its status. */
+static void recv_one(struct popmon_thread *t, int d, int source, int tag, MPI_Comm comm, const MPI_Status *st,
+		     int part)
+{
+	int64_t b = source != MPI_PROC_NULL ? status_bytes(st) : 0;
+	if (source != MPI_PROC_NULL)
+		credit(t, d, 1, b, 1);
+	if (tracing()) {
+		uint32_t c = comm_id(t, comm);
+		int32_t peer = source == MPI_PROC_NULL || st->MPI_SOURCE == MPI_PROC_NULL ? -1 : world_of(c, st->MPI_SOURCE);
+		unsigned fl = POPMON_TRF_RECV | (source == MPI_PROC_NULL ? POPMON_TRF_PROC_NULL : 0);
+		int32_t atag = source == MPI_PROC_NULL ? tag : st->MPI_TAG;
+		if (part)
+			popmon_trace_extra(t, POPMON_TR_PART, fl, c, peer, atag, 0, b);
+		else
+			popmon_trace_pending(t, fl, c, peer, atag, 0, b);
+	}
+}
+
+/* A request whose completion the trace (or the bytes) needs to see. */
+static uint32_t post(struct popmon_thread *t, int d, int kind, int persistent, int64_t sbytes, int64_t rbytes,
+		     int peer, int tag, MPI_Comm comm, MPI_Request *req, unsigned flags)
+{
+	uint32_t id = 0, c = POPMON_TR_NOCOMM;
+	if (tracing()) {
+		id = new_req_id();
+		c = comm_id(t, comm);
+		popmon_trace_pending(t, flags | peer_flags(peer) | (persistent ? POPMON_TRF_PERSISTENT : 0), c,
+				     world_of(c, peer), tag, id, kind == E_RECV ? rbytes : sbytes);
+	}
+	insert(t, req, (struct dreq){.dfn = d, .kind = (uint8_t)kind, .persistent = (uint8_t)persistent,
+				     .sbytes = sbytes, .rbytes = rbytes, .id = id, .comm = c,
+				     .peer = world_of(c, peer), .tag = tag});
+	return id;
+}
+
 void popmon_d_send(int d, int r, int64_t count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
-	(void)tag;
-	(void)comm;
 	struct popmon_thread *t = dthread(r);
-	if (t && dest != MPI_PROC_NULL)
-		credit(t, d, 0, bytes_of(count, type), 1);
+	if (t)
+		send_one(t, d, count, type, dest, tag, comm, 0);
 }
 
 void popmon_d_isend(int d, int r, int64_t count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
 		    MPI_Request *req)
 {
-	(void)req;
-	popmon_d_send(d, r, count, type, dest, tag, comm);
+	struct popmon_thread *t = dthread(r);
+	if (!t)
+		return;
+	if (!tracing()) { /* the bytes alone need no completion */
+		send_one(t, d, count, type, dest, tag, comm, 0);
+		return;
+	}
+	int64_t b = dest != MPI_PROC_NULL ? bytes_of(count, type) : 0;
+	if (dest != MPI_PROC_NULL)
+		credit(t, d, 0, b, 1);
+	post(t, d, E_SEND, 0, b, 0, dest, tag, comm, req, POPMON_TRF_SEND);
 }
 
 void popmon_d_send_init(int d, int r, int64_t count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
 			MPI_Request *req)
 {
-	(void)tag;
-	(void)comm;
 	struct popmon_thread *t = dthread(r);
 	if (t)
-		insert(t, req, (struct dreq){.dfn = d, .kind = E_SEND, .persistent = 1,
-					     .sbytes = dest == MPI_PROC_NULL ? -1 : bytes_of(count, type)});
+		post(t, d, E_SEND, 1, dest == MPI_PROC_NULL ? -1 : bytes_of(count, type), 0, dest, tag, comm, req,
+		     POPMON_TRF_SEND);
 }
 
 void popmon_d_recv(int d, int r, int64_t count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
@@ -234,39 +418,37 @@ void popmon_d_recv(int d, int r, int64_t count, MPI_Datatype type, int source, i
 {
 	(void)count;
 	(void)type;
-	(void)tag;
-	(void)comm;
 	struct popmon_thread *t = dthread(r);
-	if (t && source != MPI_PROC_NULL)
-		credit(t, d, 1, status_bytes(st), 1);
+	if (t)
+		recv_one(t, d, source, tag, comm, st, 0);
 }
 
 void popmon_d_irecv(int d, int r, int64_t count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
 		    MPI_Request *req)
 {
-	(void)tag;
-	(void)comm;
 	struct popmon_thread *t = dthread(r);
 	if (t && source != MPI_PROC_NULL)
-		insert(t, req, (struct dreq){.dfn = d, .kind = E_RECV, .rbytes = bytes_of(count, type)});
+		post(t, d, E_RECV, 0, 0, bytes_of(count, type), source, tag, comm, req, POPMON_TRF_RECV);
 }
 
 void popmon_d_recv_init(int d, int r, int64_t count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
 			MPI_Request *req)
 {
-	(void)tag;
-	(void)comm;
 	struct popmon_thread *t = dthread(r);
 	if (t && source != MPI_PROC_NULL)
-		insert(t, req, (struct dreq){.dfn = d, .kind = E_RECV, .persistent = 1,
-					     .rbytes = bytes_of(count, type)});
+		post(t, d, E_RECV, 1, 0, bytes_of(count, type), source, tag, comm, req, POPMON_TRF_RECV);
 }
 
 void popmon_d_sendrecv(int d, int r, int64_t scount, MPI_Datatype stype, int dest, int stag, int64_t rcount,
 		       MPI_Datatype rtype, int source, int rtag, MPI_Comm comm, MPI_Status *st)
 {
-	popmon_d_send(d, r, scount, stype, dest, stag, comm);
-	popmon_d_recv(d, r, rcount, rtype, source, rtag, comm, st);
+	(void)rcount;
+	(void)rtype;
+	struct popmon_thread *t = dthread(r);
+	if (!t)
+		return;
+	recv_one(t, d, source, rtag, comm, st, 1);
+	send_one(t, d, scount, stype, dest, stag, comm, 0);
 }
 
 void popmon_d_sendrecv_replace(int d, int r, int64_t count, MPI_Datatype type, int dest, int stag, int source,
@@ -278,8 +460,20 @@ void popmon_d_sendrecv_replace(int d, int r, int64_t count, MPI_Datatype type, i
 void popmon_d_isendrecv(int d, int r, int64_t scount, MPI_Datatype stype, int dest, int stag, int64_t rcount,
 			MPI_Datatype rtype, int source, int rtag, MPI_Comm comm, MPI_Request *req)
 {
-	popmon_d_send(d, r, scount, stype, dest, stag, comm);
-	popmon_d_irecv(d, r, rcount, rtype, source, rtag, comm, req);
+	struct popmon_thread *t = dthread(r);
+	if (!t)
+		return;
+	/* The request completes the receive (its send: counted now). */
+	if (source != MPI_PROC_NULL)
+		post(t, d, E_RECV, 0, 0, bytes_of(rcount, rtype), source, rtag, comm, req, POPMON_TRF_RECV);
+	int64_t b = dest != MPI_PROC_NULL ? bytes_of(scount, stype) : 0;
+	if (dest != MPI_PROC_NULL)
+		credit(t, d, 0, b, 1);
+	if (tracing()) {
+		uint32_t c = comm_id(t, comm);
+		popmon_trace_extra(t, POPMON_TR_PART, POPMON_TRF_SEND | peer_flags(dest), c, world_of(c, dest), stag,
+				   0, b);
+	}
 }
 
 void popmon_d_isendrecv_replace(int d, int r, int64_t count, MPI_Datatype type, int dest, int stag, int source,
@@ -293,15 +487,22 @@ void popmon_d_mrecv(int d, int r, int64_t count, MPI_Datatype type, MPI_Status *
 	(void)count;
 	(void)type;
 	struct popmon_thread *t = dthread(r);
-	if (t && st->MPI_SOURCE != MPI_PROC_NULL)
-		credit(t, d, 1, status_bytes(st), 1);
+	if (!t)
+		return;
+	int64_t b = st->MPI_SOURCE != MPI_PROC_NULL ? status_bytes(st) : 0;
+	if (st->MPI_SOURCE != MPI_PROC_NULL)
+		credit(t, d, 1, b, 1);
+	/* The message's communicator is not known here: the peer is not. */
+	if (tracing())
+		popmon_trace_pending(t, POPMON_TRF_RECV | POPMON_TRF_ANY, POPMON_TR_NOCOMM, -1, st->MPI_TAG, 0, b);
 }
 
 void popmon_d_imrecv(int d, int r, int64_t count, MPI_Datatype type, MPI_Request *req)
 {
 	struct popmon_thread *t = dthread(r);
 	if (t)
-		insert(t, req, (struct dreq){.dfn = d, .kind = E_RECV, .rbytes = bytes_of(count, type)});
+		post(t, d, E_RECV, 0, 0, bytes_of(count, type), MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_NULL, req,
+		     POPMON_TRF_RECV);
 }
 
 /* ------------------------------------------------------------ starts and completions */
@@ -327,6 +528,11 @@ static void start_one(struct popmon_thread *t, struct dtable *tb, MPI_Request re
 		credit(t, e->dfn, 0, e->sbytes, 1);
 	else if (e->kind == E_COLL)
 		coll_now(t, e->dfn, e->sbytes, e->rbytes);
+	if (tracing()) {
+		unsigned fl = e->kind == E_RECV ? POPMON_TRF_RECV : e->kind == E_SEND ? POPMON_TRF_SEND : POPMON_TRF_COLL;
+		popmon_trace_extra(t, POPMON_TR_START, fl | POPMON_TRF_PERSISTENT | (e->peer < 0 ? POPMON_TRF_ANY : 0),
+				   e->comm, e->peer, e->tag, e->id, e->kind == E_RECV ? e->rbytes : e->sbytes);
+	}
 }
 
 void popmon_d_start(int r, MPI_Request *req)
@@ -599,17 +805,33 @@ static int64_t count_sum(const void *counts, size_t w, int n)
 }
 
 /* A collective call's bytes: now, or at each start of a persistent one. */
-static void coll(struct popmon_thread *t, int d, int64_t sent, int64_t recvd, MPI_Request *req)
+static void coll(struct popmon_thread *t, int d, int64_t sent, int64_t recvd, MPI_Request *req, int persistent,
+		 MPI_Comm comm, int root)
 {
-	if (req) {
-		insert(t, req, (struct dreq){.dfn = d, .kind = E_COLL, .persistent = 1, .sbytes = sent,
-					     .rbytes = recvd});
-		return;
+	uint32_t id = 0, c = POPMON_TR_NOCOMM;
+	int32_t wroot = -1;
+	if (tracing()) {
+		c = comm_id(t, comm);
+		int inter = 0;
+		if (root >= 0)
+			PMPI_Comm_test_inter(comm, &inter);
+		wroot = inter ? -1 : world_of(c, root);
+		if (req)
+			id = new_req_id();
+		popmon_trace_extra(t, POPMON_TR_PART, POPMON_TRF_COLL | POPMON_TRF_RECV, c, wroot, 0, id, recvd);
+		popmon_trace_pending(t, POPMON_TRF_COLL | POPMON_TRF_SEND | (persistent ? POPMON_TRF_PERSISTENT : 0), c,
+				     wroot, 0, id, sent);
 	}
-	coll_now(t, d, sent, recvd);
+	/* A persistent collective counts at each start; a non-blocking one's
+	 * completion matters to the trace only. */
+	if (req && (persistent || tracing()))
+		insert(t, req, (struct dreq){.dfn = d, .kind = E_COLL, .persistent = (uint8_t)persistent,
+					     .sbytes = sent, .rbytes = recvd, .id = id, .comm = c, .peer = wroot});
+	if (!persistent)
+		coll_now(t, d, sent, recvd);
 }
 
-void popmon_d_bcast(int d, int r, int64_t count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *req)
+void popmon_d_bcast(int d, int r, int64_t count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *req, int persistent)
 {
 	struct popmon_thread *t = dthread(r);
 	if (!t)
@@ -617,10 +839,10 @@ void popmon_d_bcast(int d, int r, int64_t count, MPI_Datatype type, int root, MP
 	struct cinfo c;
 	comm_info(comm, &c);
 	int64_t b = is_root(&c, root) || is_leaf(&c, root) ? bytes_of(count, type) : 0;
-	coll(t, d, is_root(&c, root) ? b : 0, is_leaf(&c, root) ? b : 0, req);
+	coll(t, d, is_root(&c, root) ? b : 0, is_leaf(&c, root) ? b : 0, req, persistent, comm, root);
 }
 
-void popmon_d_reduce(int d, int r, int64_t count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *req)
+void popmon_d_reduce(int d, int r, int64_t count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *req, int persistent)
 {
 	struct popmon_thread *t = dthread(r);
 	if (!t)
@@ -629,20 +851,21 @@ void popmon_d_reduce(int d, int r, int64_t count, MPI_Datatype type, int root, M
 	comm_info(comm, &c);
 	int64_t b = bytes_of(count, type);
 	int64_t sent = c.inter ? (is_leaf(&c, root) ? b : 0) : b;
-	coll(t, d, sent, is_root(&c, root) ? b : 0, req);
+	coll(t, d, sent, is_root(&c, root) ? b : 0, req, persistent, comm, root);
 }
 
-void popmon_d_allreduce(int d, int r, int64_t count, MPI_Datatype type, MPI_Request *req)
+void popmon_d_allreduce(int d, int r, int64_t count, MPI_Datatype type, MPI_Comm comm, MPI_Request *req,
+			int persistent)
 {
 	struct popmon_thread *t = dthread(r);
 	if (!t)
 		return;
 	int64_t b = bytes_of(count, type);
-	coll(t, d, b, b, req);
+	coll(t, d, b, b, req, persistent, comm, -1);
 }
 
 void popmon_d_gather(int d, int r, const void *sbuf, int64_t scount, MPI_Datatype stype, int64_t rcount,
-		     MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req)
+		     MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req, int persistent)
 {
 	struct popmon_thread *t = dthread(r);
 	if (!t)
@@ -656,11 +879,11 @@ void popmon_d_gather(int d, int r, const void *sbuf, int64_t scount, MPI_Datatyp
 		sent = rb;
 	else if (is_leaf(&c, root) || (!c.inter && root_me))
 		sent = bytes_of(scount, stype);
-	coll(t, d, sent, rb * c.size, req);
+	coll(t, d, sent, rb * c.size, req, persistent, comm, root);
 }
 
 void popmon_d_gatherv(int d, int r, const void *sbuf, int64_t scount, MPI_Datatype stype, const void *rcounts,
-		      size_t w, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req)
+		      size_t w, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req, int persistent)
 {
 	struct popmon_thread *t = dthread(r);
 	if (!t)
@@ -675,11 +898,11 @@ void popmon_d_gatherv(int d, int r, const void *sbuf, int64_t scount, MPI_Dataty
 		sent = count_at(rcounts, w, c.rank) * ts;
 	else if (is_leaf(&c, root) || (!c.inter && root_me))
 		sent = bytes_of(scount, stype);
-	coll(t, d, sent, recvd, req);
+	coll(t, d, sent, recvd, req, persistent, comm, root);
 }
 
 void popmon_d_scatter(int d, int r, int64_t scount, MPI_Datatype stype, const void *rbuf, int64_t rcount,
-		      MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req)
+		      MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req, int persistent)
 {
 	struct popmon_thread *t = dthread(r);
 	if (!t)
@@ -693,11 +916,11 @@ void popmon_d_scatter(int d, int r, int64_t scount, MPI_Datatype stype, const vo
 		recvd = sb;
 	else if (is_leaf(&c, root) || (!c.inter && root_me))
 		recvd = bytes_of(rcount, rtype);
-	coll(t, d, sb * c.size, recvd, req);
+	coll(t, d, sb * c.size, recvd, req, persistent, comm, root);
 }
 
 void popmon_d_scatterv(int d, int r, const void *scounts, size_t w, MPI_Datatype stype, const void *rbuf,
-		       int64_t rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req)
+		       int64_t rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req, int persistent)
 {
 	struct popmon_thread *t = dthread(r);
 	if (!t)
@@ -712,11 +935,11 @@ void popmon_d_scatterv(int d, int r, const void *scounts, size_t w, MPI_Datatype
 		recvd = count_at(scounts, w, c.rank) * ts;
 	else if (is_leaf(&c, root) || (!c.inter && root_me))
 		recvd = bytes_of(rcount, rtype);
-	coll(t, d, sent, recvd, req);
+	coll(t, d, sent, recvd, req, persistent, comm, root);
 }
 
 void popmon_d_allgather(int d, int r, const void *sbuf, int64_t scount, MPI_Datatype stype, int64_t rcount,
-			MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
+			MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req, int persistent)
 {
 	struct popmon_thread *t = dthread(r);
 	if (!t)
@@ -724,11 +947,11 @@ void popmon_d_allgather(int d, int r, const void *sbuf, int64_t scount, MPI_Data
 	struct cinfo c;
 	comm_info(comm, &c);
 	int64_t rb = bytes_of(rcount, rtype);
-	coll(t, d, sbuf == MPI_IN_PLACE ? rb : bytes_of(scount, stype), rb * c.size, req);
+	coll(t, d, sbuf == MPI_IN_PLACE ? rb : bytes_of(scount, stype), rb * c.size, req, persistent, comm, -1);
 }
 
 void popmon_d_allgatherv(int d, int r, const void *sbuf, int64_t scount, MPI_Datatype stype,
-			 const void *rcounts, size_t w, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
+			 const void *rcounts, size_t w, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req, int persistent)
 {
 	struct popmon_thread *t = dthread(r);
 	if (!t)
@@ -737,11 +960,11 @@ void popmon_d_allgatherv(int d, int r, const void *sbuf, int64_t scount, MPI_Dat
 	comm_info(comm, &c);
 	int64_t ts = tsize(rtype);
 	int64_t sent = sbuf == MPI_IN_PLACE ? count_at(rcounts, w, c.rank) * ts : bytes_of(scount, stype);
-	coll(t, d, sent, count_sum(rcounts, w, c.size) * ts, req);
+	coll(t, d, sent, count_sum(rcounts, w, c.size) * ts, req, persistent, comm, -1);
 }
 
 void popmon_d_alltoall(int d, int r, const void *sbuf, int64_t scount, MPI_Datatype stype, int64_t rcount,
-		       MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
+		       MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req, int persistent)
 {
 	struct popmon_thread *t = dthread(r);
 	if (!t)
@@ -749,11 +972,11 @@ void popmon_d_alltoall(int d, int r, const void *sbuf, int64_t scount, MPI_Datat
 	struct cinfo c;
 	comm_info(comm, &c);
 	int64_t rb = bytes_of(rcount, rtype) * c.size;
-	coll(t, d, sbuf == MPI_IN_PLACE ? rb : bytes_of(scount, stype) * c.size, rb, req);
+	coll(t, d, sbuf == MPI_IN_PLACE ? rb : bytes_of(scount, stype) * c.size, rb, req, persistent, comm, -1);
 }
 
 void popmon_d_alltoallv(int d, int r, const void *sbuf, const void *scounts, size_t sw, MPI_Datatype stype,
-			const void *rcounts, size_t rw, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
+			const void *rcounts, size_t rw, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req, int persistent)
 {
 	struct popmon_thread *t = dthread(r);
 	if (!t)
@@ -762,12 +985,12 @@ void popmon_d_alltoallv(int d, int r, const void *sbuf, const void *scounts, siz
 	comm_info(comm, &c);
 	int64_t rb = count_sum(rcounts, rw, c.size) * tsize(rtype);
 	int64_t sb = sbuf == MPI_IN_PLACE ? rb : count_sum(scounts, sw, c.size) * tsize(stype);
-	coll(t, d, sb, rb, req);
+	coll(t, d, sb, rb, req, persistent, comm, -1);
 }
 
 void popmon_d_alltoallw(int d, int r, const void *sbuf, const void *scounts, size_t sw,
 			const MPI_Datatype stypes[], const void *rcounts, size_t rw, const MPI_Datatype rtypes[],
-			MPI_Comm comm, MPI_Request *req)
+			MPI_Comm comm, MPI_Request *req, int persistent)
 {
 	struct popmon_thread *t = dthread(r);
 	if (!t)
@@ -782,11 +1005,11 @@ void popmon_d_alltoallw(int d, int r, const void *sbuf, const void *scounts, siz
 	else
 		for (int i = 0; stypes && i < c.size; i++)
 			sb += count_at(scounts, sw, i) * tsize(stypes[i]);
-	coll(t, d, sb, rb, req);
+	coll(t, d, sb, rb, req, persistent, comm, -1);
 }
 
 void popmon_d_reduce_scatter(int d, int r, const void *rcounts, size_t w, MPI_Datatype type, MPI_Comm comm,
-			     MPI_Request *req)
+			     MPI_Request *req, int persistent)
 {
 	struct popmon_thread *t = dthread(r);
 	if (!t)
@@ -797,11 +1020,11 @@ void popmon_d_reduce_scatter(int d, int r, const void *rcounts, size_t w, MPI_Da
 	int n = c.size;
 	if (c.inter) /* recvcounts has one entry per local process */
 		PMPI_Comm_size(comm, &n);
-	coll(t, d, count_sum(rcounts, w, n) * ts, count_at(rcounts, w, c.rank) * ts, req);
+	coll(t, d, count_sum(rcounts, w, n) * ts, count_at(rcounts, w, c.rank) * ts, req, persistent, comm, -1);
 }
 
 void popmon_d_reduce_scatter_block(int d, int r, int64_t rcount, MPI_Datatype type, MPI_Comm comm,
-				   MPI_Request *req)
+				   MPI_Request *req, int persistent)
 {
 	struct popmon_thread *t = dthread(r);
 	if (!t)
@@ -812,5 +1035,12 @@ void popmon_d_reduce_scatter_block(int d, int r, int64_t rcount, MPI_Datatype ty
 	if (c.inter)
 		PMPI_Comm_size(comm, &n);
 	int64_t b = bytes_of(rcount, type);
-	coll(t, d, b * n, b, req);
+	coll(t, d, b * n, b, req, persistent, comm, -1);
+}
+
+void popmon_d_barrier(int r, MPI_Comm comm, MPI_Request *req, int persistent)
+{
+	struct popmon_thread *t = dthread(r);
+	if (t && (tracing() || persistent))
+		coll(t, -1, 0, 0, req, persistent, comm, -1);
 }

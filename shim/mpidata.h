@@ -87,34 +87,40 @@ void popmon_d_testsome(int r, struct popmon_dpre *p, int *outcount, int indices[
 void popmon_dpre_request_free(struct popmon_dpre *p, MPI_Request *req);
 void popmon_d_request_free(int r, struct popmon_dpre *p);
 
-/* Collectives: req is a persistent collective's request (MPI_X_init; its
- * bytes are credited at each MPI_Start), NULL otherwise. Arrays of counts
+/* Collectives: req is the call's request (NULL for a blocking one) and
+ * persistent whether it is a persistent collective (MPI_X_init: its bytes
+ * are credited at each MPI_Start). Arrays of counts
  * come with their element size (int or MPI_Count). */
-void popmon_d_bcast(int d, int r, int64_t count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *req);
-void popmon_d_reduce(int d, int r, int64_t count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *req);
-void popmon_d_allreduce(int d, int r, int64_t count, MPI_Datatype type, MPI_Request *req);
+void popmon_d_bcast(int d, int r, int64_t count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *req, int persistent);
+void popmon_d_reduce(int d, int r, int64_t count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *req, int persistent);
+void popmon_d_allreduce(int d, int r, int64_t count, MPI_Datatype type, MPI_Comm comm, MPI_Request *req,
+			int persistent);
 void popmon_d_gather(int d, int r, const void *sbuf, int64_t scount, MPI_Datatype stype, int64_t rcount,
-		     MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req);
+		     MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req, int persistent);
 void popmon_d_gatherv(int d, int r, const void *sbuf, int64_t scount, MPI_Datatype stype, const void *rcounts,
-		      size_t w, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req);
+		      size_t w, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req, int persistent);
 void popmon_d_scatter(int d, int r, int64_t scount, MPI_Datatype stype, const void *rbuf, int64_t rcount,
-		      MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req);
+		      MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req, int persistent);
 void popmon_d_scatterv(int d, int r, const void *scounts, size_t w, MPI_Datatype stype, const void *rbuf,
-		       int64_t rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req);
+		       int64_t rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req, int persistent);
 void popmon_d_allgather(int d, int r, const void *sbuf, int64_t scount, MPI_Datatype stype, int64_t rcount,
-			MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req);
+			MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req, int persistent);
 void popmon_d_allgatherv(int d, int r, const void *sbuf, int64_t scount, MPI_Datatype stype,
-			 const void *rcounts, size_t w, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req);
+			 const void *rcounts, size_t w, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req, int persistent);
 void popmon_d_alltoall(int d, int r, const void *sbuf, int64_t scount, MPI_Datatype stype, int64_t rcount,
-		       MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req);
+		       MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req, int persistent);
 void popmon_d_alltoallv(int d, int r, const void *sbuf, const void *scounts, size_t sw, MPI_Datatype stype,
-			const void *rcounts, size_t rw, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req);
+			const void *rcounts, size_t rw, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req, int persistent);
 void popmon_d_alltoallw(int d, int r, const void *sbuf, const void *scounts, size_t sw,
 			const MPI_Datatype stypes[], const void *rcounts, size_t rw, const MPI_Datatype rtypes[],
-			MPI_Comm comm, MPI_Request *req);
+			MPI_Comm comm, MPI_Request *req, int persistent);
 void popmon_d_reduce_scatter(int d, int r, const void *rcounts, size_t w, MPI_Datatype type, MPI_Comm comm,
-			     MPI_Request *req);
+			     MPI_Request *req, int persistent);
 void popmon_d_reduce_scatter_block(int d, int r, int64_t rcount, MPI_Datatype type, MPI_Comm comm,
-				   MPI_Request *req);
+				   MPI_Request *req, int persistent);
+
+/* MPI_Barrier, MPI_Ibarrier, MPI_Barrier_init: no bytes; the trace's
+ * communicator and request. */
+void popmon_d_barrier(int r, MPI_Comm comm, MPI_Request *req, int persistent);
 
 #endif /* POPMON_MPIDATA_H */

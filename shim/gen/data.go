@@ -34,8 +34,8 @@ type dataRole struct {
 	// (an id in enum popmon_dfn); completion calls credit the call that
 	// started the transfer instead.
 	Slot bool
-	// Coll: a collective; the wrapper passes the request of a persistent
-	// collective (MPI_X_init) or NULL as the last argument.
+	// Coll: a collective; the wrapper passes its request (NULL for a
+	// blocking one) and whether it is persistent (MPI_X_init) last.
 	Coll bool
 }
 
@@ -68,7 +68,7 @@ var dataRoles = map[string]dataRole{
 	// Collectives (blocking, non-blocking and persistent).
 	"bcast":                {Args: []string{"count", "datatype", "root", "comm"}, Slot: true, Coll: true},
 	"reduce":               {Args: []string{"count", "datatype", "root", "comm"}, Slot: true, Coll: true},
-	"allreduce":            {Args: []string{"count", "datatype"}, Slot: true, Coll: true},
+	"allreduce":            {Args: []string{"count", "datatype", "comm"}, Slot: true, Coll: true},
 	"gather":               {Args: []string{"sendbuf", "sendcount", "sendtype", "recvcount", "recvtype", "root", "comm"}, Slot: true, Coll: true},
 	"gatherv":              {Args: []string{"sendbuf", "sendcount", "sendtype", "recvcounts", "recvtype", "root", "comm"}, Slot: true, Coll: true},
 	"scatter":              {Args: []string{"sendcount", "sendtype", "recvbuf", "recvcount", "recvtype", "root", "comm"}, Slot: true, Coll: true},
@@ -80,6 +80,7 @@ var dataRoles = map[string]dataRole{
 	"alltoallw":            {Args: []string{"sendbuf", "sendcounts", "sendtypes", "recvcounts", "recvtypes", "comm"}, Slot: true, Coll: true},
 	"reduce_scatter":       {Args: []string{"recvcounts", "datatype", "comm"}, Slot: true, Coll: true},
 	"reduce_scatter_block": {Args: []string{"recvcount", "datatype", "comm"}, Slot: true, Coll: true},
+	"barrier":              {Args: []string{"comm"}, Coll: true}, // no bytes: for the trace
 }
 
 func dataRoleNames() string {
@@ -117,6 +118,16 @@ func (c *Call) checkData() error {
 		}
 	}
 	return nil
+}
+
+// hasParam reports whether c has a parameter named name.
+func (c *Call) hasParam(name string) bool {
+	for _, p := range c.Params {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // persistentColl reports whether c is a persistent collective (MPI_X_init).
@@ -222,10 +233,13 @@ func writeDataC(b *bytes.Buffer, c *Call, next string) {
 		post = append(post, "popmon_sa")
 	}
 	if r.Coll {
-		if c.persistentColl() {
-			post = append(post, "request")
-		} else {
-			post = append(post, "NULL")
+		switch {
+		case c.persistentColl():
+			post = append(post, "request", "1")
+		case c.hasParam("request"):
+			post = append(post, "request", "0")
+		default:
+			post = append(post, "NULL", "0")
 		}
 	}
 	fmt.Fprintf(b, "\tpopmon_d_%s(%s);\n", c.Data, strings.Join(post, ", "))
