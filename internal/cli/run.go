@@ -41,6 +41,8 @@ func runCmd(env *Env, args []string) error {
 	mf.register(fs)
 	format := fs.String("format", "text", "report printed at the end: text, json, csv, talp-json, omp-regions-csv, or none")
 	model := fs.String("model", "talp", "metric model of the report: talp, pop-hybrid, pop-additive, all")
+	traced := fs.Bool("trace", false, "also record an event trace (docs/trace-format.md) next to the measurement (FILE.trace/) and replay it on an ideal network")
+	traceBuffer := fs.String("trace-buffer", "", "trace buffer per thread (default 64m; k, m, g suffixes): a full buffer is written out during the run")
 	var lo liveOutput
 	lo.register(fs, true)
 	if err := parse(fs, args); err != nil {
@@ -104,6 +106,9 @@ func runCmd(env *Env, args []string) error {
 	vars := map[string]string{"POPMON_SESSION": absSession}
 	if self, err := os.Executable(); err == nil {
 		vars["POPMON_BIN"] = self // the node agent (agent.go) on the other nodes
+	}
+	if *traced {
+		traceEnv(vars, absSession, *traceBuffer)
 	}
 	liveDir, err := makeLiveDir(absSession)
 	if err != nil {
@@ -220,6 +225,9 @@ func runCmd(env *Env, args []string) error {
 			continue
 		}
 		published++
+		if *traced && f.mpi && i == 0 {
+			attachTrace(env.Stderr, absSession, final)
+		}
 		fmt.Fprintf(env.Stderr, "popmon: measurement written to %s\n", final)
 		if *format != "none" {
 			if err := renderFile(env, env.Stderr, final, *format, reportOptions{model: *model}); err != nil {
