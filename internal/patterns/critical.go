@@ -90,6 +90,11 @@ func criticalPath(tr *trace.Trace, causes map[callRef]cause) CriticalPath {
 		segs = append(segs, Segment{r, name, from, to})
 	}
 	r, t := last, end
+	// visited[r] is the last time the path left rank r by a jump.
+	visited := make([]int64, len(tr.Ranks))
+	for k := range visited {
+		visited[k] = -1
+	}
 	calls := tr.Ranks[r].Calls
 	i := sort.Search(len(calls), func(k int) bool { return calls[k].Enter >= t }) - 1
 	// Every step moves t back or leaves a call behind; the bound only
@@ -111,9 +116,15 @@ func criticalPath(tr *trace.Trace, causes map[callRef]cause) CriticalPath {
 		if c.Kind == trace.KindInit {
 			break
 		}
-		if cs, ok := causes[callRef{r, int32(i)}]; ok && cs.at > c.Enter && cs.at <= t && cs.rank != r {
-			add(r, c.Name, cs.at, t)
-			r, t = cs.rank, cs.at
+		if cs, ok := causes[callRef{r, int32(i)}]; ok && cs.at > c.Enter && cs.rank != r && !(cs.at >= t && visited[cs.rank] == t) {
+			// A cause later than t breaks the clock condition (the ranks'
+			// clocks disagree: a message received before it was sent): the
+			// path still moves to the cause, at t, unless it was there at t
+			// already (a cycle of such waits).
+			at := min(cs.at, t)
+			add(r, c.Name, at, t)
+			visited[r] = t
+			r, t = cs.rank, at
 			calls = tr.Ranks[r].Calls
 			i = sort.Search(len(calls), func(k int) bool { return calls[k].Enter >= t }) - 1
 			continue

@@ -229,6 +229,51 @@ func TestCriticalPath(t *testing.T) {
 	}
 }
 
+// TestCriticalPathClockSkew: rank 1's receive [11, 95] ms ends before
+// rank 0's send starts at 101 ms (clocks 6 ms apart): the path still
+// moves to rank 0, at the receive's end (95 ms).
+func TestCriticalPathClockSkew(t *testing.T) {
+	b := newBuilder(2)
+	s := b.send(0, 101*ms, 101*ms)
+	r := b.recv(1, 11*ms, 95*ms)
+	b.msg(0, s, 1, r, 0)
+	b.finalize(0, 101*ms, 195*ms)
+	b.finalize(1, 195*ms, 195*ms)
+	res, err := Analyze(b.tr, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Segment{{0, Useful, 1 * ms, 95 * ms}, {1, Useful, 95 * ms, 195 * ms}}
+	if segs := res.CriticalPath.Segments; len(segs) != 2 || segs[0] != want[0] || segs[1] != want[1] {
+		t.Errorf("segments %+v, want %+v", segs, want)
+	}
+	if ls := res.Pattern(LateSender).NS; ls != 84*ms {
+		t.Errorf("Late Sender %d, want the whole receive (84 ms)", ls)
+	}
+}
+
+// TestCriticalPathSkewCycle: two Sendrecv calls, each "caused" by the
+// other after its own end (skewed clocks): the walk does not loop.
+func TestCriticalPathSkewCycle(t *testing.T) {
+	b := newBuilder(2)
+	a := b.call(0, "MPI_Sendrecv", trace.KindSendrecv, trace.CollNone, 5*ms, 10*ms)
+	c := b.call(1, "MPI_Sendrecv", trace.KindSendrecv, trace.CollNone, 5*ms, 10*ms)
+	// Each message was "sent" at 12 ms on the other's clock.
+	b.tr.Ranks[0].Calls = append(b.tr.Ranks[0].Calls, trace.Call{Name: "MPI_Send", Kind: trace.KindSend, Enter: 12 * ms, Leave: 12 * ms, Root: -1})
+	b.tr.Ranks[1].Calls = append(b.tr.Ranks[1].Calls, trace.Call{Name: "MPI_Send", Kind: trace.KindSend, Enter: 12 * ms, Leave: 12 * ms, Root: -1})
+	b.msg(0, 2, 1, c, 0)
+	b.msg(1, 2, 0, a, 0)
+	b.tr.Ranks[0].End, b.tr.Ranks[1].End = 20*ms, 20*ms
+	res, err := Analyze(b.tr, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := res.CriticalPath
+	if cp.NS != 19*ms || cp.RankNS[0]+cp.RankNS[1] != 19*ms {
+		t.Errorf("path %d ns over ranks %v, want 19 ms", cp.NS, cp.RankNS)
+	}
+}
+
 func TestCriticalPathCollectives(t *testing.T) {
 	cases := []struct {
 		name   string
