@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -81,13 +82,14 @@ func patternsNS(t *testing.T, res *patterns.Result, id string, r int) (int64, in
 const patternsMS = int64(1_000_000)
 
 // patternsDesign returns K (ms) and N for a collective design: k and n,
-// or busyK and busyN under a busy-waiting oversubscribed MPI, where the
-// last rank's wake-up from its work can cost a scheduler time slice
-// (~5 ms) per operation, a delay that lands in every other rank's wait:
-// the phases are then long enough for it to stay within the tolerance.
-func patternsDesign(impl mpiImpl, np int, k, n, busyK, busyN int64) (int64, int64) {
-	if busyWaitOversubscribed(impl, np) {
-		return busyK, busyN
+// or longK and longN with more ranks than cores (or as many, with a
+// busy-waiting MPI): there the last rank's wake-up from its work waits
+// for a core held by polling ranks — up to a scheduler time slice, ~5 ms,
+// per operation — and that delay lands in every other rank's wait, so the
+// phases must be long enough for it to stay within the tolerance.
+func patternsDesign(impl mpiImpl, np int, k, n, longK, longN int64) (int64, int64) {
+	if np > runtime.NumCPU() || busyWaitOversubscribed(impl, np) {
+		return longK, longN
 	}
 	return k, n
 }
