@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -98,13 +100,58 @@ func TestPatternLateSender(t *testing.T) {
 	patternsNeedTrace(t)
 	for _, impl := range impls(t) {
 		t.Run(impl.name, func(t *testing.T) {
-			_, res := patternsRun(t, impl, 2, "late_sender", "50", "10")
+			r, res := patternsRun(t, impl, 2, "late_sender", "50", "10")
 			total, r1 := patternsNS(t, res, patterns.LateSender, 1)
 			patternsNear(t, "Late Sender", total, 500*patternsMS)
 			patternsNear(t, "Late Sender on rank 1", r1, 500*patternsMS)
 			lr, _ := patternsNS(t, res, patterns.LateReceiver, 0)
 			patternsNear(t, "Late Receiver", lr, 0)
+			patternsExports(t, r.file, 10, total)
 		})
+	}
+}
+
+// patternsExports exports the traced run of file to Perfetto (one flow
+// arrow per message: want messages) and to Paraver, whose re-read gives
+// the same Late Sender (lateSender ns, ±1 µs).
+func patternsExports(t *testing.T, file string, messages int, lateSender int64) {
+	t.Helper()
+	dir := t.TempDir()
+	pf := filepath.Join(dir, "run.perfetto.json")
+	if _, se, code := popmon(t, nil, "trace", "export", "--format", "perfetto", "-o", pf, file); code != 0 {
+		t.Fatalf("trace export perfetto: exit %d\n%s", code, se)
+	}
+	data, err := os.ReadFile(pf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		TraceEvents []struct{ Ph string } `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("perfetto export: %v", err)
+	}
+	flows := map[string]int{}
+	for _, e := range doc.TraceEvents {
+		flows[e.Ph]++
+	}
+	if flows["s"] != messages || flows["f"] != messages || flows["M"] == 0 {
+		t.Errorf("perfetto export: %d flow starts, %d ends, %d M records; want %d messages", flows["s"], flows["f"], flows["M"], messages)
+	}
+	prefix := filepath.Join(dir, "again")
+	if _, se, code := popmon(t, nil, "trace", "export", "--format", "prv", "-o", prefix, file); code != 0 {
+		t.Fatalf("trace export prv: exit %d\n%s", code, se)
+	}
+	so, se, code := popmon(t, nil, "report", "--patterns", "--format", "json", prefix+".prv")
+	if code != 0 {
+		t.Fatalf("report --patterns of the Paraver export: exit %d\n%s", code, se)
+	}
+	var res patterns.Result
+	if err := json.Unmarshal([]byte(so), &res); err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Pattern(patterns.LateSender).NS; got < lateSender-1000 || got > lateSender+1000 {
+		t.Errorf("Late Sender of the Paraver export %d ns, of the trace %d ns", got, lateSender)
 	}
 }
 
