@@ -176,7 +176,7 @@ func TestPatternCollectives(t *testing.T) {
 	const np = 4
 	for _, impl := range impls(t) {
 		t.Run(impl.name+"/wait_barrier", func(t *testing.T) {
-			k, n := patternsDesign(impl, np, 10, 10, 150, 2)
+			k, n := patternsDesign(impl, np, 10, 10, 300, 2)
 			_, res := patternsRun(t, impl, np, "wait_barrier", fmt.Sprint(k), fmt.Sprint(n))
 			// Per barrier rank r waits (P-1-r)·K: 6K in all, 3K on rank 0.
 			total, r0 := patternsNS(t, res, patterns.WaitBarrier, 0)
@@ -184,7 +184,7 @@ func TestPatternCollectives(t *testing.T) {
 			patternsNear(t, "Wait at Barrier on rank 0", r0, 3*k*n*patternsMS)
 		})
 		t.Run(impl.name+"/late_bcast", func(t *testing.T) {
-			k, n := patternsDesign(impl, np, 20, 10, 80, 5)
+			k, n := patternsDesign(impl, np, 20, 10, 300, 2)
 			_, res := patternsRun(t, impl, np, "late_bcast", fmt.Sprint(k), fmt.Sprint(n))
 			total, r0 := patternsNS(t, res, patterns.LateBroadcast, 0)
 			patternsNear(t, "Late Broadcast", total, (np-1)*k*n*patternsMS)
