@@ -245,9 +245,12 @@ func TestPipelineIdealNetwork(t *testing.T) {
 	const np = 4
 	for _, impl := range impls(t) {
 		t.Run(impl.name, func(t *testing.T) {
+			// With more ranks than cores each hand-off waits for the
+			// receiver's wake-up (a real cost the ideal network removes:
+			// transfer); long steps keep it within the tolerance.
 			args := []string{"100", "3"}
-			if busyWaitOversubscribed(impl, np) {
-				args = []string{"400", "2"} // as TestPipeline
+			if np > runtime.NumCPU() || busyWaitOversubscribed(impl, np) {
+				args = []string{"400", "2"}
 			}
 			r := measureRunWith(t, impl, runOpts{flags: []string{"--trace"}}, np, "pipeline", args...)
 			if r.m.IdealNetwork == nil {
