@@ -138,9 +138,11 @@ static struct tbuf *tbuf_of(struct popmon_thread *t)
 	struct tbuf *b = t->trace;
 	if (b || !popmon_trace_on)
 		return b;
-	/* Once per thread: the buffer is reserved, pages come as it fills. */
+	/* Once per thread, at its first record: the whole buffer, its pages
+	 * faulted in now (MAP_POPULATE) rather than one by one on the hot
+	 * path (a fault per 100 records cost ~20 ns per call). */
 	size_t n = sizeof *b + buffer_bytes;
-	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_POPULATE, -1, 0);
 	if (p == MAP_FAILED) {
 		popmon_warn_once("tracemem", "no memory for a %zu-byte trace buffer: a thread's events are not traced",
 				 buffer_bytes);
