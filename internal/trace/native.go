@@ -45,7 +45,7 @@ const (
 	// Bounds on what a (hostile) file may declare.
 	maxNamesBytes = 1 << 20
 	maxCommSize   = 1 << 24
-	maxRanks      = 1 << 22
+	maxRanks      = 1 << 20
 )
 
 // record is one 40-byte record as written.
@@ -82,6 +82,11 @@ func parseFile(path string) (*rankFile, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseData(path, data)
+}
+
+// parseData parses the bytes of the file at path.
+func parseData(path string, data []byte) (*rankFile, error) {
 	bad := func(off int, format string, args ...any) error {
 		return fmt.Errorf("%s: byte %d: %s", path, off, fmt.Sprintf(format, args...))
 	}
@@ -219,8 +224,13 @@ func ReadDir(dir string) (*Trace, error) {
 		seen[f.rank], size = p, f.size
 		files = append(files, f)
 	}
+	return build(files, size, "popmon: "+dir)
+}
+
+// build turns the parsed files of a job of size ranks into a Trace.
+func build(files []*rankFile, size int32, source string) (*Trace, error) {
 	sort.Slice(files, func(i, j int) bool { return files[i].rank < files[j].rank })
-	tr := &Trace{Ranks: make([]Rank, size), Comms: []Comm{worldComm(size)}, Source: "popmon: " + dir}
+	tr := &Trace{Ranks: make([]Rank, size), Comms: []Comm{worldComm(size)}, Source: source}
 	if int(size) != len(files) {
 		tr.Notes = append(tr.Notes, fmt.Sprintf("%d of the job's %d ranks left a trace file", len(files), size))
 	}
