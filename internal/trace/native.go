@@ -270,9 +270,14 @@ func (c clock) at(tick uint64) float64 {
 	return t + c.oa + (c.ob-c.oa)*(t-c.a)/(c.b-c.a)
 }
 
-// clockAlignment finds each rank's offset to the lowest rank's clock from
-// the CLOCK records after the barriers at MPI_Init and MPI_Finalize
-// (linear interpolation between them).
+// clockAlignment maps each rank's ticks to the lowest rank's time line.
+// Ranks on the lowest rank's node need no offset: each file's calibration
+// converts its ticks to the node's CLOCK_MONOTONIC, common to the node.
+// Another node's offset is the median over its ranks of the difference
+// to the lowest rank at the CLOCK records after the barriers at MPI_Init
+// and at MPI_Finalize (ranks leave a barrier at nearly the same moment;
+// the median discounts the ones that were descheduled), linearly
+// interpolated between the two.
 func clockAlignment(files []*rankFile, tr *Trace) map[int32]clock {
 	for _, f := range files {
 		for _, recs := range f.threads {
@@ -285,23 +290,59 @@ func clockAlignment(files []*rankFile, tr *Trace) map[int32]clock {
 			}
 		}
 	}
-	out := map[int32]clock{}
 	ref := files[0]
-	if ref.syncA == 0 {
-		tr.Notes = append(tr.Notes, "no clock synchronisation at MPI_Init: the ranks' clocks are taken as they are")
+	median := func(v []float64) float64 {
+		sort.Float64s(v)
+		if n := len(v); n%2 == 1 {
+			return v[n/2]
+		} else {
+			return (v[n/2-1] + v[n/2]) / 2
+		}
 	}
+	type nodeOffset struct {
+		oa, ob     float64
+		hasA, hasB bool
+	}
+	nodes := map[string]*nodeOffset{}
+	var da, db = map[string][]float64{}, map[string][]float64{}
+	for _, f := range files {
+		if f.hostname == ref.hostname {
+			continue
+		}
+		if ref.syncA != 0 && f.syncA != 0 {
+			da[f.hostname] = append(da[f.hostname], ref.ns(ref.syncA)-f.ns(f.syncA))
+		}
+		if ref.syncB != 0 && f.syncB != 0 {
+			db[f.hostname] = append(db[f.hostname], ref.ns(ref.syncB)-f.ns(f.syncB))
+		}
+	}
+	for host, v := range da {
+		n := &nodeOffset{oa: median(v), hasA: true}
+		if w := db[host]; len(w) > 0 {
+			n.ob, n.hasB = median(w), true
+		}
+		nodes[host] = n
+	}
+	out := map[int32]clock{}
+	unaligned := 0
 	for _, f := range files {
 		c := clock{f: f}
-		if ref.syncA != 0 && f.syncA != 0 {
-			c.a = f.ns(f.syncA)
-			c.oa = ref.ns(ref.syncA) - c.a
-			if ref.syncB != 0 && f.syncB != 0 {
-				c.b = f.ns(f.syncB)
-				c.ob = ref.ns(ref.syncB) - c.b
-				c.interpolate = c.b > c.a
+		if f.hostname != ref.hostname {
+			n := nodes[f.hostname]
+			if n == nil {
+				unaligned++
+			} else {
+				c.oa = n.oa
+				if n.hasB && f.syncA != 0 && f.syncB != 0 {
+					c.a, c.b, c.ob = f.ns(f.syncA), f.ns(f.syncB), n.ob
+					c.interpolate = c.b > c.a
+				}
 			}
 		}
 		out[f.rank] = c
+	}
+	if unaligned > 0 {
+		tr.Notes = append(tr.Notes, fmt.Sprintf("%d ranks on other nodes than rank %d have no clock synchronisation: their clocks are taken as they are", unaligned, ref.rank))
 	}
 	return out
 }

@@ -17,6 +17,7 @@ type fileWriter struct {
 	names      []string
 	recs       []record
 	noTrailer  bool
+	host       string   // default node1
 	rawChunks  [][]byte // appended as they are
 }
 
@@ -61,7 +62,11 @@ func (w *fileWriter) bytes() []byte {
 		t := make([]byte, trailerSize)
 		le.PutUint64(t[16:], math.Float64bits(1)) // ticks are ns
 		le.PutUint64(t[40:], uint64(len(w.recs)))
-		copy(t[64:], "node1")
+		host := w.host
+		if host == "" {
+			host = "node1"
+		}
+		copy(t[64:], host)
 		chunk(chunkTrailer, t)
 	}
 	return b.Bytes()
@@ -103,7 +108,8 @@ func writeDir(t *testing.T, files ...*fileWriter) string {
 // twoRanks: rank 1 sends 3 messages (tags 5, 6, 5) then a broadcast;
 // rank 0 receives the first with MPI_Recv(MPI_ANY_SOURCE), the other two
 // with MPI_Irecv(MPI_ANY_SOURCE, MPI_ANY_TAG) completed by MPI_Waitall
-// (the statuses give the actual tags). Rank 1's clock is 1000 ns ahead.
+// (the statuses give the actual tags). Rank 1 is on another node, whose
+// clock is 1000 ns ahead.
 func twoRanks() (*fileWriter, *fileWriter) {
 	clock := func(tick uint64, phase int32) record {
 		return record{enter: tick, leave: tick, kind: recClock, peer: phase}
@@ -122,7 +128,7 @@ func twoRanks() (*fileWriter, *fileWriter) {
 		call(fnFinalize, 500, 500, 0, -1, 0, 0, 0),
 		clock(510, 1),
 	}}
-	r1 := &fileWriter{rank: 1, size: 2, names: testNames, recs: []record{
+	r1 := &fileWriter{rank: 1, size: 2, names: testNames, host: "node2", recs: []record{
 		clock(1100, 0),
 		call(fnInit, 1010, 1100, 0, -1, 0, 0, 0),
 		call(fnSend, 1150, 1160, flSend, 0, 5, 0, 64),
@@ -179,7 +185,17 @@ func TestReadDirMatches(t *testing.T) {
 	if w := tr.Ranks[0].Calls[4]; w.Kind != KindWait || w.RecvBytes != 48 {
 		t.Errorf("rank 0's MPI_Waitall: %+v, want a wait that received 48 bytes", w)
 	}
-	if tr.Ranks[0].Node != "node1" || tr.End != 490 {
+	// On one node the ticks need no offset (the calibration gives the
+	// node's CLOCK_MONOTONIC): the same files with rank 1 on node1.
+	r1.host = "node1"
+	same, err := ReadDir(writeDir(t, r0, r1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := same.Ranks[1].Calls[1]; c.Enter != 1140 {
+		t.Errorf("rank 1's MPI_Send on rank 0's node: enter %d, want 1140 (no offset)", c.Enter)
+	}
+	if tr.Ranks[0].Node != "node1" || tr.Ranks[1].Node != "node2" || tr.End != 490 {
 		t.Errorf("node %q, end %d; want node1, 490 (rank 0's MPI_Finalize, from its MPI_Init entry)", tr.Ranks[0].Node, tr.End)
 	}
 }
