@@ -24,6 +24,7 @@ const (
 	chunkRecords = 1
 	chunkNames   = 2
 	chunkTrailer = 3
+	chunkRegions = 4
 
 	recCall    = 1
 	recPart    = 2
@@ -33,6 +34,7 @@ const (
 	recMembers = 6
 	recFlush   = 7
 	recClock   = 8
+	recRegion  = 9
 
 	flSend       = 1
 	flRecv       = 2
@@ -63,6 +65,7 @@ type rankFile struct {
 	path         string
 	rank, size   int32
 	names        []string
+	regions      []string            // user region names by index (REGION records)
 	threads      map[uint32][]record // in file order
 	order        []uint32            // threads in order of first chunk
 	hasTrailer   bool
@@ -140,6 +143,11 @@ func parseData(path string, data []byte) (*rankFile, error) {
 				return nil, bad(off, "names chunk of %d bytes", n)
 			}
 			f.names = strings.Split(strings.TrimRight(string(body), "\x00"), "\x00")
+		case chunkRegions:
+			if n > maxNamesBytes {
+				return nil, bad(off, "region names chunk of %d bytes", n)
+			}
+			f.regions = strings.Split(strings.TrimRight(string(body), "\x00"), "\x00")
 		case chunkTrailer:
 			if n < trailerSize {
 				return nil, bad(off, "trailer of %d bytes", n)
@@ -442,6 +450,14 @@ func (b *builder) rank(f *rankFile, c clock) error {
 	var extras []record
 	for _, th := range f.order {
 		for _, r := range f.threads[th] {
+			if r.kind == recRegion {
+				name := fmt.Sprintf("region %d", r.peer)
+				if r.peer >= 0 && int(r.peer) < len(f.regions) {
+					name = f.regions[r.peer]
+				}
+				rk.Spans = append(rk.Spans, Span{Kind: "region", Name: name, Thread: int32(th), Enter: t(r.enter), Leave: t(r.leave)})
+				continue
+			}
 			if th != main {
 				if r.kind == recFlush {
 					rk.Spans = append(rk.Spans, Span{Kind: "flush", Name: "trace buffer flush", Thread: int32(th), Enter: t(r.enter), Leave: t(r.leave)})
@@ -700,6 +716,8 @@ func (b *builder) shift() {
 		if len(rk.Calls) > 0 || len(rk.Spans) > 0 {
 			rk.End -= o
 		}
+		// Regions are recorded when they end: in entry order.
+		sort.SliceStable(rk.Spans, func(a, b int) bool { return rk.Spans[a].Enter < rk.Spans[b].Enter })
 		for _, s := range rk.Spans {
 			rk.End = max(rk.End, s.Leave)
 		}

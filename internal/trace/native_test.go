@@ -18,6 +18,7 @@ type fileWriter struct {
 	recs       []record
 	noTrailer  bool
 	host       string   // default node1
+	regions    []string // the region names chunk, when set
 	rawChunks  [][]byte // appended as they are
 }
 
@@ -55,6 +56,9 @@ func (w *fileWriter) bytes() []byte {
 		rb.Write(x)
 	}
 	chunk(chunkRecords, rb.Bytes())
+	if w.regions != nil {
+		chunk(chunkRegions, []byte(strings.Join(w.regions, "\x00")+"\x00"))
+	}
 	for _, c := range w.rawChunks {
 		b.Write(c)
 	}
@@ -125,9 +129,11 @@ func twoRanks() (*fileWriter, *fileWriter) {
 		call(fnWaitall, 350, 400, 0, -1, 0, 0, 0),
 		{enter: 410, kind: recPart, flags: flColl | flRecv, comm: 0, peer: 0, bytes: 0},
 		call(fnBcast, 410, 420, flColl|flSend, 0, 0, 0, 8),
+		{enter: 150, leave: 450, kind: recRegion, peer: 1}, // outer, recorded after inner
+		{enter: 100, leave: 495, kind: recRegion, peer: 2},
 		call(fnFinalize, 500, 500, 0, -1, 0, 0, 0),
 		clock(510, 1),
-	}}
+	}, regions: []string{"Global", "solve", "setup"}}
 	r1 := &fileWriter{rank: 1, size: 2, names: testNames, host: "node2", recs: []record{
 		clock(1100, 0),
 		call(fnInit, 1010, 1100, 0, -1, 0, 0, 0),
@@ -177,6 +183,9 @@ func TestReadDirMatches(t *testing.T) {
 	// 0's time line; the trace starts at rank 0's MPI_Init entry (10).
 	if c := tr.Ranks[1].Calls[1]; c.Name != "MPI_Send" || c.Enter != 140 || c.Leave != 150 {
 		t.Errorf("rank 1's MPI_Send: %+v, want [140, 150] after alignment", c)
+	}
+	if sp := tr.Ranks[0].Spans; len(sp) != 2 || sp[0].Name != "setup" || sp[0].Enter != 90 || sp[1].Name != "solve" || sp[1].Leave != 440 || sp[0].Kind != "region" {
+		t.Errorf("rank 0's spans %+v: want setup [90, 485] then solve [140, 440]", sp)
 	}
 	b := tr.Ranks[1].Calls[4]
 	if b.Kind != KindCollective || b.Coll != CollBcast || b.Root != 0 || b.RecvBytes != 8 || b.SendBytes != 0 {
