@@ -336,29 +336,29 @@ void popmon_trace_region(int idx, uint64_t start, uint64_t stop)
 						  .comm = POPMON_TR_NOCOMM, .peer = idx});
 }
 
+static const char *region_name(int i)
+{
+	const char *name = "";
+	uint64_t visits, elapsed;
+	struct popmon_accounts a;
+	popmon_region_get(i, &name, &visits, &elapsed, &a);
+	return name;
+}
+
 /* The region names by index, NUL-separated (REGION records' peer). */
 static void write_region_names(void)
 {
 	int n = popmon_region_count();
 	size_t len = 0;
-	for (int i = 0; i < n; i++) {
-		const char *name;
-		uint64_t visits, elapsed;
-		struct popmon_accounts a;
-		popmon_region_get(i, &name, &visits, &elapsed, &a);
-		len += strlen(name) + 1;
-	}
+	for (int i = 0; i < n; i++)
+		len += strlen(region_name(i)) + 1;
 	char *buf = malloc(len ? len : 1);
 	if (!buf)
 		return;
 	size_t at = 0;
 	for (int i = 0; i < n; i++) {
-		const char *name;
-		uint64_t visits, elapsed;
-		struct popmon_accounts a;
-		popmon_region_get(i, &name, &visits, &elapsed, &a);
-		size_t k = strlen(name) + 1;
-		memcpy(buf + at, name, k);
+		size_t k = strlen(region_name(i)) + 1;
+		memcpy(buf + at, region_name(i), k);
 		at += k;
 	}
 	write_chunk(CHUNK_REGIONS, 0, buf, at);
