@@ -188,6 +188,10 @@ int popmon_region_of_handle(const void *h);
  * string in out (n bytes). */
 void popmon_fortran_name(char *out, size_t n, const char *s, int len);
 
+/* trace.c (MPI builds only, hence weak): a region visit ended, for the
+ * trace when tracing. */
+void popmon_trace_region(int idx, uint64_t start, uint64_t stop) __attribute__((weak));
+
 /* talp_api.c: frees what the runtime queries made (MPI_Finalize). */
 void popmon_talp_finalize(void);
 

@@ -24,7 +24,7 @@ int popmon_trace_on;
 /* The file's layout (docs/trace-format.md). */
 #define TRACE_MAGIC "POPMTRC1"
 #define TRACE_VERSION 1
-enum { CHUNK_RECORDS = 1, CHUNK_NAMES = 2, CHUNK_TRAILER = 3 };
+enum { CHUNK_RECORDS = 1, CHUNK_NAMES = 2, CHUNK_TRAILER = 3, CHUNK_REGIONS = 4 };
 
 struct file_header {
 	char magic[8];
@@ -138,9 +138,11 @@ static struct tbuf *tbuf_of(struct popmon_thread *t)
 	struct tbuf *b = t->trace;
 	if (b || !popmon_trace_on)
 		return b;
-	/* Once per thread: the buffer is reserved, pages come as it fills. */
+	/* Once per thread, at its first record: the whole buffer, its pages
+	 * faulted in now (MAP_POPULATE) rather than one by one on the hot
+	 * path (a fault per 100 records cost ~20 ns per call). */
 	size_t n = sizeof *b + buffer_bytes;
-	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_POPULATE, -1, 0);
 	if (p == MAP_FAILED) {
 		popmon_warn_once("tracemem", "no memory for a %zu-byte trace buffer: a thread's events are not traced",
 				 buffer_bytes);
@@ -325,10 +327,49 @@ void popmon_trace_finalize(int sync)
 		clock_sync(t, 1);
 }
 
+void popmon_trace_region(int idx, uint64_t start, uint64_t stop)
+{
+	struct popmon_thread *t = popmon_tls;
+	if (!POPMON_LOAD(popmon_trace_on) || !t)
+		return;
+	popmon_trace_put(t, &(struct popmon_trec){.enter = start, .leave = stop, .kind = POPMON_TR_REGION,
+						  .comm = POPMON_TR_NOCOMM, .peer = idx});
+}
+
+static const char *region_name(int i)
+{
+	const char *name = "";
+	uint64_t visits, elapsed;
+	struct popmon_accounts a;
+	popmon_region_get(i, &name, &visits, &elapsed, &a);
+	return name;
+}
+
+/* The region names by index, NUL-separated (REGION records' peer). */
+static void write_region_names(void)
+{
+	int n = popmon_region_count();
+	size_t len = 0;
+	for (int i = 0; i < n; i++)
+		len += strlen(region_name(i)) + 1;
+	char *buf = malloc(len ? len : 1);
+	if (!buf)
+		return;
+	size_t at = 0;
+	for (int i = 0; i < n; i++) {
+		size_t k = strlen(region_name(i)) + 1;
+		memcpy(buf + at, region_name(i), k);
+		at += k;
+	}
+	write_chunk(CHUNK_REGIONS, 0, buf, at);
+	free(buf);
+}
+
 void popmon_trace_close(void)
 {
 	if (trace_fd < 0)
 		return;
+	write_region_names();
 	int n = popmon_thread_count();
 	for (int i = 0; i < n; i++) {
 		struct popmon_thread *t = popmon_thread_slot(i);

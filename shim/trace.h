@@ -26,6 +26,7 @@ enum {
 	POPMON_TR_MEMBERS = 6, /* four of its members as world ranks */
 	POPMON_TR_FLUSH = 7,   /* a full buffer was written to the file */
 	POPMON_TR_CLOCK = 8,   /* clock synchronisation after a barrier (Init, Finalize) */
+	POPMON_TR_REGION = 9,  /* a visit of a user region (popmon/DLB region API) */
 };
 
 /* Record flags. */

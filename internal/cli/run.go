@@ -36,7 +36,7 @@ publish the job's efficiencies while it runs, as popmon serve does
 (docs/live-metrics.md).`
 
 func runCmd(env *Env, args []string) error {
-	fs := newFlags("run", "[-o FILE [--force]] [--mpicc PATH] [--openmp MODE] [--counters MODE] [--format F] [--model M] [--] COMMAND [ARGS...]", runHelp, env.Stderr)
+	fs := newFlags("run", "[-o FILE [--force]] [--mpicc PATH] [--openmp MODE] [--counters MODE] [--format F] [--model M] [--trace [--trace-buffer SIZE]] [--] COMMAND [ARGS...]", runHelp, env.Stderr)
 	var mf measureFlags
 	mf.register(fs)
 	format := fs.String("format", "text", "report printed at the end: text, json, csv, talp-json, omp-regions-csv, or none")
@@ -135,7 +135,8 @@ func runCmd(env *Env, args []string) error {
 
 	cmd := exec.Command(path, cmdline[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = env.Stdin, env.Stdout, env.Stderr
-	environ, note, err := mf.environment(lib.Path, scan, vars, []string{"POPMON_OUTPUT", "POPMON_OUTPUT_FORCE", "POPMON_PID", "POPMON_LIVE_DIR", "POPMON_BIN"})
+	environ, note, err := mf.environment(lib.Path, scan, vars, []string{"POPMON_OUTPUT", "POPMON_OUTPUT_FORCE", "POPMON_PID", "POPMON_LIVE_DIR", "POPMON_BIN",
+		"POPMON_TRACE", "POPMON_TRACE_DIR", "POPMON_TRACE_BUFFER"})
 	if err != nil {
 		return err
 	}

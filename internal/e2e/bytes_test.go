@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -58,6 +59,37 @@ func TestBytesDesigned(t *testing.T) {
 						name, g.BytesSent, g.BytesRecv, g.SizeHist, w.BytesSent, w.BytesRecv, w.SizeHist)
 				}
 			}
+		})
+	}
+}
+
+// TestBytesPartial: a job that ends before MPI_Finalize keeps its bytes:
+// the partial measurement's call profile, assembled from the live files,
+// has each MPI_Allreduce's 8 bytes (one MPI_LONG) sent and received.
+func TestBytesPartial(t *testing.T) {
+	for _, impl := range impls(t) {
+		t.Run(impl.name, func(t *testing.T) {
+			np := partialRanks(impl)
+			s := startPartial(t, impl, np, nil, "ending", fmt.Sprint(partialK), "200", "2", "2", "5")
+			s.wait(t)
+			m, err := measure.ReadFile(s.out)
+			if err != nil {
+				t.Fatalf("%v\nstderr:\n%s", err, s.se.String())
+			}
+			if m.Partial == nil {
+				t.Fatalf("not a partial measurement")
+			}
+			for _, c := range m.MPICalls {
+				if c.Name != "MPI_Allreduce" {
+					continue
+				}
+				if c.Calls == 0 || c.BytesSent != 8*c.Calls || c.BytesRecv != 8*c.Calls || !reflect.DeepEqual(c.SizeHist, []int64{0, 0, 0, 0, c.Calls}) {
+					t.Errorf("MPI_Allreduce: %d calls, sent %d, received %d, sizes %v; want 8 bytes each way per call, all in bucket 4",
+						c.Calls, c.BytesSent, c.BytesRecv, c.SizeHist)
+				}
+				return
+			}
+			t.Errorf("no MPI_Allreduce in the partial call profile")
 		})
 	}
 }

@@ -109,7 +109,10 @@ func TestTraceSmallBuffer(t *testing.T) {
 	const np = 2
 	for _, impl := range impls(t) {
 		t.Run(impl.name, func(t *testing.T) {
-			const k, iters = 2, 300
+			// 150 iterations: more records per rank than a 4 KiB buffer
+			// holds (102); K = 10 ms keeps the design's times well above
+			// the scheduler's noise on a loaded machine.
+			const k, iters = 10, 150
 			args := []string{fmt.Sprint(k), fmt.Sprint(iters)}
 			plain := measureRun(t, impl, np, "imbalance", args...)
 			full, ftr := tracedRun(t, impl, nil, np, "imbalance", args...)

@@ -24,6 +24,7 @@ const (
 	chunkRecords = 1
 	chunkNames   = 2
 	chunkTrailer = 3
+	chunkRegions = 4
 
 	recCall    = 1
 	recPart    = 2
@@ -33,6 +34,7 @@ const (
 	recMembers = 6
 	recFlush   = 7
 	recClock   = 8
+	recRegion  = 9
 
 	flSend       = 1
 	flRecv       = 2
@@ -45,7 +47,7 @@ const (
 	// Bounds on what a (hostile) file may declare.
 	maxNamesBytes = 1 << 20
 	maxCommSize   = 1 << 24
-	maxRanks      = 1 << 22
+	maxRanks      = 1 << 20
 )
 
 // record is one 40-byte record as written.
@@ -63,6 +65,7 @@ type rankFile struct {
 	path         string
 	rank, size   int32
 	names        []string
+	regions      []string            // user region names by index (REGION records)
 	threads      map[uint32][]record // in file order
 	order        []uint32            // threads in order of first chunk
 	hasTrailer   bool
@@ -82,6 +85,11 @@ func parseFile(path string) (*rankFile, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseData(path, data)
+}
+
+// parseData parses the bytes of the file at path.
+func parseData(path string, data []byte) (*rankFile, error) {
 	bad := func(off int, format string, args ...any) error {
 		return fmt.Errorf("%s: byte %d: %s", path, off, fmt.Sprintf(format, args...))
 	}
@@ -135,6 +143,11 @@ func parseFile(path string) (*rankFile, error) {
 				return nil, bad(off, "names chunk of %d bytes", n)
 			}
 			f.names = strings.Split(strings.TrimRight(string(body), "\x00"), "\x00")
+		case chunkRegions:
+			if n > maxNamesBytes {
+				return nil, bad(off, "region names chunk of %d bytes", n)
+			}
+			f.regions = strings.Split(strings.TrimRight(string(body), "\x00"), "\x00")
 		case chunkTrailer:
 			if n < trailerSize {
 				return nil, bad(off, "trailer of %d bytes", n)
@@ -219,8 +232,13 @@ func ReadDir(dir string) (*Trace, error) {
 		seen[f.rank], size = p, f.size
 		files = append(files, f)
 	}
+	return build(files, size, "popmon: "+dir)
+}
+
+// build turns the parsed files of a job of size ranks into a Trace.
+func build(files []*rankFile, size int32, source string) (*Trace, error) {
 	sort.Slice(files, func(i, j int) bool { return files[i].rank < files[j].rank })
-	tr := &Trace{Ranks: make([]Rank, size), Comms: []Comm{worldComm(size)}, Source: "popmon: " + dir}
+	tr := &Trace{Ranks: make([]Rank, size), Comms: []Comm{worldComm(size)}, Source: source}
 	if int(size) != len(files) {
 		tr.Notes = append(tr.Notes, fmt.Sprintf("%d of the job's %d ranks left a trace file", len(files), size))
 	}
@@ -260,9 +278,14 @@ func (c clock) at(tick uint64) float64 {
 	return t + c.oa + (c.ob-c.oa)*(t-c.a)/(c.b-c.a)
 }
 
-// clockAlignment finds each rank's offset to the lowest rank's clock from
-// the CLOCK records after the barriers at MPI_Init and MPI_Finalize
-// (linear interpolation between them).
+// clockAlignment maps each rank's ticks to the lowest rank's time line.
+// Ranks on the lowest rank's node need no offset: each file's calibration
+// converts its ticks to the node's CLOCK_MONOTONIC, common to the node.
+// Another node's offset is the median over its ranks of the difference
+// to the lowest rank at the CLOCK records after the barriers at MPI_Init
+// and at MPI_Finalize (ranks leave a barrier at nearly the same moment;
+// the median discounts the ones that were descheduled), linearly
+// interpolated between the two.
 func clockAlignment(files []*rankFile, tr *Trace) map[int32]clock {
 	for _, f := range files {
 		for _, recs := range f.threads {
@@ -275,23 +298,59 @@ func clockAlignment(files []*rankFile, tr *Trace) map[int32]clock {
 			}
 		}
 	}
-	out := map[int32]clock{}
 	ref := files[0]
-	if ref.syncA == 0 {
-		tr.Notes = append(tr.Notes, "no clock synchronisation at MPI_Init: the ranks' clocks are taken as they are")
+	median := func(v []float64) float64 {
+		sort.Float64s(v)
+		if n := len(v); n%2 == 1 {
+			return v[n/2]
+		} else {
+			return (v[n/2-1] + v[n/2]) / 2
+		}
 	}
+	type nodeOffset struct {
+		oa, ob     float64
+		hasA, hasB bool
+	}
+	nodes := map[string]*nodeOffset{}
+	var da, db = map[string][]float64{}, map[string][]float64{}
+	for _, f := range files {
+		if f.hostname == ref.hostname {
+			continue
+		}
+		if ref.syncA != 0 && f.syncA != 0 {
+			da[f.hostname] = append(da[f.hostname], ref.ns(ref.syncA)-f.ns(f.syncA))
+		}
+		if ref.syncB != 0 && f.syncB != 0 {
+			db[f.hostname] = append(db[f.hostname], ref.ns(ref.syncB)-f.ns(f.syncB))
+		}
+	}
+	for host, v := range da {
+		n := &nodeOffset{oa: median(v), hasA: true}
+		if w := db[host]; len(w) > 0 {
+			n.ob, n.hasB = median(w), true
+		}
+		nodes[host] = n
+	}
+	out := map[int32]clock{}
+	unaligned := 0
 	for _, f := range files {
 		c := clock{f: f}
-		if ref.syncA != 0 && f.syncA != 0 {
-			c.a = f.ns(f.syncA)
-			c.oa = ref.ns(ref.syncA) - c.a
-			if ref.syncB != 0 && f.syncB != 0 {
-				c.b = f.ns(f.syncB)
-				c.ob = ref.ns(ref.syncB) - c.b
-				c.interpolate = c.b > c.a
+		if f.hostname != ref.hostname {
+			n := nodes[f.hostname]
+			if n == nil {
+				unaligned++
+			} else {
+				c.oa = n.oa
+				if n.hasB && f.syncA != 0 && f.syncB != 0 {
+					c.a, c.b, c.ob = f.ns(f.syncA), f.ns(f.syncB), n.ob
+					c.interpolate = c.b > c.a
+				}
 			}
 		}
 		out[f.rank] = c
+	}
+	if unaligned > 0 {
+		tr.Notes = append(tr.Notes, fmt.Sprintf("%d ranks on other nodes than rank %d have no clock synchronisation: their clocks are taken as they are", unaligned, ref.rank))
 	}
 	return out
 }
@@ -391,6 +450,14 @@ func (b *builder) rank(f *rankFile, c clock) error {
 	var extras []record
 	for _, th := range f.order {
 		for _, r := range f.threads[th] {
+			if r.kind == recRegion {
+				name := fmt.Sprintf("region %d", r.peer)
+				if r.peer >= 0 && int(r.peer) < len(f.regions) {
+					name = f.regions[r.peer]
+				}
+				rk.Spans = append(rk.Spans, Span{Kind: "region", Name: name, Thread: int32(th), Enter: t(r.enter), Leave: t(r.leave)})
+				continue
+			}
 			if th != main {
 				if r.kind == recFlush {
 					rk.Spans = append(rk.Spans, Span{Kind: "flush", Name: "trace buffer flush", Thread: int32(th), Enter: t(r.enter), Leave: t(r.leave)})
@@ -649,6 +716,8 @@ func (b *builder) shift() {
 		if len(rk.Calls) > 0 || len(rk.Spans) > 0 {
 			rk.End -= o
 		}
+		// Regions are recorded when they end: in entry order.
+		sort.SliceStable(rk.Spans, func(a, b int) bool { return rk.Spans[a].Enter < rk.Spans[b].Enter })
 		for _, s := range rk.Spans {
 			rk.End = max(rk.End, s.Leave)
 		}
