@@ -176,7 +176,7 @@ func TestPatternCollectives(t *testing.T) {
 	const np = 4
 	for _, impl := range impls(t) {
 		t.Run(impl.name+"/wait_barrier", func(t *testing.T) {
-			k, n := patternsDesign(impl, np, 10, 10, 300, 2)
+			k, n := patternsDesign(impl, np, 10, 10, 600, 2)
 			_, res := patternsRun(t, impl, np, "wait_barrier", fmt.Sprint(k), fmt.Sprint(n))
 			// Per barrier rank r waits (P-1-r)·K: 6K in all, 3K on rank 0.
 			total, r0 := patternsNS(t, res, patterns.WaitBarrier, 0)
