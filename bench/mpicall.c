@@ -1,6 +1,7 @@
 /* mpicall.c: cost of cheap MPI calls, for `make bench`.
  *
- * Times tight loops of MPI_Comm_rank and MPI_Iprobe (no message pending) and
+ * Times tight loops of MPI_Comm_rank and MPI_Iprobe (no message pending),
+ * and of MPI_Sendrecv of 8 bytes to itself (a call that carries data), and
  * prints nanoseconds per call. Run once plain and once under the measurement
  * library; the difference is what popmon adds to every intercepted call.
  */
@@ -38,8 +39,15 @@ int main(int argc, char **argv)
 		sink += flag;
 	}
 	double t2 = now();
+	double out = 0, in = 0;
+	int me = 0;
+	MPI_Comm_rank(MPI_COMM_SELF, &me);
+	for (long i = 0; i < m; i++)
+		MPI_Sendrecv(&out, 1, MPI_DOUBLE, me, 7, &in, 1, MPI_DOUBLE, me, 7, MPI_COMM_SELF, MPI_STATUS_IGNORE);
+	double t3 = now();
 	if (rank == 0)
-		printf("comm_rank_ns %.2f\niprobe_ns %.2f\n", (t1 - t0) / (double)n, (t2 - t1) / (double)m);
+		printf("comm_rank_ns %.2f\niprobe_ns %.2f\nsendrecv_ns %.2f\n", (t1 - t0) / (double)n,
+		       (t2 - t1) / (double)m, (t3 - t2) / (double)m);
 	MPI_Finalize();
 	return sink == -1;
 }

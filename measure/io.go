@@ -265,6 +265,9 @@ func Write(w io.Writer, m *Measurement) error {
 	if c.Summarized != nil {
 		e.key("summary", c.Summarized, true)
 	}
+	if c.Trace != nil {
+		e.key("trace", c.Trace, true)
+	}
 	e.key("warnings", nonNil(c.Warnings), false)
 	e.raw("}\n")
 	if e.err != nil {

@@ -431,15 +431,24 @@ type MPICall struct {
 	// MaxRank is the rank with MaxTimeNS.
 	MaxRank int `json:"max_rank"`
 	// BytesSent and BytesRecv are Σ over processes of the bytes the calls
-	// sent and received (count × type size; for non-blocking calls
-	// counted at the call that starts the transfer, a receive's bytes at
-	// its completion as the status reports them). Absent in files of
-	// libraries that did not count bytes.
+	// sent and received (count × type size), credited to the call that
+	// starts the transfer: a send when it starts (MPI_Isend itself, each
+	// MPI_Start of an MPI_Send_init request under MPI_Send_init), a
+	// receive when it completes, with the size its status reports (an
+	// MPI_Irecv completed by MPI_Wait counts under MPI_Irecv, never under
+	// MPI_Wait), a collective from its arguments (a persistent one at each
+	// MPI_Start): what the process contributes and what it receives.
+	// Absent in files of libraries that did not count bytes, and 0 (left
+	// out) for calls that move none.
 	BytesSent int64 `json:"bytes_sent,omitempty"`
 	BytesRecv int64 `json:"bytes_recv,omitempty"`
 	// SizeHist is the message-size histogram in power-of-two buckets:
 	// SizeHist[0] counts messages of 0 bytes, SizeHist[k] for k ≥ 1 those
-	// of 2^(k−1) to 2^k − 1 bytes. Trailing zero buckets are left out.
+	// of 2^(k−1) to 2^k − 1 bytes; libpopmon's last bucket (31) also holds
+	// everything larger (from 1 GiB up). A point-to-point call adds one
+	// entry per message it sends or receives (MPI_Sendrecv two); a
+	// collective call one entry, of the larger of its send and receive
+	// buffers. Trailing zero buckets are left out.
 	SizeHist []int64 `json:"size_hist,omitempty"`
 }
 

@@ -437,6 +437,8 @@ func TestSchemaRejects(t *testing.T) {
 		{"empty regions", `"regions": [`, `"regions": [], "x": [`, "$.regions: has 0 items, want at least 1", 1},
 		{"warnings type", `"warnings": []`, `"warnings": [3]`, "$.warnings[0]: is the number 3, want string", 1},
 		{"mpi call missing", `"max_rank": 0}`, `"max_rnk": 0}`, `$.mpi_calls[0]: misses required key "max_rank"`, 1},
+		{"negative bytes", `"max_rank": 0}`, `"max_rank": 0, "bytes_sent": -1}`, "$.mpi_calls[0].bytes_sent: is -1, below the minimum 0", 1},
+		{"negative size bucket", `"max_rank": 0}`, `"max_rank": 0, "size_hist": [0, -3]}`, "$.mpi_calls[0].size_hist[1]: is -3, below the minimum 0", 1},
 		{"trailing data", "\"warnings\": []\n}", "\"warnings\": []\n} {}", "data after the top-level value", 1},
 		{"two problems", `"hostname": "n1", "pid": 100`, `"hostname": 1, "pid": -100`, "$.processes[0].hostname: is the number 1, want string", 2},
 	}

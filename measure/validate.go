@@ -201,9 +201,18 @@ func (m *Measurement) Validate() error {
 		for _, f := range []struct {
 			name string
 			v    int64
-		}{{"calls", c.Calls}, {"time_ns", c.TimeNS}, {"min_time_ns", c.MinTimeNS}, {"max_time_ns", c.MaxTimeNS}} {
+		}{{"calls", c.Calls}, {"time_ns", c.TimeNS}, {"min_time_ns", c.MinTimeNS}, {"max_time_ns", c.MaxTimeNS},
+			{"bytes_sent", c.BytesSent}, {"bytes_recv", c.BytesRecv}} {
 			if f.v < 0 {
 				p.add(path, "has negative %s (%d)", f.name, f.v)
+			}
+		}
+		if len(c.SizeHist) > 64 {
+			p.add(path, "has %d size_hist buckets (at most 64: sizes are below 2^63 bytes)", len(c.SizeHist))
+		}
+		for k, v := range c.SizeHist {
+			if v < 0 {
+				p.add(path, "has a negative size_hist[%d] (%d)", k, v)
 			}
 		}
 	}

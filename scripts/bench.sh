@@ -3,6 +3,8 @@
 # one run, and writes BENCHMARKS.md.
 #  1. ns per intercepted MPI call: tight loops of MPI_Comm_rank and MPI_Iprobe,
 #     plain vs. under libpopmon, alternating, 7 rounds, medians; per MPI.
+#  1b. byte accounting and tracing (scripts/bench-trace.sh): added ns per
+#     call with bytes counted and with --trace, trace bytes per call.
 #  2. hardware counters: cost per MPI call with counters off, unavailable and
 #     measured, against a library built without counter code
 #     (scripts/bench-counters.sh).
@@ -56,6 +58,9 @@ for mpi in openmpi mpich; do
 		awk -v mpi="$mpi" -v n="$name" -v p="$p" -v q="$q" 'BEGIN {printf "| %s | `%s` | %.1f | %.1f | %.1f | %.2f× |\n", mpi, n, p, q, q-p, q/p}' >> "$out/BENCHMARKS.md"
 	done
 done
+
+# Byte accounting and tracing: added ns per call, trace bytes per call.
+scripts/bench-trace.sh "$bin" >> "$out/BENCHMARKS.md"
 
 # Hardware counters: the library's cost per transition with counters off,
 # unavailable and measured, against a build without counter code.

@@ -489,6 +489,24 @@ void popmon_fn_totals(uint64_t *calls, uint64_t *ticks)
 	}
 }
 
+void popmon_dfn_totals(int64_t *out)
+{
+	memset(out, 0, sizeof(int64_t) * POPMON_DSUMS);
+	int n = __atomic_load_n(&nthreads, __ATOMIC_ACQUIRE);
+	for (int i = 0; i < n && i < POPMON_MAX_THREADS; i++) {
+		struct popmon_thread *t = __atomic_load_n(&threads[i], __ATOMIC_ACQUIRE);
+		if (!t)
+			continue;
+		for (int d = 0; d < POPMON_DFN_COUNT; d++) {
+			int64_t *x = out + (size_t)d * (2 + POPMON_SIZE_BINS);
+			x[0] += (int64_t)POPMON_LOAD(t->d_bytes[d][0]);
+			x[1] += (int64_t)POPMON_LOAD(t->d_bytes[d][1]);
+			for (int b = 0; b < POPMON_SIZE_BINS; b++)
+				x[2 + b] += (int64_t)POPMON_LOAD(t->d_hist[d][b]);
+		}
+	}
+}
+
 int popmon_mpi_sessions_only(void)
 {
 	if (popmon_proc.mpi_initialized)

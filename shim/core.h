@@ -114,6 +114,10 @@ int popmon_omp_rows(struct popmon_omp_row **rows);
 int popmon_warning_count(void);
 const char *popmon_warning(int i);
 void popmon_fn_totals(uint64_t *calls, uint64_t *ticks); /* POPMON_FN_COUNT each */
+/* The threads' bytes (mpidata.c) summed: per enum popmon_dfn, sent,
+ * received, then POPMON_SIZE_BINS histogram buckets. */
+#define POPMON_DSUMS (POPMON_DFN_COUNT * (2 + POPMON_SIZE_BINS))
+void popmon_dfn_totals(int64_t *out); /* POPMON_DSUMS */
 
 /* intercept.c (docs/library.md, "What is measured, what is refused") */
 enum {
@@ -184,6 +188,10 @@ int popmon_region_of_handle(const void *h);
  * string in out (n bytes). */
 void popmon_fortran_name(char *out, size_t n, const char *s, int len);
 
+/* trace.c (MPI builds only, hence weak): a region visit ended, for the
+ * trace when tracing. */
+void popmon_trace_region(int idx, uint64_t start, uint64_t stop) __attribute__((weak));
+
 /* talp_api.c: frees what the runtime queries made (MPI_Finalize). */
 void popmon_talp_finalize(void);
 
@@ -217,6 +225,9 @@ struct popmon_proc_rec {
 
 struct popmon_fn_rec {
 	int64_t calls, time_ns, min_ns, max_ns, max_rank;
+	/* Calls that start transfers (has_bytes): bytes and size histogram. */
+	int64_t has_bytes, bytes_sent, bytes_recv;
+	int64_t hist[POPMON_SIZE_BINS];
 };
 
 struct popmon_run {

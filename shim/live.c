@@ -38,6 +38,7 @@ static int live_fd = -1; /* kept open to reserve pages as slots are taken */
 
 /* The MPI functions' names (mpi_wrappers.c; absent from a build without MPI). */
 extern const char *const popmon_fn_names[POPMON_FN_COUNT] __attribute__((weak));
+extern const unsigned short popmon_dfn_fn[POPMON_DFN_COUNT] __attribute__((weak));
 
 /* The region table's layout (regions.c). */
 void popmon_regions_layout(uint32_t *size, uint32_t off[9]);
@@ -45,6 +46,7 @@ void popmon_regions_layout(uint32_t *size, uint32_t off[9]);
 /* The header page's last 64 bytes stay zero: a node copy's copy record
  * (docs/live-format.md, "Node copies"). */
 _Static_assert(sizeof(struct popmon_live_header) <= POPMON_LIVE_HEADER - 64, "live header too large");
+_Static_assert(POPMON_DFN_COUNT <= POPMON_LIVE_DFN, "more calls with bytes than the live header holds");
 
 static size_t align_up(size_t n, size_t a)
 {
@@ -153,6 +155,15 @@ static void fill_layout(struct popmon_live_header *h)
 	h->ac_gpu_k = offsetof(struct popmon_accounts, gpu_k);
 	h->ac_gpu_a = offsetof(struct popmon_accounts, gpu_a);
 	h->gpu_devices = POPMON_GPU_DEVICES;
+	/* Without MPI (no wrappers, no bytes) ndfn stays 0. */
+	h->size_bins = POPMON_SIZE_BINS;
+	h->th_d_bytes = offsetof(struct popmon_thread, d_bytes);
+	h->th_d_hist = offsetof(struct popmon_thread, d_hist);
+	if (popmon_dfn_fn) {
+		h->ndfn = POPMON_DFN_COUNT;
+		for (int d = 0; d < POPMON_DFN_COUNT; d++)
+			h->dfn_fn[d] = popmon_dfn_fn[d];
+	}
 }
 
 extern char **environ;

@@ -20,6 +20,7 @@
 #define POPMON_LIVE_MAGIC "POPMLIV1"
 #define POPMON_LIVE_VERSION 1
 #define POPMON_LIVE_HEADER 4096
+#define POPMON_LIVE_DFN 256
 
 /* How the process ended (or that it has not). */
 enum popmon_live_state {
@@ -97,6 +98,12 @@ struct popmon_live_header {
 	uint64_t gpu_a_now[POPMON_GPU_DEVICES];
 	uint32_t gpu_used, gpu_active, gpu_mode;
 	char gpu_uuid[POPMON_GPU_DEVICES][48];
+	/* Bytes (mpidata.c; docs/live-format.md): the calls that start
+	 * transfers (ndfn, at most POPMON_LIVE_DFN) with their enum popmon_fn
+	 * ids, the histogram's buckets, and the offsets of the thread's
+	 * u64 d_bytes[ndfn][2] (sent, received) and d_hist[ndfn][size_bins]. */
+	uint32_t ndfn, size_bins, th_d_bytes, th_d_hist;
+	uint16_t dfn_fn[POPMON_LIVE_DFN];
 };
 
 /* The live mapping (NULL without one): the header, and where thread

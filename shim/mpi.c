@@ -33,6 +33,7 @@
 
 #include "core.h"
 #include "live.h"
+#include "trace.h"
 
 static const char *thread_level_name(int provided)
 {
@@ -186,8 +187,12 @@ static int slurm_singleton(char *why, size_t n)
 /* Open MPI under srun needs PMIx (--mpi=pmix): without it (--mpi=none,
  * pmi2) its MPI_Init aborts with "OMPI was not built with SLURM's PMI
  * support", which blames the installation; popmon says the fix first. */
+/* The tick MPI_Init was entered (the trace's MPI_Init record). */
+static uint64_t init_enter;
+
 void popmon_mpi_pre_init_hook(void)
 {
+	init_enter = popmon_now();
 #if defined(OPEN_MPI)
 	if (popmon_proc.inert || popmon_proc.mpi_initialized)
 		return;
@@ -221,6 +226,9 @@ void popmon_mpi_init_hook(void)
 		popmon_write_unmeasured(why);
 		return;
 	}
+	/* Tracing (POPMON_TRACE=1): the file, a clock synchronisation (a
+	 * barrier, before Global starts). */
+	popmon_trace_init(init_enter);
 	/* The Global region measures the run between MPI_Init and MPI_Finalize,
 	 * as TALP does. */
 	popmon_proc.init_tick = popmon_now();
@@ -965,6 +973,15 @@ static void finish_run(struct popmon_run *run, const struct handshake *hs, const
 		fns[f].max_ns = (int64_t)maxloc[f].v;
 		fns[f].max_rank = maxloc[f].rank;
 	}
+	const int64_t *dsum = sums + 2 * POPMON_FN_COUNT;
+	for (int d = 0; fns && d < POPMON_DFN_COUNT; d++) {
+		struct popmon_fn_rec *fn = &fns[popmon_dfn_fn[d]];
+		const int64_t *x = dsum + (size_t)d * (2 + POPMON_SIZE_BINS);
+		fn->has_bytes = 1;
+		fn->bytes_sent = x[0];
+		fn->bytes_recv = x[1];
+		memcpy(fn->hist, x + 2, sizeof fn->hist);
+	}
 	run->fns = fns;
 	char incomplete[512];
 	if (hs->status == V_PARTIAL) {
@@ -1123,8 +1140,8 @@ profile:;
 	uint64_t *ticks = calloc(POPMON_FN_COUNT, sizeof *ticks);
 	int64_t *ns = calloc(POPMON_FN_COUNT, sizeof *ns);
 	/* [0, F): calls, [F, 2F): ns; summed in one reduction. */
-	int64_t *sums_in = calloc(2 * POPMON_FN_COUNT, sizeof *sums_in);
-	int64_t *sums = calloc(2 * POPMON_FN_COUNT, sizeof *sums);
+	int64_t *sums_in = calloc(2 * POPMON_FN_COUNT + POPMON_DSUMS, sizeof *sums_in);
+	int64_t *sums = calloc(2 * POPMON_FN_COUNT + POPMON_DSUMS, sizeof *sums);
 	int64_t *min_ns = calloc(POPMON_FN_COUNT, sizeof *min_ns);
 	struct dbl_int *loc = calloc(POPMON_FN_COUNT, sizeof *loc), *maxloc = calloc(POPMON_FN_COUNT, sizeof *maxloc);
 	popmon_fn_totals(calls, ticks);
@@ -1137,7 +1154,10 @@ profile:;
 		sums_in[f] = (int64_t)calls[f];
 		sums_in[POPMON_FN_COUNT + f] = ns[f];
 	}
-	PMPI_Reduce(sums_in, sums, 2 * POPMON_FN_COUNT, MPI_INT64_T, MPI_SUM, 0, comm);
+	/* [2F, 2F + D(2 + B)): bytes sent, received and the size histogram
+	 * of each call that starts transfers (mpidata.c). */
+	popmon_dfn_totals(sums_in + 2 * POPMON_FN_COUNT);
+	PMPI_Reduce(sums_in, sums, 2 * POPMON_FN_COUNT + POPMON_DSUMS, MPI_INT64_T, MPI_SUM, 0, comm);
 	PMPI_Reduce(ns, min_ns, POPMON_FN_COUNT, MPI_INT64_T, MPI_MIN, 0, comm);
 	PMPI_Reduce(loc, maxloc, POPMON_FN_COUNT, MPI_DOUBLE_INT, MPI_MAXLOC, 0, comm);
 
@@ -1330,6 +1350,8 @@ void popmon_mpi_finalize_hook(void)
 		getrusage(RUSAGE_SELF, &ru0);
 	struct handshake hs;
 	handshake(&hs);
+	/* The trace's clock synchronisation needs every rank here. */
+	popmon_trace_finalize(hs.status == V_COMPLETE);
 	if (hs.status == V_COMPLETE) {
 		/* The application has finished communicating (it is in
 		 * MPI_Finalize), so collectives on MPI_COMM_WORLD cannot mix with
@@ -1365,6 +1387,7 @@ void popmon_mpi_finalize_hook(void)
 					"did not reach it): no measurement written");
 	}
 	free(hs.members);
+	popmon_trace_close();
 	if (stats) {
 		struct rusage ru1;
 		getrusage(RUSAGE_SELF, &ru1);

@@ -28,6 +28,7 @@
 
 #include <mpi.h>
 
+#include "mpidata.h"
 #include "popmon_internal.h"
 
 /* Deprecated functions (MPI_Attr_get, MPI_Info_get, ...) are intercepted too. */
@@ -1305,6 +1306,147 @@ const char *const popmon_pass_names[POPMON_PASS_COUNT] = {
 	"MPIX_Query_cuda_support",
 };
 
+const unsigned short popmon_dfn_fn[POPMON_DFN_COUNT] = {
+	POPMON_FN_MPI_Bsend,
+	POPMON_FN_MPI_Bsend_c,
+	POPMON_FN_MPI_Bsend_init,
+	POPMON_FN_MPI_Bsend_init_c,
+	POPMON_FN_MPI_Ibsend,
+	POPMON_FN_MPI_Ibsend_c,
+	POPMON_FN_MPI_Imrecv,
+	POPMON_FN_MPI_Imrecv_c,
+	POPMON_FN_MPI_Irecv,
+	POPMON_FN_MPI_Irecv_c,
+	POPMON_FN_MPI_Irsend,
+	POPMON_FN_MPI_Irsend_c,
+	POPMON_FN_MPI_Isend,
+	POPMON_FN_MPI_Isend_c,
+	POPMON_FN_MPI_Isendrecv,
+	POPMON_FN_MPI_Isendrecv_c,
+	POPMON_FN_MPI_Isendrecv_replace,
+	POPMON_FN_MPI_Isendrecv_replace_c,
+	POPMON_FN_MPI_Issend,
+	POPMON_FN_MPI_Issend_c,
+	POPMON_FN_MPI_Mrecv,
+	POPMON_FN_MPI_Mrecv_c,
+	POPMON_FN_MPI_Recv,
+	POPMON_FN_MPI_Recv_c,
+	POPMON_FN_MPI_Recv_init,
+	POPMON_FN_MPI_Recv_init_c,
+	POPMON_FN_MPI_Rsend,
+	POPMON_FN_MPI_Rsend_c,
+	POPMON_FN_MPI_Rsend_init,
+	POPMON_FN_MPI_Rsend_init_c,
+	POPMON_FN_MPI_Send,
+	POPMON_FN_MPI_Send_c,
+	POPMON_FN_MPI_Send_init,
+	POPMON_FN_MPI_Send_init_c,
+	POPMON_FN_MPI_Sendrecv,
+	POPMON_FN_MPI_Sendrecv_c,
+	POPMON_FN_MPI_Sendrecv_replace,
+	POPMON_FN_MPI_Sendrecv_replace_c,
+	POPMON_FN_MPI_Ssend,
+	POPMON_FN_MPI_Ssend_c,
+	POPMON_FN_MPI_Ssend_init,
+	POPMON_FN_MPI_Ssend_init_c,
+	POPMON_FN_MPI_Allgather,
+	POPMON_FN_MPI_Allgather_c,
+	POPMON_FN_MPI_Allgather_init,
+	POPMON_FN_MPI_Allgather_init_c,
+	POPMON_FN_MPI_Allgatherv,
+	POPMON_FN_MPI_Allgatherv_c,
+	POPMON_FN_MPI_Allgatherv_init,
+	POPMON_FN_MPI_Allgatherv_init_c,
+	POPMON_FN_MPI_Allreduce,
+	POPMON_FN_MPI_Allreduce_c,
+	POPMON_FN_MPI_Allreduce_init,
+	POPMON_FN_MPI_Allreduce_init_c,
+	POPMON_FN_MPI_Alltoall,
+	POPMON_FN_MPI_Alltoall_c,
+	POPMON_FN_MPI_Alltoall_init,
+	POPMON_FN_MPI_Alltoall_init_c,
+	POPMON_FN_MPI_Alltoallv,
+	POPMON_FN_MPI_Alltoallv_c,
+	POPMON_FN_MPI_Alltoallv_init,
+	POPMON_FN_MPI_Alltoallv_init_c,
+	POPMON_FN_MPI_Alltoallw,
+	POPMON_FN_MPI_Alltoallw_c,
+	POPMON_FN_MPI_Alltoallw_init,
+	POPMON_FN_MPI_Alltoallw_init_c,
+	POPMON_FN_MPI_Bcast,
+	POPMON_FN_MPI_Bcast_c,
+	POPMON_FN_MPI_Bcast_init,
+	POPMON_FN_MPI_Bcast_init_c,
+	POPMON_FN_MPI_Exscan,
+	POPMON_FN_MPI_Exscan_c,
+	POPMON_FN_MPI_Exscan_init,
+	POPMON_FN_MPI_Exscan_init_c,
+	POPMON_FN_MPI_Gather,
+	POPMON_FN_MPI_Gather_c,
+	POPMON_FN_MPI_Gather_init,
+	POPMON_FN_MPI_Gather_init_c,
+	POPMON_FN_MPI_Gatherv,
+	POPMON_FN_MPI_Gatherv_c,
+	POPMON_FN_MPI_Gatherv_init,
+	POPMON_FN_MPI_Gatherv_init_c,
+	POPMON_FN_MPI_Iallgather,
+	POPMON_FN_MPI_Iallgather_c,
+	POPMON_FN_MPI_Iallgatherv,
+	POPMON_FN_MPI_Iallgatherv_c,
+	POPMON_FN_MPI_Iallreduce,
+	POPMON_FN_MPI_Iallreduce_c,
+	POPMON_FN_MPI_Ialltoall,
+	POPMON_FN_MPI_Ialltoall_c,
+	POPMON_FN_MPI_Ialltoallv,
+	POPMON_FN_MPI_Ialltoallv_c,
+	POPMON_FN_MPI_Ialltoallw,
+	POPMON_FN_MPI_Ialltoallw_c,
+	POPMON_FN_MPI_Ibcast,
+	POPMON_FN_MPI_Ibcast_c,
+	POPMON_FN_MPI_Iexscan,
+	POPMON_FN_MPI_Iexscan_c,
+	POPMON_FN_MPI_Igather,
+	POPMON_FN_MPI_Igather_c,
+	POPMON_FN_MPI_Igatherv,
+	POPMON_FN_MPI_Igatherv_c,
+	POPMON_FN_MPI_Ireduce,
+	POPMON_FN_MPI_Ireduce_c,
+	POPMON_FN_MPI_Ireduce_scatter,
+	POPMON_FN_MPI_Ireduce_scatter_c,
+	POPMON_FN_MPI_Ireduce_scatter_block,
+	POPMON_FN_MPI_Ireduce_scatter_block_c,
+	POPMON_FN_MPI_Iscan,
+	POPMON_FN_MPI_Iscan_c,
+	POPMON_FN_MPI_Iscatter,
+	POPMON_FN_MPI_Iscatter_c,
+	POPMON_FN_MPI_Iscatterv,
+	POPMON_FN_MPI_Iscatterv_c,
+	POPMON_FN_MPI_Reduce,
+	POPMON_FN_MPI_Reduce_c,
+	POPMON_FN_MPI_Reduce_init,
+	POPMON_FN_MPI_Reduce_init_c,
+	POPMON_FN_MPI_Reduce_scatter,
+	POPMON_FN_MPI_Reduce_scatter_c,
+	POPMON_FN_MPI_Reduce_scatter_block,
+	POPMON_FN_MPI_Reduce_scatter_block_c,
+	POPMON_FN_MPI_Reduce_scatter_block_init,
+	POPMON_FN_MPI_Reduce_scatter_block_init_c,
+	POPMON_FN_MPI_Reduce_scatter_init,
+	POPMON_FN_MPI_Reduce_scatter_init_c,
+	POPMON_FN_MPI_Scan,
+	POPMON_FN_MPI_Scan_c,
+	POPMON_FN_MPI_Scan_init,
+	POPMON_FN_MPI_Scan_init_c,
+	POPMON_FN_MPI_Scatter,
+	POPMON_FN_MPI_Scatter_c,
+	POPMON_FN_MPI_Scatter_init,
+	POPMON_FN_MPI_Scatter_init_c,
+	POPMON_FN_MPI_Scatterv,
+	POPMON_FN_MPI_Scatterv_c,
+	POPMON_FN_MPI_Scatterv_init,
+	POPMON_FN_MPI_Scatterv_init_c,
+};
+
 /* ------------------------------------------------------------ entry points */
 
 #if defined(__x86_64__) || defined(__aarch64__)
@@ -1409,6 +1551,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Bsend)(const void *buf, int count, MPI_Data
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Bsend))popmon_next_fn(POPMON_FN_MPI_Bsend))(buf, count, datatype, dest, tag, comm);
+	popmon_d_send(POPMON_D_MPI_Bsend, popmon_r, count, datatype, dest, tag, comm);
 	popmon_mpi_leave(POPMON_FN_MPI_Bsend);
 	return popmon_r;
 }
@@ -1493,6 +1636,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Bsend_c)(const void *buf, MPI_Count count, 
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Bsend_c))popmon_next_fn(POPMON_FN_MPI_Bsend_c))(buf, count, datatype, dest, tag, comm);
+	popmon_d_send(POPMON_D_MPI_Bsend_c, popmon_r, count, datatype, dest, tag, comm);
 	popmon_mpi_leave(POPMON_FN_MPI_Bsend_c);
 	return popmon_r;
 }
@@ -1535,6 +1679,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Bsend_init)(const void *buf, int count, MPI
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Bsend_init))popmon_next_fn(POPMON_FN_MPI_Bsend_init))(buf, count, datatype, dest, tag, comm, request);
+	popmon_d_send_init(POPMON_D_MPI_Bsend_init, popmon_r, count, datatype, dest, tag, comm, request);
 	popmon_mpi_leave(POPMON_FN_MPI_Bsend_init);
 	return popmon_r;
 }
@@ -1619,6 +1764,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Bsend_init_c)(const void *buf, MPI_Count co
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Bsend_init_c))popmon_next_fn(POPMON_FN_MPI_Bsend_init_c))(buf, count, datatype, dest, tag, comm, request);
+	popmon_d_send_init(POPMON_D_MPI_Bsend_init_c, popmon_r, count, datatype, dest, tag, comm, request);
 	popmon_mpi_leave(POPMON_FN_MPI_Bsend_init_c);
 	return popmon_r;
 }
@@ -2613,6 +2759,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ibsend)(const void *buf, int count, MPI_Dat
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ibsend))popmon_next_fn(POPMON_FN_MPI_Ibsend))(buf, count, datatype, dest, tag, comm, request);
+	popmon_d_isend(POPMON_D_MPI_Ibsend, popmon_r, count, datatype, dest, tag, comm, request);
 	popmon_mpi_leave(POPMON_FN_MPI_Ibsend);
 	return popmon_r;
 }
@@ -2697,6 +2844,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ibsend_c)(const void *buf, MPI_Count count,
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ibsend_c))popmon_next_fn(POPMON_FN_MPI_Ibsend_c))(buf, count, datatype, dest, tag, comm, request);
+	popmon_d_isend(POPMON_D_MPI_Ibsend_c, popmon_r, count, datatype, dest, tag, comm, request);
 	popmon_mpi_leave(POPMON_FN_MPI_Ibsend_c);
 	return popmon_r;
 }
@@ -2810,6 +2958,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Imrecv)(void *buf, int count, MPI_Datatype 
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Imrecv))popmon_next_fn(POPMON_FN_MPI_Imrecv))(buf, count, datatype, message, request);
+	popmon_d_imrecv(POPMON_D_MPI_Imrecv, popmon_r, count, datatype, request);
 	popmon_mpi_leave(POPMON_FN_MPI_Imrecv);
 	return popmon_r;
 }
@@ -2895,6 +3044,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Imrecv_c)(void *buf, MPI_Count count, MPI_D
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Imrecv_c))popmon_next_fn(POPMON_FN_MPI_Imrecv_c))(buf, count, datatype, message, request);
+	popmon_d_imrecv(POPMON_D_MPI_Imrecv_c, popmon_r, count, datatype, request);
 	popmon_mpi_leave(POPMON_FN_MPI_Imrecv_c);
 	return popmon_r;
 }
@@ -3005,6 +3155,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Irecv)(void *buf, int count, MPI_Datatype d
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Irecv))popmon_next_fn(POPMON_FN_MPI_Irecv))(buf, count, datatype, source, tag, comm, request);
+	popmon_d_irecv(POPMON_D_MPI_Irecv, popmon_r, count, datatype, source, tag, comm, request);
 	popmon_mpi_leave(POPMON_FN_MPI_Irecv);
 	return popmon_r;
 }
@@ -3089,6 +3240,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Irecv_c)(void *buf, MPI_Count count, MPI_Da
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Irecv_c))popmon_next_fn(POPMON_FN_MPI_Irecv_c))(buf, count, datatype, source, tag, comm, request);
+	popmon_d_irecv(POPMON_D_MPI_Irecv_c, popmon_r, count, datatype, source, tag, comm, request);
 	popmon_mpi_leave(POPMON_FN_MPI_Irecv_c);
 	return popmon_r;
 }
@@ -3131,6 +3283,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Irsend)(const void *buf, int count, MPI_Dat
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Irsend))popmon_next_fn(POPMON_FN_MPI_Irsend))(buf, count, datatype, dest, tag, comm, request);
+	popmon_d_isend(POPMON_D_MPI_Irsend, popmon_r, count, datatype, dest, tag, comm, request);
 	popmon_mpi_leave(POPMON_FN_MPI_Irsend);
 	return popmon_r;
 }
@@ -3215,6 +3368,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Irsend_c)(const void *buf, MPI_Count count,
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Irsend_c))popmon_next_fn(POPMON_FN_MPI_Irsend_c))(buf, count, datatype, dest, tag, comm, request);
+	popmon_d_isend(POPMON_D_MPI_Irsend_c, popmon_r, count, datatype, dest, tag, comm, request);
 	popmon_mpi_leave(POPMON_FN_MPI_Irsend_c);
 	return popmon_r;
 }
@@ -3257,6 +3411,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Isend)(const void *buf, int count, MPI_Data
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Isend))popmon_next_fn(POPMON_FN_MPI_Isend))(buf, count, datatype, dest, tag, comm, request);
+	popmon_d_isend(POPMON_D_MPI_Isend, popmon_r, count, datatype, dest, tag, comm, request);
 	popmon_mpi_leave(POPMON_FN_MPI_Isend);
 	return popmon_r;
 }
@@ -3341,6 +3496,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Isend_c)(const void *buf, MPI_Count count, 
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Isend_c))popmon_next_fn(POPMON_FN_MPI_Isend_c))(buf, count, datatype, dest, tag, comm, request);
+	popmon_d_isend(POPMON_D_MPI_Isend_c, popmon_r, count, datatype, dest, tag, comm, request);
 	popmon_mpi_leave(POPMON_FN_MPI_Isend_c);
 	return popmon_r;
 }
@@ -3384,6 +3540,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Isendrecv)(const void *sendbuf, int sendcou
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Isendrecv))popmon_next_fn(POPMON_FN_MPI_Isendrecv))(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
+	popmon_d_isendrecv(POPMON_D_MPI_Isendrecv, popmon_r, sendcount, sendtype, dest, sendtag, recvcount, recvtype, source, recvtag, comm, request);
 	popmon_mpi_leave(POPMON_FN_MPI_Isendrecv);
 	return popmon_r;
 }
@@ -3469,6 +3626,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Isendrecv_c)(const void *sendbuf, MPI_Count
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Isendrecv_c))popmon_next_fn(POPMON_FN_MPI_Isendrecv_c))(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
+	popmon_d_isendrecv(POPMON_D_MPI_Isendrecv_c, popmon_r, sendcount, sendtype, dest, sendtag, recvcount, recvtype, source, recvtag, comm, request);
 	popmon_mpi_leave(POPMON_FN_MPI_Isendrecv_c);
 	return popmon_r;
 }
@@ -3512,6 +3670,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Isendrecv_replace)(void *buf, int count, MP
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Isendrecv_replace))popmon_next_fn(POPMON_FN_MPI_Isendrecv_replace))(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
+	popmon_d_isendrecv_replace(POPMON_D_MPI_Isendrecv_replace, popmon_r, count, datatype, dest, sendtag, source, recvtag, comm, request);
 	popmon_mpi_leave(POPMON_FN_MPI_Isendrecv_replace);
 	return popmon_r;
 }
@@ -3597,6 +3756,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Isendrecv_replace_c)(void *buf, MPI_Count c
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Isendrecv_replace_c))popmon_next_fn(POPMON_FN_MPI_Isendrecv_replace_c))(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
+	popmon_d_isendrecv_replace(POPMON_D_MPI_Isendrecv_replace_c, popmon_r, count, datatype, dest, sendtag, source, recvtag, comm, request);
 	popmon_mpi_leave(POPMON_FN_MPI_Isendrecv_replace_c);
 	return popmon_r;
 }
@@ -3639,6 +3799,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Issend)(const void *buf, int count, MPI_Dat
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Issend))popmon_next_fn(POPMON_FN_MPI_Issend))(buf, count, datatype, dest, tag, comm, request);
+	popmon_d_isend(POPMON_D_MPI_Issend, popmon_r, count, datatype, dest, tag, comm, request);
 	popmon_mpi_leave(POPMON_FN_MPI_Issend);
 	return popmon_r;
 }
@@ -3723,6 +3884,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Issend_c)(const void *buf, MPI_Count count,
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Issend_c))popmon_next_fn(POPMON_FN_MPI_Issend_c))(buf, count, datatype, dest, tag, comm, request);
+	popmon_d_isend(POPMON_D_MPI_Issend_c, popmon_r, count, datatype, dest, tag, comm, request);
 	popmon_mpi_leave(POPMON_FN_MPI_Issend_c);
 	return popmon_r;
 }
@@ -3835,7 +3997,10 @@ void mpi_mprobe_f08_(void *source, void *tag, void *comm, void *message, void *s
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Mrecv)(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
 	popmon_mpi_enter();
-	int popmon_r = ((__typeof__(&PMPI_Mrecv))popmon_next_fn(POPMON_FN_MPI_Mrecv))(buf, count, datatype, message, status);
+	MPI_Status popmon_st;
+	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
+	int popmon_r = ((__typeof__(&PMPI_Mrecv))popmon_next_fn(POPMON_FN_MPI_Mrecv))(buf, count, datatype, message, popmon_sp);
+	popmon_d_mrecv(POPMON_D_MPI_Mrecv, popmon_r, count, datatype, popmon_sp);
 	popmon_mpi_leave(POPMON_FN_MPI_Mrecv);
 	return popmon_r;
 }
@@ -3920,7 +4085,10 @@ void mpi_mrecv_f08ts_(void *buf, void *count, void *datatype, void *message, voi
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Mrecv_c)(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
 	popmon_mpi_enter();
-	int popmon_r = ((__typeof__(&PMPI_Mrecv_c))popmon_next_fn(POPMON_FN_MPI_Mrecv_c))(buf, count, datatype, message, status);
+	MPI_Status popmon_st;
+	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
+	int popmon_r = ((__typeof__(&PMPI_Mrecv_c))popmon_next_fn(POPMON_FN_MPI_Mrecv_c))(buf, count, datatype, message, popmon_sp);
+	popmon_d_mrecv(POPMON_D_MPI_Mrecv_c, popmon_r, count, datatype, popmon_sp);
 	popmon_mpi_leave(POPMON_FN_MPI_Mrecv_c);
 	return popmon_r;
 }
@@ -4030,7 +4198,10 @@ void mpi_probe_f08_(void *source, void *tag, void *comm, void *status, void *ier
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Recv)(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
 	popmon_mpi_enter();
-	int popmon_r = ((__typeof__(&PMPI_Recv))popmon_next_fn(POPMON_FN_MPI_Recv))(buf, count, datatype, source, tag, comm, status);
+	MPI_Status popmon_st;
+	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
+	int popmon_r = ((__typeof__(&PMPI_Recv))popmon_next_fn(POPMON_FN_MPI_Recv))(buf, count, datatype, source, tag, comm, popmon_sp);
+	popmon_d_recv(POPMON_D_MPI_Recv, popmon_r, count, datatype, source, tag, comm, popmon_sp);
 	popmon_mpi_leave(POPMON_FN_MPI_Recv);
 	return popmon_r;
 }
@@ -4114,7 +4285,10 @@ void mpi_recv_f08ts_(void *buf, void *count, void *datatype, void *source, void 
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Recv_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
 	popmon_mpi_enter();
-	int popmon_r = ((__typeof__(&PMPI_Recv_c))popmon_next_fn(POPMON_FN_MPI_Recv_c))(buf, count, datatype, source, tag, comm, status);
+	MPI_Status popmon_st;
+	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
+	int popmon_r = ((__typeof__(&PMPI_Recv_c))popmon_next_fn(POPMON_FN_MPI_Recv_c))(buf, count, datatype, source, tag, comm, popmon_sp);
+	popmon_d_recv(POPMON_D_MPI_Recv_c, popmon_r, count, datatype, source, tag, comm, popmon_sp);
 	popmon_mpi_leave(POPMON_FN_MPI_Recv_c);
 	return popmon_r;
 }
@@ -4157,6 +4331,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Recv_init)(void *buf, int count, MPI_Dataty
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Recv_init))popmon_next_fn(POPMON_FN_MPI_Recv_init))(buf, count, datatype, source, tag, comm, request);
+	popmon_d_recv_init(POPMON_D_MPI_Recv_init, popmon_r, count, datatype, source, tag, comm, request);
 	popmon_mpi_leave(POPMON_FN_MPI_Recv_init);
 	return popmon_r;
 }
@@ -4241,6 +4416,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Recv_init_c)(void *buf, MPI_Count count, MP
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Recv_init_c))popmon_next_fn(POPMON_FN_MPI_Recv_init_c))(buf, count, datatype, source, tag, comm, request);
+	popmon_d_recv_init(POPMON_D_MPI_Recv_init_c, popmon_r, count, datatype, source, tag, comm, request);
 	popmon_mpi_leave(POPMON_FN_MPI_Recv_init_c);
 	return popmon_r;
 }
@@ -4282,7 +4458,10 @@ void mpi_recv_init_f08ts_large_(void *buf, void *count, void *datatype, void *so
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Request_free)(MPI_Request *request)
 {
 	popmon_mpi_enter();
+	struct popmon_dpre popmon_p;
+	popmon_dpre_request_free(&popmon_p, request);
 	int popmon_r = ((__typeof__(&PMPI_Request_free))popmon_next_fn(POPMON_FN_MPI_Request_free))(request);
+	popmon_d_request_free(popmon_r, &popmon_p);
 	popmon_mpi_leave(POPMON_FN_MPI_Request_free);
 	return popmon_r;
 }
@@ -4631,6 +4810,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Rsend)(const void *buf, int count, MPI_Data
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Rsend))popmon_next_fn(POPMON_FN_MPI_Rsend))(buf, count, datatype, dest, tag, comm);
+	popmon_d_send(POPMON_D_MPI_Rsend, popmon_r, count, datatype, dest, tag, comm);
 	popmon_mpi_leave(POPMON_FN_MPI_Rsend);
 	return popmon_r;
 }
@@ -4715,6 +4895,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Rsend_c)(const void *buf, MPI_Count count, 
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Rsend_c))popmon_next_fn(POPMON_FN_MPI_Rsend_c))(buf, count, datatype, dest, tag, comm);
+	popmon_d_send(POPMON_D_MPI_Rsend_c, popmon_r, count, datatype, dest, tag, comm);
 	popmon_mpi_leave(POPMON_FN_MPI_Rsend_c);
 	return popmon_r;
 }
@@ -4757,6 +4938,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Rsend_init)(const void *buf, int count, MPI
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Rsend_init))popmon_next_fn(POPMON_FN_MPI_Rsend_init))(buf, count, datatype, dest, tag, comm, request);
+	popmon_d_send_init(POPMON_D_MPI_Rsend_init, popmon_r, count, datatype, dest, tag, comm, request);
 	popmon_mpi_leave(POPMON_FN_MPI_Rsend_init);
 	return popmon_r;
 }
@@ -4841,6 +5023,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Rsend_init_c)(const void *buf, MPI_Count co
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Rsend_init_c))popmon_next_fn(POPMON_FN_MPI_Rsend_init_c))(buf, count, datatype, dest, tag, comm, request);
+	popmon_d_send_init(POPMON_D_MPI_Rsend_init_c, popmon_r, count, datatype, dest, tag, comm, request);
 	popmon_mpi_leave(POPMON_FN_MPI_Rsend_init_c);
 	return popmon_r;
 }
@@ -4883,6 +5066,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Send)(const void *buf, int count, MPI_Datat
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Send))popmon_next_fn(POPMON_FN_MPI_Send))(buf, count, datatype, dest, tag, comm);
+	popmon_d_send(POPMON_D_MPI_Send, popmon_r, count, datatype, dest, tag, comm);
 	popmon_mpi_leave(POPMON_FN_MPI_Send);
 	return popmon_r;
 }
@@ -4967,6 +5151,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Send_c)(const void *buf, MPI_Count count, M
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Send_c))popmon_next_fn(POPMON_FN_MPI_Send_c))(buf, count, datatype, dest, tag, comm);
+	popmon_d_send(POPMON_D_MPI_Send_c, popmon_r, count, datatype, dest, tag, comm);
 	popmon_mpi_leave(POPMON_FN_MPI_Send_c);
 	return popmon_r;
 }
@@ -5009,6 +5194,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Send_init)(const void *buf, int count, MPI_
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Send_init))popmon_next_fn(POPMON_FN_MPI_Send_init))(buf, count, datatype, dest, tag, comm, request);
+	popmon_d_send_init(POPMON_D_MPI_Send_init, popmon_r, count, datatype, dest, tag, comm, request);
 	popmon_mpi_leave(POPMON_FN_MPI_Send_init);
 	return popmon_r;
 }
@@ -5093,6 +5279,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Send_init_c)(const void *buf, MPI_Count cou
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Send_init_c))popmon_next_fn(POPMON_FN_MPI_Send_init_c))(buf, count, datatype, dest, tag, comm, request);
+	popmon_d_send_init(POPMON_D_MPI_Send_init_c, popmon_r, count, datatype, dest, tag, comm, request);
 	popmon_mpi_leave(POPMON_FN_MPI_Send_init_c);
 	return popmon_r;
 }
@@ -5134,7 +5321,10 @@ void mpi_send_init_f08ts_large_(void *buf, void *count, void *datatype, void *de
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Sendrecv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
 	popmon_mpi_enter();
-	int popmon_r = ((__typeof__(&PMPI_Sendrecv))popmon_next_fn(POPMON_FN_MPI_Sendrecv))(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+	MPI_Status popmon_st;
+	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
+	int popmon_r = ((__typeof__(&PMPI_Sendrecv))popmon_next_fn(POPMON_FN_MPI_Sendrecv))(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, popmon_sp);
+	popmon_d_sendrecv(POPMON_D_MPI_Sendrecv, popmon_r, sendcount, sendtype, dest, sendtag, recvcount, recvtype, source, recvtag, comm, popmon_sp);
 	popmon_mpi_leave(POPMON_FN_MPI_Sendrecv);
 	return popmon_r;
 }
@@ -5218,7 +5408,10 @@ void mpi_sendrecv_f08ts_(void *sendbuf, void *sendcount, void *sendtype, void *d
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Sendrecv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
 	popmon_mpi_enter();
-	int popmon_r = ((__typeof__(&PMPI_Sendrecv_c))popmon_next_fn(POPMON_FN_MPI_Sendrecv_c))(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+	MPI_Status popmon_st;
+	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
+	int popmon_r = ((__typeof__(&PMPI_Sendrecv_c))popmon_next_fn(POPMON_FN_MPI_Sendrecv_c))(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, popmon_sp);
+	popmon_d_sendrecv(POPMON_D_MPI_Sendrecv_c, popmon_r, sendcount, sendtype, dest, sendtag, recvcount, recvtype, source, recvtag, comm, popmon_sp);
 	popmon_mpi_leave(POPMON_FN_MPI_Sendrecv_c);
 	return popmon_r;
 }
@@ -5260,7 +5453,10 @@ void mpi_sendrecv_f08ts_large_(void *sendbuf, void *sendcount, void *sendtype, v
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Sendrecv_replace)(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
 	popmon_mpi_enter();
-	int popmon_r = ((__typeof__(&PMPI_Sendrecv_replace))popmon_next_fn(POPMON_FN_MPI_Sendrecv_replace))(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+	MPI_Status popmon_st;
+	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
+	int popmon_r = ((__typeof__(&PMPI_Sendrecv_replace))popmon_next_fn(POPMON_FN_MPI_Sendrecv_replace))(buf, count, datatype, dest, sendtag, source, recvtag, comm, popmon_sp);
+	popmon_d_sendrecv_replace(POPMON_D_MPI_Sendrecv_replace, popmon_r, count, datatype, dest, sendtag, source, recvtag, comm, popmon_sp);
 	popmon_mpi_leave(POPMON_FN_MPI_Sendrecv_replace);
 	return popmon_r;
 }
@@ -5344,7 +5540,10 @@ void mpi_sendrecv_replace_f08ts_(void *buf, void *count, void *datatype, void *d
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Sendrecv_replace_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
 	popmon_mpi_enter();
-	int popmon_r = ((__typeof__(&PMPI_Sendrecv_replace_c))popmon_next_fn(POPMON_FN_MPI_Sendrecv_replace_c))(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+	MPI_Status popmon_st;
+	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
+	int popmon_r = ((__typeof__(&PMPI_Sendrecv_replace_c))popmon_next_fn(POPMON_FN_MPI_Sendrecv_replace_c))(buf, count, datatype, dest, sendtag, source, recvtag, comm, popmon_sp);
+	popmon_d_sendrecv_replace(POPMON_D_MPI_Sendrecv_replace_c, popmon_r, count, datatype, dest, sendtag, source, recvtag, comm, popmon_sp);
 	popmon_mpi_leave(POPMON_FN_MPI_Sendrecv_replace_c);
 	return popmon_r;
 }
@@ -5783,6 +5982,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ssend)(const void *buf, int count, MPI_Data
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ssend))popmon_next_fn(POPMON_FN_MPI_Ssend))(buf, count, datatype, dest, tag, comm);
+	popmon_d_send(POPMON_D_MPI_Ssend, popmon_r, count, datatype, dest, tag, comm);
 	popmon_mpi_leave(POPMON_FN_MPI_Ssend);
 	return popmon_r;
 }
@@ -5867,6 +6067,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ssend_c)(const void *buf, MPI_Count count, 
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ssend_c))popmon_next_fn(POPMON_FN_MPI_Ssend_c))(buf, count, datatype, dest, tag, comm);
+	popmon_d_send(POPMON_D_MPI_Ssend_c, popmon_r, count, datatype, dest, tag, comm);
 	popmon_mpi_leave(POPMON_FN_MPI_Ssend_c);
 	return popmon_r;
 }
@@ -5909,6 +6110,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ssend_init)(const void *buf, int count, MPI
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ssend_init))popmon_next_fn(POPMON_FN_MPI_Ssend_init))(buf, count, datatype, dest, tag, comm, request);
+	popmon_d_send_init(POPMON_D_MPI_Ssend_init, popmon_r, count, datatype, dest, tag, comm, request);
 	popmon_mpi_leave(POPMON_FN_MPI_Ssend_init);
 	return popmon_r;
 }
@@ -5993,6 +6195,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ssend_init_c)(const void *buf, MPI_Count co
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ssend_init_c))popmon_next_fn(POPMON_FN_MPI_Ssend_init_c))(buf, count, datatype, dest, tag, comm, request);
+	popmon_d_send_init(POPMON_D_MPI_Ssend_init_c, popmon_r, count, datatype, dest, tag, comm, request);
 	popmon_mpi_leave(POPMON_FN_MPI_Ssend_init_c);
 	return popmon_r;
 }
@@ -6035,6 +6238,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Start)(MPI_Request *request)
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Start))popmon_next_fn(POPMON_FN_MPI_Start))(request);
+	popmon_d_start(popmon_r, request);
 	popmon_mpi_leave(POPMON_FN_MPI_Start);
 	return popmon_r;
 }
@@ -6103,6 +6307,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Startall)(int count, MPI_Request array_of_r
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Startall))popmon_next_fn(POPMON_FN_MPI_Startall))(count, array_of_requests);
+	popmon_d_startall(popmon_r, count, array_of_requests);
 	popmon_mpi_leave(POPMON_FN_MPI_Startall);
 	return popmon_r;
 }
@@ -6590,7 +6795,12 @@ void mpi_status_set_tag_f08_(void *status, void *tag, void *ierror)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Test)(MPI_Request *request, int *flag, MPI_Status *status)
 {
 	popmon_mpi_enter();
-	int popmon_r = ((__typeof__(&PMPI_Test))popmon_next_fn(POPMON_FN_MPI_Test))(request, flag, status);
+	MPI_Status popmon_st;
+	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
+	struct popmon_dpre popmon_p;
+	popmon_dpre_test(&popmon_p, request);
+	int popmon_r = ((__typeof__(&PMPI_Test))popmon_next_fn(POPMON_FN_MPI_Test))(request, flag, popmon_sp);
+	popmon_d_test(popmon_r, &popmon_p, flag, popmon_sp);
 	popmon_mpi_leave(POPMON_FN_MPI_Test);
 	return popmon_r;
 }
@@ -6726,7 +6936,10 @@ void mpi_test_cancelled_f08_(void *status, void *flag, void *ierror)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Testall)(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
 {
 	popmon_mpi_enter();
-	int popmon_r = ((__typeof__(&PMPI_Testall))popmon_next_fn(POPMON_FN_MPI_Testall))(count, array_of_requests, flag, array_of_statuses);
+	struct popmon_dpre popmon_p;
+	MPI_Status *popmon_sa = popmon_dpre_testall(&popmon_p, count, array_of_requests, array_of_statuses);
+	int popmon_r = ((__typeof__(&PMPI_Testall))popmon_next_fn(POPMON_FN_MPI_Testall))(count, array_of_requests, flag, popmon_sa);
+	popmon_d_testall(popmon_r, &popmon_p, flag, popmon_sa);
 	popmon_mpi_leave(POPMON_FN_MPI_Testall);
 	return popmon_r;
 }
@@ -6794,7 +7007,12 @@ void mpi_testall_f08_(void *count, void *array_of_requests, void *flag, void *ar
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Testany)(int count, MPI_Request array_of_requests[], int *indx, int *flag, MPI_Status *status)
 {
 	popmon_mpi_enter();
-	int popmon_r = ((__typeof__(&PMPI_Testany))popmon_next_fn(POPMON_FN_MPI_Testany))(count, array_of_requests, indx, flag, status);
+	MPI_Status popmon_st;
+	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
+	struct popmon_dpre popmon_p;
+	popmon_dpre_testany(&popmon_p, count, array_of_requests);
+	int popmon_r = ((__typeof__(&PMPI_Testany))popmon_next_fn(POPMON_FN_MPI_Testany))(count, array_of_requests, indx, flag, popmon_sp);
+	popmon_d_testany(popmon_r, &popmon_p, indx, flag, popmon_sp);
 	popmon_mpi_leave(POPMON_FN_MPI_Testany);
 	return popmon_r;
 }
@@ -6862,7 +7080,10 @@ void mpi_testany_f08_(void *count, void *array_of_requests, void *indx, void *fl
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Testsome)(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[])
 {
 	popmon_mpi_enter();
-	int popmon_r = ((__typeof__(&PMPI_Testsome))popmon_next_fn(POPMON_FN_MPI_Testsome))(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+	struct popmon_dpre popmon_p;
+	MPI_Status *popmon_sa = popmon_dpre_testsome(&popmon_p, incount, array_of_requests, array_of_statuses);
+	int popmon_r = ((__typeof__(&PMPI_Testsome))popmon_next_fn(POPMON_FN_MPI_Testsome))(incount, array_of_requests, outcount, array_of_indices, popmon_sa);
+	popmon_d_testsome(popmon_r, &popmon_p, outcount, array_of_indices, popmon_sa);
 	popmon_mpi_leave(POPMON_FN_MPI_Testsome);
 	return popmon_r;
 }
@@ -6930,7 +7151,12 @@ void mpi_testsome_f08_(void *incount, void *array_of_requests, void *outcount, v
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Wait)(MPI_Request *request, MPI_Status *status)
 {
 	popmon_mpi_enter();
-	int popmon_r = ((__typeof__(&PMPI_Wait))popmon_next_fn(POPMON_FN_MPI_Wait))(request, status);
+	MPI_Status popmon_st;
+	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
+	struct popmon_dpre popmon_p;
+	popmon_dpre_wait(&popmon_p, request);
+	int popmon_r = ((__typeof__(&PMPI_Wait))popmon_next_fn(POPMON_FN_MPI_Wait))(request, popmon_sp);
+	popmon_d_wait(popmon_r, &popmon_p, popmon_sp);
 	popmon_mpi_leave(POPMON_FN_MPI_Wait);
 	return popmon_r;
 }
@@ -6998,7 +7224,10 @@ void mpi_wait_f08_(void *request, void *status, void *ierror)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Waitall)(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
 	popmon_mpi_enter();
-	int popmon_r = ((__typeof__(&PMPI_Waitall))popmon_next_fn(POPMON_FN_MPI_Waitall))(count, array_of_requests, array_of_statuses);
+	struct popmon_dpre popmon_p;
+	MPI_Status *popmon_sa = popmon_dpre_waitall(&popmon_p, count, array_of_requests, array_of_statuses);
+	int popmon_r = ((__typeof__(&PMPI_Waitall))popmon_next_fn(POPMON_FN_MPI_Waitall))(count, array_of_requests, popmon_sa);
+	popmon_d_waitall(popmon_r, &popmon_p, popmon_sa);
 	popmon_mpi_leave(POPMON_FN_MPI_Waitall);
 	return popmon_r;
 }
@@ -7066,7 +7295,12 @@ void mpi_waitall_f08_(void *count, void *array_of_requests, void *array_of_statu
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Waitany)(int count, MPI_Request array_of_requests[], int *indx, MPI_Status *status)
 {
 	popmon_mpi_enter();
-	int popmon_r = ((__typeof__(&PMPI_Waitany))popmon_next_fn(POPMON_FN_MPI_Waitany))(count, array_of_requests, indx, status);
+	MPI_Status popmon_st;
+	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
+	struct popmon_dpre popmon_p;
+	popmon_dpre_waitany(&popmon_p, count, array_of_requests);
+	int popmon_r = ((__typeof__(&PMPI_Waitany))popmon_next_fn(POPMON_FN_MPI_Waitany))(count, array_of_requests, indx, popmon_sp);
+	popmon_d_waitany(popmon_r, &popmon_p, indx, popmon_sp);
 	popmon_mpi_leave(POPMON_FN_MPI_Waitany);
 	return popmon_r;
 }
@@ -7134,7 +7368,10 @@ void mpi_waitany_f08_(void *count, void *array_of_requests, void *indx, void *st
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Waitsome)(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[])
 {
 	popmon_mpi_enter();
-	int popmon_r = ((__typeof__(&PMPI_Waitsome))popmon_next_fn(POPMON_FN_MPI_Waitsome))(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+	struct popmon_dpre popmon_p;
+	MPI_Status *popmon_sa = popmon_dpre_waitsome(&popmon_p, incount, array_of_requests, array_of_statuses);
+	int popmon_r = ((__typeof__(&PMPI_Waitsome))popmon_next_fn(POPMON_FN_MPI_Waitsome))(incount, array_of_requests, outcount, array_of_indices, popmon_sa);
+	popmon_d_waitsome(popmon_r, &popmon_p, outcount, array_of_indices, popmon_sa);
 	popmon_mpi_leave(POPMON_FN_MPI_Waitsome);
 	return popmon_r;
 }
@@ -11397,6 +11634,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgather)(const void *sendbuf, int sendcou
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Allgather))popmon_next_fn(POPMON_FN_MPI_Allgather))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	popmon_d_allgather(POPMON_D_MPI_Allgather, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Allgather);
 	return popmon_r;
 }
@@ -11481,6 +11719,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgather_c)(const void *sendbuf, MPI_Count
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Allgather_c))popmon_next_fn(POPMON_FN_MPI_Allgather_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	popmon_d_allgather(POPMON_D_MPI_Allgather_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Allgather_c);
 	return popmon_r;
 }
@@ -11524,6 +11763,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgather_init)(const void *sendbuf, int se
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Allgather_init))popmon_next_fn(POPMON_FN_MPI_Allgather_init))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	popmon_d_allgather(POPMON_D_MPI_Allgather_init, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Allgather_init);
 	return popmon_r;
 }
@@ -11609,6 +11849,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgather_init_c)(const void *sendbuf, MPI_
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Allgather_init_c))popmon_next_fn(POPMON_FN_MPI_Allgather_init_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	popmon_d_allgather(POPMON_D_MPI_Allgather_init_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Allgather_init_c);
 	return popmon_r;
 }
@@ -11651,6 +11892,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgatherv)(const void *sendbuf, int sendco
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Allgatherv))popmon_next_fn(POPMON_FN_MPI_Allgatherv))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+	popmon_d_allgatherv(POPMON_D_MPI_Allgatherv, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Allgatherv);
 	return popmon_r;
 }
@@ -11735,6 +11977,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgatherv_c)(const void *sendbuf, MPI_Coun
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Allgatherv_c))popmon_next_fn(POPMON_FN_MPI_Allgatherv_c))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+	popmon_d_allgatherv(POPMON_D_MPI_Allgatherv_c, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Allgatherv_c);
 	return popmon_r;
 }
@@ -11778,6 +12021,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgatherv_init)(const void *sendbuf, int s
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Allgatherv_init))popmon_next_fn(POPMON_FN_MPI_Allgatherv_init))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+	popmon_d_allgatherv(POPMON_D_MPI_Allgatherv_init, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Allgatherv_init);
 	return popmon_r;
 }
@@ -11863,6 +12107,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgatherv_init_c)(const void *sendbuf, MPI
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Allgatherv_init_c))popmon_next_fn(POPMON_FN_MPI_Allgatherv_init_c))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+	popmon_d_allgatherv(POPMON_D_MPI_Allgatherv_init_c, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Allgatherv_init_c);
 	return popmon_r;
 }
@@ -11905,6 +12150,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Allreduce)(const void *sendbuf, void *recvb
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Allreduce))popmon_next_fn(POPMON_FN_MPI_Allreduce))(sendbuf, recvbuf, count, datatype, op, comm);
+	popmon_d_allreduce(POPMON_D_MPI_Allreduce, popmon_r, count, datatype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Allreduce);
 	return popmon_r;
 }
@@ -11989,6 +12235,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Allreduce_c)(const void *sendbuf, void *rec
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Allreduce_c))popmon_next_fn(POPMON_FN_MPI_Allreduce_c))(sendbuf, recvbuf, count, datatype, op, comm);
+	popmon_d_allreduce(POPMON_D_MPI_Allreduce_c, popmon_r, count, datatype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Allreduce_c);
 	return popmon_r;
 }
@@ -12032,6 +12279,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Allreduce_init)(const void *sendbuf, void *
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Allreduce_init))popmon_next_fn(POPMON_FN_MPI_Allreduce_init))(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+	popmon_d_allreduce(POPMON_D_MPI_Allreduce_init, popmon_r, count, datatype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Allreduce_init);
 	return popmon_r;
 }
@@ -12117,6 +12365,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Allreduce_init_c)(const void *sendbuf, void
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Allreduce_init_c))popmon_next_fn(POPMON_FN_MPI_Allreduce_init_c))(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+	popmon_d_allreduce(POPMON_D_MPI_Allreduce_init_c, popmon_r, count, datatype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Allreduce_init_c);
 	return popmon_r;
 }
@@ -12159,6 +12408,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoall)(const void *sendbuf, int sendcoun
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Alltoall))popmon_next_fn(POPMON_FN_MPI_Alltoall))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	popmon_d_alltoall(POPMON_D_MPI_Alltoall, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoall);
 	return popmon_r;
 }
@@ -12243,6 +12493,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoall_c)(const void *sendbuf, MPI_Count 
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Alltoall_c))popmon_next_fn(POPMON_FN_MPI_Alltoall_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	popmon_d_alltoall(POPMON_D_MPI_Alltoall_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoall_c);
 	return popmon_r;
 }
@@ -12286,6 +12537,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoall_init)(const void *sendbuf, int sen
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Alltoall_init))popmon_next_fn(POPMON_FN_MPI_Alltoall_init))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	popmon_d_alltoall(POPMON_D_MPI_Alltoall_init, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoall_init);
 	return popmon_r;
 }
@@ -12371,6 +12623,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoall_init_c)(const void *sendbuf, MPI_C
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Alltoall_init_c))popmon_next_fn(POPMON_FN_MPI_Alltoall_init_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	popmon_d_alltoall(POPMON_D_MPI_Alltoall_init_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoall_init_c);
 	return popmon_r;
 }
@@ -12413,6 +12666,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallv)(const void *sendbuf, const int s
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Alltoallv))popmon_next_fn(POPMON_FN_MPI_Alltoallv))(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+	popmon_d_alltoallv(POPMON_D_MPI_Alltoallv, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoallv);
 	return popmon_r;
 }
@@ -12497,6 +12751,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallv_c)(const void *sendbuf, const MPI
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Alltoallv_c))popmon_next_fn(POPMON_FN_MPI_Alltoallv_c))(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+	popmon_d_alltoallv(POPMON_D_MPI_Alltoallv_c, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoallv_c);
 	return popmon_r;
 }
@@ -12540,6 +12795,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallv_init)(const void *sendbuf, const 
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Alltoallv_init))popmon_next_fn(POPMON_FN_MPI_Alltoallv_init))(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+	popmon_d_alltoallv(POPMON_D_MPI_Alltoallv_init, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoallv_init);
 	return popmon_r;
 }
@@ -12625,6 +12881,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallv_init_c)(const void *sendbuf, cons
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Alltoallv_init_c))popmon_next_fn(POPMON_FN_MPI_Alltoallv_init_c))(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+	popmon_d_alltoallv(POPMON_D_MPI_Alltoallv_init_c, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoallv_init_c);
 	return popmon_r;
 }
@@ -12668,6 +12925,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallw)(const void *sendbuf, const int s
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Alltoallw))popmon_next_fn(POPMON_FN_MPI_Alltoallw))(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+	popmon_d_alltoallw(POPMON_D_MPI_Alltoallw, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtypes, recvcounts, sizeof(*recvcounts), recvtypes, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoallw);
 	return popmon_r;
 }
@@ -12753,6 +13011,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallw_c)(const void *sendbuf, const MPI
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Alltoallw_c))popmon_next_fn(POPMON_FN_MPI_Alltoallw_c))(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+	popmon_d_alltoallw(POPMON_D_MPI_Alltoallw_c, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtypes, recvcounts, sizeof(*recvcounts), recvtypes, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoallw_c);
 	return popmon_r;
 }
@@ -12796,6 +13055,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallw_init)(const void *sendbuf, const 
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Alltoallw_init))popmon_next_fn(POPMON_FN_MPI_Alltoallw_init))(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+	popmon_d_alltoallw(POPMON_D_MPI_Alltoallw_init, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtypes, recvcounts, sizeof(*recvcounts), recvtypes, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoallw_init);
 	return popmon_r;
 }
@@ -12881,6 +13141,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallw_init_c)(const void *sendbuf, cons
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Alltoallw_init_c))popmon_next_fn(POPMON_FN_MPI_Alltoallw_init_c))(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+	popmon_d_alltoallw(POPMON_D_MPI_Alltoallw_init_c, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtypes, recvcounts, sizeof(*recvcounts), recvtypes, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoallw_init_c);
 	return popmon_r;
 }
@@ -12923,6 +13184,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Barrier)(MPI_Comm comm)
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Barrier))popmon_next_fn(POPMON_FN_MPI_Barrier))(comm);
+	popmon_d_barrier(popmon_r, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Barrier);
 	return popmon_r;
 }
@@ -12992,6 +13254,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Barrier_init)(MPI_Comm comm, MPI_Info info,
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Barrier_init))popmon_next_fn(POPMON_FN_MPI_Barrier_init))(comm, info, request);
+	popmon_d_barrier(popmon_r, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Barrier_init);
 	return popmon_r;
 }
@@ -13061,6 +13324,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Bcast)(void *buffer, int count, MPI_Datatyp
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Bcast))popmon_next_fn(POPMON_FN_MPI_Bcast))(buffer, count, datatype, root, comm);
+	popmon_d_bcast(POPMON_D_MPI_Bcast, popmon_r, count, datatype, root, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Bcast);
 	return popmon_r;
 }
@@ -13145,6 +13409,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Bcast_c)(void *buffer, MPI_Count count, MPI
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Bcast_c))popmon_next_fn(POPMON_FN_MPI_Bcast_c))(buffer, count, datatype, root, comm);
+	popmon_d_bcast(POPMON_D_MPI_Bcast_c, popmon_r, count, datatype, root, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Bcast_c);
 	return popmon_r;
 }
@@ -13188,6 +13453,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Bcast_init)(void *buffer, int count, MPI_Da
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Bcast_init))popmon_next_fn(POPMON_FN_MPI_Bcast_init))(buffer, count, datatype, root, comm, info, request);
+	popmon_d_bcast(POPMON_D_MPI_Bcast_init, popmon_r, count, datatype, root, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Bcast_init);
 	return popmon_r;
 }
@@ -13273,6 +13539,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Bcast_init_c)(void *buffer, MPI_Count count
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Bcast_init_c))popmon_next_fn(POPMON_FN_MPI_Bcast_init_c))(buffer, count, datatype, root, comm, info, request);
+	popmon_d_bcast(POPMON_D_MPI_Bcast_init_c, popmon_r, count, datatype, root, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Bcast_init_c);
 	return popmon_r;
 }
@@ -13316,6 +13583,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Exscan)(const void *sendbuf, void *recvbuf,
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Exscan))popmon_next_fn(POPMON_FN_MPI_Exscan))(sendbuf, recvbuf, count, datatype, op, comm);
+	popmon_d_allreduce(POPMON_D_MPI_Exscan, popmon_r, count, datatype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Exscan);
 	return popmon_r;
 }
@@ -13401,6 +13669,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Exscan_c)(const void *sendbuf, void *recvbu
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Exscan_c))popmon_next_fn(POPMON_FN_MPI_Exscan_c))(sendbuf, recvbuf, count, datatype, op, comm);
+	popmon_d_allreduce(POPMON_D_MPI_Exscan_c, popmon_r, count, datatype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Exscan_c);
 	return popmon_r;
 }
@@ -13444,6 +13713,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Exscan_init)(const void *sendbuf, void *rec
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Exscan_init))popmon_next_fn(POPMON_FN_MPI_Exscan_init))(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+	popmon_d_allreduce(POPMON_D_MPI_Exscan_init, popmon_r, count, datatype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Exscan_init);
 	return popmon_r;
 }
@@ -13529,6 +13799,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Exscan_init_c)(const void *sendbuf, void *r
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Exscan_init_c))popmon_next_fn(POPMON_FN_MPI_Exscan_init_c))(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+	popmon_d_allreduce(POPMON_D_MPI_Exscan_init_c, popmon_r, count, datatype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Exscan_init_c);
 	return popmon_r;
 }
@@ -13571,6 +13842,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Gather)(const void *sendbuf, int sendcount,
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Gather))popmon_next_fn(POPMON_FN_MPI_Gather))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	popmon_d_gather(POPMON_D_MPI_Gather, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Gather);
 	return popmon_r;
 }
@@ -13655,6 +13927,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Gather_c)(const void *sendbuf, MPI_Count se
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Gather_c))popmon_next_fn(POPMON_FN_MPI_Gather_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	popmon_d_gather(POPMON_D_MPI_Gather_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Gather_c);
 	return popmon_r;
 }
@@ -13698,6 +13971,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Gather_init)(const void *sendbuf, int sendc
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Gather_init))popmon_next_fn(POPMON_FN_MPI_Gather_init))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+	popmon_d_gather(POPMON_D_MPI_Gather_init, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Gather_init);
 	return popmon_r;
 }
@@ -13783,6 +14057,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Gather_init_c)(const void *sendbuf, MPI_Cou
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Gather_init_c))popmon_next_fn(POPMON_FN_MPI_Gather_init_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+	popmon_d_gather(POPMON_D_MPI_Gather_init_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Gather_init_c);
 	return popmon_r;
 }
@@ -13825,6 +14100,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Gatherv)(const void *sendbuf, int sendcount
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Gatherv))popmon_next_fn(POPMON_FN_MPI_Gatherv))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+	popmon_d_gatherv(POPMON_D_MPI_Gatherv, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, root, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Gatherv);
 	return popmon_r;
 }
@@ -13909,6 +14185,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Gatherv_c)(const void *sendbuf, MPI_Count s
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Gatherv_c))popmon_next_fn(POPMON_FN_MPI_Gatherv_c))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+	popmon_d_gatherv(POPMON_D_MPI_Gatherv_c, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, root, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Gatherv_c);
 	return popmon_r;
 }
@@ -13952,6 +14229,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Gatherv_init)(const void *sendbuf, int send
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Gatherv_init))popmon_next_fn(POPMON_FN_MPI_Gatherv_init))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
+	popmon_d_gatherv(POPMON_D_MPI_Gatherv_init, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, root, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Gatherv_init);
 	return popmon_r;
 }
@@ -14037,6 +14315,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Gatherv_init_c)(const void *sendbuf, MPI_Co
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Gatherv_init_c))popmon_next_fn(POPMON_FN_MPI_Gatherv_init_c))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
+	popmon_d_gatherv(POPMON_D_MPI_Gatherv_init_c, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, root, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Gatherv_init_c);
 	return popmon_r;
 }
@@ -14080,6 +14359,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Iallgather)(const void *sendbuf, int sendco
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Iallgather))popmon_next_fn(POPMON_FN_MPI_Iallgather))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	popmon_d_allgather(POPMON_D_MPI_Iallgather, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Iallgather);
 	return popmon_r;
 }
@@ -14165,6 +14445,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Iallgather_c)(const void *sendbuf, MPI_Coun
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Iallgather_c))popmon_next_fn(POPMON_FN_MPI_Iallgather_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	popmon_d_allgather(POPMON_D_MPI_Iallgather_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Iallgather_c);
 	return popmon_r;
 }
@@ -14208,6 +14489,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Iallgatherv)(const void *sendbuf, int sendc
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Iallgatherv))popmon_next_fn(POPMON_FN_MPI_Iallgatherv))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+	popmon_d_allgatherv(POPMON_D_MPI_Iallgatherv, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Iallgatherv);
 	return popmon_r;
 }
@@ -14293,6 +14575,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Iallgatherv_c)(const void *sendbuf, MPI_Cou
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Iallgatherv_c))popmon_next_fn(POPMON_FN_MPI_Iallgatherv_c))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+	popmon_d_allgatherv(POPMON_D_MPI_Iallgatherv_c, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Iallgatherv_c);
 	return popmon_r;
 }
@@ -14336,6 +14619,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Iallreduce)(const void *sendbuf, void *recv
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Iallreduce))popmon_next_fn(POPMON_FN_MPI_Iallreduce))(sendbuf, recvbuf, count, datatype, op, comm, request);
+	popmon_d_allreduce(POPMON_D_MPI_Iallreduce, popmon_r, count, datatype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Iallreduce);
 	return popmon_r;
 }
@@ -14421,6 +14705,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Iallreduce_c)(const void *sendbuf, void *re
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Iallreduce_c))popmon_next_fn(POPMON_FN_MPI_Iallreduce_c))(sendbuf, recvbuf, count, datatype, op, comm, request);
+	popmon_d_allreduce(POPMON_D_MPI_Iallreduce_c, popmon_r, count, datatype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Iallreduce_c);
 	return popmon_r;
 }
@@ -14464,6 +14749,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ialltoall)(const void *sendbuf, int sendcou
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ialltoall))popmon_next_fn(POPMON_FN_MPI_Ialltoall))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	popmon_d_alltoall(POPMON_D_MPI_Ialltoall, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Ialltoall);
 	return popmon_r;
 }
@@ -14549,6 +14835,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ialltoall_c)(const void *sendbuf, MPI_Count
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ialltoall_c))popmon_next_fn(POPMON_FN_MPI_Ialltoall_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	popmon_d_alltoall(POPMON_D_MPI_Ialltoall_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Ialltoall_c);
 	return popmon_r;
 }
@@ -14592,6 +14879,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ialltoallv)(const void *sendbuf, const int 
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ialltoallv))popmon_next_fn(POPMON_FN_MPI_Ialltoallv))(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+	popmon_d_alltoallv(POPMON_D_MPI_Ialltoallv, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Ialltoallv);
 	return popmon_r;
 }
@@ -14677,6 +14965,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ialltoallv_c)(const void *sendbuf, const MP
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ialltoallv_c))popmon_next_fn(POPMON_FN_MPI_Ialltoallv_c))(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+	popmon_d_alltoallv(POPMON_D_MPI_Ialltoallv_c, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Ialltoallv_c);
 	return popmon_r;
 }
@@ -14720,6 +15009,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ialltoallw)(const void *sendbuf, const int 
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ialltoallw))popmon_next_fn(POPMON_FN_MPI_Ialltoallw))(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+	popmon_d_alltoallw(POPMON_D_MPI_Ialltoallw, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtypes, recvcounts, sizeof(*recvcounts), recvtypes, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Ialltoallw);
 	return popmon_r;
 }
@@ -14805,6 +15095,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ialltoallw_c)(const void *sendbuf, const MP
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ialltoallw_c))popmon_next_fn(POPMON_FN_MPI_Ialltoallw_c))(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+	popmon_d_alltoallw(POPMON_D_MPI_Ialltoallw_c, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtypes, recvcounts, sizeof(*recvcounts), recvtypes, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Ialltoallw_c);
 	return popmon_r;
 }
@@ -14848,6 +15139,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ibarrier)(MPI_Comm comm, MPI_Request *reque
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ibarrier))popmon_next_fn(POPMON_FN_MPI_Ibarrier))(comm, request);
+	popmon_d_barrier(popmon_r, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Ibarrier);
 	return popmon_r;
 }
@@ -14918,6 +15210,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ibcast)(void *buffer, int count, MPI_Dataty
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ibcast))popmon_next_fn(POPMON_FN_MPI_Ibcast))(buffer, count, datatype, root, comm, request);
+	popmon_d_bcast(POPMON_D_MPI_Ibcast, popmon_r, count, datatype, root, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Ibcast);
 	return popmon_r;
 }
@@ -15003,6 +15296,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ibcast_c)(void *buffer, MPI_Count count, MP
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ibcast_c))popmon_next_fn(POPMON_FN_MPI_Ibcast_c))(buffer, count, datatype, root, comm, request);
+	popmon_d_bcast(POPMON_D_MPI_Ibcast_c, popmon_r, count, datatype, root, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Ibcast_c);
 	return popmon_r;
 }
@@ -15046,6 +15340,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Iexscan)(const void *sendbuf, void *recvbuf
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Iexscan))popmon_next_fn(POPMON_FN_MPI_Iexscan))(sendbuf, recvbuf, count, datatype, op, comm, request);
+	popmon_d_allreduce(POPMON_D_MPI_Iexscan, popmon_r, count, datatype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Iexscan);
 	return popmon_r;
 }
@@ -15131,6 +15426,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Iexscan_c)(const void *sendbuf, void *recvb
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Iexscan_c))popmon_next_fn(POPMON_FN_MPI_Iexscan_c))(sendbuf, recvbuf, count, datatype, op, comm, request);
+	popmon_d_allreduce(POPMON_D_MPI_Iexscan_c, popmon_r, count, datatype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Iexscan_c);
 	return popmon_r;
 }
@@ -15174,6 +15470,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Igather)(const void *sendbuf, int sendcount
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Igather))popmon_next_fn(POPMON_FN_MPI_Igather))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	popmon_d_gather(POPMON_D_MPI_Igather, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Igather);
 	return popmon_r;
 }
@@ -15259,6 +15556,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Igather_c)(const void *sendbuf, MPI_Count s
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Igather_c))popmon_next_fn(POPMON_FN_MPI_Igather_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	popmon_d_gather(POPMON_D_MPI_Igather_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Igather_c);
 	return popmon_r;
 }
@@ -15302,6 +15600,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Igatherv)(const void *sendbuf, int sendcoun
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Igatherv))popmon_next_fn(POPMON_FN_MPI_Igatherv))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+	popmon_d_gatherv(POPMON_D_MPI_Igatherv, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, root, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Igatherv);
 	return popmon_r;
 }
@@ -15387,6 +15686,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Igatherv_c)(const void *sendbuf, MPI_Count 
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Igatherv_c))popmon_next_fn(POPMON_FN_MPI_Igatherv_c))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+	popmon_d_gatherv(POPMON_D_MPI_Igatherv_c, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, root, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Igatherv_c);
 	return popmon_r;
 }
@@ -16070,6 +16370,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ireduce)(const void *sendbuf, void *recvbuf
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ireduce))popmon_next_fn(POPMON_FN_MPI_Ireduce))(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+	popmon_d_reduce(POPMON_D_MPI_Ireduce, popmon_r, count, datatype, root, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Ireduce);
 	return popmon_r;
 }
@@ -16155,6 +16456,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ireduce_c)(const void *sendbuf, void *recvb
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ireduce_c))popmon_next_fn(POPMON_FN_MPI_Ireduce_c))(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+	popmon_d_reduce(POPMON_D_MPI_Ireduce_c, popmon_r, count, datatype, root, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Ireduce_c);
 	return popmon_r;
 }
@@ -16198,6 +16500,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ireduce_scatter)(const void *sendbuf, void 
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ireduce_scatter))popmon_next_fn(POPMON_FN_MPI_Ireduce_scatter))(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+	popmon_d_reduce_scatter(POPMON_D_MPI_Ireduce_scatter, popmon_r, recvcounts, sizeof(*recvcounts), datatype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Ireduce_scatter);
 	return popmon_r;
 }
@@ -16283,6 +16586,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ireduce_scatter_c)(const void *sendbuf, voi
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ireduce_scatter_c))popmon_next_fn(POPMON_FN_MPI_Ireduce_scatter_c))(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+	popmon_d_reduce_scatter(POPMON_D_MPI_Ireduce_scatter_c, popmon_r, recvcounts, sizeof(*recvcounts), datatype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Ireduce_scatter_c);
 	return popmon_r;
 }
@@ -16326,6 +16630,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ireduce_scatter_block)(const void *sendbuf,
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ireduce_scatter_block))popmon_next_fn(POPMON_FN_MPI_Ireduce_scatter_block))(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+	popmon_d_reduce_scatter_block(POPMON_D_MPI_Ireduce_scatter_block, popmon_r, recvcount, datatype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Ireduce_scatter_block);
 	return popmon_r;
 }
@@ -16411,6 +16716,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Ireduce_scatter_block_c)(const void *sendbu
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Ireduce_scatter_block_c))popmon_next_fn(POPMON_FN_MPI_Ireduce_scatter_block_c))(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+	popmon_d_reduce_scatter_block(POPMON_D_MPI_Ireduce_scatter_block_c, popmon_r, recvcount, datatype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Ireduce_scatter_block_c);
 	return popmon_r;
 }
@@ -16454,6 +16760,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Iscan)(const void *sendbuf, void *recvbuf, 
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Iscan))popmon_next_fn(POPMON_FN_MPI_Iscan))(sendbuf, recvbuf, count, datatype, op, comm, request);
+	popmon_d_allreduce(POPMON_D_MPI_Iscan, popmon_r, count, datatype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Iscan);
 	return popmon_r;
 }
@@ -16539,6 +16846,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Iscan_c)(const void *sendbuf, void *recvbuf
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Iscan_c))popmon_next_fn(POPMON_FN_MPI_Iscan_c))(sendbuf, recvbuf, count, datatype, op, comm, request);
+	popmon_d_allreduce(POPMON_D_MPI_Iscan_c, popmon_r, count, datatype, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Iscan_c);
 	return popmon_r;
 }
@@ -16582,6 +16890,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Iscatter)(const void *sendbuf, int sendcoun
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Iscatter))popmon_next_fn(POPMON_FN_MPI_Iscatter))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	popmon_d_scatter(POPMON_D_MPI_Iscatter, popmon_r, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Iscatter);
 	return popmon_r;
 }
@@ -16667,6 +16976,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Iscatter_c)(const void *sendbuf, MPI_Count 
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Iscatter_c))popmon_next_fn(POPMON_FN_MPI_Iscatter_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	popmon_d_scatter(POPMON_D_MPI_Iscatter_c, popmon_r, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Iscatter_c);
 	return popmon_r;
 }
@@ -16710,6 +17020,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Iscatterv)(const void *sendbuf, const int s
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Iscatterv))popmon_next_fn(POPMON_FN_MPI_Iscatterv))(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	popmon_d_scatterv(POPMON_D_MPI_Iscatterv, popmon_r, sendcounts, sizeof(*sendcounts), sendtype, recvbuf, recvcount, recvtype, root, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Iscatterv);
 	return popmon_r;
 }
@@ -16795,6 +17106,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Iscatterv_c)(const void *sendbuf, const MPI
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Iscatterv_c))popmon_next_fn(POPMON_FN_MPI_Iscatterv_c))(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	popmon_d_scatterv(POPMON_D_MPI_Iscatterv_c, popmon_r, sendcounts, sizeof(*sendcounts), sendtype, recvbuf, recvcount, recvtype, root, comm, request, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Iscatterv_c);
 	return popmon_r;
 }
@@ -18351,6 +18663,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce)(const void *sendbuf, void *recvbuf,
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Reduce))popmon_next_fn(POPMON_FN_MPI_Reduce))(sendbuf, recvbuf, count, datatype, op, root, comm);
+	popmon_d_reduce(POPMON_D_MPI_Reduce, popmon_r, count, datatype, root, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce);
 	return popmon_r;
 }
@@ -18435,6 +18748,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_c)(const void *sendbuf, void *recvbu
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Reduce_c))popmon_next_fn(POPMON_FN_MPI_Reduce_c))(sendbuf, recvbuf, count, datatype, op, root, comm);
+	popmon_d_reduce(POPMON_D_MPI_Reduce_c, popmon_r, count, datatype, root, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce_c);
 	return popmon_r;
 }
@@ -18478,6 +18792,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_init)(const void *sendbuf, void *rec
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Reduce_init))popmon_next_fn(POPMON_FN_MPI_Reduce_init))(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
+	popmon_d_reduce(POPMON_D_MPI_Reduce_init, popmon_r, count, datatype, root, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce_init);
 	return popmon_r;
 }
@@ -18563,6 +18878,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_init_c)(const void *sendbuf, void *r
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Reduce_init_c))popmon_next_fn(POPMON_FN_MPI_Reduce_init_c))(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
+	popmon_d_reduce(POPMON_D_MPI_Reduce_init_c, popmon_r, count, datatype, root, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce_init_c);
 	return popmon_r;
 }
@@ -18733,6 +19049,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter)(const void *sendbuf, void *
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter))(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+	popmon_d_reduce_scatter(POPMON_D_MPI_Reduce_scatter, popmon_r, recvcounts, sizeof(*recvcounts), datatype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce_scatter);
 	return popmon_r;
 }
@@ -18817,6 +19134,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter_c)(const void *sendbuf, void
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter_c))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter_c))(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+	popmon_d_reduce_scatter(POPMON_D_MPI_Reduce_scatter_c, popmon_r, recvcounts, sizeof(*recvcounts), datatype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce_scatter_c);
 	return popmon_r;
 }
@@ -18860,6 +19178,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter_block)(const void *sendbuf, 
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter_block))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter_block))(sendbuf, recvbuf, recvcount, datatype, op, comm);
+	popmon_d_reduce_scatter_block(POPMON_D_MPI_Reduce_scatter_block, popmon_r, recvcount, datatype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce_scatter_block);
 	return popmon_r;
 }
@@ -18945,6 +19264,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter_block_c)(const void *sendbuf
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter_block_c))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter_block_c))(sendbuf, recvbuf, recvcount, datatype, op, comm);
+	popmon_d_reduce_scatter_block(POPMON_D_MPI_Reduce_scatter_block_c, popmon_r, recvcount, datatype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce_scatter_block_c);
 	return popmon_r;
 }
@@ -18988,6 +19308,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter_block_init)(const void *send
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter_block_init))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter_block_init))(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
+	popmon_d_reduce_scatter_block(POPMON_D_MPI_Reduce_scatter_block_init, popmon_r, recvcount, datatype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce_scatter_block_init);
 	return popmon_r;
 }
@@ -19073,6 +19394,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter_block_init_c)(const void *se
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter_block_init_c))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter_block_init_c))(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
+	popmon_d_reduce_scatter_block(POPMON_D_MPI_Reduce_scatter_block_init_c, popmon_r, recvcount, datatype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce_scatter_block_init_c);
 	return popmon_r;
 }
@@ -19116,6 +19438,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter_init)(const void *sendbuf, v
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter_init))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter_init))(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
+	popmon_d_reduce_scatter(POPMON_D_MPI_Reduce_scatter_init, popmon_r, recvcounts, sizeof(*recvcounts), datatype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce_scatter_init);
 	return popmon_r;
 }
@@ -19201,6 +19524,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter_init_c)(const void *sendbuf,
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter_init_c))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter_init_c))(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
+	popmon_d_reduce_scatter(POPMON_D_MPI_Reduce_scatter_init_c, popmon_r, recvcounts, sizeof(*recvcounts), datatype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce_scatter_init_c);
 	return popmon_r;
 }
@@ -19243,6 +19567,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Scan)(const void *sendbuf, void *recvbuf, i
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Scan))popmon_next_fn(POPMON_FN_MPI_Scan))(sendbuf, recvbuf, count, datatype, op, comm);
+	popmon_d_allreduce(POPMON_D_MPI_Scan, popmon_r, count, datatype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Scan);
 	return popmon_r;
 }
@@ -19327,6 +19652,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Scan_c)(const void *sendbuf, void *recvbuf,
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Scan_c))popmon_next_fn(POPMON_FN_MPI_Scan_c))(sendbuf, recvbuf, count, datatype, op, comm);
+	popmon_d_allreduce(POPMON_D_MPI_Scan_c, popmon_r, count, datatype, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Scan_c);
 	return popmon_r;
 }
@@ -19370,6 +19696,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Scan_init)(const void *sendbuf, void *recvb
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Scan_init))popmon_next_fn(POPMON_FN_MPI_Scan_init))(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+	popmon_d_allreduce(POPMON_D_MPI_Scan_init, popmon_r, count, datatype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Scan_init);
 	return popmon_r;
 }
@@ -19455,6 +19782,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Scan_init_c)(const void *sendbuf, void *rec
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Scan_init_c))popmon_next_fn(POPMON_FN_MPI_Scan_init_c))(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+	popmon_d_allreduce(POPMON_D_MPI_Scan_init_c, popmon_r, count, datatype, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Scan_init_c);
 	return popmon_r;
 }
@@ -19497,6 +19825,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatter)(const void *sendbuf, int sendcount
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Scatter))popmon_next_fn(POPMON_FN_MPI_Scatter))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	popmon_d_scatter(POPMON_D_MPI_Scatter, popmon_r, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Scatter);
 	return popmon_r;
 }
@@ -19581,6 +19910,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatter_c)(const void *sendbuf, MPI_Count s
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Scatter_c))popmon_next_fn(POPMON_FN_MPI_Scatter_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	popmon_d_scatter(POPMON_D_MPI_Scatter_c, popmon_r, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Scatter_c);
 	return popmon_r;
 }
@@ -19624,6 +19954,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatter_init)(const void *sendbuf, int send
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Scatter_init))popmon_next_fn(POPMON_FN_MPI_Scatter_init))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+	popmon_d_scatter(POPMON_D_MPI_Scatter_init, popmon_r, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Scatter_init);
 	return popmon_r;
 }
@@ -19709,6 +20040,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatter_init_c)(const void *sendbuf, MPI_Co
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Scatter_init_c))popmon_next_fn(POPMON_FN_MPI_Scatter_init_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+	popmon_d_scatter(POPMON_D_MPI_Scatter_init_c, popmon_r, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Scatter_init_c);
 	return popmon_r;
 }
@@ -19751,6 +20083,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatterv)(const void *sendbuf, const int se
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Scatterv))popmon_next_fn(POPMON_FN_MPI_Scatterv))(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	popmon_d_scatterv(POPMON_D_MPI_Scatterv, popmon_r, sendcounts, sizeof(*sendcounts), sendtype, recvbuf, recvcount, recvtype, root, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Scatterv);
 	return popmon_r;
 }
@@ -19835,6 +20168,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatterv_c)(const void *sendbuf, const MPI_
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Scatterv_c))popmon_next_fn(POPMON_FN_MPI_Scatterv_c))(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	popmon_d_scatterv(POPMON_D_MPI_Scatterv_c, popmon_r, sendcounts, sizeof(*sendcounts), sendtype, recvbuf, recvcount, recvtype, root, comm, NULL, 0);
 	popmon_mpi_leave(POPMON_FN_MPI_Scatterv_c);
 	return popmon_r;
 }
@@ -19878,6 +20212,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatterv_init)(const void *sendbuf, const i
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Scatterv_init))popmon_next_fn(POPMON_FN_MPI_Scatterv_init))(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+	popmon_d_scatterv(POPMON_D_MPI_Scatterv_init, popmon_r, sendcounts, sizeof(*sendcounts), sendtype, recvbuf, recvcount, recvtype, root, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Scatterv_init);
 	return popmon_r;
 }
@@ -19963,6 +20298,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatterv_init_c)(const void *sendbuf, const
 {
 	popmon_mpi_enter();
 	int popmon_r = ((__typeof__(&PMPI_Scatterv_init_c))popmon_next_fn(POPMON_FN_MPI_Scatterv_init_c))(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+	popmon_d_scatterv(POPMON_D_MPI_Scatterv_init_c, popmon_r, sendcounts, sizeof(*sendcounts), sendtype, recvbuf, recvcount, recvtype, root, comm, request, 1);
 	popmon_mpi_leave(POPMON_FN_MPI_Scatterv_init_c);
 	return popmon_r;
 }

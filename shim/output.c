@@ -592,10 +592,26 @@ static void write_json(FILE *f, const struct popmon_run *run)
 				continue;
 			fprintf(f,
 				"%s\n    {\"name\": \"%s\", \"calls\": %lld, \"time_ns\": %lld, "
-				"\"min_time_ns\": %lld, \"max_time_ns\": %lld, \"max_rank\": %lld}",
+				"\"min_time_ns\": %lld, \"max_time_ns\": %lld, \"max_rank\": %lld",
 				first ? "" : ",", popmon_fn_names[i], (long long)fn->calls,
 				(long long)fn->time_ns, (long long)fn->min_ns, (long long)fn->max_ns,
 				(long long)fn->max_rank);
+			/* Bytes of the calls that start transfers (even 0: the
+			 * library counted them); the histogram without its
+			 * trailing empty buckets. */
+			if (fn->has_bytes) {
+				fprintf(f, ", \"bytes_sent\": %lld, \"bytes_recv\": %lld", (long long)fn->bytes_sent,
+					(long long)fn->bytes_recv);
+				int last = -1;
+				for (int b = 0; b < POPMON_SIZE_BINS; b++)
+					if (fn->hist[b] > 0)
+						last = b;
+				for (int b = 0; b <= last; b++)
+					fprintf(f, "%s%lld", b ? ", " : ", \"size_hist\": [", (long long)fn->hist[b]);
+				if (last >= 0)
+					fputs("]", f);
+			}
+			fputs("}", f);
 			first = 0;
 		}
 	}

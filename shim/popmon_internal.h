@@ -50,6 +50,13 @@ enum popmon_extra {
 
 #define POPMON_STATE_STACK 16
 
+/* Message-size histogram buckets (measure.MPICall.SizeHist): bucket 0 holds
+ * messages of 0 bytes, bucket k of 2^(k-1) to 2^k - 1 bytes, the last one
+ * everything from 2^(POPMON_SIZE_BINS-2) bytes (1 GiB) up. */
+#define POPMON_SIZE_BINS 32
+/* The bucket of a message of bytes (mpidata.c). */
+int popmon_size_bin(uint64_t bytes);
+
 /* What a thread record stands for (docs/library.md, "Threads"). */
 enum popmon_thread_kind {
 	POPMON_THR_PRIMARY = 0, /* the thread that loaded the library (calls MPI_Init) */
@@ -94,7 +101,22 @@ struct popmon_thread {
 	uint32_t gpu_depth;
 	uint32_t gpu_in;
 	uint64_t gpu_calls;
+	/* Bytes of the calls that start transfers (mpidata.c), by enum
+	 * popmon_dfn: sent and received, and the message-size histogram
+	 * (popmon_size_bin). */
+	uint64_t d_bytes[POPMON_DFN_COUNT][2];
+	uint64_t d_hist[POPMON_DFN_COUNT][POPMON_SIZE_BINS];
+	/* The thread's table of pending requests (mpidata.c), NULL until its
+	 * first non-blocking receive or persistent request. */
+	void *dreq;
+	/* The thread's trace buffer (trace.c), NULL until its first record. */
+	void *trace;
 } __attribute__((aligned(64)));
+
+/* Tracing (trace.c, trace.h): set while the process traces; the record
+ * of the outermost MPI call fn, returning the tick to account it to. */
+extern int popmon_trace_on;
+uint64_t popmon_trace_call(struct popmon_thread *t, int fn, uint64_t enter, uint64_t leave);
 
 /* The calling thread's record, or NULL before its first registration.
  * initial-exec TLS: libpopmon is always loaded at start-up (LD_PRELOAD). */
@@ -261,7 +283,11 @@ static inline void popmon_mpi_leave(int fn)
 	if (__builtin_expect(t == NULL, 0))
 		return;
 	if (--t->mpi_depth == 0) {
-		uint64_t d = popmon_account(t, popmon_now());
+		uint64_t now = popmon_now();
+		/* Tracing (trace.c): one load and a never-taken branch when off. */
+		if (__builtin_expect(POPMON_LOAD(popmon_trace_on), 0))
+			now = popmon_trace_call(t, fn, t->last, now);
+		uint64_t d = popmon_account(t, now);
 		popmon_ctr_hook(t, POPMON_ST_MPI, t->prev_state);
 		POPMON_STORE(t->state, t->prev_state);
 		POPMON_ADD(t->mpi_calls, 1);

@@ -678,8 +678,11 @@ int popmon_api_region_stop(popmon_region_t h)
 		rc = POPMON_NOUPDT;
 	} else {
 		struct popmon_accounts cur;
+		uint64_t start = regions[idx].start_tick;
 		popmon_snapshot(now, &cur, thr_now);
 		stop_locked(idx, now, &cur);
+		if (popmon_trace_region) /* trace.c, in MPI builds */
+			popmon_trace_region(idx, start, now);
 	}
 	unlock_regions();
 	return rc;

@@ -81,6 +81,7 @@ func commands() []command {
 		{"query", "print a running job's efficiencies once (run so far or the last N s)", queryCmd},
 		{"report", "print the report of a measurement file (text, json, csv, talp-json)", reportCmd},
 		{"import", "convert an Extrae/Paraver trace (.prv, .prv.gz) into a measurement", importCmd},
+		{"trace", "export a traced run or a Paraver trace for Paraver or Perfetto (trace export)", traceCmd},
 		{"scaling", "compare runs on different resources: scaling table (text, csv, json, markdown)", scalingCmd},
 		{"model", "predict scaling from a few runs and find the parts that will not scale (text, csv, json)", modelCmd},
 		{"check", "compare a run against a baseline; exit 1 when an efficiency dropped", checkCmd},

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/popmon/popmon/internal/report"
 	"github.com/popmon/popmon/internal/shimbuild"
 )
 
@@ -156,18 +157,7 @@ func liveCheck() check {
 }
 
 // humanBytes writes n bytes in binary units: "12.0 GiB".
-func humanBytes(n uint64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := uint64(unit), 0
-	for m := n / unit; m >= unit && exp < 4; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
-}
+func humanBytes(n uint64) string { return report.Bytes(n) }
 
 func firstLineOf(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {

@@ -24,6 +24,7 @@ Extrae/Paraver trace (imported on the fly):
   popmon report --model all run.json           every model, one after another
   popmon report talp.json                      a DLB/TALP JSON file
   popmon report app.prv.gz                     an Extrae/Paraver trace
+  popmon report --patterns run.json            wait states and critical path of a traced run
 
 Models: talp (default, DLB/TALP's tree), pop-hybrid (POP multiplicative
 hybrid MPI+OpenMP model), pop-additive (POP additive hybrid model), all.
@@ -60,7 +61,7 @@ func checkFormat(f string, allowNone bool) error {
 }
 
 func reportCmd(env *Env, args []string) error {
-	fs := newFlags("report", "[--format F] [--region NAME] [--model M] [--ser-transfer bsc|pop] [--skip-bad] [-o OUT [--force]] FILE", reportHelp, env.Stderr)
+	fs := newFlags("report", "[--format F] [--region NAME] [--model M] [--ser-transfer bsc|pop] [--patterns] [--skip-bad] [-o OUT [--force]] FILE", reportHelp, env.Stderr)
 	format := fs.String("format", "text", "output format: "+strings.Join(formats, ", "))
 	region := fs.String("region", "", "only this region (exact name: names are case-sensitive)")
 	model := fs.String("model", string(pop.ModelTALP), "metric model: "+modelNames())
@@ -69,6 +70,7 @@ func reportCmd(env *Env, args []string) error {
 	skipBad := fs.Bool("skip-bad", false, "for a trace: skip malformed lines (with a warning) instead of refusing the trace")
 	overTime := fs.Bool("over-time", false, "the region's efficiencies in each interval of the run (text or csv; Global unless --region)")
 	serTransfer := fs.String("ser-transfer", "bsc", "model pop-additive on a replayed trace: serialisation/transfer efficiency definition, bsc (bsc-basicanalysis: SerE = U_ideal,max/T_ideal, TransE = CommE/SerE) or pop (SerE = U_max/T_ideal, TransE = T_ideal/T)")
+	patterns := fs.Bool("patterns", false, "the wait states and the critical path of a trace (a traced run's measurement, its trace folder, or a Paraver trace; text or json)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -88,6 +90,12 @@ func reportCmd(env *Env, args []string) error {
 	}
 	if *force && *output == "" {
 		return fail(ExitUsage, "--force needs -o FILE")
+	}
+	if *patterns {
+		if *overTime || *region != "" {
+			return fail(ExitUsage, "--patterns analyses the whole trace: drop --over-time and --region")
+		}
+		return reportPatterns(env, fs.Arg(0), *format, *output, *force, inputOptions{skipBad: *skipBad})
 	}
 	opts := reportOptions{region: *region, model: *model, input: inputOptions{skipBad: *skipBad}, overTime: *overTime, serTransfer: st}
 	if *overTime && *format != "text" && *format != "csv" {

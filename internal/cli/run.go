@@ -36,11 +36,13 @@ publish the job's efficiencies while it runs, as popmon serve does
 (docs/live-metrics.md).`
 
 func runCmd(env *Env, args []string) error {
-	fs := newFlags("run", "[-o FILE [--force]] [--mpicc PATH] [--openmp MODE] [--counters MODE] [--format F] [--model M] [--] COMMAND [ARGS...]", runHelp, env.Stderr)
+	fs := newFlags("run", "[-o FILE [--force]] [--mpicc PATH] [--openmp MODE] [--counters MODE] [--format F] [--model M] [--trace [--trace-buffer SIZE]] [--] COMMAND [ARGS...]", runHelp, env.Stderr)
 	var mf measureFlags
 	mf.register(fs)
 	format := fs.String("format", "text", "report printed at the end: text, json, csv, talp-json, omp-regions-csv, or none")
 	model := fs.String("model", "talp", "metric model of the report: talp, pop-hybrid, pop-additive, all")
+	traced := fs.Bool("trace", false, "also record an event trace (docs/trace-format.md) next to the measurement (FILE.trace/) and replay it on an ideal network")
+	traceBuffer := fs.String("trace-buffer", "", "trace buffer per thread (default 64m; k, m, g suffixes): a full buffer is written out during the run")
 	var lo liveOutput
 	lo.register(fs, true)
 	if err := parse(fs, args); err != nil {
@@ -105,6 +107,9 @@ func runCmd(env *Env, args []string) error {
 	if self, err := os.Executable(); err == nil {
 		vars["POPMON_BIN"] = self // the node agent (agent.go) on the other nodes
 	}
+	if *traced {
+		traceEnv(vars, absSession, *traceBuffer)
+	}
 	liveDir, err := makeLiveDir(absSession)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "popmon: %v: a job that does not reach MPI_Finalize will leave no measurement\n", err)
@@ -130,7 +135,8 @@ func runCmd(env *Env, args []string) error {
 
 	cmd := exec.Command(path, cmdline[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = env.Stdin, env.Stdout, env.Stderr
-	environ, note, err := mf.environment(lib.Path, scan, vars, []string{"POPMON_OUTPUT", "POPMON_OUTPUT_FORCE", "POPMON_PID", "POPMON_LIVE_DIR", "POPMON_BIN"})
+	environ, note, err := mf.environment(lib.Path, scan, vars, []string{"POPMON_OUTPUT", "POPMON_OUTPUT_FORCE", "POPMON_PID", "POPMON_LIVE_DIR", "POPMON_BIN",
+		"POPMON_TRACE", "POPMON_TRACE_DIR", "POPMON_TRACE_BUFFER"})
 	if err != nil {
 		return err
 	}
@@ -220,6 +226,9 @@ func runCmd(env *Env, args []string) error {
 			continue
 		}
 		published++
+		if *traced && f.mpi && i == 0 {
+			attachTrace(env.Stderr, absSession, final)
+		}
 		fmt.Fprintf(env.Stderr, "popmon: measurement written to %s\n", final)
 		if *format != "none" {
 			if err := renderFile(env, env.Stderr, final, *format, reportOptions{model: *model}); err != nil {

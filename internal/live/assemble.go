@@ -380,6 +380,8 @@ func CallProfile(snaps []*Snapshot) []measure.MPICall {
 		calls, ns, minNS, maxNS int64
 		maxRank                 int
 		seen                    bool
+		sent, recv              int64
+		hist                    []int64
 	}
 	var fns []fnAcc
 	var fnNames []string
@@ -420,12 +422,43 @@ func CallProfile(snaps []*Snapshot) []measure.MPICall {
 			}
 			f.seen = true
 		}
+		// Bytes of the calls that start transfers, by their function id
+		// (an id beyond the function table is skipped).
+		for _, t := range s.Threads {
+			for d, fn := range s.DfnFn {
+				k := int(fn)
+				if k >= len(fns) || 2*d+1 >= len(t.DBytes) || (d+1)*s.SizeBins > len(t.DHist) {
+					continue
+				}
+				f := &fns[k]
+				f.sent += int64(t.DBytes[2*d])
+				f.recv += int64(t.DBytes[2*d+1])
+				if f.hist == nil {
+					f.hist = make([]int64, s.SizeBins)
+				}
+				for b := 0; b < s.SizeBins && b < len(f.hist); b++ {
+					f.hist[b] += int64(t.DHist[d*s.SizeBins+b])
+				}
+			}
+		}
 	}
 	for k, f := range fns {
 		if !f.seen || k >= len(fnNames) {
 			continue
 		}
-		out = append(out, measure.MPICall{Name: fnNames[k], Calls: f.calls, TimeNS: f.ns, MinTimeNS: f.minNS, MaxTimeNS: f.maxNS, MaxRank: f.maxRank})
+		out = append(out, measure.MPICall{Name: fnNames[k], Calls: f.calls, TimeNS: f.ns, MinTimeNS: f.minNS, MaxTimeNS: f.maxNS, MaxRank: f.maxRank,
+			BytesSent: f.sent, BytesRecv: f.recv, SizeHist: trimHist(f.hist)})
 	}
 	return out
+}
+
+// trimHist drops a histogram's trailing empty buckets (nil when all are).
+func trimHist(h []int64) []int64 {
+	for len(h) > 0 && h[len(h)-1] == 0 {
+		h = h[:len(h)-1]
+	}
+	if len(h) == 0 {
+		return nil
+	}
+	return h
 }

@@ -95,7 +95,16 @@ type header struct {
 	GPUKNow, GPUANow                                                   [gpuDevices]uint64
 	GPUUsed, GPUActive, GPUMode                                        uint32
 	GPUUUID                                                            [gpuDevices][48]byte
+	NDfn, SizeBins, ThDBytes, ThDHist                                  uint32
+	DfnFn                                                              [liveDfn]uint16
 }
+
+// liveDfn is POPMON_LIVE_DFN (shim/live.h): the most calls with bytes a
+// header lists.
+const liveDfn = 256
+
+// maxSizeBins bounds a header's message-size histogram buckets.
+const maxSizeBins = 64
 
 // gpuDevices is POPMON_GPU_DEVICES (shim/gpu.h): the device ordinals a
 // process accounts. A file that declares another count has no GPU data
@@ -236,6 +245,12 @@ func (f *File) readHeader() error {
 	if h.GPUDevices != 0 && (h.GPUDevices != gpuDevices || !u64(h.ThGPUCalls, 1, ts) ||
 		!u64(h.AcGPUK, gpuDevices, as) || !u64(h.AcGPUA, gpuDevices, as)) {
 		h.GPUDevices = 0
+	}
+	// Bytes: ignored (not refused) when the layout is not one this reader
+	// can trust; a call id beyond the function table is skipped when read.
+	if h.NDfn != 0 && (h.NDfn > liveDfn || h.SizeBins == 0 || h.SizeBins > maxSizeBins ||
+		!u64(h.ThDBytes, 2*h.NDfn, ts) || !u64(h.ThDHist, h.NDfn*h.SizeBins, ts)) {
+		h.NDfn = 0
 	}
 	rec, err := f.readCopyRecord()
 	f.copied = rec

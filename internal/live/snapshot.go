@@ -59,6 +59,10 @@ type Thread struct {
 	Extra                              [nExtra]uint64
 	MPICalls, GPUCalls                 uint64
 	FnCalls, FnTicks, Ctr              []uint64
+	// DBytes holds, per call with bytes (Snapshot.DfnFn), the bytes sent
+	// and received (2 per call); DHist its Snapshot.SizeBins histogram
+	// buckets. Empty when the file has no bytes.
+	DBytes, DHist []uint64
 }
 
 // Region is a copy of one region of the process's table.
@@ -118,7 +122,11 @@ type Snapshot struct {
 	Counters              CounterState
 	GPU                   GPUState
 	FnNames               []string
-	detail                int
+	// DfnFn is the function id (FnNames index) of each call with bytes
+	// (Thread.DBytes), and SizeBins the size histogram's buckets.
+	DfnFn    []uint16
+	SizeBins int
+	detail   int
 	// memo holds the last at() result: every open region of a snapshot is
 	// closed at the same tick (RegionAt), so the threads are summed once.
 	memo struct {
@@ -178,6 +186,9 @@ func (f *File) Read() (*Snapshot, error) {
 		f.names = strings.Split(strings.TrimRight(string(names), "\x00"), "\x00")
 	}
 	s.FnNames = f.names
+	if h.NDfn != 0 {
+		s.DfnFn, s.SizeBins = h.DfnFn[:h.NDfn], int(h.SizeBins)
+	}
 	nt := int(f.load32(offNThreads))
 	if nt > int(h.MaxThreads) {
 		nt = int(h.MaxThreads)
@@ -207,6 +218,15 @@ func (f *File) Read() (*Snapshot, error) {
 		}
 		for k := range t.Ctr {
 			t.Ctr[k] = le64(rec, h.ThCtrAcc+uint32(8*k))
+		}
+		if h.NDfn != 0 {
+			t.DBytes, t.DHist = make([]uint64, 2*h.NDfn), make([]uint64, h.NDfn*h.SizeBins)
+			for k := range t.DBytes {
+				t.DBytes[k] = le64(rec, h.ThDBytes+uint32(8*k))
+			}
+			for k := range t.DHist {
+				t.DHist[k] = le64(rec, h.ThDHist+uint32(8*k))
+			}
 		}
 		if h.GPUDevices != 0 {
 			t.GPUCalls = le64(rec, h.ThGPUCalls)

@@ -99,6 +99,20 @@ func regions(rep *pop.Report, opts Options) ([]pop.RegionReport, error) {
 	return []pop.RegionReport{*r}, nil
 }
 
+// Bytes formats n bytes for people in binary units: "512 B", "12.0 GiB".
+func Bytes(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := uint64(unit), 0
+	for m := n / unit; m >= unit && exp < 4; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
+}
+
 // Duration formats ns for people: "750 ns", "12.50 µs", "3.20 ms",
 // "1.23 s", "2 min 05 s", "1 h 02 min 03 s".
 func Duration(ns int64) string {

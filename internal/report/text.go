@@ -314,19 +314,41 @@ func textMPICalls(b *bufio.Writer, calls []measure.MPICall) {
 		total += float64(c.TimeNS)
 	}
 	shown := sorted[:min(len(sorted), topMPICalls)]
-	rows := [][]string{{"Function", "Calls", "Time", "% MPI", "Max rank"}}
+	// The bytes columns when the library counted bytes for a call shown
+	// (libpopmon writes them for the calls that start transfers).
+	withBytes := false
+	for _, c := range shown {
+		withBytes = withBytes || c.BytesSent > 0 || c.BytesRecv > 0 || len(c.SizeHist) > 0
+	}
+	head := []string{"Function", "Calls", "Time", "% MPI", "Max rank"}
+	if withBytes {
+		head = append(head, "Sent", "Received")
+	}
+	rows := [][]string{head}
 	for _, c := range shown {
 		pct := "-"
 		if total > 0 {
 			pct = fmt.Sprintf("%.1f%%", 100*float64(c.TimeNS)/total)
 		}
-		rows = append(rows, []string{safetext.Text(c.Name), fmt.Sprint(c.Calls), Duration(c.TimeNS), pct, fmt.Sprint(c.MaxRank)})
+		row := []string{safetext.Text(c.Name), fmt.Sprint(c.Calls), Duration(c.TimeNS), pct, fmt.Sprint(c.MaxRank)}
+		if withBytes {
+			row = append(row, byteCell(c.BytesSent), byteCell(c.BytesRecv))
+		}
+		rows = append(rows, row)
 	}
 	fmt.Fprintf(b, "\nTop MPI calls (whole run, all processes; %s in MPI)\n", Duration(int64(total)))
 	writeTable(b, rows)
 	if rest := len(sorted) - len(shown); rest > 0 {
 		fmt.Fprintf(b, "  (%s)\n", plural(rest, "more function", ""))
 	}
+}
+
+// byteCell is a call profile's bytes cell: "-" for none.
+func byteCell(n int64) string {
+	if n <= 0 {
+		return "-"
+	}
+	return Bytes(uint64(n))
 }
 
 // writeTable writes rows as aligned columns: the first left-aligned (names,

@@ -268,7 +268,7 @@ func compile(ctx context.Context, compiler string, opts Options, sources map[str
 		if !strings.HasSuffix(name, ".c") {
 			continue
 		}
-		if opts.NoMPI && (name == "mpi.c" || name == "mpi_wrappers.c") {
+		if opts.NoMPI && (name == "mpi.c" || name == "mpi_wrappers.c" || name == "mpidata.c" || name == "trace.c") {
 			continue
 		}
 		cfiles = append(cfiles, name)

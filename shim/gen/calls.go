@@ -116,6 +116,7 @@ type Call struct {
 	HasFArgs  bool     // fargs= was given (FArgs may then be empty)
 	Hook      Hook
 	Cond      string // cond=: extra preprocessor condition
+	Data      string // data=: the byte accounting's role (data.go), "" for none
 }
 
 // PMPIName is the C profiling entry point, e.g. PMPI_Send.
@@ -260,6 +261,8 @@ func (c *Call) parseOptions(field string) error {
 			default:
 				return fmt.Errorf("hook=%s: want init, finalize or abort", val)
 			}
+		case "data":
+			c.Data = val
 		case "cond":
 			if val == "" {
 				return fmt.Errorf("cond= is empty")
@@ -423,6 +426,9 @@ func parseLine(line string) (*Call, error) {
 		return nil, fmt.Errorf("%s: hooks need an int return", name)
 	}
 	if err := c.check(); err != nil {
+		return nil, err
+	}
+	if err := c.checkData(); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -43,6 +43,7 @@ enum popmon_kind {
 		}
 	}
 	fmt.Fprintf(&b, "\tPOPMON_FN_COUNT /* %d */\n};\n\n", len(calls))
+	writeDataHeader(&b, calls)
 	fmt.Fprintf(&b, `/* The C name of each function ("MPI_Send"). Defined in mpi_wrappers.c. */
 extern const char *const popmon_fn_names[POPMON_FN_COUNT];
 
@@ -94,6 +95,7 @@ func GenerateWrappers(calls []*Call, pass []string) []byte {
 
 #include <mpi.h>
 
+#include "mpidata.h"
 #include "popmon_internal.h"
 
 /* Deprecated functions (MPI_Attr_get, MPI_Info_get, ...) are intercepted too. */
@@ -114,6 +116,7 @@ func GenerateWrappers(calls []*Call, pass []string) []byte {
 		fmt.Fprintf(&b, "\t%q,\n", n)
 	}
 	b.WriteString("};\n\n")
+	writeDataTable(&b, calls)
 
 	b.WriteString(entryPreamble)
 	writeFortranSupport(&b, calls)
@@ -280,7 +283,11 @@ func writeC(b *bytes.Buffer, c *Call) {
 			b.WriteString("\tpopmon_mpi_abort_hook(errorcode);\n")
 		}
 		b.WriteString("\tpopmon_mpi_enter();\n")
-		fmt.Fprintf(b, "\t%s popmon_r = %s;\n", c.Return, call)
+		if c.Data != "" {
+			writeDataC(b, c, fmt.Sprintf("((__typeof__(&%s))popmon_next_fn(%s))", c.PMPIName(), c.ID()))
+		} else {
+			fmt.Fprintf(b, "\t%s popmon_r = %s;\n", c.Return, call)
+		}
 		fmt.Fprintf(b, "\tpopmon_mpi_leave(%s);\n", c.ID())
 		b.WriteString("\treturn popmon_r;\n")
 	}

@@ -1,0 +1,47 @@
+package cli
+
+import (
+	"io"
+
+	"github.com/popmon/popmon/internal/patterns"
+)
+
+// reportPatterns is `popmon report --patterns`: the wait states and the
+// critical path of a trace (see loadTrace), as text or JSON.
+func reportPatterns(env *Env, path, format, output string, force bool, opt inputOptions) error {
+	if format != "text" && format != "json" {
+		return fail(ExitUsage, "--patterns prints text or json, not %s", format)
+	}
+	var out *outputFile
+	if output != "" {
+		var err error
+		if out, err = createOutput(output, force); err != nil {
+			return err
+		}
+		defer out.abort()
+	}
+	tr, err := loadTrace(env, path, opt)
+	if err != nil {
+		return err
+	}
+	res, err := patterns.Analyze(tr, patterns.Options{})
+	if err != nil {
+		return fail(ExitInput, "%s: %v", path, err)
+	}
+	var w io.Writer = env.Stdout
+	if out != nil {
+		w = out
+	}
+	if format == "json" {
+		err = patterns.WriteJSON(w, path, res)
+	} else {
+		err = patterns.WriteText(w, path, res)
+	}
+	if err != nil {
+		return fail(ExitFailure, "%v", err)
+	}
+	if out != nil {
+		return out.commit()
+	}
+	return nil
+}

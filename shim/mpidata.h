@@ -1,0 +1,126 @@
+/* mpidata.h: byte accounting of the data-carrying MPI calls (mpidata.c).
+ *
+ * The generated wrappers of the calls marked data=ROLE in
+ * shim/gen/mpi_calls.txt call popmon_d_ROLE(...) after the MPI call (and
+ * popmon_dpre_ROLE(...) before it for the completion calls, which may free
+ * requests). What each call sends and receives (count x PMPI_Type_size) is
+ * credited to the call that starts the transfer, in the calling thread's
+ * record (popmon_thread.d_bytes, d_hist):
+ *   - a send at its start (MPI_Send, MPI_Isend, each MPI_Start of an
+ *     MPI_Send_init request: credited to MPI_Send_init);
+ *   - a receive at its completion, from the status (actual count; the
+ *     wrapper substitutes a local status for MPI_STATUS_IGNORE), credited to
+ *     the call that posted it (MPI_Irecv, MPI_Recv_init ...);
+ *   - a collective at its start from its arguments (persistent ones at
+ *     each MPI_Start).
+ * Calls without data run no code of this file. Non-blocking receives and
+ * persistent requests are remembered in a fixed-size per-thread table
+ * (allocated once, at a thread's first such call): no lock, no allocation
+ * and no system call afterwards; when the table is full the bytes of the
+ * requests it cannot hold are not counted (one warning).
+ * Only called from the generated wrappers (mpi_wrappers.c), which include
+ * mpi.h first.
+ */
+#ifndef POPMON_MPIDATA_H
+#define POPMON_MPIDATA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <mpi.h>
+
+/* What a completion call's pre-hook found: the requests the thread's table
+ * knows, by their index in the call's array (or one, for Wait/Test). */
+struct popmon_dpre {
+	int n;           /* hits (1 at most for a single request) */
+	int count;       /* the array's length */
+	int slot;        /* a single request's table slot */
+	int ignored;     /* the caller passed MPI_STATUSES_IGNORE and no scratch array was used */
+	MPI_Status *user; /* the caller's status array */
+};
+
+/* 1 unless POPMON_BYTES=0 (benchmarks' comparison). */
+extern int popmon_bytes_on;
+
+/* Point-to-point starts. d is the call's enum popmon_dfn. */
+void popmon_d_send(int d, int r, int64_t count, MPI_Datatype type, int dest, int tag, MPI_Comm comm);
+void popmon_d_isend(int d, int r, int64_t count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+		    MPI_Request *req);
+void popmon_d_send_init(int d, int r, int64_t count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+			MPI_Request *req);
+void popmon_d_recv(int d, int r, int64_t count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+		   MPI_Status *st);
+void popmon_d_irecv(int d, int r, int64_t count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+		    MPI_Request *req);
+void popmon_d_recv_init(int d, int r, int64_t count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+			MPI_Request *req);
+void popmon_d_sendrecv(int d, int r, int64_t scount, MPI_Datatype stype, int dest, int stag, int64_t rcount,
+		       MPI_Datatype rtype, int source, int rtag, MPI_Comm comm, MPI_Status *st);
+void popmon_d_sendrecv_replace(int d, int r, int64_t count, MPI_Datatype type, int dest, int stag, int source,
+			       int rtag, MPI_Comm comm, MPI_Status *st);
+void popmon_d_isendrecv(int d, int r, int64_t scount, MPI_Datatype stype, int dest, int stag, int64_t rcount,
+			MPI_Datatype rtype, int source, int rtag, MPI_Comm comm, MPI_Request *req);
+void popmon_d_isendrecv_replace(int d, int r, int64_t count, MPI_Datatype type, int dest, int stag, int source,
+				int rtag, MPI_Comm comm, MPI_Request *req);
+void popmon_d_mrecv(int d, int r, int64_t count, MPI_Datatype type, MPI_Status *st);
+void popmon_d_imrecv(int d, int r, int64_t count, MPI_Datatype type, MPI_Request *req);
+
+/* Persistent starts and completions. */
+void popmon_d_start(int r, MPI_Request *req);
+void popmon_d_startall(int r, int count, MPI_Request reqs[]);
+void popmon_dpre_wait(struct popmon_dpre *p, MPI_Request *req);
+void popmon_d_wait(int r, struct popmon_dpre *p, MPI_Status *st);
+void popmon_dpre_test(struct popmon_dpre *p, MPI_Request *req);
+void popmon_d_test(int r, struct popmon_dpre *p, int *flag, MPI_Status *st);
+void popmon_dpre_waitany(struct popmon_dpre *p, int count, MPI_Request reqs[]);
+void popmon_d_waitany(int r, struct popmon_dpre *p, int *index, MPI_Status *st);
+void popmon_dpre_testany(struct popmon_dpre *p, int count, MPI_Request reqs[]);
+void popmon_d_testany(int r, struct popmon_dpre *p, int *index, int *flag, MPI_Status *st);
+MPI_Status *popmon_dpre_waitall(struct popmon_dpre *p, int count, MPI_Request reqs[], MPI_Status sts[]);
+void popmon_d_waitall(int r, struct popmon_dpre *p, MPI_Status *sts);
+MPI_Status *popmon_dpre_testall(struct popmon_dpre *p, int count, MPI_Request reqs[], MPI_Status sts[]);
+void popmon_d_testall(int r, struct popmon_dpre *p, int *flag, MPI_Status *sts);
+MPI_Status *popmon_dpre_waitsome(struct popmon_dpre *p, int count, MPI_Request reqs[], MPI_Status sts[]);
+void popmon_d_waitsome(int r, struct popmon_dpre *p, int *outcount, int indices[], MPI_Status *sts);
+MPI_Status *popmon_dpre_testsome(struct popmon_dpre *p, int count, MPI_Request reqs[], MPI_Status sts[]);
+void popmon_d_testsome(int r, struct popmon_dpre *p, int *outcount, int indices[], MPI_Status *sts);
+void popmon_dpre_request_free(struct popmon_dpre *p, MPI_Request *req);
+void popmon_d_request_free(int r, struct popmon_dpre *p);
+
+/* Collectives: req is the call's request (NULL for a blocking one) and
+ * persistent whether it is a persistent collective (MPI_X_init: its bytes
+ * are credited at each MPI_Start). Arrays of counts
+ * come with their element size (int or MPI_Count). */
+void popmon_d_bcast(int d, int r, int64_t count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *req, int persistent);
+void popmon_d_reduce(int d, int r, int64_t count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *req, int persistent);
+void popmon_d_allreduce(int d, int r, int64_t count, MPI_Datatype type, MPI_Comm comm, MPI_Request *req,
+			int persistent);
+void popmon_d_gather(int d, int r, const void *sbuf, int64_t scount, MPI_Datatype stype, int64_t rcount,
+		     MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req, int persistent);
+void popmon_d_gatherv(int d, int r, const void *sbuf, int64_t scount, MPI_Datatype stype, const void *rcounts,
+		      size_t w, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req, int persistent);
+void popmon_d_scatter(int d, int r, int64_t scount, MPI_Datatype stype, const void *rbuf, int64_t rcount,
+		      MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req, int persistent);
+void popmon_d_scatterv(int d, int r, const void *scounts, size_t w, MPI_Datatype stype, const void *rbuf,
+		       int64_t rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req, int persistent);
+void popmon_d_allgather(int d, int r, const void *sbuf, int64_t scount, MPI_Datatype stype, int64_t rcount,
+			MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req, int persistent);
+void popmon_d_allgatherv(int d, int r, const void *sbuf, int64_t scount, MPI_Datatype stype,
+			 const void *rcounts, size_t w, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req, int persistent);
+void popmon_d_alltoall(int d, int r, const void *sbuf, int64_t scount, MPI_Datatype stype, int64_t rcount,
+		       MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req, int persistent);
+void popmon_d_alltoallv(int d, int r, const void *sbuf, const void *scounts, size_t sw, MPI_Datatype stype,
+			const void *rcounts, size_t rw, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req, int persistent);
+void popmon_d_alltoallw(int d, int r, const void *sbuf, const void *scounts, size_t sw,
+			const MPI_Datatype stypes[], const void *rcounts, size_t rw, const MPI_Datatype rtypes[],
+			MPI_Comm comm, MPI_Request *req, int persistent);
+void popmon_d_reduce_scatter(int d, int r, const void *rcounts, size_t w, MPI_Datatype type, MPI_Comm comm,
+			     MPI_Request *req, int persistent);
+void popmon_d_reduce_scatter_block(int d, int r, int64_t rcount, MPI_Datatype type, MPI_Comm comm,
+				   MPI_Request *req, int persistent);
+
+/* MPI_Barrier, MPI_Ibarrier, MPI_Barrier_init: no bytes; the trace's
+ * communicator and request. */
+void popmon_d_barrier(int r, MPI_Comm comm, MPI_Request *req, int persistent);
+
+#endif /* POPMON_MPIDATA_H */

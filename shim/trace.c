@@ -1,0 +1,390 @@
+/* trace.c: event tracing under `popmon run --trace` (trace.h;
+ * docs/trace-format.md). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <mpi.h>
+
+#include "core.h"
+#include "mpidata.h"
+#include "trace.h"
+
+int popmon_trace_on;
+
+/* The file's layout (docs/trace-format.md). */
+#define TRACE_MAGIC "POPMTRC1"
+#define TRACE_VERSION 1
+enum { CHUNK_RECORDS = 1, CHUNK_NAMES = 2, CHUNK_TRAILER = 3, CHUNK_REGIONS = 4 };
+
+struct file_header {
+	char magic[8];
+	uint32_t version, header_size, record_size;
+	int32_t rank, size, pid, clock_tsc;
+	uint32_t nfn;
+	char pad[24];
+};
+_Static_assert(sizeof(struct file_header) == 64, "trace file header is 64 bytes");
+
+struct chunk {
+	uint32_t type, thread;
+	uint64_t bytes; /* payload after this header */
+};
+
+struct trailer {
+	uint64_t t0_tick, t0_ns;
+	double ns_per_tick;
+	uint64_t init_tick, fin_tick;
+	uint64_t records, flushes, buffer_bytes;
+	char hostname[64];
+};
+
+/* A thread's buffer. */
+struct tbuf {
+	struct popmon_trec *base, *cur, *end;
+	size_t map_bytes;
+	struct popmon_trec pend; /* the current call's details (pend.kind != 0: set) */
+};
+
+static int trace_fd = -1;
+static size_t buffer_bytes = (size_t)64 << 20;
+static uint64_t records_written, flushes;
+static char trace_path[4096];
+
+/* POPMON_TRACE_BUFFER: bytes, with an optional k/m/g suffix (KiB...). */
+static size_t parse_size(const char *s, size_t dflt)
+{
+	if (!s || !*s)
+		return dflt;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return dflt;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	default: break;
+	}
+	if (*end == 'i' || *end == 'B' || *end == 'b')
+		end++;
+	if (*end == 'B')
+		end++;
+	if (*end != '\0')
+		return dflt;
+	/* At least 1 KiB (25 records), at most 64 GiB. */
+	if (v < 1024)
+		v = 1024;
+	if (v > (64ull << 30))
+		v = 64ull << 30;
+	return (size_t)v;
+}
+
+static int write_all(int fd, const struct iovec *iov, int n)
+{
+	struct iovec v[4];
+	if (n > 4)
+		return -1;
+	memcpy(v, iov, sizeof *iov * (size_t)n);
+	int i = 0;
+	while (i < n) {
+		ssize_t w = writev(fd, v + i, n - i);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		while (i < n && (size_t)w >= v[i].iov_len) {
+			w -= (ssize_t)v[i].iov_len;
+			i++;
+		}
+		if (i < n) {
+			v[i].iov_base = (char *)v[i].iov_base + w;
+			v[i].iov_len -= (size_t)w;
+		}
+	}
+	return 0;
+}
+
+static void trace_fail(const char *what)
+{
+	popmon_warn_once("tracefile", "cannot write the trace file %s (%s: %s): tracing stops here", trace_path,
+			 what, strerror(errno));
+	popmon_trace_on = 0;
+}
+
+static void write_chunk(uint32_t type, uint32_t thread, const void *data, size_t n)
+{
+	if (trace_fd < 0)
+		return;
+	struct chunk c = {.type = type, .thread = thread, .bytes = n};
+	struct iovec iov[2] = {{&c, sizeof c}, {(void *)data, n}};
+	if (write_all(trace_fd, iov, n ? 2 : 1) != 0)
+		trace_fail("write");
+}
+
+static struct tbuf *tbuf_of(struct popmon_thread *t)
+{
+	struct tbuf *b = t->trace;
+	if (b || !popmon_trace_on)
+		return b;
+	/* Once per thread, at its first record: the whole buffer, its pages
+	 * faulted in now (MAP_POPULATE) rather than one by one on the hot
+	 * path (a fault per 100 records cost ~20 ns per call). */
+	size_t n = sizeof *b + buffer_bytes;
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_POPULATE, -1, 0);
+	if (p == MAP_FAILED) {
+		popmon_warn_once("tracemem", "no memory for a %zu-byte trace buffer: a thread's events are not traced",
+				 buffer_bytes);
+		return NULL;
+	}
+	b = p;
+	b->map_bytes = n;
+	b->base = b->cur = (struct popmon_trec *)(b + 1);
+	b->end = b->base + buffer_bytes / sizeof(struct popmon_trec);
+	t->trace = b;
+	return b;
+}
+
+/* Writes b's records to the file and empties it. */
+static void flush_buf(struct popmon_thread *t, struct tbuf *b)
+{
+	size_t n = (size_t)(b->cur - b->base);
+	if (n == 0)
+		return;
+	write_chunk(CHUNK_RECORDS, t->slot, b->base, n * sizeof *b->base);
+	records_written += n; /* the finalize and the owning threads never flush at once */
+	b->cur = b->base;
+}
+
+/* Room for one record; a full buffer is flushed (recorded, one warning).
+ * Returns the tick the flush ended (0 without one). */
+static uint64_t room(struct popmon_thread *t, struct tbuf *b)
+{
+	if (b->cur < b->end)
+		return 0;
+	uint64_t t0 = popmon_now();
+	flush_buf(t, b);
+	uint64_t t1 = popmon_now();
+	__atomic_add_fetch(&flushes, 1, __ATOMIC_RELAXED);
+	popmon_warn_once("traceflush", "the trace buffer (%zu bytes per thread) filled up during the run and was "
+				       "written to the trace file then: the flushes show as intervals in the trace and "
+				       "add to the MPI time of the calls that hit them; raise it with "
+				       "popmon run --trace-buffer SIZE",
+			 buffer_bytes);
+	*b->cur++ = (struct popmon_trec){.enter = t0, .leave = t1, .kind = POPMON_TR_FLUSH,
+					 .comm = POPMON_TR_NOCOMM, .peer = -1};
+	return t1;
+}
+
+void popmon_trace_put(struct popmon_thread *t, const struct popmon_trec *r)
+{
+	struct tbuf *b = tbuf_of(t);
+	if (!b)
+		return;
+	room(t, b);
+	*b->cur++ = *r;
+}
+
+static uint32_t clamp_bytes(int64_t bytes, unsigned *flags)
+{
+	if (bytes < 0)
+		return 0;
+	if (bytes > 0xffffffffll) {
+		*flags |= POPMON_TRF_TRUNC;
+		return 0xffffffffu;
+	}
+	return (uint32_t)bytes;
+}
+
+void popmon_trace_pending(struct popmon_thread *t, unsigned flags, uint32_t comm, int32_t peer, int32_t tag,
+			  uint32_t req, int64_t bytes)
+{
+	struct tbuf *b = tbuf_of(t);
+	if (!b)
+		return;
+	uint32_t n = clamp_bytes(bytes, &flags);
+	b->pend = (struct popmon_trec){.kind = POPMON_TR_CALL, .flags = (uint8_t)flags, .comm = comm,
+				       .peer = peer, .tag = tag, .req = req, .bytes = n};
+}
+
+void popmon_trace_extra(struct popmon_thread *t, unsigned kind, unsigned flags, uint32_t comm, int32_t peer,
+			int32_t tag, uint32_t req, int64_t bytes)
+{
+	struct tbuf *b = tbuf_of(t);
+	if (!b)
+		return;
+	uint32_t n = clamp_bytes(bytes, &flags);
+	room(t, b);
+	/* Inside the call: its entry is the thread's last state change. */
+	*b->cur++ = (struct popmon_trec){.enter = t->last, .kind = (uint8_t)kind, .flags = (uint8_t)flags,
+					 .comm = comm, .peer = peer, .tag = tag, .req = req, .bytes = n};
+}
+
+uint64_t popmon_trace_call(struct popmon_thread *t, int fn, uint64_t enter, uint64_t leave)
+{
+	struct tbuf *b = tbuf_of(t);
+	if (!b)
+		return leave;
+	uint64_t flushed = room(t, b);
+	struct popmon_trec r = b->pend;
+	if (r.kind == 0)
+		r = (struct popmon_trec){.comm = POPMON_TR_NOCOMM, .peer = -1};
+	r.kind = POPMON_TR_CALL;
+	r.fn = (uint16_t)fn;
+	r.enter = enter;
+	r.leave = leave;
+	*b->cur++ = r;
+	b->pend.kind = 0;
+	return flushed > leave ? flushed : leave;
+}
+
+/* ------------------------------------------------------------ file */
+
+static void clock_sync(struct popmon_thread *t, int phase)
+{
+	PMPI_Barrier(MPI_COMM_WORLD);
+	uint64_t now = popmon_now();
+	popmon_trace_put(t, &(struct popmon_trec){.enter = now, .leave = now, .kind = POPMON_TR_CLOCK,
+						  .comm = 0, .peer = phase});
+}
+
+void popmon_trace_init(uint64_t enter)
+{
+	const char *on = getenv("POPMON_TRACE");
+	if (!on || strcmp(on, "1") != 0)
+		return;
+	struct popmon_thread *t = popmon_tls;
+	const char *dir = getenv("POPMON_TRACE_DIR");
+	if (!t || !dir || !*dir) {
+		popmon_warn_once("tracedir", "POPMON_TRACE=1 without POPMON_TRACE_DIR: not tracing (popmon run --trace "
+					     "sets both)");
+		return;
+	}
+	buffer_bytes = parse_size(getenv("POPMON_TRACE_BUFFER"), buffer_bytes);
+	mkdir(dir, 0755); /* popmon run creates it; a node without the folder makes its own */
+	snprintf(trace_path, sizeof trace_path, "%.4000s/rank-%06d.trace", dir, popmon_proc.rank);
+	trace_fd = open(trace_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+	if (trace_fd < 0) {
+		popmon_warn_once("tracefile", "cannot create the trace file %s (%s): not tracing", trace_path,
+				 strerror(errno));
+		return;
+	}
+	struct file_header h = {.version = TRACE_VERSION, .header_size = sizeof h,
+				.record_size = sizeof(struct popmon_trec), .rank = popmon_proc.rank,
+				.size = popmon_proc.size, .pid = popmon_proc.pid, .clock_tsc = popmon_clock_tsc,
+				.nfn = POPMON_FN_COUNT};
+	memcpy(h.magic, TRACE_MAGIC, 8);
+	struct iovec iov = {&h, sizeof h};
+	if (write_all(trace_fd, &iov, 1) != 0) {
+		trace_fail("header");
+		close(trace_fd);
+		trace_fd = -1;
+		return;
+	}
+	/* The function names, by id. */
+	size_t n = 0;
+	for (int i = 0; i < POPMON_FN_COUNT; i++)
+		n += strlen(popmon_fn_names[i]) + 1;
+	char *names = malloc(n);
+	if (names) {
+		for (size_t i = 0, at = 0; i < POPMON_FN_COUNT; i++) {
+			size_t k = strlen(popmon_fn_names[i]) + 1;
+			memcpy(names + at, popmon_fn_names[i], k);
+			at += k;
+		}
+		write_chunk(CHUNK_NAMES, 0, names, n);
+		free(names);
+	}
+	popmon_trace_on = 1;
+	popmon_bytes_on = 1; /* the trace's bytes come from the byte accounting */
+	clock_sync(t, 0);
+	uint64_t now = popmon_now();
+	popmon_trace_put(t, &(struct popmon_trec){.enter = enter ? enter : now, .leave = now,
+						  .fn = POPMON_FN_MPI_Init, .kind = POPMON_TR_CALL,
+						  .comm = POPMON_TR_NOCOMM, .peer = -1});
+}
+
+void popmon_trace_finalize(int sync)
+{
+	struct popmon_thread *t = popmon_tls;
+	if (!popmon_trace_on || !t)
+		return;
+	uint64_t now = popmon_proc.fin_tick;
+	popmon_trace_put(t, &(struct popmon_trec){.enter = now, .leave = now, .fn = POPMON_FN_MPI_Finalize,
+						  .kind = POPMON_TR_CALL, .comm = POPMON_TR_NOCOMM, .peer = -1});
+	if (sync)
+		clock_sync(t, 1);
+}
+
+void popmon_trace_region(int idx, uint64_t start, uint64_t stop)
+{
+	struct popmon_thread *t = popmon_tls;
+	if (!POPMON_LOAD(popmon_trace_on) || !t)
+		return;
+	popmon_trace_put(t, &(struct popmon_trec){.enter = start, .leave = stop, .kind = POPMON_TR_REGION,
+						  .comm = POPMON_TR_NOCOMM, .peer = idx});
+}
+
+static const char *region_name(int i)
+{
+	const char *name = "";
+	uint64_t visits, elapsed;
+	struct popmon_accounts a;
+	popmon_region_get(i, &name, &visits, &elapsed, &a);
+	return name;
+}
+
+/* The region names by index, NUL-separated (REGION records' peer). */
+static void write_region_names(void)
+{
+	int n = popmon_region_count();
+	size_t len = 0;
+	for (int i = 0; i < n; i++)
+		len += strlen(region_name(i)) + 1;
+	char *buf = malloc(len ? len : 1);
+	if (!buf)
+		return;
+	size_t at = 0;
+	for (int i = 0; i < n; i++) {
+		size_t k = strlen(region_name(i)) + 1;
+		memcpy(buf + at, region_name(i), k);
+		at += k;
+	}
+	write_chunk(CHUNK_REGIONS, 0, buf, at);
+	free(buf);
+}
+
+void popmon_trace_close(void)
+{
+	if (trace_fd < 0)
+		return;
+	write_region_names();
+	int n = popmon_thread_count();
+	for (int i = 0; i < n; i++) {
+		struct popmon_thread *t = popmon_thread_slot(i);
+		struct tbuf *b = t ? t->trace : NULL;
+		if (b)
+			flush_buf(t, b);
+	}
+	struct trailer tr = {.t0_tick = popmon_proc.t0_tick, .t0_ns = popmon_proc.t0_ns,
+			     .ns_per_tick = popmon_ns_per_tick(), .init_tick = popmon_proc.init_tick,
+			     .fin_tick = popmon_proc.fin_tick, .records = records_written,
+			     .flushes = __atomic_load_n(&flushes, __ATOMIC_RELAXED), .buffer_bytes = buffer_bytes};
+	gethostname(tr.hostname, sizeof tr.hostname - 1);
+	write_chunk(CHUNK_TRAILER, 0, &tr, sizeof tr);
+	if (close(trace_fd) != 0 && popmon_trace_on)
+		trace_fail("close");
+	trace_fd = -1;
+	popmon_trace_on = 0;
+}
