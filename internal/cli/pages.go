@@ -75,6 +75,7 @@ func pagesCmd(env *Env, args []string) error {
 		},
 	}
 	opts.Fit = pagesFit
+	opts.RunTables = pagesWaitStates(env, *skipBad)
 	if isTerminal(env.Stderr) {
 		opts.Progress = env.Stderr
 	}
