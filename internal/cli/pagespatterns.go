@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/popmon/popmon/internal/pages"
@@ -35,62 +33,6 @@ func pagesWaitStates(env *Env, skipBad bool) func(r *runs.Run, region string) []
 		if err != nil {
 			return []pages.Table{{Title: title, Note: "Not analysed: " + err.Error() + "."}}
 		}
-		return waitStateTables(title, res)
+		return pages.WaitStateTables(title, res)
 	}
-}
-
-// waitStateTables renders a wait-state analysis as the pages' tables.
-func waitStateTables(title string, res *patterns.Result) []pages.Table {
-	s := func(ns int64) string { return fmt.Sprintf("%.3f", float64(ns)/1e9) }
-	pct := func(a, b int64) string {
-		if b <= 0 {
-			return "n/a"
-		}
-		return fmt.Sprintf("%.1f", 100*float64(a)/float64(b))
-	}
-	ws := pages.Table{
-		Title: title,
-		Head:  []string{"Pattern", "Time (s, Σ ranks)", "% of MPI time", "Instances", "Most on rank", "Top call site"},
-		Note: fmt.Sprintf("%d ranks, %s s inside MPI over all ranks. Definitions (Scalasca's): docs/patterns.md; "+
-			"popmon report --patterns gives every rank and call site.", res.Ranks, s(res.MPINS)),
-	}
-	for _, p := range res.Patterns {
-		if p.NS <= 0 {
-			continue
-		}
-		top, topNS := "", int64(0)
-		for rk, ns := range p.RankNS {
-			if ns > topNS {
-				top, topNS = strconv.Itoa(rk)+" ("+s(ns)+" s)", ns
-			}
-		}
-		site := ""
-		if len(p.Sites) > 0 {
-			site = p.Sites[0].Name + " (" + s(p.Sites[0].NS) + " s)"
-		}
-		name := p.Name
-		if p.Parent != "" {
-			name = "↳ " + name
-		}
-		ws.Rows = append(ws.Rows, []string{name, s(p.NS), pct(p.NS, res.MPINS), strconv.FormatInt(p.Instances, 10), top, site})
-	}
-	if len(ws.Rows) == 0 {
-		ws.Note = "No wait states in this trace. " + ws.Note
-	}
-	cp := &res.CriticalPath
-	path := pages.Table{
-		Title: "Critical path (traced run)",
-		Head:  []string{"Call path", "On the path (s)", "% of the path", "Mean per rank (s)", "Imbalance (s)"},
-		Note: fmt.Sprintf("The path is %s s long, from the end of MPI_Init to the end of the last rank; "+
-			"its imbalance (time a call path spends on the path beyond its mean per rank) is %s s, %s %% of the path.",
-			s(cp.NS), s(cp.ImbalanceNS), pct(cp.ImbalanceNS, cp.NS)),
-	}
-	for i, e := range cp.Profile {
-		if i == 10 {
-			path.Note += fmt.Sprintf(" %d more call paths: popmon report --patterns.", len(cp.Profile)-i)
-			break
-		}
-		path.Rows = append(path.Rows, []string{e.Name, s(e.NS), pct(e.NS, cp.NS), s(e.MeanNS), s(e.ImbalanceNS)})
-	}
-	return []pages.Table{ws, path}
 }

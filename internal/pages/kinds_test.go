@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/popmon/popmon/internal/paraver"
+	"github.com/popmon/popmon/internal/patterns"
 	"github.com/popmon/popmon/internal/runs"
 	"github.com/popmon/popmon/measure"
 )
@@ -290,6 +292,41 @@ func writePageKinds(t testing.TB, in string) {
 	}
 	big := synthRun(t0, 6, []string{"Global"}, ranks...)
 	writeRun(t, filepath.Join(in, "scale"), "run-1.json", measure.Summarize(big, 1000))
+	// Traced: the 2-rank EPOCH trace (its wait states through the
+	// RunTables hook, traceTables).
+	for _, name := range []string{"epoch_2proc.prv.gz", "epoch_2proc.pcf", "epoch_2proc.row"} {
+		b, err := os.ReadFile(filepath.Join("..", "paraver", "testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(in, "traced"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(in, "traced", name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// traceTables is the RunTables hook popmon pages sets (internal/cli),
+// for the traced page kind: the wait states of a Paraver run.
+func traceTables(t testing.TB) func(*runs.Run, string) []Table {
+	return func(r *runs.Run, region string) []Table {
+		if region != measure.GlobalRegion || r.Kind != runs.KindParaver {
+			return nil
+		}
+		tr, err := paraver.ReadTrace(r.Source, paraver.Options{Path: r.Source})
+		if err != nil {
+			t.Errorf("%s: %v", r.Source, err)
+			return nil
+		}
+		res, err := patterns.Analyze(tr, patterns.Options{})
+		if err != nil {
+			t.Errorf("%s: %v", r.Source, err)
+			return nil
+		}
+		return WaitStateTables("Wait states (traced run "+r.Label+")", res)
+	}
 }
 
 // kindWants are strings each page kind of writePageKinds must show (raw
@@ -302,6 +339,8 @@ var kindWants = map[string][]string{
 	"partial": {"The newest run is partial", `<tr class="partial">`, `<strong class="partial">partial run</strong>`, "partial run (cut short)"},
 	"gpu":     {"GPU: host and device efficiency trees", "Top GPU kernels", "spin_kernel", "GPU memory operations", "device"},
 	"bytes":   {"Bytes sent", "3.07 kB", "Mean message size", "768 B", "Message sizes: messages per size", "1Ki–2Ki"},
+	// EPOCH 2 ranks: Late Sender 0.073 s over ranks (research note §3.5).
+	"traced": {"Wait states (traced run 2xMPI 1xOpenMP)", "<td>Late Sender</td><td class=\"num\">0.073</td>", "Critical path (traced run)", "<td>(useful)</td><td class=\"num\">11.118</td>"},
 	"scale": {"Per process at scale: 10000 processes", "distribution of useful and MPI time per process",
 		// Useful: min 4.000 s at rank 0, max 4.990 s at rank 99.
 		"<td class=\"num\">4.000</td><td class=\"num\">0</td>", "<td class=\"num\">4.990</td><td class=\"num\">99</td>",
@@ -316,7 +355,7 @@ var kindWants = map[string][]string{
 func TestPageKinds(t *testing.T) {
 	in, out := t.TempDir(), filepath.Join(t.TempDir(), "site")
 	writePageKinds(t, in)
-	if _, err := Generate(Options{Input: in, Output: out, Fit: handCurve(t)}); err != nil {
+	if _, err := Generate(Options{Input: in, Output: out, Fit: handCurve(t), RunTables: traceTables(t)}); err != nil {
 		t.Fatal(err)
 	}
 	for exp, ws := range kindWants {
