@@ -191,6 +191,11 @@ void popmon_fortran_name(char *out, size_t n, const char *s, int len);
 /* trace.c (MPI builds only, hence weak): a region visit ended, for the
  * trace when tracing. */
 void popmon_trace_region(int idx, uint64_t start, uint64_t stop) __attribute__((weak));
+/* trace.c (weak as above): an outermost OpenMP parallel region of team
+ * threads ended; construct: its slot in the construct table, or -1. */
+void popmon_trace_omp(uint64_t begin, uint64_t end, uint32_t team, int construct) __attribute__((weak));
+/* ompt.c: "module+0xaddress" of construct slot idx; 0 when empty. */
+int popmon_omp_construct_name(int idx, char *out, size_t n);
 
 /* talp_api.c: frees what the runtime queries made (MPI_Finalize). */
 void popmon_talp_finalize(void);

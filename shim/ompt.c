@@ -366,6 +366,8 @@ static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encounterin
 		POPMON_ADD(c->limited, limited);
 		POPMON_ADD(c->mgmt, mgmt);
 	}
+	if (popmon_trace_omp) /* trace.c, in MPI builds */
+		popmon_trace_omp(in->begin, now, n, c ? (int)(c - __atomic_load_n(&table, __ATOMIC_ACQUIRE)) : -1);
 	t->omp_parallel = NULL;
 	if (t->slot == 0)
 		t->rate = cpus > 1 ? cpus - 1 : 0;
@@ -690,4 +692,13 @@ int popmon_omp_rows(struct popmon_omp_row **rows)
 	}
 	*rows = r;
 	return k;
+}
+
+int popmon_omp_construct_name(int idx, char *out, size_t n)
+{
+	construct_t *tb = __atomic_load_n(&table, __ATOMIC_ACQUIRE);
+	if (idx < 0 || idx >= TABLE || !tb[idx].codeptr || n == 0)
+		return 0;
+	snprintf(out, n, "%s+0x%llx", tb[idx].module[0] ? tb[idx].module : "?", (unsigned long long)tb[idx].address);
+	return 1;
 }

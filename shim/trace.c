@@ -24,7 +24,7 @@ int popmon_trace_on;
 /* The file's layout (docs/trace-format.md). */
 #define TRACE_MAGIC "POPMTRC1"
 #define TRACE_VERSION 1
-enum { CHUNK_RECORDS = 1, CHUNK_NAMES = 2, CHUNK_TRAILER = 3, CHUNK_REGIONS = 4 };
+enum { CHUNK_RECORDS = 1, CHUNK_NAMES = 2, CHUNK_TRAILER = 3, CHUNK_REGIONS = 4, CHUNK_CONSTRUCTS = 5 };
 
 struct file_header {
 	char magic[8];
@@ -336,6 +336,42 @@ void popmon_trace_region(int idx, uint64_t start, uint64_t stop)
 						  .comm = POPMON_TR_NOCOMM, .peer = idx});
 }
 
+/* The OpenMP constructs the trace's OMP records name (their slots). */
+static uint8_t omp_seen[POPMON_OMP_CONSTRUCTS];
+
+void popmon_trace_omp(uint64_t begin, uint64_t end, uint32_t team, int construct)
+{
+	struct popmon_thread *t = popmon_tls;
+	if (!POPMON_LOAD(popmon_trace_on) || !t)
+		return;
+	if (construct >= 0 && construct < (int)sizeof omp_seen)
+		POPMON_STORE(omp_seen[construct], 1);
+	popmon_trace_put(t, &(struct popmon_trec){.enter = begin, .leave = end, .kind = POPMON_TR_OMP,
+						  .comm = POPMON_TR_NOCOMM, .peer = construct, .tag = (int32_t)team});
+}
+
+/* "IDX module+0xaddress" lines of the constructs OMP records name. */
+static void write_construct_names(void)
+{
+	char line[640], *buf = NULL;
+	size_t len = 0;
+	for (int i = 0; i < (int)sizeof omp_seen; i++) {
+		char name[600];
+		if (!POPMON_LOAD(omp_seen[i]) || !popmon_omp_construct_name(i, name, sizeof name))
+			continue;
+		int k = snprintf(line, sizeof line, "%d %s\n", i, name);
+		char *nb = k > 0 ? realloc(buf, len + (size_t)k) : NULL;
+		if (!nb)
+			break;
+		buf = nb;
+		memcpy(buf + len, line, (size_t)k);
+		len += (size_t)k;
+	}
+	if (buf)
+		write_chunk(CHUNK_CONSTRUCTS, 0, buf, len);
+	free(buf);
+}
+
 static const char *region_name(int i)
 {
 	const char *name = "";
@@ -370,6 +406,7 @@ void popmon_trace_close(void)
 	if (trace_fd < 0)
 		return;
 	write_region_names();
+	write_construct_names();
 	int n = popmon_thread_count();
 	for (int i = 0; i < n; i++) {
 		struct popmon_thread *t = popmon_thread_slot(i);

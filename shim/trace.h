@@ -27,6 +27,7 @@ enum {
 	POPMON_TR_FLUSH = 7,   /* a full buffer was written to the file */
 	POPMON_TR_CLOCK = 8,   /* clock synchronisation after a barrier (Init, Finalize) */
 	POPMON_TR_REGION = 9,  /* a visit of a user region (popmon/DLB region API) */
+	POPMON_TR_OMP = 10,    /* an outermost OpenMP parallel region */
 };
 
 /* Record flags. */

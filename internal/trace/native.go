@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -25,6 +26,7 @@ const (
 	chunkNames   = 2
 	chunkTrailer = 3
 	chunkRegions = 4
+	chunkOMP     = 5
 
 	recCall    = 1
 	recPart    = 2
@@ -35,6 +37,7 @@ const (
 	recFlush   = 7
 	recClock   = 8
 	recRegion  = 9
+	recOMP     = 10
 
 	flSend       = 1
 	flRecv       = 2
@@ -66,6 +69,7 @@ type rankFile struct {
 	rank, size   int32
 	names        []string
 	regions      []string            // user region names by index (REGION records)
+	constructs   map[int32]string    // OpenMP constructs by slot (OMP records)
 	threads      map[uint32][]record // in file order
 	order        []uint32            // threads in order of first chunk
 	hasTrailer   bool
@@ -148,6 +152,17 @@ func parseData(path string, data []byte) (*rankFile, error) {
 				return nil, bad(off, "region names chunk of %d bytes", n)
 			}
 			f.regions = strings.Split(strings.TrimRight(string(body), "\x00"), "\x00")
+		case chunkOMP:
+			if n > maxNamesBytes {
+				return nil, bad(off, "OpenMP constructs chunk of %d bytes", n)
+			}
+			f.constructs = map[int32]string{}
+			for _, line := range strings.Split(strings.TrimRight(string(body), "\n"), "\n") {
+				idx, name, ok := strings.Cut(line, " ")
+				if k, err := strconv.ParseInt(idx, 10, 32); ok && err == nil {
+					f.constructs[int32(k)] = strings.ToValidUTF8(name, "?")
+				}
+			}
 		case chunkTrailer:
 			if n < trailerSize {
 				return nil, bad(off, "trailer of %d bytes", n)
@@ -450,6 +465,14 @@ func (b *builder) rank(f *rankFile, c clock) error {
 	var extras []record
 	for _, th := range f.order {
 		for _, r := range f.threads[th] {
+			if r.kind == recOMP {
+				name, ok := f.constructs[r.peer]
+				if !ok {
+					name = "OpenMP parallel region"
+				}
+				rk.Spans = append(rk.Spans, Span{Kind: "omp", Name: name, Thread: int32(th), Enter: t(r.enter), Leave: t(r.leave)})
+				continue
+			}
 			if r.kind == recRegion {
 				name := fmt.Sprintf("region %d", r.peer)
 				if r.peer >= 0 && int(r.peer) < len(f.regions) {
