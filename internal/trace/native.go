@@ -721,10 +721,31 @@ func (b *builder) match() {
 	sort.SliceStable(tr.Messages, func(i, j int) bool { return tr.Messages[i].LogSend < tr.Messages[j].LogSend })
 }
 
-// shift moves every time so that the trace starts at 0.
+// shift moves every time so that the trace starts at 0: at the end of
+// MPI_Init (the first rank's return from the barrier popmon adds there)
+// when every rank with calls has an MPI_Init, which is where the
+// measurement's Global region starts, so that a trace and its exports
+// cover what the measurement covers; otherwise at the earliest record.
+// MPI_Init then keeps only its part after the new origin.
 func (b *builder) shift() {
 	o := int64(math.Round(b.origin))
 	tr := b.tr
+	if io, ok := initEnd(tr); ok && io > o {
+		o = io
+		for i := range tr.Ranks {
+			rk := &tr.Ranks[i]
+			for k := range rk.Calls {
+				c := &rk.Calls[k]
+				c.Enter, c.Leave = max(c.Enter, o), max(c.Leave, o)
+			}
+			for k := range rk.Spans {
+				sp := &rk.Spans[k]
+				sp.Enter, sp.Leave = max(sp.Enter, o), max(sp.Leave, o)
+			}
+			rk.End = max(rk.End, o)
+		}
+		tr.Notes = append(tr.Notes, "the trace starts at the end of MPI_Init, where the measurement starts: MPI_Init's time before it is not in the trace")
+	}
 	tr.End = 0
 	for i := range tr.Ranks {
 		rk := &tr.Ranks[i]
@@ -841,4 +862,30 @@ func collOf(base string) Coll {
 		return CollOther
 	}
 	return CollNone
+}
+
+// initEnd returns the earliest end of MPI_Init over the ranks, when every
+// rank with calls has one.
+func initEnd(tr *Trace) (int64, bool) {
+	end, any := int64(0), false
+	for i := range tr.Ranks {
+		rk := &tr.Ranks[i]
+		if len(rk.Calls) == 0 {
+			continue
+		}
+		found := false
+		for k := range rk.Calls {
+			if rk.Calls[k].Kind == KindInit {
+				if !any || rk.Calls[k].Leave < end {
+					end = rk.Calls[k].Leave
+				}
+				found, any = true, true
+				break
+			}
+		}
+		if !found {
+			return 0, false
+		}
+	}
+	return end, any
 }

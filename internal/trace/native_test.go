@@ -180,12 +180,16 @@ func TestReadDirMatches(t *testing.T) {
 		}
 	}
 	// Clocks: rank 1's sync ticks are 1000 ahead: its calls land on rank
-	// 0's time line; the trace starts at rank 0's MPI_Init entry (10).
-	if c := tr.Ranks[1].Calls[1]; c.Name != "MPI_Send" || c.Enter != 140 || c.Leave != 150 {
-		t.Errorf("rank 1's MPI_Send: %+v, want [140, 150] after alignment", c)
+	// 0's time line; the trace starts at the end of MPI_Init (100, where
+	// the measurement starts), and MPI_Init keeps only what follows it.
+	if c := tr.Ranks[1].Calls[1]; c.Name != "MPI_Send" || c.Enter != 50 || c.Leave != 60 {
+		t.Errorf("rank 1's MPI_Send: %+v, want [50, 60] after alignment", c)
 	}
-	if sp := tr.Ranks[0].Spans; len(sp) != 2 || sp[0].Name != "setup" || sp[0].Enter != 90 || sp[1].Name != "solve" || sp[1].Leave != 440 || sp[0].Kind != "region" {
-		t.Errorf("rank 0's spans %+v: want setup [90, 485] then solve [140, 440]", sp)
+	if c := tr.Ranks[0].Calls[0]; c.Kind != KindInit || c.Enter != 0 || c.Leave != 0 {
+		t.Errorf("rank 0's MPI_Init: %+v, want [0, 0]", c)
+	}
+	if sp := tr.Ranks[0].Spans; len(sp) != 2 || sp[0].Name != "setup" || sp[0].Enter != 0 || sp[1].Name != "solve" || sp[1].Leave != 350 || sp[0].Kind != "region" {
+		t.Errorf("rank 0's spans %+v: want setup [0, 395] then solve [50, 350]", sp)
 	}
 	b := tr.Ranks[1].Calls[4]
 	if b.Kind != KindCollective || b.Coll != CollBcast || b.Root != 0 || b.RecvBytes != 8 || b.SendBytes != 0 {
@@ -201,11 +205,11 @@ func TestReadDirMatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := same.Ranks[1].Calls[1]; c.Enter != 1140 {
-		t.Errorf("rank 1's MPI_Send on rank 0's node: enter %d, want 1140 (no offset)", c.Enter)
+	if c := same.Ranks[1].Calls[1]; c.Enter != 1050 {
+		t.Errorf("rank 1's MPI_Send on rank 0's node: enter %d, want 1050 (no offset)", c.Enter)
 	}
-	if tr.Ranks[0].Node != "node1" || tr.Ranks[1].Node != "node2" || tr.End != 490 {
-		t.Errorf("node %q, end %d; want node1, 490 (rank 0's MPI_Finalize, from its MPI_Init entry)", tr.Ranks[0].Node, tr.End)
+	if tr.Ranks[0].Node != "node1" || tr.Ranks[1].Node != "node2" || tr.End != 400 {
+		t.Errorf("node %q, end %d; want node1, 400 (rank 0's MPI_Finalize, from the end of MPI_Init)", tr.Ranks[0].Node, tr.End)
 	}
 }
 
