@@ -15,7 +15,7 @@ import (
 // live measurement's metrics within ±1 % (issue 14); and its replay on the
 // ideal network removes none of its waiting, which is pure load
 // imbalance: serialisation efficiency 1.00 ± 0.01 (T_ideal ≈ the largest
-// useful time), transfer efficiency = CommE / SerE ≈ 1.
+// useful time), transfer efficiency = CommE / SerE ≈ 1 (± effTol).
 func TestTraceImbalanceRoundTrip(t *testing.T) {
 	patternsNeedTrace(t)
 	for _, impl := range impls(t) {
@@ -31,12 +31,16 @@ func TestTraceImbalanceRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			g := add.Regions[0]
+			// Transfer = CommE/SerE carries the MPI's own cost, which a
+			// busy-waiting oversubscribed MPICH makes real: the tolerance of
+			// the other designed CommE = 1 checks.
 			for _, c := range []struct {
 				id   string
 				want float64
-			}{{pop.IDSerialisationEfficiency, 1}, {pop.IDTransferEfficiency, 1}} {
-				if v, ok := g.Value(c.id); !ok || math.Abs(v-c.want) > 0.01 {
-					t.Errorf("%s = %.4f (measured: %v), want %.2f ± 0.01", c.id, v, ok, c.want)
+				tol  float64
+			}{{pop.IDSerialisationEfficiency, 1, 0.01}, {pop.IDTransferEfficiency, 1, effTol}} {
+				if v, ok := g.Value(c.id); !ok || math.Abs(v-c.want) > c.tol {
+					t.Errorf("%s = %.4f (measured: %v), want %.2f ± %.2f", c.id, v, ok, c.want, c.tol)
 				}
 			}
 
