@@ -148,15 +148,59 @@ static uint32_t ncomms = 1;
 static int comm_keyval = MPI_KEYVAL_INVALID;
 static uint32_t req_ids;
 
+/* Bumped whenever a communicator carrying a trace id is freed (the
+ * keyval's delete callback): the per-thread cache below then misses, so a
+ * freed handle that MPI reuses for a new communicator never finds the old
+ * id. */
+static uint32_t comm_gen = 1;
+
+static int comm_deleted(MPI_Comm c, int keyval, void *val, void *extra)
+{
+	(void)c;
+	(void)keyval;
+	(void)val;
+	(void)extra;
+	__atomic_fetch_add(&comm_gen, 1, __ATOMIC_ACQ_REL);
+	return MPI_SUCCESS;
+}
+
+static uint32_t comm_id_slow(struct popmon_thread *t, MPI_Comm c);
+
+/* The trace id of communicator c: 0 for MPI_COMM_WORLD; others from a
+ * per-thread direct-mapped cache, or from their attribute (an id handed
+ * out at first use, with the communicator's record in the trace). */
+#define COMM_SLOTS 8
+static __thread struct {
+	uint64_t key;
+	uint32_t gen, id;
+} comm_cache[COMM_SLOTS];
+
 static uint32_t comm_id(struct popmon_thread *t, MPI_Comm c)
 {
 	if (c == MPI_COMM_WORLD)
 		return 0;
 	if (c == MPI_COMM_NULL)
 		return POPMON_TR_NOCOMM;
+	uint64_t k = 0;
+	memcpy(&k, &c, sizeof c < sizeof k ? sizeof c : sizeof k);
+	unsigned h = (unsigned)((k * 0x9E3779B97F4A7C15ull) >> 61) & (COMM_SLOTS - 1);
+	uint32_t g = __atomic_load_n(&comm_gen, __ATOMIC_ACQUIRE);
+	if (comm_cache[h].key == k && comm_cache[h].gen == g)
+		return comm_cache[h].id;
+	uint32_t id = comm_id_slow(t, c);
+	if (id != POPMON_TR_NOCOMM) {
+		comm_cache[h].key = k;
+		comm_cache[h].gen = g;
+		comm_cache[h].id = id;
+	}
+	return id;
+}
+
+static uint32_t comm_id_slow(struct popmon_thread *t, MPI_Comm c)
+{
 	if (comm_keyval == MPI_KEYVAL_INVALID) {
 		int kv = MPI_KEYVAL_INVALID;
-		if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &kv, NULL) != MPI_SUCCESS)
+		if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, comm_deleted, &kv, NULL) != MPI_SUCCESS)
 			return POPMON_TR_NOCOMM;
 		int expect = MPI_KEYVAL_INVALID;
 		if (!__atomic_compare_exchange_n(&comm_keyval, &expect, kv, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))

@@ -101,6 +101,64 @@ func TestTraceWildcard(t *testing.T) {
 	}
 }
 
+// TestTraceComms: communicators created and freed in a loop
+// (examples/comms: pairs {0,1},{2,3} on even rounds, {0,2},{1,3} on odd
+// ones) keep their own members in the trace although MPI reuses freed
+// handles: every message goes between the round's partners with the
+// round's tag and size, every collective is on a two-member communicator
+// holding its rank.
+func TestTraceComms(t *testing.T) {
+	const np, rounds = 4, 4
+	for _, impl := range impls(t) {
+		t.Run(impl.name, func(t *testing.T) {
+			_, tr := tracedRun(t, impl, nil, np, "comms", fmt.Sprint(rounds))
+			if got, want := len(tr.Messages), np*rounds; got != want {
+				t.Errorf("%d messages, want %d (notes %v)", got, want, tr.Notes)
+			}
+			partner := func(r, round int32) int32 {
+				if round%2 == 0 {
+					return r ^ 1 // {0,1}, {2,3}
+				}
+				return r ^ 2 // {0,2}, {1,3}
+			}
+			for _, m := range tr.Messages {
+				if m.Tag < 0 || m.Tag >= rounds || m.Dst != partner(m.Src, m.Tag) || m.Bytes != int64(8*(m.Tag+1)) {
+					t.Errorf("message %+v: want one to the partner of round tag, of 8*(tag+1) bytes", m)
+					continue
+				}
+				if m.Comm < 0 || int(m.Comm) >= len(tr.Comms) {
+					t.Errorf("message %+v: no communicator", m)
+					continue
+				}
+				members := tr.Comms[m.Comm].Members
+				if len(members) != 2 || !((members[0] == m.Src && members[1] == m.Dst) || (members[0] == m.Dst && members[1] == m.Src)) {
+					t.Errorf("message %+v on a communicator of members %v", m, members)
+				}
+			}
+			for r := range tr.Ranks {
+				n := 0
+				for _, c := range tr.Ranks[r].Calls {
+					if c.Name != "MPI_Allreduce" {
+						continue
+					}
+					n++
+					if c.Comm < 0 || int(c.Comm) >= len(tr.Comms) {
+						t.Errorf("rank %d: MPI_Allreduce without a communicator", r)
+						continue
+					}
+					members := tr.Comms[c.Comm].Members
+					if len(members) != 2 || (members[0] != int32(r) && members[1] != int32(r)) {
+						t.Errorf("rank %d: MPI_Allreduce on members %v", r, members)
+					}
+				}
+				if n != rounds {
+					t.Errorf("rank %d: %d MPI_Allreduce calls, want %d", r, n, rounds)
+				}
+			}
+		})
+	}
+}
+
 // TestTraceSmallBuffer: a 4 KiB trace buffer fills many times; the flushes
 // are recorded and said once, the trace still holds every call, and the
 // metrics stay within 2 % of an untraced run (and those of a trace with
