@@ -160,13 +160,38 @@ static int cpu_has_invariant_tsc(void)
 #endif
 }
 
+/* A simultaneous reading of the tick and CLOCK_MONOTONIC: the narrowest of
+ * a few tick brackets around a clock_gettime, its middle as the tick. One
+ * plain pair of reads is off by however long the thread was descheduled
+ * between them (possibly milliseconds on a busy node at start-up), an
+ * error that would go into the calibration's ratio and into every time
+ * the process converts to CLOCK_MONOTONIC. */
+void popmon_clock_pair(uint64_t *tick, uint64_t *ns)
+{
+	uint64_t best = UINT64_MAX;
+	for (int i = 0; i < 4; i++) {
+		uint64_t a = popmon_now();
+		uint64_t n = popmon_monotonic_ns();
+		uint64_t b = popmon_now();
+		if (b >= a && b - a < best) {
+			best = b - a;
+			*tick = a + (b - a) / 2;
+			*ns = n;
+		}
+	}
+	if (best == UINT64_MAX) { /* a tick counter going back: take the last reading as it is */
+		*tick = popmon_now();
+		*ns = popmon_monotonic_ns();
+	}
+}
+
 double popmon_ns_per_tick(void)
 {
 	if (!popmon_clock_tsc)
 		return 1.0;
 	/* Calibrate over the whole run: the longer, the better. */
-	uint64_t t1 = popmon_now();
-	uint64_t n1 = popmon_monotonic_ns();
+	uint64_t t1 = 0, n1 = 0;
+	popmon_clock_pair(&t1, &n1);
 	uint64_t dt = t1 - popmon_proc.t0_tick;
 	uint64_t dn = n1 - popmon_proc.t0_ns;
 	/* Very early (a region call right after start-up): wait until 20 us
@@ -625,8 +650,7 @@ __attribute__((constructor)) static void popmon_init(void)
 	struct timespec rt;
 	clock_gettime(CLOCK_REALTIME, &rt);
 	popmon_proc.epoch_ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
-	popmon_proc.t0_tick = popmon_now();
-	popmon_proc.t0_ns = popmon_monotonic_ns();
+	popmon_clock_pair(&popmon_proc.t0_tick, &popmon_proc.t0_ns);
 	pthread_atfork(NULL, NULL, atfork_child);
 	popmon_live_open();
 	have_exit_key = pthread_key_create(&exit_key, thread_gone) == 0;

@@ -53,6 +53,8 @@ extern struct popmon_process popmon_proc;
 
 /* core.c */
 uint64_t popmon_monotonic_ns(void);
+/* A tick and a CLOCK_MONOTONIC reading taken at the same moment. */
+void popmon_clock_pair(uint64_t *tick, uint64_t *ns);
 /* CLOCK_MONOTONIC nanoseconds of a tick of popmon_now(). */
 int64_t popmon_tick_monotonic_ns(uint64_t tick);
 /* The MPI rank the launcher's environment gives this process (before

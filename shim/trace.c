@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <mpi.h>
@@ -251,12 +252,87 @@ uint64_t popmon_trace_call(struct popmon_thread *t, int fn, uint64_t enter, uint
 
 /* ------------------------------------------------------------ file */
 
+/* The node leaders (each node's lowest world rank) for the clock offsets,
+ * made at MPI_Init's synchronisation and freed after MPI_Finalize's. */
+static MPI_Comm leaders = MPI_COMM_NULL;
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Each node leader's CLOCK_MONOTONIC offset to rank 0's (Cristian's
+ * method): rank 0 makes OFFSET_ROUNDS ping-pongs with every other node's
+ * leader in turn; the one with the shortest round trip gives the offset
+ * (rank 0's time at the round trip's middle minus the leader's time when
+ * it answered: off by at most half that round trip), which rank 0 sends
+ * to the leader for its OFFSET record (enter: the leader's time then,
+ * leave: the offset, peer: phase). O(nodes) messages, on popmon's own
+ * communicator. */
+enum { OFFSET_ROUNDS = 8, OFFSET_TAG = 7031 };
+
+static void clock_offsets(struct popmon_thread *t, int phase)
+{
+	if (phase == 0 && leaders == MPI_COMM_NULL) {
+		MPI_Comm node = MPI_COMM_NULL;
+		int local = 0;
+		if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS)
+			return;
+		PMPI_Comm_rank(node, &local);
+		PMPI_Comm_free(&node);
+		if (PMPI_Comm_split(MPI_COMM_WORLD, local == 0 ? 0 : MPI_UNDEFINED, popmon_proc.rank, &leaders) !=
+		    MPI_SUCCESS)
+			leaders = MPI_COMM_NULL;
+	}
+	if (leaders == MPI_COMM_NULL)
+		return;
+	int me = 0, n = 0;
+	PMPI_Comm_rank(leaders, &me);
+	PMPI_Comm_size(leaders, &n);
+	if (me == 0) {
+		for (int j = 1; j < n; j++) {
+			int64_t best = -1, off = 0, mine[2] = {0, 0};
+			for (int k = 0; k < OFFSET_ROUNDS; k++) {
+				int64_t theirs = 0;
+				mine[0] = mono_ns();
+				PMPI_Send(&k, 1, MPI_INT, j, OFFSET_TAG, leaders);
+				PMPI_Recv(&theirs, 1, MPI_INT64_T, j, OFFSET_TAG, leaders, MPI_STATUS_IGNORE);
+				mine[1] = mono_ns();
+				if (best < 0 || mine[1] - mine[0] < best) {
+					best = mine[1] - mine[0];
+					off = mine[0] + best / 2 - theirs;
+				}
+			}
+			int64_t res[2] = {off, best};
+			PMPI_Send(res, 2, MPI_INT64_T, j, OFFSET_TAG, leaders);
+		}
+		return;
+	}
+	int64_t at[OFFSET_ROUNDS];
+	for (int k = 0; k < OFFSET_ROUNDS; k++) {
+		int got = 0;
+		PMPI_Recv(&got, 1, MPI_INT, 0, OFFSET_TAG, leaders, MPI_STATUS_IGNORE);
+		at[k] = mono_ns();
+		PMPI_Send(&at[k], 1, MPI_INT64_T, 0, OFFSET_TAG, leaders);
+	}
+	int64_t res[2] = {0, 0};
+	PMPI_Recv(res, 2, MPI_INT64_T, 0, OFFSET_TAG, leaders, MPI_STATUS_IGNORE);
+	popmon_trace_put(t, &(struct popmon_trec){.enter = (uint64_t)mono_ns(), .leave = (uint64_t)res[0],
+						  .kind = POPMON_TR_OFFSET, .comm = POPMON_TR_NOCOMM, .peer = phase,
+						  .bytes = (uint32_t)(res[1] > 0xffffffffll ? 0xffffffffu : res[1])});
+}
+
 static void clock_sync(struct popmon_thread *t, int phase)
 {
 	PMPI_Barrier(MPI_COMM_WORLD);
 	uint64_t now = popmon_now();
 	popmon_trace_put(t, &(struct popmon_trec){.enter = now, .leave = now, .kind = POPMON_TR_CLOCK,
 						  .comm = 0, .peer = phase});
+	clock_offsets(t, phase);
+	if (phase == 1 && leaders != MPI_COMM_NULL)
+		PMPI_Comm_free(&leaders);
 }
 
 void popmon_trace_init(uint64_t enter)

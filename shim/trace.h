@@ -28,6 +28,7 @@ enum {
 	POPMON_TR_CLOCK = 8,   /* clock synchronisation after a barrier (Init, Finalize) */
 	POPMON_TR_REGION = 9,  /* a visit of a user region (popmon/DLB region API) */
 	POPMON_TR_OMP = 10,    /* an outermost OpenMP parallel region */
+	POPMON_TR_OFFSET = 11, /* a node leader's clock offset to rank 0 (ping-pong at Init, Finalize) */
 };
 
 /* Record flags. */

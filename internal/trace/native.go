@@ -38,6 +38,7 @@ const (
 	recClock   = 8
 	recRegion  = 9
 	recOMP     = 10
+	recOffset  = 11
 
 	flSend       = 1
 	flRecv       = 2
@@ -81,6 +82,12 @@ type rankFile struct {
 	hostname     string
 	fileBytes    int64
 	syncA, syncB uint64 // CLOCK ticks at Init (A) and Finalize (B); 0 when absent
+	// off holds a node leader's OFFSET records at Init (0) and Finalize
+	// (1): its CLOCK_MONOTONIC ns then and its offset to rank 0's.
+	off [2]struct {
+		at, offset float64
+		ok         bool
+	}
 }
 
 // parseFile reads and bounds-checks one rank's trace file.
@@ -277,6 +284,11 @@ func worldComm(n int32) Comm {
 	return Comm{Members: m}
 }
 
+// maxClockOffsetNS bounds the clock offsets the reader accepts from
+// OFFSET records (a day): a larger one is damage, and the barrier estimate
+// is used instead.
+const maxClockOffsetNS = 86400e9
+
 // clock is a rank's mapping from its ticks to the common time line (ns).
 type clock struct {
 	f           *rankFile
@@ -296,7 +308,10 @@ func (c clock) at(tick uint64) float64 {
 // clockAlignment maps each rank's ticks to the lowest rank's time line.
 // Ranks on the lowest rank's node need no offset: each file's calibration
 // converts its ticks to the node's CLOCK_MONOTONIC, common to the node.
-// Another node's offset is the median over its ranks of the difference
+// Another node's offset is its leader's, measured by ping-pong with rank 0
+// at MPI_Init and MPI_Finalize (OFFSET records) and linearly interpolated
+// between them; for files without them, the median over its ranks of the
+// difference
 // to the lowest rank at the CLOCK records after the barriers at MPI_Init
 // and at MPI_Finalize (ranks leave a barrier at nearly the same moment;
 // the median discounts the ones that were descheduled), linearly
@@ -309,6 +324,10 @@ func clockAlignment(files []*rankFile, tr *Trace) map[int32]clock {
 					f.syncA = r.enter
 				} else if r.kind == recClock && r.peer == 1 && f.syncB == 0 {
 					f.syncB = r.enter
+				} else if r.kind == recOffset && (r.peer == 0 || r.peer == 1) && !f.off[r.peer].ok &&
+					math.Abs(float64(int64(r.leave))) < maxClockOffsetNS {
+					o := &f.off[r.peer]
+					o.at, o.offset, o.ok = float64(r.enter), float64(int64(r.leave)), true
 				}
 			}
 		}
@@ -346,11 +365,26 @@ func clockAlignment(files []*rankFile, tr *Trace) map[int32]clock {
 		}
 		nodes[host] = n
 	}
+	// Offsets measured by ping-pong between the node leaders (OFFSET
+	// records; files of libraries before them have none) replace the
+	// barrier estimate for their node: every rank of the node shares its
+	// leader's CLOCK_MONOTONIC.
+	measured := map[string]*rankFile{}
+	for _, f := range files {
+		if f.hostname != ref.hostname && f.off[0].ok && measured[f.hostname] == nil {
+			measured[f.hostname] = f
+		}
+	}
 	out := map[int32]clock{}
 	unaligned := 0
 	for _, f := range files {
 		c := clock{f: f}
-		if f.hostname != ref.hostname {
+		if l := measured[f.hostname]; l != nil {
+			c.oa = l.off[0].offset
+			if l.off[1].ok && l.off[1].at > l.off[0].at {
+				c.a, c.b, c.ob, c.interpolate = l.off[0].at, l.off[1].at, l.off[1].offset, true
+			}
+		} else if f.hostname != ref.hostname {
 			n := nodes[f.hostname]
 			if n == nil {
 				unaligned++
@@ -514,6 +548,8 @@ func (b *builder) rank(f *rankFile, c clock) error {
 				closeComm()
 				rk.Spans = append(rk.Spans, Span{Kind: "flush", Name: "trace buffer flush", Thread: 0, Enter: t(r.enter), Leave: t(r.leave)})
 			case recClock:
+				closeComm()
+			case recOffset:
 				closeComm()
 			case recPart, recDone, recStart:
 				closeComm()

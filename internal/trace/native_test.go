@@ -327,3 +327,41 @@ func FuzzParseFile(f *testing.F) {
 		_, _ = build([]*rankFile{rf}, rf.size, "fuzz") // must not panic
 	})
 }
+
+// TestReadDirOffsets: a node leader's OFFSET records (ping-pong offsets to
+// rank 0 at MPI_Init and MPI_Finalize) replace the barrier estimate, which
+// a rank that left the barrier late skews: here rank 1's CLOCK records say
+// 1000 ns but the measured offsets are 990 at MPI_Init and 970 at
+// MPI_Finalize (interpolated in between); a damaged offset (over a day)
+// is ignored.
+func TestReadDirOffsets(t *testing.T) {
+	off := func(at uint64, offset int64, phase int32) record {
+		return record{enter: at, leave: uint64(offset), kind: recOffset, peer: phase}
+	}
+	r0, r1 := twoRanks()
+	recs := append([]record(nil), r1.recs[:2]...)
+	recs = append(recs, off(1100, -990, 0))
+	recs = append(recs, r1.recs[2:]...)
+	recs = append(recs, off(1510, -970, 1))
+	r1.recs = recs
+	tr, err := ReadDir(writeDir(t, r0, r1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// MPI_Send at 1150: offset −990 + 20·(1150−1100)/(1510−1100) = −987.56,
+	// so 162.44 on rank 0's line, 62 after the origin (rank 0's end of
+	// MPI_Init, 100).
+	if c := tr.Ranks[1].Calls[1]; c.Name != "MPI_Send" || c.Enter != 62 {
+		t.Errorf("rank 1's MPI_Send: %+v, want enter 62 with the measured offsets", c)
+	}
+	// A damaged offset is ignored: the barrier estimate (1000) applies.
+	r0, r1 = twoRanks()
+	r1.recs = append(append(append([]record(nil), r1.recs[:2]...), off(1100, 1<<62, 0)), r1.recs[2:]...)
+	tr, err = ReadDir(writeDir(t, r0, r1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := tr.Ranks[1].Calls[1]; c.Enter != 50 {
+		t.Errorf("rank 1's MPI_Send with a damaged offset: enter %d, want 50 (barrier estimate)", c.Enter)
+	}
+}
