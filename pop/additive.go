@@ -18,7 +18,7 @@ const (
 // ReasonIdealNetwork is why serialisation_efficiency and transfer_efficiency
 // are not measured: splitting communication into transfer and
 // serialisation needs a replay of the run on an ideal network.
-const ReasonIdealNetwork = "needs an ideal-network replay (Dimemas)"
+const ReasonIdealNetwork = "needs a trace: measure with popmon run --trace, or report a Paraver trace"
 
 // computeAdditive implements model pop-additive, POP-METRICS.md §4.
 func computeAdditive(m *measure.Measurement, opt Options) *Report {

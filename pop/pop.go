@@ -249,7 +249,7 @@ type Metric struct {
 	// Kind says what the value is.
 	Kind Kind
 	// NotMeasured, when not empty, says why the metric has no value (for
-	// example "needs an ideal-network replay (Dimemas)"): it belongs to the
+	// example "needs a trace: measure with popmon run --trace, or report a Paraver trace"): it belongs to the
 	// model's tree, but the measurement cannot give it. Value is then 0 and
 	// meaningless; renderers print the reason instead of a number, and
 	// omit the metric where only numbers go.

@@ -23,7 +23,7 @@ func TestReportModels(t *testing.T) {
 		{"pop-additive csv", []string{"report", "--model", "POP-ADDITIVE", "--format", "csv", file}, ExitOK,
 			[]string{"region,metric,value\n", "Global,thread_efficiency,"}, ""},
 		{"all text", []string{"report", "--model", "all", "--region", "solve", file}, ExitOK,
-			[]string{"model talp (", "model pop-hybrid (", "model pop-additive (", "not measured: needs an ideal-network replay"}, ""},
+			[]string{"model talp (", "model pop-hybrid (", "model pop-additive (", "not measured: needs a trace: measure with popmon run --trace"}, ""},
 		{"all csv", []string{"report", "--model", "all", "--format", "csv", file}, ExitOK,
 			[]string{"model,region,metric,value\ntalp,Global,elapsed_s,10\n", "pop-additive,halo exchange,process_efficiency,"}, ""},
 		{"talp-json of talp", []string{"report", "--model", "talp", "--format", "talp-json", file}, ExitOK, []string{`"dlbVersion": "3.7"`}, ""},

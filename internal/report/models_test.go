@@ -74,8 +74,8 @@ func TestJSONModels(t *testing.T) {
 		}
 	}
 	if !strings.Contains(out, `"not_measured": {
-            "serialisation_efficiency": "needs an ideal-network replay (Dimemas)",
-            "transfer_efficiency": "needs an ideal-network replay (Dimemas)"
+            "serialisation_efficiency": "needs a trace: measure with popmon run --trace, or report a Paraver trace",
+            "transfer_efficiency": "needs a trace: measure with popmon run --trace, or report a Paraver trace"
           }`) {
 		t.Errorf("pop-additive lacks its not_measured object:\n%s", out)
 	}
@@ -121,7 +121,7 @@ func TestTextModels(t *testing.T) {
 		"popmon POP metrics, model talp (", "\npopmon POP metrics, model pop-hybrid (", "\npopmon POP metrics, model pop-additive (",
 		"Hybrid Parallel efficiency ........ 0.77\n",
 		"  OpenMP Parallel efficiency ...... 0.94\n    Load Balance .................. 0.94\n    Communication efficiency ...... 0.99\n",
-		"      Serialisation efficiency .... not measured: needs an ideal-network replay (Dimemas)\n",
+		"      Serialisation efficiency .... not measured: needs a trace: measure with popmon run --trace, or report a Paraver trace\n",
 		"  Thread efficiency ............... 0.95\n    OpenMP region efficiency ...... 0.98\n    Serial region efficiency ...... 0.97\n",
 		"OpenMP:    LLVM OMP version: 5.0.20140926 · 4 threads per process\n",
 	} {
