@@ -10,6 +10,8 @@ extra=""
 if mpirun --version 2>&1 | grep -qi -e "open mpi" -e openrte; then
 	extra="--oversubscribe"
 fi
-echo "+ $bin run -o $out/demo.json -- $launcher $extra -np 4 $out/imbalance" >&2
+# build/examples/demo.json is this script's own output: a second `make demo`
+# replaces it (--force) instead of refusing.
+echo "+ $bin run --force -o $out/demo.json -- $launcher $extra -np 4 $out/imbalance" >&2
 # shellcheck disable=SC2086
-exec "$bin" run -o "$out/demo.json" -- $launcher $extra -np 4 "$out/imbalance"
+exec "$bin" run --force -o "$out/demo.json" -- $launcher $extra -np 4 "$out/imbalance"
