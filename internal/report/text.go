@@ -343,12 +343,13 @@ func textMPICalls(b *bufio.Writer, calls []measure.MPICall) {
 	}
 }
 
-// byteCell is a call profile's bytes cell: "-" for none.
+// byteCell is a call profile's bytes cell: "-" for none; decimal units as
+// in the GPU tables and the pages (bytesSI).
 func byteCell(n int64) string {
 	if n <= 0 {
 		return "-"
 	}
-	return Bytes(uint64(n))
+	return bytesSI(float64(n))
 }
 
 // writeTable writes rows as aligned columns: the first left-aligned (names,
