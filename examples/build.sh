@@ -10,7 +10,9 @@
 # talp_api talp_monitor, imbalance_f regions_f talp_api_f (skipped with a warning when no Fortran
 # compiler wrapper exists) and libdlb.so (the DLB stand-in the talp_* programs link against, found
 # through an rpath to OUTDIR, so nothing needs LD_LIBRARY_PATH).
-# Also amdahl (strong scaling with a designed serial fraction, for popmon model).
+# Also amdahl (strong scaling with a designed serial fraction, for popmon model), init_sleep
+# (only a sleep between MPI_Init and MPI_Finalize) and imbalance_cxx (the demo in C++, built with
+# the MPI C++ wrapper $MPICXX / mpicxx.openmpi / mpicxx.mpich).
 # The OpenMP programs omp_serial omp_imbalance (no MPI) and hybrid_phases
 # hybrid_mpi_idle team_override malleable (MPI+OpenMP, with the MPI wrapper above) are built twice:
 # NAME.gcc (gcc -fopenmp: GNU libgomp) and NAME.clang (clang -fopenmp: LLVM
@@ -27,9 +29,9 @@ usage() {
 [ $# -ge 1 ] && [ $# -le 2 ] || usage
 
 case "${2:-}" in
-openmpi) CC=mpicc.openmpi FC=mpif90.openmpi ;;
-mpich) CC=mpicc.mpich FC=mpif90.mpich ;;
-"") CC=${MPICC:-mpicc} FC=${MPIFC:-mpif90} ;;
+openmpi) CC=mpicc.openmpi CXX=mpicxx.openmpi FC=mpif90.openmpi ;;
+mpich) CC=mpicc.mpich CXX=mpicxx.mpich FC=mpif90.mpich ;;
+"") CC=${MPICC:-mpicc} CXX=${MPICXX:-mpicxx} FC=${MPIFC:-mpif90} ;;
 *) usage ;;
 esac
 
@@ -64,6 +66,16 @@ for p in balanced imbalance ending two_phase pipeline regions misuse serial fina
 done
 
 run "$CC" $CFLAGS -o "$out/amdahl" "$here/amdahl.c"
+run "$CC" $CFLAGS -o "$out/init_sleep" "$here/init_sleep.c"
+# A C++ program built with the MPI C++ wrapper, which links the MPI C++
+# bindings library (Open MPI's calls MPI from a static constructor). Open
+# MPI's C++ headers do not compile with -Wcast-function-type.
+if command -v "$CXX" >/dev/null 2>&1; then
+	run "$CXX" -O2 -g -std=c++17 -Wall -Wextra -Werror -Wno-cast-function-type \
+		-o "$out/imbalance_cxx" "$here/imbalance_cxx.cpp"
+else
+	echo "$0: warning: MPI C++ compiler wrapper '$CXX' not found; imbalance_cxx not built" >&2
+fi
 for p in thread_multiple thread_churn; do
 	run "$CC" $CFLAGS -pthread -o "$out/$p" "$here/$p.c"
 done

@@ -339,8 +339,20 @@ static void thread_gone(void *p)
 	pthread_mutex_unlock(&thr_lock);
 }
 
+/* Start-up: 0 before, 1 while the calling thread runs it, 2 after. */
+static int init_state;
+
 struct popmon_thread *popmon_thread_slow(void)
 {
+	if (__builtin_expect(__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) != 2, 0)) {
+		/* An MPI call before libpopmon's constructor ran (a static
+		 * constructor of the program or of a library, such as Open MPI's
+		 * C++ bindings calling MPI_Initialized): start up first, so that
+		 * this thread becomes the primary thread, not an extra CPU. */
+		popmon_ensure_init();
+		if (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) != 2)
+			return NULL; /* another thread is starting up: not measured */
+	}
 	if (popmon_proc.inert)
 		return NULL;
 	if (popmon_tls)
@@ -561,16 +573,24 @@ void *popmon_dlsym_next(const char *const *names)
 /* ------------------------------------------------------------------ start-up */
 
 /* Programs that launch or wrap the application, in which the library stays
- * inert (LD_PRELOAD reaches them too under `popmon run -- mpirun ...`). */
-static const char *const inert_names[] = {
+ * dormant (LD_PRELOAD reaches them too under `popmon run -- mpirun ...`):
+ * only MPI_Init makes one the application (their hwloc may well start CUDA
+ * to list GPUs). */
+static const char *const launcher_names[] = {
 	"mpirun", "mpiexec", "orterun", "orted", "prterun", "prte", "prted", "prun",
 	"hydra_pmi_proxy", "mpiexec.hydra", "mpiexec.mpich", "mpirun.mpich",
 	"mpiexec.openmpi", "mpirun.openmpi", "srun", "slurmstepd", "salloc", "sbatch",
+	"popmon", "ssh", "rsh", "gdb", "valgrind", "strace", "ltrace", "perf",
+	NULL,
+};
+
+/* Shells, wrappers and the utilities a job script runs around the
+ * application: measuring one of them would pass for measuring the program.
+ * They stay dormant until they do what only the application does (MPI_Init,
+ * GPU work, an OpenMP runtime): an MPI program may well be called `test`. */
+static const char *const utility_names[] = {
 	"sh", "bash", "dash", "zsh", "ksh", "csh", "tcsh", "env", "time", "timeout",
-	"nohup", "nice", "taskset", "numactl", "hwloc-bind", "popmon", "ssh", "rsh",
-	"make", "gdb", "valgrind", "strace", "ltrace", "perf", "tee", "cat", "sleep",
-	/* Utilities a job script runs around the application: measuring one
-	 * of them would pass for measuring the program. */
+	"nohup", "nice", "taskset", "numactl", "hwloc-bind", "make", "tee", "cat", "sleep",
 	"hostname", "date", "bc", "echo", "printf", "true", "false", "test", "[", "expr", "seq",
 	"mkdir", "rm", "rmdir", "cp", "mv", "ln", "ls", "touch", "chmod", "chown", "stat", "du",
 	"df", "head", "tail", "wc", "grep", "egrep", "fgrep", "sed", "awk", "gawk", "mawk", "cut",
@@ -582,7 +602,9 @@ static const char *const inert_names[] = {
 	NULL,
 };
 
-static int exe_is_inert(void)
+/* POPMON_DORMANT_LAUNCHER, POPMON_DORMANT_UTILITY when the executable's
+ * name is in one of the lists, else 0. */
+static int exe_dormancy(void)
 {
 	char path[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
@@ -591,9 +613,12 @@ static int exe_is_inert(void)
 	path[n] = '\0';
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
-	for (const char *const *p = inert_names; *p; p++)
+	for (const char *const *p = launcher_names; *p; p++)
 		if (strcmp(base, *p) == 0)
-			return 1;
+			return POPMON_DORMANT_LAUNCHER;
+	for (const char *const *p = utility_names; *p; p++)
+		if (strcmp(base, *p) == 0)
+			return POPMON_DORMANT_UTILITY;
 	return 0;
 }
 
@@ -602,6 +627,7 @@ static void atfork_child(void)
 	/* A forked copy that does not exec is not the application: its
 	 * accounts are a copy of the parent's. An exec starts afresh. */
 	popmon_proc.inert = 1;
+	popmon_proc.dormant = 0;
 	popmon_counters_atfork_child();
 }
 
@@ -611,7 +637,29 @@ static int env_true(const char *name)
 	return v && *v && strcmp(v, "0") != 0 && strcmp(v, "no") != 0 && strcmp(v, "off") != 0;
 }
 
+static void init_process(void);
+static void start_measuring(void);
+
+void popmon_ensure_init(void)
+{
+	int expect = 0;
+	if (!__atomic_compare_exchange_n(&init_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return; /* done, or running (on this thread: a call from start-up itself) */
+	init_process();
+	__atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
+}
+
+/* The dynamic linker runs the constructors of the program's libraries in
+ * dependency order, and a preloaded library's after those it depends on:
+ * a library that calls MPI from its own constructor (Open MPI's libmpi_cxx,
+ * linked by mpicxx, calls MPI_Initialized) reaches libpopmon's wrappers
+ * first, which start it up then (popmon_thread_slow). */
 __attribute__((constructor)) static void popmon_init(void)
+{
+	popmon_ensure_init();
+}
+
+static void init_process(void)
 {
 	popmon_proc.pid = (int)getpid();
 	popmon_proc.size = 1;
@@ -620,10 +668,43 @@ __attribute__((constructor)) static void popmon_init(void)
 		popmon_gpu_probe();
 		return;
 	}
-	if (env_true("POPMON_DISABLE") || exe_is_inert()) {
+	if (env_true("POPMON_DISABLE")) {
 		popmon_proc.inert = 1;
 		return;
 	}
+	int dormancy = exe_dormancy();
+	if (dormancy) {
+		/* Named like a launcher or a job script's utility: dormant
+		 * until it does what only the application does (popmon_wake). */
+		popmon_proc.inert = 1;
+		__atomic_store_n(&popmon_proc.dormant, dormancy, __ATOMIC_RELEASE);
+		pthread_atfork(NULL, NULL, atfork_child);
+		return;
+	}
+	start_measuring();
+}
+
+/* A dormant process calls MPI_Init (by), or a utility's starts the GPU
+ * measurement or an OpenMP runtime: it is the application after all (an MPI
+ * program called `test`, `seq` or `sort`), and is measured from now on (its
+ * Global region starts here; MPI_Init restarts it anyway). Launchers, shells
+ * and a job script's helpers never do these, and stay out. */
+void popmon_wake(int by)
+{
+	int d = __atomic_load_n(&popmon_proc.dormant, __ATOMIC_ACQUIRE);
+	if (!d || (by == POPMON_WAKE_COMPUTE && d == POPMON_DORMANT_LAUNCHER))
+		return;
+	if (!__atomic_compare_exchange_n(&popmon_proc.dormant, &d, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;
+	if (env_true("POPMON_DISABLE"))
+		return;
+	popmon_proc.inert = 0;
+	start_measuring();
+}
+
+/* Start-up of a measured process, after the checks of init_process. */
+static void start_measuring(void)
+{
 	/* Built for another MPI than the program's: pass every call through
 	 * untouched and never call MPI (docs/library.md). */
 	char why[600];
@@ -651,7 +732,9 @@ __attribute__((constructor)) static void popmon_init(void)
 	clock_gettime(CLOCK_REALTIME, &rt);
 	popmon_proc.epoch_ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
 	popmon_clock_pair(&popmon_proc.t0_tick, &popmon_proc.t0_ns);
-	pthread_atfork(NULL, NULL, atfork_child);
+	static int atfork_set;
+	if (!atfork_set++)
+		pthread_atfork(NULL, NULL, atfork_child);
 	popmon_live_open();
 	have_exit_key = pthread_key_create(&exit_key, thread_gone) == 0;
 	if (popmon_regions_init() != 0) {
@@ -709,6 +792,16 @@ __attribute__((destructor)) static void popmon_fini(void)
 		popmon_write_unmeasured("the program uses MPI Sessions (MPI_Session_init) without MPI_Init: "
 				       "popmon measures programs that call MPI_Init or MPI_Init_thread; "
 				       "no measurement written");
+		return;
+	}
+	const char *session = getenv("POPMON_SESSION"), *exec_pid = getenv("POPMON_PID");
+	if ((!session || !*session) && (!exec_pid || !*exec_pid) && popmon_env_rank(NULL) >= 0) {
+		/* A library preloaded by hand into an MPI job (mpirun -x
+		 * LD_PRELOAD): a process the launcher started as a rank that never
+		 * called MPI_Init is one of the job's helpers (a job script's
+		 * tools), not the application; it writes nothing and says
+		 * nothing. */
+		popmon_proc.finalized = 1;
 		return;
 	}
 	popmon_proc.finalized = 1;

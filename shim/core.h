@@ -39,6 +39,7 @@ struct popmon_accounts {
 /* Process state shared by the library's files. */
 struct popmon_process {
 	int inert;            /* launcher/shell or forked child: measure nothing */
+	int dormant;          /* inert by its name only (POPMON_DORMANT_*): see popmon_wake */
 	int mpi_initialized;  /* popmon_mpi_init_hook ran */
 	uint64_t init_tick;   /* MPI_Init returned (Global started) */
 	uint64_t fin_tick;    /* MPI_Finalize entered (Global ended) */
@@ -52,6 +53,17 @@ struct popmon_process {
 extern struct popmon_process popmon_proc;
 
 /* core.c */
+/* Starts the library up once (the constructor, or the first MPI call when
+ * that comes first); a no-op afterwards and while start-up runs. */
+void popmon_ensure_init(void);
+/* A process inert by its name only does what only the application does:
+ * it is measured from now on. A launcher's name (mpirun, orted, srun, ...)
+ * wakes only by MPI_Init (POPMON_WAKE_MPI); a shell's or a utility's also by
+ * GPU work or an OpenMP runtime's tool start (POPMON_WAKE_COMPUTE). A no-op
+ * otherwise. */
+enum { POPMON_DORMANT_LAUNCHER = 1, POPMON_DORMANT_UTILITY = 2 };
+enum { POPMON_WAKE_MPI = 1, POPMON_WAKE_COMPUTE = 2 };
+void popmon_wake(int by);
 uint64_t popmon_monotonic_ns(void);
 /* A tick and a CLOCK_MONOTONIC reading taken at the same moment. */
 void popmon_clock_pair(uint64_t *tick, uint64_t *ns);

@@ -846,6 +846,7 @@ static void fail_with(int why, int err, const char *detail)
 int InitializeInjection(void)
 {
 	static int once;
+	popmon_wake(POPMON_WAKE_COMPUTE); /* a CUDA program named like a utility */
 	if (popmon_proc.inert || __atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL))
 		return 1;
 	injected = 1;

@@ -158,6 +158,78 @@ static void registry_leave(void)
 	reg_self[0] = '\0';
 }
 
+/* Without a session folder (popmon exec, a library preloaded by hand) rank
+ * 0 cannot read a registry, so the ranks that carry the library say so at
+ * MPI_Init: each sends rank 0 one empty message, tag MPI_TAG_UB, on
+ * MPI_COMM_WORLD, and rank 0 posts one receive per rank, from that rank, in
+ * its own MPI_Init hook, before the program's first call there. MPI matches
+ * a message with the earliest posted receive, so the program never sees one
+ * (nor a probe of it); a receive completes at rank 0's next MPI call, after
+ * which it costs nothing: only the receives of ranks without the library
+ * stay posted. At finalize rank 0 waits for the ranks that announced
+ * themselves, however late, and 3 s for the others, as with a registry
+ * (docs/library.md, "Finalize"). Under popmon run nothing is sent: the
+ * registry says the same. */
+static MPI_Request *announce_req; /* rank 0: a receive per rank; NULL when not used */
+static char announce_buf;
+
+static int announce_tag(void)
+{
+	int *ub = NULL, flag = 0;
+	PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+	return flag && ub && *ub >= 32767 ? *ub : 32767;
+}
+
+static void announce_init(void)
+{
+	const char *session = getenv("POPMON_SESSION");
+	int size = popmon_proc.size;
+	if ((session && *session) || size <= 1)
+		return;
+	int tag = announce_tag();
+	if (popmon_proc.rank != 0) {
+		MPI_Request r;
+		if (PMPI_Isend(NULL, 0, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &r) == MPI_SUCCESS)
+			PMPI_Request_free(&r);
+		return;
+	}
+	announce_req = malloc(sizeof *announce_req * (size_t)size);
+	if (!announce_req)
+		return; /* rank 0 then waits for every rank, as before */
+	announce_req[0] = MPI_REQUEST_NULL;
+	for (int k = 1; k < size; k++)
+		if (PMPI_Irecv(&announce_buf, 0, MPI_BYTE, k, tag, MPI_COMM_WORLD, &announce_req[k]) != MPI_SUCCESS)
+			announce_req[k] = MPI_REQUEST_NULL;
+}
+
+/* Rank 0: whether rank k announced itself (so far). */
+static int announced(int k)
+{
+	if (!announce_req)
+		return 0;
+	if (announce_req[k] == MPI_REQUEST_NULL)
+		return 1;
+	int done = 0;
+	PMPI_Test(&announce_req[k], &done, MPI_STATUS_IGNORE);
+	return done;
+}
+
+/* Rank 0, at the end of the handshake: the receives of ranks that never
+ * announced themselves are cancelled. */
+static void announce_end(void)
+{
+	if (!announce_req)
+		return;
+	for (int k = 1; k < popmon_proc.size; k++) {
+		if (announce_req[k] == MPI_REQUEST_NULL)
+			continue;
+		PMPI_Cancel(&announce_req[k]);
+		PMPI_Wait(&announce_req[k], MPI_STATUS_IGNORE);
+	}
+	free(announce_req);
+	announce_req = NULL;
+}
+
 /* srun with an --mpi= that the program's MPI does not speak starts every
  * task as a one-process MPI job: MPI_COMM_WORLD has 1 process while Slurm
  * says the step has N tasks. Writes why into why and returns 1 then. */
@@ -192,6 +264,8 @@ static uint64_t init_enter;
 
 void popmon_mpi_pre_init_hook(void)
 {
+	popmon_ensure_init(); /* MPI_Init from a constructor that ran before libpopmon's */
+	popmon_wake(POPMON_WAKE_MPI);        /* an MPI program named like a utility (`test`, `seq`) */
 	init_enter = popmon_now();
 #if defined(OPEN_MPI)
 	if (popmon_proc.inert || popmon_proc.mpi_initialized)
@@ -229,13 +303,17 @@ void popmon_mpi_init_hook(void)
 	/* Tracing (POPMON_TRACE=1): the file, a clock synchronisation (a
 	 * barrier, before Global starts). */
 	popmon_trace_init(init_enter);
+	/* popmon's own start-up (the session registry, the check of where MPI
+	 * calls go: a few ms) is part of MPI_Init, not of the application's
+	 * run. */
+	registry_join();
+	announce_init();
+	popmon_intercept_check();
 	/* The Global region measures the run between MPI_Init and MPI_Finalize,
-	 * as TALP does. */
+	 * as TALP does: from here, where MPI_Init returns to the program. */
 	popmon_proc.init_tick = popmon_now();
 	popmon_regions_restart_global(popmon_proc.init_tick);
 	popmon_live_mpi_init(popmon_proc.rank, popmon_proc.size, popmon_proc.init_tick);
-	registry_join();
-	popmon_intercept_check();
 }
 
 /* ------------------------------------------------------------------ handshake */
@@ -330,10 +408,12 @@ static void ranges_end(char *out, size_t n, int last, int start)
  * without it, already in PMPI_Finalize, gets no message: some MPIs hang
  * when one arrives there) and waited for, however late; a rank that
  * registers during the first 3 s is contacted then (the wait ends as soon
- * as every rank has come). Without a registry
- * (popmon exec) every rank is contacted and waited for; with a session
- * whose registry rank 0 cannot read, for as long as HELLOs keep coming
- * (60 s after the last). */
+ * as every rank has come). Without a registry (popmon exec, a library
+ * preloaded by hand) the ranks that announced themselves at MPI_Init
+ * (announce_init) play its part; when neither can be had (out of memory)
+ * every rank is contacted and waited for; with a session whose registry
+ * rank 0 cannot read, for as long as HELLOs keep coming (60 s after the
+ * last). */
 static void handshake_root(struct handshake *hs, int size)
 {
 	MPI_Comm w = MPI_COMM_WORLD;
@@ -349,6 +429,9 @@ static void handshake_root(struct handshake *hs, int size)
 	int usable = registry_usable();
 	int session = getenv("POPMON_SESSION") && *getenv("POPMON_SESSION");
 	hs->registry_known = usable;
+	/* Who carries the library: the registry's entries, or the ranks that
+	 * announced themselves; either way the others get 3 s. */
+	int selective = usable || announce_req != NULL;
 	char ready = 1;
 	for (int k = 0; k < size; k++)
 		req[k] = MPI_REQUEST_NULL;
@@ -358,16 +441,16 @@ static void handshake_root(struct handshake *hs, int size)
 	int64_t now = (int64_t)popmon_monotonic_ns();
 	int64_t grace_end = now + 3000000000LL, last_progress = now, next_check = now;
 	for (;;) {
-		if (now >= next_check && (!usable || now <= grace_end)) {
+		if (now >= next_check && (!selective || now <= grace_end)) {
 			for (int k = 1; k < size; k++) {
-				if (contacted[k] || (usable && !registry_has(k)))
+				if (contacted[k] || (selective && !(usable ? registry_has(k) : announced(k))))
 					continue;
 				contacted[k] = 1;
 				pending++;
 				PMPI_Send(&ready, 1, MPI_CHAR, k, TAG_READY, w);
 				PMPI_Irecv(&hellos[k], (int)sizeof hellos[k], MPI_BYTE, k, TAG_HELLO, w, &req[k]);
 			}
-			next_check = usable ? now + 100000000LL : INT64_MAX; /* re-read the registry every 0.1 s */
+			next_check = selective ? now + 100000000LL : INT64_MAX; /* look again every 0.1 s */
 		}
 		int which = MPI_UNDEFINED, flag = 0;
 		if (pending > 0)
@@ -381,12 +464,13 @@ static void handshake_root(struct handshake *hs, int size)
 				break; /* every rank has come */
 			continue;
 		}
-		if (pending == 0 && (!usable || now > grace_end))
+		if (pending == 0 && (!selective || now > grace_end))
 			break; /* every rank that may come has come */
-		if (!usable && session && now - last_progress > 60000000000LL)
+		if (!selective && session && now - last_progress > 60000000000LL)
 			break; /* a broken session folder: no HELLO for 60 s */
 		pause_briefly();
 	}
+	announce_end();
 	int present = 1, last = -1, start = -1;
 	for (int k = 1; k < size; k++) {
 		if (arrived[k]) {

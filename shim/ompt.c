@@ -513,6 +513,7 @@ ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version, const char *
 ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version, const char *runtime_version)
 {
 	(void)omp_version;
+	popmon_wake(POPMON_WAKE_COMPUTE); /* an OpenMP program named like a utility */
 	if (popmon_proc.inert)
 		return NULL;
 	snprintf(runtime_name, sizeof runtime_name, "%s", runtime_version ? runtime_version : "OpenMP");

@@ -576,6 +576,7 @@ static int bad_handle(const char *op, const void *h)
  * caller when allow_last), or 0 with the call's return code in *rc. */
 static int resolve(popmon_region_t h, const char *op, int allow_last, int *idx, int *rc)
 {
+	popmon_ensure_init();
 	if (popmon_proc.inert) {
 		*rc = POPMON_ERR_NOTMEASURED;
 		return 0;
@@ -595,6 +596,7 @@ static int resolve(popmon_region_t h, const char *op, int allow_last, int *idx, 
 
 popmon_region_t popmon_api_region_register(const char *name)
 {
+	popmon_ensure_init(); /* a static constructor's region, before libpopmon's */
 	if (popmon_proc.inert)
 		return NULL;
 	/* "all" is an ordinary name (DLB reserves it for its region selection
