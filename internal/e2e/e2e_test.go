@@ -470,20 +470,7 @@ func TestMisuse(t *testing.T) {
 // popmon runs the popmon binary and returns stdout, stderr and exit code.
 func popmon(t *testing.T, env []string, args ...string) (string, string, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, popmonBin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	var so, se bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &so, &se
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("popmon %v: %v", args, err)
-	}
-	return so.String(), se.String(), code
+	return runCommand(t, 3*time.Minute, env, append([]string{popmonBin}, args...)...)
 }
 
 // TestSerialProgram: a program that never calls MPI is measured too, with
