@@ -510,6 +510,7 @@ static void handshake_root(struct handshake *hs, int size)
 	if (hs->status == V_PARTIAL && !hs->members)
 		hs->status = 0; /* out of memory: measure nothing rather than hang */
 out:
+	announce_end(); /* no receive of popmon's left posted into PMPI_Finalize */
 	free(arrived);
 	free(hellos);
 	free(req);
