@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/popmon/popmon/internal/binscan"
@@ -68,6 +69,59 @@ func privateDir(dir string) (string, error) {
 		return "", fmt.Errorf("%s is not a private folder of yours", dir)
 	}
 	return dir, nil
+}
+
+// ownFolder checks that dir is a folder (not a link to one) owned by this
+// user.
+func ownFolder(dir string) error {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("it is a symbolic link")
+	case !fi.IsDir():
+		return fmt.Errorf("not a folder")
+	case !ok || int(st.Uid) != os.Getuid():
+		return fmt.Errorf("owned by another user")
+	}
+	return nil
+}
+
+// checkLiveDir checks that dir, a session folder's live_dir, is one that
+// makeLiveDir makes for this user: run-* directly in the private
+// liveBase/popmon-UID, or live directly in the session folder; a folder
+// of this user's, not a link.
+func checkLiveDir(session, dir string) error {
+	if !filepath.IsAbs(dir) {
+		return fmt.Errorf("not an absolute path")
+	}
+	clean := filepath.Clean(dir)
+	root := filepath.Join(liveBase, "popmon-"+strconv.Itoa(os.Getuid()))
+	parent, base := filepath.Dir(clean), filepath.Base(clean)
+	inRoot := parent == root && strings.HasPrefix(base, "run-") && len(base) > len("run-")
+	inSession := base == "live" && sameFile(parent, session)
+	if !inRoot && !inSession {
+		return fmt.Errorf("popmon run keeps live files only in %s/run-* or in the session folder's live folder", root)
+	}
+	if inRoot {
+		if err := ownFolder(root); err != nil {
+			return fmt.Errorf("%s: %v", root, err)
+		}
+		if fi, err := os.Lstat(root); err != nil || fi.Mode().Perm()&0o077 != 0 {
+			return fmt.Errorf("%s is not private", root)
+		}
+	}
+	return ownFolder(clean)
+}
+
+// sameFile reports whether paths a and b name the same existing file.
+func sameFile(a, b string) bool {
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }
 
 // writeLiveInfo records info in the session folder.
@@ -131,7 +185,10 @@ func recoverCmd(env *Env, args []string) error {
 	if err := checkFormat(*format, true); err != nil {
 		return err
 	}
-	session := fs.Arg(0)
+	session := filepath.Clean(fs.Arg(0))
+	if err := ownFolder(session); err != nil {
+		return fail(ExitInput, "%s is not a session folder of yours: %v; nothing was read or removed", session, err)
+	}
 	b, err := os.ReadFile(filepath.Join(session, liveInfoName))
 	if err != nil {
 		return fail(ExitInput, "%s is not a popmon run session folder with live files (%v)", session, err)
@@ -139,6 +196,12 @@ func recoverCmd(env *Env, args []string) error {
 	var info liveInfo
 	if err := json.Unmarshal(b, &info); err != nil || info.LiveDir == "" {
 		return fail(ExitInput, "%s: unreadable %s", session, liveInfoName)
+	}
+	// The session folder may be anyone's (a shared project folder, an
+	// unpacked archive): its live_dir is read and removed only when it is
+	// a live folder popmon run makes for this user.
+	if err := checkLiveDir(session, info.LiveDir); err != nil {
+		return fail(ExitInput, "%s: refusing its live folder %q: %v; nothing was read or removed", session, info.LiveDir, err)
 	}
 	s, err := live.ScanSession(info.LiveDir, filepath.Join(session, "nodes"))
 	if err != nil {
@@ -157,12 +220,17 @@ func recoverCmd(env *Env, args []string) error {
 		}
 		path, command = p, m.Command
 	}
+	// -o and --force come from the command line only: the file's output
+	// names the file's base name, written next to the session folder
+	// without overwriting anything.
 	target, frc := *output, *force
 	if target == "" {
-		target, frc = info.Output, info.Force
-	}
-	if target == "" {
-		target, frc = defaultOutputName(command), false
+		frc = false
+		name := filepath.Base(info.Output)
+		if info.Output == "" || name == "." || name == ".." || name == string(filepath.Separator) {
+			name = defaultOutputName(command)
+		}
+		target = filepath.Join(filepath.Dir(session), filepath.Base(name))
 	}
 	var final string
 	if frc {
