@@ -8,6 +8,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"os/exec"
 	"sort"
 	"strings"
 	"syscall"
@@ -21,13 +23,25 @@ const Version = "0.1.0"
 
 // Exit codes, documented in docs/cli.md.
 const (
-	ExitOK       = 0 // success
-	ExitFailure  = 1 // unexpected failure
-	ExitUsage    = 2 // wrong command line
-	ExitInput    = 3 // an input file is unusable: missing, unreadable, not a run, invalid, truncated
-	ExitEnv      = 4 // the machine lacks something (MPI compiler, ...) or the library failed to build
-	ExitNotFound = 127
+	ExitOK       = 0   // success
+	ExitFailure  = 1   // unexpected failure
+	ExitUsage    = 2   // wrong command line
+	ExitInput    = 3   // an input file is unusable: missing, unreadable, not a run, invalid, truncated
+	ExitEnv      = 4   // the machine lacks something (MPI compiler, ...) or the library failed to build
+	ExitNotExec  = 126 // the command was found but cannot be executed (POSIX)
+	ExitNotFound = 127 // the command was not found (POSIX)
 )
+
+// notRunnable is the exit code for a command that could not be started:
+// 127 when it does not exist, 126 when it exists but cannot be executed (a
+// folder, a file without execute permission, an unknown format), as a
+// POSIX shell says.
+func notRunnable(err error) int {
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+		return ExitNotFound
+	}
+	return ExitNotExec
+}
 
 // exitError carries an exit code with an error message.
 type exitError struct {

@@ -57,7 +57,7 @@ func execCmd(env *Env, args []string) error {
 	}
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
-		return fail(ExitNotFound, "cannot run %s: %v", argv[0], err)
+		return fail(notRunnable(err), "cannot run %s: %v", argv[0], err)
 	}
 	scan := scanCommand(argv)
 	lib, err := mf.build(context.Background(), env.Stderr, scan)

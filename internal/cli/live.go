@@ -135,8 +135,8 @@ func writeLiveInfo(session string, info liveInfo) error {
 
 // partialFromSampler assembles the partial measurement of what s read and
 // writes it as file name in dir; returns its path and command.
-func partialFromSampler(s *live.Sampler, info liveInfo, hint, by, dir string) (string, *measure.Measurement, error) {
-	procs, p, err := s.Procs(hint)
+func partialFromSampler(s *live.Sampler, info liveInfo, end live.JobEnd, by, dir string) (string, *measure.Measurement, error) {
+	procs, p, err := s.Procs(end)
 	if err != nil {
 		return "", nil, err
 	}
@@ -154,14 +154,18 @@ func partialFromSampler(s *live.Sampler, info liveInfo, hint, by, dir string) (s
 	return path, m, nil
 }
 
-// signalHint names the signal popmon run passed on, for a job that ended
-// without saying why.
-func signalHint(st jobStatus) string {
-	sig := st.forwarded
-	if sig == 0 {
-		return ""
+// jobEnd is what popmon run saw of the command's ending (pid, its exit
+// status, the signal it passed on), for a job whose processes did not all
+// say why they ended.
+func jobEnd(st jobStatus, pid int, argv []string) live.JobEnd {
+	e := live.JobEnd{PID: pid, Signal: int(st.signal), Code: st.code}
+	if len(argv) > 0 {
+		e.Name = filepath.Base(argv[0])
 	}
-	return live.SignalName(int(sig)) + " sent to popmon run"
+	if st.forwarded != 0 {
+		e.Forwarded = live.SignalName(int(st.forwarded)) + " sent to popmon run"
+	}
+	return e
 }
 
 const recoverHelp = `Assembles the measurement of a job whose popmon run was itself killed,
@@ -214,7 +218,7 @@ func recoverCmd(env *Env, args []string) error {
 	if sess, _ := readSession(session, 0); sess != nil && len(sess.files) > 0 {
 		path, command = sess.files[0].path, sess.files[0].command
 	} else {
-		p, m, err := partialFromSampler(s, info, "", "recover", session)
+		p, m, err := partialFromSampler(s, info, live.JobEnd{}, "recover", session)
 		if err != nil {
 			return fail(ExitInput, "cannot recover %s: %v", session, err)
 		}

@@ -75,7 +75,7 @@ func runCmd(env *Env, args []string) error {
 	}
 	path, err := exec.LookPath(cmdline[0])
 	if err != nil {
-		return fail(ExitNotFound, "cannot run %s: %v", cmdline[0], err)
+		return fail(notRunnable(err), "cannot run %s: %v", cmdline[0], err)
 	}
 	scan := scanCommand(cmdline)
 	ctx := context.Background()
@@ -160,7 +160,7 @@ func runCmd(env *Env, args []string) error {
 		if svc != nil {
 			svc.Close()
 		}
-		return fail(ExitNotFound, "cannot start %s: %v", cmdline[0], err)
+		return fail(notRunnable(err), "cannot start %s: %v", cmdline[0], err)
 	}
 	if sampler != nil {
 		sampler.Start()
@@ -194,7 +194,7 @@ func runCmd(env *Env, args []string) error {
 		// measured (unmeasured-*.txt: e.g. srun's wrong --mpi) left
 		// nothing to assemble.
 		if normal, n := sampler.Ended(); n > 0 && !normal && len(sess.unmeasured) == 0 {
-			p, m, err := partialFromSampler(sampler, info, signalHint(st), "run", absSession)
+			p, m, err := partialFromSampler(sampler, info, jobEnd(st, cmd.Process.Pid, cmdline), "run", absSession)
 			if err != nil {
 				fmt.Fprintf(env.Stderr, "popmon: no partial measurement: %v\n", err)
 			} else {

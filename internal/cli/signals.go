@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"time"
 	"unsafe"
@@ -95,12 +96,18 @@ func inTerminalForeground() bool {
 }
 
 // raiseSignal ends popmon by sig, as the job ended, so that a shell or batch
-// system sees the same ending (a script's `trap` or `$?` of 130 for SIGINT);
-// it returns only when sig does not end the process.
+// system sees the same ending (a script's `trap`, `$?` of 130 for SIGINT,
+// 139 for SIGSEGV, 134 for SIGABRT), without a dump of popmon's own (no Go
+// crash dump, no core file); it returns only when sig does not end the
+// process, and Main then exits with 128 + sig.
 func raiseSignal(sig syscall.Signal) {
 	signal.Reset(sig)
-	_ = syscall.Kill(os.Getpid(), sig)
-	// The signal may reach another thread of the process: give it the
-	// moment it takes to end the process.
-	time.Sleep(time.Second)
+	if !defaultAction(sig) {
+		return
+	}
+	runtime.LockOSThread()
+	raiseSelf(sig)
+	// A signal whose default action is to ignore it (SIGCHLD, SIGURG) or
+	// to stop (SIGTSTP: resumed later) returns here.
+	time.Sleep(100 * time.Millisecond)
 }

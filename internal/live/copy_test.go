@@ -155,7 +155,7 @@ func TestFreshestSource(t *testing.T) {
 	// A copy's accounts hold up to the copier's moment, when it saw the
 	// process alive; the local file of another node's process (the fake
 	// files are node1's) cannot be checked from here: its own accounts end.
-	procs, _, err := s.Procs("")
+	procs, _, err := s.Procs(JobEnd{})
 	if err != nil {
 		t.Fatal(err)
 	}

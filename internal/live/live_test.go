@@ -124,7 +124,7 @@ func TestAssemble(t *testing.T) {
 	if procs[1].End != "MPI_Abort(7)" || procs[0].End != "killed" {
 		t.Errorf("ends %q %q", procs[0].End, procs[1].End)
 	}
-	reason, detail := why(procs, "")
+	reason, detail := why(procs, JobEnd{})
 	if reason != measure.PartialAborted || detail != "rank 1 called MPI_Abort(7) first" {
 		t.Errorf("why = %q, %q", reason, detail)
 	}

@@ -329,7 +329,35 @@ func (s *Sampler) Ended() (normal bool, n int) {
 // last state change, or the last moment it was seen alive. Cutting all at
 // the earliest such moment would charge the others' later work to a
 // shorter run.
-func (s *Sampler) Procs(hint string) ([]Proc, measure.Partial, error) {
+// JobEnd is what popmon run knows of how the measured command ended, beyond
+// the processes' live files.
+type JobEnd struct {
+	// Forwarded names the signal popmon run passed on to the job
+	// ("SIGTERM sent to popmon run"), empty if none.
+	Forwarded string
+	// PID is the command's process id (0 when unknown); Signal the signal
+	// that ended the command (0 when it exited), Code its exit code.
+	PID, Signal, Code int
+	// Name is the command's file name (mpirun, timeout, ./app).
+	Name string
+}
+
+// ended says how the command itself ended, as a noun phrase ("SIGKILL to
+// mpirun", "timeout's exit with code 124"); empty when unknown or a
+// normal exit.
+func (e JobEnd) ended() string {
+	switch {
+	case e.Name == "":
+		return ""
+	case e.Signal != 0:
+		return signalName(e.Signal) + " to " + e.Name
+	case e.Code != 0:
+		return fmt.Sprintf("%s's exit with code %d", e.Name, e.Code)
+	}
+	return ""
+}
+
+func (s *Sampler) Procs(end JobEnd) ([]Proc, measure.Partial, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// The MPI processes; of a command that ran several jobs, the one that
@@ -391,12 +419,20 @@ func (s *Sampler) Procs(hint string) ([]Proc, measure.Partial, error) {
 			vu = sn.Tick
 		}
 		out[i] = Proc{Snap: f, Final: f, Cut: vu, ValidUntil: vu, End: endOf(f, p.alive)}
+		if p.lastAlive != nil {
+			out[i].lastSeen = f.NSAt(p.lastAlive.Tick)
+		}
+		if out[i].End == "killed" && end.Signal != 0 && end.PID != 0 && f.PID == end.PID {
+			// The command itself, whose ending popmon saw (a program
+			// without MPI has no signal handler of popmon's).
+			out[i].End, out[i].endSignal = signalName(end.Signal), end.Signal
+		}
 		if best >= 0 {
 			sn := p.samples[best]
 			out[i].Snap, out[i].Cut = sn, sn.Tick
 		}
 	}
-	reason, detail := why(out, hint)
+	reason, detail := why(out, end)
 	return out, measure.Partial{Reason: reason, Detail: detail}, nil
 }
 
@@ -458,9 +494,12 @@ func endOf(f *Snapshot, alive bool) string {
 
 // why gives the job's reason and a sentence: the earliest end the
 // processes recorded (MPI_Abort, a fatal signal, an exit without
-// MPI_Finalize) is the cause, the others its consequences; without one, the
-// signal popmon run passed on (hint), else the processes were killed.
-func why(ps []Proc, hint string) (string, string) {
+// MPI_Finalize) is the cause, the others its consequences, unless a process
+// that left no trace (SIGKILL) was last seen alive before it: then that one
+// is named first, and the recorded end after it. Without a recorded end, the
+// signal popmon run passed on, else how the command itself ended, else the
+// processes were killed.
+func why(ps []Proc, end JobEnd) (string, string) {
 	type ev struct {
 		rank   int
 		end    string
@@ -469,7 +508,8 @@ func why(ps []Proc, hint string) (string, string) {
 	}
 	var first *ev
 	killed := 0
-	for _, p := range ps {
+	var gone *Proc // the killed process last seen alive earliest
+	for i, p := range ps {
 		f := p.Final
 		if f == nil {
 			f = p.Snap
@@ -486,12 +526,18 @@ func why(ps []Proc, hint string) (string, string) {
 			if f.State != Signaled {
 				sig, tick = f.LastSignal, f.LastSignalTick
 			}
+			if p.endSignal != 0 { // seen by popmon run, not recorded
+				sig, tick = p.endSignal, f.LastTransition()
+			}
 			e.reason = measure.PartialTerminated
 			if isFault(sig) {
 				e.reason = measure.PartialCrashed
 			}
 		case p.End == "killed":
 			killed++
+			if gone == nil || (ps[i].lastSeen != 0 && ps[i].lastSeen < gone.lastSeen) {
+				gone = &ps[i]
+			}
 			continue
 		default:
 			continue
@@ -508,12 +554,32 @@ func why(ps []Proc, hint string) (string, string) {
 			measure.PartialCrashed:    "died of " + first.end,
 			measure.PartialTerminated: "was ended by " + first.end,
 		}[first.reason]
+		if gone != nil && gone.lastSeen != 0 && gone.lastSeen < first.at && first.reason == measure.PartialTerminated {
+			// A rank that vanished (SIGKILL, the OOM killer) before
+			// the others were terminated: the launcher ending the job
+			// because of it, most likely.
+			return measure.PartialKilled, fmt.Sprintf("rank %d was killed first (SIGKILL, or it vanished without a trace; last seen %.2f s before rank %d %s)",
+				gone.Final.Rank, float64(first.at-gone.lastSeen)/1e9, first.rank, verb)
+		}
+		if len(ps) == 1 {
+			return first.reason, "the process " + verb
+		}
 		return first.reason, fmt.Sprintf("rank %d %s first", first.rank, verb)
 	}
-	if hint != "" {
-		return measure.PartialTerminated, "the job was ended by " + hint
+	if end.Forwarded != "" {
+		return measure.PartialTerminated, "the job was ended by " + end.Forwarded
 	}
-	return measure.PartialKilled, fmt.Sprintf("%d of %d processes were killed (SIGKILL, or they vanished without a trace)", killed, len(ps))
+	if killed == 0 {
+		if e := end.ended(); e != "" {
+			return measure.PartialTerminated, fmt.Sprintf("the job was ended by %s while its %d processes still ran", e, len(ps))
+		}
+		return measure.PartialKilled, fmt.Sprintf("the command ended while its %d processes still ran", len(ps))
+	}
+	detail := fmt.Sprintf("%d of %d processes were killed (SIGKILL, or they vanished without a trace)", killed, len(ps))
+	if e := end.ended(); e != "" {
+		detail += "; the job was ended by " + e
+	}
+	return measure.PartialKilled, detail
 }
 
 // Scan opens every live file in dir and returns a sampler holding one read
