@@ -65,6 +65,13 @@ func build(f *file, path string) (*measure.Measurement, error) {
 	if len(regs)*P > maxAccounts {
 		return nil, fmt.Errorf("%d regions × %d MPI ranks is more than popmon converts (%d process accounts)", len(regs), P, maxAccounts)
 	}
+	devices := deviceCount(regs, gpus)
+	if len(regs)*devices > maxAccounts {
+		return nil, fmt.Errorf("%d regions × %d GPUs is more than popmon converts (%d device accounts)", len(regs), devices, maxAccounts)
+	}
+	if err := backed(regs, P, devices); err != nil {
+		return nil, err
+	}
 	N := min(max(nodes, 1), P)
 	if nodes > P {
 		notes = append(notes, fmt.Sprintf("The file lists %d nodes for %d MPI ranks: %d nodes were used.", nodes, P, N))
@@ -127,9 +134,6 @@ func build(f *file, path string) (*measure.Measurement, error) {
 
 	omp, workerIdle := false, false
 	m.GPUDevices = gpuDevices(regs, gpus)
-	if len(regs)*len(m.GPUDevices) > maxAccounts {
-		return nil, fmt.Errorf("%d regions × %d GPUs is more than popmon converts (%d device accounts)", len(regs), len(m.GPUDevices), maxAccounts)
-	}
 	if len(m.GPUDevices) > 0 {
 		m.Resources.GPUs = len(m.GPUDevices)
 	}
@@ -263,6 +267,43 @@ func build(f *file, path string) (*measure.Measurement, error) {
 		return nil, fmt.Errorf("the converted file is not a valid measurement (a popmon bug; please report it): %w", err)
 	}
 	return m, nil
+}
+
+// backed checks that the file's times back the P processes and the gpus
+// GPU devices (0: none synthesized) it declares, before they are synthesized: beyond
+// unbackedRanks, some region must hold at least 1 ns of CPU time per
+// process (useful, MPI, OpenMP and GPU runtime time: DLB sums them over
+// the processes, and every process spends its Global region, MPI_Init to
+// MPI_Finalize, in some of them), and, with GPU device times, at least
+// 1 ns of device time per device (DLB counts a process's devices in
+// numGpus only when they have some). A file that declares more than its
+// content can hold is refused instead of costing memory and time
+// proportional to the declared size.
+func backed(regs []region, P, gpus int) error {
+	if P <= unbackedRanks && gpus <= unbackedRanks {
+		return nil
+	}
+	var cpuMax, devMax float64
+	cpuName, devName := "", ""
+	for i := range regs {
+		r := &regs[i]
+		cpu := float64(r.useful) + float64(r.mpi) + float64(r.mpiWorkerIdle) + float64(r.ompLB) +
+			float64(r.ompSched) + float64(r.ompSer) + float64(r.gpuRuntime)
+		if cpu > cpuMax || cpuName == "" {
+			cpuMax, cpuName = cpu, r.orig
+		}
+		dev := float64(r.gpuTimes.useful) + float64(r.gpuTimes.comm)
+		if dev > devMax || devName == "" {
+			devMax, devName = dev, r.orig
+		}
+	}
+	if P > unbackedRanks && cpuMax < float64(P) {
+		return fmt.Errorf("the file declares %d MPI ranks (numMpiRanks) but its largest region, %q, holds %.0f ns of CPU time (usefulTime + mpiTime + OpenMP and GPU runtime times), less than 1 ns per process: the declared size does not match the content (a damaged or edited file)", P, cpuName, cpuMax)
+	}
+	if gpus > unbackedRanks && devMax < float64(gpus) {
+		return fmt.Errorf("the file declares %d GPUs (numGpus) but its largest region, %q, holds %.0f ns of device time (gpuUsefulTime + gpuCommunicationTime), less than 1 ns per device: the declared size does not match the content (a damaged or edited file)", gpus, devName, devMax)
+	}
+	return nil
 }
 
 // perProcessNote describes DLB 3.5's per-process "region" array, which the

@@ -31,22 +31,31 @@ var talpGPUKeys = []string{"gpuParallelEfficiency", "gpuLoadBalance", "gpuCommun
 // with device times but numGpus 0 gets one device per the largest
 // region numGpus, at least 1.
 func gpuDevices(regs []region, n int) []measure.GPUDevice {
-	active, most := false, 0
-	for i := range regs {
-		active = active || regs[i].gpuTimes.any()
-		most = max(most, regs[i].gpus)
-	}
-	if !active {
+	n = deviceCount(regs, n)
+	if n == 0 {
 		return nil
-	}
-	if n < 1 {
-		n = max(most, 1)
 	}
 	devs := make([]measure.GPUDevice, n)
 	for d := range devs {
 		devs[d] = measure.GPUDevice{Index: d, UUID: fmt.Sprintf("talp-json-gpu-%d", d)}
 	}
 	return devs
+}
+
+// deviceCount returns how many devices [gpuDevices] synthesizes.
+func deviceCount(regs []region, n int) int {
+	active, most := false, 0
+	for i := range regs {
+		active = active || regs[i].gpuTimes.any()
+		most = max(most, regs[i].gpus)
+	}
+	if !active {
+		return 0
+	}
+	if n < 1 {
+		n = max(most, 1)
+	}
+	return n
 }
 
 // addGPUAccounts synthesizes the per-device accounts of region g from the

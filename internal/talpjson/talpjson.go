@@ -50,6 +50,14 @@ const (
 	maxCPUs = 1 << 26
 	// maxAccounts bounds regions × processes.
 	maxAccounts = 1 << 20
+	// unbackedRanks is how many processes (and GPU devices) a file may
+	// declare whatever its content. Beyond it, the declaration must be
+	// backed by the file's times (see [backed]): a TALP file holds sums,
+	// so its size does not grow with the run, but every synthesized
+	// process costs an account per region (about 1.5 KB while
+	// converting), and a few bytes declaring 10⁶ ranks must not cost
+	// gigabytes.
+	unbackedRanks = 64
 )
 
 // Names written into the measurement.
@@ -192,8 +200,10 @@ func (s *scanner) skipValue() bool {
 // measurement passes [measure.Measurement.Validate]. Convert fails, with an
 // error that names the file and the problem, for input that is not JSON,
 // has no "Application" object of regions, has a region that is not an
-// object, a time or count that is negative, too large or not a number, or
-// resources beyond what popmon converts.
+// object, a time or count that is negative, too large or not a number,
+// resources beyond what popmon converts, or more processes or GPU devices
+// than its times can back (see unbackedRanks): its cost is bounded by
+// what the file holds, not by the size it declares.
 func Convert(data []byte, path string) (*measure.Measurement, error) {
 	m, err := convert(data, path)
 	if err != nil {
