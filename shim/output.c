@@ -2,7 +2,10 @@
  *
  * Never overwrites: the file is written under a temporary name and linked to
  * its final name, which fails if that name exists; then ".1", ".2", ... are
- * tried. Any failure becomes one warning line; the application is unaffected.
+ * tried. A file that cannot be written (a full, read-only or over-quota file
+ * system) is kept where there is room (keep_elsewhere), with one line saying
+ * where; any other failure becomes one warning line; the application is
+ * unaffected.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -10,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +22,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "live.h"
 
 /* Length of the valid UTF-8 sequence at p (1-4), or 0 when the bytes there
  * are not one (RFC 3629: no overlongs, surrogates or code points above
@@ -713,9 +718,116 @@ static int publish(const char *tmp, const char *base, char *out, size_t n)
 	return -1;
 }
 
+/* Writes the measurement as base: a temporary file next to it, then linked
+ * to base (or base.1, base.2, ... when taken), or renamed over base when
+ * force. Returns 0 with the name used in final, or -1 with errno saying why
+ * (the temporary file removed: a partial file would only take the room left). */
+static int write_as(const struct popmon_run *run, const char *base, int force, char *final, size_t n)
+{
+	char tmp[PATH_MAX + 560];
+	snprintf(tmp, sizeof tmp, "%s.tmp.%d", base, popmon_proc.pid);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		int e = errno;
+		if (fd >= 0) {
+			close(fd);
+			unlink(tmp);
+		}
+		errno = e;
+		return -1;
+	}
+	write_json(f, run);
+	/* A full or over-quota file system shows at a write, at the flush or
+	 * only at the close (NFS). */
+	int e = fflush(f) != 0 ? errno : 0;
+	if (!e && ferror(f))
+		e = EIO;
+	if (fclose(f) != 0 && !e)
+		e = errno;
+	if (!e && force && rename(tmp, base) != 0)
+		e = errno;
+	else if (!e && force)
+		snprintf(final, n, "%s", base);
+	else if (!e && publish(tmp, base, final, n) != 0)
+		e = errno;
+	if (e) {
+		unlink(tmp);
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+/* Keeps a measurement that could not be written where it belongs (a full,
+ * read-only or over-quota file system) where there is room, as
+ * popmon-kept-[SESSION-]NAME: under popmon run first in the private folder
+ * that holds the live folder (/dev/shm/popmon-UID: node-local memory, which
+ * popmon run looks into and nothing removes), then in $TMPDIR, then in /tmp.
+ * SESSION is the random part of the session folder's name, so that popmon run
+ * finds its own (docs/library.md, "Output"). Returns 0 with the name used in
+ * final, or -1. */
+static int keep_elsewhere(const struct popmon_run *run, const char *base, char *final, size_t n)
+{
+	const char *name = strrchr(base, '/');
+	name = name ? name + 1 : base;
+	const char *session = getenv("POPMON_SESSION"), *tag = "";
+	if (session && *session) {
+		const char *s = strrchr(session, '/');
+		tag = s ? s + 1 : session;
+		if (strncmp(tag, ".popmon-session-", 16) == 0)
+			tag += 16;
+	}
+	char live[PATH_MAX] = "";
+	const char *ld = getenv("POPMON_LIVE_DIR");
+	if (ld && ld[0] == '/' && snprintf(live, sizeof live, "%s", ld) < (int)sizeof live) {
+		char *slash = strrchr(live, '/');
+		if (slash && slash != live)
+			*slash = '\0';
+		else
+			live[0] = '\0';
+		/* The session's own live/ (no /dev/shm): its parent is the
+		 * session folder, that just failed. */
+		if (live[0] && ((session && strcmp(live, session) == 0) || !popmon_live_dir_ok(live)))
+			live[0] = '\0';
+	}
+	const char *tmpdir = getenv("TMPDIR");
+	const char *dirs[3] = {live, tmpdir && tmpdir[0] == '/' ? tmpdir : "", "/tmp"};
+	for (int i = 0; i < 3; i++) {
+		if (!dirs[i][0] || (i == 2 && strcmp(dirs[1], "/tmp") == 0))
+			continue;
+		char kbase[PATH_MAX + 512];
+		int k = snprintf(kbase, sizeof kbase, "%s/popmon-kept-%.64s%s%.200s", dirs[i], tag, *tag ? "-" : "",
+				 name);
+		if (k <= 0 || k >= (int)sizeof kbase)
+			continue;
+		if (write_as(run, kbase, 0, final, n) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+/* One line to stderr, written with one call. */
+static void say(const char *fmt, ...)
+{
+	char line[3 * PATH_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (n > (int)sizeof line - 2)
+		n = (int)sizeof line - 2;
+	line[n++] = '\n';
+	if (write(2, line, (size_t)n) < 0) {
+		/* nothing sensible to do */
+	}
+}
+
 void popmon_write_run(const struct popmon_run *run)
 {
-	char base[PATH_MAX + 512], tmp[PATH_MAX + 560], final[PATH_MAX + 544], exe[PATH_MAX];
+	char base[PATH_MAX + 512], final[PATH_MAX + 544], exe[PATH_MAX];
 	const char *out = getenv("POPMON_OUTPUT");
 	const char *session = getenv("POPMON_SESSION");
 	int announce = 0;
@@ -749,37 +861,21 @@ void popmon_write_run(const struct popmon_run *run)
 		fclose(dev);
 		return;
 	}
-	snprintf(tmp, sizeof tmp, "%s.tmp.%d", base, popmon_proc.pid);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (!f) {
-		if (fd >= 0)
-			close(fd);
-		popmon_warn_once("write", "cannot write the measurement file %s: %s", base,
-				 strerror(errno));
-		return;
-	}
-	write_json(f, run);
-	int bad = ferror(f);
-	if (fclose(f) != 0 || bad) {
-		popmon_warn_once("write", "cannot write the measurement file %s: %s", base,
-				 strerror(errno));
-		unlink(tmp);
-		return;
-	}
+	/* popmon exec -o FILE --force replaces FILE (a link itself, not what
+	 * it points to); otherwise nothing is overwritten. */
 	const char *force = getenv("POPMON_OUTPUT_FORCE");
-	if (announce && out && *out && force && strcmp(force, "1") == 0) {
-		/* popmon exec -o FILE --force: replace FILE (a link itself, not
-		 * what it points to). */
-		if (rename(tmp, base) != 0) {
-			popmon_warn_once("write", "cannot replace the measurement file %s: %s (data left in %s)",
-					 base, strerror(errno), tmp);
-			return;
-		}
-		snprintf(final, sizeof final, "%s", base);
-	} else if (publish(tmp, base, final, sizeof final) != 0) {
-		popmon_warn_once("write", "cannot create the measurement file %s: %s (data left in %s)",
-				 base, strerror(errno), tmp);
+	int replace = announce && out && *out && force && strcmp(force, "1") == 0;
+	if (write_as(run, base, replace, final, sizeof final) != 0) {
+		/* Never lose what was measured to a full file system: keep it
+		 * where there is room and say where. */
+		int e = errno;
+		if (keep_elsewhere(run, base, final, sizeof final) == 0)
+			say("popmon: cannot write the measurement file %s: %s; the measurement was kept in %s", base,
+			    strerror(e), final);
+		else
+			say("popmon: cannot write the measurement file %s: %s; no room to keep it elsewhere "
+			    "either (the live folder's, $TMPDIR, /tmp): no measurement written",
+			    base, strerror(e));
 		return;
 	}
 	if (announce && !getenv("POPMON_QUIET")) {

@@ -23,13 +23,14 @@ const Version = "0.1.0"
 
 // Exit codes, documented in docs/cli.md.
 const (
-	ExitOK       = 0   // success
-	ExitFailure  = 1   // unexpected failure
-	ExitUsage    = 2   // wrong command line
-	ExitInput    = 3   // an input file is unusable: missing, unreadable, not a run, invalid, truncated
-	ExitEnv      = 4   // the machine lacks something (MPI compiler, ...) or the library failed to build
-	ExitNotExec  = 126 // the command was found but cannot be executed (POSIX)
-	ExitNotFound = 127 // the command was not found (POSIX)
+	ExitOK         = 0   // success
+	ExitFailure    = 1   // unexpected failure
+	ExitUsage      = 2   // wrong command line
+	ExitInput      = 3   // an input file is unusable: missing, unreadable, not a run, invalid, truncated
+	ExitEnv        = 4   // the machine lacks something (MPI compiler, ...) or the library failed to build
+	ExitNotWritten = 5   // popmon run could not write the measurement where asked (full file system): kept elsewhere, or lost (kept.go)
+	ExitNotExec    = 126 // the command was found but cannot be executed (POSIX)
+	ExitNotFound   = 127 // the command was not found (POSIX)
 )
 
 // notRunnable is the exit code for a command that could not be started:
@@ -174,7 +175,8 @@ Quick start:
   popmon doctor                         what works on this machine
 
 'popmon COMMAND --help' explains a command. Exit codes: 0 ok, 1 failure, 2 usage,
-3 unusable input file, 4 missing MPI/compiler; run and exec return the program's own code.
+3 unusable input file, 4 missing MPI/compiler, 5 measurement not written where asked
+(kept elsewhere: popmon says where); run and exec return the program's own code.
 `)
 }
 

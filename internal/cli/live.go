@@ -147,8 +147,8 @@ func partialFromSampler(s *live.Sampler, info liveInfo, end live.JobEnd, by, dir
 	}
 	final, order := live.FinalOf(m)
 	m.Series = s.Series(final, s.T0(), order)
-	path := filepath.Join(dir, "partial.json")
-	if err := writeMeasurement(path, m); err != nil {
+	path, err := writeMeasurementKeeping(dir, "partial.json", info.LiveDir, m)
+	if err != nil {
 		return "", nil, err
 	}
 	return path, m, nil

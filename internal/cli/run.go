@@ -173,7 +173,7 @@ func runCmd(env *Env, args []string) error {
 		sampler.Stop()
 	}
 
-	sess, err := readSession(absSession, cmd.Process.Pid)
+	sess, err := readSession(absSession, cmd.Process.Pid, findKept(absSession, liveDir)...)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "popmon: %v\n", err)
 	}
@@ -202,7 +202,7 @@ func runCmd(env *Env, args []string) error {
 			}
 		}
 	}
-	published := 0
+	published, unwritten := 0, 0
 	for i, f := range sess.files {
 		target, force := mf.output, mf.force
 		if target == "" {
@@ -221,8 +221,8 @@ func runCmd(env *Env, args []string) error {
 			final, err = publishNumbered(f.path, target)
 		}
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "popmon: cannot write %s: %v; the measurement is kept in %s\n", target, err, f.path)
-			keep = true
+			keep = keepUnwritten(env, f.path, target, err, absSession, *format, *model) || keep
+			unwritten++
 			continue
 		}
 		published++
@@ -236,12 +236,12 @@ func runCmd(env *Env, args []string) error {
 			}
 		}
 	}
-	if published == 0 && !keep {
+	if published == 0 && unwritten == 0 {
 		for _, line := range sess.explain(cmdline[0], cantMeasure, st.signal) {
 			fmt.Fprintf(env.Stderr, "popmon: %s\n", line)
 		}
 	}
-	return st.result()
+	return unwrittenResult(st.result(), published, unwritten, sess)
 }
 
 func countMPI(files []sessionFile) int {

@@ -3,10 +3,12 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,7 +27,8 @@ import (
 //	                        (docs/library.md, "Finalize"), removed by each
 //	                        rank at the end of its finalize
 //
-// and popmon picks the measurements from it when the command ends.
+// and popmon picks the measurements from it when the command ends, with
+// those the library could not write there and kept elsewhere (kept.go).
 
 // sessionFile is one measurement found in a session folder.
 type sessionFile struct {
@@ -41,18 +44,30 @@ type sessionFile struct {
 type sessionResult struct {
 	files      []sessionFile    // the measurements to publish, in order
 	unmeasured map[string][]int // reason -> ranks that gave it
+	full       string           // no measurement, and no room for one: noRoom's sentence
 }
 
 // readSession picks the measurements of a session: every MPI job's file;
 // or, when no process used MPI, the direct child's file (else the longest);
-// and gathers why processes could not be measured.
-func readSession(dir string, childPid int) (*sessionResult, error) {
+// and gathers why processes could not be measured. kept are measurements
+// of the session kept outside it (findKept), picked like its own; those not
+// picked are removed, as the session folder's go with it.
+func readSession(dir string, childPid int, kept ...string) (*sessionResult, error) {
 	res := &sessionResult{unmeasured: map[string][]int{}}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return res, fmt.Errorf("reading the session folder: %w", err)
 	}
 	var mpi, single []sessionFile
+	add := func(p, name string, info os.FileInfo) {
+		sf := readHead(p)
+		sf.mpi, sf.mod = strings.HasPrefix(name, "mpi-"), info.ModTime()
+		if sf.mpi {
+			mpi = append(mpi, sf)
+		} else {
+			single = append(single, sf)
+		}
+	}
 	for _, e := range entries {
 		name := e.Name()
 		p := filepath.Join(dir, name)
@@ -72,39 +87,11 @@ func readSession(dir string, childPid int) (*sessionResult, error) {
 		if err != nil {
 			continue
 		}
-		sf := sessionFile{path: p, mpi: strings.HasPrefix(name, "mpi-"), mod: info.ModTime()}
-		var head struct {
-			Command   []string `json:"command"`
-			Processes []struct {
-				Pid int `json:"pid"`
-			} `json:"processes"`
-			Regions []struct {
-				Processes []struct {
-					ElapsedNS int64 `json:"elapsed_ns"`
-				} `json:"processes"`
-				Summary *struct {
-					ElapsedMaxNS int64 `json:"elapsed_max_ns"`
-				} `json:"summary"` // summary form
-			} `json:"regions"`
-		}
-		if b, err := os.ReadFile(p); err == nil && json.Unmarshal(b, &head) == nil {
-			sf.command = head.Command
-			if len(head.Processes) > 0 {
-				sf.pid = head.Processes[0].Pid
-			}
-			if len(head.Regions) > 0 {
-				for _, pr := range head.Regions[0].Processes {
-					sf.elapsed = max(sf.elapsed, pr.ElapsedNS)
-				}
-				if s := head.Regions[0].Summary; s != nil {
-					sf.elapsed = max(sf.elapsed, s.ElapsedMaxNS)
-				}
-			}
-		}
-		if sf.mpi {
-			mpi = append(mpi, sf)
-		} else {
-			single = append(single, sf)
+		add(p, name, info)
+	}
+	for _, p := range kept {
+		if info, err := os.Lstat(p); err == nil && info.Mode().IsRegular() {
+			add(p, keptName(filepath.Base(p)), info)
 		}
 	}
 	switch {
@@ -120,8 +107,51 @@ func readSession(dir string, childPid int) (*sessionResult, error) {
 				res.files = []sessionFile{s}
 			}
 		}
+	default:
+		// Nothing written: was there no room for it?
+		res.full = noRoom(dir)
+	}
+	for _, p := range kept {
+		if !slices.ContainsFunc(res.files, func(f sessionFile) bool { return f.path == p }) {
+			os.Remove(p)
+		}
 	}
 	return res, nil
+}
+
+// readHead reads what readSession needs of a measurement: its command, its
+// first process's pid and its longest elapsed time.
+func readHead(p string) sessionFile {
+	sf := sessionFile{path: p}
+	var head struct {
+		Command   []string `json:"command"`
+		Processes []struct {
+			Pid int `json:"pid"`
+		} `json:"processes"`
+		Regions []struct {
+			Processes []struct {
+				ElapsedNS int64 `json:"elapsed_ns"`
+			} `json:"processes"`
+			Summary *struct {
+				ElapsedMaxNS int64 `json:"elapsed_max_ns"`
+			} `json:"summary"` // summary form
+		} `json:"regions"`
+	}
+	if b, err := os.ReadFile(p); err == nil && json.Unmarshal(b, &head) == nil {
+		sf.command = head.Command
+		if len(head.Processes) > 0 {
+			sf.pid = head.Processes[0].Pid
+		}
+		if len(head.Regions) > 0 {
+			for _, pr := range head.Regions[0].Processes {
+				sf.elapsed = max(sf.elapsed, pr.ElapsedNS)
+			}
+			if s := head.Regions[0].Summary; s != nil {
+				sf.elapsed = max(sf.elapsed, s.ElapsedMaxNS)
+			}
+		}
+	}
+	return sf
 }
 
 // readUnmeasured reads an unmeasured-*.txt file: "rank R" then the reason.
@@ -165,6 +195,9 @@ func (s *sessionResult) explain(command string, refused []string, killed syscall
 			"(the library writes the measurement at MPI_Finalize, or at exit without MPI)", command, signalName(killed)))
 	case len(out) > 0 || len(refused) > 0:
 		out = append(out, "no measurement was written")
+	case s.full != "":
+		out = append(out, fmt.Sprintf("no measurement was written: %s: the library could not write the "+
+			"measurement there, nor keep it elsewhere (its line above says why)", s.full))
 	default:
 		out = append(out, fmt.Sprintf("no measurement was written: %s ran no program popmon could measure "+
 			"(did the program call MPI_Finalize? a job script that sets LD_PRELOAD must keep popmon's library in it: "+
@@ -210,12 +243,45 @@ func defaultOutputName(command []string) string {
 }
 
 // replaceFile moves src over target (popmon run -o FILE --force): a
-// rename, atomic; a symbolic link at target is replaced, not followed.
+// rename, atomic; a symbolic link at target is replaced, not followed. A
+// src on another file system (a measurement kept elsewhere, kept.go) is
+// copied next to target first.
 func replaceFile(src, target string) (string, error) {
-	if err := os.Rename(src, target); err != nil {
+	err := os.Rename(src, target)
+	if errors.Is(err, syscall.EXDEV) {
+		var tmp *os.File
+		if tmp, err = os.CreateTemp(filepath.Dir(target), ".popmon-"+filepath.Base(target)+".*.tmp"); err != nil {
+			return "", err
+		}
+		defer os.Remove(tmp.Name())
+		err = copyInto(tmp, src)
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(tmp.Name(), target)
+		}
+		if err == nil {
+			os.Remove(src)
+		}
+	}
+	if err != nil {
 		return "", err
 	}
 	return target, nil
+}
+
+func copyInto(dst *os.File, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if err := dst.Chmod(0o644); err != nil {
+		return err
+	}
+	_, err = io.Copy(dst, in)
+	return err
 }
 
 // signalName names a signal as users know it: "SIGTERM".

@@ -1,0 +1,255 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/popmon/popmon/measure"
+)
+
+// fullTmpfs mounts a 64 KiB tmpfs on a new folder and fills it; skipped
+// where mounting is not permitted.
+func fullTmpfs(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("mounting a small tmpfs is not permitted here: %v %s", err, bytes.TrimSpace(out))
+	}
+	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	f, err := os.Create(filepath.Join(dir, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for err == nil {
+		_, err = f.Write(make([]byte, 4096))
+	}
+	f.Close()
+	if !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("filling %s: %v", dir, err)
+	}
+	return dir
+}
+
+func testMeasurement(t *testing.T) *measure.Measurement {
+	t.Helper()
+	m, err := measure.ReadFile(partialRun(t, t.TempDir(), "p.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestPartialKeptWhenSessionFails: popmon run's partial measurement, whose
+// write into the session folder fails (a full file system; a folder that
+// is gone), is kept in the private folder of the live folder, then in
+// $TMPDIR, under a popmon-kept-TAG- name, never replacing a file. It used
+// to be lost ("no partial measurement: ... no space left on device").
+func TestPartialKeptWhenSessionFails(t *testing.T) {
+	m := testMeasurement(t)
+	for _, c := range []struct {
+		name   string
+		parent func(t *testing.T) string
+	}{
+		{"full file system", fullTmpfs},
+		{"missing folder", func(t *testing.T) string { return filepath.Join(t.TempDir(), "gone") }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			session := filepath.Join(c.parent(t), ".popmon-session-42")
+			os.Mkdir(session, 0o700) // on the full file system: a folder takes no block
+			shm := t.TempDir()
+			live := filepath.Join(shm, "run-7")
+			for i, want := range []string{"popmon-kept-42-partial.json", "popmon-kept-42-partial.1.json"} {
+				p, err := writeMeasurementKeeping(session, "partial.json", live, m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if p != filepath.Join(shm, want) {
+					t.Errorf("write %d kept in %s, want %s", i, p, filepath.Join(shm, want))
+				}
+				if got, err := measure.ReadFile(p); err != nil || got.Partial == nil || len(got.Processes) != 2 {
+					t.Errorf("kept file %s: %v", p, err)
+				}
+			}
+			if tmps, _ := filepath.Glob(filepath.Join(shm, ".popmon-kept-*")); len(tmps) != 0 {
+				t.Errorf("temporary files left: %v", tmps)
+			}
+			// The live folder inside the session (no /dev/shm): $TMPDIR.
+			tmpdir := t.TempDir()
+			t.Setenv("TMPDIR", tmpdir)
+			p, err := writeMeasurementKeeping(session, "partial.json", filepath.Join(session, "live"), m)
+			if err != nil || p != filepath.Join(tmpdir, "popmon-kept-42-partial.json") {
+				t.Errorf("kept in %s (%v), want %s", p, err, filepath.Join(tmpdir, "popmon-kept-42-partial.json"))
+			}
+			// popmon run finds them all, as files of the session.
+			kept := findKept(session, live)
+			if len(kept) != 3 {
+				t.Errorf("findKept: %v, want the 3 kept files", kept)
+			}
+		})
+	}
+}
+
+// TestPartialWrittenInSession: with room, the partial measurement goes to
+// the session folder as before.
+func TestPartialWrittenInSession(t *testing.T) {
+	session := filepath.Join(t.TempDir(), ".popmon-session-1")
+	os.Mkdir(session, 0o700)
+	p, err := writeMeasurementKeeping(session, "partial.json", filepath.Join(t.TempDir(), "run-1"), testMeasurement(t))
+	if err != nil || p != filepath.Join(session, "partial.json") {
+		t.Errorf("written to %s (%v), want the session folder", p, err)
+	}
+}
+
+// TestReadSessionKept: a measurement the library kept outside the session
+// folder is one of the session's: an MPI job's by its name, the only one,
+// and findKept takes only regular files of this user (not a link planted
+// in /tmp) of this session.
+func TestReadSessionKept(t *testing.T) {
+	session := filepath.Join(t.TempDir(), ".popmon-session-9")
+	os.Mkdir(session, 0o700)
+	shm := t.TempDir()
+	t.Setenv("TMPDIR", t.TempDir())
+	kept := partialRun(t, shm, "popmon-kept-9-mpi-host-12.json")
+	partialRun(t, shm, "popmon-kept-8-mpi-host-13.json") // another session's
+	os.Symlink(kept, filepath.Join(shm, "popmon-kept-9-mpi-host-14.json"))
+	found := findKept(session, filepath.Join(shm, "run-1"))
+	if len(found) != 1 || found[0] != kept {
+		t.Fatalf("findKept: %v, want [%s]", found, kept)
+	}
+	sess, err := readSession(session, 0, found...)
+	if err != nil || len(sess.files) != 1 || !sess.files[0].mpi || sess.files[0].path != kept || len(sess.files[0].command) == 0 {
+		t.Fatalf("readSession: %+v (%v)", sess, err)
+	}
+	// Processes without MPI (a script's programs): one is picked, the
+	// others' kept files go, as their files in the session folder do.
+	short := partialRun(t, shm, "popmon-kept-9-proc-host-20.json")
+	child := partialRun(t, shm, "popmon-kept-9-proc-host-21.json")
+	if sess, _ = readSession(session, 10, short, child); len(sess.files) != 1 || sess.files[0].mpi {
+		t.Fatalf("readSession of processes without MPI: %+v", sess)
+	}
+	if _, err := os.Stat(sess.files[0].path); err != nil {
+		t.Errorf("the picked file is gone: %v", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(shm, "popmon-kept-9-proc-*")); len(left) != 1 {
+		t.Errorf("kept files left: %v, want the picked one", left)
+	}
+	if sess.full != "" {
+		t.Errorf("full %q with a measurement", sess.full)
+	}
+}
+
+// TestKeepUnwrittenSaysWhere: the line of a measurement that could not be
+// written names the target, the reason without repeating the path, and the
+// kept file; the session folder stays only when the file is in it.
+func TestKeepUnwrittenSaysWhere(t *testing.T) {
+	var so, se bytes.Buffer
+	env := &Env{Stdout: &so, Stderr: &se}
+	session := t.TempDir()
+	p := partialRun(t, t.TempDir(), "popmon-kept-1-partial.json")
+	err := &os.PathError{Op: "open", Path: "/full/m.json", Err: syscall.ENOSPC}
+	if keepUnwritten(env, p, "/full/m.json", err, session, "text", "talp") {
+		t.Error("a file outside the session folder keeps the session folder")
+	}
+	want := "popmon: cannot write /full/m.json: no space left on device; the measurement was kept in " + p +
+		" (move it there with mv once there is room)\n"
+	if !strings.HasSuffix(se.String(), want) || !strings.Contains(se.String(), "Load Balance") {
+		t.Errorf("stderr:\n%s\nwant the report, then %q", se.String(), want)
+	}
+	if !keepUnwritten(env, filepath.Join(session, "mpi-h-1.json"), "/full/m.json", err, session, "none", "talp") {
+		t.Error("a file inside the session folder does not keep it")
+	}
+}
+
+// TestUnwrittenExitCode: popmon run exits 5 when a measurement could not be
+// written where asked (or there was no room for any), unless the job
+// failed: its own code first. It used to exit 0.
+func TestUnwrittenExitCode(t *testing.T) {
+	code := func(err error) int {
+		var ee *exitError
+		if err == nil {
+			return 0
+		}
+		if errors.As(err, &ee) {
+			return ee.code
+		}
+		return -1
+	}
+	job := jobStatus{code: 3}.result()
+	full := &sessionResult{full: "the file system of /x is full (0 KiB free)"}
+	for _, c := range []struct {
+		job                  error
+		published, unwritten int
+		sess                 *sessionResult
+		want                 int
+	}{
+		{nil, 0, 1, &sessionResult{}, ExitNotWritten},
+		{nil, 1, 1, &sessionResult{}, ExitNotWritten},
+		{job, 0, 1, &sessionResult{}, 3},
+		{nil, 0, 0, full, ExitNotWritten},
+		{nil, 1, 0, full, 0},
+		{nil, 1, 0, &sessionResult{}, 0},
+		{nil, 0, 0, &sessionResult{}, 0},
+	} {
+		if got := code(unwrittenResult(c.job, c.published, c.unwritten, c.sess)); got != c.want {
+			t.Errorf("%+v: exit %d, want %d", c, got, c.want)
+		}
+	}
+}
+
+// TestNothingWrittenOnFullFileSystem: when nothing was written (not even
+// kept elsewhere) and the session folder's file system is full, popmon run
+// says so instead of asking whether the program called MPI_Finalize.
+func TestNothingWrittenOnFullFileSystem(t *testing.T) {
+	session := filepath.Join(fullTmpfs(t), ".popmon-session-5")
+	if err := os.Mkdir(session, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := readSession(session, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Join(sess.explain("mpirun", nil, 0), "\n")
+	if !strings.Contains(lines, fmt.Sprintf("the file system of %s is full", filepath.Dir(session))) ||
+		strings.Contains(lines, "MPI_Finalize") {
+		t.Errorf("explain:\n%s", lines)
+	}
+	if sess, _ := readSession(t.TempDir(), 0); sess.full != "" {
+		t.Errorf("a folder with room is full: %q", sess.full)
+	}
+}
+
+// TestReplaceFileAcrossFileSystems: --force moves a measurement kept on
+// another file system (/dev/shm) over the output: a rename cannot.
+func TestReplaceFileAcrossFileSystems(t *testing.T) {
+	src := filepath.Join("/dev/shm", fmt.Sprintf("popmon-kept-test-%d.json", os.Getpid()))
+	if err := os.WriteFile(src, []byte("{}\n"), 0o600); err != nil {
+		t.Skipf("no /dev/shm: %v", err)
+	}
+	defer os.Remove(src)
+	dir := t.TempDir()
+	var a, b syscall.Stat_t
+	if syscall.Stat(src, &a) != nil || syscall.Stat(dir, &b) != nil || a.Dev == b.Dev {
+		t.Skip("/dev/shm is on the same file system as the test's folder")
+	}
+	target := filepath.Join(dir, "m.json")
+	os.WriteFile(target, []byte("old"), 0o644)
+	if got, err := replaceFile(src, target); err != nil || got != target {
+		t.Fatalf("replaceFile: %q, %v", got, err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "{}\n" {
+		t.Errorf("target holds %q", b)
+	}
+	if _, err := os.Stat(src); err == nil {
+		t.Error("the kept file is still there")
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".popmon-*")); len(left) != 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}
