@@ -24,9 +24,10 @@ type Proc struct {
 	End string
 	// ValidUntil is the last tick its accounts are known for.
 	ValidUntil uint64
-	// lastSeen is when the process was last seen alive and measuring (ns
-	// on its clock, 0 when never).
-	lastSeen int64
+	// goneSeen is when popmon run first found the process no longer
+	// alive (CLOCK_MONOTONIC ns, 0 when it never did: recover, another
+	// node's process).
+	goneSeen int64
 	// endSignal is the signal that ended the process as popmon run saw
 	// it (the command itself), when its live file recorded none.
 	endSignal int

@@ -50,6 +50,9 @@ type tracked struct {
 	// lastAlive is the latest snapshot taken while the process ran and
 	// measured: its accounts hold up to that snapshot's moment.
 	lastAlive *Snapshot
+	// goneAt is the first read that found the process no longer alive
+	// (local files only): one that left no trace ended before it.
+	goneAt *Snapshot
 	// copied: read from a node copy (copy.go), reopened when the agent
 	// replaces it (ino).
 	copied bool
@@ -247,6 +250,9 @@ func (s *Sampler) note(p *tracked, k int64, snap *Snapshot) {
 		return
 	}
 	p.alive = Alive(snap.PID, snap.StartTime)
+	if !p.alive && p.goneAt == nil {
+		p.goneAt = snap
+	}
 	if p.alive && snap.State < Finalized {
 		p.lastAlive = snap
 		p.samples[k] = snap
@@ -419,8 +425,8 @@ func (s *Sampler) Procs(end JobEnd) ([]Proc, measure.Partial, error) {
 			vu = sn.Tick
 		}
 		out[i] = Proc{Snap: f, Final: f, Cut: vu, ValidUntil: vu, End: endOf(f, p.alive)}
-		if p.lastAlive != nil {
-			out[i].lastSeen = f.NSAt(p.lastAlive.Tick)
+		if p.goneAt != nil {
+			out[i].goneSeen = f.NSAt(p.goneAt.Tick)
 		}
 		if out[i].End == "killed" && end.Signal != 0 && end.PID != 0 && f.PID == end.PID {
 			// The command itself, whose ending popmon saw (a program
@@ -495,8 +501,8 @@ func endOf(f *Snapshot, alive bool) string {
 // why gives the job's reason and a sentence: the earliest end the
 // processes recorded (MPI_Abort, a fatal signal, an exit without
 // MPI_Finalize) is the cause, the others its consequences, unless a process
-// that left no trace (SIGKILL) was last seen alive before it: then that one
-// is named first, and the recorded end after it. Without a recorded end, the
+// that left no trace (SIGKILL) was found gone before it: then that one is
+// named first, and the recorded end after it. Without a recorded end, the
 // signal popmon run passed on, else how the command itself ended, else the
 // processes were killed.
 func why(ps []Proc, end JobEnd) (string, string) {
@@ -508,7 +514,7 @@ func why(ps []Proc, end JobEnd) (string, string) {
 	}
 	var first *ev
 	killed := 0
-	var gone *Proc // the killed process last seen alive earliest
+	var gone *Proc // the killed process found gone earliest
 	for i, p := range ps {
 		f := p.Final
 		if f == nil {
@@ -535,7 +541,7 @@ func why(ps []Proc, end JobEnd) (string, string) {
 			}
 		case p.End == "killed":
 			killed++
-			if gone == nil || (ps[i].lastSeen != 0 && ps[i].lastSeen < gone.lastSeen) {
+			if p.goneSeen != 0 && (gone == nil || p.goneSeen < gone.goneSeen) {
 				gone = &ps[i]
 			}
 			continue
@@ -554,12 +560,18 @@ func why(ps []Proc, end JobEnd) (string, string) {
 			measure.PartialCrashed:    "died of " + first.end,
 			measure.PartialTerminated: "was ended by " + first.end,
 		}[first.reason]
-		if gone != nil && gone.lastSeen != 0 && gone.lastSeen < first.at && first.reason == measure.PartialTerminated {
-			// A rank that vanished (SIGKILL, the OOM killer) before
-			// the others were terminated: the launcher ending the job
-			// because of it, most likely.
-			return measure.PartialKilled, fmt.Sprintf("rank %d was killed first (SIGKILL, or it vanished without a trace; last seen %.2f s before rank %d %s)",
-				gone.Final.Rank, float64(first.at-gone.lastSeen)/1e9, first.rank, verb)
+		if gone != nil && gone.goneSeen < first.at {
+			// A rank that vanished (SIGKILL, the OOM killer) and was
+			// found gone before any other recorded its end: the
+			// launcher ending the job because of it, most likely. One
+			// found gone only after (a SIGKILL among the launcher's
+			// SIGTERMs) cannot be told first: the recorded end is.
+			f := gone.Final
+			if f == nil {
+				f = gone.Snap
+			}
+			return measure.PartialKilled, fmt.Sprintf("rank %d was killed first (SIGKILL, or it vanished without a trace: found gone %.2f s before rank %d %s)",
+				f.Rank, float64(first.at-gone.goneSeen)/1e9, first.rank, verb)
 		}
 		if len(ps) == 1 {
 			return first.reason, "the process " + verb

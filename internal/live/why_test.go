@@ -8,20 +8,21 @@ import (
 )
 
 // TestWhy: the sentence that says how a job that did not finish ended, from
-// the processes' recorded ends, the moments they were last seen alive and
-// what popmon run saw of the command. Ticks are nanoseconds here (no TSC).
+// the processes' recorded ends, the moments popmon run found the others gone
+// and what popmon run saw of the command. Ticks are nanoseconds here (no
+// TSC).
 func TestWhy(t *testing.T) {
-	sig := func(rank, s int, at uint64, seen int64) Proc {
+	sig := func(rank, s int, at uint64) Proc {
 		f := &Snapshot{Rank: rank, State: Signaled, StateArg: s, StateTick: at}
-		return Proc{Final: f, Snap: f, End: signalName(s), lastSeen: seen}
+		return Proc{Final: f, Snap: f, End: signalName(s)}
 	}
-	killed := func(rank int, seen int64) Proc {
+	killed := func(rank int, gone int64) Proc {
 		f := &Snapshot{Rank: rank, State: Running}
-		return Proc{Final: f, Snap: f, End: "killed", lastSeen: seen}
+		return Proc{Final: f, Snap: f, End: "killed", goneSeen: gone}
 	}
 	running := func(rank int) Proc {
 		f := &Snapshot{Rank: rank, State: Running}
-		return Proc{Final: f, Snap: f, End: "running", lastSeen: 1}
+		return Proc{Final: f, Snap: f, End: "running"}
 	}
 	term, segv := int(syscall.SIGTERM), int(syscall.SIGSEGV)
 	mpirunKilled := JobEnd{Name: "mpirun", Signal: int(syscall.SIGKILL), PID: 99}
@@ -31,18 +32,30 @@ func TestWhy(t *testing.T) {
 		end           JobEnd
 		reason, sayes string
 	}{
-		{"a SIGKILLed rank before the launcher's SIGTERMs (was: rank 2 was ended by SIGTERM first)",
-			[]Proc{killed(0, 1_000_000_000), sig(1, term, 1_050_000_000, 1e9), sig(2, term, 1_040_000_000, 1e9), sig(3, term, 1_060_000_000, 1e9)},
+		{"a SIGKILLed rank found gone before the launcher's SIGTERMs (was: rank 2 was ended by SIGTERM first)",
+			[]Proc{killed(0, 800_000_000), sig(1, term, 1_050_000_000), sig(2, term, 1_040_000_000), sig(3, term, 1_060_000_000)},
 			JobEnd{Name: "mpirun", Code: 137},
-			measure.PartialKilled, "rank 0 was killed first (SIGKILL, or it vanished without a trace; last seen 0.04 s before rank 2 was ended by signal 15 (SIGTERM))"},
-		{"a rank seen alive after the first SIGTERM is not the cause",
-			[]Proc{killed(0, 1_100_000_000), sig(1, term, 1_050_000_000, 1e9)},
+			measure.PartialKilled, "rank 0 was killed first (SIGKILL, or it vanished without a trace: found gone 0.24 s before rank 2 was ended by signal 15 (SIGTERM))"},
+		{"of two killed ranks the one found gone first",
+			[]Proc{killed(0, 900_000_000), killed(1, 700_000_000), sig(2, term, 1_040_000_000)},
+			JobEnd{},
+			measure.PartialKilled, "rank 1 was killed first (SIGKILL, or it vanished without a trace: found gone 0.34 s before rank 2 was ended by signal 15 (SIGTERM))"},
+		{"a rank found gone only after the first SIGTERM (a SIGKILL among the launcher's SIGTERMs) is not the cause",
+			[]Proc{killed(0, 1_100_000_000), sig(1, term, 1_050_000_000)},
 			JobEnd{},
 			measure.PartialTerminated, "rank 1 was ended by signal 15 (SIGTERM) first"},
-		{"a crash stays the cause",
-			[]Proc{killed(0, 1_000_000_000), sig(1, segv, 1_050_000_000, 1e9)},
+		{"recover never found a rank gone",
+			[]Proc{killed(0, 0), sig(1, term, 1_050_000_000)},
+			JobEnd{},
+			measure.PartialTerminated, "rank 1 was ended by signal 15 (SIGTERM) first"},
+		{"a crash before a rank was found gone stays the cause",
+			[]Proc{killed(0, 1_100_000_000), sig(1, segv, 1_050_000_000)},
 			JobEnd{},
 			measure.PartialCrashed, "rank 1 died of signal 11 (SIGSEGV) first"},
+		{"a rank found gone before another crashed",
+			[]Proc{killed(0, 1_000_000_000), sig(1, segv, 1_050_000_000)},
+			JobEnd{},
+			measure.PartialKilled, "rank 0 was killed first (SIGKILL, or it vanished without a trace: found gone 0.05 s before rank 1 died of signal 11 (SIGSEGV))"},
 		{"SIGKILL to mpirun, ranks still running (was: 0 of 4 processes were killed)",
 			[]Proc{running(0), running(1), running(2), running(3)},
 			mpirunKilled,
