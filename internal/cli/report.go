@@ -105,17 +105,35 @@ func reportCmd(env *Env, args []string) error {
 		return fail(ExitUsage, "--over-time shows one model: choose it with --model")
 	}
 	if *output == "" {
-		return renderFile(env, env.Stdout, fs.Arg(0), *format, opts)
+		refused, err := renderReport(env, env.Stdout, fs.Arg(0), *format, opts)
+		if err != nil {
+			return err
+		}
+		return refusedExit(refused)
 	}
 	out, err := createOutput(*output, *force)
 	if err != nil {
 		return err
 	}
 	defer out.abort()
-	if err := renderFile(env, out, fs.Arg(0), *format, opts); err != nil {
+	refused, err := renderReport(env, out, fs.Arg(0), *format, opts)
+	if err != nil {
 		return err
 	}
-	return out.commit()
+	if err := out.commit(); err != nil {
+		return err
+	}
+	return refusedExit(refused)
+}
+
+// refusedExit is popmon report's ending for a report that refused its
+// metrics: exit 3, an unusable input, as popmon scaling and popmon check
+// see it, with no message of its own (the report says why, in its place).
+func refusedExit(refused bool) error {
+	if !refused {
+		return nil
+	}
+	return &exitError{code: ExitInput, err: errors.New("")}
 }
 
 // modelNames lists the --model values: the models, then "all".
@@ -142,20 +160,29 @@ func checkModel(model, format string) error {
 
 // renderFile reads a measurement (or a TALP JSON file, or a trace: see
 // readMeasurement) and renders the report of the model opts names (all
-// models for "all").
+// models for "all"). A report that refuses its metrics is rendered (it
+// says why) and is no error: popmon run and popmon recover, which print
+// the report after writing the measurement, print nothing more.
 func renderFile(env *Env, w io.Writer, path, format string, opts reportOptions) error {
+	_, err := renderReport(env, w, path, format, opts)
+	return err
+}
+
+// renderReport is renderFile that also says whether the report refused
+// metrics it was asked for (popmon report then exits 3).
+func renderReport(env *Env, w io.Writer, path, format string, opts reportOptions) (refused bool, err error) {
 	m, err := readMeasurement(env, path, opts.input)
 	if err != nil {
-		return err
+		return false, err
 	}
 	models, err := pop.ParseModels(opts.model)
 	if err != nil {
-		return fail(ExitUsage, "%v", err)
+		return false, fail(ExitUsage, "%v", err)
 	}
 	region := opts.region
 	if region != "" {
 		if region, err = runs.MatchRegion(m.RegionNames(), region, "in "+path); err != nil {
-			return fail(ExitUsage, "%v", err)
+			return false, fail(ExitUsage, "%v", err)
 		}
 	}
 	if opts.overTime {
@@ -164,33 +191,30 @@ func renderFile(env *Env, w io.Writer, path, format string, opts reportOptions) 
 		}
 		ivs, err := report.OverTime(m, models[0], region)
 		if err != nil {
-			return fail(ExitInput, "%s: %v", path, err)
+			return false, fail(ExitInput, "%s: %v", path, err)
 		}
 		if err := report.RenderOverTime(w, format, region, ivs, m.Series.IntervalNS); err != nil {
-			return fail(ExitUsage, "%v", err)
+			return false, fail(ExitUsage, "%v", err)
 		}
-		return nil
+		return false, nil
 	}
 	reps := make([]*pop.Report, 0, len(models))
 	for _, model := range models {
 		rep, err := pop.ComputeWith(m, model, pop.Options{SerTransfer: opts.serTransfer})
 		if err != nil {
-			return fail(ExitInput, "%s: %v", path, err)
+			return false, fail(ExitInput, "%s: %v", path, err)
 		}
 		rep.Source = path
 		reps = append(reps, rep)
 	}
-	refused := reps[0].Refused
+	refused = reps[0].Refused != ""
 	if err := report.RenderAll(w, format, reps, m, report.Options{Region: region}); err != nil {
-		if refused != "" {
-			return fail(ExitInput, "%s: %v", path, err)
+		if refused {
+			return true, fail(ExitInput, "%s: %v", path, err)
 		}
-		return fail(ExitUsage, "%v", err)
+		return false, fail(ExitUsage, "%v", err)
 	}
-	if refused != "" {
-		// The report said why it shows no metrics; scripts see an unusable
-		// input, as popmon scaling and popmon check do.
-		return &exitError{code: ExitInput, err: errors.New("")}
-	}
-	return nil
+	// The report said why it shows no metrics; scripts see an unusable
+	// input, as popmon scaling and popmon check do.
+	return refused, nil
 }

@@ -120,3 +120,40 @@ func TestReportRefusesUntrustworthy(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusedReportNoEmptyErrorLine: a report that refuses its metrics
+// says why in its place and ends there. popmon report exits 3 without a
+// message line of its own, and renderFile, after which popmon run and
+// popmon recover print "popmon: <error>", returns no error for it: it used
+// to return an empty one, and those commands ended with a line "popmon: ".
+func TestRefusedReportNoEmptyErrorLine(t *testing.T) {
+	for _, file := range []string{"testdata/partial.json", "testdata/own_wrappers.json"} {
+		for _, format := range []string{"text", "json"} {
+			code, stdout, stderr := runMain("report", "--format", format, file)
+			if code != ExitInput || !strings.Contains(stdout, "refused") && !strings.Contains(stdout, "No POP metrics: ") {
+				t.Errorf("report --format %s %s: exit %d\n%s", format, file, code, stdout)
+			}
+			assertNoEmptyErrorLine(t, "report "+file, stderr)
+		}
+		var out bytes.Buffer
+		env := &Env{Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}
+		if err := renderFile(env, &out, file, "text", reportOptions{model: "talp"}); err != nil {
+			t.Errorf("renderFile %s (as popmon run prints the report): error %q, want none", file, err)
+		}
+		if !strings.Contains(out.String(), "No POP metrics: ") {
+			t.Errorf("renderFile %s: no refusal sentence:\n%s", file, out.String())
+		}
+	}
+}
+
+// assertNoEmptyErrorLine fails when a line of stderr is a bare "popmon:"
+// or "popmon COMMAND:" prefix with no message after it.
+func assertNoEmptyErrorLine(t *testing.T, what, stderr string) {
+	t.Helper()
+	for _, line := range strings.Split(stderr, "\n") {
+		l := strings.TrimSpace(line)
+		if l == "popmon:" || strings.HasPrefix(l, "popmon ") && strings.HasSuffix(l, ":") && !strings.Contains(strings.TrimSuffix(l, ":"), ":") {
+			t.Errorf("%s: stderr has an empty error line %q:\n%s", what, line, stderr)
+		}
+	}
+}

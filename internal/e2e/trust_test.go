@@ -226,6 +226,18 @@ func TestOwnPMPIWrappersRefused(t *testing.T) {
 				strings.Contains(out, "Load Balance") {
 				t.Errorf("report (exit %d):\n%s", code, out)
 			}
+			// popmon run prints the refused report and nothing after it:
+			// no empty "popmon: " line for the report's exit 3.
+			out2 := filepath.Join(t.TempDir(), "printed.json")
+			_, se, code = popmon(t, nil, append([]string{"run", "-o", out2, "--"}, append(launch(impl, 2), prog)...)...)
+			if code != 0 || !strings.Contains(se, "No POP metrics: the program's MPI calls did not all reach popmon") {
+				t.Errorf("run with the report (exit %d):\n%s", code, se)
+			}
+			for _, line := range strings.Split(se, "\n") {
+				if l := strings.TrimSpace(line); l == "popmon:" || l == "popmon run:" {
+					t.Errorf("run: stderr has an empty error line %q:\n%s", line, se)
+				}
+			}
 		})
 	}
 }
