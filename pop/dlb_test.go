@@ -42,6 +42,10 @@ func TestTALPAgreesWithDLB(t *testing.T) {
 			cpus := int(g["numCpus"])
 			m := &measure.Measurement{
 				Format: measure.Format, Version: measure.Version,
+				// Converted from DLB/TALP JSON: DLB ≤ 3.7.0 counts the
+				// workers' idle time during MPI twice, so the sums exceed
+				// T × C, which popmon reports without refusing the region.
+				Source:    &measure.Source{Kind: measure.SourceTALP},
 				Resources: measure.Resources{Processes: 1, Nodes: 1, CPUs: cpus},
 				Processes: []measure.Process{{Rank: 0, CPUs: cpus}},
 				Regions: []measure.Region{{Name: region, Processes: []measure.ProcessAccounts{{

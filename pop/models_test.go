@@ -33,6 +33,10 @@ func buildThreads(mpi bool, omp *measure.OpenMP, procs ...tproc) *measure.Measur
 			Rank: i, CPUs: p.cpus, Visits: 1, ElapsedNS: ns(p.e), UsefulNS: ns(p.u), MPINS: ns(p.m),
 			PrimaryUsefulNS: ns(p.pu), PrimaryMPINS: ns(p.pm), PrimaryParallelNS: ns(p.pp),
 			PrimarySerialUsefulNS: ns(p.psu), ParallelUsefulNS: ns(p.par), ThreadUsefulMaxNS: ns(p.tum),
+			// The threads' idle time, which the hybrid models do not
+			// read: with it the accounts add up (POP-METRICS.md §1), as
+			// every region's must for metrics.
+			OMPSchedulingNS: max(ns(p.e)*int64(p.cpus)-ns(p.u)-ns(p.m), 0),
 		})
 	}
 	m.Resources.Processes = len(procs)

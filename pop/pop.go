@@ -124,7 +124,8 @@ type Report struct {
 	// report can be trusted (measure.Measurement.Refusal: the measurement
 	// lacks processes of the job, or MPI calls that never reached the
 	// library). Every region's Metrics is then empty; renderers print the
-	// sentence instead of the trees.
+	// sentence instead of the trees. A single region can be refused too
+	// ([RegionReport.Refused]).
 	Refused string
 	// SerTransfer is the definition of serialisation and transfer
 	// efficiency the report computed them with; "" when it has none
@@ -180,8 +181,15 @@ type RegionReport struct {
 	// Metrics are the metrics that apply, in tree order (a parent before
 	// its children, siblings in the order of POP-METRICS.md). Metrics of
 	// the model's tree that the measurement cannot give are included with
-	// [Metric.NotMeasured] set.
+	// [Metric.NotMeasured] set. Empty when the region is refused.
 	Metrics []Metric
+	// Refused, when not empty, says in one sentence why no metric of this
+	// region can be trusted: a process's accounts in it break the
+	// invariant of POP-METRICS.md §1 (accountsRefusal). Metrics is then
+	// empty; renderers print the sentence instead of the region's tree,
+	// and the other regions as usual. (A refusal of the whole report,
+	// [Report.Refused], leaves this empty.)
+	Refused string
 }
 
 // Totals are the inputs of the metrics of one region: sums over all CPUs of
@@ -339,6 +347,17 @@ func ComputeWith(m *measure.Measurement, model Model, opt Options) (*Report, err
 		rep.Refused = why
 		for i := range rep.Regions {
 			rep.Regions[i].Metrics = nil
+		}
+		return rep, nil
+	}
+	if why := accountRefusals(m); why != nil {
+		// Accounts that do not add up were measured or converted wrongly:
+		// the region's efficiencies would be wrong by as much.
+		for i := range rep.Regions {
+			g := &rep.Regions[i]
+			if s, ok := why[g.Name]; ok {
+				g.Refused, g.Metrics = s, nil
+			}
 		}
 	}
 	return rep, nil

@@ -60,6 +60,10 @@ type ScalingRun struct {
 	// tree); the parallel efficiency root is parallel_efficiency, or
 	// hybrid_parallel_efficiency for model pop-hybrid.
 	Metrics map[string]float64
+	// Refused, when not empty, says why the run has no metrics in the
+	// region ([RegionReport.Refused]): its column has no value, and it is
+	// neither the reference nor part of the choice of mode.
+	Refused string
 }
 
 // ScalingNode is one efficiency of a model's tree, for the rows of a
@@ -177,13 +181,19 @@ func sortRuns(runs []ScalingRun) {
 }
 
 // referenceIndex returns the index of the run with ID ref in sorted runs,
-// else 0 (the fewest CPUs, earliest).
+// else of the first (the fewest CPUs, earliest) that is not refused; 0
+// when every run is.
 func referenceIndex(runs []ScalingRun, ref int) int {
 	if ref >= 0 {
 		for i := range runs {
-			if runs[i].ID == ref {
+			if runs[i].ID == ref && runs[i].Refused == "" {
 				return i
 			}
+		}
+	}
+	for i := range runs {
+		if runs[i].Refused == "" {
+			return i
 		}
 	}
 	return 0
@@ -245,7 +255,11 @@ func Scale(in ScalingInput) (*Scaling, error) {
 		sortRuns(runs)
 		ref := referenceIndex(runs, in.Reference)
 		if k == 0 && mode == ScalingAuto {
-			out.Mode, out.ModeReason = DetectScalingMode(runs, ref)
+			tr, tref := trusted(runs, ref)
+			out.Mode, out.ModeReason = DetectScalingMode(tr, tref)
+			if n := len(runs) - len(tr); n > 0 {
+				out.ModeReason += fmt.Sprintf("; %d of %d runs without POP metrics in %s", n, len(runs), reg.Name)
+			}
 		}
 		out.Regions = append(out.Regions, scaleRegion(reg.Name, runs, ref, reg.Tree, out.Mode))
 	}
@@ -253,6 +267,23 @@ func Scale(in ScalingInput) (*Scaling, error) {
 		out.Mode, out.ModeReason = ScalingStrong, "auto: no runs"
 	}
 	return out, nil
+}
+
+// trusted returns the runs that are not refused, and ref, an index into
+// runs, as an index into them (−1 when the reference is refused).
+func trusted(runs []ScalingRun, ref int) ([]ScalingRun, int) {
+	out := make([]ScalingRun, 0, len(runs))
+	r := -1
+	for i, x := range runs {
+		if x.Refused != "" {
+			continue
+		}
+		if i == ref {
+			r = len(out)
+		}
+		out = append(out, x)
+	}
+	return out, r
 }
 
 // parallelRoot returns the parallel-efficiency root of a run's metrics.
@@ -304,7 +335,13 @@ func scaleRegion(name string, runs []ScalingRun, ref int, tree []ScalingNode, mo
 	ipc := newRow(IDIPC, "IPC", 0, KindRatio)
 	freq := newRow(IDFrequencyGHz, "Frequency (GHz)", 0, KindFrequency)
 
+	if R.Refused != "" {
+		return out // every run is refused: no value at all
+	}
 	for i, x := range runs {
+		if x.Refused != "" {
+			continue // no value from accounts that do not add up
+		}
 		cr, crOK := cpuRatio(x)
 		cs, csOK := ratio(R.UsefulNS, x.UsefulNS)
 		if weak {
@@ -343,7 +380,7 @@ func scaleRegion(name string, runs []ScalingRun, ref int, tree []ScalingNode, mo
 		r := newRow(node.ID, node.Name, node.Depth+1, KindEfficiency)
 		for i, x := range runs {
 			v, ok := x.Metrics[node.ID]
-			set(r, i, v, ok)
+			set(r, i, v, ok && x.Refused == "")
 		}
 		add(r)
 	}

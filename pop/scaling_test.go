@@ -2,6 +2,7 @@ package pop
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -180,5 +181,50 @@ func TestScaleEdgeCases(t *testing.T) {
 				t.Errorf("%s[%d] = %v", r.ID, i, v)
 			}
 		}
+	}
+}
+
+// A run whose region is refused (its accounts do not add up) has no value
+// in that region's table, is not the reference (the next run is), and
+// does not take part in the choice of mode; the other runs are scaled
+// against the trusted reference. At a9d5b23 the refused run did not exist
+// as such and its numbers were scaled like any other.
+func TestScaleRefusedRun(t *testing.T) {
+	rs := scalingRuns()
+	three := rs[0]
+	three.ID, three.CPUs, three.Label = 2, 8, "8xMPI 1xOpenMP"
+	rs[1].Refused = "the accounts of rank 0 do not add up"
+	rs = append(rs, three)
+	s, err := Scale(ScalingInput{Model: ModelTALP, Mode: ScalingAuto, Reference: -1,
+		Regions: []ScalingRegionInput{{Name: "Global", Runs: rs, Tree: scalingTree}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := s.Regions[0]
+	if g.Runs[0].CPUs != 2 || g.Runs[0].Refused == "" || g.Reference != 1 {
+		t.Fatalf("columns %+v, reference %d: want the refused 2-CPU run first and the 4-CPU run as reference", g.Runs, g.Reference)
+	}
+	for _, r := range g.Rows {
+		if v, ok := r.Value(0); ok {
+			t.Errorf("%s of the refused run = %v", r.ID, v)
+		}
+	}
+	if r, ok := g.Row(IDSpeedup); !ok || r.Values[1] != 1 || !r.Has[2] || r.Values[2] != 1 {
+		t.Errorf("speedup row %+v: want 1 against the 4-CPU reference", r)
+	}
+	if !strings.HasSuffix(s.ModeReason, "; 1 of 3 runs without POP metrics in Global") {
+		t.Errorf("mode reason %q", s.ModeReason)
+	}
+
+	// Every run refused: no value, no reference.
+	for i := range rs {
+		rs[i].Refused = "off"
+	}
+	s, err = Scale(ScalingInput{Model: ModelTALP, Reference: 1, Regions: []ScalingRegionInput{{Name: "Global", Runs: rs, Tree: scalingTree}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Regions[0].Rows) != 0 || s.Mode != ScalingStrong {
+		t.Errorf("all refused: rows %+v, mode %s", s.Regions[0].Rows, s.Mode)
 	}
 }

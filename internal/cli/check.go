@@ -35,8 +35,9 @@ time grows by more than 10 % (off by default). The table lists regressions
 and changes of at least half the allowed drop (--all: every value).
 Exit codes: 0 no regression (also when a baseline directory has no run with
 the same resources), 1 regression, 2 usage, 3 unusable input: a new run or
-baseline that is missing, not a run file, invalid or a truncated trace, or
-runs with no region or no value in common (0 values compared). NEW and a
+baseline that is missing, not a run file, invalid or a truncated trace, a
+compared region without POP metrics in either run (its accounts do not add
+up), or runs with no region or no value in common (0 values compared). NEW and a
 baseline file are read like 'popmon report' reads them; --skip-bad leaves
 unusable files of a baseline directory out and imports traces skipping
 malformed lines. See docs/ci.md.`
@@ -227,6 +228,15 @@ func compareRuns(br, nr *runs.Run, metrics, regions []string, drops *dropFlag, s
 		role string
 		fix  string
 	}{{nr, "new run", "measure it again"}, {br, "baseline", "choose another baseline"}} {
+		for _, name := range names {
+			// A region whose metrics cannot be trusted cannot pass or
+			// fail a comparison: "improved" from accounts that do not add
+			// up would be a lie.
+			if g, ok := r.run.Region(name); ok && g.Refused != "" {
+				return nil, fail(ExitInput, "%s %s, region %q: No POP metrics: %s (popmon report %s shows it): %s, or name the regions to compare with --region",
+					r.role, r.run.Source, name, g.Refused, r.run.Source, r.fix)
+			}
+		}
 		if !hasEfficiencies(r.run, names) {
 			return nil, fail(ExitInput, "%s %s has no efficiency value in %s (no useful time measured there?): %s",
 				r.role, r.run.Source, regionPhrase(names), r.fix)

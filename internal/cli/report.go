@@ -34,7 +34,10 @@ docs/report-formats.md and docs/metrics.md.
 --region takes a region's exact name (names are case-sensitive). -o FILE
 is refused when FILE exists, before any work; --force replaces it
 atomically. Files are checked like 'popmon scaling' and 'popmon check'
-check them (docs/cli.md); an unusable file is exit 3.`
+check them (docs/cli.md); an unusable file is exit 3. A measurement without
+trustworthy metrics, or a region whose accounts do not add up, gets a
+'No POP metrics: why' sentence instead of its tree, and exit 3 when such a
+region is shown (--region naming another region: exit 0).`
 
 var formats = report.Formats()
 
@@ -169,7 +172,9 @@ func renderFile(env *Env, w io.Writer, path, format string, opts reportOptions) 
 }
 
 // renderReport is renderFile that also says whether the report refused
-// metrics it was asked for (popmon report then exits 3).
+// metrics it was asked for (popmon report then exits 3): those of the
+// whole measurement, or those of a region it shows (every region, or the
+// one --region names), whose accounts do not add up.
 func renderReport(env *Env, w io.Writer, path, format string, opts reportOptions) (refused bool, err error) {
 	m, err := readMeasurement(env, path, opts.input)
 	if err != nil {
@@ -207,7 +212,7 @@ func renderReport(env *Env, w io.Writer, path, format string, opts reportOptions
 		rep.Source = path
 		reps = append(reps, rep)
 	}
-	refused = reps[0].Refused != ""
+	refused = refusedShown(reps[0], region)
 	if err := report.RenderAll(w, format, reps, m, report.Options{Region: region}); err != nil {
 		if refused {
 			return true, fail(ExitInput, "%s: %v", path, err)
@@ -217,4 +222,20 @@ func renderReport(env *Env, w io.Writer, path, format string, opts reportOptions
 	// The report said why it shows no metrics; scripts see an unusable
 	// input, as popmon scaling and popmon check do.
 	return refused, nil
+}
+
+// refusedShown reports whether rep refuses the metrics of the whole
+// measurement, or of region ("" for every region) or a region it shows.
+// Every model of a measurement refuses the same regions.
+func refusedShown(rep *pop.Report, region string) bool {
+	if rep.Refused != "" {
+		return true
+	}
+	for i := range rep.Regions {
+		g := &rep.Regions[i]
+		if g.Refused != "" && (region == "" || g.Name == region) {
+			return true
+		}
+	}
+	return false
 }

@@ -157,3 +157,76 @@ func assertNoEmptyErrorLine(t *testing.T, what, stderr string) {
 		}
 	}
 }
+
+// TestReportRefusesRegionsWhoseAccountsDoNotAddUp: a measurement whose
+// Global accounts do not add up (testdata/broken_accounts.json: 4 ranks
+// holding 2 CPUs each but accounting for one, as the mpicxx bug gave) gets
+// the sentence in place of Global's tree and the other regions' trees;
+// popmon report exits 3 when a region it shows is refused, 0 with --region
+// naming one that adds up; check exits 3 with the sentence when a region it
+// compares is refused in the new run or the baseline. At a9d5b23 report
+// printed Global's tree with exit 0, and check compared it ("improved",
+// exit 0).
+func TestReportRefusesRegionsWhoseAccountsDoNotAddUp(t *testing.T) {
+	const (
+		broken   = "testdata/broken_accounts.json"
+		good     = "../../measure/testdata/mpi_imbalance.json"
+		sentence = "No POP metrics: the accounts of rank 0 do not add up: 4.00 s accounted for 2 CPUs × 4.00 s elapsed (off by 50 %, tolerance 1 %); nor do those of 3 more processes (ranks 1, 2, 3)"
+	)
+	code, stdout, stderr := runMain("report", broken)
+	if code != ExitInput || !strings.Contains(stdout, "### Name: Global\n### Elapsed time: 4.00 s\n### Resources: 4 processes on 1 node, 8 CPUs, 4 visits\n"+sentence+".\n") ||
+		!strings.Contains(stdout, "### Name: compute\n### Elapsed time: 3.60 s\n### Resources: 4 processes on 1 node, 4 CPUs, 40 visits\nParallel efficiency ............... 0.62\n") {
+		t.Errorf("report: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	assertNoEmptyErrorLine(t, "report", stderr)
+	code, stdout, _ = runMain("report", "--region", "compute", broken)
+	if code != ExitOK || strings.Contains(stdout, "No POP metrics") || !strings.Contains(stdout, "Parallel efficiency") {
+		t.Errorf("report --region compute: exit %d\n%s", code, stdout)
+	}
+	code, stdout, _ = runMain("report", "--region", "Global", "--format", "json", broken)
+	var doc struct {
+		Regions []struct {
+			Name, Refused string
+			Metrics       map[string]float64
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("report json: %v\n%s", err, stdout)
+	}
+	if code != ExitInput || len(doc.Regions) != 1 || "No POP metrics: "+doc.Regions[0].Refused != sentence || len(doc.Regions[0].Metrics) != 0 {
+		t.Errorf("report json: exit %d, %+v", code, doc)
+	}
+	code, stdout, _ = runMain("report", "--format", "csv", "--model", "all", broken)
+	if code != ExitInput || !strings.Contains(stdout, "pop-hybrid,Global,refused,\"the accounts of rank 0") || strings.Contains(stdout, "Global,parallel_efficiency") ||
+		!strings.Contains(stdout, "talp,compute,parallel_efficiency,0.625\n") {
+		t.Errorf("report csv: exit %d\n%s", code, stdout)
+	}
+	code, stdout, stderr = runMain("report", "--format", "talp-json", broken)
+	if code != ExitInput || stdout != "" || !strings.Contains(stderr, `no talp-json for region "Global": the accounts of rank 0 do not add up`) {
+		t.Errorf("report talp-json: exit %d\nstdout %q\nstderr %s", code, stdout, stderr)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--baseline", good, broken}, ExitInput, "popmon check: new run " + broken + `, region "Global": ` + sentence},
+		{[]string{"--baseline", broken, good}, ExitInput, "popmon check: baseline " + broken + `, region "Global": ` + sentence},
+		{[]string{"--baseline", good, "--region", "Global", broken}, ExitInput, `region "Global": ` + sentence},
+		{[]string{"--baseline", broken, "--region", "compute", "--region", "io", good}, ExitOK, ""},
+	} {
+		code, stdout, stderr := runMain(append([]string{"check"}, tc.args...)...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) || tc.code != ExitOK && strings.Contains(stdout, "improved") {
+			t.Errorf("check %v: exit %d, want %d and %q\nstdout %s\nstderr %s", tc.args, code, tc.code, tc.want, stdout, stderr)
+		}
+	}
+
+	// popmon scaling shows the run's Global column as refused, with the
+	// sentence, and its other regions' numbers.
+	code, stdout, stderr = runMain("scaling", good, broken)
+	if code != ExitOK || !strings.Contains(stdout, "Parallel efficiency                     0.62         refused\n") ||
+		!strings.Contains(stdout, "4xMPI 2xOpenMP ("+broken+"): "+sentence+".\n") {
+		t.Errorf("scaling: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}

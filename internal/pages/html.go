@@ -80,6 +80,7 @@ var expTmpl = template.Must(template.Must(indexTmpl.Clone()).New("experiment").P
 <tbody>
 {{range .Table.Rows}}{{$id := .ID}}<tr><td class="metric" style="{{indent .Depth}}">{{.Name}}</td>{{range $i, $c := .Cells}}<td class="num" data-metric="{{$id}}" data-col="{{$i}}" style="{{$c.Style}}">{{$c.Text}}</td>{{end}}</tr>
 {{end}}</tbody></table></div>
+{{range .Table.Refused}}<p class="note">{{.}}</p>{{end}}
 {{if .ScalingCharts}}<div class="scaling-charts" data-region="{{.Name}}">{{range .ScalingCharts}}<div class="chart">{{.}}</div>{{end}}</div>{{end}}
 {{if .ModelNote}}<p class="muted">Model: {{.ModelNote}}</p>{{end}}
 {{else}}<p class="note">No run of this experiment has region {{.Name}}.</p>{{end}}
@@ -182,6 +183,9 @@ type tableView struct {
 	Reference string
 	Cols      []colView
 	Rows      []rowView
+	// Refused are the sentences of the columns without POP metrics in
+	// the region (their accounts do not add up), shown under the table.
+	Refused []string
 }
 
 type colView struct {

@@ -12,7 +12,7 @@ import (
 // summary form or more than maxProcessBars processes).
 func processDistribution(r *runs.Run, region string) (useful, mpi measure.Distribution, processes int, ok bool) {
 	m := r.Measurement
-	if m == nil {
+	if m == nil || refusedIn(r, region) != "" {
 		return useful, mpi, 0, false
 	}
 	g, found := m.Region(region)
@@ -35,6 +35,9 @@ func processTimes(r *runs.Run, region string) ([]ProcessTimes, string) {
 	if !ok {
 		return nil, fmt.Sprintf("The newest run has no region %q.", region)
 	}
+	if why := refusedIn(r, region); why != "" {
+		return nil, fmt.Sprintf("The newest run has no POP metrics in region %q, so no per-process times are shown: %s.", region, why)
+	}
 	if g.Summary != nil || len(g.Processes) > maxProcessBars {
 		return nil, ""
 	}
@@ -46,4 +49,13 @@ func processTimes(r *runs.Run, region string) ([]ProcessTimes, string) {
 		})
 	}
 	return out, ""
+}
+
+// refusedIn returns why run r has no metrics in region (its accounts do
+// not add up: runs.Region.Refused); "" when it has them.
+func refusedIn(r *runs.Run, region string) string {
+	if g, ok := r.Region(region); ok {
+		return g.Refused
+	}
+	return ""
 }

@@ -62,7 +62,7 @@ func scalingPoints(g *pop.ScalingRegion) []ScalingPoint {
 	sp, _ := g.Row(pop.IDSpeedup)
 	out := make([]ScalingPoint, 0, len(g.Runs))
 	for i, x := range g.Runs {
-		p := ScalingPoint{Label: x.Label, CPUs: x.CPUs, Reference: i == g.Reference,
+		p := ScalingPoint{Label: x.Label, CPUs: x.CPUs, Reference: i == g.Reference && x.Refused == "",
 			ElapsedS: float64(x.ElapsedNS) / 1e9, Speedup: math.NaN()}
 		if sp != nil {
 			if v, ok := sp.Value(i); ok {

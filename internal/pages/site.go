@@ -341,15 +341,22 @@ func isPartial(r *runs.Run) bool { return r.Measurement != nil && r.Measurement.
 func tableOf(g *pop.ScalingRegion, cols []*runs.Run, input string) *tableView {
 	t := &tableView{}
 	for i, x := range g.Runs {
-		c := colView{Label: x.Label, Source: relPath(x.Source, input), CPUs: x.CPUs, Ref: i == g.Reference}
+		c := colView{Label: x.Label, Source: relPath(x.Source, input), CPUs: x.CPUs, Ref: i == g.Reference && x.Refused == ""}
 		if x.ID >= 0 && x.ID < len(cols) {
 			c.Partial = isPartial(cols[x.ID])
 		}
 		t.Cols = append(t.Cols, c)
+		if x.Refused != "" {
+			t.Refused = append(t.Refused, fmt.Sprintf("%s, %d CPUs (%s): no POP metrics: %s.",
+				x.Label, x.CPUs, relPath(x.Source, input), safetext.Text(x.Refused)))
+		}
 	}
 	if len(g.Runs) > 0 {
 		ref := g.Runs[g.Reference]
 		t.Reference = fmt.Sprintf("%s, %d CPUs (%s)", ref.Label, ref.CPUs, relPath(ref.Source, input))
+		if ref.Refused != "" {
+			t.Reference = "none (no run has POP metrics in this region)"
+		}
 	}
 	for j := range g.Rows {
 		r := &g.Rows[j]
@@ -357,6 +364,8 @@ func tableOf(g *pop.ScalingRegion, cols []*runs.Run, input string) *tableView {
 		for i := range g.Runs {
 			v, ok := r.Value(i)
 			switch {
+			case g.Runs[i].Refused != "":
+				rv.Cells = append(rv.Cells, cell{Text: "refused", Style: "color:#999"})
 			case !ok:
 				rv.Cells = append(rv.Cells, cell{Text: "-", Style: "color:#999"})
 			case r.Kind == pop.KindEfficiency:

@@ -13,7 +13,10 @@ import (
 // CSV writes one row per (region, metric) with the header
 // "region,metric,value". Each region starts with its elapsed_s row, then
 // its metrics in tree order, at full precision (absent and not-measured
-// metrics have no row). Fields are quoted per RFC 4180 where needed.
+// metrics have no row); a refused region (pop.RegionReport.Refused) has,
+// after elapsed_s, one row with the metric "refused" and the sentence why
+// as its value, and no metric rows. Fields are quoted per RFC 4180 where
+// needed.
 // Region names are text cells made safe with safetext.CSVCell (escaped
 // control characters; a leading = + - @ gets a ' so that a spreadsheet
 // does not run it as a formula); values are numbers, written as they are.
@@ -46,6 +49,13 @@ func csvRows(c *csv.Writer, lead []string, regs []pop.RegionReport) error {
 		name := safetext.CSVCell(r.Name)
 		if err := row(name, "elapsed_s", num(float64(r.ElapsedNS)/1e9)); err != nil {
 			return err
+		}
+		if r.Refused != "" {
+			// No metric rows: one row saying why, its value a sentence.
+			if err := row(name, "refused", safetext.CSVCell(r.Refused)); err != nil {
+				return err
+			}
+			continue
 		}
 		for _, x := range r.Metrics {
 			if !x.Measured() {

@@ -27,9 +27,16 @@ func accountViolations(m *measure.Measurement) []measure.AccountViolation {
 
 // accountWarnings returns the warning lines of the text report for the
 // invariant violations of m: one per violation, at most
-// maxAccountWarnings, then one line counting the rest.
-func accountWarnings(m *measure.Measurement) []string {
-	vs := accountViolations(m)
+// maxAccountWarnings, then one line counting the rest. Violations in the
+// regions of shown are left out: the report printed those regions' refusal
+// sentences (pop.RegionReport.Refused) in their place.
+func accountWarnings(m *measure.Measurement, shown map[string]bool) []string {
+	var vs []measure.AccountViolation
+	for _, v := range accountViolations(m) {
+		if !shown[v.Region] {
+			vs = append(vs, v)
+		}
+	}
 	var lines []string
 	for i, v := range vs {
 		if i == maxAccountWarnings {

@@ -28,7 +28,8 @@ const (
 // (Options.Window); "source" is present when the report has one; "partial" (the measurement
 // file's object) when the job ended before MPI_Finalize; "refused" when no metric of
 // the measurement can be trusted (the sentence why; every "metrics" is then
-// empty).
+// empty), and in a region when no metric of that region can be (its
+// accounts do not add up; its "metrics" is then empty).
 func JSON(w io.Writer, rep *pop.Report, m *measure.Measurement, opts Options) error {
 	regs, err := regions(rep, opts)
 	if err != nil {
@@ -79,8 +80,11 @@ func jsonRegions(regs []pop.RegionReport) []object {
 			{"processes", r.Processes},
 			{"nodes", r.Nodes},
 			{"cpus", r.CPUs},
-			{"metrics", metrics},
 		}
+		if r.Refused != "" {
+			o = append(o, member{"refused", r.Refused}) // "metrics" is then empty
+		}
+		o = append(o, member{"metrics", metrics})
 		if len(notMeasured) > 0 {
 			o = append(o, member{"not_measured", notMeasured})
 		}

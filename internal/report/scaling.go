@@ -60,8 +60,11 @@ func RenderScaling(w io.Writer, format string, s *pop.Scaling, opts ScalingOptio
 }
 
 // scalingCell formats one value for text and markdown: 2 decimals, "-"
-// when absent.
-func scalingCell(r *pop.ScalingRow, i int) string {
+// when absent, "refused" for every row of a run whose region is refused.
+func scalingCell(g *pop.ScalingRegion, r *pop.ScalingRow, i int) string {
+	if g.Runs[i].Refused != "" {
+		return cellRefused
+	}
 	v, ok := r.Value(i)
 	if !ok {
 		return "-"
@@ -92,6 +95,16 @@ func Colour(v float64) string {
 	return ansiBad
 }
 
+// cellRefused is the cell of a refused run in the text and markdown
+// tables; the sentence why follows the table.
+const cellRefused = "refused"
+
+// hasReference reports whether the region has a reference run: one whose
+// metrics are not refused (pop.Scale picks such a run when there is one).
+func hasReference(g *pop.ScalingRegion) bool {
+	return len(g.Runs) > 0 && g.Runs[g.Reference].Refused == ""
+}
+
 func scalingHeader(s *pop.Scaling) string {
 	return safetext.Text(fmt.Sprintf("POP scaling: model %s, %s scaling (%s)", s.Model, s.Mode, s.ModeReason))
 }
@@ -102,7 +115,9 @@ func scalingText(w io.Writer, s *pop.Scaling, opts ScalingOptions) error {
 	for k := range s.Regions {
 		g := &s.Regions[k]
 		fmt.Fprintf(b, "\nRegion %s", safetext.Text(g.Name))
-		if len(g.Runs) > 0 {
+		if len(g.Runs) > 0 && !hasReference(g) {
+			b.WriteString(" (no reference: no run has POP metrics here)")
+		} else if len(g.Runs) > 0 {
 			ref := g.Runs[g.Reference]
 			fmt.Fprintf(b, " (reference: %s, %s)", safetext.Text(ref.Label), safetext.Text(ref.Source))
 		}
@@ -118,6 +133,9 @@ func scalingText(w io.Writer, s *pop.Scaling, opts ScalingOptions) error {
 		for i, x := range g.Runs {
 			labels[i] = safetext.Text(x.Label)
 			colW[i] = max(len([]rune(labels[i])), len(strconv.Itoa(x.CPUs))+5, 6)
+			if x.Refused != "" {
+				colW[i] = max(colW[i], len(cellRefused))
+			}
 		}
 		fmt.Fprintf(b, "%-*s", nameW, "Metric")
 		for i, l := range labels {
@@ -133,7 +151,7 @@ func scalingText(w io.Writer, s *pop.Scaling, opts ScalingOptions) error {
 			label := strings.Repeat("  ", r.Depth) + names[j]
 			fmt.Fprintf(b, "%s%s", label, strings.Repeat(" ", nameW-len([]rune(label))))
 			for i := range g.Runs {
-				cell := scalingCell(r, i)
+				cell := scalingCell(g, r, i)
 				v, ok := r.Value(i)
 				if opts.Color && ok && r.Kind == pop.KindEfficiency {
 					fmt.Fprintf(b, "  %s%s%s%s", strings.Repeat(" ", colW[i]-len(cell)), Colour(v), cell, ansiReset)
@@ -142,6 +160,11 @@ func scalingText(w io.Writer, s *pop.Scaling, opts ScalingOptions) error {
 				}
 			}
 			fmt.Fprintln(b)
+		}
+		for _, x := range g.Runs {
+			if x.Refused != "" {
+				fmt.Fprintf(b, "%s (%s): No POP metrics: %s.\n", safetext.Text(x.Label), safetext.Text(x.Source), safetext.Text(x.Refused))
+			}
 		}
 	}
 	return b.Flush()
@@ -163,12 +186,20 @@ func scalingCSV(w io.Writer, s *pop.Scaling) error {
 	for k := range s.Regions {
 		g := &s.Regions[k]
 		for i, x := range g.Runs {
+			lead := []string{safetext.CSVCell(g.Name), safetext.CSVCell(x.Label), strconv.Itoa(x.CPUs), safetext.CSVCell(x.Source)}
+			if x.Refused != "" {
+				// No value rows: one row saying why, its value a sentence.
+				if err := c.Write(append(lead, "refused", safetext.CSVCell(x.Refused))); err != nil {
+					return err
+				}
+				continue
+			}
 			for j := range g.Rows {
 				v, ok := g.Rows[j].Value(i)
 				if !ok {
 					continue
 				}
-				rec := []string{safetext.CSVCell(g.Name), safetext.CSVCell(x.Label), strconv.Itoa(x.CPUs), safetext.CSVCell(x.Source), safetext.CSVCell(g.Rows[j].ID), num(v)}
+				rec := append(append([]string(nil), lead...), safetext.CSVCell(g.Rows[j].ID), num(v))
 				if err := c.Write(rec); err != nil {
 					return err
 				}
@@ -191,10 +222,14 @@ func scalingJSON(w io.Writer, s *pop.Scaling) error {
 					metrics = append(metrics, member{g.Rows[j].ID, float(v)})
 				}
 			}
-			runs = append(runs, object{
+			o := object{
 				{"label", x.Label}, {"cpus", x.CPUs}, {"source", x.Source},
-				{"reference", i == g.Reference}, {"metrics", metrics},
-			})
+				{"reference", i == g.Reference && x.Refused == ""},
+			}
+			if x.Refused != "" {
+				o = append(o, member{"refused", x.Refused}) // "metrics" is then empty
+			}
+			runs = append(runs, append(o, member{"metrics", metrics}))
 		}
 		regs = append(regs, object{{"name", g.Name}, {"runs", runs}})
 	}
@@ -228,7 +263,9 @@ func scalingMarkdown(w io.Writer, s *pop.Scaling) error {
 	for k := range s.Regions {
 		g := &s.Regions[k]
 		fmt.Fprintf(b, "\n### Region %s\n\n", mdEscape(g.Name))
-		if len(g.Runs) > 0 {
+		if len(g.Runs) > 0 && !hasReference(g) {
+			b.WriteString("No reference: no run has POP metrics here.\n\n")
+		} else if len(g.Runs) > 0 {
 			ref := g.Runs[g.Reference]
 			fmt.Fprintf(b, "Reference: %s (%s).\n\n", mdEscape(ref.Label), mdCode(ref.Source))
 		}
@@ -245,9 +282,20 @@ func scalingMarkdown(w io.Writer, s *pop.Scaling) error {
 			r := &g.Rows[j]
 			fmt.Fprintf(b, "| %s%s |", strings.Repeat("&nbsp;&nbsp;", r.Depth), mdEscape(r.Name))
 			for i := range g.Runs {
-				fmt.Fprintf(b, " %s |", scalingCell(r, i))
+				fmt.Fprintf(b, " %s |", scalingCell(g, r, i))
 			}
 			b.WriteString("\n")
+		}
+		first := true
+		for _, x := range g.Runs {
+			if x.Refused == "" {
+				continue
+			}
+			if first {
+				b.WriteString("\n")
+				first = false
+			}
+			fmt.Fprintf(b, "- %s (%s): no POP metrics: %s.\n", mdEscape(x.Label), mdCode(x.Source), mdEscape(x.Refused))
 		}
 	}
 	return b.Flush()

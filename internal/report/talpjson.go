@@ -74,6 +74,13 @@ func TALPJSON(w io.Writer, rep *pop.Report, m *measure.Measurement, opts Options
 	if err != nil {
 		return err
 	}
+	for i := range regs {
+		if regs[i].Refused != "" {
+			// TALP's readers would compute the region's efficiencies from
+			// times that do not add up.
+			return fmt.Errorf("no talp-json for region %q: %s", regs[i].Name, regs[i].Refused)
+		}
+	}
 	out := object{{"dlbVersion", TALPDLBVersion}, {"popmonVersion", m.Tool.Version}}
 	if t, err := m.Time(); err == nil {
 		out = append(out, member{"timestamp", t.UTC().Format(talpTimeLayout)})

@@ -22,7 +22,8 @@ const topMPICalls = 5
 // Text writes the human-readable report: a run header, then per region a
 // "### Name: …" header and the metric tree (indentation = hierarchy,
 // efficiencies to 2 decimals, "not measured: <reason>" for a metric the
-// measurement cannot give), then the top MPI calls and the warnings of the
+// measurement cannot give; "No POP metrics: <why>." instead of the tree of
+// a refused region), then the top MPI calls and the warnings of the
 // measurement. m may be nil; its parts are then left out. Names and other
 // text from the measurement are shown escaped (safetext.Text): no control
 // character, terminal escape or invalid UTF-8 reaches w.
@@ -40,6 +41,7 @@ func Text(w io.Writer, rep *pop.Report, m *measure.Measurement, opts Options) er
 func textReports(w io.Writer, reps []*pop.Report, m *measure.Measurement, opts Options) error {
 	var doc bytes.Buffer
 	b := bufio.NewWriter(&doc)
+	refused := map[string]bool{} // regions printed with their refusal
 	for k, rep := range reps {
 		regs, err := regions(rep, opts)
 		if err != nil {
@@ -62,13 +64,18 @@ func textReports(w io.Writer, reps []*pop.Report, m *measure.Measurement, opts O
 		for i := range regs {
 			b.WriteString("\n")
 			textRegion(b, &regs[i])
+			if regs[i].Refused != "" {
+				refused[regs[i].Name] = true
+			}
 		}
 	}
 	if m != nil {
 		textMPICalls(b, m.MPICalls)
 		textOMPRegions(b, m, topOMPRegions)
 		textGPUTables(b, m)
-		warnings := append(accountWarnings(m), m.Warnings...) // accounts invariant first
+		// Accounts invariant first; a region refused for it has said so
+		// in its place.
+		warnings := append(accountWarnings(m, refused), m.Warnings...)
 		if len(warnings) > 0 {
 			b.WriteString("\nWarnings\n")
 			for _, l := range warnings {
@@ -173,6 +180,10 @@ func textRegion(b *bufio.Writer, r *pop.RegionReport) {
 		res += fmt.Sprintf(", %s", plural(int(min(r.Totals.Visits, 1<<31)), "visit", ""))
 	}
 	fmt.Fprintf(b, "### Resources: %s\n", res)
+	if r.Refused != "" {
+		fmt.Fprintf(b, "No POP metrics: %s.\n", safetext.Text(r.Refused))
+		return
+	}
 	if len(r.Metrics) == 0 {
 		if r.Processes == 0 {
 			b.WriteString("(no process visited this region: no metrics)\n")

@@ -18,8 +18,10 @@ import (
 // factors relative to g's reference, and — for runs read from
 // measurements or traces — each process's useful time, the MPI call
 // profile and the regions as candidate kernels (the call profile and the
-// other regions only for the Global region, where they belong). It also
-// returns the factors in the table's order, for model.Options.Factors.
+// other regions only for the Global region, where they belong). A run
+// whose region is refused (its accounts do not add up: [Region.Refused])
+// gives no point. It also returns the factors in the table's order, for
+// model.Options.Factors.
 func ModelPoints(runs []*Run, g *pop.ScalingRegion) ([]model.Point, []model.FactorInfo) {
 	var factors []model.FactorInfo
 	for _, row := range g.Rows {
@@ -29,6 +31,9 @@ func ModelPoints(runs []*Run, g *pop.ScalingRegion) ([]model.Point, []model.Fact
 	}
 	pts := make([]model.Point, 0, len(g.Runs))
 	for i, sr := range g.Runs {
+		if sr.Refused != "" {
+			continue // no number from accounts that do not add up
+		}
 		p := model.Point{CPUs: sr.CPUs, Label: sr.Label, Source: sr.Source, Reference: i == g.Reference,
 			ElapsedS: float64(sr.ElapsedNS) / 1e9, UsefulS: sr.UsefulNS / 1e9,
 			Instructions: sr.Instructions, Cycles: sr.Cycles, HasCounters: sr.HasCounters,

@@ -135,6 +135,12 @@ type Region struct {
 	// Tree lists the efficiency metrics of Metrics in tree order, with
 	// their names and depths, for renderers.
 	Tree []Node
+	// Refused, when not empty, says why the region has no metrics: its
+	// accounts do not add up (pop.RegionReport.Refused). Metrics and Tree
+	// are then empty, and so are the times and counters (UsefulNS, MPINS,
+	// Instructions, Cycles, HasCounters) that scaling metrics would be
+	// computed from; ElapsedNS, Processes and CPUs are the file's.
+	Refused string
 }
 
 // Node is one efficiency of a region's metric tree.
@@ -276,6 +282,10 @@ func loadMeasurement(path string, m *measure.Measurement, model pop.Model) (*Run
 			Metrics: map[string]float64{},
 		}
 		reg.HasCounters = res.HardwareCounters && g.Totals.Cycles > 0
+		if g.Refused != "" {
+			reg.Refused = g.Refused
+			reg.UsefulNS, reg.MPINS, reg.Instructions, reg.Cycles, reg.HasCounters = 0, 0, 0, 0, false
+		}
 		for _, x := range g.Metrics {
 			if !x.Measured() {
 				continue
