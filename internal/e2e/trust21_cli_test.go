@@ -110,7 +110,7 @@ func rankPID(prog string, r int) int {
 // terminates the other ranks (SIGTERM, recorded); the partial
 // measurement's sentence names rank 0 first (at a9d5b23: "rank 2 was ended
 // by SIGTERM first"). MPICH kills the others too (no trace): the sentence
-// counts them and says how the command ended, never "0 of 4".
+// counts them and says how the launcher ended (at a9d5b23 it did not).
 func TestKilledRankNamed(t *testing.T) {
 	for _, impl := range impls(t) {
 		t.Run(impl.name, func(t *testing.T) {
@@ -154,6 +154,66 @@ func TestKilledRankNamed(t *testing.T) {
 			if impl.name == "openmpi" && !strings.HasPrefix(d, "rank 0 was killed first") {
 				t.Errorf("sentence %q, want rank 0 named first", d)
 			}
+			// MPICH's Hydra SIGKILLs the other ranks at once: none is
+			// first, and the sentence says how the launcher ended.
+			if impl.name == "mpich" && !(strings.Contains(d, "the job was ended by ") && strings.Contains(d, filepath.Base(impl.mpirun))) {
+				t.Errorf("sentence %q, want how %s ended", d, filepath.Base(impl.mpirun))
+			}
 		})
+	}
+}
+
+// TestLauncherKilledNamed: SIGKILL to mpirun, and `timeout -s KILL` inside
+// the command, end the job without a rank recording why; the sentence says
+// how the command ended (at a9d5b23: "0 of 4 processes were killed", the
+// ranks still running when popmon run assembled).
+func TestLauncherKilledNamed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	for i, impl := range impls(t) {
+		for _, how := range []string{"mpirun", "timeout"} {
+			if how == "timeout" && i > 0 {
+				continue // one MPI is enough for timeout's part
+			}
+			t.Run(impl.name+"/"+how, func(t *testing.T) {
+				np := partialRanks(impl)
+				s := &started{out: filepath.Join(t.TempDir(), "p.json")}
+				argv := []string{popmonBin, "run", "--format", "none", "--mpicc", impl.mpicc, "-o", s.out, "--"}
+				if how == "timeout" {
+					argv = append(argv, "timeout", "-s", "KILL", "4")
+				}
+				argv = append(append(argv, launch(impl, np)...), filepath.Join(examples(t, impl), "imbalance"), fmt.Sprint(partialK), "200")
+				s.start(t, argv, nil, np, "imbalance")
+				defer func() {
+					for _, pid := range s.ranks { // orphans of a killed mpirun
+						syscall.Kill(pid, syscall.SIGKILL)
+					}
+				}()
+				want := "(SIGKILL) to timeout"
+				if how == "mpirun" {
+					time.Sleep(1500 * time.Millisecond)
+					launcher := childOf(s.cmd.Process.Pid)
+					if launcher <= 0 {
+						t.Fatal("no launcher under popmon run")
+					}
+					want = "(SIGKILL) to " + filepath.Base(impl.mpirun)
+					syscall.Kill(launcher, syscall.SIGKILL)
+				}
+				ws := s.wait(t)
+				if ws.ExitStatus() != 137 && !(ws.Signaled() && ws.Signal() == syscall.SIGKILL) {
+					t.Errorf("popmon run: %v, want to end as the command did (SIGKILL)", ws)
+				}
+				m := readChecked(t, s.out)
+				if m.Partial == nil {
+					t.Fatalf("no partial measurement\n%s", s.se.String())
+				}
+				d := m.Partial.Detail
+				t.Logf("%s", d)
+				if strings.HasPrefix(d, "0 of") || !strings.Contains(d, want) {
+					t.Errorf("sentence %q, want it to say %q", d, want)
+				}
+			})
+		}
 	}
 }
