@@ -171,13 +171,17 @@ func jobEnd(st jobStatus, pid int, argv []string) live.JobEnd {
 const recoverHelp = `Assembles the measurement of a job whose popmon run was itself killed,
 from the session folder it left next to the output (.popmon-session-*) and
 the processes' live files. The measurement is marked partial, says why the
-job ended and up to when it was measured, and is written like popmon run's.`
+job ended and up to when it was measured, and is written next to the session
+folder under the name popmon run would have used (numbered when taken).
+Nothing in the session folder is trusted: it must be a folder of yours, its
+live folder one that popmon run makes for you (else nothing is read or
+removed), and -o and --force come from the command line only.`
 
 // recoverCmd is popmon recover SESSION.
 func recoverCmd(env *Env, args []string) error {
 	fs := newFlags("recover", "[-o FILE [--force]] [--format F] SESSION_FOLDER", recoverHelp, env.Stderr)
-	output := fs.String("o", "", "write the measurement to `FILE` (default: the name popmon run would have used)")
-	force := fs.Bool("force", false, "overwrite an existing output file")
+	output := fs.String("o", "", "write the measurement to `FILE` (default: next to the session folder, the name popmon run would have used)")
+	force := fs.Bool("force", false, "overwrite an existing -o file")
 	format := fs.String("format", "text", "report printed: text, json, csv, talp-json, omp-regions-csv, or none")
 	if err := parse(fs, args); err != nil {
 		return err
