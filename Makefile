@@ -40,6 +40,7 @@ bench: deps build
 	@cat build/bench/import.md >> BENCHMARKS.md
 	@./scripts/bench-finalize.sh $(BIN)
 	@cat build/bench/finalize.md >> BENCHMARKS.md
+	@./scripts/bench-series.sh $(BIN) > build/bench/series.md && cat build/bench/series.md >> BENCHMARKS.md
 
 generate:
 	$(GO) generate ./shim/gen

@@ -254,7 +254,9 @@ func Write(w io.Writer, m *Measurement) error {
 		e.key("partial", c.Partial, true)
 	}
 	if c.Series != nil {
-		e.key("series", c.Series, true)
+		e.raw(`  "series": `)
+		e.series(c.Series)
+		e.raw(",\n")
 	}
 	if c.Interception != nil {
 		e.key("interception", c.Interception, true)
@@ -329,6 +331,41 @@ func (e *encoder) value(v any) {
 			e.err = e.w.WriteByte(' ')
 		}
 	}
+}
+
+// series writes s as value does, an interval at a time: a long run's
+// series is tens of MB of JSON, which value would hold in memory whole.
+func (e *encoder) series(s *Series) {
+	e.raw(`{"interval_ns": `)
+	e.value(s.IntervalNS)
+	e.raw(`, "regions": `)
+	if s.Regions == nil {
+		e.raw("null}")
+		return
+	}
+	e.raw("[")
+	for i := range s.Regions {
+		g := &s.Regions[i]
+		if i > 0 {
+			e.raw(", ")
+		}
+		e.raw(`{"name": `)
+		e.value(g.Name)
+		e.raw(`, "intervals": `)
+		if g.Intervals == nil {
+			e.raw("null}")
+			continue
+		}
+		e.raw("[")
+		for k := range g.Intervals {
+			if k > 0 {
+				e.raw(", ")
+			}
+			e.value(&g.Intervals[k])
+		}
+		e.raw("]}")
+	}
+	e.raw("]}")
 }
 
 // key writes one top-level key.

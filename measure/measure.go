@@ -592,9 +592,11 @@ func (p *Partial) Sentence() string {
 // Series is a run's accounts over time.
 type Series struct {
 	// IntervalNS is the sampling interval (the last interval of a run is
-	// shorter; long runs double it so that a run keeps at most 3600).
+	// shorter; past the series' budget, 3600 intervals and 262,144
+	// process accounts, it doubles: docs/measurement-format.md).
 	IntervalNS int64 `json:"interval_ns"`
-	// Regions are the sampled regions, Global first.
+	// Regions are the sampled regions, Global first (past the budget,
+	// those with the least time leave the series).
 	Regions []SeriesRegion `json:"regions"`
 }
 

@@ -36,6 +36,7 @@ type Sampler struct {
 	// perInterval instants make one interval of the time series, stride
 	// times that once a run is long (series.go).
 	perInterval, stride int64
+	ser                 seriesStore // the series' regions and budget (series.go)
 	// copies is the folder of the node copies (SESSION/nodes), "" when
 	// only the local folder is read; host is this node's name.
 	copies, host string
@@ -46,7 +47,7 @@ type tracked struct {
 	final   *Snapshot           // the latest read, alive or not
 	samples map[int64]*Snapshot // by instant, while alive (local files only)
 	alive   bool
-	bounds  []boundary // the time series' interval ends (series.go)
+	ser     procSeries // the time series' interval ends (series.go)
 	// lastAlive is the latest snapshot taken while the process ran and
 	// measured: its accounts hold up to that snapshot's moment.
 	lastAlive *Snapshot
@@ -159,6 +160,7 @@ func (s *Sampler) Close() {
 func (s *Sampler) Sample() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.pruneSamples()
 	k := s.k
 	s.k++
 	local, _ := filepath.Glob(filepath.Join(s.dir, "*.live"))

@@ -1,6 +1,8 @@
 package live
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 
 	"github.com/popmon/popmon/measure"
@@ -9,16 +11,193 @@ import (
 // DefaultSeriesInterval is the interval of a run's time series.
 const DefaultSeriesInterval = int64(1e9)
 
-// maxBoundaries bounds the kept interval boundaries per process: past it
-// the interval doubles (cumulative accounts merge exactly).
-const maxBoundaries = 3600
+// The time series' memory budget. The series keeps, per process and
+// interval end, the accounts of the regions that changed since the previous
+// one: whatever the job's length, at most maxBoundaries intervals (past it
+// the interval doubles: cumulative accounts merge exactly) and at most
+// maxSeriesEntries accounts and interval ends over all processes. Past the
+// latter the regions with the least elapsed time so far leave the series
+// (never Global; a region that left does not come back) until
+// minSeriesRegions remain, then the interval doubles. An account takes
+// 168 bytes here and about 290 in the measurement file: the series holds
+// at most about 45 MB here and adds at most about 80 MB to the file.
+// docs/measurement-format.md says the same.
+const (
+	maxBoundaries    = 3600
+	maxSeriesEntries = 1 << 18
+	minSeriesRegions = 16
+)
 
-// boundary is one process's cumulative accounts per region at the end of
-// an interval.
-type boundary struct {
-	k   int64 // the sampling instant
-	ns  int64 // CLOCK_MONOTONIC when read
-	cum map[string]measure.ProcessAccounts
+// The accounts of a region that the series keeps, in the process's ticks
+// (counts for calls and counters): what accountsOf converts. The states
+// are Accounts.T's but idle, in their order.
+const (
+	aElapsed = iota
+	aUseful
+	aMPI
+	aMPIWorkerIdle
+	aOMPSerialization
+	aOMPLoadImbalance
+	aOMPScheduling
+	aGPURuntime
+	aMPICalls
+	aOMPParallels
+	aOMPTasks
+	aGPUCalls
+	aParWall
+	aParUseful
+	aParSelfUseful
+	aPrimUseful
+	aPrimMPI
+	aThrUsefulMax
+	aCycles
+	aInstructions
+	nAcc
+)
+
+// The states keep their order (a compile-time check).
+var _ = [1]int{}[aGPURuntime-aUseful-stGPURuntime]
+
+type regAcc [nAcc]uint64
+
+// accOf returns the accounts of closed region r.
+func accOf(r *Region) regAcc {
+	var a regAcc
+	t := &r.Tot
+	a[aElapsed] = r.Elapsed
+	copy(a[aUseful:aGPURuntime+1], t.T[:stGPURuntime+1])
+	a[aMPICalls], a[aOMPParallels], a[aOMPTasks], a[aGPUCalls] = t.MPICalls, t.OMPParallels, t.OMPTasks, t.GPUCalls
+	a[aParWall], a[aParUseful], a[aParSelfUseful] = t.X[xParWall], t.X[xParUseful], t.X[xParSelfUseful]
+	a[aPrimUseful], a[aPrimMPI], a[aThrUsefulMax] = t.PrimUseful, t.PrimMPI, t.ThrUsefulMax
+	if len(t.Ctr) >= 2 {
+		a[aCycles], a[aInstructions] = t.Ctr[ctrCycles], t.Ctr[ctrInstructions]
+	}
+	return a
+}
+
+// bound is one process's interval end: what changed since its previous
+// one, and what converts its ticks to a region's accounts there.
+type bound struct {
+	k          int64   // the sampling instant
+	ns         int64   // CLOCK_MONOTONIC when read
+	perTick    float64 // the snapshot's nanoseconds per tick
+	rank, cpus int
+	ctr        bool // counters available
+	changes    []change
+}
+
+// change is a region's accounts at an interval end, where they differ
+// from the previous one's. A bound's changes are sorted by region id.
+type change struct {
+	id int32
+	a  regAcc
+}
+
+// accounts converts a to a region's accounts at b, as accountsOf does.
+func (b *bound) accounts(a *regAcc) measure.ProcessAccounts {
+	ns := func(t uint64) int64 { return int64(float64(t)*b.perTick + 0.5) }
+	serial := max(ns(a[aPrimUseful])-ns(a[aParSelfUseful]), 0)
+	pa := measure.ProcessAccounts{
+		Rank: b.rank, CPUs: b.cpus, ElapsedNS: ns(a[aElapsed]),
+		UsefulNS: ns(a[aUseful]), MPINS: ns(a[aMPI]), MPIWorkerIdleNS: ns(a[aMPIWorkerIdle]),
+		OMPSerializationNS: ns(a[aOMPSerialization]), OMPLoadImbalanceNS: ns(a[aOMPLoadImbalance]),
+		OMPSchedulingNS: ns(a[aOMPScheduling]), GPURuntimeNS: ns(a[aGPURuntime]),
+		MPICalls: int64(a[aMPICalls]), OMPParallels: int64(a[aOMPParallels]), OMPTasks: int64(a[aOMPTasks]),
+		GPURuntimeCalls: int64(a[aGPUCalls]),
+		PrimaryUsefulNS: ns(a[aPrimUseful]), PrimaryMPINS: ns(a[aPrimMPI]), PrimarySerialUsefulNS: serial,
+		PrimaryParallelNS: ns(a[aParWall]), ParallelUsefulNS: ns(a[aParUseful]),
+		ThreadUsefulMaxNS: ns(a[aThrUsefulMax]),
+	}
+	if b.ctr {
+		pa.Cycles, pa.Instructions = int64(a[aCycles]), int64(a[aInstructions])
+	}
+	return pa
+}
+
+// procSeries is one process's part of the series.
+type procSeries struct {
+	bounds []bound
+	// pending holds the changes of interval ends dropped by a doubling
+	// after the last one kept: they go to the next one.
+	pending []change
+	// pos gives, by region id, 1 + the index in vals of the region's
+	// accounts as of the latest interval end (0: none yet).
+	pos  []int32
+	vals []regAcc
+}
+
+// set notes a, region id's accounts at an interval end, and reports
+// whether they changed.
+func (ps *procSeries) set(id int32, a *regAcc, ids int) bool {
+	if len(ps.pos) < ids {
+		ps.pos = append(ps.pos, make([]int32, ids-len(ps.pos))...)
+	}
+	i := ps.pos[id]
+	if i == 0 {
+		if *a == (regAcc{}) {
+			return false // as if absent
+		}
+		ps.vals = append(ps.vals, *a)
+		ps.pos[id] = int32(len(ps.vals))
+		return true
+	}
+	if ps.vals[i-1] == *a {
+		return false
+	}
+	ps.vals[i-1] = *a
+	return true
+}
+
+// seriesStore is the sampler's side of the series: the region names by
+// id, those that left it, and the entries kept.
+type seriesStore struct {
+	ids     map[string]int32
+	names   []string
+	dropped []bool
+	entries int // changes and interval ends kept, all processes
+	scratch []change
+}
+
+func (st *seriesStore) id(name string) int32 {
+	if st.ids == nil {
+		st.ids = map[string]int32{}
+	}
+	id, ok := st.ids[name]
+	if !ok {
+		id = int32(len(st.names))
+		st.ids[name] = id
+		st.names = append(st.names, name)
+		st.dropped = append(st.dropped, false)
+	}
+	return id
+}
+
+// mergeChanges returns the changes of a then b (sorted by id), b's where
+// both have a region.
+func mergeChanges(a, b []change) []change {
+	if len(a) == 0 {
+		return b
+	}
+	if len(b) == 0 {
+		return a
+	}
+	out := make([]change, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || (i < len(a) && a[i].id < b[j].id):
+			out = append(out, a[i])
+			i++
+		case i == len(a) || b[j].id < a[i].id:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, b[j])
+			i++
+			j++
+		}
+	}
+	return slices.Clip(out)
 }
 
 // cumulative returns the process's accounts per region at the snapshot's
@@ -59,38 +238,194 @@ func diff(a, b measure.ProcessAccounts) measure.ProcessAccounts {
 	return out
 }
 
-// noteBoundary records p's cumulative accounts at instant k when k ends an
+// noteBoundary records p's accounts per region at instant k when k ends an
 // interval. Under s.mu.
 func (s *Sampler) noteBoundary(p *tracked, k int64, snap *Snapshot) {
-	step := s.perInterval * s.stride
-	if k%step != 0 {
+	if k%(s.perInterval*s.stride) != 0 {
 		return
 	}
-	p.bounds = append(p.bounds, boundary{k: k, ns: snap.NS, cum: cumulative(snap)})
-	if len(p.bounds) <= maxBoundaries {
-		return
+	st, ps := &s.ser, &p.ser
+	ch := st.scratch[:0]
+	for i := range snap.Regions {
+		r := &snap.Regions[i]
+		if r.Visits == 0 && !r.Open {
+			continue
+		}
+		id := st.id(r.Name)
+		if st.dropped[id] {
+			continue
+		}
+		var a regAcc
+		if r.Open {
+			at := snap.RegionAt(i, snap.Tick)
+			a = accOf(&at)
+		} else {
+			a = accOf(r)
+		}
+		if ps.set(id, &a, len(st.names)) {
+			ch = append(ch, change{id, a})
+		}
 	}
-	// Twice the interval: keep every other boundary, for every process.
+	st.scratch = ch[:0]
+	// Sorted by id, the last of a name that appears twice kept (as a map
+	// by name would).
+	if !slices.IsSortedFunc(ch, func(x, y change) int { return cmp.Compare(x.id, y.id) }) {
+		slices.SortStableFunc(ch, func(x, y change) int { return cmp.Compare(x.id, y.id) })
+	}
+	kept := ch[:0]
+	for i := range ch {
+		if i+1 < len(ch) && ch[i+1].id == ch[i].id {
+			continue
+		}
+		kept = append(kept, ch[i])
+	}
+	own := slices.Clone(kept)
+	if len(ps.pending) > 0 {
+		st.entries -= len(ps.pending)
+		own = mergeChanges(ps.pending, own)
+		ps.pending = nil
+	}
+	ps.bounds = append(ps.bounds, bound{k: k, ns: snap.NS, perTick: snap.NSPerTick(), rank: snap.Rank, cpus: snap.CPUs,
+		ctr: snap.Counters.Available, changes: own})
+	st.entries += 1 + len(own)
+	if len(ps.bounds) > maxBoundaries {
+		s.coarsen()
+	}
+	for st.entries > maxSeriesEntries {
+		if !s.dropRegions(maxSeriesEntries*3/4) && !s.coarsen() {
+			break // one interval end per process and minSeriesRegions: nothing left to merge
+		}
+	}
+}
+
+// coarsen doubles the interval: every process keeps the interval ends
+// that fall on the new one, the changes of those dropped go to the next
+// kept. Reports whether anything was dropped.
+func (s *Sampler) coarsen() bool {
 	s.stride *= 2
-	step = s.perInterval * s.stride
+	step := s.perInterval * s.stride
+	st := &s.ser
+	before := st.entries
+	st.entries = 0
 	for _, q := range s.procs {
-		kept := q.bounds[:0]
-		for _, b := range q.bounds {
-			if b.k%step == 0 {
-				kept = append(kept, b)
+		qs := &q.ser
+		kept := qs.bounds[:0]
+		var carry []change
+		for _, b := range qs.bounds {
+			if b.k%step != 0 {
+				carry = mergeChanges(carry, b.changes)
+				continue
+			}
+			b.changes = mergeChanges(carry, b.changes)
+			carry = nil
+			kept = append(kept, b)
+		}
+		clear(qs.bounds[len(kept):])
+		qs.bounds = kept
+		qs.pending = mergeChanges(qs.pending, carry)
+		st.entries += len(qs.pending)
+		for _, b := range kept {
+			st.entries += 1 + len(b.changes)
+		}
+	}
+	return st.entries < before
+}
+
+// dropRegions takes the regions with the least elapsed time so far (all
+// processes, Global never) out of the series until at most target entries
+// remain or minSeriesRegions regions do. Reports whether it dropped any.
+func (s *Sampler) dropRegions(target int) bool {
+	st := &s.ser
+	n := len(st.names)
+	weight := make([]float64, n)
+	count := make([]int, n)
+	for _, q := range s.procs {
+		qs := &q.ser
+		per := 1.0
+		if len(qs.bounds) > 0 {
+			per = qs.bounds[len(qs.bounds)-1].perTick
+		}
+		for id, i := range qs.pos {
+			if i != 0 {
+				weight[id] += float64(qs.vals[i-1][aElapsed]) * per
 			}
 		}
-		q.bounds = kept
+		for _, c := range qs.pending {
+			count[c.id]++
+		}
+		for _, b := range qs.bounds {
+			for _, c := range b.changes {
+				count[c.id]++
+			}
+		}
 	}
+	var cand []int32
+	live := 0
+	for id := range n {
+		if st.dropped[id] {
+			continue
+		}
+		live++
+		if st.names[id] != measure.GlobalRegion {
+			cand = append(cand, int32(id))
+		}
+	}
+	// The lightest first; of equal ones, the latest registered.
+	slices.SortFunc(cand, func(a, b int32) int {
+		if c := cmp.Compare(weight[a], weight[b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(b, a)
+	})
+	dropped := 0
+	for _, id := range cand {
+		if st.entries <= target || live <= minSeriesRegions {
+			break
+		}
+		st.dropped[id] = true
+		st.entries -= count[id]
+		live--
+		dropped++
+	}
+	if dropped == 0 {
+		return false
+	}
+	keep := func(cs []change) []change {
+		n := 0
+		for _, c := range cs {
+			if !st.dropped[c.id] {
+				n++
+			}
+		}
+		if n == len(cs) {
+			return cs
+		}
+		out := make([]change, 0, n)
+		for _, c := range cs {
+			if !st.dropped[c.id] {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	for _, q := range s.procs {
+		qs := &q.ser
+		qs.pending = keep(qs.pending)
+		for i := range qs.bounds {
+			qs.bounds[i].changes = keep(qs.bounds[i].changes)
+		}
+	}
+	return true
 }
 
 // Series builds the time series of the processes of final (by rank: each
 // one's accounts per region at the end of its measurement), at the
-// boundaries every one of them was sampled at, with interval starts
+// interval ends every one of them was sampled at, with interval starts
 // relative to t0 (CLOCK_MONOTONIC ns of the earliest MPI_Init). The last
 // interval ends with final, so that the intervals of a process add up to
-// its totals. order lists the regions (Global first). Nil when some
-// process was never sampled.
+// its totals. order lists the regions (Global first); those that left the
+// series (the budget above) are not in it. Nil when some process was never
+// sampled.
 func (s *Sampler) Series(final map[int]map[string]measure.ProcessAccounts, t0 int64, order []string) *measure.Series {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -114,10 +449,10 @@ func (s *Sampler) Series(final map[int]map[string]measure.ProcessAccounts, t0 in
 	if len(ranks) == 0 {
 		return nil
 	}
-	// The boundaries every process has.
+	// The interval ends every process has.
 	count := map[int64]int{}
 	for _, r := range ranks {
-		for _, b := range byRank[r].bounds {
+		for _, b := range byRank[r].ser.bounds {
 			count[b.k]++
 		}
 	}
@@ -130,58 +465,94 @@ func (s *Sampler) Series(final map[int]map[string]measure.ProcessAccounts, t0 in
 	if len(ks) == 0 {
 		return nil // never sampled together: one interval is the run itself
 	}
-	sort.Slice(ks, func(i, j int) bool { return ks[i] < ks[j] })
-	at := func(r int, k int64) *boundary {
-		for i := range byRank[r].bounds {
-			if byRank[r].bounds[i].k == k {
-				return &byRank[r].bounds[i]
-			}
-		}
-		return nil
+	slices.Sort(ks)
+	// The regions of the series, and where each one's accounts are.
+	st := &s.ser
+	type reg struct {
+		name string
+		id   int32 // -1: never sampled (the last interval only)
 	}
-	out := &measure.Series{IntervalNS: int64(s.every) * s.perInterval * s.stride}
+	var regs []reg
+	slot := make([]int32, len(st.names)) // by id: 1 + index in regs
 	for _, name := range order {
-		reg := measure.SeriesRegion{Name: name}
-		prev := map[int]measure.ProcessAccounts{}
-		start := int64(0)
-		emit := func(cur map[int]measure.ProcessAccounts, next int64) {
+		id, ok := st.ids[name]
+		switch {
+		case !ok:
+			regs = append(regs, reg{name, -1})
+		case st.dropped[id] || slot[id] != 0:
+		default:
+			regs = append(regs, reg{name, id})
+			slot[id] = int32(len(regs))
+		}
+	}
+	// Each process's accounts per region, as of the latest interval end
+	// walked, and as of the previous one in ks.
+	type walker struct {
+		bounds []bound
+		i      int
+		b      *bound
+		vals   []regAcc // by index in regs
+		prev   []measure.ProcessAccounts
+	}
+	ws := make([]walker, len(ranks))
+	for i, r := range ranks {
+		ws[i] = walker{bounds: byRank[r].ser.bounds, vals: make([]regAcc, len(regs)), prev: make([]measure.ProcessAccounts, len(regs))}
+	}
+	out := make([]measure.SeriesRegion, len(regs))
+	for j := range regs {
+		out[j].Name = regs[j].name
+	}
+	start := int64(0)
+	emit := func(cur func(w *walker, r, j int) measure.ProcessAccounts) {
+		for j := range regs {
 			iv := measure.SeriesInterval{StartNS: start}
-			for _, r := range ranks {
-				dlt := diff(prev[r], cur[r])
-				if dlt.ElapsedNS > 0 {
-					iv.Processes = append(iv.Processes, dlt)
+			for i := range ws {
+				c := cur(&ws[i], ranks[i], j)
+				if d := diff(ws[i].prev[j], c); d.ElapsedNS > 0 {
+					iv.Processes = append(iv.Processes, d)
 				}
+				ws[i].prev[j] = c
 			}
 			if len(iv.Processes) > 0 {
-				reg.Intervals = append(reg.Intervals, iv)
+				out[j].Intervals = append(out[j].Intervals, iv)
 			}
-			prev, start = cur, next
 		}
-		for _, k := range ks {
-			cur := map[int]measure.ProcessAccounts{}
-			next := int64(-1)
-			for _, r := range ranks {
-				b := at(r, k)
-				cur[r] = b.cum[name]
-				if ns := b.ns - t0; next < 0 || ns < next {
-					next = ns
+	}
+	for _, k := range ks {
+		next := int64(-1)
+		for i := range ws {
+			w := &ws[i]
+			for ; w.i < len(w.bounds) && w.bounds[w.i].k <= k; w.i++ {
+				w.b = &w.bounds[w.i]
+				for _, c := range w.b.changes {
+					if j := slot[c.id]; j != 0 {
+						w.vals[j-1] = c.a
+					}
 				}
 			}
-			emit(cur, max(next, 0))
+			if ns := w.b.ns - t0; next < 0 || ns < next {
+				next = ns
+			}
 		}
-		last := map[int]measure.ProcessAccounts{}
-		for _, r := range ranks {
-			last[r] = final[r][name]
-		}
-		emit(last, 0)
-		if len(reg.Intervals) > 0 {
-			out.Regions = append(out.Regions, reg)
+		emit(func(w *walker, _, j int) measure.ProcessAccounts {
+			if regs[j].id < 0 {
+				return measure.ProcessAccounts{}
+			}
+			return w.b.accounts(&w.vals[j])
+		})
+		start = max(next, 0)
+	}
+	emit(func(_ *walker, r, j int) measure.ProcessAccounts { return final[r][regs[j].name] })
+	series := &measure.Series{IntervalNS: int64(s.every) * s.perInterval * s.stride}
+	for _, g := range out {
+		if len(g.Intervals) > 0 {
+			series.Regions = append(series.Regions, g)
 		}
 	}
-	if len(out.Regions) == 0 {
+	if len(series.Regions) == 0 {
 		return nil
 	}
-	return out
+	return series
 }
 
 // FinalOf returns a measurement's per-rank accounts per region, the input

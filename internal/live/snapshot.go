@@ -71,7 +71,7 @@ type Region struct {
 	Open, Anon             bool
 	Start, Elapsed, Visits uint64
 	Snap, Tot              Accounts
-	Thr                    []uint64 // 2 × detail threads: useful at start, accumulated
+	Thr                    []uint64 // 2 × detail threads: useful at start, accumulated (open regions only)
 }
 
 // Construct is one OpenMP parallel construct of a process's table (times
@@ -249,19 +249,32 @@ func (f *File) Read() (*Snapshot, error) {
 	if nr > int(h.MaxRegions) {
 		nr = int(h.MaxRegions)
 	}
-	table := make([]byte, nr*int(h.RegionSize))
-	f.consistent(offRegionsSeq, uintptr(h.RegionOff), len(table), table)
+	table, thr, lo, hi := f.regionTable(nr)
+	rs, nthr := int(hi-lo), int(2*h.DetailThreads)
+	if nr > 0 {
+		s.Regions = make([]Region, 0, nr)
+	}
 	for i := 0; i < nr; i++ {
-		r := table[i*int(h.RegionSize) : (i+1)*int(h.RegionSize)]
+		r := table[i*rs : (i+1)*rs]
 		reg := Region{
-			Name: cstring(r[h.RgName : h.RgName+h.NameMax]),
-			Open: le32(r, h.RgOpen) != 0, Anon: le32(r, h.RgAnon) != 0,
-			Start: le64(r, h.RgStart), Elapsed: le64(r, h.RgElapsed), Visits: le64(r, h.RgVisits),
-			Snap: f.accounts(r[h.RgSnap:]), Tot: f.accounts(r[h.RgTot:]),
-			Thr: make([]uint64, 2*h.DetailThreads),
+			Name: cstring(r[h.RgName-lo : h.RgName-lo+h.NameMax]),
+			Open: le32(r, h.RgOpen-lo) != 0, Anon: le32(r, h.RgAnon-lo) != 0,
+			Start: le64(r, h.RgStart-lo), Elapsed: le64(r, h.RgElapsed-lo), Visits: le64(r, h.RgVisits-lo),
+			Snap: f.accounts(r[h.RgSnap-lo:]), Tot: f.accounts(r[h.RgTot-lo:]),
 		}
-		for k := range reg.Thr {
-			reg.Thr[k] = le64(r, h.RgThr+uint32(8*k))
+		if reg.Open {
+			// Only an open region's visit is closed with them (RegionAt);
+			// regionTable copied them for open regions only.
+			src := thr
+			if hi-lo == h.RegionSize {
+				src = r[h.RgThr:]
+			} else {
+				thr = thr[8*nthr:]
+			}
+			reg.Thr = make([]uint64, nthr)
+			for k := range reg.Thr {
+				reg.Thr[k] = le64(src, uint32(8*k))
+			}
 		}
 		s.Regions = append(s.Regions, reg)
 	}
