@@ -114,12 +114,18 @@ func fmtSeconds(g measure.Region) string {
 // writeNumbered writes m to a temporary file next to target, then
 // publishes it under target or its next numbered name (publishNumbered).
 func writeNumbered(m *measure.Measurement, target string) (string, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(target), ".popmon-import-*.json")
+	return writeNumberedAs(m, target, 0o644, ".popmon-import-*.json")
+}
+
+// writeNumberedAs is writeNumbered with the file's mode and the pattern of
+// its temporary name.
+func writeNumberedAs(m *measure.Measurement, target string, mode os.FileMode, pattern string) (string, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(target), pattern)
 	if err != nil {
 		return "", err
 	}
 	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o644); err != nil {
+	if err := tmp.Chmod(mode); err != nil {
 		tmp.Close()
 		return "", err
 	}

@@ -110,25 +110,9 @@ func writeMeasurementKeeping(dir, name, liveDir string, m *measure.Measurement) 
 }
 
 // keepIn writes m into folder d as name (numbered when taken, never
-// replacing anything).
+// replacing anything), readable by its owner only.
 func keepIn(d, name string, m *measure.Measurement) (string, error) {
-	tmp, err := os.CreateTemp(d, ".popmon-kept-*.tmp")
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return "", err
-	}
-	if err := measure.Write(tmp, m); err != nil {
-		tmp.Close()
-		return "", err
-	}
-	if err := tmp.Close(); err != nil {
-		return "", err
-	}
-	return publishNumbered(tmp.Name(), filepath.Join(d, name))
+	return writeNumberedAs(m, filepath.Join(d, name), 0o600, ".popmon-kept-*.tmp")
 }
 
 // keepUnwritten tells what became of a measurement popmon run could not
