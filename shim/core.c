@@ -642,6 +642,8 @@ static void start_measuring(void);
 
 void popmon_ensure_init(void)
 {
+	if (__builtin_expect(__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) == 2, 1))
+		return; /* one load on the region API's path, no locked instruction */
 	int expect = 0;
 	if (!__atomic_compare_exchange_n(&init_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return; /* done, or running (on this thread: a call from start-up itself) */
