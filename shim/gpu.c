@@ -1,14 +1,16 @@
 /* gpu.c: GPU (CUDA) measurement through CUPTI, loaded at run time (gpu.h).
  *
  * Nothing here runs unless the CUDA driver calls InitializeInjection. The
- * host side is the callback of CUPTI's RUNTIME and DRIVER API domains: a
+ * host side is the callback of CUPTI's RUNTIME and DRIVER API domains,
+ * enabled one callback id at a time for the calls whose time matters: a
  * per-thread depth, and the calling thread's state switched like an MPI
  * call's (useful -> GPU runtime -> back). The device side is the activity
- * buffers: a fixed pool handed to CUPTI; a completed buffer's records are
- * decoded at once, on the thread CUPTI delivers them on, into per-device
- * unions, a kernel table and copy totals, under the GPU lock only (never
- * the region lock: cuptiActivityFlushAll delivers buffers synchronously on
- * the flushing thread, which may hold the region lock).
+ * buffers of gpu_pool.c: preallocated, grown off the program's threads,
+ * handed to CUPTI zeroed; a completed buffer is queued and its records are
+ * decoded on the pool's thread (or by a reader that needs them now) into
+ * per-device unions, a kernel table and copy totals, under the GPU lock
+ * only (never the region lock: cuptiActivityFlushAll delivers buffers
+ * synchronously on the flushing thread, which may hold the region lock).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -25,6 +27,7 @@
 
 #include "core.h"
 #include "gpu.h"
+#include "gpu_pool.h"
 #include "live.h"
 
 int popmon_gpu_active;
@@ -291,7 +294,7 @@ static struct {
 static char dev_uuid[POPMON_GPU_DEVICES][48];
 static char dev_name[POPMON_GPU_DEVICES][96];
 static int ndevices; /* from the driver; 0 while unknown */
-static uint64_t dropped, rejected, exhausted;
+static uint64_t dropped, rejected, lost;
 
 static int injected;      /* InitializeInjection ran */
 static int failed;        /* ... and could not measure: reason */
@@ -431,8 +434,10 @@ static void live_publish_locked(uint64_t now)
 	__atomic_store_n(&h->gpu_seq, seq + 2, __ATOMIC_RELEASE);
 }
 
-/* Decodes and accounts every record of a completed buffer. */
-static void process_buffer(uint8_t *buf, size_t valid)
+/* The pool's process function, under the GPU lock: decodes and accounts
+ * every record of a completed buffer (a discard buffer's are counted as
+ * lost). On the pool's thread, or on a reader's that drains the queue. */
+static void process_buffer(uint8_t *buf, size_t valid, int discard)
 {
 	const struct popmon_gpu_backend *b = popmon_gpu_backend;
 	uint64_t now = popmon_monotonic_ns();
@@ -442,12 +447,14 @@ static void process_buffer(uint8_t *buf, size_t valid)
 	lo = (uint64_t)((int64_t)lo - clock_offset);
 	hi = (uint64_t)((int64_t)hi - clock_offset);
 	uint32_t ndev = ndevices > 0 && ndevices < POPMON_GPU_DEVICES ? (uint32_t)ndevices : POPMON_GPU_DEVICES;
-	uint64_t bad = 0;
-	pthread_mutex_lock(&gpu_lock);
+	uint64_t bad = 0, n = 0;
 	void *rec = NULL;
-	for (int guard = 0; guard < (int)(POPMON_GPU_BUFFER_SIZE / 8) + 1; guard++) {
+	for (size_t guard = 0; guard < valid / 8 + 1; guard++) {
 		if (b->get_next_record(buf, valid, &rec) != POPMON_CUPTI_SUCCESS || !rec)
 			break;
+		n++;
+		if (discard)
+			continue;
 		struct popmon_gpu_record r;
 		popmon_gpu_decode(rec, lo, hi, ndev, &r);
 		if (r.cls == POPMON_GPU_SKIP)
@@ -460,9 +467,12 @@ static void process_buffer(uint8_t *buf, size_t valid)
 		r.end = (uint64_t)((int64_t)r.end + clock_offset);
 		account(&r);
 	}
+	if (discard) {
+		lost += n;
+		return;
+	}
 	rejected += bad;
 	live_publish_locked(now);
-	pthread_mutex_unlock(&gpu_lock);
 	if (bad)
 		popmon_warn_once("gpu-rejected", "GPU activity records with implausible times or devices were "
 				 "rejected (an unknown CUPTI record layout?): device times are lower bounds");
@@ -470,25 +480,15 @@ static void process_buffer(uint8_t *buf, size_t valid)
 
 /* ------------------------------------------------------------------ buffers */
 
-static uint8_t pool[POPMON_GPU_BUFFERS][POPMON_GPU_BUFFER_SIZE] __attribute__((aligned(8)));
-static int pool_busy[POPMON_GPU_BUFFERS];
+/* What the pool does when no buffer is free: a CUPTI older than 12.9
+ * (version 27) crashes when given none, so it gets one whatever happens. */
+static int pool_policy;
 
 static void buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
 	*max_records = 0;
-	for (int i = 0; i < POPMON_GPU_BUFFERS; i++) {
-		if (!__atomic_exchange_n(&pool_busy[i], 1, __ATOMIC_ACQUIRE)) {
-			*buffer = pool[i];
-			*size = POPMON_GPU_BUFFER_SIZE;
-			return;
-		}
-	}
-	/* CUPTI drops the records it cannot store (and counts them). */
-	*buffer = NULL;
-	*size = 0;
-	__atomic_fetch_add(&exhausted, 1, __ATOMIC_RELAXED);
-	popmon_warn_once("gpu-pool", "all %d GPU activity buffers were in use: CUPTI dropped records, device "
-			 "times are lower bounds", POPMON_GPU_BUFFERS);
+	*buffer = popmon_gpu_pool_get(pool_policy);
+	*size = *buffer ? POPMON_GPU_BUFFER_SIZE : 0;
 }
 
 static void count_dropped(void *context, uint32_t stream)
@@ -498,19 +498,15 @@ static void count_dropped(void *context, uint32_t stream)
 	if (!b->dropped_records || b->dropped_records(context, stream, &n) != POPMON_CUPTI_SUCCESS || n == 0)
 		return;
 	__atomic_fetch_add(&dropped, (uint64_t)n, __ATOMIC_RELAXED);
-	popmon_warn_once("gpu-dropped", "CUPTI dropped GPU activity records: device times are lower bounds");
 }
 
+/* CUPTI hands a buffer back (from its thread, or from a flush on the
+ * flushing thread): queued for the pool's thread, nothing decoded here. */
 static void buffer_completed(void *context, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
 {
 	(void)size;
-	if (buffer && valid)
-		process_buffer(buffer, valid);
+	popmon_gpu_pool_done(buffer, valid);
 	count_dropped(context, stream);
-	if (buffer >= pool[0] && buffer < pool[0] + sizeof pool) {
-		size_t i = (size_t)(buffer - pool[0]) / POPMON_GPU_BUFFER_SIZE;
-		__atomic_store_n(&pool_busy[i], 0, __ATOMIC_RELEASE);
-	}
 }
 
 /* ------------------------------------------------------------------ callbacks */
@@ -723,6 +719,7 @@ static int load_cupti(const char *path)
 	RESOLVE(h, finalize, "cuptiFinalize");
 	RESOLVE(h, get_timestamp, "cuptiGetTimestamp");
 	RESOLVE(h, flush_period, "cuptiActivityFlushPeriod");
+	RESOLVE(h, set_attribute, "cuptiActivitySetAttribute");
 	if (!real.get_version || !real.subscribe || !real.enable_domain || !real.register_callbacks ||
 	    !real.activity_enable || !real.flush_all || !real.get_next_record) {
 		dlclose(h);
@@ -776,6 +773,70 @@ static int calibrate(const struct popmon_gpu_backend *b)
 	return 0;
 }
 
+/* The API calls whose time matters (CUPTI's callback ids, stable across
+ * versions: cupti_runtime_cbid.h and cupti_driver_cbid.h). Trivial getters
+ * (cudaGetDevice, cudaGetLastError, cuCtxGetCurrent, ...) are not among
+ * them: they cost the program nothing measurable, and a callback on each
+ * would cost more than the call. Driver ids are enabled too, for programs
+ * that launch through the driver API (Triton, CuPy, Numba); inside a
+ * runtime call they only nest (counted once). */
+static const uint16_t runtime_cbids[] = {
+	/* launches */
+	13, 211, 214, 269, 270, 272, 284, 285, 430, 431,
+	/* graphs: instantiate, launch, update, upload */
+	310, 311, 312, 335, 348, 349, 418, 436,
+	/* synchronisation: thread, stream, event, stream-wait-event, device */
+	126, 131, 137, 147, 165, 239, 247,
+	/* copies */
+	31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 144, 145, 160, 161, 162, 163, 215, 216,
+	217, 218, 219, 220, 223, 224, 225, 226, 227, 228, 229, 230, 231, 232, 245, 246, 249, 250, 482, 483,
+	/* memsets */
+	49, 50, 51, 52, 142, 143, 233, 234, 235, 236, 243, 244,
+	/* device set-up and memory: cudaSetDevice (creates the context),
+	 * cudaMalloc, MallocPitch, Free, MallocArray, FreeArray, MallocHost,
+	 * FreeHost, HostAlloc, HostRegister, DeviceReset, MallocManaged */
+	16, 20, 21, 22, 23, 24, 25, 26, 27, 152, 164, 206,
+};
+static const uint16_t driver_cbids[] = {
+	/* launches */
+	115, 116, 117, 307, 442, 477, 478, 480, 527, 528, 652, 653,
+	/* graphs */
+	513, 514, 515, 561, 580, 581, 643, 656,
+	/* synchronisation: context, event, stream, stream-wait-event */
+	17, 121, 126, 295, 436, 440,
+	/* copies */
+	276, 277, 278, 279, 280, 281, 282, 283, 284, 285, 286, 287, 288, 289, 290, 291, 292, 293, 305, 306, 318, 319,
+	320, 321, 397, 398, 399, 400, 401, 402, 403, 404, 405, 406, 407, 408, 409, 410, 418, 419, 420, 421, 422, 423,
+	424, 425, 426, 427, 776, 777, 778, 779,
+	/* memsets */
+	216, 218, 220, 222, 224, 226, 249, 250, 251, 252, 253, 254, 411, 412, 413, 414, 415, 416, 428, 429, 430, 431,
+	432, 433,
+};
+
+/* Enables the callbacks of runtime_cbids and driver_cbids. An id this CUPTI
+ * does not know is skipped; the launch ids must be accepted. Without
+ * cuptiEnableCallback: both domains whole. */
+static int enable_api_callbacks(const struct popmon_gpu_backend *b)
+{
+	int rc;
+	if (!b->enable_callback) {
+		if ((rc = b->enable_domain(1, subscriber, POPMON_CUPTI_CB_DOMAIN_RUNTIME_API)) != 0)
+			return rc;
+		return b->enable_domain(1, subscriber, POPMON_CUPTI_CB_DOMAIN_DRIVER_API);
+	}
+	for (size_t i = 0; i < sizeof runtime_cbids / sizeof runtime_cbids[0]; i++) {
+		rc = b->enable_callback(1, subscriber, POPMON_CUPTI_CB_DOMAIN_RUNTIME_API, runtime_cbids[i]);
+		if (rc != 0 && runtime_cbids[i] == 211)
+			return rc; /* cudaLaunchKernel: every CUPTI since CUDA 7 has it */
+	}
+	for (size_t i = 0; i < sizeof driver_cbids / sizeof driver_cbids[0]; i++) {
+		rc = b->enable_callback(1, subscriber, POPMON_CUPTI_CB_DOMAIN_DRIVER_API, driver_cbids[i]);
+		if (rc != 0 && driver_cbids[i] == 307)
+			return rc; /* cuLaunchKernel */
+	}
+	return 0;
+}
+
 /* Subscribes and enables everything with backend b: 0, or CUPTI's error
  * with the failing call in *call. */
 static int start(const struct popmon_gpu_backend *b, const char **call)
@@ -799,12 +860,10 @@ static int start(const struct popmon_gpu_backend *b, const char **call)
 	*call = "cuptiSubscribe";
 	if ((rc = b->subscribe(&subscriber, gpu_callback, NULL)) != 0)
 		return rc;
-	*call = "cuptiEnableDomain";
-	if ((rc = b->enable_domain(1, subscriber, POPMON_CUPTI_CB_DOMAIN_RUNTIME_API)) != 0 ||
-	    (rc = b->enable_domain(1, subscriber, POPMON_CUPTI_CB_DOMAIN_DRIVER_API)) != 0)
+	*call = "cuptiEnableCallback";
+	if ((rc = enable_api_callbacks(b)) != 0)
 		goto fail;
 	if (b->enable_callback) {
-		*call = "cuptiEnableCallback";
 		if ((rc = b->enable_callback(1, subscriber, POPMON_CUPTI_CB_DOMAIN_RESOURCE,
 					     POPMON_CUPTI_CBID_RESOURCE_CONTEXT_CREATED)) != 0 ||
 		    (rc = b->enable_callback(1, subscriber, POPMON_CUPTI_CB_DOMAIN_RESOURCE,
@@ -812,6 +871,15 @@ static int start(const struct popmon_gpu_backend *b, const char **call)
 			goto fail;
 	} else if ((rc = b->enable_domain(1, subscriber, POPMON_CUPTI_CB_DOMAIN_RESOURCE)) != 0) {
 		goto fail;
+	}
+	/* The buffers: preallocated before the program's first launch, handed
+	 * over zeroed (so CUPTI does not clear them on the program's thread). */
+	pool_policy = v >= 27 ? POPMON_GPU_POOL_ALLOCATE : POPMON_GPU_POOL_NEVER_NONE;
+	popmon_gpu_pool_start(process_buffer, &gpu_lock);
+	if (b->set_attribute) {
+		uint8_t zeroed = 1;
+		size_t len = sizeof zeroed;
+		b->set_attribute(POPMON_CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &len, &zeroed);
 	}
 	*call = "cuptiActivityRegisterCallbacks";
 	if ((rc = b->register_callbacks(buffer_requested, buffer_completed)) != 0)
@@ -922,6 +990,7 @@ void popmon_gpu_read(uint64_t now_ns, uint64_t k[POPMON_GPU_DEVICES], uint64_t a
 	if (!__atomic_load_n(&popmon_gpu_active, __ATOMIC_ACQUIRE))
 		return;
 	pthread_mutex_lock(&gpu_lock);
+	popmon_gpu_pool_drain(); /* what the flush before delivered */
 	for (int d = 0; d < POPMON_GPU_DEVICES; d++) {
 		if (!devs[d].used)
 			continue;
@@ -993,6 +1062,21 @@ static int is_self(const char *path)
 	return strcmp(a, b) == 0;
 }
 
+/* The one warning for lost records, with the number and the cause. */
+static void say_lost(uint64_t gone)
+{
+	struct popmon_gpu_pool_stats ps;
+	popmon_gpu_pool_stats(&ps);
+	if (ps.refused || ps.discarded)
+		popmon_warn_once("gpu-dropped", "%llu GPU activity records were lost: the activity buffers reached "
+				 "their cap of %llu MiB (set POPMON_GPU_BUFFER_MB higher); device times are lower bounds",
+				 (unsigned long long)gone,
+				 (unsigned long long)(ps.cap * POPMON_GPU_BUFFER_SIZE >> 20));
+	else
+		popmon_warn_once("gpu-dropped", "CUPTI dropped %llu GPU activity records (its device buffers "
+				 "overflowed); device times are lower bounds", (unsigned long long)gone);
+}
+
 void popmon_gpu_finish(struct popmon_gpu_proc *out, uint64_t g0_ns, uint64_t g1_ns, int rank)
 {
 	memset(out, 0, sizeof *out);
@@ -1005,10 +1089,14 @@ void popmon_gpu_finish(struct popmon_gpu_proc *out, uint64_t g0_ns, uint64_t g1_
 		    popmon_gpu_backend->dropped_records(NULL, 0, &n) == POPMON_CUPTI_SUCCESS && n)
 			__atomic_fetch_add(&dropped, (uint64_t)n, __ATOMIC_RELAXED);
 		pthread_mutex_lock(&gpu_lock);
+		popmon_gpu_pool_drain();
 		out->status = POPMON_GPU_MEASURED;
 		out->cupti_version = cupti_version;
 		out->driver_version = driver_version;
-		out->dropped = (int64_t)(dropped + exhausted);
+		uint64_t gone = __atomic_load_n(&dropped, __ATOMIC_RELAXED) + lost;
+		out->dropped = (int64_t)gone;
+		if (gone)
+			say_lost(gone);
 		out->rejected = (int64_t)rejected;
 		out->calibrated = calibrated;
 		for (int d = 0; d < POPMON_GPU_DEVICES; d++) {

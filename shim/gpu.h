@@ -5,13 +5,16 @@
  * library): programs without CUDA never load CUPTI or the driver, and the
  * MPI hot path is unchanged (nothing here is on it).
  *
- * Host: CUPTI's RUNTIME and DRIVER API callbacks switch the calling thread
- * from useful time into POPMON_ST_GPU_RUNTIME and back, with a per-thread
- * depth so that a runtime call that calls the driver counts once; a CUDA
- * call made inside MPI (or any other not-useful state) stays there.
+ * Host: CUPTI's RUNTIME and DRIVER API callbacks, enabled for the calls
+ * whose time matters (launches, synchronisation, copies, memsets, graphs,
+ * allocation; never the trivial getters), switch the calling thread from
+ * useful time into POPMON_ST_GPU_RUNTIME and back, with a per-thread depth
+ * so that a runtime call that calls the driver counts once; a CUDA call
+ * made inside MPI (or any other not-useful state) stays there.
  *
  * Device: activity records (kernels, copies, memsets) arrive in buffers
- * from a fixed pool and are folded, per device ordinal, into two
+ * from a growing pool (gpu_pool.h), are processed off the program's
+ * threads, and are folded, per device ordinal, into two
  * incremental unions: K (kernels) and A (kernels, copies and memsets).
  * Region snapshots read K and A at the snapshot time (after a
  * cuptiActivityFlushAll(0), never a device synchronisation); regions keep
@@ -38,9 +41,7 @@
 /* Kernels kept per process (by name pointer and device), and in the file. */
 #define POPMON_GPU_KERNELS 512
 #define POPMON_GPU_TOP 50
-/* Activity buffers: a fixed pool. */
-#define POPMON_GPU_BUFFERS 8
-#define POPMON_GPU_BUFFER_SIZE (256 * 1024)
+/* Activity buffers: gpu_pool.h. */
 /* Idle gaps shorter than this are not reported. */
 #define POPMON_GPU_IDLE_MIN_NS 1000000ull
 #define POPMON_GPU_NAME 128

@@ -52,6 +52,11 @@ enum {
 	POPMON_CUPTI_MEMCPY_PTOP = 10,
 };
 
+/* CUpti_ActivityAttribute values libpopmon sets. */
+enum {
+	POPMON_CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER = 5, /* a uint8_t */
+};
+
 /* Byte offsets of the stable record prefixes (`kind`, a u32, at 0). */
 enum {
 	POPMON_REC_KIND = 0,
@@ -112,6 +117,7 @@ struct popmon_gpu_backend {
 	int (*finalize)(void);                                                    /* cuptiFinalize (optional) */
 	int (*get_timestamp)(uint64_t *ts);                                       /* cuptiGetTimestamp (optional) */
 	int (*flush_period)(uint32_t ms);                                         /* cuptiActivityFlushPeriod (optional) */
+	int (*set_attribute)(int attr, size_t *size, void *value);                /* cuptiActivitySetAttribute (optional) */
 	/* CUDA driver (CUresult, CUdevice is an int) */
 	int (*driver_version)(int *version);                                      /* cuDriverGetVersion */
 	int (*device_count)(int *count);                                          /* cuDeviceGetCount */

@@ -15,7 +15,8 @@ func buildGPUTest(t *testing.T, cc string) string {
 	shim := filepath.Join("..", "..", "shim")
 	bin := filepath.Join(t.TempDir(), "gpu_test")
 	args := []string{"-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE", "-DPOPMON_GPU_TEST",
-		"-I", shim, filepath.Join(shim, "gpu.c"), filepath.Join(shim, "test", "gpu_test.c"),
+		"-I", shim, filepath.Join(shim, "gpu.c"), filepath.Join(shim, "gpu_pool.c"),
+		filepath.Join(shim, "test", "gpu_test.c"),
 		"-ldl", "-lpthread", "-o", bin}
 	if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
 		t.Fatalf("%s %s: %v\n%s", cc, strings.Join(args, " "), err, out)
@@ -44,7 +45,9 @@ func TestGPUC(t *testing.T) {
 		{"reasons off", "mode off never probes"},
 		{"reasons on-nocuda", "no CUDA in mode on: one warning"},
 		{"reasons auto-nocuda", "no CUDA in mode auto: silent"},
-		{"pool", "buffer pool exhausted: records dropped and counted, one warning, buffers released"},
+		{"pool", "the buffer cap reached (CUPTI >= 12.9): requests refused, CUPTI's drops counted, one warning with the number and the cap, buffers zeroed and reused"},
+		{"pool old", "the cap reached with a CUPTI older than 12.9: never no buffer; a discard buffer's records lost, counted, never accounted"},
+		{"pool grow", "the pool's thread keeps a reserve for the buffers threads hold (none allocated on a requesting thread); completed buffers processed off the requesting thread"},
 		{"reentrant", "a flush delivering buffers synchronously under the region lock, and from the context-destroy callback: no deadlock"},
 		{"clock", "the timestamp callback is CLOCK_MONOTONIC and records are clipped on it"},
 		{"clock calibrated", "no timestamp callback: the offset to CUPTI's CLOCK_REALTIME is calibrated"},

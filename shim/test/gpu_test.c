@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "gpu_pool.h"
 #include "live.h"
 
 /* ------------------------------------------------------------------ stubs of core.c */
@@ -145,6 +146,7 @@ static popmon_cupti_buffer_requested fake_req;
 static popmon_cupti_buffer_completed fake_done;
 static popmon_cupti_timestamp_fn fake_ts;
 static int fake_calls, fake_subscribe_rc, fake_ts_rc, fake_devices = 2;
+static uint32_t fake_version = 130001;
 static size_t fake_dropped;
 static int realtime_clock; /* stamps records in CLOCK_REALTIME (no timestamp callback) */
 static uint8_t pending[4096 * REC];
@@ -154,7 +156,7 @@ static pthread_mutex_t *flush_must_not_hold; /* the "region lock" the flush is c
 static int f_version(uint32_t *v)
 {
 	fake_calls++;
-	*v = 130001;
+	*v = fake_version;
 	return 0;
 }
 static int f_subscribe(popmon_cupti_subscriber *s, popmon_cupti_callback cb, void *ud)
@@ -718,30 +720,99 @@ static void scenario_reasons(const char *arg)
 	CHECK(strstr(buf, "CUDA_INJECTION64_PATH") != NULL, "not injected: %s", buf);
 }
 
-/* 7. The buffer pool runs out: records dropped and counted, one warning. */
-static void scenario_pool(void)
+/* 7. The buffer pool. arg "" (CUPTI >= 12.9): the cap reached, requests
+ * refused (CUPTI drops and counts), one warning with the number and the
+ * cap, buffers reusable once returned. "old" (CUPTI 12.8): never no buffer,
+ * a discard buffer at the cap whose records are lost and counted. "grow":
+ * the pool's thread keeps a reserve as threads hold buffers, nothing is
+ * allocated on a requesting thread, completed buffers are processed off the
+ * requesting thread. */
+static void scenario_pool(const char *arg)
 {
 	popmon_proc.t0_ns = 0;
+	int old = strcmp(arg, "old") == 0, grow = strcmp(arg, "grow") == 0;
+	if (old)
+		fake_version = 26;
+	if (!grow)
+		setenv("POPMON_GPU_BUFFER_MB", "8", 1); /* two buffers */
 	start_fake();
-	uint8_t *held[POPMON_GPU_BUFFERS + 2];
 	size_t size, max;
-	for (int i = 0; i < POPMON_GPU_BUFFERS + 2; i++)
+	if (grow) {
+		/* Twelve threads' buffers held at once: past the 8 made at the
+		 * start; the worker keeps as many free as are held. */
+		uint8_t *held[12];
+		for (int i = 0; i < 12; i++) {
+			fake_req(&held[i], &size, &max);
+			CHECK(held[i] != NULL && size == POPMON_GPU_BUFFER_SIZE, "buffer %d not given", i);
+			struct timespec ts = {0, 20 * 1000000L};
+			nanosleep(&ts, NULL); /* a launch rate the worker keeps up with */
+		}
+		struct popmon_gpu_pool_stats ps;
+		popmon_gpu_pool_stats(&ps);
+		CHECK(ps.urgent == 0 && ps.refused == 0, "allocated on the requesting thread %llu, refused %llu",
+		      (unsigned long long)ps.urgent, (unsigned long long)ps.refused);
+		CHECK(ps.allocated >= 16 && ps.peak_held == 12, "allocated %llu, peak held %llu",
+		      (unsigned long long)ps.allocated, (unsigned long long)ps.peak_held);
+		/* A completed buffer is processed by the pool's thread. */
+		uint64_t rnow = popmon_monotonic_ns();
+		for (int i = 0; i < 100; i++)
+			kernel_rec(held[0] + (size_t)i * REC, 10, 0, rnow - 100000 + (uint64_t)i * 1000,
+				   rnow - 100000 + (uint64_t)i * 1000 + 500, "k");
+		fake_done(NULL, 0, held[0], POPMON_GPU_BUFFER_SIZE, 100 * REC);
+		struct timespec ts = {0, 300 * 1000000L};
+		nanosleep(&ts, NULL);
+		struct popmon_gpu_proc g;
+		popmon_gpu_finish(&g, 0, UINT64_MAX, -1);
+		CHECK(g.nkernels == 1 && g.kernels[0].count == 100 && g.kernels[0].time_ns == 100 * 500,
+		      "kernels %lld, count %lld, time %lld", (long long)g.nkernels, (long long)g.kernels[0].count,
+		      (long long)g.kernels[0].time_ns);
+		CHECK_U64(g.dropped, 0);
+		CHECK(nwarned == 0, "warned: %s", nwarned ? warned[0] : "");
+		return;
+	}
+	uint8_t *held[4];
+	for (int i = 0; i < 4; i++)
 		fake_req(&held[i], &size, &max);
-	for (int i = 0; i < POPMON_GPU_BUFFERS; i++)
-		CHECK(held[i] != NULL, "buffer %d not given", i);
-	CHECK(held[POPMON_GPU_BUFFERS] == NULL && held[POPMON_GPU_BUFFERS + 1] == NULL, "buffers past the pool");
-	CHECK(warnings_with("gpu-pool") == 1, "%d pool warnings, want 1", warnings_with("gpu-pool"));
+	CHECK(held[0] != NULL && held[1] != NULL, "the cap's two buffers not given");
+	struct popmon_gpu_pool_stats ps;
+	popmon_gpu_pool_stats(&ps);
+	if (old) {
+		CHECK(held[2] != NULL && held[3] != NULL, "a CUPTI older than 12.9 was given no buffer");
+		CHECK(ps.discarded == 2 && ps.refused == 0, "discarded %llu, refused %llu",
+		      (unsigned long long)ps.discarded, (unsigned long long)ps.refused);
+		/* 10 records land in a discard buffer: lost, counted, never accounted. */
+		uint64_t rnow = popmon_monotonic_ns();
+		for (int i = 0; i < 10; i++)
+			kernel_rec(held[2] + (size_t)i * REC, 10, 0, rnow - 1000, rnow - 500, "lost");
+		fake_done(NULL, 0, held[2], POPMON_GPU_BUFFER_SIZE, 10 * REC);
+		fake_done(NULL, 0, held[3], POPMON_GPU_BUFFER_SIZE, 0);
+	} else {
+		CHECK(held[2] == NULL && held[3] == NULL, "buffers past the cap");
+		CHECK(ps.refused == 2 && ps.discarded == 0, "refused %llu, discarded %llu",
+		      (unsigned long long)ps.refused, (unsigned long long)ps.discarded);
+	}
+	CHECK(nwarned == 0, "warned at request time (on the program's thread): %s", nwarned ? warned[0] : "");
 	fake_dropped = 5; /* what CUPTI says it dropped */
-	for (int i = 0; i < POPMON_GPU_BUFFERS; i++)
+	for (int i = 0; i < 2; i++)
 		fake_done(NULL, 0, held[i], POPMON_GPU_BUFFER_SIZE, 0); /* returned empty */
 	struct popmon_gpu_proc g;
 	popmon_gpu_finish(&g, 0, UINT64_MAX, -1);
-	CHECK_U64(g.dropped, 5 + 2);
+	CHECK_U64(g.dropped, old ? 5 + 10 : 5);
+	CHECK(g.nkernels == 0, "a discarded record was accounted");
 	CHECK(warnings_with("gpu-dropped") == 1, "%d dropped warnings, want 1", warnings_with("gpu-dropped"));
-	/* The pool is free again. */
+	const char *want = old ? "15 GPU activity records were lost: the activity buffers reached their cap of 8 MiB"
+			       : "5 GPU activity records were lost: the activity buffers reached their cap of 8 MiB";
+	CHECK(nwarned && strstr(warned[0], want), "warning: %s", nwarned ? warned[0] : "");
+	/* The pool is free again (the pool's thread zeroes returned buffers). */
+	struct timespec ts = {0, 300 * 1000000L};
+	nanosleep(&ts, NULL);
 	uint8_t *b = NULL;
 	fake_req(&b, &size, &max);
 	CHECK(b != NULL, "pool not released");
+	int zero = 1;
+	for (size_t i = 0; b && i < 16 * REC; i++)
+		zero &= b[i] == 0;
+	CHECK(zero, "a returned buffer was handed out again without being zeroed");
 }
 
 /* 8. cuptiActivityFlushAll delivers buffers synchronously while the caller
@@ -847,7 +918,7 @@ int main(int argc, char **argv)
 	else if (strcmp(s, "reasons") == 0)
 		scenario_reasons(arg);
 	else if (strcmp(s, "pool") == 0)
-		scenario_pool();
+		scenario_pool(arg);
 	else if (strcmp(s, "reentrant") == 0)
 		scenario_reentrant();
 	else if (strcmp(s, "clock") == 0)

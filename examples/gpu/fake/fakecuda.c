@@ -49,16 +49,22 @@ enum {
 	CUDA_ERROR_INVALID_CONTEXT = 201
 };
 
-/* Callback ids fired (illustrative values: the tests do not depend on them). */
+/* Callback ids fired: CUPTI's (cupti_runtime_cbid.h, cupti_driver_cbid.h),
+ * so that a tool enabling callbacks one id at a time sees what it would on
+ * a real stack. cuCtxGetDevice's id is illustrative (a trivial getter: no
+ * tool should enable it). */
 enum {
-	RT_MEMCPY = 31, RT_MEMCPY_ASYNC = 41, RT_MEMSET_ASYNC = 50, RT_GET_DEVICE = 126,
-	RT_SET_DEVICE = 130, RT_STREAM_SYNC = 131, RT_DEVICE_SYNC = 165, RT_LAUNCH = 211,
-	DRV_MEMCPY = 276, DRV_MEMCPY_ASYNC = 278, DRV_MEMSET_ASYNC = 290, DRV_CTX_SYNC = 17,
-	DRV_STREAM_SYNC = 304, DRV_LAUNCH = 307, DRV_CTX_GET_DEVICE = 15
+	RT_MEMCPY = 31, RT_MEMCPY_ASYNC = 41, RT_MEMSET_ASYNC = 51, RT_GET_DEVICE = 17,
+	RT_SET_DEVICE = 16, RT_STREAM_SYNC = 131, RT_DEVICE_SYNC = 165, RT_LAUNCH = 211,
+	DRV_MEMCPY = 305, DRV_MEMCPY_ASYNC = 306, DRV_MEMSET_ASYNC = 216, DRV_CTX_SYNC = 17,
+	DRV_STREAM_SYNC = 126, DRV_LAUNCH = 307, DRV_CTX_GET_DEVICE = 15
 };
 
 #define MAX_DEVICES 16
 #define LAUNCH_LATENCY_NS 5000ULL
+/* A stream holds at most this many queued operations' worth of work, as a
+ * GPU's launch queue does: a launch past it blocks until there is room. */
+#define QUEUE_DEPTH 1024
 
 struct device {
 	int has_context; /* created by the first call on the device */
@@ -307,11 +313,22 @@ static int bad_stream(int stream)
  * end on the tool clock. */
 static uint64_t enqueue(struct fakecuda_activity *a, double ms, int stream)
 {
+	uint64_t dur = (uint64_t)(ms * 1e6 + 0.5);
+	uint64_t room = QUEUE_DEPTH * (dur > 1000 ? dur : 1000);
+	for (;;) { /* a full launch queue blocks the call */
+		pthread_mutex_lock(&mu);
+		uint64_t busy = devices[current].busy[stream];
+		pthread_mutex_unlock(&mu);
+		uint64_t n = now_ns();
+		if (busy <= n + room)
+			break;
+		sleep_ns(busy - n - room + room / 8);
+	}
 	uint64_t t0 = now_ns() + LAUNCH_LATENCY_NS;
 	pthread_mutex_lock(&mu);
 	struct device *d = &devices[current];
 	uint64_t start = d->busy[stream] > t0 ? d->busy[stream] : t0;
-	uint64_t end = start + (uint64_t)(ms * 1e6 + 0.5);
+	uint64_t end = start + dur;
 	d->busy[stream] = end;
 	a->device = (uint32_t)current;
 	a->context_id = d->context_id;
@@ -461,5 +478,56 @@ int fakecuda_get_device(int *ordinal)
 		*ordinal = current;
 	pthread_mutex_unlock(&mu);
 	call_end(&c);
+	return 0;
+}
+
+/* ---- the driver API, called directly (Triton, CuPy, Numba) -------------- */
+
+/* A driver-only call: DRIVER callbacks, no RUNTIME ones. */
+static void drv_begin(struct call *c)
+{
+	c->rt_cbid = 0;
+	c->correlation = atomic_fetch_add(&correlations, 1) + 1;
+	if (!initialised())
+		cuInit(0);
+	pthread_mutex_lock(&mu);
+	struct device *d = &devices[current];
+	int create = !d->has_context;
+	d->has_context = 1;
+	pthread_mutex_unlock(&mu);
+	c->context = d;
+	const struct fakecuda_tool *t = atomic_load(&the_tool);
+	if (create && t)
+		t->resource(1, d);
+	if (t)
+		t->api(1, c->drv_cbid, c->drv_name, 0, c->correlation, c->context);
+}
+
+static void drv_end(const struct call *c)
+{
+	const struct fakecuda_tool *t = atomic_load(&the_tool);
+	if (t)
+		t->api(1, c->drv_cbid, c->drv_name, 1, c->correlation, c->context);
+}
+
+int fakecuda_drv_launch(const char *name, double ms, int stream)
+{
+	if (bad_stream(stream) || !(ms >= 0))
+		return -1;
+	struct call c = { 0, DRV_LAUNCH, 0, NULL, "cuLaunchKernel", NULL };
+	drv_begin(&c);
+	struct fakecuda_activity a = { .what = FAKECUDA_ACT_KERNEL, .name = intern(name),
+				       .correlation = c.correlation };
+	enqueue(&a, ms, stream);
+	drv_end(&c);
+	return 0;
+}
+
+int fakecuda_drv_sync(void)
+{
+	struct call c = { 0, DRV_CTX_SYNC, 0, NULL, "cuCtxSynchronize", NULL };
+	drv_begin(&c);
+	sleep_until(busy_until(-1));
+	drv_end(&c);
 	return 0;
 }

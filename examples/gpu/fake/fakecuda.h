@@ -68,6 +68,12 @@ int fakecuda_memset(size_t bytes, double ms, int stream);
 /** A cheap runtime call that does no device work (cudaGetDevice). */
 int fakecuda_get_device(int *ordinal);
 
+/** The driver API called directly, as Triton, CuPy and Numba do: a kernel
+ *  launch (cuLaunchKernel) and a context synchronisation (cuCtxSynchronize),
+ *  with DRIVER callbacks only. */
+int fakecuda_drv_launch(const char *name, double ms, int stream);
+int fakecuda_drv_sync(void);
+
 /* ---- the tool interface between libcuda.so.1 and libcupti.so ----------- */
 
 /** One device activity, as the driver sees it. */

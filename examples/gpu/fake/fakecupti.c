@@ -42,6 +42,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -93,8 +94,8 @@ typedef uint64_t (*timestamp_fn)(void);
 
 #define MAX_CBID 1024
 #define MAX_KIND 64
-#define MAX_PENDING 8192
-#define AUTO_DELIVER 1024
+#define MAX_SLOTS 256 /* threads with a buffer of their own; more share the global one */
+#define MAX_FULL 4096 /* full buffers waiting for their records to end */
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(callback_fn) subscriber;
@@ -104,14 +105,31 @@ static _Atomic unsigned char enabled_kind[MAX_KIND];
 static _Atomic(timestamp_fn) timestamp;
 static _Atomic(requested_fn) requested;
 static _Atomic(completed_fn) completed;
+static _Atomic int zeroed_attr; /* CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER */
+static _Atomic size_t dropped;
 
-struct pending {
-	struct fakecuda_activity a;
-	uint32_t kind;
+/* A buffer being filled: one per thread (per-thread buffers, CUDA >= 13.0)
+ * or one for the process. The owner writes under the slot's lock; a flush
+ * takes the buffer under it. */
+struct slot {
+	pthread_mutex_t mu;
+	uint8_t *buf;
+	size_t size, used, max_records, count;
+	uint64_t max_end; /* the latest end of its records */
 };
-static struct pending pending[MAX_PENDING];
-static size_t npending;
-static size_t dropped;
+static struct slot slots[MAX_SLOTS + 1]; /* the last: the process's */
+static _Atomic int nslots;
+static __thread int my_slot = -1;
+static int per_thread = -1; /* decided at the first record */
+
+/* Full buffers, delivered by the worker once their records have ended. */
+static struct full {
+	uint8_t *buf;
+	size_t size, used;
+	uint64_t max_end;
+} full[MAX_FULL];
+static size_t nfull;
+static pthread_cond_t full_cv = PTHREAD_COND_INITIALIZER;
 
 static const char *env(const char *name)
 {
@@ -254,16 +272,15 @@ static size_t record_size(uint32_t kind)
 		memcpy((rec) + (off), &v_, sizeof v_); \
 	} while (0)
 
-/* Writes p as a record at the documented offsets; returns its size. */
-static size_t encode(uint8_t *r, const struct pending *p)
+/* Writes activity a as a record of kind at the documented offsets (the
+ * buffer is zero); returns its size. */
+static size_t encode(uint8_t *r, const struct fakecuda_activity *a, uint32_t kind)
 {
-	size_t n = record_size(p->kind);
-	const struct fakecuda_activity *a = &p->a;
-	memset(r, 0, n);
-	PUT(r, 0, uint32_t, p->kind);
+	size_t n = record_size(kind);
+	PUT(r, 0, uint32_t, kind);
 	PUT(r, 16, uint64_t, a->start);
 	PUT(r, 24, uint64_t, a->end);
-	switch (p->kind) {
+	switch (kind) {
 	case K_KERNEL:
 	case K_CONCURRENT_KERNEL:
 		PUT(r, 40, uint32_t, a->device);
@@ -275,13 +292,13 @@ static size_t encode(uint8_t *r, const struct pending *p)
 	case K_MEMCPY:
 	case K_MEMCPY2:
 	case K_MEMSET:
-		if (p->kind != K_MEMSET)
+		if (kind != K_MEMSET)
 			PUT(r, 4, uint8_t, a->copy_kind);
 		PUT(r, 8, uint64_t, a->bytes);
 		PUT(r, 32, uint32_t, a->device);
 		PUT(r, 36, uint32_t, a->context_id);
 		PUT(r, 40, uint32_t, a->stream);
-		PUT(r, 44, uint32_t, p->kind == K_MEMCPY2 ? a->src_device : a->correlation);
+		PUT(r, 44, uint32_t, kind == K_MEMCPY2 ? a->src_device : a->correlation);
 		break;
 	}
 	return n;
@@ -319,89 +336,150 @@ int cuptiActivityGetNumDroppedRecords(void *context, uint32_t stream, size_t *n)
 	(void)stream;
 	if (!n)
 		return CUPTI_ERROR_INVALID_PARAMETER;
-	pthread_mutex_lock(&mu);
-	*n = dropped;
-	dropped = 0; /* "reset to zero when this function is called" */
-	pthread_mutex_unlock(&mu);
+	*n = atomic_exchange(&dropped, 0); /* "reset to zero when this function is called" */
 	return CUPTI_SUCCESS;
 }
 
-/* Takes the pending activities that have ended by t (all if forced) and
- * hands them to the tool in as many buffers as needed. */
+static void deliver(uint8_t *buf, size_t size, size_t used)
+{
+	completed_fn comp = atomic_load(&completed);
+	if (comp)
+		comp(NULL, 0, buf, size, used);
+}
+
+/* Delivers the full buffers whose records have ended by t (all if forced);
+ * returns the earliest end still waiting (0: none). */
+static uint64_t deliver_full(uint64_t t, int forced)
+{
+	struct full ready[64];
+	uint64_t next = 0;
+	for (;;) {
+		size_t n = 0, keep = 0;
+		pthread_mutex_lock(&mu);
+		for (size_t i = 0; i < nfull; i++) {
+			if (n < 64 && (forced || full[i].max_end <= t))
+				ready[n++] = full[i];
+			else
+				full[keep++] = full[i];
+		}
+		nfull = keep;
+		next = 0;
+		for (size_t i = 0; i < nfull; i++)
+			if (!next || full[i].max_end < next)
+				next = full[i].max_end;
+		pthread_mutex_unlock(&mu);
+		for (size_t i = 0; i < n; i++)
+			deliver(ready[i].buf, ready[i].size, ready[i].used);
+		if (n < 64)
+			return next;
+	}
+}
+
+/* Delivers the buffers whose records have all ended by now (flag 1, forced:
+ * every buffer, ended or not), full ones and those being filled, on the
+ * calling thread. */
 int cuptiActivityFlushAll(uint32_t flag)
 {
 	uint64_t t = now();
-	struct pending *ready = malloc(sizeof pending);
-	if (!ready)
-		return CUPTI_SUCCESS;
-	size_t n = 0, keep = 0;
-	pthread_mutex_lock(&mu);
-	for (size_t i = 0; i < npending; i++) {
-		if ((flag & 1) || pending[i].a.end <= t)
-			ready[n++] = pending[i];
-		else
-			pending[keep++] = pending[i];
-	}
-	npending = keep;
-	pthread_mutex_unlock(&mu);
-	requested_fn req = atomic_load(&requested);
-	completed_fn comp = atomic_load(&completed);
-	size_t i = 0;
-	while (i < n) {
+	int forced = (flag & 1) != 0;
+	deliver_full(t, forced);
+	int n = atomic_load(&nslots);
+	for (int i = 0; i <= MAX_SLOTS; i++) {
+		if (i >= n && i < MAX_SLOTS)
+			continue;
+		struct slot *sl = &slots[i];
+		pthread_mutex_lock(&sl->mu);
 		uint8_t *buf = NULL;
-		size_t size = 0, max_records = 0;
-		if (req && comp)
-			req(&buf, &size, &max_records);
-		if (!buf || size < SZ_MAX) {
-			pthread_mutex_lock(&mu);
-			dropped += n - i;
-			pthread_mutex_unlock(&mu);
-			break;
+		size_t size = 0, used = 0;
+		if (sl->buf && sl->used && (forced || sl->max_end <= t)) {
+			buf = sl->buf;
+			size = sl->size;
+			used = sl->used;
+			sl->buf = NULL;
+			sl->used = sl->count = 0;
+			sl->max_end = 0;
 		}
-		size_t off = 0, count = 0;
-		while (i < n && off + record_size(ready[i].kind) <= size &&
-		       (max_records == 0 || count < max_records)) {
-			off += encode(buf + off, &ready[i]);
-			i++;
-			count++;
-		}
-		comp(NULL, 0, buf, size, off);
+		pthread_mutex_unlock(&sl->mu);
+		if (buf)
+			deliver(buf, size, used);
 	}
-	free(ready);
 	return CUPTI_SUCCESS;
 }
 
-/* The worker that delivers ended records every period_ms, as CUPTI's own
- * thread does (cuptiActivityFlushPeriod; 0 stops it). */
+/* CUPTI's worker thread: delivers full buffers once their records have
+ * ended, and every period_ms (cuptiActivityFlushPeriod) what has ended. */
 static _Atomic uint32_t period_ms;
 static _Atomic int worker_started;
 
 static void *worker(void *arg)
 {
 	(void)arg;
+	uint64_t last_period = now();
 	for (;;) {
+		uint64_t t = now();
+		uint64_t next = deliver_full(t, 0);
 		uint32_t ms = atomic_load(&period_ms);
-		struct timespec ts = { .tv_sec = (time_t)((ms ? ms : 100) / 1000),
-				       .tv_nsec = (long)((ms ? ms : 100) % 1000) * 1000000L };
-		nanosleep(&ts, NULL);
-		if (atomic_load(&period_ms))
+		if (ms && t - last_period >= (uint64_t)ms * 1000000ull) {
 			cuptiActivityFlushAll(0);
+			last_period = t;
+		}
+		/* Sleep until the next full buffer's records end, the period,
+		 * or a new full buffer (at most 100 ms). */
+		uint64_t wait = 100000000ull;
+		if (next && next > t && next - t < wait)
+			wait = next - t;
+		else if (next && next <= t)
+			wait = 0;
+		if (ms && (uint64_t)ms * 1000000ull < wait)
+			wait = (uint64_t)ms * 1000000ull;
+		if (!wait)
+			continue;
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uint64_t ns = (uint64_t)ts.tv_nsec + wait;
+		ts.tv_sec += (time_t)(ns / 1000000000ull);
+		ts.tv_nsec = (long)(ns % 1000000000ull);
+		pthread_mutex_lock(&mu);
+		if (nfull == 0 || next)
+			pthread_cond_timedwait(&full_cv, &mu, &ts);
+		pthread_mutex_unlock(&mu);
 	}
 	return NULL;
+}
+
+static void start_worker(void)
+{
+	int expected = 0;
+	if (!atomic_compare_exchange_strong(&worker_started, &expected, 1))
+		return;
+	pthread_t t;
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, worker, NULL) != 0)
+		atomic_store(&worker_started, 0);
+	pthread_attr_destroy(&attr);
 }
 
 int cuptiActivityFlushPeriod(uint32_t ms)
 {
 	atomic_store(&period_ms, ms);
-	int expected = 0;
-	if (ms && atomic_compare_exchange_strong(&worker_started, &expected, 1)) {
-		pthread_t t;
-		pthread_attr_t attr;
-		pthread_attr_init(&attr);
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		if (pthread_create(&t, &attr, worker, NULL) != 0)
-			atomic_store(&worker_started, 0);
-		pthread_attr_destroy(&attr);
+	if (ms)
+		start_worker();
+	return CUPTI_SUCCESS;
+}
+
+/* CUpti_ActivityAttribute: 5 is CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER
+ * (a uint8_t); the device-buffer attributes (0-4, 6-8) are accepted and
+ * ignored (the fake has no device buffers). */
+int cuptiActivitySetAttribute(int attr, size_t *size, void *value)
+{
+	if (!size || !value || attr < 0 || attr > 8)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	if (attr == 5) {
+		if (*size < 1)
+			return CUPTI_ERROR_INVALID_PARAMETER;
+		atomic_store(&zeroed_attr, *(uint8_t *)value != 0);
 	}
 	return CUPTI_SUCCESS;
 }
@@ -442,9 +520,6 @@ int cuptiFinalize(void)
 	atomic_store(&subscriber, NULL);
 	for (int k = 0; k < MAX_KIND; k++)
 		atomic_store(&enabled_kind[k], 0);
-	pthread_mutex_lock(&mu);
-	npending = 0;
-	pthread_mutex_unlock(&mu);
 	return CUPTI_SUCCESS;
 }
 
@@ -470,6 +545,68 @@ static void on_resource(uint32_t cbid, void *context)
 	cb(subscriber_data, 3, cbid, &d);
 }
 
+/* The calling thread's slot (per-thread buffers: CUDA >= 13.0 unless
+ * FAKECUPTI_PER_THREAD says otherwise), or the process's. */
+static struct slot *my_buffer(void)
+{
+	if (per_thread < 0) {
+		const char *e = env("FAKECUPTI_PER_THREAD");
+		uint32_t v = 0;
+		cuptiGetVersion(&v);
+		per_thread = e ? atoi(e) != 0 : v >= 130000;
+	}
+	if (!per_thread)
+		return &slots[MAX_SLOTS];
+	if (my_slot < 0) {
+		int i = atomic_fetch_add(&nslots, 1);
+		my_slot = i < MAX_SLOTS ? i : MAX_SLOTS;
+	}
+	return &slots[my_slot];
+}
+
+/* Under the slot's lock: a buffer from the tool's bufferRequested (on the
+ * calling thread, as CUPTI asks), checked and zeroed as CUPTI does. */
+static int take_buffer(struct slot *sl)
+{
+	requested_fn req = atomic_load(&requested);
+	if (!req || !atomic_load(&completed))
+		return 0;
+	uint8_t *buf = NULL;
+	size_t size = 0, max_records = 0;
+	req(&buf, &size, &max_records);
+	if (!buf) {
+		uint32_t v = 0;
+		cuptiGetVersion(&v);
+		if (v < 27) {
+			/* CUPTI before 12.9 dereferences the missing buffer. */
+			fprintf(stderr, "fakecupti: bufferRequested gave no buffer: CUPTI %u crashes here\n", v);
+			abort();
+		}
+		return 0;
+	}
+	if (size < SZ_MAX)
+		return 0;
+	if (atomic_load(&zeroed_attr)) {
+		/* The tool promised zeroed buffers: check it keeps its word. */
+		for (size_t i = 0; i < size; i += 64) {
+			static const uint8_t zero[64];
+			size_t n = size - i < 64 ? size - i : 64;
+			if (memcmp(buf + i, zero, n) != 0) {
+				fprintf(stderr, "fakecupti: a buffer handed over as zeroed is not (byte %zu)\n", i);
+				abort();
+			}
+		}
+	} else {
+		memset(buf, 0, size); /* on the application's thread, as CUPTI does */
+	}
+	sl->buf = buf;
+	sl->size = size;
+	sl->max_records = max_records;
+	sl->used = sl->count = 0;
+	sl->max_end = 0;
+	return 1;
+}
+
 static void on_activity(const struct fakecuda_activity *a)
 {
 	uint32_t kind = 0;
@@ -491,24 +628,39 @@ static void on_activity(const struct fakecuda_activity *a)
 	}
 	if (!kind)
 		return;
-	pthread_mutex_lock(&mu);
-	if (npending < MAX_PENDING)
-		pending[npending++] = (struct pending){ .a = *a, .kind = kind };
-	else
-		dropped++;
-	size_t n = npending;
-	pthread_mutex_unlock(&mu);
-	/* CUPTI hands full buffers over by itself, without a flush (from its
-	 * own thread); here: the ended records, on the calling thread, when a
-	 * buffer's worth is pending. */
-	if (n >= AUTO_DELIVER)
-		cuptiActivityFlushAll(0);
+	struct slot *sl = my_buffer();
+	pthread_mutex_lock(&sl->mu);
+	if (!sl->buf && !take_buffer(sl)) {
+		pthread_mutex_unlock(&sl->mu);
+		atomic_fetch_add(&dropped, 1);
+		return;
+	}
+	sl->used += encode(sl->buf + sl->used, a, kind);
+	sl->count++;
+	if (a->end > sl->max_end)
+		sl->max_end = a->end;
+	if (sl->used + SZ_MAX > sl->size || (sl->max_records && sl->count >= sl->max_records)) {
+		/* Full: CUPTI's worker hands it over once its records have ended. */
+		pthread_mutex_lock(&mu);
+		if (nfull < MAX_FULL) {
+			full[nfull++] = (struct full){ sl->buf, sl->size, sl->used, sl->max_end };
+			sl->buf = NULL;
+			sl->used = sl->count = 0;
+			sl->max_end = 0;
+			pthread_cond_signal(&full_cv);
+		}
+		pthread_mutex_unlock(&mu);
+		start_worker();
+	}
+	pthread_mutex_unlock(&sl->mu);
 }
 
 static const struct fakecuda_tool tool = { now, on_api, on_resource, on_activity };
 
 __attribute__((constructor)) static void attach(void)
 {
+	for (int i = 0; i <= MAX_SLOTS; i++)
+		pthread_mutex_init(&slots[i].mu, NULL);
 	fakecuda_attach_tool(&tool);
 }
 
