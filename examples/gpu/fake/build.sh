@@ -8,7 +8,8 @@
 #   libcupti.so                    the fake CUPTI (fakecupti.c)
 #   libsmoke.so, smoke             the standalone smoke test (smoke.c)
 # and, when MPICC is given, the fake-CUDA MPI validation program
-#   gpu_pop                        (fake_pop.c: scenarios V1-V7 of ../scenarios.h)
+#   gpu_pop                        (fake_pop.c: the scenarios of ../scenarios.h)
+#   gpu_calls                      (calls.c: which CUDA calls libpopmon times)
 # Everything finds libcuda.so.1 through an rpath to OUTDIR.
 set -eu
 
@@ -39,4 +40,6 @@ run "$CC" $CFLAGS -DSMOKE_MAIN -o "$out/smoke" "$here/smoke.c" \
 if [ $# -eq 2 ]; then
 	run "$2" $CFLAGS -I"$shim" -I"$here" -I"$here/.." -I"$here/../.." -o "$out/gpu_pop" "$here/fake_pop.c" \
 		-L"$out" -Wl,-rpath,"$out" -lcuda -lm
+	run "$2" $CFLAGS -I"$shim" -I"$here" -o "$out/gpu_calls" "$here/calls.c" \
+		-L"$out" -Wl,-rpath,"$out" -lcuda
 fi
