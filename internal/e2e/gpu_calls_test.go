@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -49,6 +51,43 @@ func TestGPUFakeCalls(t *testing.T) {
 			}
 			if r.m.GPU == nil || r.m.GPU.DroppedRecords != 0 || r.m.GPU.RejectedRecords != 0 {
 				t.Errorf("gpu = %+v, want nothing dropped or rejected", r.m.GPU)
+			}
+		})
+	}
+}
+
+// TestGPUFakeBufferCap: where the activity buffers' cap is reached anyway
+// (POPMON_GPU_BUFFER_MB=8: two 4 MiB buffers for four launching threads
+// with a buffer each), the records lost are counted exactly — kept plus lost
+// is every launch — and said once with the number and the cap; a CUPTI older
+// than 12.9, which crashes when given no buffer, gets a discard buffer
+// instead (the fake aborts on a missing buffer) with the same accounting.
+func TestGPUFakeBufferCap(t *testing.T) {
+	needGPUMeasurement(t)
+	impl := impls(t)[0]
+	dir := fakeCUDA(t, impl.mpicc)
+	const launches = 400000
+	for _, c := range []struct{ name, version string }{{"cupti 13.0", "130001"}, {"cupti 12.8", "26"}} {
+		t.Run(c.name, func(t *testing.T) {
+			o := runOpts{env: fakeEnv(dir, "POPMON_GPU_BUFFER_MB=8", "FAKECUPTI_PER_THREAD=1",
+				"FAKECUPTI_VERSION="+c.version), flags: []string{"--gpu", "on"}, dir: dir}
+			r := measureRunWith(t, impl, o, 1, "gpu_calls", "storm", "4", fmt.Sprint(launches))
+			var kept int64
+			for _, k := range r.m.GPUKernels {
+				if k.Name == "storm_kernel" {
+					kept += k.Count
+				}
+			}
+			if r.m.GPU == nil {
+				t.Fatalf("no gpu object")
+			}
+			lost := r.m.GPU.DroppedRecords
+			if lost <= 0 || kept+lost != launches {
+				t.Errorf("kept %d + lost %d records, want %d with some lost (4 threads, 2 buffers)", kept, lost, launches)
+			}
+			want := fmt.Sprintf("popmon: %d GPU activity records were lost: the activity buffers reached their cap of 8 MiB", lost)
+			if n := strings.Count(r.stderr, want); n != 1 {
+				t.Errorf("%d lines %q in stderr, want 1:\n%s", n, want, r.stderr)
 			}
 		})
 	}

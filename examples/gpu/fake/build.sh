@@ -41,5 +41,5 @@ if [ $# -eq 2 ]; then
 	run "$2" $CFLAGS -I"$shim" -I"$here" -I"$here/.." -I"$here/../.." -o "$out/gpu_pop" "$here/fake_pop.c" \
 		-L"$out" -Wl,-rpath,"$out" -lcuda -lm
 	run "$2" $CFLAGS -I"$shim" -I"$here" -o "$out/gpu_calls" "$here/calls.c" \
-		-L"$out" -Wl,-rpath,"$out" -lcuda
+		-L"$out" -Wl,-rpath,"$out" -lcuda -lpthread
 fi
