@@ -160,7 +160,9 @@ static inline int popmon_measured(void)
  *  reduction of a fixed size; a rank that does not know the region takes
  *  part with nothing). Returns POPMON_SUCCESS, POPMON_ERR_NOENT when no rank
  *  visited the region in the window, POPMON_ERR_NOINIT outside
- *  MPI_Init..MPI_Finalize, POPMON_ERR_NOTMEASURED without popmon. */
+ *  MPI_Init..MPI_Finalize, POPMON_ERR_NOTMEASURED without popmon. A process
+ *  that never initializes MPI and that no launcher started as a rank is a
+ *  job of its own: it gets its own metrics (popmon_metrics_local's). */
 static inline int popmon_metrics(const char *region, int window, struct popmon_metrics *m)
 {
 	return popmon_api_metrics ? popmon_api_metrics(region, window, m) : POPMON_ERR_NOTMEASURED;

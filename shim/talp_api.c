@@ -435,6 +435,18 @@ static int mpi_ready(void)
 	return init && !fin && popmon_proc.mpi_initialized && !popmon_proc.finalized;
 }
 
+/* Whether this process is a job of its own that never uses MPI (a serial
+ * program, a Python script without mpi4py: MPI never initialized, and no
+ * launcher started it as a rank). Its collective queries are its local
+ * ones; a rank before MPI_Init or after MPI_Finalize is not such a job. */
+static int serial_job(void)
+{
+	int init = 0, fin = 0;
+	PMPI_Initialized(&init);
+	PMPI_Finalized(&fin);
+	return !init && !fin && !popmon_proc.mpi_initialized && popmon_env_rank(NULL) < 0;
+}
+
 /* FNV-1a of a region name, in [1, 2^32], as a double (exact). */
 static double name_hash(const char *s)
 {
@@ -484,8 +496,22 @@ static int query(int idx, const char *asked, int window, int node_only, double s
 {
 	if (popmon_proc.inert)
 		return DLB_ERR_NOTALP_;
-	if (!mpi_ready())
-		return DLB_ERR_NOINIT_;
+	if (!mpi_ready()) {
+		if (!serial_job())
+			return DLB_ERR_NOINIT_;
+		/* The whole job is this process: its own accounts answer, as
+		 * in the build without MPI (with the collective window's own
+		 * baseline). */
+		struct popmon_talp_proc p;
+		int rc = my_part(idx, window, 0, &p, name);
+		if (idx < 0)
+			snprintf(name, POPMON_NAME_MAX, "%s", asked ? asked : "");
+		popmon_talp_sums_zero(s);
+		popmon_talp_sums_add(s, &p, p.mpi + p.mw, p.cpus >= 1 ? p.cpus : 1, 1.0);
+		if (node_id)
+			*node_id = 0;
+		return rc;
+	}
 	if (setup() != 0)
 		return DLB_ERR_NOINIT_;
 	if (node_only && node == MPI_COMM_NULL)
