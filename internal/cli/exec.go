@@ -64,7 +64,7 @@ func execCmd(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	environ, note, err := mf.environment(lib.Path, scan, set, drop)
+	environ, note, err := mf.environment(lib, scan, set, drop)
 	if err != nil {
 		return err
 	}

@@ -82,13 +82,28 @@ func (m *measureFlags) gitEnv(getenv func(string) string) map[string]string {
 }
 
 // environment returns the measured command's environment: the library (and
-// LLVM's libomp where needed) preloaded first, set added, drop removed, and
-// the variables popmon sets forwarded to every node by an Open MPI launcher.
-// note says something about OpenMP worth printing once ("" when nothing).
-func (m *measureFlags) environment(lib string, scan *binscan.Result, set map[string]string, drop []string) (environ []string, note string, err error) {
+// LLVM's libomp where needed) preloaded first, popmon's Python modules
+// first on PYTHONPATH, set added, drop removed, and the variables popmon
+// sets forwarded to every node by an Open MPI launcher. note says something
+// worth printing once ("" when nothing): about OpenMP, or that the Python
+// modules could not be placed.
+func (m *measureFlags) environment(built *shimbuild.Library, scan *binscan.Result, set map[string]string, drop []string) (environ []string, note string, err error) {
+	lib := built.Path
 	extra, env, note, err := openmpFor(m.openmp, scan)
 	if err != nil {
 		return nil, "", err
+	}
+	// `import popmon` and `import dlb` in every Python program of the job
+	// (docs/python.md): the modules travel in the binary like the
+	// library's sources and are kept next to the library.
+	if py, err := shimbuild.PythonDir(built.Cache); err == nil {
+		set["PYTHONPATH"] = shimbuild.PythonPath(py, os.Getenv("PYTHONPATH"))
+	} else {
+		msg := fmt.Sprintf("popmon: cannot place popmon's Python modules: %v: `import popmon` and `import dlb` fail in this job", err)
+		if note != "" {
+			note += "\n"
+		}
+		note += msg
 	}
 	for k, v := range env {
 		set[k] = v

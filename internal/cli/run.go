@@ -135,7 +135,7 @@ func runCmd(env *Env, args []string) error {
 
 	cmd := exec.Command(path, cmdline[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = env.Stdin, env.Stdout, env.Stderr
-	environ, note, err := mf.environment(lib.Path, scan, vars, []string{"POPMON_OUTPUT", "POPMON_OUTPUT_FORCE", "POPMON_PID", "POPMON_LIVE_DIR", "POPMON_BIN",
+	environ, note, err := mf.environment(lib, scan, vars, []string{"POPMON_OUTPUT", "POPMON_OUTPUT_FORCE", "POPMON_PID", "POPMON_LIVE_DIR", "POPMON_BIN",
 		"POPMON_TRACE", "POPMON_TRACE_DIR", "POPMON_TRACE_BUFFER"})
 	if err != nil {
 		return err
@@ -235,6 +235,7 @@ func runCmd(env *Env, args []string) error {
 				fmt.Fprintf(env.Stderr, "popmon: %v\n", err)
 			}
 		}
+		printOpenMPEndNote(env.Stderr, final, *format) // where the report does not say it
 	}
 	if published == 0 && unwritten == 0 {
 		for _, line := range sess.explain(cmdline[0], cantMeasure, st.signal) {
