@@ -48,6 +48,7 @@ static int ompt_active;          /* the runtime started our tool */
 static char runtime_name[128];
 static int runtime_seen;         /* an OpenMP runtime is loaded */
 static const char *no_ompt_reason;
+static int gomp_at_start;        /* libgomp was loaded when the library started */
 static int primary_charged;      /* the primary charges its idle workers */
 static int runtime_cpus(void);
 static void start_charging(struct popmon_thread *t);
@@ -567,10 +568,23 @@ static void start_charging(struct popmon_thread *t)
 
 void popmon_ompt_probe(void)
 {
-	/* Nothing to do at start-up: the runtime starts the tool when the
-	 * program first uses OpenMP (see ompt_start_tool). */
+	/* The runtime starts the tool when the program first uses OpenMP
+	 * (see ompt_start_tool). Only noted here, at start-up (the library's
+	 * constructor, before the program runs): whether GNU libgomp is
+	 * already loaded, i.e. part of the program as linked, rather than
+	 * loaded later by a library the program opens (PyTorch, NumPy). */
+	gomp_at_start = dlsym(RTLD_DEFAULT, "GOMP_parallel") != NULL;
 }
 
+/* Why OpenMP is not measured, for the file's "openmp" object, which every
+ * report shows once, in its header (docs/openmp-regions.md, "When OpenMP is
+ * not measured"). Nothing goes into the process's warnings: the report
+ * would say it a second time under Warnings. On stderr it is said once (by
+ * rank 0), and only where no popmon run will print the report, or the
+ * sentence, at the end (popmon exec, a manual LD_PRELOAD), and not for
+ * libgomp that a library loaded at run time with --openmp=auto: a runtime
+ * the user did not ask about (PyTorch's, NumPy's) gets the plain note of the
+ * report header only. */
 static void no_ompt_check(void)
 {
 	static int done;
@@ -583,9 +597,11 @@ static void no_ompt_check(void)
 		runtime_seen = 1;
 		snprintf(runtime_name, sizeof runtime_name, "GNU libgomp");
 		/* The advice depends on what popmon run knew (POPMON_OPENMP_MODE,
-		 * POPMON_LIBOMP): printed once, by rank 0. */
+		 * POPMON_LIBOMP) and on when libgomp was loaded. */
 		const char *mode = getenv("POPMON_OPENMP_MODE");
 		const char *libomp = getenv("POPMON_LIBOMP");
+		int automatic = !mode || !*mode || strcmp(mode, "auto") == 0;
+		int by_library = automatic && !gomp_at_start; /* not asked about */
 		if (mode && strcmp(mode, "off") == 0) {
 			no_ompt_reason = "OpenMP measurement is off (popmon run --openmp=off)";
 			return; /* asked for: nothing to warn about */
@@ -593,13 +609,29 @@ static void no_ompt_check(void)
 		if (mode && strcmp(mode, "native") == 0)
 			no_ompt_reason = "GNU libgomp has no OMPT and --openmp=native keeps it: run with "
 					 "popmon run --openmp=libomp (or auto) to measure OpenMP";
+		else if (by_library && libomp && *libomp)
+			no_ompt_reason = "GNU libgomp, which a library loaded at run time (as PyTorch and NumPy do), "
+					 "has no OMPT; popmon run --openmp=libomp measures it";
+		else if (by_library)
+			no_ompt_reason = "GNU libgomp, which a library loaded at run time (as PyTorch and NumPy do), "
+					 "has no OMPT; to measure it, install LLVM's libomp (apt-get install libomp-dev) "
+					 "and run with popmon run --openmp=libomp";
 		else if (libomp && *libomp)
 			no_ompt_reason = "GNU libgomp has no OMPT, and popmon did not see before the launch that "
-					 "the program uses it (loaded at run time?): run with popmon run --openmp=libomp";
+					 "the program uses it (started by a script?): run with popmon run --openmp=libomp";
 		else
 			no_ompt_reason = "GNU libgomp has no OMPT: install LLVM's libomp (apt-get install libomp-dev) "
 					 "and run with popmon run --openmp=libomp";
-		popmon_warn_once("noompt", "OpenMP metrics not measured: %s", no_ompt_reason);
+		const char *session = getenv("POPMON_SESSION");
+		if (by_library || (session && *session) || popmon_proc.inert || !popmon_warns_aloud())
+			return;
+		char line[400];
+		int n = snprintf(line, sizeof line, "popmon: OpenMP metrics not measured: %s\n", no_ompt_reason);
+		if (n > (int)sizeof line - 1)
+			n = (int)sizeof line - 1;
+		if (write(2, line, (size_t)n) < 0) {
+			/* nothing sensible to do */
+		}
 	}
 	/* An OMPT runtime that never started the tool was never used. */
 }

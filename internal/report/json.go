@@ -24,7 +24,9 @@ const (
 // Metrics are at full precision, in tree order; absent metrics are
 // omitted, and so are metrics that are not measured, which a region lists
 // with their reasons under "not_measured" (omitted when there are none).
-// "window" and "window_s" are present for a live view's window
+// "openmp_not_measured" says why the run's OpenMP runtime was not measured
+// (the file's reason, once; the OpenMP metrics of the regions' "not_measured"
+// refer to it). "window" and "window_s" are present for a live view's window
 // (Options.Window); "source" is present when the report has one; "partial" (the measurement
 // file's object) when the job ended before MPI_Finalize; "refused" when no metric of
 // the measurement can be trusted (the sentence why; every "metrics" is then
@@ -49,7 +51,8 @@ func JSON(w io.Writer, rep *pop.Report, m *measure.Measurement, opts Options) er
 	if m != nil && m.Partial != nil {
 		out = append(out, member{"partial", m.Partial})
 	}
-	out = append(out, member{"regions", jsonRegions(regs)})
+	out = appendOMPNotMeasuredJSON(out, m)
+	out = append(out, member{"regions", jsonRegions(ompReferenced(regs, m, ompReasonRefJSON))})
 	out = appendOMPRegionsJSON(out, m)
 	out = appendGPUJSON(out, m)
 	out = appendAccountViolationsJSON(out, m)

@@ -79,6 +79,7 @@ func jsonModels(w io.Writer, reps []*pop.Report, m *measure.Measurement, opts Op
 	if reps[0].Source != "" {
 		out = append(out, member{"source", reps[0].Source})
 	}
+	out = appendOMPNotMeasuredJSON(out, m)
 	models := make([]object, 0, len(reps))
 	for _, rep := range reps {
 		regs, err := regions(rep, opts)
@@ -90,7 +91,7 @@ func jsonModels(w io.Writer, reps []*pop.Report, m *measure.Measurement, opts Op
 			o = append(o, member{"refused", rep.Refused})
 		}
 		o = appendSerTransferJSON(o, rep, m)
-		models = append(models, append(o, member{"regions", jsonRegions(regs)}))
+		models = append(models, append(o, member{"regions", jsonRegions(ompReferenced(regs, m, ompReasonRefJSON))}))
 	}
 	out = append(out, member{"models", models})
 	out = appendOMPRegionsJSON(out, m)

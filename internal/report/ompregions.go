@@ -160,15 +160,11 @@ func ompSatSum(v ...int64) int64 {
 }
 
 // textOMPRegions writes the text report's OpenMP section: the top
-// constructs by overhead, or "OpenMP regions: not measured: <reason>"
-// when the OpenMP runtime was not measured. It writes nothing for a run
-// without OpenMP regions.
+// constructs by overhead. It writes nothing for a run without OpenMP
+// regions, nor when the OpenMP runtime was not measured: the header's
+// "OpenMP:" line says so, and why, once.
 func textOMPRegions(b *bufio.Writer, m *measure.Measurement, top int) {
 	if m == nil {
-		return
-	}
-	if why := m.OpenMP.NotMeasured(); why != "" && len(m.OMPRegions) == 0 {
-		fmt.Fprintf(b, "\nOpenMP regions: not measured: %s\n", safetext.Text(why))
 		return
 	}
 	writeOMPRegionsText(b, OMPRegionRows(m, nil), top)

@@ -78,6 +78,8 @@ var goldenCases = []struct {
 	{"openmp_only.json", "", "openmp_only.all", "all"},
 	{"mpi_imbalance.json", "compute", "mpi_imbalance_compute.all", "all"},
 	{"hybrid_libgomp.json", "", "hybrid_libgomp.all", "all"},
+	{"gomp_library.json", "", "gomp_library", ""},
+	{"gomp_library.json", "", "gomp_library.all", "all"},
 	{"gpu_devices.json", "", "gpu_devices", ""},
 	{"gpu_devices.json", "", "gpu_devices.all", "all"},
 }

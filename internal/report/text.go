@@ -22,11 +22,13 @@ const topMPICalls = 5
 // Text writes the human-readable report: a run header, then per region a
 // "### Name: …" header and the metric tree (indentation = hierarchy,
 // efficiencies to 2 decimals, "not measured: <reason>" for a metric the
-// measurement cannot give; "No POP metrics: <why>." instead of the tree of
-// a refused region), then the top MPI calls and the warnings of the
-// measurement. m may be nil; its parts are then left out. Names and other
-// text from the measurement are shown escaped (safetext.Text): no control
-// character, terminal escape or invalid UTF-8 reaches w.
+// measurement cannot give, "not measured: see OpenMP above" where the
+// reason is that OpenMP was not measured, which the header's "OpenMP:" line
+// says once; "No POP metrics: <why>." instead of the tree of a refused
+// region), then the top MPI calls and the warnings of the measurement. m
+// may be nil; its parts are then left out. Names and other text from the
+// measurement are shown escaped (safetext.Text): no control character,
+// terminal escape or invalid UTF-8 reaches w.
 func Text(w io.Writer, rep *pop.Report, m *measure.Measurement, opts Options) error {
 	return textReports(w, []*pop.Report{rep}, m, opts)
 }
@@ -47,6 +49,9 @@ func textReports(w io.Writer, reps []*pop.Report, m *measure.Measurement, opts O
 		if err != nil {
 			return err
 		}
+		// Why OpenMP was not measured is in the header (m's "OpenMP:"
+		// line): the trees refer to it.
+		regs = ompReferenced(regs, m, ompReasonRefText)
 		if k == 0 {
 			textHeader(b, rep, m)
 		} else {
@@ -75,7 +80,7 @@ func textReports(w io.Writer, reps []*pop.Report, m *measure.Measurement, opts O
 		textGPUTables(b, m)
 		// Accounts invariant first; a region refused for it has said so
 		// in its place.
-		warnings := append(accountWarnings(m, refused), m.Warnings...)
+		warnings := append(accountWarnings(m, refused), reportWarnings(m)...)
 		if len(warnings) > 0 {
 			b.WriteString("\nWarnings\n")
 			for _, l := range warnings {
@@ -280,15 +285,22 @@ func textCounters(m *measure.Measurement) string {
 }
 
 // textOpenMP describes the OpenMP runtime of the run for the header: its
-// name and threads, or, when it was not measured, that OpenMP metrics are
-// missing and why. "" without an OpenMP runtime.
+// name and threads, or, when it was not measured, that it was not and why
+// ("not measured: <reason>", led by the runtime's name unless the reason
+// starts with it). This line is the one place of the text report that says
+// why: the metrics it leaves out refer to it. "" without an OpenMP
+// runtime.
 func textOpenMP(o *measure.OpenMP) string {
 	if o == nil {
 		return ""
 	}
 	line := orDefault(o.Runtime, "unknown runtime")
 	if !o.Measured() {
-		return line + " · OpenMP metrics missing: " + o.NotMeasured()
+		why := o.NotMeasured()
+		if o.Runtime != "" && strings.HasPrefix(why, o.Runtime) {
+			return "not measured: " + why
+		}
+		return line + " · not measured: " + why
 	}
 	if o.MaxThreads > 0 {
 		line += " · " + plural(o.MaxThreads, "thread", "") + " per process"
