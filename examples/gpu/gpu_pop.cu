@@ -1,4 +1,4 @@
-// gpu_pop.cu: the GPU validation scenarios V1-V7 (scenarios.h) on a real
+// gpu_pop.cu: the GPU validation scenarios V1-V10 (scenarios.h) on a real
 // NVIDIA GPU. Usage, designed timelines and expected metrics: scenarios.h
 // and examples/gpu/README.md; scripts/gpu-validate.sh builds and runs it.
 //
@@ -20,6 +20,14 @@
 // - V5 checks with CUDA events that the copy ended before the kernel.
 // - V8 (2 GPUs, 1 rank) launches on each device's default stream; device
 //   1's context is created before the measured region.
+// - V9, V10 and the overhead loop: host thread i (POSIX threads; 0 is the
+//   primary) calls cudaSetDevice with the rank's device and creates its own
+//   non-blocking stream (cudaStreamCreateWithFlags) before it launches.
+//   V9's storm_kernel spins on %globaltimer without __nanosleep (a few us);
+//   V10 uses spin_kernel; the loop's tiny_kernel is an elementwise
+//   x = x/2 + 1 over 1024 floats (4 blocks of 256 threads). Launches are not
+//   checked one by one (cudaGetLastError would double the runtime calls of
+//   a storm): the thread's last error is checked when it ends.
 #include <cuda_runtime.h>
 
 #include "scenarios.h"
@@ -48,21 +56,41 @@ __global__ void spin_kernel(unsigned long long ns)
 		__nanosleep(1000);
 }
 
+__global__ void storm_kernel(unsigned long long ns)
+{
+	unsigned long long t0 = globaltimer();
+	while (globaltimer() - t0 < ns)
+		;
+}
+
 __global__ void empty_kernel(void)
 {
 }
+
+__global__ void tiny_kernel(float *x, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n)
+		x[i] = x[i] * 0.5f + 1.0f;
+}
+
+enum { TINY_N = 1024 };
 
 static cudaStream_t streams[2];
 static void *host_buf, *dev_buf;
 static size_t copy_bytes;
 static cudaEvent_t k_start, k_end, c_end, e0, e1;
+static int device;
+static cudaStream_t tstreams[GPU_POP_MAX_THREADS];
+static float *tiny_buf[GPU_POP_MAX_THREADS];
 
 static int setup(int rank)
 {
 	int n = 0;
 	if (cudaGetDeviceCount(&n) != cudaSuccess || n <= 0)
 		return 0;
-	CK(cudaSetDevice(rank % n));
+	device = rank % n;
+	CK(cudaSetDevice(device));
 	return n;
 }
 
@@ -176,9 +204,46 @@ static void sync_on(int d)
 	CK(cudaDeviceSynchronize());
 }
 
+static void thread_begin(int i)
+{
+	CK(cudaSetDevice(device));
+	CK(cudaStreamCreateWithFlags(&tstreams[i], cudaStreamNonBlocking));
+	CK(cudaMalloc((void **)&tiny_buf[i], TINY_N * sizeof(float)));
+	CK(cudaMemset(tiny_buf[i], 0, TINY_N * sizeof(float)));
+}
+
+static void thread_end(int i)
+{
+	CK(cudaGetLastError()); // a launch that failed, in this thread
+	CK(cudaStreamSynchronize(tstreams[i]));
+	CK(cudaStreamDestroy(tstreams[i]));
+	CK(cudaFree(tiny_buf[i]));
+}
+
+static void thread_kernel(int i, double ms, int storm)
+{
+	unsigned long long ns = (unsigned long long)(ms * 1e6 + 0.5);
+	if (storm)
+		storm_kernel<<<1, 1, 0, tstreams[i]>>>(ns);
+	else
+		spin_kernel<<<1, 1, 0, tstreams[i]>>>(ns);
+}
+
+static void thread_tiny(int i)
+{
+	tiny_kernel<<<TINY_N / 256, 256, 0, tstreams[i]>>>(tiny_buf[i], TINY_N);
+}
+
+static void thread_sync(int i)
+{
+	CK(cudaStreamSynchronize(tstreams[i]));
+}
+
 int main(int argc, char **argv)
 {
 	const struct gpu_ops ops = { setup, warm_up, kernel, sync_device, copy, host, call,
-				     empty_launch, copy_hidden, kernel_on, sync_on };
+				     empty_launch, copy_hidden, kernel_on, sync_on, thread_begin,
+				     thread_end, thread_kernel, thread_tiny, thread_sync,
+				     2 /* warm-up kernels */, 0 /* durations not exact */ };
 	return gpu_pop_main(argc, argv, &ops);
 }

@@ -1,10 +1,13 @@
-/* fake_pop.c: the GPU validation scenarios V1-V7 (../scenarios.h) on the
+/* fake_pop.c: the GPU validation scenarios V1-V10 (../scenarios.h) on the
  * fake CUDA stack (fakecuda.h), for popmon's end-to-end tests without a GPU.
  * Built by build.sh as OUTDIR/gpu_pop: same arguments and output as the real
  * CUDA program ../gpu_pop.cu.
  *
  * Host work sleeps (as examples/work.h), so ranks need no CPU of their own.
  * The copy takes GPU_POP_COPY_MS (default: the unit u) on the fake device.
+ * Host thread i of V9, V10 and the overhead loop uses stream i + 1 (the fake
+ * runtime's streams are the process's, its calls thread-safe); the overhead
+ * loop's tiny kernel lasts 2 us.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
@@ -14,6 +17,7 @@
 #include "work.h"
 
 static double copy_ms;
+static int device;
 
 int cuDeviceGetCount(int *count); /* the fake driver's */
 
@@ -23,7 +27,8 @@ static int setup(int rank)
 	int n = 0;
 	if (fakecuda_set_device(0) != 0 || cuDeviceGetCount(&n) != 0 || n <= 0)
 		return 0;
-	fakecuda_set_device(rank % n);
+	device = rank % n;
+	fakecuda_set_device(device);
 	return n;
 }
 
@@ -82,9 +87,37 @@ static void sync_on(int d)
 	fakecuda_sync();
 }
 
+static void thread_begin(int i)
+{
+	(void)i;
+	fakecuda_set_device(device); /* as cudaSetDevice in each thread */
+}
+
+static void thread_end(int i)
+{
+	(void)i;
+}
+
+static void thread_kernel(int i, double ms, int storm)
+{
+	fakecuda_launch(storm ? "storm_kernel" : "spin_kernel", ms, i + 1);
+}
+
+static void thread_tiny(int i)
+{
+	fakecuda_launch("tiny_kernel", 0.002, i + 1);
+}
+
+static void thread_sync(int i)
+{
+	fakecuda_stream_sync(i + 1);
+}
+
 int main(int argc, char **argv)
 {
 	const struct gpu_ops ops = { setup, warm_up, kernel, sync_device, copy, work_ms, call,
-				     empty_launch, copy_hidden, kernel_on, sync_on };
+				     empty_launch, copy_hidden, kernel_on, sync_on, thread_begin,
+				     thread_end, thread_kernel, thread_tiny, thread_sync,
+				     1 /* warm-up kernels */, 1 /* exact durations */ };
 	return gpu_pop_main(argc, argv, &ops);
 }

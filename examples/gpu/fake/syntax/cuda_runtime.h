@@ -21,6 +21,11 @@ struct dim3 {
 	__host__ __device__ dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
 };
 
+struct uint3 {
+	unsigned x, y, z;
+};
+extern __device__ const uint3 threadIdx, blockIdx, blockDim;
+
 extern "C" {
 cudaError_t cudaGetDeviceCount(int *);
 cudaError_t cudaSetDevice(int);
@@ -30,6 +35,9 @@ cudaError_t cudaMalloc(void **, size_t);
 cudaError_t cudaMallocHost(void **, size_t);
 cudaError_t cudaFreeHost(void *);
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *, unsigned);
+cudaError_t cudaStreamSynchronize(cudaStream_t);
+cudaError_t cudaStreamDestroy(cudaStream_t);
+cudaError_t cudaMemset(void *, int, size_t);
 cudaError_t cudaEventCreate(cudaEvent_t *);
 cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t);
 cudaError_t cudaEventSynchronize(cudaEvent_t);
