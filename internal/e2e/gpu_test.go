@@ -537,7 +537,8 @@ func TestGPUFakeExec(t *testing.T) {
 // CLOCK_REALTIME: libpopmon calibrates an offset) still gives V4's values;
 // 20 000 launches between two flushes are all counted, none dropped, and
 // 20 000 cudaGetDevice calls (a trivial getter: no callback) are not among
-// the GPU runtime calls.
+// the GPU runtime calls (the 20 000 launches and ~200 synchronisations of
+// the overhead mode's loop are).
 func TestGPUFakeCUPTIVariants(t *testing.T) {
 	impl := impls(t)[0]
 	needGPUMeasurement(t)
@@ -572,8 +573,10 @@ func TestGPUFakeCUPTIVariants(t *testing.T) {
 			t.Errorf("%d empty kernels counted, want 20000: %+v", n, r.m.GPUKernels)
 		}
 		g, _ := r.m.Global()
-		if len(g.Processes) != 1 || g.Processes[0].GPURuntimeCalls < 20000 || g.Processes[0].GPURuntimeCalls > 20100 {
-			t.Errorf("Global: GPU runtime calls %+v, want 20000 launches and a few synchronisations, "+
+		// The overhead mode also runs its launch-bound loop: 20000 more
+		// launches and a stream synchronisation every 100.
+		if len(g.Processes) != 1 || g.Processes[0].GPURuntimeCalls < 40000 || g.Processes[0].GPURuntimeCalls > 40300 {
+			t.Errorf("Global: GPU runtime calls %+v, want 40000 launches and a few hundred synchronisations, "+
 				"not the 20000 cudaGetDevice calls", g.Processes)
 		}
 		if lines := gpuLines(r.stderr); len(lines) != 0 {
@@ -720,7 +723,9 @@ func TestGPUValidateScript(t *testing.T) {
 		{[]string{"--bogus"}, "unknown argument '--bogus'"},
 		{[]string{"--reps", "0"}, "--reps wants a positive integer"},
 		{[]string{"--unit", "ten"}, "--unit wants a positive integer"},
-		{[]string{"--only", "V1,V9"}, "unknown scenario 'V9'"},
+		{[]string{"--only", "V1,V11"}, "unknown scenario 'V11'"},
+		{[]string{"--launches", "0"}, "--launches wants a positive integer"},
+		{[]string{"--overhead", "many"}, "--overhead wants an integer"},
 		{[]string{"--mpi", "lam"}, "--mpi openmpi or mpich"},
 		{[]string{"--reps"}, "Usage:"},
 	} {
@@ -759,19 +764,24 @@ func TestGPUValidateScript(t *testing.T) {
 	}
 	impl := impls(t)[0]
 	needGPUMeasurement(t)
-	out, code := run([]string{"POPMON=" + popmonBin}, "--fake", "--mpi", impl.name, "--reps", fmt.Sprint(gpuReps), "--launches", "20000", "--out", filepath.Join(dir, "run"))
+	// V9 with 10⁵ launches here (TestGPUStorm runs 10⁶).
+	out, code := run([]string{"POPMON=" + popmonBin}, "--fake", "--mpi", impl.name, "--reps", fmt.Sprint(gpuReps),
+		"--launches", "100000", "--overhead", "20000", "--out", filepath.Join(dir, "run"))
 	if code != 0 {
 		t.Fatalf("gpu-validate.sh --fake: exit %d\n%s", code, out)
 	}
-	if n := len(regexp.MustCompile(`(?m)  PASS$`).FindAllString(out, -1)); n != 10*(5+2*3+1) {
-		t.Errorf("%d values PASS, want %d (10 per run, 12 runs)\n%s", n, 10*12, out)
+	if n, want := len(regexp.MustCompile(`(?m)^V.*  PASS$`).FindAllString(out, -1)), 10*(5+2*3+1+1)+2*6; n != want {
+		t.Errorf("%d values PASS, want %d (10 per run of V1-V8 and V10, 13 runs; 6 per V9 run, 2 runs)\n%s", n, want, out)
 	}
-	if !regexp.MustCompile(`kernel launch .*[0-9.]+ +[0-9.]+ +[0-9.]+ +[-+][0-9.]+`).MatchString(out) {
-		t.Errorf("no overhead table:\n%s", out)
-	}
+	checkOverheadTable(t, out, false)
 	for _, want := range []string{"V6-2gpus     gpu_load_balance                  0.750", "V6-shared    gpu_load_balance                  1.000",
 		"V6-distinct  gpu_load_balance                  0.750", "V8           gpu_load_balance                  0.750",
-		"gpu-validate: all 13 runs PASS"} {
+		"V9-1thread   kernels:storm_kernel             100000 ± 0         100000  PASS",
+		"V9-4threads  gpu_records_lost                      0 ± 0              0  PASS",
+		"V9-1thread   useful_ratio:storm_kernel      1.000000 ± 1e-06   1.000000  PASS",
+		"V10          gpu_parallel_efficiency           0.625 ± 0.02       0.625  PASS",
+		"(PyTorch rows: not on the fake stack)", "thresholds not judged on the fake stack",
+		"gpu-validate: all 16 runs PASS"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -782,22 +792,46 @@ func TestGPUValidateScript(t *testing.T) {
 }
 
 // TestGPUValidateScriptGPUPath runs scripts/gpu-validate.sh as on a GPU
-// machine, with stand-ins for nvidia-smi (1 or 2 GPUs) and nvcc (which
-// builds the fake-CUDA program instead of gpu_pop.cu): the machine report,
-// the build step and the choice of V6 runs (1 GPU: shared and distinct; 2:
-// two GPUs and shared through CUDA_VISIBLE_DEVICES=0). u = 200 ms: on a
-// loaded 2-core machine a V6 barrier wait is otherwise sometimes a few ms
-// off (MPI load balance 0.90 instead of 0.875, seen once).
+// machine, with stand-ins for nvidia-smi (1 or 2 GPUs), nvcc (which builds
+// the fake-CUDA program instead of gpu_pop.cu) and a Python with PyTorch
+// (PYTHON: it runs some fake-CUDA work and prints what
+// examples/gpu/torch_overhead.py prints): the machine report, the build
+// step, the choice of V6 runs (1 GPU: shared and distinct; 2: two GPUs and
+// shared through CUDA_VISIBLE_DEVICES=0), V9 from 1 and 4 threads, V10, and
+// the overhead table with its floor and PyTorch rows and its judged
+// thresholds (on the fake stack they may pass or fail: its costs are not
+// real, so only their form is checked). u = 200 ms: on a loaded 2-core
+// machine a V6 barrier wait is otherwise sometimes a few ms off (MPI load
+// balance 0.90 instead of 0.875, seen once).
 func TestGPUValidateScriptGPUPath(t *testing.T) {
 	impl := impls(t)[0]
 	needGPUMeasurement(t)
 	fake := fakeCUDA(t, "")
+	fakeProg := filepath.Join(fakeCUDA(t, impl.mpicc), "gpu_pop")
 	stubs := t.TempDir()
 	write := func(name, text string) {
 		if err := os.WriteFile(filepath.Join(stubs, name), []byte(text), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
+	write("python-torch", `#!/bin/sh
+# stand-in for a Python with PyTorch and CUDA: the probe (-c) succeeds;
+# torch_overhead.py [--ops N] [--profile] runs some fake-CUDA work (measured
+# when under popmon) and prints the script's line
+case "$1" in -c) exit 0 ;; esac
+[ "$(basename "$1")" = torch_overhead.py ] || exit 9
+shift
+ops=100000 kernels=""
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--ops) ops=$2 && shift ;;
+	--profile) kernels=yes ;;
+	esac
+	shift
+done
+"`+fakeProg+`" overhead 100 >/dev/null || exit 1
+echo "torch loop_ns=12345.6 ops=$ops${kernels:+ kernels=$ops}"
+`)
 	write("nvidia-smi", `#!/bin/sh
 # stand-in for nvidia-smi: STUB_GPUS GPUs
 i=0
@@ -832,25 +866,74 @@ sh "`+filepath.Join(repoRoot, "examples", "gpu", "fake", "build.sh")+`" "$d" "$(
 	}{{1, []string{"V6-shared", "V6-distinct", "V8           skipped: needs 2 GPUs"}}, {2, []string{"V6-2gpus", "V6-shared", "V8           gpu_load_balance"}}} {
 		t.Run(fmt.Sprintf("gpus%d", c.gpus), func(t *testing.T) {
 			cmd := exec.Command("sh", filepath.Join(repoRoot, "scripts", "gpu-validate.sh"), "--mpi", impl.name,
-				"--only", "V1,V6,V8", "--reps", fmt.Sprint(gpuReps), "--unit", "200", "--launches", "1000")
+				"--only", "V1,V6,V8,V9,V10", "--reps", fmt.Sprint(gpuReps), "--unit", "200", "--launches", "20000", "--overhead", "20000")
 			cmd.Env = append(os.Environ(), "PATH="+stubs+string(os.PathListSeparator)+os.Getenv("PATH"), "POPMON="+popmonBin,
 				fmt.Sprintf("STUB_GPUS=%d", c.gpus), fmt.Sprintf("FAKECUDA_DEVICES=%d", c.gpus),
-				"POPMON_CUPTI_LIBRARY="+filepath.Join(fake, "libcupti.so"), "CUDA_HOME="+t.TempDir())
+				"POPMON_CUPTI_LIBRARY="+filepath.Join(fake, "libcupti.so"), "CUDA_HOME="+t.TempDir(),
+				"PYTHON="+filepath.Join(stubs, "python-torch"))
 			b, err := cmd.CombinedOutput()
 			out := string(b)
+			runs := 7 + c.gpus - 1 // V1, V6 twice, (V8), V9 twice, V10, overhead
+			summary := fmt.Sprintf("gpu-validate: all %d runs PASS", runs)
 			if err != nil {
-				t.Fatalf("gpu-validate.sh: %v\n%s", err, out)
+				// Only the overhead thresholds may fail here.
+				fails := regexp.MustCompile(`(?m)^.*FAIL.*$`).FindAllString(out, -1)
+				for _, f := range fails {
+					if !regexp.MustCompile(`^  per (trivial call|launch|loop launch) ≤ .*  FAIL$|^gpu-validate: 1 of \d+ runs with a FAIL`).MatchString(f) {
+						t.Errorf("gpu-validate.sh: %v: a FAIL other than an overhead threshold: %q", err, f)
+					}
+				}
+				summary = fmt.Sprintf("gpu-validate: 1 of %d runs with a FAIL", runs)
 			}
 			for _, want := range append([]string{"== machine", "Fake GPU 0, 580.00", "release 13.0 (stand-in)",
-				"V1           gpu_parallel_efficiency", fmt.Sprintf("gpu-validate: all %d runs PASS", 4+c.gpus-1)}, c.labels...) {
+				"V1           gpu_parallel_efficiency", "V9-1thread   kernels:storm_kernel              20000 ± 0          20000  PASS",
+				"V9-4threads  useful_ratio:storm_kernel", "V10          gpu_orchestration_efficiency",
+				"  (PyTorch: " + filepath.Join(stubs, "python-torch") + ";", summary}, c.labels...) {
 				if !strings.Contains(out, want) {
 					t.Errorf("output lacks %q:\n%s", want, out)
 				}
 			}
-			if n, want := len(regexp.MustCompile(`(?m)  PASS$`).FindAllString(out, -1)), 10*(3+c.gpus-1); n != want {
+			checkOverheadTable(t, out, true)
+			for _, l := range []string{`(?m)^  PyTorch loop, uninstrumented +- +- +12\.346 +-$`,
+				`(?m)^  PyTorch loop, popmon --gpu on +- +- +12\.346 +0$`, `(?m)^  PyTorch loop, torch\.profiler +- +- +12\.346 +0$`} {
+				if !regexp.MustCompile(l).MatchString(out) {
+					t.Errorf("no line like %s:\n%s", l, out)
+				}
+			}
+			if n, want := len(regexp.MustCompile(`(?m)^V.*  PASS$`).FindAllString(out, -1)), 10*(4+c.gpus-1)+2*6; n != want {
 				t.Errorf("%d values PASS, want %d\n%s", n, want, out)
 			}
 		})
+	}
+}
+
+// checkOverheadTable checks the overhead table of gpu-validate.sh's output:
+// the uninstrumented, --gpu off, --gpu on and floor rows (records lost "-"
+// where nothing records kernels, 0 where popmon and the floor do), the
+// difference line, and, when judged (a GPU, or its stand-ins), the
+// thresholds' lines.
+func checkOverheadTable(t *testing.T, out string, judged bool) {
+	t.Helper()
+	num := ` +[0-9]+\.[0-9] +[0-9]+\.[0-9]{3} +[0-9]+\.[0-9]{3} +`
+	lines := []string{
+		`(?m)^  uninstrumented` + num + `-$`,
+		`(?m)^  popmon --gpu off` + num + `-$`,
+		`(?m)^  popmon --gpu on` + num + `0$`,
+		`(?m)^  CUPTI records only \(floor\)` + num + `0$`,
+		`(?m)^  popmon --gpu on: [-+][0-9.]+ ns per call over uninstrumented; [-+][0-9.]+ µs per launch and [-+][0-9.]+ µs per loop launch over the floor$`,
+	}
+	if judged {
+		lines = append(lines, `(?m)^  per trivial call ≤ uninstrumented \+ 100 ns: +[-+][0-9.]+ ns  (PASS|FAIL)$`,
+			`(?m)^  per launch ≤ floor \+ 0.300 µs: +[-+][0-9.]+ µs  (PASS|FAIL)$`,
+			`(?m)^  per loop launch ≤ floor \+ 0.300 µs: +[-+][0-9.]+ µs  (PASS|FAIL)$`,
+			`(?m)^  records lost by popmon --gpu on = 0: +0 +PASS$`)
+	} else {
+		lines = append(lines, `(?m)^  thresholds not judged on the fake stack`)
+	}
+	for _, l := range lines {
+		if !regexp.MustCompile(l).MatchString(out) {
+			t.Errorf("overhead table: no line like %s:\n%s", l, out)
+		}
 	}
 }
 
