@@ -133,8 +133,8 @@ func sameNS(t *testing.T, what string, got float64, want int64) {
 // exception inside a region, and two threads in one region all have their
 // designed visits and elapsed times; the runtime query gives the report's
 // values; no misuse warning. The same script without popmon imports the
-// module from the source tree, measures nothing, prints the not-measured
-// answers and says nothing on stderr.
+// module from the folder `popmon build --python` prints, measures nothing,
+// prints the not-measured answers and says nothing on stderr.
 func TestPythonRegions(t *testing.T) {
 	impl := impls(t)[0]
 	const k = 50.0
@@ -179,8 +179,14 @@ func TestPythonRegions(t *testing.T) {
 		}
 	}
 
-	// Without popmon: the module from the source tree, every call a no-op.
-	so, se, code := runCommand(t, timeoutPython, append([]string{"PYTHONPATH=" + filepath.Join(repoRoot, "python")}, pyEnv...),
+	// Without popmon: the modules where `popmon build --python` says
+	// (the folder popmon run used), every call a no-op.
+	dir, se, code := popmon(t, nil, "build", "--python", "--mpicc", impl.mpicc)
+	dir = strings.TrimSpace(dir)
+	if code != 0 || !strings.HasPrefix(filepath.Base(dir), "python-") {
+		t.Fatalf("popmon build --python: exit %d, %q\n%s", code, dir, se)
+	}
+	so, se, code := runCommand(t, timeoutPython, append([]string{"PYTHONPATH=" + dir}, pyEnv...),
 		pythonBin(t), pyScript("regions.py"), "5")
 	want := "measured 0\nquery solve none\nlocal inner none\nmissing none\nok\n"
 	if code != 0 || so != want || se != "" {
