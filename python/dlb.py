@@ -251,14 +251,16 @@ def DLB_Strerror(errnum):
     return ("%s (%d): %s" % (name, errnum, _messages[errnum])).encode()
 
 
-def check_dlb_error(ret_code, allow_positive=False):
+def check_dlb_error(ret_code, allow_positive=False, _stacklevel=3):
+    """DLB's convention: 0 is success, a positive code (and DLB_ERR_INIT)
+    warns with DLBWarning, a negative one raises DLBError."""
     if ret_code == 0:
         return
     elif ret_code > 0:
         if not allow_positive:
-            warnings.warn(DLB_Strerror(ret_code).decode(), DLBWarning, stacklevel=3)
+            warnings.warn(DLB_Strerror(ret_code).decode(), DLBWarning, stacklevel=_stacklevel)
     elif ret_code == DLB_ERR_INIT:
-        warnings.warn(DLB_Strerror(ret_code).decode(), DLBWarning, stacklevel=3)
+        warnings.warn(DLB_Strerror(ret_code).decode(), DLBWarning, stacklevel=_stacklevel)
     else:
         raise DLBError(DLB_Strerror(ret_code).decode())
 
@@ -383,7 +385,7 @@ def _region_call(fname, handle):
     err = getattr(dlb, fname)(c_void_p(a) if a else None)
     if err == DLB_ERR_NOTALP:
         return  # the library stopped measuring (after MPI_Finalize, in a fork)
-    check_dlb_error(err)
+    check_dlb_error(err, _stacklevel=4)  # the warning names the caller's line
 
 
 def _query_ok():
