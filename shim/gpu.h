@@ -1,4 +1,5 @@
-/* gpu.h: GPU (CUDA) measurement of libpopmon (gpu.c).
+/* gpu.h: GPU measurement of libpopmon: the accounting layer (gpu.c) and
+ * its backends (gpu_cupti.c: NVIDIA through CUPTI).
  *
  * Activation: only when the CUDA driver calls InitializeInjection (inside
  * cuInit, because `popmon run`/`exec` set CUDA_INJECTION64_PATH to this
@@ -28,6 +29,7 @@
 #ifndef POPMON_GPU_H
 #define POPMON_GPU_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,7 +48,7 @@
 #define POPMON_GPU_IDLE_MIN_NS 1000000ull
 #define POPMON_GPU_NAME 128
 
-/* 1 once InitializeInjection has set up CUPTI in this process. */
+/* 1 once a backend measures this process's GPUs (popmon_gpu_activate). */
 extern int popmon_gpu_active;
 
 /* The backend in use (the real one, filled with dlsym; tests install their
@@ -122,6 +124,41 @@ void popmon_gpu_api(struct popmon_thread *t, uint32_t site, uint64_t now);
 /* The CUDA driver's injection entry point (CUDA_INJECTION64_PATH). */
 int InitializeInjection(void);
 
+/* ------------------------------------------------------------------ backends */
+
+struct popmon_gpu_proc;
+
+/* What the layer asks of the backend that measures. */
+struct popmon_gpu_ops {
+	const char *vendor; /* "nvidia", "amd" */
+	/* Delivers what the vendor library holds (called with no GPU lock
+	 * held, possibly under the region lock). */
+	void (*flush)(void);
+	/* At finish, after the last flush: the backend's part of the record
+	 * (versions, lost and rejected records, clock) and its warnings. */
+	void (*measured)(struct popmon_gpu_proc *out);
+};
+/* Makes backend the one that measures this process's GPUs: 0, or -1 when
+ * another already does (the first to start wins). */
+int popmon_gpu_activate(const struct popmon_gpu_ops *backend);
+
+/* The accounting lock: records are accounted and devices set under it
+ * (never the region lock). */
+extern pthread_mutex_t popmon_gpu_lock;
+/* Under the lock: one decoded record (device below the device count). */
+void popmon_gpu_account_locked(const struct popmon_gpu_record *r);
+/* Under the lock: the live file's device block refreshed at now_ns. */
+void popmon_gpu_publish_locked(uint64_t now_ns);
+/* The device table: count devices, the first n (at most
+ * POPMON_GPU_DEVICES) with their UUID and name. */
+void popmon_gpu_set_devices(int count, int n, const char uuid[][48], const char name[][96]);
+/* The devices the backend reported (0 while unknown). */
+int popmon_gpu_device_count(void);
+
+/* Finish of a process no backend measured: the CUPTI backend says why
+ * (CUDA not used, off, not injected, another tool injected, its error). */
+void popmon_gpu_cupti_why(struct popmon_gpu_proc *out, int mode);
+
 /* Delivers the records CUPTI holds (cuptiActivityFlushAll(0)); call with no
  * GPU lock held (the region lock may be held: the buffer path never takes
  * it). No-op when GPU measurement is not active. */
@@ -174,6 +211,7 @@ enum popmon_gpu_why {
 	POPMON_GPU_WHY_CUPTI_ERROR, /* a CUPTI call failed with err (detail: the call) */
 	POPMON_GPU_WHY_NO_DRIVER,   /* libcuda.so.1 not loaded */
 	POPMON_GPU_WHY_NO_CLOCK,    /* neither the timestamp callback nor cuptiGetTimestamp */
+	POPMON_GPU_WHY_OTHER_BACKEND, /* another backend already measures the devices */
 };
 void popmon_gpu_reason(char *buf, size_t n, int why, int err, const char *detail);
 
