@@ -347,3 +347,32 @@ func TestPythonMPI(t *testing.T) {
 		})
 	}
 }
+
+// TestPythonExec: the per-rank form, `mpirun -np 2 popmon exec -- python3
+// talp.py`, puts the modules on every rank's PYTHONPATH too (a PYTHONPATH
+// of the user's is kept: TestPythonPath): region "solve" of DLB's bindings
+// is measured with its designed load balance, and the queries answer the
+// report's values.
+func TestPythonExec(t *testing.T) {
+	py := pythonBin(t)
+	impl := impls(t)[0]
+	kind := "ctypes"
+	if impl.name == "openmpi" && exec.Command(py, "-c", "import mpi4py").Run() == nil {
+		kind = "mpi4py"
+	}
+	out := filepath.Join(t.TempDir(), "exec.json")
+	argv := append(launch(impl, 2), popmonBin, "exec", "--mpicc", impl.mpicc, "-o", out, "--",
+		py, pyScript("talp.py"), kind, "100", "2")
+	so, se, code := runCommand(t, 2*timeoutPython, append([]string{"PYTHONPATH=/nonexistent/mine"}, pyEnv...), argv...)
+	if code != 0 || !strings.Contains(so, "\nok\n") {
+		t.Fatalf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(argv, " "), code, so, se)
+	}
+	m := readChecked(t, out)
+	r := &pyRun{file: out, stdout: so, stderr: se, m: m, rep: compute(t, m, pop.ModelTALP)}
+	g := r.region(t, "solve")
+	if g.Processes != 2 || g.Totals.Visits != 4 {
+		t.Errorf("region solve: %d processes, %d visits; want 2 and 4", g.Processes, g.Totals.Visits)
+	}
+	near(t, "solve load balance", r.value(t, "solve", pop.IDMPILoadBalance), 0.75, effTol)
+	checkCollect(t, r, "solve", 2, 2)
+}
