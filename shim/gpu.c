@@ -458,6 +458,7 @@ void popmon_gpu_finish(struct popmon_gpu_proc *out, uint64_t g0_ns, uint64_t g1_
 	out->mode = mode;
 	if (__atomic_load_n(&popmon_gpu_active, __ATOMIC_ACQUIRE)) {
 		popmon_gpu_flush();
+		out->vendor = ops->vendor;
 		ops->measured(out);
 		pthread_mutex_lock(&popmon_gpu_lock);
 		popmon_gpu_pool_drain();

@@ -130,7 +130,7 @@ struct popmon_gpu_proc;
 
 /* What the layer asks of the backend that measures. */
 struct popmon_gpu_ops {
-	const char *vendor; /* "nvidia", "amd" */
+	int vendor; /* POPMON_GPU_VENDOR_* */
 	/* Delivers what the vendor library holds (called with no GPU lock
 	 * held, possibly under the region lock). */
 	void (*flush)(void);
@@ -173,9 +173,13 @@ struct popmon_gpu_kernel_row {
 	char name[POPMON_GPU_NAME];
 	int64_t device, count, time_ns, min_ns, max_ns;
 };
+enum { POPMON_GPU_VENDOR_NVIDIA = 1, POPMON_GPU_VENDOR_AMD = 2 };
 struct popmon_gpu_proc {
 	int64_t status; /* POPMON_GPU_* */
 	int64_t mode;   /* 0 off, 1 auto, 2 on */
+	int64_t vendor; /* POPMON_GPU_VENDOR_* of the backend that measured or said why (0: none) */
+	/* NVIDIA: cuptiGetVersion, cuDriverGetVersion; AMD: the rocprofiler-sdk
+	 * version (major*10000+minor*100+patch), hipRuntimeGetVersion. */
 	int64_t cupti_version, driver_version, dropped, rejected, calibrated;
 	char reason[256];
 	struct {

@@ -136,7 +136,7 @@ static __thread int gpu_self __attribute__((tls_model("initial-exec")));
 
 static void cupti_flush(void);
 static void cupti_measured(struct popmon_gpu_proc *out);
-static const struct popmon_gpu_ops cupti_ops = {"nvidia", cupti_flush, cupti_measured};
+static const struct popmon_gpu_ops cupti_ops = {POPMON_GPU_VENDOR_NVIDIA, cupti_flush, cupti_measured};
 
 /* The pool's process function, under the GPU lock: decodes and accounts
  * every record of a completed buffer (a discard buffer's are counted as
@@ -734,6 +734,7 @@ void popmon_gpu_cupti_why(struct popmon_gpu_proc *out, int mode)
 {
 	if (failed) {
 		out->status = POPMON_GPU_UNMEASURED;
+		out->vendor = POPMON_GPU_VENDOR_NVIDIA;
 		out->cupti_version = cupti_version;
 		out->driver_version = driver_version;
 		snprintf(out->reason, sizeof out->reason, "%s", reason);
@@ -753,6 +754,7 @@ void popmon_gpu_cupti_why(struct popmon_gpu_proc *out, int mode)
 	} else {
 		dlclose(h);
 		out->status = POPMON_GPU_UNMEASURED;
+		out->vendor = POPMON_GPU_VENDOR_NVIDIA;
 		if (inj && *inj && !is_self(inj))
 			popmon_gpu_reason(out->reason, sizeof out->reason, POPMON_GPU_WHY_TAKEN, 0, inj);
 		else

@@ -254,12 +254,13 @@ static void write_gpu(FILE *f, const struct popmon_run *run, const struct gpu_ma
 	json_str(f, popmon_gpu_mode_names[mode >= 0 && mode <= 2 ? mode : 1]);
 	fprintf(f, ", \"available\": %s", measured > 0 && unmeasured == 0 ? "true" : "false");
 	const struct popmon_gpu_proc *v = first ? first : why;
+	int amd = v && v->vendor == POPMON_GPU_VENDOR_AMD;
 	if (measured > 0)
-		fputs(", \"method\": \"cupti\"", f);
+		fprintf(f, ", \"method\": \"%s\"", amd ? "rocprofiler-sdk" : "cupti");
 	if (v && v->cupti_version)
-		fprintf(f, ", \"cupti_version\": %lld", (long long)v->cupti_version);
+		fprintf(f, ", \"%s\": %lld", amd ? "rocprofiler_sdk_version" : "cupti_version", (long long)v->cupti_version);
 	if (v && v->driver_version)
-		fprintf(f, ", \"driver_version\": %lld", (long long)v->driver_version);
+		fprintf(f, ", \"%s\": %lld", amd ? "hip_runtime_version" : "driver_version", (long long)v->driver_version);
 	if (measured > 0)
 		fprintf(f, ", \"clock\": \"%s\", \"dropped_records\": %lld, \"rejected_records\": %lld",
 			calibrated ? "calibrated" : "monotonic", (long long)dropped, (long long)rejected);
@@ -279,6 +280,7 @@ static void write_gpu(FILE *f, const struct popmon_run *run, const struct gpu_ma
 			fputs(", \"name\": ", f);
 			json_str(f, run->gpu[q].dev[e].name);
 		}
+		fprintf(f, ", \"vendor\": \"%s\"", run->gpu[q].vendor == POPMON_GPU_VENDOR_AMD ? "amd" : "nvidia");
 		fputs("}", f);
 	}
 	fputs("\n  ]", f);
