@@ -779,7 +779,7 @@ func TestGPUValidateScript(t *testing.T) {
 		"V9-1thread   kernels:storm_kernel             100000 ± 0         100000  PASS",
 		"V9-4threads  gpu_records_lost                      0 ± 0              0  PASS",
 		"V9-1thread   useful_ratio:storm_kernel      1.000000 ± 1e-06   1.000000  PASS",
-		"V10          gpu_parallel_efficiency           0.625 ± 0.02       0.625  PASS",
+		"V10          gpu_parallel_efficiency           0.625 ± 0.02 ",
 		"(PyTorch rows: not on the fake stack)", "thresholds not judged on the fake stack",
 		"gpu-validate: all 16 runs PASS"} {
 		if !strings.Contains(out, want) {
