@@ -271,3 +271,81 @@ func TestGPUFloor(t *testing.T) {
 		t.Errorf("without CUPTI: stderr\n%s", se)
 	}
 }
+
+// TestTorchOverheadScript runs examples/gpu/torch_overhead.py against a
+// stand-in torch module (no PyTorch here): its loop, the profiler branch and
+// the line gpu-validate.sh reads; the stand-in's profiler keeps one kernel
+// event per operation, and one more CPU event that is not counted.
+func TestTorchOverheadScript(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	stub := filepath.Join(t.TempDir(), "torch")
+	for name, text := range map[string]string{
+		"__init__.py": `from . import cuda, profiler, autograd
+class _T:
+    def __init__(self):
+        self.adds = 0
+    def add_(self, v):
+        self.adds += 1
+        profiler._ops.append(1)
+        return self
+def zeros(n, device=None):
+    assert device == "cuda"
+    return _T()
+`,
+		"cuda.py": `calls = 0
+def is_available():
+    return True
+def synchronize():
+    global calls
+    calls += 1
+`,
+		"autograd.py": `class DeviceType:
+    CPU = 0
+    CUDA = 1
+`,
+		"profiler.py": `from .autograd import DeviceType
+_ops = []
+class ProfilerActivity:
+    CPU = 0
+    CUDA = 1
+class _E:
+    def __init__(self, d):
+        self.device_type = d
+class profile:
+    def __init__(self, activities):
+        assert set(activities) == {ProfilerActivity.CPU, ProfilerActivity.CUDA}
+    def __enter__(self):
+        del _ops[:]
+        return self
+    def __exit__(self, *a):
+        return False
+    def events(self):
+        return [_E(DeviceType.CUDA) for _ in _ops] + [_E(DeviceType.CPU)]
+`,
+	} {
+		if err := os.MkdirAll(stub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(stub, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := filepath.Join(repoRoot, "examples", "gpu", "torch_overhead.py")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--ops", "1000"}, `^torch loop_ns=[0-9]+\.[0-9] ops=1000\n$`},
+		{[]string{"--ops", "1000", "--profile"}, `^torch loop_ns=[0-9]+\.[0-9] ops=1000 kernels=1000\n$`},
+	} {
+		cmd := exec.Command(py, append([]string{"-B", script}, c.args...)...)
+		cmd.Env = append(os.Environ(), "PYTHONPATH="+filepath.Dir(stub))
+		out, err := cmd.CombinedOutput()
+		if err != nil || !regexp.MustCompile(c.want).Match(out) {
+			t.Errorf("torch_overhead.py %v: %v\n%s", c.args, err, out)
+		}
+	}
+}
