@@ -5,25 +5,33 @@ import (
 	"strings"
 )
 
-// GPU says whether GPU (CUDA) device activity was measured and, when not,
-// why (the "gpu" object). Absent in files of runs without CUDA or of
-// libraries that did not record it.
+// GPU says whether GPU (CUDA or HIP) device activity was measured and,
+// when not, why (the "gpu" object). Absent in files of runs without CUDA
+// or HIP or of libraries that did not record it.
 type GPU struct {
 	// Mode is the requested mode: "auto", "on" or "off".
 	Mode string `json:"mode"`
 	// Available reports whether device activity was measured.
 	Available bool `json:"available"`
-	// Method is how it was measured: "cupti".
+	// Method is how it was measured: [GPUMethodCUPTI] (NVIDIA) or
+	// [GPUMethodROCprofilerSDK] (AMD); empty when nothing was measured.
 	Method string `json:"method,omitempty"`
-	// CUPTIVersion is cuptiGetVersion's value (0 when unknown).
+	// CUPTIVersion is cuptiGetVersion's value (0 when unknown; NVIDIA).
 	CUPTIVersion int64 `json:"cupti_version,omitempty"`
-	// DriverVersion is cuDriverGetVersion's value (0 when unknown).
+	// DriverVersion is cuDriverGetVersion's value (0 when unknown; NVIDIA).
 	DriverVersion int64 `json:"driver_version,omitempty"`
-	// Clock is the clock of the activity records: "monotonic" (CUPTI's
-	// timestamp callback) or "calibrated" (an offset to CUPTI's own clock).
+	// ROCprofilerSDKVersion is the version of rocprofiler-sdk that
+	// measured, major·10000 + minor·100 + patch (0 when unknown; AMD).
+	ROCprofilerSDKVersion int64 `json:"rocprofiler_sdk_version,omitempty"`
+	// HIPRuntimeVersion is hipRuntimeGetVersion's value, major·10⁷ +
+	// minor·10⁵ + patch (0 when unknown; AMD).
+	HIPRuntimeVersion int64 `json:"hip_runtime_version,omitempty"`
+	// Clock is the clock of the activity records: "monotonic" (the
+	// vendor library's timestamps are the library's clock) or
+	// "calibrated" (an offset to the vendor library's own clock).
 	Clock string `json:"clock,omitempty"`
-	// DroppedRecords is the number of activity records CUPTI dropped (no
-	// buffer free): device times are then lower bounds.
+	// DroppedRecords is the number of activity records the vendor library
+	// dropped (no buffer free): device times are then lower bounds.
 	DroppedRecords int64 `json:"dropped_records,omitempty"`
 	// RejectedRecords is the number of records libpopmon rejected as
 	// implausible (end before start, unknown device, …).
@@ -33,14 +41,50 @@ type GPU struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// GPUReasonNoCUDA is the "gpu" object's reason (or its start) when the
-// program did not use CUDA: reports then say nothing about GPUs.
+// GPU measurement methods ([GPU.Method]).
+const (
+	GPUMethodCUPTI          = "cupti"           // NVIDIA: CUPTI
+	GPUMethodROCprofilerSDK = "rocprofiler-sdk" // AMD: rocprofiler-sdk
+)
+
+// GPU vendors ([GPUDevice.Vendor]).
+const (
+	GPUVendorNVIDIA = "nvidia"
+	GPUVendorAMD    = "amd"
+)
+
+// GPUReasonNoCUDA is the start of the "gpu" object's reason when the
+// program used no GPU runtime: "the program did not use CUDA" (files
+// written before AMD support) or "the program did not use CUDA or HIP".
+// Reports then say nothing about GPUs.
 const GPUReasonNoCUDA = "the program did not use CUDA"
 
-// Unused reports whether the "gpu" object says the program did not use
-// CUDA (auto mode, nothing to measure): no GPU line in reports.
+// Unused reports whether the "gpu" object says the program used no GPU
+// runtime (auto mode, nothing to measure): no GPU line in reports.
 func (g *GPU) Unused() bool {
 	return g != nil && !g.Available && g.Mode != "on" && strings.HasPrefix(g.Reason, GPUReasonNoCUDA)
+}
+
+// Vendor returns the vendor whose library the "gpu" object describes:
+// [GPUVendorAMD] for method rocprofiler-sdk or, without a method (nothing
+// measured), for AMD version keys; [GPUVendorNVIDIA] for method cupti or
+// CUDA version keys; "" when the object does not say.
+func (g *GPU) Vendor() string {
+	switch {
+	case g == nil:
+		return ""
+	case g.Method == GPUMethodROCprofilerSDK:
+		return GPUVendorAMD
+	case g.Method == GPUMethodCUPTI:
+		return GPUVendorNVIDIA
+	case g.Method != "":
+		return ""
+	case g.ROCprofilerSDKVersion > 0 || g.HIPRuntimeVersion > 0:
+		return GPUVendorAMD
+	case g.CUPTIVersion > 0 || g.DriverVersion > 0:
+		return GPUVendorNVIDIA
+	}
+	return ""
 }
 
 // GPUDevice is one GPU device of the run (the "gpu_devices" array): every
@@ -53,6 +97,41 @@ type GPUDevice struct {
 	UUID string `json:"uuid"`
 	// Name is the device's product name.
 	Name string `json:"name,omitempty"`
+	// Vendor is the device's maker, [GPUVendorNVIDIA] or [GPUVendorAMD];
+	// empty in files written before AMD support (NVIDIA: use
+	// [GPUDevice.VendorOrNVIDIA]).
+	Vendor string `json:"vendor,omitempty"`
+}
+
+// VendorOrNVIDIA returns the device's vendor, [GPUVendorNVIDIA] when the
+// file does not say (files written before AMD support measured CUDA only).
+func (d *GPUDevice) VendorOrNVIDIA() string {
+	if d.Vendor == "" {
+		return GPUVendorNVIDIA
+	}
+	return d.Vendor
+}
+
+// GPUVendors returns the vendors of the run's devices (absent: NVIDIA),
+// NVIDIA before AMD; nil for a run without devices.
+func (m *Measurement) GPUVendors() []string {
+	var nv, amd bool
+	for i := range m.GPUDevices {
+		switch m.GPUDevices[i].VendorOrNVIDIA() {
+		case GPUVendorNVIDIA:
+			nv = true
+		case GPUVendorAMD:
+			amd = true
+		}
+	}
+	var out []string
+	if nv {
+		out = append(out, GPUVendorNVIDIA)
+	}
+	if amd {
+		out = append(out, GPUVendorAMD)
+	}
+	return out
 }
 
 // GPUKernel is one kernel's whole-run profile on one device, summed over
@@ -133,18 +212,37 @@ func (m *Measurement) GPUNotMeasured() string {
 	return "GPU device activity was not measured"
 }
 
-// validateGPU checks the GPU keys: device indices 0 … n−1 in order with
-// distinct, non-empty UUIDs, every "device" field naming a listed device,
+// validateGPU checks the GPU keys: a known method whose version keys are
+// its vendor's, device indices 0 … n−1 in order with distinct, non-empty
+// UUIDs and a known vendor, every "device" field naming a listed device,
 // no negative time or count, a kernel's min ≤ max ≤ time, a known copy
-// kind once, each device's idle gaps once, and per process and region useful ≤ active with each device at
-// most once.
+// kind once, each device's idle gaps once, and per process and region
+// useful ≤ active with each device at most once.
 func (m *Measurement) validateGPU(p *problems) {
 	if g := m.GPU; g != nil {
 		for _, f := range []field{{"cupti_version", g.CUPTIVersion}, {"driver_version", g.DriverVersion},
+			{"rocprofiler_sdk_version", g.ROCprofilerSDKVersion}, {"hip_runtime_version", g.HIPRuntimeVersion},
 			{"dropped_records", g.DroppedRecords}, {"rejected_records", g.RejectedRecords}} {
 			if f.v < 0 {
 				p.add("gpu", "has negative %s (%d)", f.name, f.v)
 			}
+		}
+		nv, amd := g.CUPTIVersion != 0 || g.DriverVersion != 0, g.ROCprofilerSDKVersion != 0 || g.HIPRuntimeVersion != 0
+		switch g.Method {
+		case "":
+			if nv && amd {
+				p.add("gpu", "has both CUDA versions (cupti_version, driver_version) and AMD ones (rocprofiler_sdk_version, hip_runtime_version); one vendor's library describes the measurement")
+			}
+		case GPUMethodCUPTI:
+			if amd {
+				p.add("gpu", "has method cupti but AMD versions (rocprofiler_sdk_version, hip_runtime_version)")
+			}
+		case GPUMethodROCprofilerSDK:
+			if nv {
+				p.add("gpu", "has method rocprofiler-sdk but CUDA versions (cupti_version, driver_version)")
+			}
+		default:
+			p.add("gpu", "has method %q; want cupti or rocprofiler-sdk", g.Method)
 		}
 	}
 	n := len(m.GPUDevices)
@@ -153,6 +251,15 @@ func (m *Measurement) validateGPU(p *problems) {
 		path := fmt.Sprintf("gpu_devices[%d]", i)
 		if d.Index != i {
 			p.add(path, "has index %d; devices are listed in index order from 0", d.Index)
+		}
+		switch d.Vendor {
+		case GPUVendorNVIDIA, GPUVendorAMD:
+		case "":
+			if m.GPU != nil && m.GPU.Method == GPUMethodROCprofilerSDK {
+				p.add(path, "has no vendor but gpu.method is rocprofiler-sdk (a device without vendor is an NVIDIA device of an older file)")
+			}
+		default:
+			p.add(path, "has vendor %q; want nvidia or amd", d.Vendor)
 		}
 		switch u := strings.TrimSpace(d.UUID); {
 		case u == "":

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -141,4 +142,118 @@ func TestSchemaGPU(t *testing.T) {
 		{"idle missing", `"gaps": 4, `, ``, `$.gpu_idle[0]: misses required key "gaps"`},
 	}
 	checkEdits(t, gpuTestdata(t), tests, measure.ValidateSchema)
+}
+
+// TestReadGPUAMD checks the AMD keys: the method, rocprofiler-sdk's and
+// HIP's versions, and each device's vendor.
+func TestReadGPUAMD(t *testing.T) {
+	m, err := measure.ReadFile(filepath.Join("testdata", "gpu_amd.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := m.GPU
+	if g == nil || g.Method != measure.GPUMethodROCprofilerSDK || g.ROCprofilerSDKVersion != 600 || g.HIPRuntimeVersion != 60443482 ||
+		g.CUPTIVersion != 0 || g.DriverVersion != 0 || g.Vendor() != measure.GPUVendorAMD {
+		t.Errorf("gpu = %+v (vendor %q)", g, g.Vendor())
+	}
+	if len(m.GPUDevices) != 2 || m.GPUDevices[1].UUID != "AMD-node-3" || m.GPUDevices[0].VendorOrNVIDIA() != measure.GPUVendorAMD {
+		t.Errorf("gpu_devices = %+v", m.GPUDevices)
+	}
+	if v := m.GPUVendors(); !slices.Equal(v, []string{"amd"}) {
+		t.Errorf("GPUVendors = %q", v)
+	}
+	mixed, err := measure.ReadFile(filepath.Join("testdata", "gpu_mixed.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := mixed.GPUVendors(); !slices.Equal(v, []string{"nvidia", "amd"}) {
+		t.Errorf("mixed GPUVendors = %q", v)
+	}
+	// A file written before AMD support: devices without vendor are NVIDIA.
+	old, err := measure.Read(bytes.NewReader(gpuTestdata(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old.GPUDevices[0].Vendor != "" || old.GPUDevices[0].VendorOrNVIDIA() != measure.GPUVendorNVIDIA ||
+		!slices.Equal(old.GPUVendors(), []string{"nvidia"}) || old.GPU.Vendor() != measure.GPUVendorNVIDIA {
+		t.Errorf("old file: devices %+v, vendors %q, gpu vendor %q", old.GPUDevices, old.GPUVendors(), old.GPU.Vendor())
+	}
+	var none measure.Measurement
+	if v := none.GPUVendors(); v != nil {
+		t.Errorf("no devices: GPUVendors = %q", v)
+	}
+}
+
+// TestGPUVendorOfObject checks which vendor a "gpu" object names: by
+// method, else (nothing measured) by its version keys.
+func TestGPUVendorOfObject(t *testing.T) {
+	tests := []struct {
+		g    *measure.GPU
+		want string
+	}{
+		{nil, ""},
+		{&measure.GPU{Mode: "auto", Reason: "the program did not use CUDA or HIP"}, ""},
+		{&measure.GPU{Method: "cupti"}, "nvidia"},
+		{&measure.GPU{Method: "rocprofiler-sdk"}, "amd"},
+		{&measure.GPU{Method: "other", HIPRuntimeVersion: 1}, ""},
+		{&measure.GPU{HIPRuntimeVersion: 60443482, Reason: "the program used HIP but no rocprofiler-sdk was found"}, "amd"},
+		{&measure.GPU{ROCprofilerSDKVersion: 600}, "amd"},
+		{&measure.GPU{DriverVersion: 12040, Reason: "no CUPTI"}, "nvidia"},
+	}
+	for _, tt := range tests {
+		if got := tt.g.Vendor(); got != tt.want {
+			t.Errorf("%+v: Vendor() = %q, want %q", tt.g, got, tt.want)
+		}
+	}
+}
+
+// TestGPUUnused checks that both wordings of "no GPU runtime used" (files
+// before and after AMD support) leave reports without a GPU line, unless
+// mode is on.
+func TestGPUUnused(t *testing.T) {
+	tests := []struct {
+		g    *measure.GPU
+		want bool
+	}{
+		{&measure.GPU{Mode: "auto", Reason: "the program did not use CUDA"}, true},
+		{&measure.GPU{Mode: "auto", Reason: "the program did not use CUDA or HIP"}, true},
+		{&measure.GPU{Mode: "off", Reason: "the program did not use CUDA or HIP"}, true},
+		{&measure.GPU{Mode: "on", Reason: "the program did not use CUDA or HIP"}, false},
+		{&measure.GPU{Mode: "auto", Reason: "the program used HIP but no rocprofiler-sdk was found"}, false},
+		{&measure.GPU{Mode: "auto", Available: true, Method: "rocprofiler-sdk"}, false},
+		{nil, false},
+	}
+	for _, tt := range tests {
+		if got := tt.g.Unused(); got != tt.want {
+			t.Errorf("%+v: Unused() = %v, want %v", tt.g, got, tt.want)
+		}
+	}
+}
+
+// TestValidateGPUAMD feeds hostile AMD values.
+func TestValidateGPUAMD(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "gpu_amd.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []fileEdit{
+		{"unknown method", `"method": "rocprofiler-sdk"`, `"method": "roctracer"`, `gpu has method "roctracer"; want cupti or rocprofiler-sdk`},
+		{"unknown vendor", `"name": "AMD Instinct MI250X", "vendor": "amd"}`, `"name": "AMD Instinct MI250X", "vendor": "intel"}`,
+			`gpu_devices[0] has vendor "intel"; want nvidia or amd`},
+		{"AMD device without vendor", `"uuid": "AMD-node-3", "name": "AMD Instinct MI250X", "vendor": "amd"}`, `"uuid": "AMD-node-3", "name": "AMD Instinct MI250X"}`,
+			"gpu_devices[1] has no vendor but gpu.method is rocprofiler-sdk"},
+		{"negative SDK version", `"rocprofiler_sdk_version": 600`, `"rocprofiler_sdk_version": -600`, "gpu has negative rocprofiler_sdk_version (-600)"},
+		{"negative HIP version", `"hip_runtime_version": 60443482`, `"hip_runtime_version": -1`, "gpu has negative hip_runtime_version (-1)"},
+		{"CUDA version with rocprofiler-sdk", `"rocprofiler_sdk_version": 600`, `"rocprofiler_sdk_version": 600, "cupti_version": 130001`,
+			"gpu has method rocprofiler-sdk but CUDA versions"},
+		{"AMD version with cupti", `"method": "rocprofiler-sdk"`, `"method": "cupti"`, "gpu has method cupti but AMD versions"},
+		{"both vendors' versions, no method", `"method": "rocprofiler-sdk", `, `"driver_version": 13000, `, "gpu has both CUDA versions"},
+	}
+	checkEdits(t, data, tests, readBytes)
+	schema := []fileEdit{
+		{"method enum", `"method": "rocprofiler-sdk"`, `"method": "roctracer"`, `$.gpu.method: is "roctracer"`},
+		{"vendor enum", `"vendor": "amd"}`, `"vendor": "AMD"}`, `$.gpu_devices[0].vendor: is "AMD"`},
+		{"version type", `"hip_runtime_version": 60443482`, `"hip_runtime_version": "6.4"`, "$.gpu.hip_runtime_version: is a string, want integer"},
+	}
+	checkEdits(t, data, schema, measure.ValidateSchema)
 }

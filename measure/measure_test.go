@@ -14,7 +14,7 @@ import (
 )
 
 // generated are the testdata files written in measure.Write's layout.
-var generated = []string{"mpi_imbalance.json", "hybrid_2nodes.json", "openmp_only.json", "gpu_offload.json", "hybrid_libgomp.json", "gpu_devices.json"}
+var generated = []string{"mpi_imbalance.json", "hybrid_2nodes.json", "openmp_only.json", "gpu_offload.json", "hybrid_libgomp.json", "gpu_devices.json", "gpu_amd.json", "gpu_mixed.json"}
 
 func allTestdata(t *testing.T) []string {
 	t.Helper()
@@ -44,6 +44,8 @@ func TestReadTestdata(t *testing.T) {
 		{"gpu_offload.json", []string{"Global"}, 1, false, 0, 0},
 		{"hybrid_libgomp.json", []string{"Global"}, 2, true, 1, 2},
 		{"gpu_devices.json", []string{"Global", "work"}, 2, true, 0, 2},
+		{"gpu_amd.json", []string{"Global", "step"}, 2, true, 0, 2},
+		{"gpu_mixed.json", []string{"Global"}, 2, true, 0, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
