@@ -112,6 +112,28 @@ func TestGPUStorm(t *testing.T) {
 	}
 }
 
+// TestGPUStormLossCaught: where records are lost (libpopmon's buffer cap
+// set below what 4 launching threads need, as in TestGPUFakeBufferCap),
+// V9's expected values fail in gpu-validate.sh --compare: the records lost
+// and the kernel count, read from the JSON report, catch it.
+func TestGPUStormLossCaught(t *testing.T) {
+	impl := openMPI(t)
+	needGPUMeasurement(t)
+	dir := fakeCUDA(t, impl.mpicc)
+	o := runOpts{env: fakeEnv(dir, "POPMON_GPU_BUFFER_MB=8", "FAKECUPTI_PER_THREAD=1"), flags: []string{"--gpu", "on"}, dir: dir}
+	r := measureRunWith(t, impl, o, 1, "gpu_pop", "V9", "--launches", "400000", "--threads", "4")
+	if r.m.GPU == nil || r.m.GPU.DroppedRecords <= 0 {
+		t.Skipf("no record lost with 2 buffers for 4 threads (gpu = %+v): nothing to catch", r.m.GPU)
+	}
+	out, code := validateCompare(t, r)
+	lost := fmt.Sprintf(`(?m)^-  +gpu_records_lost +0 ± 0 +%d  FAIL$`, r.m.GPU.DroppedRecords+r.m.GPU.RejectedRecords)
+	if code != 1 || !regexp.MustCompile(lost).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^-  +kernels:storm_kernel +400000 ± 0 +[0-9]+  FAIL$`).MatchString(out) {
+		t.Errorf("gpu-validate.sh --compare: exit %d, want 1 with gpu_records_lost (%d) and kernels:storm_kernel FAIL:\n%s",
+			code, r.m.GPU.DroppedRecords, out)
+	}
+}
+
 // validateCompare runs scripts/gpu-validate.sh --compare on a run's expect
 // lines with its CSV (region work) and JSON reports.
 func validateCompare(t *testing.T, r *result) (string, int) {
