@@ -163,6 +163,7 @@ func gpuTables(r *runs.Run, name string) []Table {
 		}
 		if len(device) > 0 {
 			t.Rows = append(host, device...)
+			t.Note = report.GPUNotValidated(m)
 			out = append(out, t)
 		}
 	}

@@ -2,9 +2,12 @@ package pages
 
 import (
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/popmon/popmon/internal/report"
+	"github.com/popmon/popmon/internal/runs"
 	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 )
@@ -265,5 +268,30 @@ func TestSizeBuckets(t *testing.T) {
 		if got := sizeBucket(k); got != w {
 			t.Errorf("bucket %d = %q, want %q", k, got, w)
 		}
+	}
+}
+
+// TestGPUTablesAMDNote checks that the GPU tree table of an AMD run notes
+// that AMD measurement is not validated, and that of an NVIDIA run does
+// not.
+func TestGPUTablesAMDNote(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want string
+	}{{"gpu_amd.json", report.GPUNotValidated(&measure.Measurement{GPUDevices: []measure.GPUDevice{{Vendor: "amd"}}})}, {"gpu_devices.json", ""}} {
+		r, err := runs.Load(filepath.Join("..", "..", "measure", "testdata", tc.file), pop.ModelTALP)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := gpuTables(r, "Global")
+		if len(ts) == 0 || !strings.HasPrefix(ts[0].Title, "GPU: host and device") {
+			t.Fatalf("%s: tables %+v", tc.file, ts)
+		}
+		if ts[0].Note != tc.want {
+			t.Errorf("%s: note %q, want %q", tc.file, ts[0].Note, tc.want)
+		}
+	}
+	if !report.AMDValidated && report.GPUNotValidated(&measure.Measurement{GPUDevices: []measure.GPUDevice{{Vendor: "amd"}}}) == "" {
+		t.Error("no sentence for an AMD run while AMD is not validated")
 	}
 }

@@ -17,16 +17,90 @@ const topGPUKernels = 10
 // are long); longer names are cut with "…".
 const gpuKernelNameWidth = 60
 
+// AMDValidated says whether popmon's AMD GPU measurement (rocprofiler-sdk)
+// has been validated on AMD hardware. Until scripts/gpu-validate.sh
+// --vendor amd has passed on an AMD GPU (its scenarios measured against
+// their expected values, as for NVIDIA), it is false and every report of
+// an AMD run, and popmon doctor where it finds a HIP runtime, says
+// [AMDNotValidated]. Flip it, with the validation's record in
+// docs/metrics.md ("AMD GPUs"), once that has passed.
+const AMDValidated = false
+
+// AMDNotValidated is the sentence reports and popmon doctor print while
+// [AMDValidated] is false.
+const AMDNotValidated = "AMD measurement is not yet validated on AMD hardware"
+
 // deviceLabels are TALP's labels of the device tree in its "NVIDIA
-// Device" block, by metric id.
+// Device" (or "AMD Device") block, by metric id.
 var deviceLabels = map[string]string{
 	pop.IDGPUParallelEfficiency: "Parallel efficiency",
 }
 
+// deviceBlock is the title of the text report's device tree block, as
+// TALP writes it: "NVIDIA Device" or "AMD Device" by the vendor of the
+// run's devices (NVIDIA without a measurement, and for devices that do not
+// say: files before AMD support, imported DLB/TALP files). The device tree
+// is computed over all devices of the run, so a run with devices of both
+// vendors has one block, "GPU Device (NVIDIA and AMD)" (TALP's title when
+// it does not know the vendor, with both named).
+func deviceBlock(m *measure.Measurement) string {
+	if m == nil {
+		return "NVIDIA Device"
+	}
+	switch v := m.GPUVendors(); {
+	case len(v) > 1:
+		return "GPU Device (NVIDIA and AMD)"
+	case len(v) == 1 && v[0] == measure.GPUVendorAMD:
+		return "AMD Device"
+	}
+	return "NVIDIA Device"
+}
+
+// hasAMD reports whether the run measured, or tried to measure, AMD GPUs:
+// an AMD device, or a "gpu" object of rocprofiler-sdk or with HIP's
+// versions.
+func hasAMD(m *measure.Measurement) bool {
+	if m == nil {
+		return false
+	}
+	for i := range m.GPUDevices {
+		if m.GPUDevices[i].VendorOrNVIDIA() == measure.GPUVendorAMD {
+			return true
+		}
+	}
+	return m.GPU.Vendor() == measure.GPUVendorAMD
+}
+
+// GPUNotValidated returns [AMDNotValidated] for a run with AMD GPUs while
+// [AMDValidated] is false, else "": what popmon pages notes under the
+// run's GPU tables.
+func GPUNotValidated(m *measure.Measurement) string { return amdNotValidated(m) }
+
+// amdNotValidated returns [AMDNotValidated] for a run with AMD GPUs while
+// [AMDValidated] is false, else "".
+func amdNotValidated(m *measure.Measurement) string {
+	if AMDValidated || !hasAMD(m) {
+		return ""
+	}
+	return AMDNotValidated
+}
+
 // gpuOtherModels is the line the text report of models pop-hybrid and
 // pop-additive prints for a run with GPU device data: their trees (seed
-// 001) have no GPU branch.
-const gpuOtherModels = "GPU:       no GPU metrics in this model (its tree has no GPU branch): host time inside the CUDA runtime is non-useful time here; the device tree is model talp's (--model talp)"
+// 001) have no GPU branch. %s is the runtime ([gpuRuntimeName]).
+const gpuOtherModels = "GPU:       no GPU metrics in this model (its tree has no GPU branch): host time inside the %s is non-useful time here; the device tree is model talp's (--model talp)"
+
+// gpuRuntimeName names the GPU runtime of the run's devices: "CUDA
+// runtime", "HIP runtime" or, with both vendors, "CUDA and HIP runtimes".
+func gpuRuntimeName(m *measure.Measurement) string {
+	switch deviceBlock(m) {
+	case "AMD Device":
+		return "HIP runtime"
+	case "NVIDIA Device":
+		return "CUDA runtime"
+	}
+	return "CUDA and HIP runtimes"
+}
 
 // isDevice reports whether x belongs to the device tree of model talp.
 func isDevice(x pop.Metric) bool {
@@ -47,13 +121,13 @@ func hasDevice(r *pop.RegionReport) bool {
 	return false
 }
 
-// textDevice writes TALP's "### NVIDIA Device" block: the device tree of
-// the region.
-func textDevice(b *bufio.Writer, xs []pop.Metric) {
+// textDevice writes TALP's "### NVIDIA Device" block (title: see
+// [deviceBlock]): the device tree of the region.
+func textDevice(b *bufio.Writer, title string, xs []pop.Metric) {
 	if len(xs) == 0 {
 		return
 	}
-	b.WriteString("### NVIDIA Device\n")
+	fmt.Fprintf(b, "### %s\n", title)
 	for _, x := range xs {
 		name := x.Name
 		if l := deviceLabels[x.ID]; l != "" {
@@ -66,12 +140,23 @@ func textDevice(b *bufio.Writer, xs []pop.Metric) {
 // textGPU describes the run's GPU measurement for the header: the devices
 // and how they were measured, or that the device metrics are missing and
 // why; "" for a run without devices whose "gpu" object is absent or says
-// the program did not use CUDA.
+// the program used no GPU runtime. A run with AMD GPUs ends with
+// [AMDNotValidated] while [AMDValidated] is false.
 func textGPU(m *measure.Measurement) string {
 	g := m.GPU
 	if len(m.GPUDevices) == 0 && (g == nil || g.Unused()) {
 		return "" // no GPU in the run: its report is as without GPU support
 	}
+	line := textGPUDevices(m)
+	if s := amdNotValidated(m); s != "" {
+		line += " · " + s
+	}
+	return line
+}
+
+// textGPUDevices is textGPU without the validation sentence.
+func textGPUDevices(m *measure.Measurement) string {
+	g := m.GPU
 	if len(m.GPUDevices) == 0 {
 		return "no device metrics: " + m.GPUNotMeasured()
 	}
@@ -99,7 +184,53 @@ func textGPU(m *measure.Measurement) string {
 	if g == nil {
 		return line
 	}
+	how, sep := gpuLibrary(g), ", "
+	// A run with devices of both vendors: the object has the versions of
+	// one vendor's library (that of the first process that measured).
+	if vs := m.GPUVendors(); len(vs) > 1 {
+		var other string
+		switch g.Vendor() {
+		case measure.GPUVendorAMD:
+			how, other = []string{strings.Join(how, ", ") + " on the AMD devices"}, "CUPTI on the NVIDIA devices, versions not recorded"
+		case measure.GPUVendorNVIDIA:
+			how, other = []string{strings.Join(how, ", ") + " on the NVIDIA devices"}, "rocprofiler-sdk on the AMD devices, versions not recorded"
+		}
+		if other != "" {
+			how, sep = append(how, other), "; "
+		}
+	}
+	if g.Clock != "" {
+		how = append(how, "clock "+g.Clock)
+	}
+	if len(how) > 0 {
+		line += " (" + strings.Join(how, sep) + ")"
+	}
+	if g.DroppedRecords > 0 {
+		line += fmt.Sprintf(" · %s dropped: device times are lower bounds", plural(int(min(g.DroppedRecords, 1<<31)), "activity record", ""))
+	}
+	if g.RejectedRecords > 0 {
+		line += fmt.Sprintf(" · %s rejected as implausible", plural(int(min(g.RejectedRecords, 1<<31)), "activity record", ""))
+	}
+	return line
+}
+
+// gpuLibrary describes the vendor library of the "gpu" object and its
+// versions: "CUPTI API 130001", "driver 13.0" (NVIDIA, also for an unknown
+// vendor: files before AMD support), or "rocprofiler-sdk 0.6.0", "HIP
+// runtime 6.4.43482" (AMD).
+func gpuLibrary(g *measure.GPU) []string {
 	var how []string
+	if g.Vendor() == measure.GPUVendorAMD {
+		if v := g.ROCprofilerSDKVersion; v > 0 {
+			how = append(how, fmt.Sprintf("rocprofiler-sdk %d.%d.%d", v/10000, v%10000/100, v%100))
+		} else if g.Method != "" {
+			how = append(how, g.Method)
+		}
+		if v := g.HIPRuntimeVersion; v > 0 {
+			how = append(how, "HIP runtime "+hipVersion(v))
+		}
+		return how
+	}
 	if g.Method != "" {
 		m := strings.ToUpper(g.Method)
 		if g.CUPTIVersion > 0 {
@@ -110,19 +241,13 @@ func textGPU(m *measure.Measurement) string {
 	if g.DriverVersion > 0 {
 		how = append(how, fmt.Sprintf("driver %d.%d", g.DriverVersion/1000, g.DriverVersion%1000/10))
 	}
-	if g.Clock != "" {
-		how = append(how, "clock "+g.Clock)
-	}
-	if len(how) > 0 {
-		line += " (" + strings.Join(how, ", ") + ")"
-	}
-	if g.DroppedRecords > 0 {
-		line += fmt.Sprintf(" · %s dropped: device times are lower bounds", plural(int(min(g.DroppedRecords, 1<<31)), "activity record", ""))
-	}
-	if g.RejectedRecords > 0 {
-		line += fmt.Sprintf(" · %s rejected as implausible", plural(int(min(g.RejectedRecords, 1<<31)), "activity record", ""))
-	}
-	return line
+	return how
+}
+
+// hipVersion writes a HIP version number (10⁷·major + 10⁵·minor + patch,
+// as hipRuntimeGetVersion gives it) as "6.4.43482".
+func hipVersion(v int64) string {
+	return fmt.Sprintf("%d.%d.%d", v/10000000, v%10000000/100000, v%100000)
 }
 
 // deviceName names device d for a table: "0 NVIDIA H100" or "0".
@@ -242,14 +367,19 @@ func cut(s string, n int) string {
 }
 
 // appendGPUJSON adds the GPU tables of m to a JSON report: "gpu" (the
-// file's object), "gpu_devices", "gpu_kernels", "gpu_copies" and
-// "gpu_idle" as the measurement has them; nothing for a run without.
+// file's object), "gpu_not_validated" ([AMDNotValidated], for a run with
+// AMD GPUs while [AMDValidated] is false), "gpu_devices", "gpu_kernels",
+// "gpu_copies" and "gpu_idle" as the measurement has them; nothing for a
+// run without.
 func appendGPUJSON(out object, m *measure.Measurement) object {
 	if m == nil {
 		return out
 	}
 	if m.GPU != nil {
 		out = append(out, member{"gpu", m.GPU})
+	}
+	if s := amdNotValidated(m); s != "" {
+		out = append(out, member{"gpu_not_validated", s})
 	}
 	for _, l := range []struct {
 		key string

@@ -3,6 +3,7 @@ package report
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -13,6 +14,10 @@ import (
 // TestTextGPU checks the header's GPU line: what was measured, or why not.
 func TestTextGPU(t *testing.T) {
 	h100 := []measure.GPUDevice{{Index: 0, UUID: "a", Name: "NVIDIA H100"}, {Index: 1, UUID: "b", Name: "NVIDIA H100"}, {Index: 2, UUID: "c", Name: "NVIDIA A100"}}
+	var amd []measure.GPUDevice
+	for i := range 4 {
+		amd = append(amd, measure.GPUDevice{Index: i, UUID: fmt.Sprintf("GPU-%032x", i), Name: "AMD Instinct MI300X", Vendor: "amd"})
+	}
 	tests := []struct {
 		name string
 		m    measure.Measurement
@@ -30,6 +35,21 @@ func TestTextGPU(t *testing.T) {
 			DroppedRecords: 3, RejectedRecords: 1}, GPUDevices: h100},
 			"2 × NVIDIA H100, NVIDIA A100 (CUPTI API 18, driver 12.4, clock monotonic) · 3 activity records dropped: device times are lower bounds · 1 activity record rejected as implausible"},
 		{"imported", measure.Measurement{GPUDevices: []measure.GPUDevice{{Index: 0, UUID: "x"}, {Index: 1, UUID: "y"}}}, "2 devices"},
+		{"no CUDA or HIP", measure.Measurement{GPU: &measure.GPU{Mode: "auto", Reason: "the program did not use CUDA or HIP"}}, ""},
+		{"no CUDA or HIP, asked for", measure.Measurement{GPU: &measure.GPU{Mode: "on", Reason: "the program did not use CUDA or HIP"}},
+			"no device metrics: the program did not use CUDA or HIP"},
+		{"HIP without rocprofiler-sdk", measure.Measurement{GPU: &measure.GPU{Mode: "auto", HIPRuntimeVersion: 60241134,
+			Reason: "the program used HIP but no rocprofiler-sdk was found: install rocprofiler-sdk (ROCm 6.2 or newer)"}},
+			"no device metrics: the program used HIP but no rocprofiler-sdk was found: install rocprofiler-sdk (ROCm 6.2 or newer) · " + AMDNotValidated},
+		{"AMD measured", measure.Measurement{GPU: &measure.GPU{Mode: "auto", Available: true, Method: "rocprofiler-sdk", ROCprofilerSDKVersion: 10203,
+			HIPRuntimeVersion: 70152843, Clock: "calibrated", DroppedRecords: 2}, GPUDevices: amd},
+			"4 × AMD Instinct MI300X (rocprofiler-sdk 1.2.3, HIP runtime 7.1.52843, clock calibrated) · 2 activity records dropped: device times are lower bounds · " + AMDNotValidated},
+		{"AMD measured, no versions", measure.Measurement{GPU: &measure.GPU{Mode: "auto", Available: true, Method: "rocprofiler-sdk"}, GPUDevices: amd[:1]},
+			"AMD Instinct MI300X (rocprofiler-sdk) · " + AMDNotValidated},
+		{"AMD devices, no gpu object", measure.Measurement{GPUDevices: amd[:2]}, "2 × AMD Instinct MI300X · " + AMDNotValidated},
+		{"mixed, AMD first", measure.Measurement{GPU: &measure.GPU{Mode: "auto", Available: true, Method: "rocprofiler-sdk", ROCprofilerSDKVersion: 600},
+			GPUDevices: []measure.GPUDevice{amd[0], {Index: 1, UUID: "n", Name: "NVIDIA H100", Vendor: "nvidia"}}},
+			"AMD Instinct MI300X, NVIDIA H100 (rocprofiler-sdk 0.6.0 on the AMD devices; CUPTI on the NVIDIA devices, versions not recorded) · " + AMDNotValidated},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,5 +116,54 @@ func TestTALPJSONGPUIdleRegion(t *testing.T) {
 	js := render(t, FormatJSON, rep, m, Options{Region: "work"})
 	if !strings.Contains(js, `"gpu_load_balance": "no GPU kernel ran in this region"`) {
 		t.Errorf("json lacks the not-measured load balance:\n%s", js)
+	}
+}
+
+// TestDeviceBlock checks the title of the device tree block: TALP's
+// "NVIDIA Device" or "AMD Device", one block for a run with both, and the
+// runtime the other models' GPU line names.
+func TestDeviceBlock(t *testing.T) {
+	tests := []struct {
+		name          string
+		m             *measure.Measurement
+		block, rtName string
+	}{
+		{"no measurement", nil, "NVIDIA Device", "CUDA runtime"},
+		{"older file", &measure.Measurement{GPUDevices: []measure.GPUDevice{{UUID: "a"}}}, "NVIDIA Device", "CUDA runtime"},
+		{"nvidia", &measure.Measurement{GPUDevices: []measure.GPUDevice{{UUID: "a", Vendor: "nvidia"}}}, "NVIDIA Device", "CUDA runtime"},
+		{"amd", &measure.Measurement{GPUDevices: []measure.GPUDevice{{UUID: "a", Vendor: "amd"}, {UUID: "b", Vendor: "amd"}}}, "AMD Device", "HIP runtime"},
+		{"both", &measure.Measurement{GPUDevices: []measure.GPUDevice{{UUID: "a", Vendor: "amd"}, {UUID: "b"}}}, "GPU Device (NVIDIA and AMD)", "CUDA and HIP runtimes"},
+	}
+	for _, tt := range tests {
+		if got := deviceBlock(tt.m); got != tt.block {
+			t.Errorf("%s: deviceBlock = %q, want %q", tt.name, got, tt.block)
+		}
+		if got := gpuRuntimeName(tt.m); got != tt.rtName {
+			t.Errorf("%s: gpuRuntimeName = %q, want %q", tt.name, got, tt.rtName)
+		}
+	}
+}
+
+// TestAMDNotValidatedJSON checks that the JSON report of an AMD run says
+// that AMD measurement is not validated, and that of an NVIDIA run does
+// not.
+func TestAMDNotValidatedJSON(t *testing.T) {
+	for _, tt := range []struct {
+		file string
+		want bool
+	}{{"gpu_amd.json", !AMDValidated}, {"gpu_mixed.json", !AMDValidated}, {"gpu_devices.json", false}} {
+		rep, m := load(t, tt.file)
+		out := render(t, FormatJSON, rep, m, Options{})
+		if got := strings.Contains(out, `"gpu_not_validated": "`+AMDNotValidated+`"`); got != tt.want {
+			t.Errorf("%s: gpu_not_validated present = %v, want %v", tt.file, got, tt.want)
+		}
+	}
+}
+
+func TestHIPVersion(t *testing.T) {
+	for v, want := range map[int64]string{60241134: "6.2.41134", 70000000: "7.0.0", 60443482: "6.4.43482"} {
+		if got := hipVersion(v); got != want {
+			t.Errorf("hipVersion(%d) = %q, want %q", v, got, want)
+		}
 	}
 }

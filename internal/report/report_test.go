@@ -82,6 +82,9 @@ var goldenCases = []struct {
 	{"gomp_library.json", "", "gomp_library.all", "all"},
 	{"gpu_devices.json", "", "gpu_devices", ""},
 	{"gpu_devices.json", "", "gpu_devices.all", "all"},
+	{"gpu_amd.json", "", "gpu_amd", ""},
+	{"gpu_amd.json", "", "gpu_amd.all", "all"},
+	{"gpu_mixed.json", "", "gpu_mixed", ""},
 }
 
 // loadModels reads a measurement of measure/testdata and computes the

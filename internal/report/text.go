@@ -63,12 +63,12 @@ func textReports(w io.Writer, reps []*pop.Report, m *measure.Measurement, opts O
 			continue
 		}
 		if rep.Model != pop.ModelTALP && m != nil && len(m.GPUDevices) > 0 {
-			b.WriteString(gpuOtherModels + "\n")
+			fmt.Fprintf(b, gpuOtherModels+"\n", gpuRuntimeName(m))
 		}
 		textSerTransfer(b, rep, m)
 		for i := range regs {
 			b.WriteString("\n")
-			textRegion(b, &regs[i])
+			textRegion(b, &regs[i], deviceBlock(m))
 			if regs[i].Refused != "" {
 				refused[regs[i].Name] = true
 			}
@@ -173,12 +173,14 @@ func orDefault(s, def string) string {
 	return s
 }
 
-func textRegion(b *bufio.Writer, r *pop.RegionReport) {
+// textRegion writes one region; device is the title of its device tree
+// block ([deviceBlock]).
+func textRegion(b *bufio.Writer, r *pop.RegionReport, device string) {
 	fmt.Fprintf(b, "### Name: %s\n", safetext.Text(r.Name))
 	fmt.Fprintf(b, "### Elapsed time: %s\n", Duration(r.ElapsedNS))
 	res := fmt.Sprintf("%s on %s, %s", plural(r.Processes, "process", "processes"), plural(r.Nodes, "node", ""), plural(r.CPUs, "CPU", ""))
-	device := hasDevice(r)
-	if device {
+	hasDev := hasDevice(r)
+	if hasDev {
 		res += ", " + plural(r.GPUs, "GPU", "")
 	}
 	if r.Totals.Visits > 0 {
@@ -198,7 +200,7 @@ func textRegion(b *bufio.Writer, r *pop.RegionReport) {
 		return
 	}
 	var computational, devices []pop.Metric
-	if device {
+	if hasDev {
 		b.WriteString("### Host\n") // TALP's blocks for runs with GPUs
 	}
 	for _, x := range r.Metrics {
@@ -212,7 +214,7 @@ func textRegion(b *bufio.Writer, r *pop.RegionReport) {
 		}
 		textMetric(b, x.Depth, x.Name, x)
 	}
-	textDevice(b, devices)
+	textDevice(b, device, devices)
 	textComputational(b, computational)
 }
 
