@@ -19,8 +19,8 @@ import (
 const doctorHelp = `
 Checks what popmon can measure on this machine and says how to fix what is
 missing: MPI compilers and launchers, building the measurement library, the
-clock, hardware counters, GPUs (CUDA driver and CUPTI), OpenMP (OMPT) and
-Fortran support.`
+clock, hardware counters, GPUs (CUDA driver and CUPTI; HIP runtime and
+rocprofiler-sdk), OpenMP (OMPT) and Fortran support.`
 
 type check struct {
 	ok     bool
@@ -65,7 +65,11 @@ func doctorCmd(env *Env, args []string) error {
 				state = "cached, matches its manifest"
 			}
 			add(check{ok: true, what: "measurement library", detail: fmt.Sprintf("%s (%s, %s)", lib.Path, lib.MPI, state)})
-			add(gpuCheck(probeGPU(ctx, lib.Path)))
+			probe := probeGPU(ctx, lib.Path)
+			add(gpuCheck(probe))
+			if c, ok := rocmCheck(probe); ok {
+				add(c)
+			}
 		}
 	}
 	for _, variant := range []struct{ cc, run, name string }{

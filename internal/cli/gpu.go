@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/popmon/popmon/internal/report"
 )
 
 // GPU measurement modes (--gpu, POPMON_GPU; docs/cli.md).
@@ -57,14 +59,23 @@ func gpuEnv(mode, lib string, set map[string]string, getenv func(string) string)
 	return nil
 }
 
-// gpuProbe is what libpopmon finds of CUDA on this machine (its probe mode,
-// POPMON_GPU_PROBE: the popmon binary is static and cannot dlopen).
+// gpuProbe is what libpopmon finds of CUDA and ROCm on this machine (its
+// probe mode, POPMON_GPU_PROBE: the popmon binary is static and cannot
+// dlopen).
 type gpuProbe struct {
 	libcuda, cupti string
 	driver, cuptiV int
 	tried          []string
 	injection      string
-	err            error
+	// hip is the HIP runtime found (libamdhip64.so), hipV its
+	// hipRuntimeGetVersion; sdk is rocprofiler-sdk's library, sdkV its
+	// version (10000·major + 100·minor + patch); rocpTools is
+	// $ROCP_TOOL_LIBRARIES.
+	hip, sdk    string
+	hipV, sdkV  int
+	rocpTools   string
+	hasROCmKeys bool // the probe said anything of ROCm (a library before AMD support does not)
+	err         error
 }
 
 // probeGPU runs the built library's probe: /bin/true with the library
@@ -107,6 +118,16 @@ func parseGPUProbe(out string) gpuProbe {
 			p.tried = append(p.tried, v)
 		case "injection":
 			p.injection = v
+		case "hip_runtime":
+			p.hip, p.hasROCmKeys = v, true
+		case "hip_runtime_version":
+			p.hipV, _ = strconv.Atoi(v)
+		case "rocprofiler_sdk":
+			p.sdk, p.hasROCmKeys = v, true
+		case "rocprofiler_sdk_version":
+			p.sdkV, _ = strconv.Atoi(v)
+		case "rocp_tool_libraries":
+			p.rocpTools = v
 		}
 	}
 	return p
@@ -148,4 +169,79 @@ func gpuCheck(p gpuProbe) check {
 			fix:    "unset CUDA_INJECTION64_PATH (or run without the other tool)"}
 	}
 	return check{ok: true, what: what, detail: detail + ": GPU metrics are measured (--gpu auto)"}
+}
+
+// hipVersion writes a HIP version number (10⁷·major + 10⁵·minor + patch,
+// as hipRuntimeGetVersion gives it) as "6.4.43482".
+func hipVersion(v int) string {
+	return fmt.Sprintf("%d.%d.%d", v/10000000, v%10000000/100000, v%100000)
+}
+
+// sdkVersion writes rocprofiler-sdk's version number (10000·major +
+// 100·minor + patch) as "0.6.0".
+func sdkVersion(v int) string {
+	return fmt.Sprintf("%d.%d.%d", v/10000, v%10000/100, v%100)
+}
+
+// hipFirstSDK is the first HIP runtime version of a ROCm release with
+// rocprofiler-sdk (ROCm 6.2).
+const hipFirstSDK = 60200000
+
+// rocmCheck is popmon doctor's ROCm line: whether a HIP runtime and
+// rocprofiler-sdk are found (with their versions), why AMD GPU metrics
+// would be missing and the fix, whether $ROCP_TOOL_LIBRARIES loads
+// another tool too, and, while report.AMDValidated is false, that AMD
+// measurement is not validated on AMD hardware. ok is false only for a
+// probe that says nothing of ROCm (a library older than AMD support: no
+// line).
+func rocmCheck(p gpuProbe) (check, bool) {
+	const what = "GPU (ROCm)"
+	if p.err != nil {
+		return check{ok: true, warn: true, what: what, detail: "not checked: " + p.err.Error()}, true
+	}
+	if !p.hasROCmKeys {
+		return check{}, false
+	}
+	if p.hip == "" {
+		return check{ok: true, what: what, detail: "no HIP runtime (libamdhip64.so not found): AMD GPU metrics are measured only where ROCm is installed"}, true
+	}
+	detail := "HIP runtime " + p.hip
+	if p.hipV > 0 {
+		detail += " (HIP " + hipVersion(p.hipV) + ")"
+	}
+	if p.sdk == "" {
+		fix := "install rocprofiler-sdk (ROCm 6.2 or newer: the rocprofiler-sdk package, librocprofiler-sdk.so next to the HIP runtime)"
+		if p.hipV > 0 && p.hipV < hipFirstSDK {
+			fix = "use ROCm 6.2 or newer (HIP " + hipVersion(p.hipV) + " predates rocprofiler-sdk) with its rocprofiler-sdk package"
+		}
+		return check{ok: true, warn: true, what: what,
+			detail: detail + "; no rocprofiler-sdk found (librocprofiler-sdk.so): no AMD GPU metrics (neither host time in HIP nor device time: both come from rocprofiler-sdk)",
+			fix:    fix}, true
+	}
+	detail += "; rocprofiler-sdk " + p.sdk
+	if p.sdkV > 0 {
+		detail += " (" + sdkVersion(p.sdkV) + ")"
+	}
+	detail += ": AMD GPU metrics are measured (--gpu auto)"
+	if others := otherROCmTools(p.rocpTools); len(others) > 0 {
+		detail += "; ROCP_TOOL_LIBRARIES also loads " + strings.Join(others, ", ") + ", which measures alongside popmon (its cost is in popmon's times)"
+	}
+	c := check{ok: true, what: what, detail: detail}
+	if !report.AMDValidated {
+		c.warn = true
+		c.detail += "; " + report.AMDNotValidated
+	}
+	return c, true
+}
+
+// otherROCmTools returns the entries of $ROCP_TOOL_LIBRARIES (colon
+// separated) that are not a popmon library.
+func otherROCmTools(v string) []string {
+	var out []string
+	for _, e := range strings.Split(v, ":") {
+		if e = strings.TrimSpace(e); e != "" && !strings.HasPrefix(filepath.Base(e), "libpopmon") {
+			out = append(out, e)
+		}
+	}
+	return out
 }

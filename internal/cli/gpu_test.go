@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/popmon/popmon/internal/report"
 )
 
 func TestGPUEnv(t *testing.T) {
@@ -78,5 +80,69 @@ func TestGPUCheck(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestROCmCheck feeds stand-in probe outputs (the library's ROCm keys)
+// to popmon doctor's ROCm line.
+func TestROCmCheck(t *testing.T) {
+	const cuda = "libcuda=\ncupti=\ncupti_tried=libcupti.so\ninjection=\n"
+	tests := []struct {
+		name, probe string
+		line        bool // a ROCm line at all
+		warn        bool
+		want        []string
+		fix         string
+	}{
+		{name: "library before AMD support", probe: cuda},
+		{name: "no HIP runtime", probe: cuda + "hip_runtime=\nhip_runtime_version=0\nrocprofiler_sdk=\nrocprofiler_sdk_version=0\nrocp_tool_libraries=\n",
+			line: true, want: []string{"no HIP runtime (libamdhip64.so not found)"}},
+		{name: "HIP without rocprofiler-sdk", probe: cuda + "hip_runtime=/opt/rocm/lib/libamdhip64.so.6\nhip_runtime_version=60241134\nrocprofiler_sdk=\nrocprofiler_sdk_version=0\nrocp_tool_libraries=\n",
+			line: true, warn: true, want: []string{"HIP runtime /opt/rocm/lib/libamdhip64.so.6 (HIP 6.2.41134)", "no rocprofiler-sdk found", "no AMD GPU metrics"},
+			fix: "install rocprofiler-sdk (ROCm 6.2 or newer"},
+		{name: "HIP too old for rocprofiler-sdk", probe: "hip_runtime=/opt/rocm-6.1.0/lib/libamdhip64.so\nhip_runtime_version=60140092\nrocprofiler_sdk=\n",
+			line: true, warn: true, want: []string{"(HIP 6.1.40092)", "no AMD GPU metrics"}, fix: "use ROCm 6.2 or newer (HIP 6.1.40092 predates rocprofiler-sdk)"},
+		{name: "measured", probe: cuda + "hip_runtime=/opt/rocm/lib/libamdhip64.so.6\nhip_runtime_version=60443482\nrocprofiler_sdk=/opt/rocm/lib/librocprofiler-sdk.so.0\nrocprofiler_sdk_version=600\nrocp_tool_libraries=/cache/libpopmon.so\n",
+			line: true, warn: !report.AMDValidated,
+			want: []string{"HIP 6.4.43482", "rocprofiler-sdk /opt/rocm/lib/librocprofiler-sdk.so.0 (0.6.0)", "AMD GPU metrics are measured (--gpu auto)"}},
+		{name: "another rocprofiler-sdk tool", probe: "hip_runtime=/opt/rocm/lib/libamdhip64.so.6\nrocprofiler_sdk=/opt/rocm/lib/librocprofiler-sdk.so.0\nrocp_tool_libraries=/opt/rocm/lib/rocprofiler-sdk/librocprofiler-sdk-tool.so:/cache/libpopmon.so\n",
+			line: true, warn: !report.AMDValidated,
+			want: []string{"ROCP_TOOL_LIBRARIES also loads /opt/rocm/lib/rocprofiler-sdk/librocprofiler-sdk-tool.so, which measures alongside popmon"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, line := rocmCheck(parseGPUProbe(tc.probe))
+			if line != tc.line {
+				t.Fatalf("line = %v, want %v (%+v)", line, tc.line, c)
+			}
+			if !line {
+				return
+			}
+			if !c.ok || c.warn != tc.warn || c.what != "GPU (ROCm)" {
+				t.Errorf("ok=%v warn=%v what=%q, want ok, warn=%v, GPU (ROCm)", c.ok, c.warn, c.what, tc.warn)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(c.detail, w) {
+					t.Errorf("detail %q lacks %q", c.detail, w)
+				}
+			}
+			if !strings.HasPrefix(c.fix, tc.fix) {
+				t.Errorf("fix %q, want it to start with %q", c.fix, tc.fix)
+			}
+			// Honesty: a found HIP runtime says AMD is not validated
+			// until it is.
+			if found := strings.HasPrefix(c.detail, "HIP runtime") && !strings.Contains(c.detail, "no rocprofiler-sdk"); found &&
+				strings.Contains(c.detail, report.AMDNotValidated) == report.AMDValidated {
+				t.Errorf("detail %q and AMDValidated %v disagree", c.detail, report.AMDValidated)
+			}
+		})
+	}
+	if c, line := rocmCheck(gpuProbe{err: errors.New("boom")}); !line || !c.warn || !strings.Contains(c.detail, "not checked: boom") {
+		t.Errorf("probe error: %+v", c)
+	}
+	// The CUDA line is unchanged by the ROCm keys.
+	c := gpuCheck(parseGPUProbe("libcuda=\nhip_runtime=/opt/rocm/lib/libamdhip64.so\n"))
+	if !strings.Contains(c.detail, "no CUDA driver") {
+		t.Errorf("CUDA line with ROCm keys: %q", c.detail)
 	}
 }

@@ -44,7 +44,7 @@ func (m *measureFlags) register(fs interface {
 	fs.StringVar(&m.gitBranch, "git-branch", "", "record this branch in the measurement (default: the CI environment)")
 	fs.StringVar(&m.gitTime, "git-time", "", "record this commit time (RFC 3339) in the measurement (default: the CI environment)")
 	fs.StringVar(&m.openmp, "openmp", openmpAuto, "OpenMP runtime: auto (preload LLVM libomp for GCC/libgomp programs, which have no OMPT), libomp, native, off")
-	fs.StringVar(&m.gpu, "gpu", "", "GPU (CUDA) metrics: auto (programs that use CUDA, through CUPTI), on (warn when they cannot be measured), off (default $POPMON_GPU, else auto)")
+	fs.StringVar(&m.gpu, "gpu", "", "GPU metrics: auto (programs that use CUDA, through CUPTI, or HIP, through rocprofiler-sdk), on (warn when they cannot be measured), off (default $POPMON_GPU, else auto)")
 	fs.StringVar(&m.records, "max-process-records", "", "per-process records in the measurement up to this many processes; above, a summary form (default $POPMON_MAX_PROCESS_RECORDS, else 4096)")
 	fs.StringVar(&m.counters, "counters", "", "hardware counters (instructions, cycles: IPC and frequency): auto (when the machine has them), on (warn when it has not), off (default $POPMON_COUNTERS, else auto)")
 }
