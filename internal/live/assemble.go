@@ -265,7 +265,7 @@ func gpuDevicesOf(procs []Proc) ([]measure.GPUDevice, [][gpuDevices]int) {
 			if !ok {
 				i = len(devs)
 				at[uuid] = i
-				devs = append(devs, measure.GPUDevice{Index: i, UUID: uuid})
+				devs = append(devs, measure.GPUDevice{Index: i, UUID: uuid, Vendor: g.Vendor})
 			}
 			idx[pi][d] = i
 		}
@@ -287,9 +287,15 @@ func gpuAccountsOf(r Region, idx [gpuDevices]int) []measure.GPUDeviceAccount {
 	return out
 }
 
+// gpuMethods are the "gpu" object's methods by the vendor of the backend
+// that measured.
+var gpuMethods = map[string]string{measure.GPUVendorNVIDIA: measure.GPUMethodCUPTI, measure.GPUVendorAMD: measure.GPUMethodROCprofilerSDK}
+
 // gpuOf says what the processes said of GPU measurement: nil when no
-// process initialised CUDA with the library injected (the live files do
-// not say why; the measurement of a finished run does).
+// process initialised CUDA or HIP with the library in place (the live
+// files do not say why; the measurement of a finished run does). The
+// method is that of the first process, in rank order, that measured (as
+// the library's finalize writes it).
 func gpuOf(procs []Proc) *measure.GPU {
 	var g *measure.GPU
 	for _, pr := range procs {
@@ -298,11 +304,14 @@ func gpuOf(procs []Proc) *measure.GPU {
 			continue
 		}
 		if g == nil {
-			g = &measure.GPU{Mode: st.Mode, Available: true, Method: "cupti"}
+			g = &measure.GPU{Mode: st.Mode, Available: true}
+		}
+		if st.Active && g.Available && g.Method == "" {
+			g.Method = gpuMethods[st.Vendor]
 		}
 		if !st.Active && g.Available {
 			g.Available, g.Method = false, ""
-			g.Reason = "CUDA was used but could not be measured in some process (its reason is written at finalize, which this partial measurement lacks)"
+			g.Reason = "a GPU runtime (CUDA or HIP) was used but could not be measured in some process (its reason is written at finalize, which this partial measurement lacks)"
 			if st.Mode == "off" {
 				g.Reason = "GPU measurement is off (--gpu off or POPMON_GPU=off); use --gpu auto to measure it"
 			}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unsafe"
+
+	"github.com/popmon/popmon/measure"
 )
 
 // The account states, extras and counters of shim/popmon_internal.h that
@@ -89,11 +91,17 @@ type CounterState struct {
 }
 
 // GPUState is what the process said of its GPU devices: whether it
-// measured them (CUDA injected and CUPTI running), each device ordinal's
-// K and A so far (ns, what CUPTI had delivered by NowNS) and UUID.
+// measured them (CUDA injected and CUPTI running, or rocprofiler-sdk
+// tracing HIP) and with which vendor's library, each device ordinal's K
+// and A so far (ns, what the vendor library had delivered by NowNS) and
+// UUID.
 type GPUState struct {
-	Active     bool
-	Mode       string // "off", "auto" or "on"; "" when CUDA was never initialised
+	Active bool
+	// Vendor is the vendor of the backend that measures
+	// (measure.GPUVendorNVIDIA or measure.GPUVendorAMD, from gpu_active:
+	// 1 NVIDIA, 2 AMD); "" when not active or another value.
+	Vendor     string
+	Mode       string // "off", "auto" or "on"; "" when no GPU runtime was ever initialised
 	NowNS      uint64
 	Used       uint32 // a bit per device ordinal
 	KNow, ANow [gpuDevices]uint64
@@ -235,7 +243,7 @@ func (f *File) Read() (*Snapshot, error) {
 	}
 	s.Constructs = f.constructs()
 	if g := f.gpu(); h.GPUDevices != 0 {
-		s.GPU = GPUState{Active: g.GPUActive == 1, NowNS: g.GPUNowNS, Used: g.GPUUsed, KNow: g.GPUKNow, ANow: g.GPUANow}
+		s.GPU = GPUState{Active: g.GPUActive != 0, Vendor: gpuVendor(g.GPUActive), NowNS: g.GPUNowNS, Used: g.GPUUsed, KNow: g.GPUKNow, ANow: g.GPUANow}
 		if m := f.load32(offGPUMode); m >= 1 && m <= 3 {
 			s.GPU.Mode = []string{"off", "auto", "on"}[m-1]
 		}
@@ -506,4 +514,17 @@ func (s *Snapshot) LastTransition() uint64 {
 		}
 	}
 	return last
+}
+
+// gpuVendor is the vendor of a live file's gpu_active value: 1 NVIDIA
+// (CUPTI), 2 AMD (rocprofiler-sdk); "" for 0 and values this reader does
+// not know.
+func gpuVendor(active uint32) string {
+	switch active {
+	case 1:
+		return measure.GPUVendorNVIDIA
+	case 2:
+		return measure.GPUVendorAMD
+	}
+	return ""
 }
