@@ -156,7 +156,7 @@ func TestReadGPUAMD(t *testing.T) {
 		g.CUPTIVersion != 0 || g.DriverVersion != 0 || g.Vendor() != measure.GPUVendorAMD {
 		t.Errorf("gpu = %+v (vendor %q)", g, g.Vendor())
 	}
-	if len(m.GPUDevices) != 2 || m.GPUDevices[1].UUID != "AMD-node-3" || m.GPUDevices[0].VendorOrNVIDIA() != measure.GPUVendorAMD {
+	if len(m.GPUDevices) != 2 || m.GPUDevices[1].UUID != "AMD-node-3@mi01" || m.GPUDevices[0].VendorOrNVIDIA() != measure.GPUVendorAMD {
 		t.Errorf("gpu_devices = %+v", m.GPUDevices)
 	}
 	if v := m.GPUVendors(); !slices.Equal(v, []string{"amd"}) {
@@ -240,7 +240,7 @@ func TestValidateGPUAMD(t *testing.T) {
 		{"unknown method", `"method": "rocprofiler-sdk"`, `"method": "roctracer"`, `gpu has method "roctracer"; want cupti or rocprofiler-sdk`},
 		{"unknown vendor", `"name": "AMD Instinct MI250X", "vendor": "amd"}`, `"name": "AMD Instinct MI250X", "vendor": "intel"}`,
 			`gpu_devices[0] has vendor "intel"; want nvidia or amd`},
-		{"AMD device without vendor", `"uuid": "AMD-node-3", "name": "AMD Instinct MI250X", "vendor": "amd"}`, `"uuid": "AMD-node-3", "name": "AMD Instinct MI250X"}`,
+		{"AMD device without vendor", `"uuid": "AMD-node-3@mi01", "name": "AMD Instinct MI250X", "vendor": "amd"}`, `"uuid": "AMD-node-3@mi01", "name": "AMD Instinct MI250X"}`,
 			"gpu_devices[1] has no vendor but gpu.method is rocprofiler-sdk"},
 		{"negative SDK version", `"rocprofiler_sdk_version": 600`, `"rocprofiler_sdk_version": -600`, "gpu has negative rocprofiler_sdk_version (-600)"},
 		{"negative HIP version", `"hip_runtime_version": 60443482`, `"hip_runtime_version": -1`, "gpu has negative hip_runtime_version (-1)"},
