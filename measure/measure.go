@@ -69,7 +69,7 @@ type Measurement struct {
 	// why; nil in files of libraries that did not record it.
 	Counters *Counters `json:"counters,omitempty"`
 	// GPU says whether GPU device activity was measured and, when not,
-	// why; nil for runs without CUDA and files of older libraries.
+	// why; nil for runs without CUDA or HIP and files of older libraries.
 	GPU *GPU `json:"gpu,omitempty"`
 	// GPUDevices lists the GPU devices with activity in the run, merged
 	// across processes by UUID; every "device" field indexes it.
