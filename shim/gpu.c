@@ -360,7 +360,7 @@ int popmon_gpu_activate(const struct popmon_gpu_ops *backend)
 		return -1;
 	__atomic_store_n(&popmon_gpu_active, 1, __ATOMIC_RELEASE);
 	if (popmon_live)
-		__atomic_store_n(&popmon_live->gpu_active, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&popmon_live->gpu_active, (uint32_t)backend->vendor, __ATOMIC_RELEASE);
 	return 0;
 }
 

@@ -303,7 +303,7 @@ void popmon_gpu_reason(char *buf, size_t n, int why, int err, const char *detail
 		snprintf(code, sizeof code, "CUPTI error %d", err);
 	switch (why) {
 	case POPMON_GPU_WHY_NO_CUDA:
-		snprintf(buf, n, "the program did not use CUDA");
+		snprintf(buf, n, "the program did not use CUDA or HIP");
 		return;
 	case POPMON_GPU_WHY_OFF:
 		snprintf(buf, n, "GPU measurement is off (--gpu off or POPMON_GPU=off); use --gpu auto to measure it");

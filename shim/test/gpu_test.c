@@ -677,7 +677,7 @@ static void scenario_reasons(const char *arg)
 		int on = arg[1] == 'n';
 		setenv("POPMON_GPU", on ? "on" : "auto", 1);
 		popmon_gpu_finish(&g, 0, 1, -1); /* never injected, no libcuda.so.1 loaded */
-		CHECK(g.status == POPMON_GPU_UNUSED && strcmp(g.reason, "the program did not use CUDA") == 0,
+		CHECK(g.status == POPMON_GPU_UNUSED && strcmp(g.reason, "the program did not use CUDA or HIP") == 0,
 		      "no CUDA: status %lld reason %s", (long long)g.status, g.reason);
 		popmon_gpu_finish(&g, 0, 1, -1);
 		CHECK(warnings_with("gpu") == on, "%d warnings, want %d", warnings_with("gpu"), on);
