@@ -449,10 +449,15 @@ struct popmon_rocm_backend {
 	int (*get_version)(uint32_t *major, uint32_t *minor, uint32_t *patch); /* rocprofiler_get_version */
 	int (*get_timestamp)(uint64_t *ns);                                    /* rocprofiler_get_timestamp */
 	const char *(*status_string)(int status); /* rocprofiler_get_status_string (optional) */
-	int (*create_context)(popmon_rocp_context_id *context); /* rocprofiler_create_context (handle 0 in) */
+	/* rocprofiler_create_context: *context must be {0} on entry (0.6.0
+	 * refuses anything else) */
+	int (*create_context)(popmon_rocp_context_id *context);
 	int (*start_context)(popmon_rocp_context_id context);   /* rocprofiler_start_context */
 	int (*stop_context)(popmon_rocp_context_id context);    /* rocprofiler_stop_context */
-	int (*context_is_valid)(popmon_rocp_context_id context, int *valid); /* rocprofiler_context_is_valid */
+	/* rocprofiler_context_is_valid: *valid is 1 for a valid context (so
+	 * the SDK's code, 0.4.0 to 1.0.0; its header comment says nonzero
+	 * means invalid) */
+	int (*context_is_valid)(popmon_rocp_context_id context, int *valid);
 	/* rocprofiler_configure_callback_tracing_service: operations NULL:
 	 * all of the kind; callback a popmon_rocp_callback_v0 or _v1 by version. */
 	int (*configure_callback_tracing)(popmon_rocp_context_id context, int32_t kind, const int32_t *operations,
