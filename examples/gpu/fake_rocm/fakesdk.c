@@ -491,12 +491,11 @@ static void initialize(void)
 			continue;
 		active++;
 		configuring_client = i;
-		int rc = clients[i].result.initialize(fini, clients[i].result.tool_data);
+		/* The SDK ignores what initialize returns (the documentation says
+		 * -1 disables the tool's contexts; the code, 0.4.0 to 1.0.0, does
+		 * not look): a tool that fails stops its own contexts. */
+		(void)clients[i].result.initialize(fini, clients[i].result.tool_data);
 		configuring_client = -1;
-		if (rc != 0) /* documented: the tool's contexts are ignored */
-			for (int c = 0; c < atomic_load(&ncontexts); c++)
-				if (contexts[c].client == i)
-					atomic_store(&contexts[c].active, 0);
 	}
 	if (active) {
 		for (int i = 0; i < nthreads; i++) {
