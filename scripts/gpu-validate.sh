@@ -1,15 +1,18 @@
 #!/bin/sh
-# gpu-validate.sh: validates popmon's GPU (CUDA) metrics on a machine with an
-# NVIDIA GPU, in one command: builds popmon and examples/gpu/gpu_pop.cu, runs
-# the scenarios V1-V10 (examples/gpu/README.md) under `popmon run --gpu on`,
-# prints measured against expected values with PASS/FAIL, and measures the
-# cost per CUDA runtime call, per kernel launch and per launch of a
-# launch-bound loop: uninstrumented, under popmon --gpu off and on, with
-# CUPTI's activity records alone (examples/gpu/floor/cupti_floor.c: the floor
-# of any CUPTI-based tool), and, when a Python with PyTorch and CUDA is found,
-# a PyTorch loop plain, under popmon and under torch.profiler.
+# gpu-validate.sh: validates popmon's GPU metrics on a machine with an NVIDIA
+# GPU (CUDA, measured through CUPTI) or, with --vendor amd, an AMD GPU (HIP,
+# measured through rocprofiler-sdk), in one command: builds popmon and
+# examples/gpu/gpu_pop.cu (AMD: examples/gpu/gpu_pop_hip.cpp, the same
+# program through hipcc), runs the scenarios V1-V10 (examples/gpu/README.md)
+# under `popmon run --gpu on`, prints measured against expected values with
+# PASS/FAIL, and measures the cost per runtime call, per kernel launch and per
+# launch of a launch-bound loop: uninstrumented, under popmon --gpu off and
+# on, with CUPTI's activity records alone (NVIDIA only:
+# examples/gpu/floor/cupti_floor.c, the floor of any CUPTI-based tool), and,
+# when a Python with PyTorch on the GPU is found, a PyTorch loop plain, under
+# popmon and under torch.profiler.
 #
-# Needs:
+# Needs, on an NVIDIA machine (the default, --vendor nvidia):
 #   - an NVIDIA GPU of compute capability 7.0 or newer (the kernel uses
 #     __nanosleep) with its driver (libcuda.so.1, nvidia-smi); with one GPU,
 #     V6 and V7 run 2 processes on it, so its compute mode must not be
@@ -25,7 +28,31 @@
 #   - optional: PyTorch with CUDA, for the PyTorch rows ($PYTHON, else
 #     python3 on the PATH, else /opt/torch/.venv/bin/python3).
 #
+# Needs, on an AMD machine (--vendor amd):
+#   - an AMD GPU that ROCm supports, with the amdgpu driver (/dev/kfd); with
+#     one GPU, V6 and V7 run 2 processes on it;
+#   - ROCm 6.2 or newer under $ROCM_PATH (default /opt/rocm): the HIP
+#     runtime (libamdhip64.so), rocprofiler-sdk (librocprofiler-sdk.so, the
+#     rocprofiler-sdk package: how popmon measures HIP programs), hipcc
+#     (HIPCC, else hipcc on the PATH, else $ROCM_PATH/bin/hipcc) and rocminfo
+#     (counts the GPUs); rocm-smi or amd-smi for the machine report
+#     (optional); no other rocprofiler-sdk tool (rocprofv3, ROCP_TOOL_LIBRARIES)
+#     in the environment; host-to-device copies on the DMA engines, as by
+#     default (not HSA_ENABLE_SDMA=0);
+#   - an MPI with mpicc, mpicxx and mpirun (Open MPI or MPICH): gpu_pop_hip
+#     is built by mpicxx with hipcc as its compiler (OMPI_CXX, MPICH_CXX);
+#   - Go (1.22 or newer) to build popmon from this tree, or POPMON naming a
+#     popmon binary (a static bin/popmon built elsewhere will do);
+#   - a C compiler ($CC, default cc), POSIX sh, awk, sed, grep;
+#   - optional: PyTorch for ROCm, for the PyTorch rows (as above).
+# There is no floor tool for AMD (a rocprofiler-sdk tool that keeps kernel
+# records and nothing else is not written): the overhead table has no floor
+# row, and popmon's launch costs are compared with the uninstrumented
+# program, not judged.
+#
 # Usage: scripts/gpu-validate.sh [options]
+#   --vendor nvidia|amd  the GPUs to validate: NVIDIA (CUDA, the default) or
+#                        AMD (HIP, ROCm)
 #   --mpi openmpi|mpich  use mpicc.openmpi, mpicxx.openmpi, mpirun.openmpi
 #                        (or the .mpich ones); default: $MPICC, $MPICXX,
 #                        $MPIRUN, else mpicc, mpicxx, mpirun
@@ -40,24 +67,28 @@
 #   --out DIR            keep the builds, measurements, reports and logs in
 #                        DIR (default: a temporary folder, removed at the end)
 #   --fake               no GPU needed: use the fake CUDA stack of
-#                        examples/gpu/fake instead of CUDA (tests this script;
-#                        the overhead table is printed but not judged)
+#                        examples/gpu/fake instead of CUDA (--vendor amd: the
+#                        fake ROCm stack of examples/gpu/fake_rocm instead of
+#                        ROCm); tests this script; the overhead table is
+#                        printed but not judged
 #   --compare EXPECT CSV [JSON]
 #                        only compare a run's "expect" lines (EXPECT, the
 #                        program's output) with a `popmon report --format
 #                        csv` (CSV) and, for V9's values of the whole run, a
 #                        `popmon report --format json` (JSON); used by tests
 # Environment: NVCC (default nvcc), NVCC_ARCH (default native), NVCC_FLAGS,
-# CUDA_HOME (default /usr/local/cuda), CC (default cc), PYTHON, POPMON,
-# MPICC, MPICXX, MPIRUN.
+# CUDA_HOME (default /usr/local/cuda); ROCM_PATH (default /opt/rocm), HIPCC,
+# HIP_ARCH (hipcc's --offload-arch, default native), HIPCC_FLAGS; CC
+# (default cc), PYTHON, POPMON, MPICC, MPICXX, MPIRUN.
 #
 # Output: a line per expected value (scenario, metric, expected ± tolerance,
 # measured, PASS or FAIL), the overhead table, and a summary. On a GPU the
 # overhead is judged against issue 22's thresholds: popmon --gpu on within
-# 0.300 us per launch of the floor (sustained launches and the loop), within
-# 100 ns per trivial runtime call of the uninstrumented program, and 0
-# records lost. Exit status: 0 when every value passes, 1 when one fails or a
-# run fails, 2 on a usage error, 3 when something needed is missing.
+# 0.300 us per launch of the floor (sustained launches and the loop; NVIDIA
+# only: AMD has no floor row), within 100 ns per trivial runtime call of the
+# uninstrumented program, and 0 records lost. Exit status: 0 when every
+# value passes, 1 when one fails or a run fails, 2 on a usage error, 3 when
+# something needed is missing.
 set -eu
 
 usage() {
@@ -167,12 +198,13 @@ compare() {
 	' - "$1"
 }
 
-reps=3 unit=100 only="V1,V2,V3,V4,V5,V6,V7,V8,V9,V10" launches=1000000 overhead_n=100000 out="" fake=0 mpi=""
+reps=3 unit=100 only="V1,V2,V3,V4,V5,V6,V7,V8,V9,V10" launches=1000000 overhead_n=100000 out="" fake=0 mpi="" vendor=nvidia
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--mpi | --reps | --unit | --only | --launches | --overhead | --out)
+	--vendor | --mpi | --reps | --unit | --only | --launches | --overhead | --out)
 		[ $# -ge 2 ] || usage
 		case "$1" in
+		--vendor) vendor=$2 ;;
 		--mpi) mpi=$2 ;;
 		--reps) reps=$2 ;;
 		--unit) unit=$2 ;;
@@ -201,6 +233,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
+case "$vendor" in nvidia | amd) ;; *) echo "gpu-validate: --vendor nvidia or amd" >&2 && usage ;; esac
 case "$reps" in '' | *[!0-9]* | 0) echo "gpu-validate: --reps wants a positive integer" >&2 && usage ;; esac
 case "$unit" in '' | *[!0-9]* | 0) echo "gpu-validate: --unit wants a positive integer (ms)" >&2 && usage ;; esac
 case "$launches" in '' | *[!0-9]* | 0) echo "gpu-validate: --launches wants a positive integer" >&2 && usage ;; esac
@@ -240,8 +273,29 @@ for tool in "$MPICC" "$MPIRUN" "${CC:-cc}" awk; do
 	command -v "$tool" >/dev/null 2>&1 || die "$tool not found (see the needs at the top of $0)"
 done
 
+# The vendor's names: the fake stack's device count, the variable that
+# hides devices from the runtime, the trivial runtime call of the overhead
+# mode.
+if [ "$vendor" = amd ]; then
+	devices_var=FAKEHIP_DEVICES visible_var=HIP_VISIBLE_DEVICES getter=hipGetDevice
+else
+	devices_var=FAKECUDA_DEVICES visible_var=CUDA_VISIBLE_DEVICES getter=cudaGetDevice
+fi
+
 # ---- the machine --------------------------------------------------------
-if [ "$fake" = 1 ]; then
+if [ "$fake" = 1 ] && [ "$vendor" = amd ]; then
+	echo "== fake ROCm stack (examples/gpu/fake_rocm): no GPU is used"
+	fr=$dir/fake_rocm
+	# With MPICC, build.sh also builds gpu_pop_hip: the scenarios on the fake
+	# HIP runtime (../fake/fake_pop.c with FAKE_HIP).
+	sh "$root/examples/gpu/fake_rocm/build.sh" "$fr" "$MPICC" >"$dir/build.log" 2>&1 ||
+		die "building the fake ROCm stack failed: see $dir/build.log"
+	prog=$fr/gpu_pop_hip
+	[ -x "$prog" ] || die "the fake ROCm stack's build made no gpu_pop_hip: see $dir/build.log"
+	LD_LIBRARY_PATH=$fr${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	export LD_LIBRARY_PATH
+	ngpu=1
+elif [ "$fake" = 1 ]; then
 	echo "== fake CUDA stack (examples/gpu/fake): no GPU is used"
 	command -v "${CC:-cc}" >/dev/null 2>&1 || die "${CC:-cc} not found"
 	sh "$root/examples/gpu/fake/build.sh" "$dir/fake" "$MPICC" >"$dir/build.log" 2>&1 ||
@@ -251,6 +305,63 @@ if [ "$fake" = 1 ]; then
 	POPMON_CUPTI_LIBRARY=$dir/fake/libcupti.so
 	export LD_LIBRARY_PATH POPMON_CUPTI_LIBRARY
 	ngpu=1
+elif [ "$vendor" = amd ]; then
+	ROCM_PATH=${ROCM_PATH:-/opt/rocm}
+	# rocm_tool NAME: NAME on the PATH, else under $ROCM_PATH/bin, else nothing.
+	rocm_tool() {
+		if command -v "$1" >/dev/null 2>&1; then
+			command -v "$1"
+		elif [ -x "$ROCM_PATH/bin/$1" ]; then
+			echo "$ROCM_PATH/bin/$1"
+		fi
+	}
+	HIPCC=${HIPCC:-$(rocm_tool hipcc)}
+	[ -n "$HIPCC" ] || die "hipcc not found: install ROCm (6.2 or newer) with HIP, or set HIPCC or ROCM_PATH"
+	rocminfo=$(rocm_tool rocminfo)
+	[ -n "$rocminfo" ] || die "rocminfo not found: install ROCm or set ROCM_PATH"
+	command -v "$MPICXX" >/dev/null 2>&1 || die "$MPICXX not found"
+	echo "== machine"
+	"$rocminfo" >"$dir/rocminfo.txt" 2>&1 || die "rocminfo failed (no AMD GPU driver, or no access to /dev/kfd):
+$(tail -n 3 "$dir/rocminfo.txt")"
+	# The GPU agents, one line each: "GPU 0: gfx90a, AMD Instinct MI210,
+	# GPU-…" (rocminfo lists an agent's name, UUID and marketing name
+	# before its device type).
+	awk '
+		/^Agent [0-9]+/ { name = ""; uuid = ""; market = "" }
+		/^ *Name: / && name == "" { name = $2 }
+		/^ *Uuid: / { uuid = $2 }
+		/^ *Marketing Name: / { market = $0; sub(/^ *Marketing Name: */, "", market); sub(/ *$/, "", market) }
+		/^ *Device Type: *GPU/ { printf "GPU %d: %s, %s, %s\n", n++, name, market, uuid }
+	' "$dir/rocminfo.txt"
+	ngpu=$(grep -c '^ *Device Type: *GPU' "$dir/rocminfo.txt" || true)
+	[ "$ngpu" -ge 1 ] || die "no GPU agent found by rocminfo"
+	smi=$(rocm_tool amd-smi)
+	if [ -n "$smi" ]; then
+		"$smi" list 2>&1 | grep -i 'gpu\|bdf\|uuid' || true
+	else
+		smi=$(rocm_tool rocm-smi)
+		[ -z "$smi" ] || "$smi" --showproductname --showdriverversion --showuniqueid 2>&1 | grep -i 'gpu\[\|driver' || true
+	fi
+	echo "ROCm: $(cat "$ROCM_PATH/.info/version" 2>/dev/null || echo "version unknown") ($ROCM_PATH)"
+	"$HIPCC" --version 2>&1 | grep -i 'hip version\|clang version' || true
+	# rocprofiler-sdk, which popmon measures HIP programs through (ROCm 6.2+).
+	sdk=$(ls "$ROCM_PATH"/lib/librocprofiler-sdk.so* "$ROCM_PATH"/lib64/librocprofiler-sdk.so* 2>/dev/null | head -n 1 || true)
+	[ -n "$sdk" ] || sdk=$(ldconfig -p 2>/dev/null | awk '/librocprofiler-sdk\.so/ { print $NF; exit }')
+	[ -n "$sdk" ] || die "rocprofiler-sdk not found (librocprofiler-sdk.so under $ROCM_PATH/lib or on the loader path): install ROCm 6.2 or newer with its rocprofiler-sdk package"
+	echo "rocprofiler-sdk: $sdk"
+	if [ -n "${ROCP_TOOL_LIBRARIES:-}" ]; then
+		echo "ROCP_TOOL_LIBRARIES=$ROCP_TOOL_LIBRARIES: another rocprofiler-sdk tool; unset it" >&2
+	fi
+	echo "MPI: $("$MPIRUN" --version 2>&1 | head -n 1)"
+	prog=$dir/gpu_pop_hip
+	# mpicxx with hipcc as its compiler (Open MPI: OMPI_CXX; MPICH: MPICH_CXX).
+	# shellcheck disable=SC2086 # HIPCC_FLAGS is a list of flags
+	OMPI_CXX=$HIPCC MPICH_CXX=$HIPCC "$MPICXX" -O2 --offload-arch="${HIP_ARCH:-native}" ${HIPCC_FLAGS:-} \
+		-I"$root/shim" -I"$root/examples/gpu" -o "$prog" "$root/examples/gpu/gpu_pop_hip.cpp" -lpthread \
+		>"$dir/build.log" 2>&1 || {
+		cat "$dir/build.log" >&2
+		die "building gpu_pop_hip.cpp failed"
+	}
 else
 	NVCC=${NVCC:-nvcc}
 	CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
@@ -288,7 +399,11 @@ else
 fi
 echo "using $("$popmon" version 2>/dev/null || echo "$popmon") ($popmon)"
 "$popmon" doctor --mpicc "$MPICC" >"$dir/doctor.txt" 2>&1 || true
-grep -i 'gpu\|cuda\|cupti' "$dir/doctor.txt" || true
+if [ "$vendor" = amd ]; then
+	grep -i 'gpu\|rocm\|rocprofiler' "$dir/doctor.txt" || true
+else
+	grep -i 'gpu\|cuda\|cupti' "$dir/doctor.txt" || true
+fi
 
 # ---- the scenarios ------------------------------------------------------
 runs=0 fails=0
@@ -307,13 +422,14 @@ scenario() {
 		fails=$((fails + 1))
 		return 0
 	fi
-	grep -v '^popmon: measurement written' "$f.err" | grep 'popmon: .*\(GPU\|CUDA\|CUPTI\)' |
+	grep -v '^popmon: measurement written' "$f.err" | grep 'popmon: .*\(GPU\|CUDA\|CUPTI\|HIP\|ROCm\|rocprofiler\)' |
 		sed "s/^/$label: /" || true
 	grep '^expect ' "$f.out" >"$f.expect" || true
 	"$popmon" report --format csv --region work "$f.json" >"$f.csv" 2>>"$f.err" || true
 	"$popmon" report --format json "$f.json" >"$f.report.json" 2>>"$f.err" || true
-	# The report's GPU: line (devices, CUPTI and driver versions, clock,
-	# dropped or rejected records), whenever it differs from the last one.
+	# The report's GPU: line (devices, CUPTI and driver versions or
+	# rocprofiler-sdk and HIP versions, clock, dropped or rejected records),
+	# whenever it differs from the last one.
 	gpu_line=$("$popmon" report "$f.json" 2>/dev/null | grep '^GPU:' || true)
 	if [ "$gpu_line" != "${last_gpu_line:-}" ]; then
 		printf "%-12s %s\n" "$label" "$gpu_line"
@@ -330,12 +446,12 @@ for m in $modes; do
 	case $m in
 	V6 | V7)
 		if [ "$fake" = 1 ]; then
-			scenario "$m-2gpus" 2 "$std" FAKECUDA_DEVICES=2
-			scenario "$m-shared" 2 "$std" FAKECUDA_DEVICES=1
-			scenario "$m-distinct" 2 "$std" FAKECUDA_DEVICES=1 POPMON_GPU_TEST_DISTINCT_DEVICE_PER_RANK=1
+			scenario "$m-2gpus" 2 "$std" "$devices_var=2"
+			scenario "$m-shared" 2 "$std" "$devices_var=1"
+			scenario "$m-distinct" 2 "$std" "$devices_var=1" POPMON_GPU_TEST_DISTINCT_DEVICE_PER_RANK=1
 		elif [ "$ngpu" -ge 2 ]; then
 			scenario "$m-2gpus" 2 "$std"
-			scenario "$m-shared" 2 "$std" CUDA_VISIBLE_DEVICES=0
+			scenario "$m-shared" 2 "$std" "$visible_var=0"
 		else
 			scenario "$m-shared" 2 "$std"
 			scenario "$m-distinct" 2 "$std" POPMON_GPU_TEST_DISTINCT_DEVICE_PER_RANK=1
@@ -343,7 +459,7 @@ for m in $modes; do
 		;;
 	V8)
 		if [ "$fake" = 1 ]; then
-			scenario "$m" 1 "$std" FAKECUDA_DEVICES=2
+			scenario "$m" 1 "$std" "$devices_var=2"
 		elif [ "$ngpu" -ge 2 ]; then
 			scenario "$m" 1 "$std"
 		else
@@ -366,7 +482,7 @@ done
 # The floor: CUPTI's kernel records alone (examples/gpu/floor/cupti_floor.c).
 floor=$dir/cupti_floor.so
 # overhead WHAT: one run of `gpu_pop overhead N`, uninstrumented (plain),
-# under popmon (off, on) or with the floor tool (floor); prints "CALL_NS
+# under popmon (off, on) or with the floor tool (floor, NVIDIA); prints "CALL_NS
 # LAUNCH_NS LOOP_NS LOST" (LOST "-" when nothing records kernels; else the
 # records the tool says it dropped or rejected, or, if more, the kernels the
 # program launched that it did not record), nothing when the run failed.
@@ -397,7 +513,9 @@ overhead() {
 		cat "$o.out"
 	} | awk -v what="$what" '
 		/^run,gpu_records_lost,/ { split($0, f, ","); lost = f[3]; tool = 1 }
-		/^run,kernels:/ { n = split($0, f, ","); recorded += f[n] }
+		# not counted: the blit and fill kernels of the HIP runtime itself
+		# (hipMemset, copies done by kernels), which the program did not launch
+		/^run,kernels:/ && !/^run,kernels:__amd_rocclr_/ { n = split($0, f, ","); recorded += f[n] }
 		/^cupti-floor: records=/ {
 			for (i = 2; i <= NF; i++) {
 				split($i, kv, "=")
@@ -424,10 +542,14 @@ overhead() {
 }
 
 # torch_python: a Python with PyTorch and a CUDA device ($PYTHON alone when
-# set), or nothing.
+# set), or nothing; --vendor amd: PyTorch for ROCm (torch.version.hip) and
+# an AMD device (which PyTorch calls "cuda" too).
 torch_python() {
+	probe='import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)'
+	[ "$vendor" = nvidia ] ||
+		probe='import sys, torch; sys.exit(0 if torch.version.hip and torch.cuda.is_available() else 1)'
 	for py in ${PYTHON:-python3 /opt/torch/.venv/bin/python3}; do
-		if "$py" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
+		if "$py" -c "$probe" >/dev/null 2>&1; then
 			echo "$py"
 			return 0
 		fi
@@ -481,18 +603,21 @@ torch_loop() {
 if [ "$overhead_n" -gt 0 ]; then
 	runs=$((runs + 1))
 	bad=0
-	"${CC:-cc}" -O2 -std=c11 -Wall -Wextra -Werror -fPIC -shared -o "$floor" \
-		"$root/examples/gpu/floor/cupti_floor.c" -ldl >"$dir/floor-build.log" 2>&1 || {
-		cat "$dir/floor-build.log" >&2
-		echo "  building the floor tool failed"
-		bad=1
-	}
+	if [ "$vendor" = nvidia ]; then
+		"${CC:-cc}" -O2 -std=c11 -Wall -Wextra -Werror -fPIC -shared -o "$floor" \
+			"$root/examples/gpu/floor/cupti_floor.c" -ldl >"$dir/floor-build.log" 2>&1 || {
+			cat "$dir/floor-build.log" >&2
+			echo "  building the floor tool failed"
+			bad=1
+		}
+	fi
 	plain=$(overhead plain)
 	off=$(overhead off)
 	on=$(overhead on)
-	fl=$(overhead floor)
+	fl=""
+	[ "$vendor" = amd ] || fl=$(overhead floor)
 	echo
-	echo "overhead: $overhead_n trivial runtime calls (cudaGetDevice), $overhead_n empty <<<1,1>>> launches (sustained:"
+	echo "overhead: $overhead_n trivial runtime calls ($getter), $overhead_n empty <<<1,1>>> launches (sustained:"
 	echo "  more than the launch queue holds), $overhead_n launches of a launch-bound loop (a tiny elementwise kernel,"
 	echo "  a stream synchronisation every 100); mean per call or launch; records lost: dropped, rejected or not recorded"
 	printf "  %-34s %9s %11s %11s %13s\n" "" "call ns" "launch µs" "loop µs" "records lost" # µ: 2 bytes
@@ -509,13 +634,21 @@ if [ "$overhead_n" -gt 0 ]; then
 	row "uninstrumented" "$plain" plain
 	row "popmon --gpu off" "$off" off
 	row "popmon --gpu on" "$on" on
-	row "CUPTI records only (floor)" "$fl" floor
+	if [ "$vendor" = amd ]; then
+		echo "  (no floor row for AMD: no rocprofiler-sdk tool keeping kernel records alone is built)"
+	else
+		row "CUPTI records only (floor)" "$fl" floor
+	fi
 	py=""
 	if [ "$fake" = 1 ]; then
 		echo "  (PyTorch rows: not on the fake stack)"
 	else
 		py=$(torch_python)
-		[ -n "$py" ] || echo "  (PyTorch rows: no Python with PyTorch and CUDA found: set PYTHON)"
+		if [ -z "$py" ] && [ "$vendor" = amd ]; then
+			echo "  (PyTorch rows: no Python with PyTorch for ROCm and an AMD GPU found: set PYTHON)"
+		elif [ -z "$py" ]; then
+			echo "  (PyTorch rows: no Python with PyTorch and CUDA found: set PYTHON)"
+		fi
 	fi
 	if [ -n "$py" ]; then
 		for w in plain popmon profiler; do
@@ -532,7 +665,24 @@ if [ "$overhead_n" -gt 0 ]; then
 		done
 		echo "  (PyTorch: $py; one x.add_(1) on 1024 floats per launch, the same loop)"
 	fi
-	if [ -n "$plain" ] && [ -n "$on" ] && [ -n "$fl" ]; then
+	if [ "$vendor" = amd ] && [ -n "$plain" ] && [ -n "$on" ]; then
+		# No floor: launches against the uninstrumented program, not judged.
+		echo "$plain $on" | awk -v fake="$fake" '{
+			dcall = $5 - $1
+			dlaunch = $6 - $2
+			dloop = $7 - $3
+			printf "  popmon --gpu on: %+.1f ns per call, %+.3f µs per launch and %+.3f µs per loop launch over uninstrumented\n",
+				dcall, dlaunch / 1000, dloop / 1000
+			if (fake == 1) {
+				print "  thresholds not judged on the fake stack (its costs are not real)"
+				exit 0
+			}
+			printf "  per trivial call ≤ uninstrumented + 100 ns:     %+8.1f ns  %s\n", dcall, dcall <= 100 ? "PASS" : "FAIL"
+			print "  per launch and per loop launch: not judged (no floor for AMD)"
+			printf "  records lost by popmon --gpu on = 0:            %8s     %s\n", $8, $8 == "0" ? "PASS" : "FAIL"
+			exit dcall > 100 || $8 != "0"
+		}' || bad=1
+	elif [ -n "$plain" ] && [ -n "$on" ] && [ -n "$fl" ]; then
 		echo "$plain $on $fl" | awk -v fake="$fake" '{
 			dcall = $5 - $1
 			dlaunch = $6 - $10

@@ -28,7 +28,13 @@
 //   x = x/2 + 1 over 1024 floats (4 blocks of 256 threads). Launches are not
 //   checked one by one (cudaGetLastError would double the runtime calls of
 //   a storm): the thread's last error is checked when it ends.
+//
+// gpu_pop_hip.cpp builds this file for AMD GPUs with hipcc (GPU_POP_HIP:
+// the CUDA names mapped to HIP); the #ifdef GPU_POP_AMD parts are what differs
+// there. Built with nvcc, none of them is seen.
+#ifndef GPU_POP_HIP
 #include <cuda_runtime.h>
+#endif
 
 #include "scenarios.h"
 
@@ -42,6 +48,23 @@
 		}                                                                         \
 	} while (0)
 
+#ifdef GPU_POP_AMD
+// AMD: wall_clock64() counts at a constant rate, the device's
+// hipDeviceAttributeWallClockRate (kHz), which wall_clock_rate() copies to
+// each device the program uses before its first launch there. ns from ticks
+// without overflow: t / k * 10^6 + (t mod k) * 10^6 / k.
+__constant__ unsigned long long wall_khz;
+
+__device__ static inline unsigned long long globaltimer(void)
+{
+	unsigned long long t = (unsigned long long)wall_clock64(), k = wall_khz;
+	return t / k * 1000000ULL + t % k * 1000000ULL / k;
+}
+
+// s_sleep N sleeps about 64 N cycles: 32, about 1 us at 2 GHz.
+#define NAP() __builtin_amdgcn_s_sleep(32)
+#define KERNEL extern "C" __global__
+#else
 __device__ static inline unsigned long long globaltimer(void)
 {
 	unsigned long long t;
@@ -49,15 +72,20 @@ __device__ static inline unsigned long long globaltimer(void)
 	return t;
 }
 
-__global__ void spin_kernel(unsigned long long ns)
+#define NAP() __nanosleep(1000)
+#define KERNEL __global__
+#endif
+
+KERNEL void spin_kernel(unsigned long long ns)
 {
 	unsigned long long t0 = globaltimer();
 	while (globaltimer() - t0 < ns)
-		__nanosleep(1000);
+		NAP();
 }
 
 // extern "C": CUPTI's record names it storm_kernel, the name V9's expected
-// values use (kernels:storm_kernel), not the mangled _Z12storm_kernely.
+// values use (kernels:storm_kernel), not the mangled _Z12storm_kernely (on
+// AMD every kernel is extern "C": KERNEL).
 extern "C" __global__ void storm_kernel(unsigned long long ns)
 {
 	unsigned long long t0 = globaltimer();
@@ -65,11 +93,11 @@ extern "C" __global__ void storm_kernel(unsigned long long ns)
 		;
 }
 
-__global__ void empty_kernel(void)
+KERNEL void empty_kernel(void)
 {
 }
 
-__global__ void tiny_kernel(float *x, int n)
+KERNEL void tiny_kernel(float *x, int n)
 {
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i < n)
@@ -86,6 +114,26 @@ static int device;
 static cudaStream_t tstreams[GPU_POP_MAX_THREADS];
 static float *tiny_buf[GPU_POP_MAX_THREADS];
 
+#ifdef GPU_POP_AMD
+// Copies device d's wall-clock rate to its wall_khz, once (d is current).
+static void wall_clock_rate(int d)
+{
+	static char done[256];
+	if (d < 256 && done[d])
+		return;
+	int khz = 0;
+	CK(hipDeviceGetAttribute(&khz, hipDeviceAttributeWallClockRate, d));
+	if (khz <= 0) {
+		fprintf(stderr, "gpu_pop: device %d: wall clock rate %d kHz\n", d, khz);
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	unsigned long long k = (unsigned long long)khz;
+	CK(hipMemcpyToSymbol(HIP_SYMBOL(wall_khz), &k, sizeof k));
+	if (d < 256)
+		done[d] = 1;
+}
+#endif
+
 static int setup(int rank)
 {
 	int n = 0;
@@ -93,6 +141,9 @@ static int setup(int rank)
 		return 0;
 	device = rank % n;
 	CK(cudaSetDevice(device));
+#ifdef GPU_POP_AMD
+	wall_clock_rate(device);
+#endif
 	return n;
 }
 
@@ -197,6 +248,9 @@ static int copy_hidden(void)
 static void kernel_on(int d, double ms)
 {
 	CK(cudaSetDevice(d));
+#ifdef GPU_POP_AMD
+	wall_clock_rate(d); // V8's device 1: at its first launch, before the region
+#endif
 	spin_kernel<<<1, 1>>>((unsigned long long)(ms * 1e6));
 }
 

@@ -3,6 +3,12 @@
  * Built by build.sh as OUTDIR/gpu_pop: same arguments and output as the real
  * CUDA program ../gpu_pop.cu.
  *
+ * With -DFAKE_HIP the same program runs on the fake HIP runtime of
+ * ../fake_rocm (fakehip.h, libamdhip64.so), whose calls are those of the
+ * fake CUDA runtime under other names: gpu_pop_hip, the fake counterpart of
+ * ../gpu_pop_hip.cpp (scripts/gpu-validate.sh --vendor amd --fake and the
+ * tests build it).
+ *
  * Host work sleeps (as examples/work.h), so ranks need no CPU of their own.
  * The copy takes GPU_POP_COPY_MS (default: the unit u) on the fake device.
  * Host thread i of V9, V10 and the overhead loop uses stream i + 1 (the fake
@@ -12,14 +18,28 @@
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 
+#ifdef FAKE_HIP
+#include "fakehip.h"
+#define fakecuda_set_device fakehip_set_device
+#define fakecuda_get_device fakehip_get_device
+#define fakecuda_launch fakehip_launch
+#define fakecuda_sync fakehip_sync
+#define fakecuda_stream_sync fakehip_stream_sync
+#define fakecuda_memcpy fakehip_memcpy
+#define FAKECUDA_HTOD FAKEHIP_HTOD
+#define cuDeviceGetCount fakehip_get_device_count /* hipGetDeviceCount */
+#else
 #include "fakecuda.h"
+#endif
 #include "scenarios.h"
 #include "work.h"
 
 static double copy_ms;
 static int device;
 
+#ifndef FAKE_HIP
 int cuDeviceGetCount(int *count); /* the fake driver's */
+#endif
 
 static int setup(int rank)
 {
