@@ -665,9 +665,10 @@ static void init_process(void)
 {
 	popmon_proc.pid = (int)getpid();
 	popmon_proc.size = 1;
-	if (getenv("POPMON_GPU_PROBE")) { /* popmon doctor: what CUDA the library finds */
+	if (getenv("POPMON_GPU_PROBE")) { /* popmon doctor: what CUDA and ROCm the library finds */
 		popmon_proc.inert = 1;
 		popmon_gpu_probe();
+		popmon_gpu_rocm_probe();
 		return;
 	}
 	if (env_true("POPMON_DISABLE")) {

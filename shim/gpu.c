@@ -1,10 +1,11 @@
 /* gpu.c: the GPU accounting layer of libpopmon (gpu.h), shared by the
- * vendor backends (gpu_cupti.c: NVIDIA through CUPTI).
+ * vendor backends.
  *
  * A backend turns its vendor's callbacks and activity records into calls
  * of this layer: popmon_gpu_api for the host side (a thread inside the
  * GPU runtime), popmon_gpu_account_locked for each decoded kernel, copy or
- * memset, popmon_gpu_set_devices for the device table. The layer keeps,
+ * memset, popmon_gpu_set_devices for the device table (gpu_cupti.c: NVIDIA
+ * through CUPTI; gpu_rocm.c: AMD through rocprofiler-sdk). The layer keeps,
  * per device ordinal, two incremental unions (K: kernels; A: kernels,
  * copies and memsets), the kernel table, the copy totals and the idle
  * gaps; region snapshots read K and A at the snapshot time after the
@@ -483,7 +484,7 @@ void popmon_gpu_finish(struct popmon_gpu_proc *out, uint64_t g0_ns, uint64_t g1_
 		}
 		out->nkernels = kernel_rows(out->kernels);
 		pthread_mutex_unlock(&popmon_gpu_lock);
-	} else {
+	} else if (!popmon_gpu_rocm_why(out, mode)) {
 		popmon_gpu_cupti_why(out, mode);
 	}
 	const char *distinct = getenv("POPMON_GPU_TEST_DISTINCT_DEVICE_PER_RANK");

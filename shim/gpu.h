@@ -155,9 +155,21 @@ void popmon_gpu_set_devices(int count, int n, const char uuid[][48], const char 
 /* The devices the backend reported (0 while unknown). */
 int popmon_gpu_device_count(void);
 
-/* Finish of a process no backend measured: the CUPTI backend says why
- * (CUDA not used, off, not injected, another tool injected, its error). */
+/* Finish of a process no backend measured: the rocprofiler-sdk backend
+ * says why when HIP was used (1; no SDK, its error, its version), else the
+ * CUPTI backend (CUDA not used, off, not injected, another tool injected,
+ * its error). */
+int popmon_gpu_rocm_why(struct popmon_gpu_proc *out, int mode);
 void popmon_gpu_cupti_why(struct popmon_gpu_proc *out, int mode);
+
+/* The AMD backend (gpu_rocm.c): the entry points rocprofiler-register and
+ * rocprofiler-sdk look for, and its part of popmon doctor's probe. */
+struct popmon_rocp_configure_result;
+struct popmon_rocp_configure_result *rocprofiler_configure(uint32_t version, const char *runtime_version,
+							   uint32_t priority, void *client);
+int rocprofiler_set_api_table(const char *name, uint64_t lib_version, uint64_t lib_instance, void **tables,
+			      uint64_t num_tables);
+void popmon_gpu_rocm_probe(void);
 
 /* Delivers the records CUPTI holds (cuptiActivityFlushAll(0)); call with no
  * GPU lock held (the region lock may be held: the buffer path never takes

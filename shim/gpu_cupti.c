@@ -593,7 +593,10 @@ static void fail_with(int why, int err, const char *detail)
 {
 	failed = 1;
 	popmon_gpu_reason(reason, sizeof reason, why, err, detail);
-	if (popmon_gpu_mode() == 2)
+	if (why == POPMON_GPU_WHY_OTHER_BACKEND) /* whatever the mode: device work goes uncounted */
+		popmon_warn_once("gpu-both", "this process uses HIP and CUDA: its GPUs are measured through "
+				 "rocprofiler-sdk only, CUDA's calls and device work are not measured");
+	else if (popmon_gpu_mode() == 2)
 		popmon_warn_once("gpu", "GPU measurement requested but %s", reason);
 }
 

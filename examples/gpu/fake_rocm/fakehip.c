@@ -34,6 +34,7 @@
  *   FAKEHIP_NO_SDK=1       behave as if librocprofiler-sdk.so were not
  *                          installed
  *   FAKEHIP_TRACE=1        one stderr line per device activity
+ *   FAKEHIP_RUNTIME_VERSION  hipRuntimeGetVersion's answer (default 60443482)
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -199,10 +200,12 @@ static void register_runtime(void)
 	if (!dlsym(RTLD_DEFAULT, "rocprofiler_configure") && !force)
 		return; /* no tool: the SDK is never loaded */
 	const char *lib = reglib && *reglib ? reglib : "librocprofiler-sdk.so";
-	set_api_table_fn set = NULL;
-	if (!env_true("FAKEHIP_NO_SDK", 0)) {
-		set = (set_api_table_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "rocprofiler_set_api_table");
-		void *h = set ? NULL : open_sdk(lib);
+	/* A rocprofiler_set_api_table already visible (a preloaded library's)
+	 * is used first, as rocprofiler-register does; FAKEHIP_NO_SDK=1 only
+	 * makes the SDK library itself impossible to load. */
+	set_api_table_fn set = (set_api_table_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "rocprofiler_set_api_table");
+	if (!set && !env_true("FAKEHIP_NO_SDK", 0)) {
+		void *h = open_sdk(lib);
 		if (h)
 			set = (set_api_table_fn)(uintptr_t)dlsym(h, "rocprofiler_set_api_table");
 	}
@@ -589,5 +592,18 @@ int fakehip_free(double ms)
 	call_begin(&c, FRP_HIP_hipFree);
 	sleep_ns((uint64_t)(ms * 1e6));
 	call_end(&c);
+	return 0;
+}
+
+/* hipRuntimeGetVersion: HIP_VERSION's form, major * 10^7 + minor * 10^5 +
+ * patch (FAKEHIP_RUNTIME_VERSION, default 60443482: ROCm 6.4). A plain
+ * query, as tools call it from their initialize: it does not start the
+ * runtime and is not traced. */
+int hipRuntimeGetVersion(int *version)
+{
+	if (!version)
+		return 1; /* hipErrorInvalidValue */
+	const char *s = getenv("FAKEHIP_RUNTIME_VERSION");
+	*version = s && *s ? atoi(s) : 60443482;
 	return 0;
 }
