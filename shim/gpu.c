@@ -18,6 +18,7 @@
 #endif
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -347,6 +348,37 @@ void popmon_gpu_set_devices(int count, int n, const char uuid[][48], const char 
 		__atomic_store_n(&popmon_live->gpu_seq, seq + 2, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&popmon_gpu_lock);
+}
+
+int popmon_gpu_calibrate(int (*get_timestamp)(uint64_t *ns), int64_t *offset)
+{
+	uint64_t best = UINT64_MAX;
+	for (int i = 0; i < 8; i++) {
+		uint64_t ts = 0, m1 = popmon_monotonic_ns();
+		if (get_timestamp(&ts) != 0)
+			return -1;
+		uint64_t m2 = popmon_monotonic_ns();
+		if (m2 - m1 < best) {
+			best = m2 - m1;
+			*offset = (int64_t)(m1 + (m2 - m1) / 2) - (int64_t)ts;
+		}
+	}
+	return 0;
+}
+
+int popmon_gpu_thread(void *(*fn)(void *))
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_t t;
+	int rc = pthread_create(&t, &attr, fn, NULL);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc == 0 ? 0 : -1;
 }
 
 int popmon_gpu_device_count(void)

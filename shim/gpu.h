@@ -154,6 +154,12 @@ void popmon_gpu_publish_locked(uint64_t now_ns);
 void popmon_gpu_set_devices(int count, int n, const char uuid[][48], const char name[][96]);
 /* The devices the backend reported (0 while unknown). */
 int popmon_gpu_device_count(void);
+/* The offset from a vendor clock to CLOCK_MONOTONIC: the narrowest of 8
+ * brackets around get_timestamp (0 success; -1: it failed). */
+int popmon_gpu_calibrate(int (*get_timestamp)(uint64_t *ns), int64_t *offset);
+/* A detached thread of the GPU measurement running fn, with every signal
+ * blocked (none of the program's is ever delivered to it): 0, or -1. */
+int popmon_gpu_thread(void *(*fn)(void *));
 
 /* Finish of a process no backend measured: the rocprofiler-sdk backend
  * says why when HIP was used (1; no SDK, its error, its version), else the

@@ -441,24 +441,6 @@ static int cupti_candidates(char out[][PATH_MAX], int max)
 	return n;
 }
 
-/* Calibrates clock_offset against cuptiGetTimestamp: the reading with the
- * narrowest CLOCK_MONOTONIC bracket. */
-static int calibrate(const struct popmon_gpu_backend *b)
-{
-	uint64_t best = UINT64_MAX;
-	for (int i = 0; i < 8; i++) {
-		uint64_t ts = 0, m1 = popmon_monotonic_ns();
-		if (b->get_timestamp(&ts) != 0)
-			return -1;
-		uint64_t m2 = popmon_monotonic_ns();
-		if (m2 - m1 < best) {
-			best = m2 - m1;
-			clock_offset = (int64_t)(m1 + (m2 - m1) / 2) - (int64_t)ts;
-		}
-	}
-	return 0;
-}
-
 /* The API calls whose time matters (CUPTI's callback ids, stable across
  * versions: cupti_runtime_cbid.h and cupti_driver_cbid.h). Trivial getters
  * (cudaGetDevice, cudaGetLastError, cuCtxGetCurrent, ...) are not among
@@ -539,7 +521,7 @@ static int start(const struct popmon_gpu_backend *b, const char **call)
 	*call = "cuptiActivityRegisterTimestampCallback";
 	rc = b->register_timestamp ? b->register_timestamp(gpu_timestamp) : -1;
 	if (rc != 0) {
-		if (!b->get_timestamp || calibrate(b) != 0)
+		if (!b->get_timestamp || popmon_gpu_calibrate(b->get_timestamp, &clock_offset) != 0)
 			return -2;
 		calibrated = 1;
 	}

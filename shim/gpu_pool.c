@@ -12,12 +12,12 @@
 #endif
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 
+#include "gpu.h"
 #include "gpu_pool.h"
 
 enum { B_FREE = 0, B_HELD, B_DONE, B_DIRTY };
@@ -325,18 +325,7 @@ int popmon_gpu_pool_start(popmon_gpu_process_fn process, pthread_mutex_t *lock)
 		if (!b)
 			break;
 	}
-	/* The worker inherits a full signal mask: no signal of the program's
-	 * is ever delivered to it. */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_t t;
-	int rc = pthread_create(&t, &attr, worker, NULL);
-	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	int rc = popmon_gpu_thread(worker);
 	/* Without a worker, buffers are processed and zeroed by the flushes
 	 * (on the flushing thread), and the pool grows only on request. */
 	pthread_mutex_lock(&mu);

@@ -32,7 +32,6 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -428,23 +427,6 @@ static int each_agents(uint32_t version, const void **list, size_t count, void *
 	return 0;
 }
 
-/* The narrowest CLOCK_MONOTONIC bracket around the SDK's clock. */
-static int calibrate(const struct popmon_rocm_backend *b)
-{
-	uint64_t best = UINT64_MAX;
-	for (int i = 0; i < 8; i++) {
-		uint64_t ts = 0, m1 = popmon_monotonic_ns();
-		if (b->get_timestamp(&ts) != POPMON_ROCP_SUCCESS)
-			return -1;
-		uint64_t m2 = popmon_monotonic_ns();
-		if (m2 - m1 < best) {
-			best = m2 - m1;
-			clock_offset = (int64_t)(m1 + (m2 - m1) / 2) - (int64_t)ts;
-		}
-	}
-	return 0;
-}
-
 #define RESOLVE(h, field, name)                       \
 	do {                                          \
 		void *p_ = dlsym((h), (name));        \
@@ -509,20 +491,6 @@ static void *flusher(void *arg)
 	return NULL;
 }
 
-static void start_flusher(void)
-{
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_t t;
-	pthread_create(&t, &attr, flusher, NULL);
-	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-}
-
 /* Sets everything up (inside the tool's initialize): 0, or the status of
  * the failing call with its name in *call. */
 static int setup(const struct popmon_rocm_backend *b, const char **call)
@@ -533,7 +501,7 @@ static int setup(const struct popmon_rocm_backend *b, const char **call)
 	if ((rc = b->get_version(&maj, &min, &pat)) != POPMON_ROCP_SUCCESS)
 		return rc;
 	*call = "rocprofiler_get_timestamp";
-	if (calibrate(b) != 0)
+	if (popmon_gpu_calibrate(b->get_timestamp, &clock_offset) != 0)
 		return POPMON_ROCP_ERROR;
 	int (*hipver)(int *);
 	void *f = dlsym(RTLD_DEFAULT, "hipRuntimeGetVersion");
@@ -620,7 +588,7 @@ static int tool_initialize(popmon_rocp_fn client_finalize, void *tool_data)
 	}
 	__atomic_store_n(&active, 1, __ATOMIC_RELEASE);
 	if (popmon_live)
-		start_flusher();
+		popmon_gpu_thread(flusher);
 	return 0;
 }
 

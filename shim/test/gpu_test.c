@@ -1,5 +1,5 @@
 /* gpu_test.c: unit tests of the GPU measurement (shim/gpu.c, gpu_cupti.c,
- * gpu_pool.c) that need no
+ * gpu_rocm.c, gpu_pool.c) that need no
  * GPU and no CUDA: recorded API enter/exit sequences and activity records
  * are fed through a fake CUPTI/driver backend (popmon_gpu_backend) into the
  * real accounting code; the decoder, the unions and the reason texts are
@@ -8,7 +8,7 @@
  * Built and run by internal/shimbuild's TestGPUC:
  *
  *   cc -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -DPOPMON_GPU_TEST -Ishim \
- *      shim/gpu.c shim/gpu_cupti.c shim/gpu_pool.c shim/test/gpu_test.c \
+ *      shim/gpu.c shim/gpu_cupti.c shim/gpu_rocm.c shim/gpu_pool.c shim/test/gpu_test.c \
  *      -ldl -lpthread -o gpu_test
  *   ./gpu_test SCENARIO [ARG]   (one process per scenario: gpu.c keeps
  *                                process-wide state and initialises once)
