@@ -16,6 +16,7 @@ import (
 
 	"github.com/popmon/popmon/internal/runs"
 	"github.com/popmon/popmon/internal/safetext"
+	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 )
 
@@ -75,7 +76,7 @@ func Generate(opts Options) (*Result, error) {
 		opts.Model = pop.ModelTALP
 	}
 	if len(opts.Regions) == 0 {
-		opts.Regions = []string{runs.GlobalNames[0]}
+		opts.Regions = []string{measure.GlobalRegion}
 	}
 	if opts.Title == "" {
 		opts.Title = DefaultTitle
@@ -224,7 +225,7 @@ func trend(e *Experiment) (template.HTML, string) {
 	}
 	var vs []float64
 	var what string
-	if cfgs := configsOf(e, runs.GlobalNames[0]); len(same) < 2 && len(cfgs) > 1 {
+	if cfgs := configsOf(e, measure.GlobalRegion); len(same) < 2 && len(cfgs) > 1 {
 		for _, c := range cfgs {
 			vs = append(vs, parallelEfficiency(e.Runs[c.idx[len(c.idx)-1]]))
 		}
@@ -412,7 +413,7 @@ func parallelEfficiency(r *runs.Run) float64 {
 	if r == nil {
 		return math.NaN()
 	}
-	g, ok := r.Region(runs.GlobalNames[0])
+	g, ok := r.Region(measure.GlobalRegion)
 	if !ok {
 		return math.NaN()
 	}
@@ -432,7 +433,7 @@ func runInfo(r *runs.Run, input string) runRow {
 	if r.Measurement != nil && r.Measurement.Partial != nil {
 		row.Partial = r.Measurement.Partial.Sentence()
 	}
-	if g, ok := r.Region(runs.GlobalNames[0]); ok {
+	if g, ok := r.Region(measure.GlobalRegion); ok {
 		row.Elapsed = FormatValue(pop.IDElapsedS, float64(g.ElapsedNS)/1e9)
 	}
 	return row

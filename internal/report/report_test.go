@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/popmon/popmon/internal/talpjson"
 	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 )
@@ -352,26 +353,6 @@ func TestCount(t *testing.T) {
 	}
 }
 
-func TestFloatJSON(t *testing.T) {
-	tests := []struct {
-		v    float64
-		want string
-	}{{1, "1.0"}, {0, "0.0"}, {0.625, "0.625"}, {1.0 / 3, "0.3333333333333333"}, {4e9, "4000000000.0"}, {1e-7, "1e-07"}, {2e21, "2e+21"}}
-	for _, tt := range tests {
-		b, err := float(tt.v).MarshalJSON()
-		if err != nil || string(b) != tt.want {
-			t.Errorf("float(%v) = %s, %v; want %s", tt.v, b, err, tt.want)
-		}
-		var back float64
-		if err := json.Unmarshal(b, &back); err != nil || back != tt.v {
-			t.Errorf("float(%v) does not round-trip: %v %v", tt.v, back, err)
-		}
-	}
-	if _, err := float(math.NaN()).MarshalJSON(); err == nil {
-		t.Error("NaN marshalled")
-	}
-}
-
 // talpFile is the part of a DLB/TALP JSON file TALP tooling reads.
 type talpFile struct {
 	DLBVersion  string                                `json:"dlbVersion"`
@@ -398,7 +379,7 @@ func parseTALP(t *testing.T, data []byte) talpFile {
 		}
 	}
 	if f.Timestamp != "" {
-		if _, err := time.Parse(talpTimeLayout, f.Timestamp); err != nil {
+		if _, err := time.Parse(talpjson.TimeLayout, f.Timestamp); err != nil {
 			t.Errorf("timestamp %q is not in DLB's layout: %v", f.Timestamp, err)
 		}
 	}
@@ -442,9 +423,9 @@ func keysInOrder(t *testing.T, data []byte, path ...string) []string {
 // isGPUEfficiency reports whether k is one of the GPU device efficiencies
 // DLB writes only for runs with GPUs.
 func isGPUEfficiency(k string) bool {
-	for _, e := range talpGPUEfficiencies {
-		if e.key == k {
-			return true
+	for _, e := range talpjson.Efficiencies {
+		if e.Key == k {
+			return e.Branch == talpjson.BranchGPU
 		}
 	}
 	return false

@@ -205,7 +205,7 @@ func openJSON(path string, data []byte) (*File, error) {
 		return openPopmon(path, body)
 	}
 	if talpjson.IsTALP(body) {
-		return openTALP(path, body, head["Application"])
+		return openTALP(path, body)
 	}
 	return nil, &FileError{Path: path,
 		Problem: fmt.Sprintf("is neither a popmon measurement (no \"format\": %q) nor DLB/TALP JSON (no \"dlbVersion\" or \"Application\")", measure.Format),
@@ -234,26 +234,16 @@ func openPopmon(path string, data []byte) (*File, error) {
 		Fix: "the file is damaged or was edited (docs/measurement-format.md has the rules); " + fixRemeasure, Err: err}
 }
 
-// openTALP converts a DLB/TALP JSON file (internal/talpjson) and reads
-// DLB's own efficiencies (loadTALP); the file must pass both.
-func openTALP(path string, data []byte, app json.RawMessage) (*File, error) {
-	m, err := talpjson.Convert(data, path)
+// openTALP reads a DLB/TALP JSON file (talpjson.Read): the measurement
+// synthesized from it and the summary of what DLB wrote itself.
+func openTALP(path string, data []byte) (*File, error) {
+	m, d, err := talpjson.Read(data, path)
 	if err != nil {
 		msg := strings.TrimPrefix(err.Error(), "convert DLB/TALP JSON "+path+": ")
 		return nil, &FileError{Path: path, Problem: "is not a usable DLB/TALP JSON file (" + msg + ")",
 			Fix: "the file is damaged or was edited; write it again with DLB (or popmon report --format talp-json)", Err: err}
 	}
-	if app == nil {
-		// Convert requires "Application"; this keeps loadTALP safe anyway.
-		return nil, &FileError{Path: path, Problem: "has no \"Application\" object", Fix: fixNotARun}
-	}
-	r, err := loadTALP(path, app, data)
-	if err != nil {
-		msg := strings.TrimPrefix(err.Error(), path+": ")
-		return nil, &FileError{Path: path, Problem: "is not a usable DLB/TALP JSON file (" + msg + ")",
-			Fix: "the file is damaged or was edited; write it again with DLB (or popmon report --format talp-json)", Err: err}
-	}
-	return &File{Path: path, Kind: KindTALP, Measurement: m, talp: r}, nil
+	return &File{Path: path, Kind: KindTALP, Measurement: m, talp: talpRun(path, m, d)}, nil
 }
 
 // oneLine joins the lines of err's message (errors.Join of validation

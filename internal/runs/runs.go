@@ -6,7 +6,6 @@
 package runs
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -113,7 +112,7 @@ func (r Resources) SameConfiguration(o Resources) bool {
 // Region is the summary of one region of a run.
 type Region struct {
 	// Name is the region name; the whole run is "Global" whatever the DLB
-	// version called it (see [GlobalNames]).
+	// version called it (see [talpjson.GlobalNames]).
 	Name string
 	// Processes and CPUs are those that visited the region (TALP: the
 	// region's numMpiRanks, 1 without MPI, and numCpus).
@@ -172,12 +171,6 @@ func (r *Run) RegionNames() []string {
 	}
 	return names
 }
-
-// GlobalNames are the names DLB gave the whole-run region: "Global"
-// (DLB ≥ 3.5 and popmon), "Application" (DLB 3.5 pre-releases, e.g. the
-// GENE-X samples) and "MPI Execution" (DLB ≤ 3.4). [Load] renames the
-// first of them found to "Global" when the file has no "Global" region.
-var GlobalNames = []string{measure.GlobalRegion, "Application", "MPI Execution"}
 
 // Load reads one run file with [Open] and summarises it with model
 // (empty: talp): [File.Run]. Traces are read strictly (no malformed line
@@ -259,11 +252,7 @@ func loadMeasurement(path string, m *measure.Measurement, model pop.Model) (*Run
 		return nil, &FileError{Path: path, Problem: "has no trustworthy metrics: " + rep.Refused,
 			Fix: "measure the job again (popmon report " + path + " shows what was measured)"}
 	}
-	r := &Run{Source: path, Kind: KindPopmon, Model: model, Measurement: m}
-	if m.Git != nil {
-		r.Git = Git{Commit: m.Git.Commit, Branch: m.Git.Branch, Timestamp: m.Git.Timestamp,
-			IsMergeRequest: m.Git.IsMergeRequest, DefaultBranch: m.Git.DefaultBranch}
-	}
+	r := &Run{Source: path, Kind: KindPopmon, Model: model, Measurement: m, Git: gitOf(m)}
 	if t, err := m.Time(); err == nil {
 		r.Timestamp = t.UTC()
 	}
@@ -412,5 +401,11 @@ func GitFromEnv(getenv func(string) string) Git {
 	return Git{}
 }
 
-// errNotObject is returned when "Application" is not a JSON object.
-var errNotObject = errors.New(`"Application" is not a JSON object`)
+// gitOf returns the measurement's version-control metadata.
+func gitOf(m *measure.Measurement) Git {
+	if m.Git == nil {
+		return Git{}
+	}
+	return Git{Commit: m.Git.Commit, Branch: m.Git.Branch, Timestamp: m.Git.Timestamp,
+		IsMergeRequest: m.Git.IsMergeRequest, DefaultBranch: m.Git.DefaultBranch}
+}

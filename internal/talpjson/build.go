@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/popmon/popmon/measure"
+	"github.com/popmon/popmon/pop"
 )
 
 // NoteImpossibleLoadBalance starts the note of a converted measurement
@@ -23,34 +24,20 @@ type placement struct {
 
 // build turns a parsed file into a measurement.
 func build(f *file, path string) (*measure.Measurement, error) {
-	regs, global, renamed := orderRegions(f.regions)
+	regs := f.regions
 	ref := &regs[0] // the Global region, else the first
-	res := f.resources
 
 	// Resources: the "resources" object, else the Global region.
-	fileInt := func(key string, regionValue int, limit int64) (int, error) {
-		if res.has(key) {
-			v, _, err := res.int(key, limit)
-			return int(v), err
+	fileInt := func(key string, fileValue, regionValue int) int {
+		if f.resources.has(key) {
+			return fileValue
 		}
-		return regionValue, nil
+		return regionValue
 	}
-	ranks, err := fileInt("numMpiRanks", ref.ranks, maxRanks)
-	if err != nil {
-		return nil, err
-	}
-	nodes, err := fileInt("numNodes", ref.nodes, maxRanks)
-	if err != nil {
-		return nil, err
-	}
-	cpus, err := fileInt("numCpus", ref.cpus, maxCPUs)
-	if err != nil {
-		return nil, err
-	}
-	gpus, err := fileInt("numGpus", ref.gpus, maxRanks)
-	if err != nil {
-		return nil, err
-	}
+	ranks := fileInt("numMpiRanks", f.res.ranks, ref.ranks)
+	nodes := fileInt("numNodes", f.res.nodes, ref.nodes)
+	cpus := fileInt("numCpus", f.res.cpus, ref.cpus)
+	gpus := fileInt("numGpus", f.res.gpus, ref.gpus)
 
 	var notes []string
 	maxRegionRanks := 0
@@ -100,7 +87,7 @@ func build(f *file, path string) (*measure.Measurement, error) {
 		if t, ok := parseTime(f.timestamp); ok {
 			m.Timestamp = t.Format(time.RFC3339)
 		} else {
-			notes = append(notes, fmt.Sprintf("The file's timestamp %q is neither DLB's layout (%s) nor RFC 3339: the measurement has no timestamp.", f.timestamp, talpTimeLayout))
+			notes = append(notes, fmt.Sprintf("The file's timestamp %q is neither DLB's layout (%s) nor RFC 3339: the measurement has no timestamp.", f.timestamp, TimeLayout))
 		}
 	}
 	maxThreads := 0
@@ -193,8 +180,8 @@ func build(f *file, path string) (*measure.Measurement, error) {
 				notDerived = append(notDerived, r.name)
 			}
 		}
-		if impossible(r.lbIn) || impossible(r.lbOut) {
-			lbImpossible = append(lbImpossible, fmt.Sprintf("%s (In %s, Out %s)", quote(r.name), showEff(r.lbIn), showEff(r.lbOut)))
+		if in, out := r.own(pop.IDMPILoadBalanceIn), r.own(pop.IDMPILoadBalanceOut); impossible(in) || impossible(out) {
+			lbImpossible = append(lbImpossible, fmt.Sprintf("%s (In %s, Out %s)", quote(r.name), showEff(in), showEff(out)))
 		}
 	}
 
@@ -212,10 +199,10 @@ func build(f *file, path string) (*measure.Measurement, error) {
 	}
 	src.Notes = append(src.Notes, fmt.Sprintf("A DLB/TALP JSON file (%s) holds per-region totals over all processes only: the %s and their accounts are synthesized. CPUs are split as evenly as possible over the ranks (the remainder to the first), ranks are placed on the %s in contiguous blocks, useful, OpenMP and GPU runtime times%s are split by CPUs, and visits (numMeasurements, which DLB sums over ranks) and event counts are split evenly over the ranks.",
 		layout, plural(P, "process", "processes"), plural(N, "node", "nodes"), ifStr(counters, ", cycles and instructions", "")))
-	if global < 0 {
-		src.Notes = append(src.Notes, fmt.Sprintf("The file has no whole-run region (%s): there is no Global region.", strings.Join(globalNames, ", ")))
-	} else if renamed != "" {
-		src.Notes = append(src.Notes, fmt.Sprintf("DLB's whole-run region %q is the Global region.", renamed))
+	if f.global < 0 {
+		src.Notes = append(src.Notes, fmt.Sprintf("The file has no whole-run region (%s): there is no Global region.", strings.Join(GlobalNames, ", ")))
+	} else if f.renamed != "" {
+		src.Notes = append(src.Notes, fmt.Sprintf("DLB's whole-run region %q is the Global region.", f.renamed))
 	}
 	if hasMPI {
 		src.Notes = append(src.Notes, mpiNotes(dist, reasons, workerIdle)...)
@@ -373,7 +360,7 @@ func perProcessNote(f *file, regs []region) string {
 func orderRegions(in []region) (out []region, global int, renamed string) {
 	out = append([]region(nil), in...)
 	global = -1
-	for _, want := range globalNames {
+	for _, want := range GlobalNames {
 		for i := range out {
 			if out[i].name == want {
 				global = i

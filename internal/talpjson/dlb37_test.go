@@ -64,26 +64,26 @@ func TestDLB37Fixtures(t *testing.T) {
 				if d == nil || d["usefulTime"] <= 0 || d["elapsedTime"] <= 0 {
 					continue
 				}
-				for _, k := range talpKeys {
-					want, ok := d[k.key]
-					if !ok {
+				for _, k := range talpjson.Efficiencies {
+					want, ok := d[k.Key]
+					if k.Branch == talpjson.BranchGPU || !ok {
 						continue
 					}
-					got, ok := r.Value(k.id)
+					got, ok := r.Value(k.ID)
 					switch {
 					case !ok && want == 1:
 						// a branch that does not apply (DLB writes 1.00)
 					case !ok:
-						t.Errorf("region %q: %s absent, DLB wrote %v", r.Name, k.id, want)
-					case (k.id == pop.IDMPILoadBalanceIn || k.id == pop.IDMPILoadBalanceOut) && (d["mpiLoadBalanceIn"] < 0 || d["mpiLoadBalanceIn"] > 1 || d["mpiLoadBalanceOut"] < 0 || d["mpiLoadBalanceOut"] > 1):
+						t.Errorf("region %q: %s absent, DLB wrote %v", r.Name, k.ID, want)
+					case (k.ID == pop.IDMPILoadBalanceIn || k.ID == pop.IDMPILoadBalanceOut) && (d["mpiLoadBalanceIn"] < 0 || d["mpiLoadBalanceIn"] > 1 || d["mpiLoadBalanceOut"] < 0 || d["mpiLoadBalanceOut"] > 1):
 						lb, _ := r.Value(pop.IDMPILoadBalance)
-						truth := map[string]float64{pop.IDMPILoadBalanceIn: lb, pop.IDMPILoadBalanceOut: 1}[k.id]
+						truth := map[string]float64{pop.IDMPILoadBalanceIn: lb, pop.IDMPILoadBalanceOut: 1}[k.ID]
 						if d["numNodes"] != 1 || math.Abs(got-truth) > 1e-9 {
-							t.Errorf("region %q: %s = %v where DLB's is impossible (%v), want %v", r.Name, k.id, got, want, truth)
+							t.Errorf("region %q: %s = %v where DLB's is impossible (%v), want %v", r.Name, k.ID, got, want, truth)
 						}
 						impossibleSeen++
 					case math.Abs(got-want) > dlbTol:
-						t.Errorf("region %q: %s = %.6f, DLB wrote %v", r.Name, k.id, got, want)
+						t.Errorf("region %q: %s = %.6f, DLB wrote %v", r.Name, k.ID, got, want)
 					default:
 						n++
 					}

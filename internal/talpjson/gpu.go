@@ -22,10 +22,6 @@ func (g gpuTimes) any() bool {
 	return g.useful > 0 || g.comm > 0 || g.maxUseful > 0 || g.maxActive > 0
 }
 
-// talpGPUKeys are DLB's GPU efficiency keys, in the metric order of model
-// talp's device tree.
-var talpGPUKeys = []string{"gpuParallelEfficiency", "gpuLoadBalance", "gpuCommunicationEfficiency", "gpuOrchestrationEfficiency"}
-
 // gpuDevices returns the synthesized GPU devices of a file with n GPUs
 // (numGpus) whose regions have device times; nil when none has. A file
 // with device times but numGpus 0 gets one device per the largest
@@ -154,15 +150,17 @@ func gpuDisagreement(g *measure.Region, r *region, n int) []string {
 		ma = max(ma, ga[d])
 	}
 	T, N := float64(r.elapsed), float64(regionGPUs(r, n)) // DLB's N: the region's devices
+	// In the order of the device tree: parallel efficiency, load balance,
+	// communication and orchestration efficiency.
 	ours := []float64{sum / (T * N), sum / (N * mu), mu / ma, ma / T}
 	var out []string
-	for i, key := range talpGPUKeys {
-		v := r.f.signed(key)
+	for i, e := range gpuEfficiencies {
+		v := r.own(e.ID)
 		if math.IsNaN(v) || math.IsNaN(ours[i]) || math.IsInf(ours[i], 0) {
 			continue
 		}
 		if math.Abs(v-ours[i]) > 0.0051 {
-			out = append(out, fmt.Sprintf("%s %.2f (times: %.2f)", key, v, ours[i]))
+			out = append(out, fmt.Sprintf("%s %.2f (times: %.2f)", e.Key, v, ours[i]))
 		}
 	}
 	return out

@@ -1,10 +1,15 @@
-// Package talpjson converts a DLB/TALP JSON file (the JSON output of DLB's
+// Package talpjson owns the DLB/TALP JSON format (the JSON output of DLB's
 // TALP module, DLB 3.5, 3.6 and 3.7 layouts, and popmon's own talp-json
-// report, which follows the 3.7 layout) into popmon's measurement model, so
-// that popmon's reports and models run on TALP users' existing files.
+// report, which follows the 3.7 layout): its keys and their metric ids
+// ([Efficiencies]), its time layout, the names of its whole-run region,
+// reading ([Read]) and writing ([Write]).
 //
+// [Read] converts a file into popmon's measurement model, so that popmon's
+// reports and models run on TALP users' existing files, and returns, from
+// the same pass, what DLB itself wrote: its resources and its own
+// efficiencies ([DLB]), which internal/runs summarises for scaling tables.
 // A TALP file holds per-region totals over all processes, not per-process
-// accounts. [Convert] therefore synthesizes the processes of the run (CPUs
+// accounts. [Read] therefore synthesizes the processes of the run (CPUs
 // split as evenly as possible over the ranks, ranks placed on the nodes in
 // contiguous blocks) and splits every total over them by CPUs, except the
 // MPI time: that is distributed so that popmon's talp model (POP-METRICS.md
@@ -12,9 +17,6 @@
 // (minMpiNormdProc, minMpiNormdNode), and with them DLB's communication
 // efficiency and load balance In/Out. The measurement's Source notes say
 // what was synthesized.
-//
-// This package does not summarise files for scaling tables with DLB's own
-// efficiencies; internal/runs does that.
 package talpjson
 
 import (
@@ -30,18 +32,7 @@ import (
 	"github.com/popmon/popmon/measure"
 )
 
-// talpTimeLayout is DLB's timestamp layout: local time without a zone,
-// read as UTC (as internal/runs and internal/report do).
-const talpTimeLayout = "2006-01-02T15:04:05"
-
-// globalNames are the names DLB gave the whole-run region: "Global" (DLB ≥
-// 3.5 and popmon), "Application" (DLB 3.5 pre-releases, e.g. GENE-X's
-// files) and "MPI Execution" (DLB ≤ 3.4). It equals runs.GlobalNames (a
-// test checks); it is a copy so that internal/runs may one day use this
-// package without an import cycle.
-var globalNames = []string{measure.GlobalRegion, "Application", "MPI Execution"}
-
-// Limits on what Convert accepts, so that a corrupt file cannot make it
+// Limits on what Read accepts, so that a corrupt file cannot make it
 // allocate without bound.
 const (
 	// maxRanks bounds numMpiRanks and numNodes.
@@ -195,40 +186,60 @@ func (s *scanner) skipValue() bool {
 	return false
 }
 
-// Convert maps the DLB/TALP JSON file data into a measurement; path is
+// Read maps the DLB/TALP JSON file data into a measurement and returns
+// what DLB wrote itself ([DLB]), from one pass over the file; path is
 // recorded in the measurement's Source (and names the file in errors). The
-// measurement passes [measure.Measurement.Validate]. Convert fails, with an
+// measurement passes [measure.Measurement.Validate]. Read fails, with an
 // error that names the file and the problem, for input that is not JSON,
 // has no "Application" object of regions, has a region that is not an
-// object, a time or count that is negative, too large or not a number,
-// resources beyond what popmon converts, or more processes or GPU devices
-// than its times can back (see unbackedRanks): its cost is bounded by
-// what the file holds, not by the size it declares.
-func Convert(data []byte, path string) (*measure.Measurement, error) {
-	m, err := convert(data, path)
+// object, a time, count or efficiency that is not a number, a time or
+// count that is negative or too large, resources beyond what popmon
+// converts, or more processes or GPU devices than its times can back (see
+// unbackedRanks): its cost is bounded by what the file holds, not by the
+// size it declares.
+func Read(data []byte, path string) (*measure.Measurement, *DLB, error) {
+	m, d, err := read(data, path)
 	if err != nil {
 		name := path
 		if name == "" {
 			name = "input"
 		}
-		return nil, fmt.Errorf("convert DLB/TALP JSON %s: %w", name, err)
+		return nil, nil, fmt.Errorf("convert DLB/TALP JSON %s: %w", name, err)
 	}
-	return m, nil
+	return m, d, nil
 }
 
-// file is what Convert reads from a DLB/TALP file.
+// Convert is [Read] for the measurement only.
+func Convert(data []byte, path string) (*measure.Measurement, error) {
+	m, _, err := Read(data, path)
+	return m, err
+}
+
+// file is what Read reads from a DLB/TALP file.
 type file struct {
 	dlbVersion    string
 	popmonVersion string
 	timestamp     string
 	resources     *fields // nil when the file has no "resources" object
+	res           fileResources
 	git           *measure.Git
-	regions       []region
+	// regions are in the measurement's order: the whole-run region first,
+	// renamed to Global (see [orderRegions]); global is its index in the
+	// file (-1: none), renamed the name DLB gave it when not "Global".
+	regions []region
+	global  int
+	renamed string
 	// perProcess is DLB 3.5's top-level "region" array of per-process
 	// values, when present; perProcessBad says it could not be read.
 	perProcess    []procRegion
 	hasPerProcess bool
 	perProcessBad bool
+}
+
+// fileResources are the counts of the "resources" object (0 where it lacks
+// a key).
+type fileResources struct {
+	ranks, nodes, cpus, gpus int
 }
 
 // procRegion is one element of DLB 3.5's top-level "region" array.
@@ -248,11 +259,13 @@ type region struct {
 	cpus, ranks, nodes, gpus int
 	ompThreads               int
 	cycles, instructions     int64
-	measurements, mpiCalls   int64
-	ompParallels, ompTasks   int64
-	gpuCalls                 int64
-	elapsed, useful          int64
-	mpi, mpiWorkerIdle       int64 // mpiTime; mpiWorkerIdleTime (DLB after 3.7.0 only)
+	// fileCycles, fileInstructions are the counters as the file has them.
+	fileCycles, fileInstructions float64
+	measurements, mpiCalls       int64
+	ompParallels, ompTasks       int64
+	gpuCalls                     int64
+	elapsed, useful              int64
+	mpi, mpiWorkerIdle           int64 // mpiTime; mpiWorkerIdleTime (DLB after 3.7.0 only)
 	// hasWorkerIdle says the file has mpiWorkerIdleTime: its mpiTime is
 	// the MPI threads' own time and its ompSerializationTime includes the
 	// workers' idle time while their primary is in MPI.
@@ -265,17 +278,30 @@ type region struct {
 	// ofMaxUseful is mpiNormdOfMaxUseful (DLB 3.5).
 	minProc, minNode, ofMaxUseful          float64
 	hasMinProc, hasMinNode, hasOfMaxUseful bool
-	// lbIn, lbOut are DLB's own mpiLoadBalanceIn/Out (NaN when absent or
-	// not a number); they may be impossible (< 0, > 1).
-	lbIn, lbOut float64
+	// eff are DLB's own efficiencies by metric id, those the file has
+	// (they may be impossible: < 0, > 1).
+	eff map[string]float64
 }
 
-func convert(data []byte, path string) (*measure.Measurement, error) {
+// own returns the region's efficiency with the metric id id as DLB wrote
+// it, NaN when the file has none.
+func (r *region) own(id string) float64 {
+	if v, ok := r.eff[id]; ok {
+		return v
+	}
+	return math.NaN()
+}
+
+func read(data []byte, path string) (*measure.Measurement, *DLB, error) {
 	f, err := parse(data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return build(f, path)
+	m, err := build(f, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, dlbOwn(f), nil
 }
 
 // parse decodes data.
@@ -366,6 +392,23 @@ func parse(data []byte) (*file, error) {
 		}
 		f.regions = append(f.regions, r)
 	}
+	for _, c := range []struct {
+		key string
+		dst *int
+		max int
+	}{
+		{"numMpiRanks", &f.res.ranks, maxRanks},
+		{"numNodes", &f.res.nodes, maxRanks},
+		{"numCpus", &f.res.cpus, maxCPUs},
+		{"numGpus", &f.res.gpus, maxRanks},
+	} {
+		v, _, err := f.resources.int(c.key, int64(c.max))
+		if err != nil {
+			return nil, err
+		}
+		*c.dst = int(v)
+	}
+	f.regions, f.global, f.renamed = orderRegions(f.regions)
 	return f, nil
 }
 
@@ -393,21 +436,25 @@ func parseRegion(name string, raw json.RawMessage) (region, error) {
 		*c.dst = int(v)
 	}
 	// Counters: DLB writes garbage (negative values) when PAPI fails;
-	// such counters are dropped, not an error.
+	// such counters are dropped, not an error (fileCycles and
+	// fileInstructions keep them).
 	for _, c := range []struct {
 		key string
 		dst *int64
-	}{{"cycles", &r.cycles}, {"instructions", &r.instructions}} {
-		v, ok, err := fs.float(c.key)
-		var neg *negativeError
-		switch {
-		case errors.As(err, &neg):
-			r.badCounters = true
-		case err != nil:
+		raw *float64
+	}{{"cycles", &r.cycles, &r.fileCycles}, {"instructions", &r.instructions, &r.fileInstructions}} {
+		lit, ok, err := fs.number(c.key)
+		if err != nil {
 			return r, err
-		case ok && v >= math.MaxInt64:
+		}
+		if !ok {
+			continue
+		}
+		v, _ := strconv.ParseFloat(lit, 64) // number checked that lit parses
+		*c.raw = v
+		if v < 0 || v >= math.MaxInt64 {
 			r.badCounters = true
-		case ok:
+		} else {
 			*c.dst = int64(math.Round(v))
 		}
 	}
@@ -442,7 +489,6 @@ func parseRegion(name string, raw json.RawMessage) (region, error) {
 		return r, errors.New("mpiTime + mpiWorkerIdleTime is too large")
 	}
 	r.hasWorkerIdle = fs.has("mpiWorkerIdleTime")
-	r.lbIn, r.lbOut = fs.signed("mpiLoadBalanceIn"), fs.signed("mpiLoadBalanceOut")
 	for _, c := range []struct {
 		key string
 		dst *int64
@@ -472,6 +518,18 @@ func parseRegion(name string, raw json.RawMessage) (region, error) {
 			return r, err
 		}
 		*c.dst, *c.has = v, ok
+	}
+	r.eff = map[string]float64{}
+	for _, e := range Efficiencies {
+		lit, ok, err := fs.number(e.Key)
+		if err != nil {
+			return r, err
+		}
+		if ok {
+			// number checked that lit parses: a finite number of either
+			// sign.
+			r.eff[e.ID], _ = strconv.ParseFloat(lit, 64)
+		}
 	}
 	return r, nil
 }
@@ -616,21 +674,6 @@ func (f *fields) int(key string, limit int64) (int64, bool, error) {
 	return int64(math.Round(v)), true, nil
 }
 
-// signed returns key as a finite number of either sign, NaN when it is
-// absent or not a number (for DLB's efficiencies, which are not converted
-// and may be impossible).
-func (f *fields) signed(key string) float64 {
-	lit, ok, err := f.number(key)
-	if !ok || err != nil {
-		return math.NaN()
-	}
-	v, err := strconv.ParseFloat(lit, 64)
-	if err != nil || math.IsInf(v, 0) {
-		return math.NaN()
-	}
-	return v
-}
-
 // negativeError says that a time or count is negative.
 type negativeError struct{ key, lit string }
 
@@ -717,7 +760,7 @@ func OrderedObject(raw json.RawMessage) ([]string, []json.RawMessage, error) {
 
 // parseTime reads DLB's timestamp (zone-less, read as UTC) or RFC 3339.
 func parseTime(s string) (time.Time, bool) {
-	if t, err := time.Parse(talpTimeLayout, s); err == nil {
+	if t, err := time.Parse(TimeLayout, s); err == nil {
 		return t.UTC(), true
 	}
 	if t, err := time.Parse(time.RFC3339, s); err == nil {

@@ -14,7 +14,6 @@ import (
 	"testing"
 
 	"github.com/popmon/popmon/internal/report"
-	"github.com/popmon/popmon/internal/runs"
 	"github.com/popmon/popmon/internal/talpjson"
 	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
@@ -32,36 +31,23 @@ const goldenGlob = "../report/testdata/*.talp.json.golden"
 // them to 2 decimals (±0.005), plus float rounding.
 const dlbTol = 0.0051
 
-// talpKeys maps DLB's efficiency keys to popmon's metric ids.
-var talpKeys = []struct{ key, id string }{
-	{"parallelEfficiency", pop.IDParallelEfficiency},
-	{"mpiParallelEfficiency", pop.IDMPIParallelEfficiency},
-	{"mpiCommunicationEfficiency", pop.IDMPICommunicationEfficiency},
-	{"mpiLoadBalance", pop.IDMPILoadBalance},
-	{"mpiLoadBalanceIn", pop.IDMPILoadBalanceIn},
-	{"mpiLoadBalanceOut", pop.IDMPILoadBalanceOut},
-	{"ompParallelEfficiency", pop.IDOMPParallelEfficiency},
-	{"ompLoadBalance", pop.IDOMPLoadBalance},
-	{"ompSchedulingEfficiency", pop.IDOMPSchedulingEfficiency},
-	{"ompSerializationEfficiency", pop.IDOMPSerializationEfficiency},
-	{"deviceOffloadEfficiency", pop.IDDeviceOffloadEfficiency},
-}
-
-// talpGPUKeys maps DLB's GPU device efficiency keys to popmon's metric
-// ids (DLB writes them as 0 for runs without GPUs).
-var talpGPUKeys = []struct{ key, id string }{
-	{"gpuParallelEfficiency", pop.IDGPUParallelEfficiency},
-	{"gpuLoadBalance", pop.IDGPULoadBalance},
-	{"gpuCommunicationEfficiency", pop.IDGPUCommunicationEfficiency},
-	{"gpuOrchestrationEfficiency", pop.IDGPUOrchestrationEfficiency},
+// keysOf returns DLB's efficiency keys of the branch.
+func keysOf(b talpjson.Branch) []string {
+	var keys []string
+	for _, e := range talpjson.Efficiencies {
+		if e.Branch == b {
+			keys = append(keys, e.Key)
+		}
+	}
+	return keys
 }
 
 var (
-	keysPE  = []string{"parallelEfficiency"}
-	keysMPI = []string{"mpiParallelEfficiency", "mpiCommunicationEfficiency", "mpiLoadBalance", "mpiLoadBalanceIn", "mpiLoadBalanceOut"}
-	keysOMP = []string{"ompParallelEfficiency", "ompLoadBalance", "ompSchedulingEfficiency", "ompSerializationEfficiency"}
-	keysDev = []string{"deviceOffloadEfficiency"}
-	keysGPU = []string{"gpuParallelEfficiency", "gpuLoadBalance", "gpuCommunicationEfficiency", "gpuOrchestrationEfficiency"}
+	keysPE  = keysOf(talpjson.BranchTop)
+	keysMPI = keysOf(talpjson.BranchMPI)
+	keysOMP = keysOf(talpjson.BranchOpenMP)
+	keysDev = keysOf(talpjson.BranchOffload)
+	keysGPU = keysOf(talpjson.BranchGPU)
 )
 
 func join(lists ...[]string) []string {
@@ -193,29 +179,13 @@ func (f *dlbFile) dlbRegion(name string) map[string]float64 {
 		return r
 	}
 	if name == measure.GlobalRegion {
-		for _, g := range runs.GlobalNames {
+		for _, g := range talpjson.GlobalNames {
 			if r, ok := f.Application[g]; ok {
 				return r
 			}
 		}
 	}
 	return nil
-}
-
-func TestGlobalNamesMatchRuns(t *testing.T) {
-	// talpjson keeps its own copy of runs.GlobalNames (no import, so runs
-	// may use talpjson); the whole-run region must be found the same way.
-	data := []byte(`{"Application": {"solve": {"elapsedTime": 1, "usefulTime": 1, "numCpus": 1}, "MPI Execution": {"elapsedTime": 2, "usefulTime": 2, "numCpus": 1}}}`)
-	m, err := talpjson.Convert(data, "x.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := m.RegionNames(); !reflect.DeepEqual(got, []string{"Global", "solve"}) {
-		t.Errorf("regions %v, want [Global solve]", got)
-	}
-	if len(runs.GlobalNames) != 3 || runs.GlobalNames[1] != "Application" || runs.GlobalNames[2] != "MPI Execution" {
-		t.Errorf("runs.GlobalNames changed to %v: update talpjson's copy", runs.GlobalNames)
-	}
 }
 
 func TestIsTALP(t *testing.T) {
@@ -556,9 +526,9 @@ func compareDLB(t *testing.T, rep *pop.Report, f *dlbFile, keys []string, tol fl
 				continue
 			}
 			id := ""
-			for _, k := range append(talpKeys, talpGPUKeys...) {
-				if k.key == key {
-					id = k.id
+			for _, e := range talpjson.Efficiencies {
+				if e.Key == key {
+					id = e.ID
 				}
 			}
 			got, ok := r.Value(id)
