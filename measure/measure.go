@@ -483,9 +483,9 @@ type IdealNetwork struct {
 	Method string `json:"method"`
 }
 
-// Region returns the region called name. An exact match wins; otherwise
-// the name matches case-insensitively ("global" finds "Global") when exactly
-// one region matches that way.
+// Region returns the region called name, exactly (see [NameIndex]: names
+// are case-sensitive, "global" does not find "Global"; [MatchRegion]
+// suggests the name when only the case differs).
 func (m *Measurement) Region(name string) (*Region, bool) {
 	if m == nil {
 		return nil, false
@@ -495,20 +495,6 @@ func (m *Measurement) Region(name string) (*Region, bool) {
 		return nil, false
 	}
 	return &m.Regions[i], true
-}
-
-// NameIndex returns the index of want among n names (name(i) gives the
-// i-th), or -1. Names are case-sensitive: "global" is not "Global" (a user
-// may have a region of each name). Region lookups of every package use it,
-// so names match the same way everywhere; the CLI suggests the case-
-// insensitive match when there is no exact one (runs.MatchRegion).
-func NameIndex(n int, name func(int) string, want string) int {
-	for i := 0; i < n; i++ {
-		if name(i) == want {
-			return i
-		}
-	}
-	return -1
 }
 
 // Global returns the implicit whole-run region.

@@ -133,8 +133,9 @@ type Report struct {
 	SerTransfer SerTransfer
 }
 
-// Region returns the report of the region called name: an exact match, or
-// else the only case-insensitive match.
+// Region returns the report of the region called name, exactly (names are
+// case-sensitive: [measure.NameIndex]; [measure.MatchRegion] suggests the
+// name when only the case differs).
 func (r *Report) Region(name string) (*RegionReport, bool) {
 	if r == nil {
 		return nil, false

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/popmon/popmon/internal/runs"
+	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 )
 
@@ -215,7 +216,7 @@ func compareRuns(br, nr *runs.Run, metrics, regions []string, drops *dropFlag, s
 	if len(regions) > 0 {
 		var chosen []string
 		for _, want := range regions {
-			n, err := runs.MatchRegion(names, want, "in both runs")
+			n, err := measure.MatchRegion(names, want, "in both runs")
 			if err != nil {
 				return nil, fail(ExitUsage, "%v", err)
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/popmon/popmon/internal/pages"
 	"github.com/popmon/popmon/internal/runs"
+	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 )
 
@@ -80,7 +81,7 @@ func pagesCmd(env *Env, args []string) error {
 		opts.Progress = env.Stderr
 	}
 	res, err := pages.Generate(opts)
-	var re *runs.RegionError
+	var re *measure.RegionError
 	if errors.As(err, &re) {
 		return fail(ExitUsage, "%v", err)
 	}

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/popmon/popmon/internal/report"
-	"github.com/popmon/popmon/internal/runs"
 	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 )
@@ -186,7 +185,7 @@ func renderReport(env *Env, w io.Writer, path, format string, opts reportOptions
 	}
 	region := opts.region
 	if region != "" {
-		if region, err = runs.MatchRegion(m.RegionNames(), region, "in "+path); err != nil {
+		if region, err = measure.MatchRegion(m.RegionNames(), region, "in "+path); err != nil {
 			return false, fail(ExitUsage, "%v", err)
 		}
 	}

@@ -122,7 +122,7 @@ func Generate(opts Options) (*Result, error) {
 }
 
 // checkRegions refuses a region name that no run has but that differs
-// only in case from one that some run has (a *runs.RegionError suggesting
+// only in case from one that some run has (a *measure.RegionError suggesting
 // it): names are case-sensitive. A name that no run has in any case is
 // kept: its experiment pages say that no run has it.
 func checkRegions(exps []*Experiment, want []string) error {
@@ -139,8 +139,8 @@ func checkRegions(exps []*Experiment, want []string) error {
 		}
 	}
 	for _, w := range want {
-		_, err := runs.MatchRegion(names, w, "in any run")
-		var re *runs.RegionError
+		_, err := measure.MatchRegion(names, w, "in any run")
+		var re *measure.RegionError
 		if errors.As(err, &re) && len(re.Suggest) > 0 {
 			return fmt.Errorf("--region: %w", err)
 		}

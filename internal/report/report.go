@@ -32,8 +32,9 @@ func Formats() []string {
 
 // Options adjust what a renderer prints.
 type Options struct {
-	// Region, when not empty, restricts the output to that region (matched
-	// like pop.Report.Region: exactly, else case-insensitively).
+	// Region, when not empty, restricts the output to that region, matched
+	// exactly like pop.Report.Region (names are case-sensitive; the error
+	// for a name that differs only in case suggests the right one).
 	Region string
 	// Window, when not empty, names the time window the report covers
 	// ("run", "60s": popmon serve and query); the JSON format then writes
@@ -87,14 +88,11 @@ func regions(rep *pop.Report, opts Options) ([]pop.RegionReport, error) {
 	}
 	r, ok := rep.Region(opts.Region)
 	if !ok {
-		names := make([]string, len(rep.Regions))
-		for i, g := range rep.Regions {
-			names[i] = fmt.Sprintf("%q", g.Name)
-		}
-		if len(names) == 0 {
+		if len(rep.Regions) == 0 {
 			return nil, fmt.Errorf("no region %q: the measurement has no regions", opts.Region)
 		}
-		return nil, fmt.Errorf("no region %q in the measurement: available regions are %s", opts.Region, strings.Join(names, ", "))
+		_, err := measure.MatchRegion(rep.RegionNames(), opts.Region, "in the measurement")
+		return nil, err
 	}
 	return []pop.RegionReport{*r}, nil
 }

@@ -289,6 +289,8 @@ func TestRenderErrors(t *testing.T) {
 		{"unknown region", FormatText, rep, m, Options{Region: "solver"},
 			`render text report: no region "solver" in the measurement: available regions are "Global", "solve", "halo exchange"`},
 		{"unknown region csv", FormatCSV, rep, m, Options{Region: "x"}, `no region "x"`},
+		{"region in another case", FormatJSON, rep, m, Options{Region: "Solve"},
+			`render json report: no region "Solve"; did you mean "solve"? names are case-sensitive`},
 		{"talp-json needs m", FormatTALPJSON, rep, nil, Options{}, "talp-json needs the measurement"},
 		{"no report", FormatJSON, nil, m, Options{}, "no report"},
 		{"no regions", FormatJSON, &pop.Report{}, m, Options{Region: "Global"}, `no region "Global": the measurement has no regions`},

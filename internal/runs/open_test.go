@@ -8,39 +8,6 @@ import (
 	"testing"
 )
 
-func TestMatchRegion(t *testing.T) {
-	names := []string{"Global", "Anonymous Region 3", "all", "ALL"}
-	cases := []struct {
-		want, got, err string
-	}{
-		{"Global", "Global", ""},
-		{"all", "all", ""},
-		{"ALL", "ALL", ""},
-		{"Anonymous Region 3", "Anonymous Region 3", ""},
-		{"global", "", `no region "global"; did you mean "Global"? names are case-sensitive`},
-		{"All", "", `no region "All"; did you mean "all" or "ALL"? names are case-sensitive`},
-		{"anonymous region 3", "", `no region "anonymous region 3"; did you mean "Anonymous Region 3"? names are case-sensitive`},
-		{"solve", "", `no region "solve" in any run: available regions are "Global", "Anonymous Region 3", "all", "ALL"`},
-	}
-	for _, c := range cases {
-		got, err := MatchRegion(names, c.want, "in any run")
-		msg := ""
-		if err != nil {
-			msg = err.Error()
-			var re *RegionError
-			if !errors.As(err, &re) {
-				t.Errorf("%q: error %T", c.want, err)
-			}
-		}
-		if got != c.got || msg != c.err {
-			t.Errorf("%q: %q, %q; want %q, %q", c.want, got, msg, c.got, c.err)
-		}
-	}
-	if _, err := MatchRegion(nil, "x", ""); err == nil || err.Error() != `no region "x": there are no regions` {
-		t.Errorf("no names: %v", err)
-	}
-}
-
 // TestRunRegionIsExact: a run's regions are found by their exact name
 // only; "all" is not Global.
 func TestRunRegionIsExact(t *testing.T) {

@@ -152,15 +152,15 @@ type Node struct {
 
 // Region returns the region called name exactly: region names are
 // case-sensitive, so "global" is not "Global" and a user region "all" or
-// "Anonymous Region 3" is only itself. [MatchRegion] resolves a name a
-// user typed, with a suggestion when only the case differs.
+// "Anonymous Region 3" is only itself ([measure.NameIndex]).
+// [measure.MatchRegion] resolves a name a user typed, with a suggestion
+// when only the case differs.
 func (r *Run) Region(name string) (*Region, bool) {
-	for i := range r.Regions {
-		if r.Regions[i].Name == name {
-			return &r.Regions[i], true
-		}
+	i := measure.NameIndex(len(r.Regions), func(i int) string { return r.Regions[i].Name }, name)
+	if i < 0 {
+		return nil, false
 	}
-	return nil, false
+	return &r.Regions[i], true
 }
 
 // RegionNames returns the names of the run's regions, Global first.

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 )
 
@@ -34,7 +35,7 @@ func FindReference(runs []*Run, ref string) (int, error) {
 
 // ScalingInput builds the input of pop.Scale from runs: the regions in the
 // order they first appear (Global first), or only the region called only
-// when it is not empty (matched exactly: [MatchRegion]); reference is an
+// when it is not empty (matched exactly: [measure.MatchRegion]); reference is an
 // index in runs (negative: fewest CPUs). Run IDs are indices in runs. It
 // fails when only names a region that no run has.
 func ScalingInput(runs []*Run, model pop.Model, mode pop.ScalingMode, reference int, only string) (pop.ScalingInput, error) {
@@ -50,7 +51,7 @@ func ScalingInput(runs []*Run, model pop.Model, mode pop.ScalingMode, reference 
 		}
 	}
 	if only != "" {
-		match, err := MatchRegion(names, only, "in any run")
+		match, err := measure.MatchRegion(names, only, "in any run")
 		if err != nil {
 			return in, err
 		}
@@ -104,62 +105,4 @@ func mergeTrees(trees [][]Node) []pop.ScalingNode {
 		addAll(t)
 	}
 	return out
-}
-
-// RegionError says that no region has the name a user gave. Suggest lists
-// the names that differ from it only in case.
-type RegionError struct {
-	// Want is the name asked for.
-	Want string
-	// Where says where it was looked for ("in any run").
-	Where string
-	// Names are the region names available.
-	Names []string
-	// Suggest are the names equal to Want but for case.
-	Suggest []string
-}
-
-// Error implements error: `no region "global"; did you mean "Global"?
-// names are case-sensitive`, or the list of the available names.
-func (e *RegionError) Error() string {
-	if len(e.Suggest) > 0 {
-		q := make([]string, len(e.Suggest))
-		for i, s := range e.Suggest {
-			q[i] = fmt.Sprintf("%q", s)
-		}
-		return fmt.Sprintf("no region %q; did you mean %s? names are case-sensitive", e.Want, strings.Join(q, " or "))
-	}
-	where := ""
-	if e.Where != "" {
-		where = " " + e.Where
-	}
-	if len(e.Names) == 0 {
-		return fmt.Sprintf("no region %q%s: there are no regions", e.Want, where)
-	}
-	q := make([]string, len(e.Names))
-	for i, s := range e.Names {
-		q[i] = fmt.Sprintf("%q", s)
-	}
-	return fmt.Sprintf("no region %q%s: available regions are %s", e.Want, where, strings.Join(q, ", "))
-}
-
-// MatchRegion returns want when it is one of names. Region names are
-// case-sensitive and no name is special: "all", "ALL" and "Anonymous
-// Region 3" are user regions like any other, never aliases of Global.
-// When want is not among names the error is a [*RegionError] that
-// suggests the names equal to want but for case; where ("in any run")
-// completes its message.
-func MatchRegion(names []string, want, where string) (string, error) {
-	for _, n := range names {
-		if n == want {
-			return n, nil
-		}
-	}
-	e := &RegionError{Want: want, Where: where, Names: names}
-	for _, n := range names {
-		if strings.EqualFold(n, want) {
-			e.Suggest = append(e.Suggest, n)
-		}
-	}
-	return "", e
 }
