@@ -193,7 +193,7 @@ func renderReport(env *Env, w io.Writer, path, format string, opts reportOptions
 		if region == "" {
 			region = measure.GlobalRegion
 		}
-		ivs, err := report.OverTime(m, models[0], region)
+		ivs, err := pop.OverTime(m, models[0], region)
 		if err != nil {
 			return false, fail(ExitInput, "%s: %v", path, err)
 		}

@@ -5,7 +5,6 @@ import (
 	"math"
 	"testing"
 
-	"github.com/popmon/popmon/internal/report"
 	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 )
@@ -31,7 +30,7 @@ func TestTimeSeries(t *testing.T) {
 			if s == nil || s.IntervalNS != 1e9 || len(s.Regions) == 0 || s.Regions[0].Name != measure.GlobalRegion {
 				t.Fatalf("series %+v", s)
 			}
-			ivs, err := report.OverTime(r.m, pop.ModelTALP, measure.GlobalRegion)
+			ivs, err := pop.OverTime(r.m, pop.ModelTALP, measure.GlobalRegion)
 			if err != nil {
 				t.Fatal(err)
 			}

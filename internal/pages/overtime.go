@@ -40,7 +40,7 @@ func overTimeLines(r *runs.Run, region string, model pop.Model) ([]Series, float
 	case m.Series == nil:
 		return nil, 0, "The newest run has no time series: popmon run samples every process each second; imported traces, runs measured with popmon exec and runs shorter than one interval have none."
 	}
-	ivs, err := report.OverTime(m, model, region)
+	ivs, err := pop.OverTime(m, model, region)
 	if err != nil {
 		return nil, 0, fmt.Sprintf("No time series for region %s in the newest run (%v).", region, err)
 	}

@@ -8,7 +8,6 @@ import (
 	"strconv"
 
 	"github.com/popmon/popmon/internal/safetext"
-	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 )
 
@@ -25,60 +24,9 @@ var OverTimeColumns = []struct{ ID, Head string }{
 	{"omp_parallel_efficiency", "OMP PE"},
 }
 
-// Interval is one interval's efficiencies of a region.
-type Interval struct {
-	StartS, ElapsedS float64
-	Values           map[string]float64 // by metric id; absent when not measured
-}
-
-// OverTime computes region's efficiencies in each interval of m's time
-// series under model: each interval is reported as if it were a run of
-// its own (the accounts of every process in it).
-func OverTime(m *measure.Measurement, model pop.Model, region string) ([]Interval, error) {
-	if m.Series == nil {
-		return nil, fmt.Errorf("the measurement has no time series: measure with popmon run (which samples the processes every %s)", "second")
-	}
-	var sr *measure.SeriesRegion
-	for i := range m.Series.Regions {
-		if m.Series.Regions[i].Name == region {
-			sr = &m.Series.Regions[i]
-		}
-	}
-	if sr == nil {
-		return nil, fmt.Errorf("region %q has no time series", region)
-	}
-	var out []Interval
-	for _, iv := range sr.Intervals {
-		c := *m
-		c.Series, c.Partial, c.Incomplete = nil, nil, nil
-		c.IdealNetwork = nil // the replay is of the whole run, not of an interval
-		c.Regions = []measure.Region{{Name: region, Processes: iv.Processes}}
-		rep, err := pop.Compute(&c, model)
-		if err != nil {
-			return nil, fmt.Errorf("interval at %.2f s: %w", float64(iv.StartNS)/1e9, err)
-		}
-		rr, ok := rep.Region(region)
-		if !ok {
-			continue
-		}
-		var el int64
-		for _, p := range iv.Processes {
-			el = max(el, p.ElapsedNS)
-		}
-		in := Interval{StartS: float64(iv.StartNS) / 1e9, ElapsedS: float64(el) / 1e9, Values: map[string]float64{}}
-		for _, col := range OverTimeColumns {
-			if v, ok := rr.Value(col.ID); ok {
-				in.Values[col.ID] = v
-			}
-		}
-		out = append(out, in)
-	}
-	return out, nil
-}
-
-// RenderOverTime writes region's intervals as a text table (one row per
+// RenderOverTime writes region's intervals (pop.OverTime) as a text table (one row per
 // interval, a column per efficiency any interval has) or as CSV.
-func RenderOverTime(w io.Writer, format, region string, ivs []Interval, intervalNS int64) error {
+func RenderOverTime(w io.Writer, format, region string, ivs []pop.Interval, intervalNS int64) error {
 	var cols []int
 	for i, col := range OverTimeColumns {
 		for _, iv := range ivs {
