@@ -574,7 +574,7 @@ func (b *builder) rank(f *rankFile, c clock) error {
 func (b *builder) call(f *rankFile, rk *Rank, r record, extras []record, reqs map[uint32]*pendingReq,
 	commOf func(uint32) int32, t func(uint64) int64) {
 	name := f.names[r.fn]
-	kind, coll := kindOf(name)
+	kind, coll := CallKind(name)
 	idx := int32(len(rk.Calls))
 	cl := Call{Name: name, Kind: kind, Coll: coll, Enter: t(r.enter), Leave: t(r.leave), Comm: commOf(r.comm), Root: -1}
 	if cl.Leave < cl.Enter {
@@ -823,81 +823,6 @@ func (b *builder) shift() {
 	if flushes > 0 {
 		tr.Notes = append(tr.Notes, fmt.Sprintf("%d trace buffer flushes during the run (their time is MPI time of the calls that hit them)", flushes))
 	}
-}
-
-// kindOf classifies an MPI function by its C name.
-func kindOf(name string) (Kind, Coll) {
-	base := strings.TrimSuffix(strings.TrimPrefix(name, "MPI_"), "_c")
-	switch base {
-	case "Init", "Init_thread":
-		return KindInit, CollNone
-	case "Finalize":
-		return KindFinalize, CollNone
-	case "Send", "Ssend", "Rsend", "Bsend":
-		return KindSend, CollNone
-	case "Recv", "Mrecv":
-		return KindRecv, CollNone
-	case "Sendrecv", "Sendrecv_replace":
-		return KindSendrecv, CollNone
-	case "Isend", "Issend", "Irsend", "Ibsend", "Isendrecv", "Isendrecv_replace":
-		return KindIsend, CollNone
-	case "Irecv", "Imrecv":
-		return KindIrecv, CollNone
-	case "Probe", "Iprobe", "Mprobe", "Improbe":
-		return KindProbe, CollNone
-	}
-	if strings.HasPrefix(base, "Wait") || strings.HasPrefix(base, "Test") {
-		return KindWait, CollNone
-	}
-	nb := false
-	if strings.HasSuffix(base, "_init") {
-		base, nb = strings.TrimSuffix(base, "_init"), true
-	}
-	c := collOf(base)
-	if c == CollNone && len(base) > 1 && base[0] == 'I' {
-		if c = collOf(strings.ToUpper(base[1:2]) + base[2:]); c != CollNone {
-			nb = true
-		}
-	}
-	switch {
-	case c == CollNone:
-		return KindOther, CollNone
-	case nb:
-		return KindICollective, c
-	default:
-		return KindCollective, c
-	}
-}
-
-func collOf(base string) Coll {
-	switch base {
-	case "Barrier":
-		return CollBarrier
-	case "Bcast":
-		return CollBcast
-	case "Scatter", "Scatterv":
-		return CollScatter
-	case "Reduce":
-		return CollReduce
-	case "Gather", "Gatherv":
-		return CollGather
-	case "Allreduce":
-		return CollAllreduce
-	case "Allgather", "Allgatherv":
-		return CollAllgather
-	case "Alltoall":
-		return CollAlltoall
-	case "Alltoallv", "Alltoallw":
-		return CollAlltoallv
-	case "Reduce_scatter", "Reduce_scatter_block":
-		return CollReduceScatter
-	case "Scan", "Exscan":
-		return CollScan
-	}
-	if strings.HasPrefix(base, "Neighbor_") {
-		return CollOther
-	}
-	return CollNone
 }
 
 // initEnd returns the earliest end of MPI_Init over the ranks, when every

@@ -288,7 +288,7 @@ func TestReadDirHostile(t *testing.T) {
 	}
 }
 
-func TestKindOf(t *testing.T) {
+func TestCallKind(t *testing.T) {
 	tests := []struct {
 		name string
 		kind Kind
@@ -307,10 +307,14 @@ func TestKindOf(t *testing.T) {
 		{"MPI_Neighbor_alltoall", KindCollective, CollOther},
 		{"MPI_Comm_rank", KindOther, CollNone},
 		{"MPI_Init_thread", KindInit, CollNone},
+		{"MPI_Test_cancelled", KindOther, CollNone},
+		{"MPI_Testsome", KindWait, CollNone},
+		{"MPI_Ineighbor_alltoallw", KindICollective, CollOther},
+		{"MPI_Wtime", KindOther, CollNone}, // not intercepted
 	}
 	for _, tt := range tests {
-		if k, c := kindOf(tt.name); k != tt.kind || c != tt.coll {
-			t.Errorf("kindOf(%s) = %d, %d; want %d, %d", tt.name, k, c, tt.kind, tt.coll)
+		if k, c := CallKind(tt.name); k != tt.kind || c != tt.coll {
+			t.Errorf("CallKind(%s) = %d, %d; want %d, %d", tt.name, k, c, tt.kind, tt.coll)
 		}
 	}
 }

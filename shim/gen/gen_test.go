@@ -17,22 +17,12 @@ func TestGeneratedFilesUpToDate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmp := t.TempDir()
-	for name, b := range files {
-		if err := os.WriteFile(filepath.Join(tmp, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, name := range []string{headerFile, wrappersFile} {
-		want, err := os.ReadFile(filepath.Join(tmp, name))
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, name := range []string{headerFile, wrappersFile, goKindsFile} {
 		got, err := os.ReadFile(filepath.Join("..", name))
 		if err != nil {
 			t.Fatalf("%v: run go generate ./shim/gen", err)
 		}
-		if !bytes.Equal(got, want) {
+		if !bytes.Equal(got, files[name]) {
 			t.Errorf("shim/%s is not what shim/gen writes from mpi_calls.txt: run go generate ./shim/gen", name)
 		}
 	}
@@ -349,8 +339,8 @@ func TestWrappersCompile(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	for name, b := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+	for _, name := range []string{headerFile, wrappersFile} {
+		if err := os.WriteFile(filepath.Join(dir, name), files[name], 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

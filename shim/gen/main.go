@@ -1,7 +1,9 @@
 // Command gen writes libpopmon's MPI interception layer from the call list
 // mpi_calls.txt: shim/mpi_calls.h (enum popmon_fn, the function ids, and
 // enum popmon_kind) and shim/mpi_wrappers.c (the name and kind tables and
-// the C and Fortran PMPI wrappers).
+// the C and Fortran PMPI wrappers); and, for the Go side, the event trace's
+// classification of the same calls (internal/trace/mpicalls_gen.go), which
+// the native trace and the Paraver reader use.
 //
 // Regenerate after editing mpi_calls.txt:
 //
@@ -23,8 +25,8 @@ import (
 	"path/filepath"
 )
 
-// The generated files, relative to the output folder (shim/), and the
-// pass-through list read next to the call list.
+// The generated C files, relative to the output folder (shim/), and the
+// pass-through list read next to the call list (the Go file: goKindsFile).
 const (
 	headerFile      = "mpi_calls.h"
 	wrappersFile    = "mpi_wrappers.c"
@@ -32,7 +34,8 @@ const (
 )
 
 // Generate parses the call list at in and the pass-through list next to it
-// (mpi_passthrough.txt) and returns the generated files by name.
+// (mpi_passthrough.txt) and returns the generated files by path relative to
+// shim/.
 func Generate(in string) (map[string][]byte, error) {
 	f, err := os.Open(in)
 	if err != nil {
@@ -56,19 +59,20 @@ func Generate(in string) (map[string][]byte, error) {
 	return map[string][]byte{
 		headerFile:   GenerateHeader(calls, pass),
 		wrappersFile: GenerateWrappers(calls, pass),
+		goKindsFile:  GenerateGoKinds(calls),
 	}, nil
 }
 
 func main() {
 	in := flag.String("in", "mpi_calls.txt", "the call list")
-	out := flag.String("out", "..", "folder to write "+headerFile+" and "+wrappersFile+" to")
+	out := flag.String("out", "..", "folder (shim/) to write "+headerFile+", "+wrappersFile+" and "+goKindsFile+" to")
 	flag.Parse()
 	files, err := Generate(*in)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}
-	for _, name := range []string{headerFile, wrappersFile} {
+	for _, name := range []string{headerFile, wrappersFile, goKindsFile} {
 		path := filepath.Join(*out, name)
 		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, files[name]) {
 			continue // unchanged: keep the timestamp
