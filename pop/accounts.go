@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/popmon/popmon/internal/units"
 	"github.com/popmon/popmon/measure"
 )
 
@@ -63,10 +64,10 @@ func accountsRefusal(vs []measure.AccountViolation) string {
 	v := vs[0]
 	off := "no elapsed time"
 	if d := math.Abs(v.Deviation()); !math.IsInf(d, 0) {
-		off = "off by " + percent(d)
+		off = "off by " + units.Percent(d)
 	}
 	s := fmt.Sprintf("the accounts of rank %d do not add up: %s accounted for %s × %s elapsed (%s, tolerance %s)",
-		v.Rank, humanNS(v.AccountsNS), plural(v.CPUs, "CPU"), humanNS(v.ElapsedNS), off, percent(measure.InvariantTolerance))
+		v.Rank, units.DurationInSeconds(v.AccountsNS), plural(v.CPUs, "CPU"), units.DurationInSeconds(v.ElapsedNS), off, units.Percent(measure.InvariantTolerance))
 	if rest := vs[1:]; len(rest) > 0 {
 		ranks := make([]string, 0, maxRefusedRanks+1)
 		for i, r := range rest {
@@ -83,31 +84,6 @@ func accountsRefusal(vs []measure.AccountViolation) string {
 		s += fmt.Sprintf("; nor do those of %s (%s %s)", plural(len(rest), "more process"), what, strings.Join(ranks, ", "))
 	}
 	return s
-}
-
-// percent formats a fraction as a percentage for a sentence: "100 %",
-// "12 %", "1.5 %".
-func percent(f float64) string {
-	p := 100 * f
-	if p >= 10 || p == math.Trunc(p) {
-		return fmt.Sprintf("%.0f %%", p)
-	}
-	return fmt.Sprintf("%.1f %%", p)
-}
-
-// humanNS formats a time for a sentence: "750 ns", "12.50 µs", "3.20 ms",
-// "1.23 s".
-func humanNS(ns int64) string {
-	f := float64(ns)
-	switch {
-	case ns < 1000:
-		return fmt.Sprintf("%d ns", ns)
-	case f < 999.995e3:
-		return fmt.Sprintf("%.2f µs", f/1e3)
-	case f < 999.995e6:
-		return fmt.Sprintf("%.2f ms", f/1e6)
-	}
-	return fmt.Sprintf("%.2f s", f/1e9)
 }
 
 // plural returns "1 CPU", "4 CPUs"; "1 more process", "2 more processes".

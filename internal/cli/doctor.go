@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/popmon/popmon/internal/report"
 	"github.com/popmon/popmon/internal/shimbuild"
+	"github.com/popmon/popmon/internal/units"
 )
 
 const doctorHelp = `
@@ -161,7 +161,7 @@ func liveCheck() check {
 }
 
 // humanBytes writes n bytes in binary units: "12.0 GiB".
-func humanBytes(n uint64) string { return report.Bytes(n) }
+func humanBytes(n uint64) string { return units.Bytes(n) }
 
 func firstLineOf(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {

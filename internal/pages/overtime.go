@@ -7,6 +7,7 @@ import (
 
 	"github.com/popmon/popmon/internal/report"
 	"github.com/popmon/popmon/internal/runs"
+	"github.com/popmon/popmon/internal/units"
 	"github.com/popmon/popmon/pop"
 )
 
@@ -20,7 +21,7 @@ func overTimeChart(r *runs.Run, region string, model pop.Model) (template.HTML, 
 		return "", note
 	}
 	ch := LineChart{
-		Title:  fmt.Sprintf("%s: efficiencies per %s interval, %s", region, humanSeconds(float64(r.Measurement.Series.IntervalNS)/1e9), r.Label),
+		Title:  fmt.Sprintf("%s: efficiencies per %s interval, %s", region, units.Seconds(float64(r.Measurement.Series.IntervalNS)/1e9), r.Label),
 		XLabel: "time since MPI_Init (s)", YLabel: "efficiency", YFixed: true, YMin: 0, YMax: 1,
 		XTick:  func(x float64) string { return strconv.FormatFloat(x, 'g', 4, 64) },
 		Series: lines,
@@ -65,9 +66,4 @@ func overTimeLines(r *runs.Run, region string, model pop.Model) ([]Series, float
 		note = "The run is partial: its last interval ends where the measurement was cut."
 	}
 	return lines, last.StartS + last.ElapsedS, note
-}
-
-// humanSeconds writes a duration in seconds briefly: "1 s", "0.25 s".
-func humanSeconds(s float64) string {
-	return strconv.FormatFloat(s, 'g', 3, 64) + " s"
 }

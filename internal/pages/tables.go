@@ -8,6 +8,7 @@ import (
 
 	"github.com/popmon/popmon/internal/report"
 	"github.com/popmon/popmon/internal/runs"
+	"github.com/popmon/popmon/internal/units"
 	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 )
@@ -78,9 +79,9 @@ func mpiCallTable(m *measure.Measurement) *Table {
 			}
 			mean := "-"
 			if msgs > 0 {
-				mean = report.BytesSI(float64(c.BytesSent) / float64(msgs))
+				mean = units.BytesSI(float64(c.BytesSent) / float64(msgs))
 			}
-			row = append(row, report.BytesSI(float64(c.BytesSent)), report.BytesSI(float64(c.BytesRecv)), mean)
+			row = append(row, units.BytesSI(float64(c.BytesSent)), units.BytesSI(float64(c.BytesRecv)), mean)
 		}
 		t.Rows = append(t.Rows, row)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/popmon/popmon/internal/safetext"
+	"github.com/popmon/popmon/internal/units"
 	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 )
@@ -282,16 +283,16 @@ func GPUTables(m *measure.Measurement) []GPUTable {
 		for _, k := range shown {
 			avg := "-"
 			if k.Count > 0 {
-				avg = Duration(k.TimeNS / k.Count)
+				avg = units.Duration(k.TimeNS / k.Count)
 			}
 			pct := "-"
 			if total > 0 {
 				pct = fmt.Sprintf("%.1f%%", 100*float64(k.TimeNS)/total)
 			}
 			rows = append(rows, []string{cut(safetext.Text(k.Name), gpuKernelNameWidth), fmt.Sprint(k.Device), fmt.Sprint(k.Count),
-				Duration(k.TimeNS), avg, Duration(k.MinNS), Duration(k.MaxNS), pct})
+				units.Duration(k.TimeNS), avg, units.Duration(k.MinNS), units.Duration(k.MaxNS), pct})
 		}
-		t := GPUTable{Title: fmt.Sprintf("Top GPU kernels (whole run, all processes; %s of kernels listed)", Duration(int64(total))), Rows: rows}
+		t := GPUTable{Title: fmt.Sprintf("Top GPU kernels (whole run, all processes; %s of kernels listed)", units.Duration(int64(total))), Rows: rows}
 		if rest := len(m.GPUKernels) - len(shown); rest > 0 {
 			t.More = plural(rest, "more kernel", "")
 		}
@@ -302,9 +303,9 @@ func GPUTables(m *measure.Measurement) []GPUTable {
 		for _, c := range m.GPUCopies {
 			bw := "-"
 			if c.TimeNS > 0 {
-				bw = bytesSI(float64(c.Bytes)/(float64(c.TimeNS)/1e9)) + "/s"
+				bw = units.BytesSI(float64(c.Bytes)/(float64(c.TimeNS)/1e9)) + "/s"
 			}
-			rows = append(rows, []string{safetext.Text(c.Kind), fmt.Sprint(c.Count), bytesSI(float64(c.Bytes)), Duration(c.TimeNS), bw})
+			rows = append(rows, []string{safetext.Text(c.Kind), fmt.Sprint(c.Count), units.BytesSI(float64(c.Bytes)), units.Duration(c.TimeNS), bw})
 		}
 		out = append(out, GPUTable{Title: "GPU memory operations (whole run, all processes and devices)", Rows: rows})
 	}
@@ -321,7 +322,7 @@ func GPUTables(m *measure.Measurement) []GPUTable {
 			if T > 0 {
 				pct = fmt.Sprintf("%.1f%%", 100*float64(g.IdleNS)/float64(T))
 			}
-			rows = append(rows, []string{deviceName(m, g.Device), fmt.Sprint(g.Gaps), Duration(g.IdleNS), Duration(g.LongestNS), pct})
+			rows = append(rows, []string{deviceName(m, g.Device), fmt.Sprint(g.Gaps), units.Duration(g.IdleNS), units.Duration(g.LongestNS), pct})
 		}
 		out = append(out, GPUTable{Title: "GPU idle gaps (between device activity inside Global)", Rows: rows})
 	}
@@ -337,24 +338,6 @@ func textGPUTables(b *bufio.Writer, m *measure.Measurement) {
 			fmt.Fprintf(b, "  (%s)\n", t.More)
 		}
 	}
-}
-
-// BytesSI formats a byte count with a decimal prefix and the unit, as the
-// reports write bytes: "512 B", "2.00 GB".
-func BytesSI(v float64) string { return bytesSI(v) }
-
-// bytesSI formats a byte count with a decimal prefix: "512 B", "2.00 GB".
-func bytesSI(v float64) string {
-	units := []string{" B", " kB", " MB", " GB", " TB", " PB", " EB"}
-	i := 0
-	for v >= 999.5 && i < len(units)-1 {
-		v /= 1000
-		i++
-	}
-	if i == 0 {
-		return fmt.Sprintf("%.0f%s", v, units[i])
-	}
-	return fmt.Sprintf("%.2f%s", v, units[i])
 }
 
 // cut shortens s to at most n runes, ending it with "…" when cut.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/popmon/popmon/internal/safetext"
 	"github.com/popmon/popmon/internal/symbolize"
+	"github.com/popmon/popmon/internal/units"
 	"github.com/popmon/popmon/measure"
 )
 
@@ -188,12 +189,12 @@ func writeOMPRegionsText(b *bufio.Writer, rows []OMPRegionRow, top int) {
 				return "-"
 			}
 			if p, ok := r.Percent(ns); ok {
-				return fmt.Sprintf("%s %4.1f%%", Duration(ns), p)
+				return fmt.Sprintf("%s %4.1f%%", units.Duration(ns), p)
 			}
-			return Duration(ns)
+			return units.Duration(ns)
 		}
 		table = append(table, []string{
-			safetext.Text(r.Where()), strconv.FormatInt(r.Executions, 10), strconv.Itoa(r.Threads), Duration(r.WallNS), Duration(r.UsefulNS),
+			safetext.Text(r.Where()), strconv.FormatInt(r.Executions, 10), strconv.Itoa(r.Threads), units.Duration(r.WallNS), units.Duration(r.UsefulNS),
 			cell(r.ImbalanceNS), cell(r.SynchronizationNS), cell(r.LimitedParallelismNS), cell(r.ThreadManagementNS), cell(r.OverheadNS()),
 		})
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/popmon/popmon/internal/safetext"
+	"github.com/popmon/popmon/internal/units"
 	"github.com/popmon/popmon/pop"
 )
 
@@ -59,7 +60,7 @@ func RenderOverTime(w io.Writer, format, region string, ivs []pop.Interval, inte
 		return cw.Error()
 	case "text":
 		b := bufio.NewWriter(w)
-		fmt.Fprintf(b, "### %s over time (intervals of %s)\n", safetext.Text(region), humanSeconds(float64(intervalNS)/1e9))
+		fmt.Fprintf(b, "### %s over time (intervals of %s)\n", safetext.Text(region), units.Seconds(float64(intervalNS)/1e9))
 		fmt.Fprintf(b, "%9s %9s", "start", "elapsed")
 		for _, c := range cols {
 			fmt.Fprintf(b, " %7s", OverTimeColumns[c].Head)
@@ -93,11 +94,4 @@ func bar(v float64, width int) string {
 		}
 	}
 	return string(out)
-}
-
-func humanSeconds(s float64) string {
-	if s >= 1 && s == float64(int64(s)) {
-		return strconv.FormatInt(int64(s), 10) + " s"
-	}
-	return strconv.FormatFloat(s, 'g', 3, 64) + " s"
 }

@@ -97,44 +97,6 @@ func regions(rep *pop.Report, opts Options) ([]pop.RegionReport, error) {
 	return []pop.RegionReport{*r}, nil
 }
 
-// Bytes formats n bytes for people in binary units: "512 B", "12.0 GiB".
-func Bytes(n uint64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := uint64(unit), 0
-	for m := n / unit; m >= unit && exp < 4; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
-}
-
-// Duration formats ns for people: "750 ns", "12.50 µs", "3.20 ms",
-// "1.23 s", "2 min 05 s", "1 h 02 min 03 s".
-func Duration(ns int64) string {
-	if ns < 0 {
-		return "-" + Duration(-max(ns, -math.MaxInt64))
-	}
-	f := float64(ns)
-	switch {
-	case ns < 1000:
-		return fmt.Sprintf("%d ns", ns)
-	case f < 999.995e3:
-		return fmt.Sprintf("%.2f µs", f/1e3)
-	case f < 999.995e6:
-		return fmt.Sprintf("%.2f ms", f/1e6)
-	case f < 59.995e9:
-		return fmt.Sprintf("%.2f s", f/1e9)
-	}
-	sec := int64(math.Round(f / 1e9))
-	if sec < 3600 {
-		return fmt.Sprintf("%d min %02d s", sec/60, sec%60)
-	}
-	return fmt.Sprintf("%d h %02d min %02d s", sec/3600, sec%3600/60, sec%60)
-}
-
 // count formats an event count with an SI prefix: "950", "1.20 k",
 // "506 G".
 func count(v float64) string {

@@ -317,32 +317,6 @@ func TestRenderWriteErrors(t *testing.T) {
 	}
 }
 
-func TestDuration(t *testing.T) {
-	tests := []struct {
-		ns   int64
-		want string
-	}{
-		{0, "0 ns"},
-		{999, "999 ns"},
-		{1000, "1.00 µs"},
-		{12_500, "12.50 µs"},
-		{999_996, "1.00 ms"},
-		{3_200_000, "3.20 ms"},
-		{999_996_000, "1.00 s"},
-		{1_234_000_000, "1.23 s"},
-		{59_990_000_000, "59.99 s"},
-		{59_996_000_000, "1 min 00 s"},
-		{125_400_000_000, "2 min 05 s"},
-		{3_723_000_000_000, "1 h 02 min 03 s"},
-		{-1500, "-1.50 µs"},
-	}
-	for _, tt := range tests {
-		if got := Duration(tt.ns); got != tt.want {
-			t.Errorf("Duration(%d) = %q, want %q", tt.ns, got, tt.want)
-		}
-	}
-}
-
 func TestCount(t *testing.T) {
 	tests := []struct {
 		v    float64

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/popmon/popmon/internal/safetext"
+	"github.com/popmon/popmon/internal/units"
 	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 )
@@ -177,7 +178,7 @@ func orDefault(s, def string) string {
 // block ([deviceBlock]).
 func textRegion(b *bufio.Writer, r *pop.RegionReport, device string) {
 	fmt.Fprintf(b, "### Name: %s\n", safetext.Text(r.Name))
-	fmt.Fprintf(b, "### Elapsed time: %s\n", Duration(r.ElapsedNS))
+	fmt.Fprintf(b, "### Elapsed time: %s\n", units.Duration(r.ElapsedNS))
 	res := fmt.Sprintf("%s on %s, %s", plural(r.Processes, "process", "processes"), plural(r.Nodes, "node", ""), plural(r.CPUs, "CPU", ""))
 	hasDev := hasDevice(r)
 	if hasDev {
@@ -355,13 +356,13 @@ func textMPICalls(b *bufio.Writer, calls []measure.MPICall) {
 		if total > 0 {
 			pct = fmt.Sprintf("%.1f%%", 100*float64(c.TimeNS)/total)
 		}
-		row := []string{safetext.Text(c.Name), fmt.Sprint(c.Calls), Duration(c.TimeNS), pct, fmt.Sprint(c.MaxRank)}
+		row := []string{safetext.Text(c.Name), fmt.Sprint(c.Calls), units.Duration(c.TimeNS), pct, fmt.Sprint(c.MaxRank)}
 		if withBytes {
 			row = append(row, byteCell(c.BytesSent), byteCell(c.BytesRecv))
 		}
 		rows = append(rows, row)
 	}
-	fmt.Fprintf(b, "\nTop MPI calls (whole run, all processes; %s in MPI)\n", Duration(int64(total)))
+	fmt.Fprintf(b, "\nTop MPI calls (whole run, all processes; %s in MPI)\n", units.Duration(int64(total)))
 	writeTable(b, rows)
 	if rest := len(sorted) - len(shown); rest > 0 {
 		fmt.Fprintf(b, "  (%s)\n", plural(rest, "more function", ""))
@@ -369,12 +370,12 @@ func textMPICalls(b *bufio.Writer, calls []measure.MPICall) {
 }
 
 // byteCell is a call profile's bytes cell: "-" for none; decimal units as
-// in the GPU tables and the pages (bytesSI).
+// in the GPU tables and the pages (units.BytesSI).
 func byteCell(n int64) string {
 	if n <= 0 {
 		return "-"
 	}
-	return bytesSI(float64(n))
+	return units.BytesSI(float64(n))
 }
 
 // writeTable writes rows as aligned columns: the first left-aligned (names,

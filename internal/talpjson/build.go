@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/popmon/popmon/internal/units"
 	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 )
@@ -757,7 +758,7 @@ func percent(f float64) string {
 	if math.IsInf(f, 0) {
 		return "an unbounded factor (elapsedTime is 0)"
 	}
-	return fmt.Sprintf("%.1f %%", 100*f)
+	return units.PercentOneDecimal(f)
 }
 
 // version is a DLB version: major.minor.patch.
