@@ -10,6 +10,11 @@ import (
 	"io/fs"
 )
 
+// Version is popmon's version: `popmon version` reports it, and the library
+// writes it into measurement files (internal/shimbuild compiles libpopmon
+// with -DPOPMON_VERSION set from it; the C sources do not define it).
+const Version = "0.1.0"
+
 //go:embed shim/*.c shim/*.h shim/*.f90
 var shimFiles embed.FS
 

@@ -8,7 +8,10 @@
 #include "gpu.h"
 #include "popmon_internal.h"
 
-#define POPMON_VERSION "0.1.0"
+/* POPMON_VERSION, the version string written into measurement files, is
+ * not defined here: the build passes it (internal/shimbuild,
+ * -DPOPMON_VERSION from the Go constant popmon.Version), so that the
+ * library and the popmon binary cannot disagree. */
 #define POPMON_MAX_THREADS 4096
 #define POPMON_MAX_REGIONS 4096
 #define POPMON_NAME_MAX 128

@@ -24,6 +24,10 @@
 #include "core.h"
 #include "live.h"
 
+#ifndef POPMON_VERSION
+#error "POPMON_VERSION is passed by the build (internal/shimbuild: -DPOPMON_VERSION from popmon.Version)"
+#endif
+
 /* Length of the valid UTF-8 sequence at p (1-4), or 0 when the bytes there
  * are not one (RFC 3629: no overlongs, surrogates or code points above
  * U+10FFFF). */

@@ -14,12 +14,14 @@ import (
 	"strings"
 	"syscall"
 
+	popmon "github.com/popmon/popmon"
 	"github.com/popmon/popmon/internal/safetext"
 )
 
 // Version is popmon's version, reported by `popmon version` and written into
-// measurement files by the library.
-const Version = "0.1.0"
+// measurement files by the library (one constant, popmon.Version, which
+// the library is compiled with).
+const Version = popmon.Version
 
 // Exit codes, documented in docs/cli.md.
 const (

@@ -189,10 +189,23 @@ func buildKey(ctx context.Context, compiler string, opts Options, memoDir string
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "popmon-shim v1\nnompi=%v werror=%v\n", opts.NoMPI, opts.Werror || os.Getenv("POPMON_WERROR") == "1")
+	fmt.Fprintf(h, "%s\n", versionDefine())
 	h.Write(identity)
 	hashSources(h, sources)
 	return hex.EncodeToString(h.Sum(nil))[:24], mpiDesc, sources, nil
 }
+
+// versionDefine is the compiler flag that gives the library its version,
+// popmon.Version (shim/output.c writes it into measurement files; no C file
+// defines it). It is part of the cache key: a new version rebuilds the
+// library even when no source changed.
+func versionDefine() string {
+	return `-DPOPMON_VERSION="` + libVersion + `"`
+}
+
+// libVersion is popmon.Version (a variable so that a test can show that
+// another version makes another cache key).
+var libVersion = popmon.Version
 
 // hashSources writes the sources into h by name, each with its length.
 func hashSources(h io.Writer, sources map[string][]byte) {
@@ -275,7 +288,7 @@ func compile(ctx context.Context, compiler string, opts Options, sources map[str
 	}
 	sort.Strings(cfiles)
 	args := []string{"-std=c11", "-O2", "-fPIC", "-shared", "-Wall", "-Wextra",
-		"-fvisibility=default", "-D_GNU_SOURCE", "-I."}
+		"-fvisibility=default", "-D_GNU_SOURCE", versionDefine(), "-I."}
 	if opts.Werror || os.Getenv("POPMON_WERROR") == "1" {
 		args = append(args, "-Werror")
 	}
@@ -333,6 +346,7 @@ var errNoneBuilt = errors.New("no library built from these sources in the cache"
 func sourcesID(opts Options, sources map[string][]byte) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "popmon-shim sources v1\nnompi=%v werror=%v\n", opts.NoMPI, opts.Werror || os.Getenv("POPMON_WERROR") == "1")
+	fmt.Fprintf(h, "%s\n", versionDefine())
 	hashSources(h, sources)
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	popmon "github.com/popmon/popmon"
 )
 
 func TestFindMPICCMissing(t *testing.T) {
@@ -35,6 +37,40 @@ func TestSourcesEmbedded(t *testing.T) {
 		if _, ok := src[want]; !ok {
 			t.Errorf("embedded sources lack %s", want)
 		}
+	}
+}
+
+// TestVersionOneSource: the library's version is popmon.Version, passed by
+// the build; no C source spells it (so the two cannot drift), the built
+// library writes exactly it into measurement files (TestBuildAndCache), and
+// another version is another cache key (a version change rebuilds).
+func TestVersionOneSource(t *testing.T) {
+	src, err := sourceFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range src {
+		if strings.Contains(string(b), "#define POPMON_VERSION") {
+			t.Errorf("%s defines POPMON_VERSION: the build passes it from popmon.Version", name)
+		}
+	}
+	if !strings.Contains(string(src["output.c"]), "#error") {
+		t.Error("output.c no longer refuses a build without POPMON_VERSION")
+	}
+	if libVersion != popmon.Version || versionDefine() != `-DPOPMON_VERSION="`+popmon.Version+`"` {
+		t.Errorf("version define %s, want popmon.Version %s", versionDefine(), popmon.Version)
+	}
+	if strings.ContainsAny(popmon.Version, "\"\\ \n") {
+		t.Errorf("version %q cannot be passed as a C string literal", popmon.Version)
+	}
+	opts := Options{NoMPI: true}
+	before := sourcesID(opts, src)
+	saved := libVersion
+	libVersion = saved + ".1"
+	after := sourcesID(opts, src)
+	libVersion = saved
+	if before == after {
+		t.Error("the cache key does not depend on the version: a new version would reuse an old library")
 	}
 }
 
@@ -71,6 +107,13 @@ func TestBuildAndCache(t *testing.T) {
 				t.Errorf("second build: cached=%v path=%s, want cached %s", again.Cached, again.Path, lib.Path)
 			}
 			assertVerified(t, again)
+			so, err := os.ReadFile(lib.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := `"tool": {"name": "popmon", "version": "` + popmon.Version + `"}`; !strings.Contains(string(so), want) {
+				t.Errorf("the library does not write %s", want)
+			}
 			out, err := exec.Command("nm", "-D", "--defined-only", lib.Path).Output()
 			if err != nil {
 				t.Skipf("nm unavailable: %v", err)
