@@ -25,7 +25,7 @@ func pagesWaitStates(env *Env, skipBad bool) func(r *runs.Run, region string) []
 			return nil
 		}
 		title := "Wait states (traced run " + r.Label + ")"
-		tr, err := loadTrace(env, r.Source, inputOptions{skipBad: skipBad})
+		tr, err := loadTrace(r.Source, inputOptions{skipBad: skipBad})
 		if err != nil {
 			return []pages.Table{{Title: title, Note: "Not analysed: " + strings.TrimSpace(err.Error()) + "."}}
 		}

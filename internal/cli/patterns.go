@@ -20,7 +20,7 @@ func reportPatterns(env *Env, path, format, output string, force bool, opt input
 		}
 		defer out.abort()
 	}
-	tr, err := loadTrace(env, path, opt)
+	tr, err := loadTrace(path, opt)
 	if err != nil {
 		return err
 	}

@@ -83,7 +83,7 @@ func traceExport(env *Env, args []string) error {
 			return err
 		}
 	}
-	tr, err := loadTrace(env, path, inputOptions{skipBad: *skipBad})
+	tr, err := loadTrace(path, inputOptions{skipBad: *skipBad})
 	if err != nil {
 		return err
 	}

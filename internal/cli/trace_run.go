@@ -7,8 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/popmon/popmon/internal/replay"
-	"github.com/popmon/popmon/internal/trace"
+	"github.com/popmon/popmon/internal/runs"
 	"github.com/popmon/popmon/measure"
 )
 
@@ -23,10 +22,11 @@ func traceEnv(vars map[string]string, session, buffer string) {
 }
 
 // attachTrace moves the session's trace next to the measurement file
-// final (FILE.trace/ for FILE.json), reads it, records it in the
-// measurement (trace) and replays it on an ideal network (ideal_network).
-// What fails becomes a warning of the measurement and one line on stderr:
-// the run's measurement stands without it.
+// final (FILE.trace/ for FILE.json) and records it in the measurement with
+// runs.AttachTrace (trace; the ideal-network replay, ideal_network, the
+// same step as an imported trace's). Its warnings, the replay's, are the
+// measurement's and one line each on stderr: the run's measurement stands
+// without the replay.
 func attachTrace(stderr io.Writer, session, final string) {
 	src := filepath.Join(session, "trace")
 	if _, err := os.Stat(src); err != nil {
@@ -49,20 +49,8 @@ func attachTrace(stderr io.Writer, session, final string) {
 		fmt.Fprintf(stderr, "popmon: cannot move the trace next to %s: %v\n", final, err)
 		return
 	}
-	info := &measure.TraceInfo{Dir: filepath.Base(dst)}
-	warn := func(format string, args ...any) {
-		line := fmt.Sprintf(format, args...)
-		m.Warnings = append(m.Warnings, line)
-		fmt.Fprintf(stderr, "popmon: %s\n", line)
-	}
-	tr, err := trace.ReadDir(dst)
-	st := trace.DirStats(dst)
-	info.Records, info.Bytes, info.Flushes = st.Records, st.Bytes, st.Flushes
-	m.Trace = info
-	if err != nil {
-		warn("the trace in %s could not be read: %v", dst, err)
-	} else if err := replay.Apply(m, tr, replay.Options{}); err != nil {
-		warn("the trace was not replayed on an ideal network (serialisation and transfer not measured): %v", err)
+	for _, w := range runs.AttachTrace(m, dst) {
+		fmt.Fprintf(stderr, "popmon: %s\n", w)
 	}
 	if err := writeMeasurement(final, m); err != nil {
 		fmt.Fprintf(stderr, "popmon: the trace is not recorded in %s: %v\n", final, err)

@@ -2,7 +2,6 @@ package runs
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/popmon/popmon/internal/model"
@@ -117,12 +116,8 @@ func AddTraceSamples(pts []model.Point, runs []*Run, opt ReadOptions) []string {
 		switch {
 		case r.Kind == KindParaver:
 			tr, err = paraver.ReadTrace(r.Source, paraver.Options{SkipBad: opt.SkipBad, App: opt.App, ToolVersion: opt.ToolVersion})
-		case r.Measurement != nil && r.Measurement.Trace != nil && r.Measurement.Trace.Dir != "":
-			dir := r.Measurement.Trace.Dir
-			if !filepath.IsAbs(dir) {
-				dir = filepath.Join(filepath.Dir(r.Source), dir)
-			}
-			tr, err = trace.ReadDir(dir)
+		case TraceDir(r.Source, r.Measurement) != "":
+			tr, err = trace.ReadDir(TraceDir(r.Source, r.Measurement))
 		default:
 			continue
 		}

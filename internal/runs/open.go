@@ -149,11 +149,13 @@ func openTrace(path string, opt ReadOptions) (*File, error) {
 	return &File{Path: path, Kind: KindParaver, Measurement: m}, nil
 }
 
-// ApplyReplay replays tr on the ideal network into m.IdealNetwork; when tr
-// is nil (why says why) or the replay fails, m gets a warning instead, and
-// serialisation and transfer efficiency say they are not measured. A run
-// without MPI is left alone. The
-// trace's notes (left-out records) go to the measurement's source notes.
+// ApplyReplay replays tr on the ideal network into m.IdealNetwork: the one
+// replay step of imported traces ([Open]) and traced runs ([AttachTrace]),
+// with one wording of its warnings. When tr is nil (why says why) or the
+// replay fails, m gets a warning instead, and serialisation and transfer
+// efficiency say they are not measured. A run without MPI is left alone.
+// The trace's notes (left-out records) go to the measurement's source
+// notes (an imported trace's; a run popmon measured has none).
 func ApplyReplay(m *measure.Measurement, tr *trace.Trace, why string) {
 	if m.MPI == nil {
 		return // no MPI: nothing to split
