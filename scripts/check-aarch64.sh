@@ -32,7 +32,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp shim/*.c shim/*.h "$work/"
 incs() { "mpicc.$1" -show | tr ' ' '\n' | grep '^-I' | tr '\n' ' '; }
-flags="-std=c11 -O2 -fPIC -shared -Wall -Wextra -Werror -fvisibility=default -D_GNU_SOURCE"
+# The version popmon passes (popmon.Version in embed.go; internal/shimbuild).
+version=$(sed -n 's/^const Version = "\(.*\)"$/\1/p' embed.go)
+flags="-std=c11 -O2 -fPIC -shared -Wall -Wextra -Werror -fvisibility=default -D_GNU_SOURCE -DPOPMON_VERSION=\"$version\""
 # shellcheck disable=SC2046,SC2086
 (cd "$work" && aarch64-linux-gnu-gcc $flags -I. $(incs mpich) -o libpopmon-mpich.so *.c "$mpich" -ldl -lpthread)
 for p in imbalance own_wrappers; do

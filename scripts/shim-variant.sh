@@ -5,7 +5,9 @@
 #   scripts/shim-variant.sh openmpi|mpich -DPOPMON_NO_COUNTERS OUTDIR
 set -euo pipefail
 mpi=$1 flag=$2 dir=$3
+# The version popmon passes (popmon.Version in embed.go; internal/shimbuild).
+version=$(sed -n 's/^const Version = "\(.*\)"$/\1/p' embed.go)
 rm -rf "$dir" && mkdir -p "$dir" && cp shim/*.c shim/*.h "$dir"/
 (cd "$dir" && "mpicc.$mpi" -std=c11 -O2 -fPIC -shared -Wall -Wextra -fvisibility=default -D_GNU_SOURCE \
-	"$flag" -I. -o libpopmon-variant.so ./*.c -ldl -lpthread)
+	-DPOPMON_VERSION="\"$version\"" "$flag" -I. -o libpopmon-variant.so ./*.c -ldl -lpthread)
 echo "$dir/libpopmon-variant.so"

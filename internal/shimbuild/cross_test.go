@@ -54,7 +54,7 @@ func TestCrossAArch64(t *testing.T) {
 			}
 			sort.Strings(cfiles)
 			args := append([]string{"-std=c11", "-O2", "-fPIC", "-shared", "-Wall", "-Wextra", "-Werror",
-				"-fvisibility=default", "-D_GNU_SOURCE", "-I."}, incs...)
+				"-fvisibility=default", "-D_GNU_SOURCE", versionDefine(), "-I."}, incs...)
 			args = append(args, "-o", "libpopmon.so")
 			args = append(args, cfiles...)
 			args = append(args, "-ldl", "-lpthread")

@@ -60,6 +60,10 @@ func TestVersionOneSource(t *testing.T) {
 	if libVersion != popmon.Version || versionDefine() != `-DPOPMON_VERSION="`+popmon.Version+`"` {
 		t.Errorf("version define %s, want popmon.Version %s", versionDefine(), popmon.Version)
 	}
+	// scripts/shim-variant.sh and check-aarch64.sh read this line.
+	if b, err := os.ReadFile(filepath.Join("..", "..", "embed.go")); err != nil || !strings.Contains(string(b), "\nconst Version = \""+popmon.Version+"\"\n") {
+		t.Errorf("embed.go lacks the line the scripts read: const Version = %q (%v)", popmon.Version, err)
+	}
 	if strings.ContainsAny(popmon.Version, "\"\\ \n") {
 		t.Errorf("version %q cannot be passed as a C string literal", popmon.Version)
 	}
