@@ -671,6 +671,11 @@ static void init_process(void)
 		popmon_gpu_rocm_probe();
 		return;
 	}
+	if (getenv("POPMON_COUNTERS_PROBE")) { /* popmon doctor: what hardware counters the library finds */
+		popmon_proc.inert = 1;
+		popmon_counters_probe();
+		return;
+	}
 	if (env_true("POPMON_DISABLE")) {
 		popmon_proc.inert = 1;
 		return;

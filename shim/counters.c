@@ -696,6 +696,42 @@ void popmon_counters_atfork_child(void)
 	__atomic_store_n(&popmon_counters_active, 0, __ATOMIC_RELAXED);
 }
 
+void popmon_counters_probe(void)
+{
+	struct popmon_ctr_thread c;
+	memset(&c, 0, sizeof c);
+	char paranoid[32];
+	read_paranoid(paranoid, sizeof paranoid);
+	int seccomp = seccomp_filtered();
+	const char *method = "read";
+#if defined(POPMON_HAVE_PERF) && defined(SYS_perf_event_open) && !defined(POPMON_COUNTERS_TEST)
+	/* What popmon_counters_init does (POPMON_COUNTERS_METHOD aside). */
+	int err = backend_rdpmc.open(&c);
+	if (!err) {
+		if (rdpmc_allowed(&c))
+			method = "rdpmc";
+		backend_rdpmc.close(&c);
+	}
+#else
+	const struct popmon_ctr_backend *b = popmon_ctr_backend;
+	int err = b->open(&c);
+	if (!err) {
+		method = b->method;
+		b->close(&c);
+	}
+#endif
+	printf("counters_available=%d\n", !err);
+	if (err) {
+		char reason[256];
+		popmon_ctr_reason(reason, sizeof reason, err, paranoid, seccomp);
+		printf("counters_reason=%s\ncounters_errno=%d\n", reason, err);
+	} else {
+		printf("counters_method=%s\n", method);
+	}
+	printf("perf_event_paranoid=%s\nseccomp=%d\n", paranoid, seccomp);
+	fflush(stdout);
+}
+
 void popmon_counters_info(struct popmon_ctr_info *info)
 {
 	int failed = __atomic_load_n(&thread_failed, __ATOMIC_ACQUIRE);

@@ -153,6 +153,16 @@ struct popmon_ctr_info {
 };
 void popmon_counters_info(struct popmon_ctr_info *info);
 
+/* popmon doctor's probe (POPMON_COUNTERS_PROBE=1 in the constructor):
+ * opens the calling thread's counter group as popmon_counters_init does,
+ * whatever POPMON_COUNTERS says, closes it again, and prints key=value
+ * lines on stdout: counters_available (1 or 0); counters_method (rdpmc or
+ * read) when available, else counters_reason (the text the measurement
+ * file would record) and counters_errno (perf_event_open's errno);
+ * perf_event_paranoid (the file's content, empty if unknown) and seccomp
+ * (1 when a seccomp filter is active). */
+void popmon_counters_probe(void);
+
 /* The reason text for a perf_event_open errno (also used by tests):
  * "counters unavailable: <what> (perf_event_open: <ERRNAME>)", with
  * paranoid the content of /proc/sys/kernel/perf_event_paranoid ("" if

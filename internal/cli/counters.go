@@ -1,8 +1,8 @@
 package cli
 
 import (
-	"fmt"
-	"os"
+	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"syscall"
@@ -31,8 +31,10 @@ func countersEnv(mode string, set map[string]string) error {
 	return nil
 }
 
-// counterProbe is what probing perf_event_open the way libpopmon does
-// (counters.c) found on this machine.
+// counterProbe is what the built library's counter probe
+// (POPMON_COUNTERS_PROBE, shim/counters.c popmon_counters_probe) found on
+// this machine: the library opens its counter group itself, so the reason
+// is the one it records in measurement files, from one source.
 type counterProbe struct {
 	available bool
 	method    string // "rdpmc" or "read" when available
@@ -40,101 +42,67 @@ type counterProbe struct {
 	errno     syscall.Errno
 	paranoid  string // /proc/sys/kernel/perf_event_paranoid, "" if unknown
 	seccomp   bool   // a seccomp filter is active
+	err       error  // the probe could not run: no library, or it failed
 }
 
-// errnoNames are the names libpopmon writes for perf_event_open errors.
-var errnoNames = map[syscall.Errno]string{
-	syscall.ENOENT: "ENOENT", syscall.ENODEV: "ENODEV", syscall.EOPNOTSUPP: "EOPNOTSUPP",
-	syscall.EACCES: "EACCES", syscall.EPERM: "EPERM", syscall.ENOSYS: "ENOSYS",
-	syscall.EINVAL: "EINVAL", syscall.EMFILE: "EMFILE", syscall.ENFILE: "ENFILE",
-	syscall.EBUSY: "EBUSY", syscall.ENOMEM: "ENOMEM", syscall.E2BIG: "E2BIG",
-	syscall.EBADF: "EBADF", syscall.EIO: "EIO",
-}
-
-// countersReason is libpopmon's reason for a perf_event_open error
-// (popmon_ctr_reason in shim/counters.c, word for word; a test compares
-// them): paranoid is the content of /proc/sys/kernel/perf_event_paranoid
-// ("" if unknown), seccomp whether a seccomp filter is active.
-func countersReason(err syscall.Errno, paranoid string, seccomp bool) string {
-	level, known := 0, false
-	if paranoid != "" {
-		level, _ = strconv.Atoi(paranoid) // atoi: what does not parse is 0
-		known = true
+// probeCounters runs the built library's counter probe: true with the
+// library preloaded and POPMON_COUNTERS_PROBE=1, which prints key=value
+// lines. lib "" (no library could be built) is not probed: the check says
+// so rather than guess what the library would find.
+func probeCounters(ctx context.Context, lib string) counterProbe {
+	if lib == "" {
+		return counterProbe{err: errors.New("the measurement library could not be built (it probes them)")}
 	}
-	var what string
-	switch err {
-	case syscall.ENOENT, syscall.ENODEV, syscall.EOPNOTSUPP:
-		what = "the CPU's performance monitoring unit is not exposed here"
-	case syscall.EPERM, syscall.EACCES:
-		switch {
-		case err == syscall.EPERM && seccomp:
-			what = "perf_event_open is blocked by a seccomp filter"
-		case known && level > 2:
-			what = fmt.Sprintf("not permitted: kernel.perf_event_paranoid=%d must be 2 or lower", level)
-		case known:
-			what = fmt.Sprintf("not permitted, kernel.perf_event_paranoid=%d", level)
-		default:
-			what = "not permitted"
-		}
-	case syscall.ENOSYS:
-		what = "the kernel has no perf_event support"
-		if seccomp {
-			what = "perf_event_open is blocked by a seccomp filter"
-		}
-	case syscall.EINVAL:
-		what = "the PMU cannot count cycles and instructions in user space"
-	case syscall.EMFILE, syscall.ENFILE:
-		what = "too many open files"
-	case syscall.EBUSY:
-		what = "the PMU is in use by another tool"
-	default:
-		what = err.Error() // capitalised, as the C library's strerror
-		if what != "" {
-			what = strings.ToUpper(what[:1]) + what[1:]
-		}
-	}
-	name, ok := errnoNames[err]
-	if !ok {
-		name = fmt.Sprintf("errno %d", int(err))
-	}
-	return fmt.Sprintf("counters unavailable: %s (perf_event_open: %s)", what, name)
-}
-
-// readParanoid returns /proc/sys/kernel/perf_event_paranoid, trimmed ("" if
-// it cannot be read: no perf_event support).
-func readParanoid() string {
-	b, err := os.ReadFile("/proc/sys/kernel/perf_event_paranoid")
+	out, err := runLibraryProbe(ctx, lib, "POPMON_COUNTERS_PROBE", "counter")
 	if err != nil {
-		return ""
+		return counterProbe{err: err}
 	}
-	return strings.TrimSpace(string(b))
+	return parseCounterProbe(out)
 }
 
-// seccompFiltered reports whether a seccomp filter is active in this
-// process (/proc/self/status "Seccomp: 2"); the measured program runs under
-// the same one in a container.
-func seccompFiltered() bool {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "Seccomp:"); ok {
-			return strings.TrimSpace(v) == "2"
+// parseCounterProbe reads the counter probe's key=value lines.
+func parseCounterProbe(out string) counterProbe {
+	var p counterProbe
+	seen := false
+	for _, line := range strings.Split(out, "\n") {
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		switch k {
+		case "counters_available":
+			p.available, seen = v == "1", true
+		case "counters_method":
+			p.method = v
+		case "counters_reason":
+			p.reason = v
+		case "counters_errno":
+			n, _ := strconv.Atoi(v)
+			p.errno = syscall.Errno(n)
+		case "perf_event_paranoid":
+			p.paranoid = v
+		case "seccomp":
+			p.seccomp = v == "1"
 		}
 	}
-	return false
+	if !seen {
+		p.err = errors.New("the library's counter probe said nothing (a library without one?)")
+	}
+	return p
 }
 
 // countersCheck is popmon doctor's line about hardware counters: what the
-// library will find, with the library's reason and a fix when counters are
+// library lib finds, with its reason and a fix when counters are
 // unavailable.
-func countersCheck() check {
-	return countersCheckFrom(probeCounters())
+func countersCheck(ctx context.Context, lib string) check {
+	return countersCheckFrom(probeCounters(ctx, lib))
 }
 
 func countersCheckFrom(p counterProbe) check {
 	const what = "hardware counters"
+	if p.err != nil {
+		return check{ok: true, warn: true, what: what, detail: "not checked: " + p.err.Error()}
+	}
 	if p.available {
 		detail := "cycles and instructions in user space, read with rdpmc"
 		if p.method != "rdpmc" {

@@ -40,6 +40,7 @@ func doctorCmd(env *Env, args []string) error {
 	defer cancel()
 	var checks []check
 	add := func(c check) { checks = append(checks, c) }
+	libPath := "" // the built library, which probes hardware counters and GPUs
 
 	add(check{ok: runtime.GOOS == "linux", what: "operating system", detail: runtime.GOOS + "/" + runtime.GOARCH,
 		fix: "popmon measures programs on Linux only"})
@@ -65,6 +66,7 @@ func doctorCmd(env *Env, args []string) error {
 				state = "cached, matches its manifest"
 			}
 			add(check{ok: true, what: "measurement library", detail: fmt.Sprintf("%s (%s, %s)", lib.Path, lib.MPI, state)})
+			libPath = lib.Path
 			probe := probeGPU(ctx, lib.Path)
 			add(gpuCheck(probe))
 			if c, ok := rocmCheck(probe); ok {
@@ -94,7 +96,7 @@ func doctorCmd(env *Env, args []string) error {
 	}
 	add(clockCheck())
 	add(liveCheck())
-	add(countersCheck())
+	add(countersCheck(ctx, libPath))
 	add(omptCheck())
 	if os.Geteuid() == 0 {
 		add(check{ok: true, warn: true, what: "running as root",

@@ -81,19 +81,32 @@ type gpuProbe struct {
 // probeGPU runs the built library's probe: /bin/true with the library
 // preloaded and POPMON_GPU_PROBE=1, which prints key=value lines.
 func probeGPU(ctx context.Context, lib string) gpuProbe {
+	out, err := runLibraryProbe(ctx, lib, "POPMON_GPU_PROBE", "GPU")
+	if err != nil {
+		return gpuProbe{err: err}
+	}
+	return parseGPUProbe(out)
+}
+
+// runLibraryProbe runs one of the library's probe modes (what names it in
+// errors): true with library lib preloaded and env=1, whose constructor
+// prints key=value lines and measures nothing (the popmon binary is static
+// and cannot dlopen the libraries the library looks for; and what the
+// library itself finds is what it will record).
+func runLibraryProbe(ctx context.Context, lib, env, what string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	truePath, err := exec.LookPath("true")
 	if err != nil {
-		return gpuProbe{err: fmt.Errorf("no true program to run the probe in: %w", err)}
+		return "", fmt.Errorf("no true program to run the probe in: %w", err)
 	}
 	cmd := exec.CommandContext(ctx, truePath)
-	cmd.Env = append(os.Environ(), "LD_PRELOAD="+lib, "POPMON_GPU_PROBE=1")
+	cmd.Env = append(os.Environ(), "LD_PRELOAD="+lib, env+"=1")
 	out, err := cmd.Output()
 	if err != nil {
-		return gpuProbe{err: fmt.Errorf("running the library's GPU probe: %w", err)}
+		return "", fmt.Errorf("running the library's %s probe: %w", what, err)
 	}
-	return parseGPUProbe(string(out))
+	return string(out), nil
 }
 
 // parseGPUProbe reads the probe's key=value lines.

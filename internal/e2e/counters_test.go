@@ -249,6 +249,36 @@ func TestCountersFakePMU(t *testing.T) {
 	}
 }
 
+// TestCountersProbeFakePMU: the library's counter probe (what popmon doctor
+// runs, POPMON_COUNTERS_PROBE=1) opens the library's counter group, so with
+// the stand-in PMU it finds counters, read with read(); it measures nothing.
+func TestCountersProbeFakePMU(t *testing.T) {
+	impl := impls(t)[0]
+	fake := fakePMU(t)
+	so, se, code := popmon(t, nil, "build", "--mpicc", impl.mpicc)
+	if code != 0 {
+		t.Fatalf("popmon build: exit %d: %s", code, se)
+	}
+	lib := strings.TrimSpace(so)
+	dir := t.TempDir()
+	cmd := exec.Command("/bin/true")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "LD_PRELOAD="+lib+" "+fake, "POPMON_COUNTERS_PROBE=1", "POPMON_OUTPUT="+filepath.Join(dir, "m.json"))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("probe: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "counters_reason=counters unavailable: ") && strings.Contains(string(out), "perf_event_open") {
+		t.Skipf("software perf events are not available either:\n%s", out)
+	}
+	if !strings.HasPrefix(string(out), "counters_available=1\ncounters_method=read\nperf_event_paranoid=") {
+		t.Errorf("probe output:\n%s", out)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("the probe wrote %v", entries)
+	}
+}
+
 // TestCountersFakePMUOpenMP: OpenMP threads open their counters lazily and
 // count only their useful time (the waiting threads spin in the barrier:
 // OMP_WAIT_POLICY=active).

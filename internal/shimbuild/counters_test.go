@@ -60,6 +60,7 @@ func TestCountersC(t *testing.T) {
 		{"probe-auto", "no PMU in mode auto: reason, silent, no counter code on the hot path"},
 		{"probe-on", "no PMU in mode on: one warning"},
 		{"probe-off", "mode off: never probed"},
+		{"doctor-probe", "popmon doctor's probe: opens and closes the group whatever the mode, prints the library's reason"},
 		{"real", "the read() backend on this machine's PMU (skipped without one)"},
 	}
 	for _, cc := range cCompilers(t) {
@@ -77,6 +78,35 @@ func TestCountersC(t *testing.T) {
 					t.Log(strings.TrimSpace(string(out)))
 				}
 			})
+		}
+	}
+}
+
+// TestCountersReasons: the library's reasons for perf_event_open errors
+// (popmon_ctr_reason), which the measurement file records and popmon doctor
+// prints through the library's probe (POPMON_COUNTERS_PROBE).
+func TestCountersReasons(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds C code")
+	}
+	out, err := exec.Command(buildCountersTest(t, cCompilers(t)[0]), "reasons").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"ENOENT|2|0|counters unavailable: the CPU's performance monitoring unit is not exposed here (perf_event_open: ENOENT)",
+		"EACCES|4|0|counters unavailable: not permitted: kernel.perf_event_paranoid=4 must be 2 or lower (perf_event_open: EACCES)",
+		"EACCES|1|0|counters unavailable: not permitted, kernel.perf_event_paranoid=1 (perf_event_open: EACCES)",
+		"EACCES||0|counters unavailable: not permitted (perf_event_open: EACCES)",
+		"EPERM|2|1|counters unavailable: perf_event_open is blocked by a seccomp filter (perf_event_open: EPERM)",
+		"ENOSYS||0|counters unavailable: the kernel has no perf_event support (perf_event_open: ENOSYS)",
+		"ENOSYS|2|1|counters unavailable: perf_event_open is blocked by a seccomp filter (perf_event_open: ENOSYS)",
+		"EINVAL|2|0|counters unavailable: the PMU cannot count cycles and instructions in user space (perf_event_open: EINVAL)",
+		"EMFILE|2|0|counters unavailable: too many open files (perf_event_open: EMFILE)",
+		"EBUSY|2|0|counters unavailable: the PMU is in use by another tool (perf_event_open: EBUSY)",
+	} {
+		if !strings.Contains(string(out), want+"\n") {
+			t.Errorf("reasons lack %q:\n%s", want, out)
 		}
 	}
 }

@@ -11,8 +11,8 @@
  *                                  process-wide state)
  *
  * Exits 0 and prints "ok SCENARIO" on success, prints "FAIL ..." lines and
- * exits 1 otherwise; "reasons" prints the reason table for the Go side to
- * compare with its own (popmon doctor says the same as the library).
+ * exits 1 otherwise; "reasons" prints the reason table (checked by
+ * internal/shimbuild TestCountersReasons).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core.h"
 
@@ -529,7 +530,54 @@ static void scenario_probe(const char *mode, int err)
 	CHECK(fake_reads == reads && t->ctr.acc[0] == 0, "counter code ran while unavailable");
 }
 
-/* The reason table, for the Go side (internal/cli countersReason). */
+/* Runs popmon_counters_probe with stdout captured into buf. */
+static void capture_probe(char *buf, size_t n)
+{
+	fflush(stdout);
+	int saved = dup(1);
+	FILE *tmp = tmpfile();
+	if (saved < 0 || !tmp) {
+		CHECK(0, "cannot capture stdout");
+		buf[0] = '\0';
+		return;
+	}
+	dup2(fileno(tmp), 1);
+	popmon_counters_probe();
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	rewind(tmp);
+	size_t k = fread(buf, 1, n - 1, tmp);
+	buf[k] = '\0';
+	fclose(tmp);
+}
+
+/* popmon doctor's probe (POPMON_COUNTERS_PROBE): opens the group whatever
+ * the mode, closes it, prints the library's own reason and errno. */
+static void scenario_doctor_probe(void)
+{
+	popmon_ctr_backend = &fake;
+	setenv("POPMON_COUNTERS", "off", 1);
+	char out[1024];
+	fail_open_errno = EACCES;
+	capture_probe(out, sizeof out);
+	char want[512];
+	snprintf(want, sizeof want, "counters_available=0\ncounters_reason=counters unavailable: not permitted");
+	CHECK(strncmp(out, want, strlen(want)) == 0, "failing probe printed:\n%s", out);
+	snprintf(want, sizeof want, "(perf_event_open: EACCES)\ncounters_errno=%d\nperf_event_paranoid=", EACCES);
+	CHECK(strstr(out, want) && strstr(out, "\nseccomp="), "failing probe printed:\n%s", out);
+	CHECK(fake_opens == 1, "opens %d", fake_opens);
+	fail_open_errno = 0;
+	capture_probe(out, sizeof out);
+	static const char ok_head[] = "counters_available=1\ncounters_method=rdpmc\nperf_event_paranoid=";
+	CHECK(strncmp(out, ok_head, sizeof ok_head - 1) == 0,
+	      "probe printed:\n%s", out);
+	CHECK(fake_opens == 2 && fake_closes == 1, "opens %d, closes %d: the probe closes what it opened", fake_opens,
+	      fake_closes);
+	CHECK(popmon_counters_active == 0 && nwarned == 0, "the probe started counting or warned");
+}
+
+/* The reason table (checked by internal/shimbuild TestCountersReasons). */
 static void scenario_reasons(void)
 {
 	static const struct {
@@ -586,7 +634,7 @@ int main(int argc, char **argv)
 {
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s useful|multiplex|wrap|threads|thread-failure|probe-auto|probe-on|"
-				"probe-off|reasons|real\n",
+				"probe-off|doctor-probe|reasons|real\n",
 			argv[0]);
 		return 2;
 	}
@@ -607,6 +655,8 @@ int main(int argc, char **argv)
 		scenario_probe("on", ENOENT);
 	else if (strcmp(s, "probe-off") == 0)
 		scenario_probe("off", ENOENT);
+	else if (strcmp(s, "doctor-probe") == 0)
+		scenario_doctor_probe();
 	else if (strcmp(s, "reasons") == 0)
 		scenario_reasons();
 	else if (strcmp(s, "real") == 0)
