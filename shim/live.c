@@ -188,7 +188,7 @@ static void make_private_path(const char *path)
 	}
 }
 
-/* Starts the node's agent (popmon agent DIR SESSION, internal/cli/agent.go),
+/* Starts the node's agent (popmon agent DIR SESSION, internal/session/agent.go),
  * which copies this node's live files into the session folder, unless
  * another process of this node holds the folder's lock (its agent runs).
  * The agent inherits the locked descriptor as its fd 3 and so holds the

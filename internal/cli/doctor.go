@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/popmon/popmon/internal/session"
 	"github.com/popmon/popmon/internal/shimbuild"
 	"github.com/popmon/popmon/internal/units"
 )
@@ -145,21 +146,21 @@ func cacheCheck() check {
 // from) and whether that place suits them.
 func liveCheck() check {
 	const what = "live files"
-	kind, free, err := fsInfo(liveBase)
+	kind, free, err := session.FSInfo(session.LiveBase)
 	switch {
 	case err != nil:
-		return check{ok: true, warn: true, what: what, detail: fmt.Sprintf("%s is missing (%v): popmon run keeps them in its session folder, next to the output", liveBase, err),
+		return check{ok: true, warn: true, what: what, detail: fmt.Sprintf("%s is missing (%v): popmon run keeps them in its session folder, next to the output", session.LiveBase, err),
 			fix: "put the output (-o) on a node-local disk; on a network file system a killed job's measurement is lost"}
 	case kind != "tmpfs" && kind != "ramfs":
 		if kind == "" {
 			kind = "an unknown file system"
 		}
-		return check{ok: true, warn: true, what: what, detail: fmt.Sprintf("%s is %s, not node-local memory", liveBase, kind)}
+		return check{ok: true, warn: true, what: what, detail: fmt.Sprintf("%s is %s, not node-local memory", session.LiveBase, kind)}
 	case free < 64<<20:
-		return check{ok: true, warn: true, what: what, detail: fmt.Sprintf("%s has %s free: each measured process needs about 40 KiB plus 10 KiB per thread; a process that finds no room is measured without a live file (and lost if killed)", liveBase, humanBytes(free)),
-			fix: "free space in " + liveBase + " (containers: --shm-size)"}
+		return check{ok: true, warn: true, what: what, detail: fmt.Sprintf("%s has %s free: each measured process needs about 40 KiB plus 10 KiB per thread; a process that finds no room is measured without a live file (and lost if killed)", session.LiveBase, humanBytes(free)),
+			fix: "free space in " + session.LiveBase + " (containers: --shm-size)"}
 	}
-	return check{ok: true, what: what, detail: fmt.Sprintf("%s (%s, %s free): a job killed before MPI_Finalize keeps its measurement", liveBase, kind, humanBytes(free))}
+	return check{ok: true, what: what, detail: fmt.Sprintf("%s (%s, %s free): a job killed before MPI_Finalize keeps its measurement", session.LiveBase, kind, humanBytes(free))}
 }
 
 // humanBytes writes n bytes in binary units: "12.0 GiB".

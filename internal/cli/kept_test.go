@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/popmon/popmon/measure"
+
+	"github.com/popmon/popmon/internal/session"
 )
 
 // fullTmpfs mounts a 64 KiB tmpfs on a new folder and fills it; skipped
@@ -61,12 +63,12 @@ func TestPartialKeptWhenSessionFails(t *testing.T) {
 		{"missing folder", func(t *testing.T) string { return filepath.Join(t.TempDir(), "gone") }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			session := filepath.Join(c.parent(t), ".popmon-session-42")
-			os.Mkdir(session, 0o700) // on the full file system: a folder takes no block
+			folder := filepath.Join(c.parent(t), ".popmon-session-42")
+			os.Mkdir(folder, 0o700) // on the full file system: a folder takes no block
 			shm := t.TempDir()
 			live := filepath.Join(shm, "run-7")
 			for i, want := range []string{"popmon-kept-42-partial.json", "popmon-kept-42-partial.1.json"} {
-				p, err := writeMeasurementKeeping(session, "partial.json", live, m)
+				p, err := writeMeasurementKeeping(folder, "partial.json", live, m)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -83,12 +85,12 @@ func TestPartialKeptWhenSessionFails(t *testing.T) {
 			// The live folder inside the session (no /dev/shm): $TMPDIR.
 			tmpdir := t.TempDir()
 			t.Setenv("TMPDIR", tmpdir)
-			p, err := writeMeasurementKeeping(session, "partial.json", filepath.Join(session, "live"), m)
+			p, err := writeMeasurementKeeping(folder, "partial.json", filepath.Join(folder, "live"), m)
 			if err != nil || p != filepath.Join(tmpdir, "popmon-kept-42-partial.json") {
 				t.Errorf("kept in %s (%v), want %s", p, err, filepath.Join(tmpdir, "popmon-kept-42-partial.json"))
 			}
 			// popmon run finds them all, as files of the session.
-			kept := findKept(session, live)
+			kept := session.FindKept(folder, live)
 			if len(kept) != 3 {
 				t.Errorf("findKept: %v, want the 3 kept files", kept)
 			}
@@ -112,36 +114,36 @@ func TestPartialWrittenInSession(t *testing.T) {
 // and findKept takes only regular files of this user (not a link planted
 // in /tmp) of this session.
 func TestReadSessionKept(t *testing.T) {
-	session := filepath.Join(t.TempDir(), ".popmon-session-9")
-	os.Mkdir(session, 0o700)
+	folder := filepath.Join(t.TempDir(), ".popmon-session-9")
+	os.Mkdir(folder, 0o700)
 	shm := t.TempDir()
 	t.Setenv("TMPDIR", t.TempDir())
 	kept := partialRun(t, shm, "popmon-kept-9-mpi-host-12.json")
 	partialRun(t, shm, "popmon-kept-8-mpi-host-13.json") // another session's
 	os.Symlink(kept, filepath.Join(shm, "popmon-kept-9-mpi-host-14.json"))
-	found := findKept(session, filepath.Join(shm, "run-1"))
+	found := session.FindKept(folder, filepath.Join(shm, "run-1"))
 	if len(found) != 1 || found[0] != kept {
 		t.Fatalf("findKept: %v, want [%s]", found, kept)
 	}
-	sess, err := readSession(session, 0, found...)
-	if err != nil || len(sess.files) != 1 || !sess.files[0].mpi || sess.files[0].path != kept || len(sess.files[0].command) == 0 {
+	sess, err := session.Read(folder, 0, found...)
+	if err != nil || len(sess.Files) != 1 || !sess.Files[0].MPI || sess.Files[0].Path != kept || len(sess.Files[0].Command) == 0 {
 		t.Fatalf("readSession: %+v (%v)", sess, err)
 	}
 	// Processes without MPI (a script's programs): one is picked, the
 	// others' kept files go, as their files in the session folder do.
 	short := partialRun(t, shm, "popmon-kept-9-proc-host-20.json")
 	child := partialRun(t, shm, "popmon-kept-9-proc-host-21.json")
-	if sess, _ = readSession(session, 10, short, child); len(sess.files) != 1 || sess.files[0].mpi {
+	if sess, _ = session.Read(folder, 10, short, child); len(sess.Files) != 1 || sess.Files[0].MPI {
 		t.Fatalf("readSession of processes without MPI: %+v", sess)
 	}
-	if _, err := os.Stat(sess.files[0].path); err != nil {
+	if _, err := os.Stat(sess.Files[0].Path); err != nil {
 		t.Errorf("the picked file is gone: %v", err)
 	}
 	if left, _ := filepath.Glob(filepath.Join(shm, "popmon-kept-9-proc-*")); len(left) != 1 {
 		t.Errorf("kept files left: %v, want the picked one", left)
 	}
-	if sess.full != "" {
-		t.Errorf("full %q with a measurement", sess.full)
+	if sess.Full != "" {
+		t.Errorf("full %q with a measurement", sess.Full)
 	}
 }
 
@@ -182,20 +184,20 @@ func TestUnwrittenExitCode(t *testing.T) {
 		return -1
 	}
 	job := jobStatus{code: 3}.result()
-	full := &sessionResult{full: "the file system of /x is full (0 KiB free)"}
+	full := &session.Result{Full: "the file system of /x is full (0 KiB free)"}
 	for _, c := range []struct {
 		job                  error
 		published, unwritten int
-		sess                 *sessionResult
+		sess                 *session.Result
 		want                 int
 	}{
-		{nil, 0, 1, &sessionResult{}, ExitNotWritten},
-		{nil, 1, 1, &sessionResult{}, ExitNotWritten},
-		{job, 0, 1, &sessionResult{}, 3},
+		{nil, 0, 1, &session.Result{}, ExitNotWritten},
+		{nil, 1, 1, &session.Result{}, ExitNotWritten},
+		{job, 0, 1, &session.Result{}, 3},
 		{nil, 0, 0, full, ExitNotWritten},
 		{nil, 1, 0, full, 0},
-		{nil, 1, 0, &sessionResult{}, 0},
-		{nil, 0, 0, &sessionResult{}, 0},
+		{nil, 1, 0, &session.Result{}, 0},
+		{nil, 0, 0, &session.Result{}, 0},
 	} {
 		if got := code(unwrittenResult(c.job, c.published, c.unwritten, c.sess)); got != c.want {
 			t.Errorf("%+v: exit %d, want %d", c, got, c.want)
@@ -207,21 +209,21 @@ func TestUnwrittenExitCode(t *testing.T) {
 // kept elsewhere) and the session folder's file system is full, popmon run
 // says so instead of asking whether the program called MPI_Finalize.
 func TestNothingWrittenOnFullFileSystem(t *testing.T) {
-	session := filepath.Join(fullTmpfs(t), ".popmon-session-5")
-	if err := os.Mkdir(session, 0o700); err != nil {
+	folder := filepath.Join(fullTmpfs(t), ".popmon-session-5")
+	if err := os.Mkdir(folder, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	sess, err := readSession(session, 0)
+	sess, err := session.Read(folder, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Join(sess.explain("mpirun", nil, 0), "\n")
-	if !strings.Contains(lines, fmt.Sprintf("the file system of %s is full", filepath.Dir(session))) ||
+	lines := strings.Join(sess.Explain("mpirun", nil, 0), "\n")
+	if !strings.Contains(lines, fmt.Sprintf("the file system of %s is full", filepath.Dir(folder))) ||
 		strings.Contains(lines, "MPI_Finalize") {
 		t.Errorf("explain:\n%s", lines)
 	}
-	if sess, _ := readSession(t.TempDir(), 0); sess.full != "" {
-		t.Errorf("a folder with room is full: %q", sess.full)
+	if sess, _ := session.Read(t.TempDir(), 0); sess.Full != "" {
+		t.Errorf("a folder with room is full: %q", sess.Full)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/popmon/popmon/internal/session"
 )
 
 func TestHumanBytes(t *testing.T) {
@@ -20,15 +22,15 @@ func TestHumanBytes(t *testing.T) {
 // TestLiveCheck: doctor says where the live files go and when that place
 // does not suit them.
 func TestLiveCheck(t *testing.T) {
-	old := liveBase
-	defer func() { liveBase = old }()
-	liveBase = filepath.Join(t.TempDir(), "missing")
+	old := session.LiveBase
+	defer func() { session.LiveBase = old }()
+	session.LiveBase = filepath.Join(t.TempDir(), "missing")
 	c := liveCheck()
 	if !c.warn || !strings.Contains(c.detail, "is missing") || !strings.Contains(c.detail, "session folder") {
 		t.Errorf("missing folder: %+v", c)
 	}
-	liveBase = "/dev/shm"
-	kind, free, err := fsInfo(liveBase)
+	session.LiveBase = "/dev/shm"
+	kind, free, err := session.FSInfo(session.LiveBase)
 	if err != nil || kind != "tmpfs" {
 		t.Skipf("/dev/shm is not tmpfs here (%q, %v)", kind, err)
 	}

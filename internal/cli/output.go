@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // Output files. popmon never overwrites a file silently: -o FILE fails
@@ -219,4 +221,60 @@ func highestNumber(dir, stem, ext string) (int, bool, error) {
 		high = max(high, k)
 	}
 	return high, family, nil
+}
+
+func defaultOutputName(command []string) string {
+	app := "app"
+	if len(command) > 0 {
+		app = filepath.Base(command[0])
+	}
+	app = strings.Map(func(r rune) rune {
+		if r == '/' || r == ' ' || r < 32 || r == 0x7f {
+			return '_'
+		}
+		return r
+	}, app)
+	return fmt.Sprintf("popmon-%s-%s.json", app, time.Now().Format("20060102-150405"))
+}
+
+// replaceFile moves src over target (popmon run -o FILE --force): a
+// rename, atomic; a symbolic link at target is replaced, not followed. A
+// src on another file system (a measurement kept elsewhere, kept.go) is
+// copied next to target first.
+func replaceFile(src, target string) (string, error) {
+	err := os.Rename(src, target)
+	if errors.Is(err, syscall.EXDEV) {
+		var tmp *os.File
+		if tmp, err = os.CreateTemp(filepath.Dir(target), ".popmon-"+filepath.Base(target)+".*.tmp"); err != nil {
+			return "", err
+		}
+		defer os.Remove(tmp.Name())
+		err = copyInto(tmp, src)
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(tmp.Name(), target)
+		}
+		if err == nil {
+			os.Remove(src)
+		}
+	}
+	if err != nil {
+		return "", err
+	}
+	return target, nil
+}
+
+func copyInto(dst *os.File, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if err := dst.Chmod(0o644); err != nil {
+		return err
+	}
+	_, err = io.Copy(dst, in)
+	return err
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/popmon/popmon/internal/session"
 )
 
 // plantSession makes a session folder in dir whose popmon-live.info names
@@ -15,18 +17,18 @@ import (
 // as far as writing and removing.
 func plantSession(t *testing.T, dir, name, liveDir, output string, withFile bool) string {
 	t.Helper()
-	session := filepath.Join(dir, ".popmon-session-"+name)
-	if err := os.Mkdir(session, 0o700); err != nil {
+	folder := filepath.Join(dir, ".popmon-session-"+name)
+	if err := os.Mkdir(folder, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := json.Marshal(map[string]any{"live_dir": liveDir, "command": []string{"./app"}, "output": output, "force": true})
-	if err := os.WriteFile(filepath.Join(session, liveInfoName), b, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(folder, session.InfoName), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if withFile {
-		os.WriteFile(filepath.Join(session, "mpi-1.json"), []byte(`{"command": ["./app"], "planted": true}`), 0o600)
+		os.WriteFile(filepath.Join(folder, "mpi-1.json"), []byte(`{"command": ["./app"], "planted": true}`), 0o600)
 	}
-	return session
+	return folder
 }
 
 // TestRecoverRefusesPlantedSession: a session folder is data anyone may
@@ -38,14 +40,14 @@ func plantSession(t *testing.T, dir, name, liveDir, output string, withFile bool
 // replaced the victim file with the planted measurement and removed the
 // victim folder.
 func TestRecoverRefusesPlantedSession(t *testing.T) {
-	oldBase := liveBase
-	liveBase = t.TempDir()
-	defer func() { liveBase = oldBase }()
+	oldBase := session.LiveBase
+	session.LiveBase = t.TempDir()
+	defer func() { session.LiveBase = oldBase }()
 	root := t.TempDir()
 	victimDir := filepath.Join(root, "precious")
 	victimFile := filepath.Join(root, "results.json")
 	// A live root of this user's, to plant a link to the victim in.
-	ownRoot := filepath.Join(liveBase, "popmon-"+strconv.Itoa(os.Getuid()))
+	ownRoot := filepath.Join(session.LiveBase, "popmon-"+strconv.Itoa(os.Getuid()))
 	if err := os.Mkdir(ownRoot, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -74,8 +76,8 @@ func TestRecoverRefusesPlantedSession(t *testing.T) {
 			os.WriteFile(filepath.Join(victimDir, "data.txt"), []byte("keep me"), 0o600)
 			os.WriteFile(victimFile, []byte("keep me too"), 0o600)
 			os.MkdirAll(filepath.Join(root, "live"), 0o700)
-			session := plantSession(t, root, strings.ReplaceAll(tc.name, " ", "_"), tc.liveDir, victimFile, tc.withFile)
-			code, stdout, stderr := runCLI("recover", "--format", "none", session)
+			folder := plantSession(t, root, strings.ReplaceAll(tc.name, " ", "_"), tc.liveDir, victimFile, tc.withFile)
+			code, stdout, stderr := runCLI("recover", "--format", "none", folder)
 			if code != ExitInput || !strings.Contains(stderr, "refusing its live folder") || !strings.Contains(stderr, "nothing was read or removed") {
 				t.Errorf("recover: exit %d, want %d and a refusal\n%s%s", code, ExitInput, stdout, stderr)
 			}
@@ -85,7 +87,7 @@ func TestRecoverRefusesPlantedSession(t *testing.T) {
 			if b, err := os.ReadFile(victimFile); err != nil || string(b) != "keep me too" {
 				t.Errorf("the victim file was touched: %v %q", err, b)
 			}
-			if _, err := os.Stat(session); err != nil {
+			if _, err := os.Stat(folder); err != nil {
 				t.Errorf("the refused session folder was removed: %v", err)
 			}
 		})
@@ -99,9 +101,9 @@ func TestRecoverRefusesPlantedSession(t *testing.T) {
 // the command line are honoured. At a9d5b23 the planted output with force
 // replaced the victim file.
 func TestRecoverOutputNotFromFile(t *testing.T) {
-	oldBase := liveBase
-	liveBase = t.TempDir()
-	defer func() { liveBase = oldBase }()
+	oldBase := session.LiveBase
+	session.LiveBase = t.TempDir()
+	defer func() { session.LiveBase = oldBase }()
 	root, elsewhere := t.TempDir(), t.TempDir()
 	for _, tc := range []struct {
 		name, output string
@@ -118,12 +120,12 @@ func TestRecoverOutputNotFromFile(t *testing.T) {
 			for _, v := range victims {
 				os.WriteFile(v, []byte("keep me"), 0o600)
 			}
-			session := plantSession(t, root, strings.ReplaceAll(tc.name, " ", "_"), "", tc.output, true)
-			live := filepath.Join(session, "live")
+			folder := plantSession(t, root, strings.ReplaceAll(tc.name, " ", "_"), "", tc.output, true)
+			live := filepath.Join(folder, "live")
 			os.Mkdir(live, 0o700)
 			b, _ := json.Marshal(map[string]any{"live_dir": live, "command": []string{"./app"}, "output": tc.output, "force": true})
-			os.WriteFile(filepath.Join(session, liveInfoName), b, 0o600)
-			args := append(append([]string{"recover", "--format", "none"}, tc.args...), session)
+			os.WriteFile(filepath.Join(folder, session.InfoName), b, 0o600)
+			args := append(append([]string{"recover", "--format", "none"}, tc.args...), folder)
 			code, stdout, stderr := runCLI(args...)
 			if code != 0 {
 				t.Fatalf("recover: exit %d\n%s%s", code, stdout, stderr)
@@ -144,34 +146,10 @@ func TestRecoverOutputNotFromFile(t *testing.T) {
 					t.Errorf("%s was touched: %v %q", v, err, b)
 				}
 			}
-			if _, err := os.Stat(session); err == nil {
-				t.Errorf("the session folder %s was left", session)
+			if _, err := os.Stat(folder); err == nil {
+				t.Errorf("the session folder %s was left", folder)
 			}
 			os.Remove(got)
 		})
-	}
-}
-
-// TestCheckLiveDir: the live folders popmon run makes are accepted.
-func TestCheckLiveDir(t *testing.T) {
-	oldBase := liveBase
-	liveBase = t.TempDir()
-	defer func() { liveBase = oldBase }()
-	session := t.TempDir()
-	d, err := makeLiveDir(session)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := checkLiveDir(session, d); err != nil {
-		t.Errorf("makeLiveDir's %s refused: %v", d, err)
-	}
-	in := filepath.Join(session, "live")
-	os.Mkdir(in, 0o700)
-	if err := checkLiveDir(session, in); err != nil {
-		t.Errorf("the session's own live folder %s refused: %v", in, err)
-	}
-	other := t.TempDir()
-	if err := checkLiveDir(session, filepath.Join(other, "live")); err == nil {
-		t.Errorf("another folder's live folder accepted")
 	}
 }

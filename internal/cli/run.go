@@ -11,6 +11,7 @@ import (
 	"github.com/popmon/popmon/internal/live"
 	"github.com/popmon/popmon/internal/liveapi"
 
+	"github.com/popmon/popmon/internal/session"
 	"github.com/popmon/popmon/pop"
 )
 
@@ -88,17 +89,17 @@ func runCmd(env *Env, args []string) error {
 	if mf.output != "" {
 		outDir = filepath.Dir(mf.output)
 	}
-	session, err := os.MkdirTemp(outDir, ".popmon-session-")
+	sessionDir, err := os.MkdirTemp(outDir, ".popmon-session-")
 	if err != nil {
 		return fail(ExitEnv, "cannot create a session folder next to the output in %s: %v", outDir, err)
 	}
 	keep := false // a measurement that could not be moved stays in the session folder
 	defer func() {
 		if !keep {
-			os.RemoveAll(session)
+			os.RemoveAll(sessionDir)
 		}
 	}()
-	absSession, _ := filepath.Abs(session)
+	absSession, _ := filepath.Abs(sessionDir)
 
 	// The live files: each process keeps its accounts there while it runs,
 	// so that a job that is killed, crashes or aborts still gets a
@@ -110,17 +111,17 @@ func runCmd(env *Env, args []string) error {
 	if *traced {
 		traceEnv(vars, absSession, *traceBuffer)
 	}
-	liveDir, err := makeLiveDir(absSession)
+	liveDir, err := session.MakeLiveDir(absSession)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "popmon: %v: a job that does not reach MPI_Finalize will leave no measurement\n", err)
 	}
 	var sampler *live.Sampler
 	cwd, _ := os.Getwd()
-	info := liveInfo{LiveDir: liveDir, Command: cmdline, Cwd: cwd, Launcher: launcherKind(scan),
+	info := session.Info{LiveDir: liveDir, Command: cmdline, Cwd: cwd, Launcher: launcherKind(scan),
 		JobID: os.Getenv("SLURM_JOB_ID"), MPILibrary: lib.MPI, Output: mf.output, Force: mf.force}
 	if liveDir != "" {
 		vars["POPMON_LIVE_DIR"] = liveDir
-		if err := writeLiveInfo(absSession, info); err != nil {
+		if err := session.WriteInfo(absSession, info); err != nil {
 			fmt.Fprintf(env.Stderr, "popmon: %v\n", err)
 		}
 		sampler = live.NewSampler(liveDir, live.DefaultInterval)
@@ -173,15 +174,15 @@ func runCmd(env *Env, args []string) error {
 		sampler.Stop()
 	}
 
-	sess, err := readSession(absSession, cmd.Process.Pid, findKept(absSession, liveDir)...)
+	sess, err := session.Read(absSession, cmd.Process.Pid, session.FindKept(absSession, liveDir)...)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "popmon: %v\n", err)
 	}
-	if nmpi := countMPI(sess.files); nmpi == 1 && sampler != nil {
+	if nmpi := countMPI(sess.Files); nmpi == 1 && sampler != nil {
 		// The job finished: its file gets the time series popmon sampled.
-		for _, f := range sess.files {
-			if f.mpi {
-				if err := addSeries(sampler, f.path); err != nil {
+		for _, f := range sess.Files {
+			if f.MPI {
+				if err := addSeries(sampler, f.Path); err != nil {
 					fmt.Fprintf(env.Stderr, "popmon: no time series in the measurement: %v\n", err)
 				}
 			}
@@ -193,40 +194,40 @@ func runCmd(env *Env, args []string) error {
 		// as measuring anything. Processes that said why they are not
 		// measured (unmeasured-*.txt: e.g. srun's wrong --mpi) left
 		// nothing to assemble.
-		if normal, n := sampler.Ended(); n > 0 && !normal && len(sess.unmeasured) == 0 {
+		if normal, n := sampler.Ended(); n > 0 && !normal && len(sess.Unmeasured) == 0 {
 			p, m, err := partialFromSampler(sampler, info, jobEnd(st, cmd.Process.Pid, cmdline), "run", absSession)
 			if err != nil {
 				fmt.Fprintf(env.Stderr, "popmon: no partial measurement: %v\n", err)
 			} else {
-				sess.files = append(sess.files, sessionFile{path: p, mpi: m.MPI != nil, command: m.Command})
+				sess.Files = append(sess.Files, session.File{Path: p, MPI: m.MPI != nil, Command: m.Command})
 			}
 		}
 	}
 	published, unwritten := 0, 0
-	for i, f := range sess.files {
+	for i, f := range sess.Files {
 		target, force := mf.output, mf.force
 		if target == "" {
-			target, force = defaultOutputName(f.command), false
+			target, force = defaultOutputName(f.Command), false
 		}
 		var final string
 		if i == 0 && force {
-			final, err = replaceFile(f.path, target)
+			final, err = replaceFile(f.Path, target)
 		} else if i == 0 && mf.output != "" {
 			// Checked before the run; a file that appeared meanwhile is
 			// not overwritten: the measurement gets the next number.
-			if final, err = publishNumbered(f.path, target); err == nil && final != target {
+			if final, err = publishNumbered(f.Path, target); err == nil && final != target {
 				fmt.Fprintf(env.Stderr, "popmon: %s appeared during the run and is left alone\n", target)
 			}
 		} else {
-			final, err = publishNumbered(f.path, target)
+			final, err = publishNumbered(f.Path, target)
 		}
 		if err != nil {
-			keep = keepUnwritten(env, f.path, target, err, absSession, *format, *model) || keep
+			keep = keepUnwritten(env, f.Path, target, err, absSession, *format, *model) || keep
 			unwritten++
 			continue
 		}
 		published++
-		if *traced && f.mpi && i == 0 {
+		if *traced && f.MPI && i == 0 {
 			attachTrace(env.Stderr, absSession, final)
 		}
 		fmt.Fprintf(env.Stderr, "popmon: measurement written to %s\n", final)
@@ -238,17 +239,17 @@ func runCmd(env *Env, args []string) error {
 		printOpenMPEndNote(env.Stderr, final, *format) // where the report does not say it
 	}
 	if published == 0 && unwritten == 0 {
-		for _, line := range sess.explain(cmdline[0], cantMeasure, st.signal) {
+		for _, line := range sess.Explain(cmdline[0], cantMeasure, st.signal) {
 			fmt.Fprintf(env.Stderr, "popmon: %s\n", line)
 		}
 	}
 	return unwrittenResult(st.result(), published, unwritten, sess)
 }
 
-func countMPI(files []sessionFile) int {
+func countMPI(files []session.File) int {
 	n := 0
 	for _, f := range files {
-		if f.mpi {
+		if f.MPI {
 			n++
 		}
 	}

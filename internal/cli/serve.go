@@ -13,6 +13,7 @@ import (
 	"github.com/popmon/popmon/internal/live"
 	"github.com/popmon/popmon/internal/liveapi"
 	"github.com/popmon/popmon/internal/report"
+	"github.com/popmon/popmon/internal/session"
 )
 
 // DefaultServeAddr is where popmon serve listens by default (loopback: the
@@ -62,7 +63,7 @@ func (o *liveOutput) check() error {
 
 // start starts the live view of the job of info, read by src every
 // interval: the HTTP server and the textfile.
-func (o *liveOutput) start(env *Env, src func() []*live.Snapshot, every time.Duration, info liveInfo) (*liveapi.Service, error) {
+func (o *liveOutput) start(env *Env, src func() []*live.Snapshot, every time.Duration, info session.Info) (*liveapi.Service, error) {
 	svc := liveapi.NewService(liveapi.Config{
 		Source: src, Every: every,
 		Job:     live.Job{Command: info.Command, Launcher: info.Launcher, MPILibrary: info.MPILibrary},

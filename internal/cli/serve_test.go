@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/popmon/popmon/internal/live"
+
+	"github.com/popmon/popmon/internal/session"
 )
 
 // TestLiveOutputStart: the address file, and the one-line warning for an
@@ -23,7 +25,7 @@ func TestLiveOutputStart(t *testing.T) {
 		dir := t.TempDir()
 		o := liveOutput{addr: c.addr, addrFile: filepath.Join(dir, "addr"), window: time.Minute}
 		var stderr bytes.Buffer
-		svc, err := o.start(&Env{Stderr: &stderr}, func() []*live.Snapshot { return nil }, time.Second, liveInfo{LiveDir: "/dev/shm/popmon-0/run-1"})
+		svc, err := o.start(&Env{Stderr: &stderr}, func() []*live.Snapshot { return nil }, time.Second, session.Info{LiveDir: "/dev/shm/popmon-0/run-1"})
 		if err != nil {
 			t.Fatal(err)
 		}

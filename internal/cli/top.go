@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -20,6 +18,7 @@ import (
 	"github.com/popmon/popmon/internal/liveapi"
 	"github.com/popmon/popmon/internal/report"
 	"github.com/popmon/popmon/internal/safetext"
+	"github.com/popmon/popmon/internal/session"
 	"github.com/popmon/popmon/measure"
 )
 
@@ -188,7 +187,7 @@ var topMetrics = []struct{ id, head string }{
 }
 
 // render writes one frame of v.
-func (st *topState) render(w *strings.Builder, v *live.View, info liveInfo) {
+func (st *topState) render(w *strings.Builder, v *live.View, info session.Info) {
 	b := bufio.NewWriter(w)
 	defer b.Flush()
 	run := &v.Run
@@ -380,21 +379,21 @@ func (st *topState) nodesPanel(b io.Writer, win *live.WindowView, title string) 
 
 // findLive returns the live folder of arg (a session folder, or a live
 // folder), or the newest live folder of the user's.
-func findLive(arg string) (string, liveInfo, error) {
-	var info liveInfo
+func findLive(arg string) (string, session.Info, error) {
+	var info session.Info
 	if arg != "" {
-		if b, err := os.ReadFile(filepath.Join(arg, liveInfoName)); err == nil {
-			if err := json.Unmarshal(b, &info); err != nil || info.LiveDir == "" {
-				return "", info, fmt.Errorf("%s: unreadable %s", arg, liveInfoName)
-			}
-			return info.LiveDir, info, nil
+		var unreadable *session.UnreadableError
+		if i, err := session.ReadInfo(arg); err == nil {
+			return i.LiveDir, i, nil
+		} else if errors.As(err, &unreadable) {
+			return "", info, err
 		}
 		if m, _ := filepath.Glob(filepath.Join(arg, "*.live")); len(m) > 0 {
 			return arg, info, nil
 		}
 		return "", info, fmt.Errorf("%s is neither a popmon run session folder nor a live folder", arg)
 	}
-	dirs, _ := filepath.Glob(filepath.Join(liveBase, "popmon-"+strconv.Itoa(os.Getuid()), "run-*"))
+	dirs, _ := filepath.Glob(filepath.Join(session.LiveRoot(), "run-*"))
 	best, bestT := "", time.Time{}
 	for _, d := range dirs {
 		if fi, err := os.Stat(d); err == nil && fi.ModTime().After(bestT) {
@@ -402,7 +401,7 @@ func findLive(arg string) (string, liveInfo, error) {
 		}
 	}
 	if best == "" {
-		return "", info, fmt.Errorf("no job measured by popmon run on this node (no live folder in %s): pass its session folder", liveBase)
+		return "", info, fmt.Errorf("no job measured by popmon run on this node (no live folder in %s): pass its session folder", session.LiveBase)
 	}
 	return best, info, nil
 }

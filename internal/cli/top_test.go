@@ -10,6 +10,8 @@ import (
 	"github.com/popmon/popmon/internal/live"
 	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
+
+	"github.com/popmon/popmon/internal/session"
 )
 
 // topView is a view of measure/testdata/mpi_imbalance.json (rank r useful
@@ -47,7 +49,7 @@ func topView(t *testing.T, n int) *live.View {
 
 func renderTop(st *topState, v *live.View) string {
 	var b strings.Builder
-	st.render(&b, v, liveInfo{})
+	st.render(&b, v, session.Info{})
 	return b.String()
 }
 

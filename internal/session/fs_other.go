@@ -1,12 +1,12 @@
 //go:build !linux
 
-package cli
+package session
 
 import "errors"
 
 var sharedFS = map[string]bool{}
 
-// fsInfo: the live files need Linux.
-func fsInfo(path string) (kind string, free uint64, err error) {
+// FSInfo: the live files need Linux.
+func FSInfo(path string) (kind string, free uint64, err error) {
 	return "", 0, errors.New("live files need Linux")
 }

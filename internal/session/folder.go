@@ -1,9 +1,13 @@
-package cli
+// Package session owns the session folder of popmon run (POPMON_SESSION):
+// its layout and what popmon reads from it (the measurements, the
+// unmeasured-rank files, popmon-live.info), the live folder beside it, the
+// measurements kept outside it, and the node agent that copies other nodes'
+// live files into it.
+package session
 
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -30,39 +34,39 @@ import (
 // and popmon picks the measurements from it when the command ends, with
 // those the library could not write there and kept elsewhere (kept.go).
 
-// sessionFile is one measurement found in a session folder.
-type sessionFile struct {
-	path    string
-	mpi     bool
-	pid     int
-	elapsed int64
-	command []string
+// File is one measurement found in a session folder.
+type File struct {
+	Path    string
+	MPI     bool
+	PID     int
+	Elapsed int64
+	Command []string
 	mod     time.Time
 }
 
-// sessionResult is what a session folder holds after the command ended.
-type sessionResult struct {
-	files      []sessionFile    // the measurements to publish, in order
-	unmeasured map[string][]int // reason -> ranks that gave it
-	full       string           // no measurement, and no room for one: noRoom's sentence
+// Result is what a session folder holds after the command ended.
+type Result struct {
+	Files      []File           // the measurements to publish, in order
+	Unmeasured map[string][]int // reason -> ranks that gave it
+	Full       string           // no measurement, and no room for one: NoRoom's sentence
 }
 
-// readSession picks the measurements of a session: every MPI job's file;
+// Read picks the measurements of a session: every MPI job's file;
 // or, when no process used MPI, the direct child's file (else the longest);
 // and gathers why processes could not be measured. kept are measurements
-// of the session kept outside it (findKept), picked like its own; those not
+// of the session kept outside it (FindKept), picked like its own; those not
 // picked are removed, as the session folder's go with it.
-func readSession(dir string, childPid int, kept ...string) (*sessionResult, error) {
-	res := &sessionResult{unmeasured: map[string][]int{}}
+func Read(dir string, childPid int, kept ...string) (*Result, error) {
+	res := &Result{Unmeasured: map[string][]int{}}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return res, fmt.Errorf("reading the session folder: %w", err)
 	}
-	var mpi, single []sessionFile
+	var mpi, single []File
 	add := func(p, name string, info os.FileInfo) {
 		sf := readHead(p)
-		sf.mpi, sf.mod = strings.HasPrefix(name, "mpi-"), info.ModTime()
-		if sf.mpi {
+		sf.MPI, sf.mod = strings.HasPrefix(name, "mpi-"), info.ModTime()
+		if sf.MPI {
 			mpi = append(mpi, sf)
 		} else {
 			single = append(single, sf)
@@ -76,7 +80,7 @@ func readSession(dir string, childPid int, kept ...string) (*sessionResult, erro
 		}
 		if strings.HasPrefix(name, "unmeasured-") && strings.HasSuffix(name, ".txt") {
 			if rank, why, ok := readUnmeasured(p); ok {
-				res.unmeasured[why] = append(res.unmeasured[why], rank)
+				res.Unmeasured[why] = append(res.Unmeasured[why], rank)
 			}
 			continue
 		}
@@ -97,32 +101,32 @@ func readSession(dir string, childPid int, kept ...string) (*sessionResult, erro
 	switch {
 	case len(mpi) > 0:
 		sort.Slice(mpi, func(i, j int) bool { return mpi[i].mod.Before(mpi[j].mod) })
-		res.files = mpi
+		res.Files = mpi
 	case len(single) > 0:
-		res.files = single[:1]
-		sort.Slice(single, func(i, j int) bool { return single[i].elapsed > single[j].elapsed })
-		res.files = single[:1]
+		res.Files = single[:1]
+		sort.Slice(single, func(i, j int) bool { return single[i].Elapsed > single[j].Elapsed })
+		res.Files = single[:1]
 		for _, s := range single {
-			if s.pid == childPid {
-				res.files = []sessionFile{s}
+			if s.PID == childPid {
+				res.Files = []File{s}
 			}
 		}
 	default:
 		// Nothing written: was there no room for it?
-		res.full = noRoom(dir)
+		res.Full = NoRoom(dir)
 	}
 	for _, p := range kept {
-		if !slices.ContainsFunc(res.files, func(f sessionFile) bool { return f.path == p }) {
+		if !slices.ContainsFunc(res.Files, func(f File) bool { return f.Path == p }) {
 			os.Remove(p)
 		}
 	}
 	return res, nil
 }
 
-// readHead reads what readSession needs of a measurement: its command, its
+// readHead reads what Read needs of a measurement: its command, its
 // first process's pid and its longest elapsed time.
-func readHead(p string) sessionFile {
-	sf := sessionFile{path: p}
+func readHead(p string) File {
+	sf := File{Path: p}
 	var head struct {
 		Command   []string `json:"command"`
 		Processes []struct {
@@ -138,16 +142,16 @@ func readHead(p string) sessionFile {
 		} `json:"regions"`
 	}
 	if b, err := os.ReadFile(p); err == nil && json.Unmarshal(b, &head) == nil {
-		sf.command = head.Command
+		sf.Command = head.Command
 		if len(head.Processes) > 0 {
-			sf.pid = head.Processes[0].Pid
+			sf.PID = head.Processes[0].Pid
 		}
 		if len(head.Regions) > 0 {
 			for _, pr := range head.Regions[0].Processes {
-				sf.elapsed = max(sf.elapsed, pr.ElapsedNS)
+				sf.Elapsed = max(sf.Elapsed, pr.ElapsedNS)
 			}
 			if s := head.Regions[0].Summary; s != nil {
-				sf.elapsed = max(sf.elapsed, s.ElapsedMaxNS)
+				sf.Elapsed = max(sf.Elapsed, s.ElapsedMaxNS)
 			}
 		}
 	}
@@ -172,18 +176,18 @@ func readUnmeasured(path string) (rank int, why string, ok bool) {
 	return r, strings.TrimSpace(sc.Text()), true
 }
 
-// explain returns what to tell the user when no measurement was written:
+// Explain returns what to tell the user when no measurement was written:
 // why processes could not be measured, as the library or binscan said, or
 // what usually causes it.
-func (s *sessionResult) explain(command string, refused []string, killed syscall.Signal) []string {
+func (s *Result) Explain(command string, refused []string, killed syscall.Signal) []string {
 	var out []string
-	reasons := make([]string, 0, len(s.unmeasured))
-	for why := range s.unmeasured {
+	reasons := make([]string, 0, len(s.Unmeasured))
+	for why := range s.Unmeasured {
 		reasons = append(reasons, why)
 	}
 	sort.Strings(reasons)
 	for _, why := range reasons {
-		out = append(out, fmt.Sprintf("%s (%s)", why, rankList(s.unmeasured[why])))
+		out = append(out, fmt.Sprintf("%s (%s)", why, rankList(s.Unmeasured[why])))
 	}
 	if len(out) == 0 {
 		// What binscan saw before the launch, when no process said more.
@@ -195,9 +199,9 @@ func (s *sessionResult) explain(command string, refused []string, killed syscall
 			"(the library writes the measurement at MPI_Finalize, or at exit without MPI)", command, signalName(killed)))
 	case len(out) > 0 || len(refused) > 0:
 		out = append(out, "no measurement was written")
-	case s.full != "":
+	case s.Full != "":
 		out = append(out, fmt.Sprintf("no measurement was written: %s: the library could not write the "+
-			"measurement there, nor keep it elsewhere (its line above says why)", s.full))
+			"measurement there, nor keep it elsewhere (its line above says why)", s.Full))
 	default:
 		out = append(out, fmt.Sprintf("no measurement was written: %s ran no program popmon could measure "+
 			"(did the program call MPI_Finalize? a job script that sets LD_PRELOAD must keep popmon's library in it: "+
@@ -226,62 +230,6 @@ func rankList(ranks []int) string {
 		return "rank " + parts[0]
 	}
 	return "ranks " + strings.Join(parts, ", ")
-}
-
-func defaultOutputName(command []string) string {
-	app := "app"
-	if len(command) > 0 {
-		app = filepath.Base(command[0])
-	}
-	app = strings.Map(func(r rune) rune {
-		if r == '/' || r == ' ' || r < 32 || r == 0x7f {
-			return '_'
-		}
-		return r
-	}, app)
-	return fmt.Sprintf("popmon-%s-%s.json", app, time.Now().Format("20060102-150405"))
-}
-
-// replaceFile moves src over target (popmon run -o FILE --force): a
-// rename, atomic; a symbolic link at target is replaced, not followed. A
-// src on another file system (a measurement kept elsewhere, kept.go) is
-// copied next to target first.
-func replaceFile(src, target string) (string, error) {
-	err := os.Rename(src, target)
-	if errors.Is(err, syscall.EXDEV) {
-		var tmp *os.File
-		if tmp, err = os.CreateTemp(filepath.Dir(target), ".popmon-"+filepath.Base(target)+".*.tmp"); err != nil {
-			return "", err
-		}
-		defer os.Remove(tmp.Name())
-		err = copyInto(tmp, src)
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Rename(tmp.Name(), target)
-		}
-		if err == nil {
-			os.Remove(src)
-		}
-	}
-	if err != nil {
-		return "", err
-	}
-	return target, nil
-}
-
-func copyInto(dst *os.File, src string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	if err := dst.Chmod(0o644); err != nil {
-		return err
-	}
-	_, err = io.Copy(dst, in)
-	return err
 }
 
 // signalName names a signal as users know it: "SIGTERM".

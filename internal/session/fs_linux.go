@@ -1,4 +1,4 @@
-package cli
+package session
 
 import "syscall"
 
@@ -11,13 +11,13 @@ var fsNames = map[int64]string{
 	0xef53: "ext4", 0x58465342: "XFS", 0x9123683e: "Btrfs", 0x794c7630: "overlayfs",
 }
 
-// shared reports whether a file system kind is a network or cluster file
+// sharedFS says whether a file system kind is a network or cluster file
 // system, where a live file's stores would wait for the network.
 var sharedFS = map[string]bool{"NFS": true, "Lustre": true, "GPFS": true, "BeeGFS": true, "CephFS": true, "CIFS": true, "SMB2": true, "FUSE": true}
 
-// fsInfo returns the kind of the file system holding path ("" when
+// FSInfo returns the kind of the file system holding path ("" when
 // unknown) and its free bytes for an unprivileged user.
-func fsInfo(path string) (kind string, free uint64, err error) {
+func FSInfo(path string) (kind string, free uint64, err error) {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(path, &st); err != nil {
 		return "", 0, err
