@@ -35,7 +35,7 @@ func buildCmd(env *Env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	lib, err := mf.build(context.Background(), env.Stderr, nil)
+	lib, err := mf.Build(context.Background(), env.Stderr, nil)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,8 @@ import (
 
 	popmon "github.com/popmon/popmon"
 	"github.com/popmon/popmon/internal/safetext"
+
+	"github.com/popmon/popmon/internal/launch"
 )
 
 // Version is popmon's version, reported by `popmon version` and written into
@@ -60,15 +62,19 @@ func fail(code int, format string, a ...any) error {
 	return &exitError{code: code, err: fmt.Errorf(format, a...)}
 }
 
-func wrapCode(code int, err error) error {
-	if err == nil {
-		return nil
-	}
+// launchCode gives an error of the launch (a bad option, else what the
+// machine lacks) its exit code: ExitUsage, else ExitEnv.
+func launchCode(err error) error {
+	var le *launch.Error
 	var ee *exitError
-	if errors.As(err, &ee) {
-		return err
+	if errors.As(err, &le) && !errors.As(err, &ee) {
+		code := ExitEnv
+		if le.Usage {
+			code = ExitUsage
+		}
+		return &exitError{code: code, err: err}
 	}
-	return &exitError{code: code, err: err}
+	return err
 }
 
 // Env is what a command sees of the outside world.
@@ -134,7 +140,7 @@ func Main(args []string, env *Env) int {
 		if c.name != name {
 			continue
 		}
-		err := c.run(env, args[1:])
+		err := launchCode(c.run(env, args[1:]))
 		if err == nil {
 			return ExitOK
 		}

@@ -6,30 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-
-	"github.com/popmon/popmon/measure"
 )
-
-// checkCountersMode validates a --counters value ("" leaves the library's
-// default: $POPMON_COUNTERS, else auto).
-func checkCountersMode(mode string) error {
-	switch mode {
-	case "", measure.CountersAuto, measure.CountersOn, measure.CountersOff:
-		return nil
-	}
-	return fail(ExitUsage, "unknown --counters mode %q: use auto, on or off", mode)
-}
-
-// countersEnv adds POPMON_COUNTERS for a --counters value to set.
-func countersEnv(mode string, set map[string]string) error {
-	if err := checkCountersMode(mode); err != nil {
-		return err
-	}
-	if mode != "" {
-		set["POPMON_COUNTERS"] = mode
-	}
-	return nil
-}
 
 // counterProbe is what the built library's counter probe
 // (POPMON_COUNTERS_PROBE, shim/counters.c popmon_counters_probe) found on

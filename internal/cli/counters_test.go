@@ -8,34 +8,6 @@ import (
 	"testing"
 )
 
-func TestCountersMode(t *testing.T) {
-	tests := []struct {
-		mode    string
-		env     string // POPMON_COUNTERS set, "" none
-		wantErr bool
-	}{
-		{"", "", false},
-		{"auto", "auto", false},
-		{"on", "on", false},
-		{"off", "off", false},
-		{"yes", "", true},
-	}
-	for _, tt := range tests {
-		set := map[string]string{}
-		err := countersEnv(tt.mode, set)
-		if (err != nil) != tt.wantErr {
-			t.Errorf("countersEnv(%q) error %v, want error %v", tt.mode, err, tt.wantErr)
-		}
-		var ee *exitError
-		if err != nil && (!errors.As(err, &ee) || ee.code != ExitUsage) {
-			t.Errorf("countersEnv(%q): %v is not a usage error", tt.mode, err)
-		}
-		if set["POPMON_COUNTERS"] != tt.env {
-			t.Errorf("countersEnv(%q) sets POPMON_COUNTERS=%q, want %q", tt.mode, set["POPMON_COUNTERS"], tt.env)
-		}
-	}
-}
-
 func TestCountersCheck(t *testing.T) {
 	tests := []struct {
 		name   string

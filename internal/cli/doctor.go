@@ -15,6 +15,8 @@ import (
 	"github.com/popmon/popmon/internal/session"
 	"github.com/popmon/popmon/internal/shimbuild"
 	"github.com/popmon/popmon/internal/units"
+
+	"github.com/popmon/popmon/internal/launch"
 )
 
 const doctorHelp = `
@@ -185,7 +187,7 @@ func clockCheck() check {
 }
 
 func omptCheck() check {
-	if p := findLibomp(); p != "" {
+	if p := launch.FindLibomp(); p != "" {
 		return check{ok: true, what: "OpenMP (OMPT)", detail: "LLVM libomp found: " + p +
 			" (clang programs use it; GCC programs, whose libgomp has no OMPT, are run on it: --openmp=auto)"}
 	}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+
+	"github.com/popmon/popmon/internal/launch"
 )
 
 const execHelp = `
@@ -35,7 +37,7 @@ func execCmd(env *Env, args []string) error {
 		fs.Usage()
 		return fail(ExitUsage, "no program given: popmon exec -- APP [ARGS...]")
 	}
-	if err := checkCountersMode(mf.counters); err != nil {
+	if err := launch.CheckCountersMode(mf.Counters); err != nil {
 		return err
 	}
 	set := map[string]string{"POPMON_PID": strconv.Itoa(os.Getpid())}
@@ -59,12 +61,12 @@ func execCmd(env *Env, args []string) error {
 	if err != nil {
 		return fail(notRunnable(err), "cannot run %s: %v", argv[0], err)
 	}
-	scan := scanCommand(argv)
-	lib, err := mf.build(context.Background(), env.Stderr, scan)
+	scan := launch.ScanCommand(argv)
+	lib, err := mf.Build(context.Background(), env.Stderr, scan)
 	if err != nil {
 		return err
 	}
-	environ, note, err := mf.environment(lib, scan, set, drop)
+	environ, note, err := mf.Environment(lib, scan, set, drop)
 	if err != nil {
 		return err
 	}
@@ -73,7 +75,7 @@ func execCmd(env *Env, args []string) error {
 		if note != "" {
 			fmt.Fprintln(env.Stderr, note)
 		}
-		for _, r := range refusals(scan) {
+		for _, r := range launch.Refusals(scan) {
 			fmt.Fprintf(env.Stderr, "popmon: %s\n", r)
 		}
 	}

@@ -8,51 +8,6 @@ import (
 	"github.com/popmon/popmon/internal/report"
 )
 
-func TestGPUEnv(t *testing.T) {
-	const lib = "/cache/libpopmon.so"
-	tests := []struct {
-		name      string
-		mode      string
-		env       map[string]string
-		wantInj   string // "" = not set by popmon
-		wantMode  string
-		wantUsage bool
-	}{
-		{name: "default auto", wantInj: lib},
-		{name: "flag on", mode: "on", wantInj: lib, wantMode: "on"},
-		{name: "flag off", mode: "off", wantMode: "off"},
-		{name: "env off", env: map[string]string{"POPMON_GPU": "off"}},
-		{name: "flag auto over env off", mode: "auto", env: map[string]string{"POPMON_GPU": "off"}, wantInj: lib, wantMode: "auto"},
-		{name: "another tool", env: map[string]string{"CUDA_INJECTION64_PATH": "/opt/nsys/libToolsInjection64.so"}},
-		{name: "another tool, on", mode: "on", env: map[string]string{"CUDA_INJECTION64_PATH": "/opt/nsys/libToolsInjection64.so"},
-			wantMode: "on"},
-		{name: "an older popmon library", env: map[string]string{"CUDA_INJECTION64_PATH": "/old/libpopmon.so"}, wantInj: lib},
-		{name: "bad mode", mode: "always", wantUsage: true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			set := map[string]string{}
-			err := gpuEnv(tc.mode, lib, set, func(k string) string { return tc.env[k] })
-			if tc.wantUsage {
-				var ee *exitError
-				if !errors.As(err, &ee) || ee.code != ExitUsage {
-					t.Fatalf("err = %v, want a usage error", err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := set["CUDA_INJECTION64_PATH"]; got != tc.wantInj {
-				t.Errorf("CUDA_INJECTION64_PATH = %q, want %q", got, tc.wantInj)
-			}
-			if got := set["POPMON_GPU"]; got != tc.wantMode {
-				t.Errorf("POPMON_GPU = %q, want %q", got, tc.wantMode)
-			}
-		})
-	}
-}
-
 func TestGPUCheck(t *testing.T) {
 	tests := []struct {
 		name, probe string

@@ -10,6 +10,8 @@ import (
 	"github.com/popmon/popmon/internal/live"
 	"github.com/popmon/popmon/internal/session"
 	"github.com/popmon/popmon/measure"
+
+	"github.com/popmon/popmon/internal/launch"
 )
 
 // partialFromSampler assembles the partial measurement of what s read and
@@ -144,7 +146,7 @@ func launcherKind(scan *binscan.Result) string {
 	if os.Getenv("SLURM_JOB_ID") != "" {
 		return measure.LauncherSlurm
 	}
-	switch jobMPI(scan) {
+	switch launch.JobMPI(scan) {
 	case binscan.OpenMPI:
 		return measure.LauncherOpenMPI
 	case binscan.MPICH:

@@ -13,6 +13,8 @@ import (
 
 	"github.com/popmon/popmon/internal/session"
 	"github.com/popmon/popmon/pop"
+
+	"github.com/popmon/popmon/internal/launch"
 )
 
 const runHelp = `
@@ -60,10 +62,10 @@ func runCmd(env *Env, args []string) error {
 	if err := checkFormat(*format, true); err != nil {
 		return err
 	}
-	if _, _, _, err := openmpFor(mf.openmp, nil); err != nil {
+	if _, _, _, err := launch.OpenMPFor(mf.OpenMP, nil); err != nil {
 		return err
 	}
-	if err := checkCountersMode(mf.counters); err != nil {
+	if err := launch.CheckCountersMode(mf.Counters); err != nil {
 		return err
 	}
 	if _, err := pop.ParseModels(*model); err != nil {
@@ -78,9 +80,9 @@ func runCmd(env *Env, args []string) error {
 	if err != nil {
 		return fail(notRunnable(err), "cannot run %s: %v", cmdline[0], err)
 	}
-	scan := scanCommand(cmdline)
+	scan := launch.ScanCommand(cmdline)
 	ctx := context.Background()
-	lib, err := mf.build(ctx, env.Stderr, scan)
+	lib, err := mf.Build(ctx, env.Stderr, scan)
 	if err != nil {
 		return err
 	}
@@ -136,18 +138,18 @@ func runCmd(env *Env, args []string) error {
 
 	cmd := exec.Command(path, cmdline[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = env.Stdin, env.Stdout, env.Stderr
-	environ, note, err := mf.environment(lib, scan, vars, []string{"POPMON_OUTPUT", "POPMON_OUTPUT_FORCE", "POPMON_PID", "POPMON_LIVE_DIR", "POPMON_BIN",
+	environ, note, err := mf.Environment(lib, scan, vars, []string{"POPMON_OUTPUT", "POPMON_OUTPUT_FORCE", "POPMON_PID", "POPMON_LIVE_DIR", "POPMON_BIN",
 		"POPMON_TRACE", "POPMON_TRACE_DIR", "POPMON_TRACE_BUFFER"})
 	if err != nil {
 		return err
 	}
-	var launch []string
-	launch, environ = openMPIExportArgs(cmdline, scan, environ, os.Getenv("OMPI_MCA_mca_base_env_list"))
-	cmd.Args, cmd.Env = append(cmd.Args[:1], launch[1:]...), environ
+	var launchArgv []string
+	launchArgv, environ = launch.OpenMPIExportArgs(cmdline, scan, environ, os.Getenv("OMPI_MCA_mca_base_env_list"))
+	cmd.Args, cmd.Env = append(cmd.Args[:1], launchArgv[1:]...), environ
 	if note != "" {
 		fmt.Fprintln(env.Stderr, note)
 	}
-	cantMeasure := refusals(scan)
+	cantMeasure := launch.Refusals(scan)
 	var svc *liveapi.Service
 	if sampler != nil && lo.active() {
 		// The live view reads what the sampler read (docs/live-metrics.md).

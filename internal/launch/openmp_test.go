@@ -1,4 +1,4 @@
-package cli
+package launch
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 	"github.com/popmon/popmon/internal/binscan"
 )
 
-// fakeLibomp makes findLibomp's candidates a file of the test's (present
+// fakeLibomp makes FindLibomp's candidates a file of the test's (present
 // true) or none, and clears POPMON_LIBOMP.
 func fakeLibomp(t *testing.T, present bool) string {
 	t.Helper()
@@ -41,10 +41,19 @@ func gompResult(static bool) *binscan.Result {
 	}}
 }
 
+// The exit codes popmon gives a launch error (cli's launchCode).
+const (
+	ExitUsage = 2
+	ExitEnv   = 4
+)
+
 func exitCode(err error) int {
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return ee.code
+	var le *Error
+	if errors.As(err, &le) {
+		if le.Usage {
+			return ExitUsage
+		}
+		return ExitEnv
 	}
 	return -1
 }
@@ -79,7 +88,7 @@ func TestOpenMPFor(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			lib := fakeLibomp(t, tc.libomp)
-			preload, env, note, err := openmpFor(tc.mode, tc.res)
+			preload, env, note, err := OpenMPFor(tc.mode, tc.res)
 			if tc.code != 0 {
 				if exitCode(err) != tc.code {
 					t.Fatalf("error %v (exit %d), want exit %d", err, exitCode(err), tc.code)
@@ -120,17 +129,17 @@ func TestOpenMPUserLibomp(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv(envLibomp, mine)
-	preload, env, _, err := openmpFor("auto", gompResult(false))
+	preload, env, _, err := OpenMPFor("auto", gompResult(false))
 	if err != nil || !reflect.DeepEqual(preload, []string{mine}) || env[envLibomp] != mine {
 		t.Errorf("POPMON_LIBOMP=%s: preload %q env %v err %v", mine, preload, env, err)
 	}
 	t.Setenv(envLibomp, filepath.Join(t.TempDir(), "absent.so"))
 	for _, mode := range []string{"auto", "libomp"} {
-		if _, _, _, err := openmpFor(mode, nil); exitCode(err) != ExitEnv || !strings.Contains(err.Error(), "POPMON_LIBOMP=") {
+		if _, _, _, err := OpenMPFor(mode, nil); exitCode(err) != ExitEnv || !strings.Contains(err.Error(), "POPMON_LIBOMP=") {
 			t.Errorf("%s with a wrong POPMON_LIBOMP: %v, want exit %d naming it", mode, err, ExitEnv)
 		}
 	}
-	if _, env, _, err := openmpFor("off", nil); err != nil || env[envLibomp] != "" {
+	if _, env, _, err := OpenMPFor("off", nil); err != nil || env[envLibomp] != "" {
 		t.Errorf("off with a wrong POPMON_LIBOMP: env %v err %v, want it ignored", env, err)
 	}
 }

@@ -1,4 +1,4 @@
-package cli
+package launch
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 
 // OpenMP modes of --openmp.
 const (
-	openmpAuto   = "auto"   // preload libomp for programs linked with GNU libgomp
+	OpenMPAuto   = "auto"   // preload libomp for programs linked with GNU libgomp
 	openmpLibomp = "libomp" // always preload LLVM's libomp
 	openmpNative = "native" // use the program's own runtime (no OMPT with libgomp)
 	openmpOff    = "off"    // do not measure OpenMP
@@ -32,8 +32,8 @@ var libompCandidates = []string{
 	"/usr/lib64/libomp.so", "/usr/local/lib/libomp.so",
 }
 
-// findLibomp returns LLVM's libomp ($POPMON_LIBOMP first), or "".
-func findLibomp() string {
+// FindLibomp returns LLVM's libomp ($POPMON_LIBOMP first), or "".
+func FindLibomp() string {
 	p, _ := locateLibomp(os.Getenv(envLibomp), libompCandidates)
 	return p
 }
@@ -45,7 +45,7 @@ func locateLibomp(user string, candidates []string) (string, error) {
 	if user != "" {
 		st, err := os.Stat(user)
 		if err != nil || !st.Mode().IsRegular() {
-			return "", fail(ExitEnv, "POPMON_LIBOMP=%s is not a file: point it at LLVM's libomp (libomp.so.5) or unset it", user)
+			return "", envf("POPMON_LIBOMP=%s is not a file: point it at LLVM's libomp (libomp.so.5) or unset it", user)
 		}
 		return user, nil
 	}
@@ -86,27 +86,27 @@ func gompPrograms(res *binscan.Result) []string {
 // POPMON_OPENMP_MODE, and POPMON_LIBOMP when LLVM's libomp was found.
 func openmpEnv(mode string, cmdline []string) (preload []string, env map[string]string, note string, err error) {
 	var res *binscan.Result
-	if (mode == openmpAuto || mode == "") && len(cmdline) > 0 {
+	if (mode == OpenMPAuto || mode == "") && len(cmdline) > 0 {
 		res, _ = binscan.Scan(cmdline, os.Environ()) // an empty command line is the only error
 	}
-	return openmpFor(mode, res)
+	return OpenMPFor(mode, res)
 }
 
-// openmpFor is openmpEnv for a command line binscan has already read (nil:
+// OpenMPFor is openmpEnv for a command line binscan has already read (nil:
 // none); callers that scan the command line for other reasons pass their
 // result instead of scanning twice.
-func openmpFor(mode string, res *binscan.Result) (preload []string, env map[string]string, note string, err error) {
+func OpenMPFor(mode string, res *binscan.Result) (preload []string, env map[string]string, note string, err error) {
 	switch mode {
-	case openmpAuto, "", openmpLibomp, openmpNative, openmpOff:
+	case OpenMPAuto, "", openmpLibomp, openmpNative, openmpOff:
 	default:
-		return nil, nil, "", fail(ExitUsage, "unknown --openmp mode %q: use auto, libomp, native or off", mode)
+		return nil, nil, "", usagef("unknown --openmp mode %q: use auto, libomp, native or off", mode)
 	}
 	if mode == "" {
-		mode = openmpAuto
+		mode = OpenMPAuto
 	}
 	env = map[string]string{envOpenMPMode: mode}
 	var lib string
-	if mode == openmpAuto || mode == openmpLibomp {
+	if mode == OpenMPAuto || mode == openmpLibomp {
 		if lib, err = locateLibomp(os.Getenv(envLibomp), libompCandidates); err != nil {
 			return nil, nil, "", err
 		}
@@ -124,7 +124,7 @@ func openmpFor(mode string, res *binscan.Result) (preload []string, env map[stri
 		return nil, env, "", nil
 	case openmpLibomp:
 		if lib == "" {
-			return nil, nil, "", fail(ExitEnv, "--openmp=libomp: LLVM's libomp not found: apt-get install libomp-dev, or set POPMON_LIBOMP")
+			return nil, nil, "", envf("--openmp=libomp: LLVM's libomp not found: apt-get install libomp-dev, or set POPMON_LIBOMP")
 		}
 		return []string{lib}, env, "", nil
 	}

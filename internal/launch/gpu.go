@@ -1,0 +1,51 @@
+package launch
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// GPU measurement modes (--gpu, POPMON_GPU; docs/cli.md).
+const (
+	gpuAuto = "auto"
+	gpuOn   = "on"
+	gpuOff  = "off"
+)
+
+// checkGPUMode validates a --gpu value ("" leaves the library's default:
+// $POPMON_GPU, else auto).
+func checkGPUMode(mode string) error {
+	switch mode {
+	case "", gpuAuto, gpuOn, gpuOff:
+		return nil
+	}
+	return usagef("unknown --gpu mode %q: use auto, on or off", mode)
+}
+
+// gpuEnv adds to set what GPU measurement needs: POPMON_GPU for a --gpu
+// value, and CUDA_INJECTION64_PATH naming the library lib, through which
+// the CUDA driver starts libpopmon's GPU measurement inside cuInit (only in
+// processes that use CUDA). With mode off (the flag, else $POPMON_GPU) the
+// driver is left alone; when another tool's library is already injected
+// (nsys, ncu) it is left in place, and the library says why the GPU was not
+// measured (in the file; with --gpu on also in its one warning line).
+func gpuEnv(mode, lib string, set map[string]string, getenv func(string) string) error {
+	if err := checkGPUMode(mode); err != nil {
+		return err
+	}
+	if mode != "" {
+		set["POPMON_GPU"] = mode
+	}
+	eff := mode
+	if eff == "" {
+		eff = getenv("POPMON_GPU")
+	}
+	if eff == gpuOff || eff == "0" || eff == "no" {
+		return nil
+	}
+	if cur := getenv("CUDA_INJECTION64_PATH"); cur != "" && cur != lib && !strings.HasPrefix(filepath.Base(cur), "libpopmon") {
+		return nil
+	}
+	set["CUDA_INJECTION64_PATH"] = lib
+	return nil
+}
