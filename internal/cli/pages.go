@@ -7,6 +7,7 @@ import (
 
 	"github.com/popmon/popmon/internal/pages"
 	"github.com/popmon/popmon/internal/runs"
+	"github.com/popmon/popmon/internal/trace"
 	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 )
@@ -75,8 +76,10 @@ func pagesCmd(env *Env, args []string) error {
 			fmt.Fprintf(env.Stderr, "popmon pages: skipping: %v\n", err)
 		},
 	}
-	opts.Fit = pagesFit
-	opts.RunTables = pagesWaitStates(env, *skipBad)
+	opts.Fit = pages.ModelFit
+	opts.RunTables = pages.WaitStates(func(source string) (*trace.Trace, error) {
+		return loadTrace(source, inputOptions{skipBad: *skipBad})
+	})
 	if isTerminal(env.Stderr) {
 		opts.Progress = env.Stderr
 	}

@@ -308,7 +308,7 @@ func writePageKinds(t testing.TB, in string) {
 	}
 }
 
-// traceTables is the RunTables hook popmon pages sets (internal/cli),
+// traceTables is the RunTables hook popmon pages sets (WaitStates),
 // for the traced page kind: the wait states of a Paraver run.
 func traceTables(t testing.TB) func(*runs.Run, string) []Table {
 	return func(r *runs.Run, region string) []Table {

@@ -1,22 +1,23 @@
-package cli
+package pages
 
 import (
 	"strings"
 
-	"github.com/popmon/popmon/internal/pages"
 	"github.com/popmon/popmon/internal/patterns"
 	"github.com/popmon/popmon/internal/runs"
+	"github.com/popmon/popmon/internal/trace"
 	"github.com/popmon/popmon/measure"
 )
 
-// pagesWaitStates is popmon pages' RunTables hook: for a traced run (a
+// WaitStates is popmon pages' RunTables hook: for a traced run (a
 // Paraver trace, or a measurement of popmon run --trace whose trace
 // folder is still next to it) the wait-state table and the critical path
 // of popmon report --patterns, shown with the Global region. Runs without
 // a trace get no table; a trace that cannot be read or analysed gets a
-// table whose note says why.
-func pagesWaitStates(env *Env, skipBad bool) func(r *runs.Run, region string) []pages.Table {
-	return func(r *runs.Run, region string) []pages.Table {
+// table whose note says why. load reads a run's trace (runs.LoadTrace,
+// through the command line's options).
+func WaitStates(load func(source string) (*trace.Trace, error)) func(r *runs.Run, region string) []Table {
+	return func(r *runs.Run, region string) []Table {
 		if region != measure.GlobalRegion || r == nil {
 			return nil
 		}
@@ -25,14 +26,14 @@ func pagesWaitStates(env *Env, skipBad bool) func(r *runs.Run, region string) []
 			return nil
 		}
 		title := "Wait states (traced run " + r.Label + ")"
-		tr, err := loadTrace(r.Source, inputOptions{skipBad: skipBad})
+		tr, err := load(r.Source)
 		if err != nil {
-			return []pages.Table{{Title: title, Note: "Not analysed: " + strings.TrimSpace(err.Error()) + "."}}
+			return []Table{{Title: title, Note: "Not analysed: " + strings.TrimSpace(err.Error()) + "."}}
 		}
 		res, err := patterns.Analyze(tr, patterns.Options{})
 		if err != nil {
-			return []pages.Table{{Title: title, Note: "Not analysed: " + err.Error() + "."}}
+			return []Table{{Title: title, Note: "Not analysed: " + err.Error() + "."}}
 		}
-		return pages.WaitStateTables(title, res)
+		return WaitStateTables(title, res)
 	}
 }

@@ -1,21 +1,20 @@
-package cli
+package pages
 
 import (
 	"fmt"
 	"math"
 
 	"github.com/popmon/popmon/internal/model"
-	"github.com/popmon/popmon/internal/pages"
 	"github.com/popmon/popmon/internal/runs"
 )
 
-// pagesFit is popmon pages' model hook: the runtime model popmon model
+// ModelFit is popmon pages' model hook (Options.Fit): the runtime model popmon model
 // fits by default (basicanalysis' amdahl factor projection, or Amdahl on
 // the runtime when the factors cannot be composed) drawn as a speedup
 // curve over the measured CPUs and predicted at 2× and 4× the largest.
 // nil when no model can be fitted (fewer than three configurations, weak
 // scaling, a failed fit).
-func pagesFit(in pages.FitInput) *pages.ModelCurve {
+func ModelFit(in FitInput) *ModelCurve {
 	if in.Region == nil || len(in.Points) < 3 {
 		return nil
 	}
@@ -49,16 +48,16 @@ func pagesFit(in pages.FitInput) *pages.ModelCurve {
 	if c == nil {
 		return nil
 	}
-	mc := &pages.ModelCurve{Name: c.Name}
+	mc := &ModelCurve{Name: c.Name}
 	// 8 points per doubling from the smallest to 4× the largest CPUs.
 	for x := float64(minCPU); x <= 4*float64(maxCPU)*1.0001; x *= math.Pow(2, 1.0/8) {
 		if s := c.Speedup(x); !math.IsNaN(s) && !math.IsInf(s, 0) {
-			mc.Curve = append(mc.Curve, pages.Point{X: x, Y: s})
+			mc.Curve = append(mc.Curve, Point{X: x, Y: s})
 		}
 	}
 	for _, x := range []int{2 * maxCPU, 4 * maxCPU} {
 		if s := c.Speedup(float64(x)); !math.IsNaN(s) && !math.IsInf(s, 0) {
-			mc.Predicted = append(mc.Predicted, pages.Point{X: float64(x), Y: s})
+			mc.Predicted = append(mc.Predicted, Point{X: float64(x), Y: s})
 		}
 	}
 	mc.Note = fmt.Sprintf("model %s fitted on %d configurations", c.Name, len(res.Fitted))
