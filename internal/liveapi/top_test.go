@@ -1,4 +1,4 @@
-package cli
+package liveapi
 
 import (
 	"fmt"
@@ -10,8 +10,6 @@ import (
 	"github.com/popmon/popmon/internal/live"
 	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
-
-	"github.com/popmon/popmon/internal/session"
 )
 
 // topView is a view of measure/testdata/mpi_imbalance.json (rank r useful
@@ -49,7 +47,7 @@ func topView(t *testing.T, n int) *live.View {
 
 func renderTop(st *topState, v *live.View) string {
 	var b strings.Builder
-	st.render(&b, v, session.Info{})
+	st.Render(&b, v)
 	return b.String()
 }
 
@@ -78,7 +76,7 @@ func TestTopPanels(t *testing.T) {
 	} {
 		quit := false
 		for _, k := range []byte(c.keys) {
-			quit = st.key(k)
+			quit = st.Key(k)
 		}
 		if quit != c.quit {
 			t.Errorf("keys %q: quit %v", c.keys, quit)
