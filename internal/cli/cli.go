@@ -18,6 +18,7 @@ import (
 	"github.com/popmon/popmon/internal/safetext"
 
 	"github.com/popmon/popmon/internal/launch"
+	"github.com/popmon/popmon/internal/outfile"
 )
 
 // Version is popmon's version, reported by `popmon version` and written into
@@ -63,13 +64,24 @@ func fail(code int, format string, a ...any) error {
 }
 
 // launchCode gives an error of the launch (a bad option, else what the
-// machine lacks) its exit code: ExitUsage, else ExitEnv.
+// machine lacks) its exit code: ExitUsage, else ExitEnv; and an output
+// file's (a target that must not be written, else a failure): ExitUsage,
+// else ExitFailure.
 func launchCode(err error) error {
 	var le *launch.Error
+	var oe *outfile.Error
 	var ee *exitError
-	if errors.As(err, &le) && !errors.As(err, &ee) {
+	switch {
+	case errors.As(err, &ee):
+	case errors.As(err, &le):
 		code := ExitEnv
 		if le.Usage {
+			code = ExitUsage
+		}
+		return &exitError{code: code, err: err}
+	case errors.As(err, &oe):
+		code := ExitFailure
+		if oe.Usage {
 			code = ExitUsage
 		}
 		return &exitError{code: code, err: err}

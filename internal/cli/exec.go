@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"github.com/popmon/popmon/internal/launch"
+
+	"github.com/popmon/popmon/internal/outfile"
 )
 
 const execHelp = `
@@ -43,7 +45,7 @@ func execCmd(env *Env, args []string) error {
 	set := map[string]string{"POPMON_PID": strconv.Itoa(os.Getpid())}
 	var drop []string
 	if mf.output != "" {
-		if err := checkOutputTarget(mf.output, mf.force); err != nil {
+		if err := outfile.CheckTarget(mf.output, mf.force); err != nil {
 			return err
 		}
 		abs, err := filepath.Abs(mf.output)

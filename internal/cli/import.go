@@ -10,6 +10,8 @@ import (
 	"github.com/popmon/popmon/internal/paraver"
 	"github.com/popmon/popmon/internal/runs"
 	"github.com/popmon/popmon/measure"
+
+	"github.com/popmon/popmon/internal/outfile"
 )
 
 const importHelp = `
@@ -53,17 +55,17 @@ func importCmd(env *Env, args []string) error {
 		return fail(ExitUsage, "--force needs -o FILE: without -o, import picks a new numbered name and never replaces a file")
 	}
 	// Check the output before the (long) import.
-	var out *outputFile
+	var out *outfile.File
 	target := *output
 	if target != "" {
 		var err error
-		if out, err = createOutput(target, *force); err != nil {
+		if out, err = outfile.Create(target, *force); err != nil {
 			return err
 		}
-		defer out.abort()
+		defer out.Abort()
 	} else {
 		target = strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".gz"), ".prv") + ".json"
-		if err := checkOutputTarget(target, true); err != nil {
+		if err := outfile.CheckTarget(target, true); err != nil {
 			return err
 		}
 	}
@@ -81,7 +83,7 @@ func importCmd(env *Env, args []string) error {
 		if err := measure.Write(out, m); err != nil {
 			return fail(ExitFailure, "writing %s: %v", target, err)
 		}
-		if err := out.commit(); err != nil {
+		if err := out.Commit(); err != nil {
 			return err
 		}
 		name = target
@@ -112,7 +114,7 @@ func fmtSeconds(g measure.Region) string {
 }
 
 // writeNumbered writes m to a temporary file next to target, then
-// publishes it under target or its next numbered name (publishNumbered).
+// publishes it under target or its next numbered name (outfile.PublishNumbered).
 func writeNumbered(m *measure.Measurement, target string) (string, error) {
 	return writeNumberedAs(m, target, 0o644, ".popmon-import-*.json")
 }
@@ -136,5 +138,5 @@ func writeNumberedAs(m *measure.Measurement, target string, mode os.FileMode, pa
 	if err := tmp.Close(); err != nil {
 		return "", err
 	}
-	return publishNumbered(tmp.Name(), target)
+	return outfile.PublishNumbered(tmp.Name(), target)
 }

@@ -226,32 +226,3 @@ func TestNothingWrittenOnFullFileSystem(t *testing.T) {
 		t.Errorf("a folder with room is full: %q", sess.Full)
 	}
 }
-
-// TestReplaceFileAcrossFileSystems: --force moves a measurement kept on
-// another file system (/dev/shm) over the output: a rename cannot.
-func TestReplaceFileAcrossFileSystems(t *testing.T) {
-	src := filepath.Join("/dev/shm", fmt.Sprintf("popmon-kept-test-%d.json", os.Getpid()))
-	if err := os.WriteFile(src, []byte("{}\n"), 0o600); err != nil {
-		t.Skipf("no /dev/shm: %v", err)
-	}
-	defer os.Remove(src)
-	dir := t.TempDir()
-	var a, b syscall.Stat_t
-	if syscall.Stat(src, &a) != nil || syscall.Stat(dir, &b) != nil || a.Dev == b.Dev {
-		t.Skip("/dev/shm is on the same file system as the test's folder")
-	}
-	target := filepath.Join(dir, "m.json")
-	os.WriteFile(target, []byte("old"), 0o644)
-	if got, err := replaceFile(src, target); err != nil || got != target {
-		t.Fatalf("replaceFile: %q, %v", got, err)
-	}
-	if b, _ := os.ReadFile(target); string(b) != "{}\n" {
-		t.Errorf("target holds %q", b)
-	}
-	if _, err := os.Stat(src); err == nil {
-		t.Error("the kept file is still there")
-	}
-	if left, _ := filepath.Glob(filepath.Join(dir, ".popmon-*")); len(left) != 0 {
-		t.Errorf("temporary files left: %v", left)
-	}
-}

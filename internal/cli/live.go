@@ -12,6 +12,8 @@ import (
 	"github.com/popmon/popmon/measure"
 
 	"github.com/popmon/popmon/internal/launch"
+
+	"github.com/popmon/popmon/internal/outfile"
 )
 
 // partialFromSampler assembles the partial measurement of what s read and
@@ -116,15 +118,15 @@ func recoverCmd(env *Env, args []string) error {
 		frc = false
 		name := filepath.Base(info.Output)
 		if info.Output == "" || name == "." || name == ".." || name == string(filepath.Separator) {
-			name = defaultOutputName(command)
+			name = outfile.DefaultName(command)
 		}
 		target = filepath.Join(filepath.Dir(folder), filepath.Base(name))
 	}
 	var final string
 	if frc {
-		final, err = replaceFile(path, target)
+		final, err = outfile.Replace(path, target)
 	} else {
-		final, err = publishNumbered(path, target)
+		final, err = outfile.PublishNumbered(path, target)
 	}
 	if err != nil {
 		return fail(ExitEnv, "cannot write %s: %v; the measurement is in %s", target, err, path)
@@ -172,13 +174,13 @@ func addSeries(s *live.Sampler, path string) error {
 // writeMeasurement writes m as path, replacing it atomically (a file of
 // popmon's own session folder).
 func writeMeasurement(path string, m *measure.Measurement) error {
-	out, err := createOutput(path, true)
+	out, err := outfile.Create(path, true)
 	if err != nil {
 		return err
 	}
-	defer out.abort()
+	defer out.Abort()
 	if err := measure.Write(out, m); err != nil {
 		return err
 	}
-	return out.commit()
+	return out.Commit()
 }

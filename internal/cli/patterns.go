@@ -4,6 +4,8 @@ import (
 	"io"
 
 	"github.com/popmon/popmon/internal/patterns"
+
+	"github.com/popmon/popmon/internal/outfile"
 )
 
 // reportPatterns is `popmon report --patterns`: the wait states and the
@@ -12,13 +14,13 @@ func reportPatterns(env *Env, path, format, output string, force bool, opt input
 	if format != "text" && format != "json" {
 		return fail(ExitUsage, "--patterns prints text or json, not %s", format)
 	}
-	var out *outputFile
+	var out *outfile.File
 	if output != "" {
 		var err error
-		if out, err = createOutput(output, force); err != nil {
+		if out, err = outfile.Create(output, force); err != nil {
 			return err
 		}
-		defer out.abort()
+		defer out.Abort()
 	}
 	tr, err := loadTrace(path, opt)
 	if err != nil {
@@ -41,7 +43,7 @@ func reportPatterns(env *Env, path, format, output string, force bool, opt input
 		return fail(ExitFailure, "%v", err)
 	}
 	if out != nil {
-		return out.commit()
+		return out.Commit()
 	}
 	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/popmon/popmon/internal/session"
+
+	"github.com/popmon/popmon/internal/outfile"
 )
 
 // plantSession makes a session folder in dir whose popmon-live.info names
@@ -132,7 +134,7 @@ func TestRecoverOutputNotFromFile(t *testing.T) {
 			}
 			want := tc.want
 			if want == "" {
-				want = defaultOutputName([]string{"./app"})
+				want = outfile.DefaultName([]string{"./app"})
 			}
 			got := filepath.Join(root, want)
 			if b, err := os.ReadFile(got); err != nil || !strings.Contains(string(b), "planted") {

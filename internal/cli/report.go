@@ -8,6 +8,8 @@ import (
 	"github.com/popmon/popmon/internal/report"
 	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
+
+	"github.com/popmon/popmon/internal/outfile"
 )
 
 const reportHelp = `
@@ -113,16 +115,16 @@ func reportCmd(env *Env, args []string) error {
 		}
 		return refusedExit(refused)
 	}
-	out, err := createOutput(*output, *force)
+	out, err := outfile.Create(*output, *force)
 	if err != nil {
 		return err
 	}
-	defer out.abort()
+	defer out.Abort()
 	refused, err := renderReport(env, out, fs.Arg(0), *format, opts)
 	if err != nil {
 		return err
 	}
-	if err := out.commit(); err != nil {
+	if err := out.Commit(); err != nil {
 		return err
 	}
 	return refusedExit(refused)

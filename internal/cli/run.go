@@ -15,6 +15,8 @@ import (
 	"github.com/popmon/popmon/pop"
 
 	"github.com/popmon/popmon/internal/launch"
+
+	"github.com/popmon/popmon/internal/outfile"
 )
 
 const runHelp = `
@@ -72,7 +74,7 @@ func runCmd(env *Env, args []string) error {
 		return fail(ExitUsage, "%v", err)
 	}
 	if mf.output != "" {
-		if err := checkOutputTarget(mf.output, mf.force); err != nil {
+		if err := outfile.CheckTarget(mf.output, mf.force); err != nil {
 			return err
 		}
 	}
@@ -209,19 +211,19 @@ func runCmd(env *Env, args []string) error {
 	for i, f := range sess.Files {
 		target, force := mf.output, mf.force
 		if target == "" {
-			target, force = defaultOutputName(f.Command), false
+			target, force = outfile.DefaultName(f.Command), false
 		}
 		var final string
 		if i == 0 && force {
-			final, err = replaceFile(f.Path, target)
+			final, err = outfile.Replace(f.Path, target)
 		} else if i == 0 && mf.output != "" {
 			// Checked before the run; a file that appeared meanwhile is
 			// not overwritten: the measurement gets the next number.
-			if final, err = publishNumbered(f.Path, target); err == nil && final != target {
+			if final, err = outfile.PublishNumbered(f.Path, target); err == nil && final != target {
 				fmt.Fprintf(env.Stderr, "popmon: %s appeared during the run and is left alone\n", target)
 			}
 		} else {
-			final, err = publishNumbered(f.Path, target)
+			final, err = outfile.PublishNumbered(f.Path, target)
 		}
 		if err != nil {
 			keep = keepUnwritten(env, f.Path, target, err, absSession, *format, *model) || keep

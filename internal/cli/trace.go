@@ -8,6 +8,8 @@ import (
 
 	"github.com/popmon/popmon/internal/paraver"
 	"github.com/popmon/popmon/internal/perfetto"
+
+	"github.com/popmon/popmon/internal/outfile"
 )
 
 const traceHelp = `
@@ -79,7 +81,7 @@ func traceExport(env *Env, args []string) error {
 		targets = []string{prefix + ".prv", prefix + ".pcf", prefix + ".row"}
 	}
 	for _, t := range targets {
-		if err := checkOutputTarget(t, *force); err != nil {
+		if err := outfile.CheckTarget(t, *force); err != nil {
 			return err
 		}
 	}
@@ -91,15 +93,15 @@ func traceExport(env *Env, args []string) error {
 		return fail(ExitUsage, "%v", err)
 	}
 	if *format == "perfetto" {
-		out, err := createOutput(targets[0], *force)
+		out, err := outfile.Create(targets[0], *force)
 		if err != nil {
 			return err
 		}
-		defer out.abort()
+		defer out.Abort()
 		if err := perfetto.Write(out, tr); err != nil {
 			return fail(ExitFailure, "writing %s: %v", targets[0], err)
 		}
-		if err := out.commit(); err != nil {
+		if err := out.Commit(); err != nil {
 			return err
 		}
 	} else if err := paraver.WriteTrace(prefix, tr); err != nil {

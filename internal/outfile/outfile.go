@@ -1,4 +1,9 @@
-package cli
+// Package outfile writes popmon's output files: never over an existing
+// file silently (-o FILE fails before any work when FILE exists, unless
+// --force, which replaces it atomically), names popmon picks itself
+// numbered (PublishNumbered), a finished file moved over another
+// (Replace), and the default name of a measurement (DefaultName).
+package outfile
 
 import (
 	"errors"
@@ -17,54 +22,55 @@ import (
 // pass --force"); with --force the new content replaces it atomically
 // (written to a temporary file next to it, then renamed). Names popmon
 // picks itself are numbered: the Nth repeated output of base "two" is
-// two.N.json (publishNumbered).
+// two.N.json (PublishNumbered).
 
-// outputFile is an output being written: a temporary file next to target
+// File is an output being written: a temporary file next to target
 // that commit publishes.
-type outputFile struct {
+type File struct {
 	*os.File
 	target string
 	force  bool
 	done   bool
 }
 
-// createOutput checks target before the work that produces it, and
-// returns a temporary file next to it to write into. It fails (exit 2)
+// Create checks target before the work that produces it, and
+// returns a temporary file next to it to write into. It fails (a usage error)
 // when target exists and force is not set, when target is a directory,
 // and when its folder does not exist.
-func createOutput(target string, force bool) (*outputFile, error) {
-	if err := checkOutputTarget(target, force); err != nil {
+func Create(target string, force bool) (*File, error) {
+	if err := CheckTarget(target, force); err != nil {
 		return nil, err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(target), ".popmon-"+filepath.Base(target)+".*.tmp")
 	if err != nil {
-		return nil, fail(ExitUsage, "cannot write %s: %v", target, err)
+		return nil, usagef("cannot write %s: %v", target, err)
 	}
 	if err := tmp.Chmod(0o644); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
-		return nil, fail(ExitFailure, "cannot write %s: %v", target, err)
+		return nil, failf("cannot write %s: %v", target, err)
 	}
-	return &outputFile{File: tmp, target: target, force: force}, nil
+	return &File{File: tmp, target: target, force: force}, nil
 }
 
-// checkOutputTarget fails (exit 2) when target exists and force is not
-// set, when target is a directory, and when its folder does not exist.
-func checkOutputTarget(target string, force bool) error {
+// CheckTarget fails (a usage error) when target exists and force is not
+// set, when target is a directory, and when its folder does not exist
+// (a usage error).
+func CheckTarget(target string, force bool) error {
 	dir := filepath.Dir(target)
 	st, err := os.Stat(dir)
 	if err != nil {
-		return fail(ExitUsage, "cannot write %s: folder %s does not exist", target, dir)
+		return usagef("cannot write %s: folder %s does not exist", target, dir)
 	}
 	if !st.IsDir() {
-		return fail(ExitUsage, "cannot write %s: %s is not a folder", target, dir)
+		return usagef("cannot write %s: %s is not a folder", target, dir)
 	}
 	st, err = os.Lstat(target)
 	if err != nil {
 		return nil
 	}
 	if st.IsDir() {
-		return fail(ExitUsage, "%s is a directory: choose a file name", target)
+		return usagef("%s is a directory: choose a file name", target)
 	}
 	if !force {
 		return existsError(target)
@@ -73,14 +79,14 @@ func checkOutputTarget(target string, force bool) error {
 }
 
 func existsError(target string) error {
-	return fail(ExitUsage, "%s exists: choose another name or pass --force", target)
+	return usagef("%s exists: choose another name or pass --force", target)
 }
 
-// commit closes the temporary file and publishes it as target: with force
+// Commit closes the temporary file and publishes it as target: with force
 // by rename (atomic; an existing target is replaced, a symbolic link
 // itself rather than what it points to), otherwise by a hard link that
 // fails when target appeared meanwhile.
-func (o *outputFile) commit() error {
+func (o *File) Commit() error {
 	if o.done {
 		return nil
 	}
@@ -88,11 +94,11 @@ func (o *outputFile) commit() error {
 	tmp := o.Name()
 	defer os.Remove(tmp)
 	if err := o.Close(); err != nil {
-		return fail(ExitFailure, "writing %s: %v", o.target, err)
+		return failf("writing %s: %v", o.target, err)
 	}
 	if o.force {
 		if err := os.Rename(tmp, o.target); err != nil {
-			return fail(ExitFailure, "cannot write %s: %v", o.target, err)
+			return failf("cannot write %s: %v", o.target, err)
 		}
 		return nil
 	}
@@ -100,13 +106,13 @@ func (o *outputFile) commit() error {
 		if errors.Is(err, os.ErrExist) {
 			return existsError(o.target)
 		}
-		return fail(ExitFailure, "cannot write %s: %v", o.target, err)
+		return failf("cannot write %s: %v", o.target, err)
 	}
 	return nil
 }
 
-// abort removes the temporary file (after commit, it does nothing).
-func (o *outputFile) abort() {
+// Abort removes the temporary file (after Commit, it does nothing).
+func (o *File) Abort() {
 	if o.done {
 		return
 	}
@@ -146,10 +152,10 @@ func linkExclusive(src, dst string) error {
 	return nil
 }
 
-// maxNumbered bounds the numbers publishNumbered tries.
+// maxNumbered bounds the numbers PublishNumbered tries.
 const maxNumbered = 100000
 
-// publishNumbered moves the finished file src to target without
+// PublishNumbered moves the finished file src to target without
 // overwriting anything and returns the name used: target itself when
 // neither it nor a numbered sibling exists, else STEM.N.EXT with N one
 // more than the highest number in use (target "out/two.json" gives
@@ -157,7 +163,7 @@ const maxNumbered = 100000
 // two.1.1.json). Callers that write several files from one base (the
 // outputs of one job) pass the same target for each. src is removed once
 // published; on error it is left in place.
-func publishNumbered(src, target string) (string, error) {
+func PublishNumbered(src, target string) (string, error) {
 	dir, base := filepath.Split(target)
 	ext := filepath.Ext(base)
 	stem := strings.TrimSuffix(base, ext)
@@ -223,7 +229,7 @@ func highestNumber(dir, stem, ext string) (int, bool, error) {
 	return high, family, nil
 }
 
-func defaultOutputName(command []string) string {
+func DefaultName(command []string) string {
 	app := "app"
 	if len(command) > 0 {
 		app = filepath.Base(command[0])
@@ -237,11 +243,11 @@ func defaultOutputName(command []string) string {
 	return fmt.Sprintf("popmon-%s-%s.json", app, time.Now().Format("20060102-150405"))
 }
 
-// replaceFile moves src over target (popmon run -o FILE --force): a
+// Replace moves src over target (popmon run -o FILE --force): a
 // rename, atomic; a symbolic link at target is replaced, not followed. A
-// src on another file system (a measurement kept elsewhere, kept.go) is
+// src on another file system (a measurement kept elsewhere, internal/cli/kept.go) is
 // copied next to target first.
-func replaceFile(src, target string) (string, error) {
+func Replace(src, target string) (string, error) {
 	err := os.Rename(src, target)
 	if errors.Is(err, syscall.EXDEV) {
 		var tmp *os.File
@@ -277,4 +283,23 @@ func copyInto(dst *os.File, src string) error {
 	}
 	_, err = io.Copy(dst, in)
 	return err
+}
+
+// Error is an output that cannot be written: a usage error (the target
+// exists, is a folder, or its folder does not exist), else a failure; the
+// command line maps it to its exit code.
+type Error struct {
+	Usage bool
+	Err   error
+}
+
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+func usagef(format string, a ...any) error {
+	return &Error{Usage: true, Err: fmt.Errorf(format, a...)}
+}
+
+func failf(format string, a ...any) error {
+	return &Error{Err: fmt.Errorf(format, a...)}
 }
