@@ -116,27 +116,5 @@ func fmtSeconds(g measure.Region) string {
 // writeNumbered writes m to a temporary file next to target, then
 // publishes it under target or its next numbered name (outfile.PublishNumbered).
 func writeNumbered(m *measure.Measurement, target string) (string, error) {
-	return writeNumberedAs(m, target, 0o644, ".popmon-import-*.json")
-}
-
-// writeNumberedAs is writeNumbered with the file's mode and the pattern of
-// its temporary name.
-func writeNumberedAs(m *measure.Measurement, target string, mode os.FileMode, pattern string) (string, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(target), pattern)
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return "", err
-	}
-	if err := measure.Write(tmp, m); err != nil {
-		tmp.Close()
-		return "", err
-	}
-	if err := tmp.Close(); err != nil {
-		return "", err
-	}
-	return outfile.PublishNumbered(tmp.Name(), target)
+	return outfile.WriteNumbered(m, target, 0o644, ".popmon-import-*.json")
 }

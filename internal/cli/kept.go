@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/popmon/popmon/internal/outfile"
 	"github.com/popmon/popmon/internal/session"
 	"github.com/popmon/popmon/measure"
 )
@@ -42,7 +43,7 @@ func writeMeasurementKeeping(dir, name, liveDir string, m *measure.Measurement) 
 // keepIn writes m into folder d as name (numbered when taken, never
 // replacing anything), readable by its owner only.
 func keepIn(d, name string, m *measure.Measurement) (string, error) {
-	return writeNumberedAs(m, filepath.Join(d, name), 0o600, ".popmon-kept-*.tmp")
+	return outfile.WriteNumbered(m, filepath.Join(d, name), 0o600, ".popmon-kept-*.tmp")
 }
 
 // keepUnwritten tells what became of a measurement popmon run could not

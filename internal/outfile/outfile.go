@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/popmon/popmon/measure"
 )
 
 // Output files. popmon never overwrites a file silently: -o FILE fails
@@ -283,6 +285,29 @@ func copyInto(dst *os.File, src string) error {
 	}
 	_, err = io.Copy(dst, in)
 	return err
+}
+
+// WriteNumbered writes m to a temporary file next to target (of mode
+// mode, its name of pattern), then publishes it under target or its next
+// numbered name (PublishNumbered).
+func WriteNumbered(m *measure.Measurement, target string, mode os.FileMode, pattern string) (string, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(target), pattern)
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return "", err
+	}
+	if err := measure.Write(tmp, m); err != nil {
+		tmp.Close()
+		return "", err
+	}
+	if err := tmp.Close(); err != nil {
+		return "", err
+	}
+	return PublishNumbered(tmp.Name(), target)
 }
 
 // Error is an output that cannot be written: a usage error (the target
