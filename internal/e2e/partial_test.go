@@ -285,6 +285,12 @@ func TestPartialKilledRanks(t *testing.T) {
 	for _, impl := range impls(t) {
 		t.Run(impl.name, func(t *testing.T) {
 			np, s, at := midRun(t, impl)
+			// Stopped first, so that the launcher's SIGTERM to the ranks
+			// still alive after the first death (Open MPI sends one)
+			// stays pending and every rank dies of the SIGKILL.
+			for _, pid := range s.ranks {
+				syscall.Kill(pid, syscall.SIGSTOP)
+			}
 			for _, pid := range s.ranks {
 				syscall.Kill(pid, syscall.SIGKILL)
 			}
