@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -9,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/popmon/popmon/internal/compare"
+	"github.com/popmon/popmon/internal/fault"
 	"github.com/popmon/popmon/internal/runs"
 	"github.com/popmon/popmon/pop"
 )
@@ -102,8 +102,7 @@ func checkCmd(env *Env, args []string) error {
 		return nil
 	}
 	rows, err := compare.Runs(br, nr, metrics, regions, drops, *slowdown)
-	var ce *compare.Error
-	if errors.As(err, &ce) && ce.Usage {
+	if kind, _ := fault.KindOf(err); err != nil && kind == fault.Usage {
 		return fail(ExitUsage, "%v", err)
 	} else if err != nil {
 		return fail(ExitInput, "%v", err)

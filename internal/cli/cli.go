@@ -17,8 +17,7 @@ import (
 	popmon "github.com/popmon/popmon"
 	"github.com/popmon/popmon/internal/safetext"
 
-	"github.com/popmon/popmon/internal/launch"
-	"github.com/popmon/popmon/internal/outfile"
+	"github.com/popmon/popmon/internal/fault"
 )
 
 // Version is popmon's version, reported by `popmon version` and written into
@@ -63,30 +62,20 @@ func fail(code int, format string, a ...any) error {
 	return &exitError{code: code, err: fmt.Errorf(format, a...)}
 }
 
-// launchCode gives an error of the launch (a bad option, else what the
-// machine lacks) its exit code: ExitUsage, else ExitEnv; and an output
-// file's (a target that must not be written, else a failure): ExitUsage,
-// else ExitFailure.
+// launchCode gives a fault (package fault: a launch's bad option or what
+// the machine lacks, an output file that must not be written or could not
+// be) its exit code: ExitUsage, ExitEnv, ExitInput or ExitFailure.
 func launchCode(err error) error {
-	var le *launch.Error
-	var oe *outfile.Error
 	var ee *exitError
-	switch {
-	case errors.As(err, &ee):
-	case errors.As(err, &le):
-		code := ExitEnv
-		if le.Usage {
-			code = ExitUsage
-		}
-		return &exitError{code: code, err: err}
-	case errors.As(err, &oe):
-		code := ExitFailure
-		if oe.Usage {
-			code = ExitUsage
-		}
-		return &exitError{code: code, err: err}
+	if errors.As(err, &ee) {
+		return err
 	}
-	return err
+	kind, ok := fault.KindOf(err)
+	if !ok {
+		return err
+	}
+	codes := map[fault.Kind]int{fault.Usage: ExitUsage, fault.Env: ExitEnv, fault.Input: ExitInput, fault.Failure: ExitFailure}
+	return &exitError{code: codes[kind], err: err}
 }
 
 // Env is what a command sees of the outside world.

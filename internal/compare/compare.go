@@ -12,28 +12,11 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/popmon/popmon/internal/fault"
 	"github.com/popmon/popmon/internal/runs"
 	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 )
-
-// Error is why two runs cannot be compared: a bad option (Usage), else an
-// input that cannot be compared; the command line maps it to its exit code.
-type Error struct {
-	Usage bool
-	Err   error
-}
-
-func (e *Error) Error() string { return e.Err.Error() }
-func (e *Error) Unwrap() error { return e.Err }
-
-func usagef(format string, a ...any) error {
-	return &Error{Usage: true, Err: fmt.Errorf(format, a...)}
-}
-
-func inputf(format string, a ...any) error {
-	return &Error{Err: fmt.Errorf(format, a...)}
-}
 
 // Drops holds --max-drop: a default and per-metric values.
 type Drops struct {
@@ -97,7 +80,7 @@ func Runs(br, nr *runs.Run, metrics, regions []string, drops *Drops, slowdown fl
 		}
 	}
 	if len(names) == 0 {
-		return nil, inputf("baseline %s and new run %s have no region in common (baseline: %s; new: %s): compare runs of the same program",
+		return nil, fault.Inputf("baseline %s and new run %s have no region in common (baseline: %s; new: %s): compare runs of the same program",
 			br.Source, nr.Source, quoteList(br.RegionNames()), quoteList(nr.RegionNames()))
 	}
 	if len(regions) > 0 {
@@ -105,7 +88,7 @@ func Runs(br, nr *runs.Run, metrics, regions []string, drops *Drops, slowdown fl
 		for _, want := range regions {
 			n, err := measure.MatchRegion(names, want, "in both runs")
 			if err != nil {
-				return nil, usagef("%v", err)
+				return nil, fault.Usagef("%v", err)
 			}
 			chosen = append(chosen, n)
 		}
@@ -121,12 +104,12 @@ func Runs(br, nr *runs.Run, metrics, regions []string, drops *Drops, slowdown fl
 			// fail a comparison: "improved" from accounts that do not add
 			// up would be a lie.
 			if g, ok := r.run.Region(name); ok && g.Refused != "" {
-				return nil, inputf("%s %s, region %q: No POP metrics: %s (popmon report %s shows it): %s, or name the regions to compare with --region",
+				return nil, fault.Inputf("%s %s, region %q: No POP metrics: %s (popmon report %s shows it): %s, or name the regions to compare with --region",
 					r.role, r.run.Source, name, g.Refused, r.run.Source, r.fix)
 			}
 		}
 		if !hasEfficiencies(r.run, names) {
-			return nil, inputf("%s %s has no efficiency value in %s (no useful time measured there?): %s",
+			return nil, fault.Inputf("%s %s has no efficiency value in %s (no useful time measured there?): %s",
 				r.role, r.run.Source, regionPhrase(names), r.fix)
 		}
 	}
@@ -166,16 +149,16 @@ func Runs(br, nr *runs.Run, metrics, regions []string, drops *Drops, slowdown fl
 	}
 	for _, id := range metrics {
 		if !seenMetric[id] {
-			return nil, usagef("metric %q is in no region of both runs (%s, %s): use a metric id of POP-METRICS.md §9 that both runs have", id, br.Source, nr.Source)
+			return nil, fault.Usagef("metric %q is in no region of both runs (%s, %s): use a metric id of POP-METRICS.md §9 that both runs have", id, br.Source, nr.Source)
 		}
 	}
 	for id := range drops.metric {
 		if !seenMetric[id] {
-			return nil, usagef("--max-drop %s=…: metric %q is not compared: use an id of the compared metrics", id, id)
+			return nil, fault.Usagef("--max-drop %s=…: metric %q is not compared: use an id of the compared metrics", id, id)
 		}
 	}
 	if len(rows) == 0 {
-		return nil, inputf("no metric of new run %s is in baseline %s for %s (0 values compared): compare runs measured the same way (same model and kind of file), or name metrics both have with --metric",
+		return nil, fault.Inputf("no metric of new run %s is in baseline %s for %s (0 values compared): compare runs measured the same way (same model and kind of file), or name metrics both have with --metric",
 			nr.Source, br.Source, regionPhrase(names))
 	}
 	return rows, nil

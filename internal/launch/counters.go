@@ -1,6 +1,10 @@
 package launch
 
-import "github.com/popmon/popmon/measure"
+import (
+	"github.com/popmon/popmon/measure"
+
+	"github.com/popmon/popmon/internal/fault"
+)
 
 // CheckCountersMode validates a --counters value ("" leaves the library's
 // default: $POPMON_COUNTERS, else auto).
@@ -9,7 +13,7 @@ func CheckCountersMode(mode string) error {
 	case "", measure.CountersAuto, measure.CountersOn, measure.CountersOff:
 		return nil
 	}
-	return usagef("unknown --counters mode %q: use auto, on or off", mode)
+	return fault.Usagef("unknown --counters mode %q: use auto, on or off", mode)
 }
 
 // countersEnv adds POPMON_COUNTERS for a --counters value to set.

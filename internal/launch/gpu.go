@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"github.com/popmon/popmon/internal/fault"
 	"path/filepath"
 	"strings"
 )
@@ -19,7 +20,7 @@ func checkGPUMode(mode string) error {
 	case "", gpuAuto, gpuOn, gpuOff:
 		return nil
 	}
-	return usagef("unknown --gpu mode %q: use auto, on or off", mode)
+	return fault.Usagef("unknown --gpu mode %q: use auto, on or off", mode)
 }
 
 // gpuEnv adds to set what GPU measurement needs: POPMON_GPU for a --gpu

@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/popmon/popmon/internal/binscan"
+	"github.com/popmon/popmon/internal/fault"
 	"github.com/popmon/popmon/internal/runs"
 	"github.com/popmon/popmon/internal/shimbuild"
 )
@@ -36,24 +37,6 @@ type Options struct {
 	GitBranch string
 	GitTime   string
 	Records   string
-}
-
-// Error is why a job cannot be launched: a bad option (Usage), else
-// something this machine lacks; the command line maps it to its exit code.
-type Error struct {
-	Usage bool
-	Err   error
-}
-
-func (e *Error) Error() string { return e.Err.Error() }
-func (e *Error) Unwrap() error { return e.Err }
-
-func usagef(format string, a ...any) error {
-	return &Error{Usage: true, Err: fmt.Errorf(format, a...)}
-}
-
-func envf(format string, a ...any) error {
-	return &Error{Err: fmt.Errorf(format, a...)}
 }
 
 // gitEnv returns the POPMON_GIT_* variables through which the library
@@ -117,7 +100,7 @@ func (m *Options) Environment(built *shimbuild.Library, scan *binscan.Result, se
 	}
 	if m.Records != "" {
 		if n, err := strconv.Atoi(m.Records); err != nil || n < 0 {
-			return nil, "", usagef("--max-process-records %q: want a number of processes (0 or more)", m.Records)
+			return nil, "", fault.Usagef("--max-process-records %q: want a number of processes (0 or more)", m.Records)
 		}
 		set["POPMON_MAX_PROCESS_RECORDS"] = m.Records
 	}
@@ -310,7 +293,7 @@ func (m *Options) Build(ctx context.Context, stderr io.Writer, scan *binscan.Res
 				if lib, err := shimbuild.FindBuilt(shimbuild.Options{MPIFamily: mpiFamily(job)}); err == nil {
 					return lib, nil
 				}
-				return nil, envf("the job runs %s (%s) but no MPI compiler wrapper of it is installed (%s) and the library cache holds no library built for it by this popmon: install its development package, pass --mpicc, or run 'popmon build --mpicc WRAPPER' where one is installed, with the same cache (POPMON_CACHE_DIR)",
+				return nil, fault.Envf("the job runs %s (%s) but no MPI compiler wrapper of it is installed (%s) and the library cache holds no library built for it by this popmon: install its development package, pass --mpicc, or run 'popmon build --mpicc WRAPPER' where one is installed, with the same cache (POPMON_CACHE_DIR)",
 					job, jobMPIHow(scan), strings.Join(c, ", "))
 			}
 		}
@@ -320,15 +303,15 @@ func (m *Options) Build(ctx context.Context, stderr io.Writer, scan *binscan.Res
 		lib, err := shimbuild.Build(ctx, shimbuild.Options{MPICC: mpicc, NoMPI: m.NoMPI, Log: stderr, MPIFamily: mpiFamily(job)})
 		if err != nil {
 			if errors.Is(err, shimbuild.ErrNoMPICC) {
-				return nil, envf("%v (or --no-mpi for a program without MPI)", err)
+				return nil, fault.Envf("%v (or --no-mpi for a program without MPI)", err)
 			}
-			return nil, &Error{Err: err}
+			return nil, &fault.Error{Kind: fault.Env, Err: err}
 		}
 		built := libraryMPI(lib.MPI)
 		if m.NoMPI || job == binscan.NoMPI || job == binscan.UnknownMPI || built == binscan.NoMPI || built == job {
 			return lib, nil
 		}
-		lastErr = envf("the job runs %s (%s), but %s builds the measurement library for %s: pass --mpicc with the compiler wrapper of %s (e.g. %s)",
+		lastErr = fault.Envf("the job runs %s (%s), but %s builds the measurement library for %s: pass --mpicc with the compiler wrapper of %s (e.g. %s)",
 			job, jobMPIHow(scan), lib.Compiler, built, job, strings.Join(mpiccCandidates[job], " or "))
 		if explicit {
 			return nil, lastErr

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/popmon/popmon/internal/binscan"
+	"github.com/popmon/popmon/internal/fault"
 )
 
 // OpenMP modes of --openmp.
@@ -45,7 +46,7 @@ func locateLibomp(user string, candidates []string) (string, error) {
 	if user != "" {
 		st, err := os.Stat(user)
 		if err != nil || !st.Mode().IsRegular() {
-			return "", envf("POPMON_LIBOMP=%s is not a file: point it at LLVM's libomp (libomp.so.5) or unset it", user)
+			return "", fault.Envf("POPMON_LIBOMP=%s is not a file: point it at LLVM's libomp (libomp.so.5) or unset it", user)
 		}
 		return user, nil
 	}
@@ -99,7 +100,7 @@ func OpenMPFor(mode string, res *binscan.Result) (preload []string, env map[stri
 	switch mode {
 	case OpenMPAuto, "", openmpLibomp, openmpNative, openmpOff:
 	default:
-		return nil, nil, "", usagef("unknown --openmp mode %q: use auto, libomp, native or off", mode)
+		return nil, nil, "", fault.Usagef("unknown --openmp mode %q: use auto, libomp, native or off", mode)
 	}
 	if mode == "" {
 		mode = OpenMPAuto
@@ -124,7 +125,7 @@ func OpenMPFor(mode string, res *binscan.Result) (preload []string, env map[stri
 		return nil, env, "", nil
 	case openmpLibomp:
 		if lib == "" {
-			return nil, nil, "", envf("--openmp=libomp: LLVM's libomp not found: apt-get install libomp-dev, or set POPMON_LIBOMP")
+			return nil, nil, "", fault.Envf("--openmp=libomp: LLVM's libomp not found: apt-get install libomp-dev, or set POPMON_LIBOMP")
 		}
 		return []string{lib}, env, "", nil
 	}

@@ -1,7 +1,6 @@
 package launch
 
 import (
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/popmon/popmon/internal/binscan"
+	"github.com/popmon/popmon/internal/fault"
 )
 
 // fakeLibomp makes FindLibomp's candidates a file of the test's (present
@@ -48,9 +48,8 @@ const (
 )
 
 func exitCode(err error) int {
-	var le *Error
-	if errors.As(err, &le) {
-		if le.Usage {
+	if kind, ok := fault.KindOf(err); ok {
+		if kind == fault.Usage {
 			return ExitUsage
 		}
 		return ExitEnv

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/popmon/popmon/internal/fault"
 	"github.com/popmon/popmon/measure"
 )
 
@@ -45,12 +46,12 @@ func Create(target string, force bool) (*File, error) {
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(target), ".popmon-"+filepath.Base(target)+".*.tmp")
 	if err != nil {
-		return nil, usagef("cannot write %s: %v", target, err)
+		return nil, fault.Usagef("cannot write %s: %v", target, err)
 	}
 	if err := tmp.Chmod(0o644); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
-		return nil, failf("cannot write %s: %v", target, err)
+		return nil, fault.Failf("cannot write %s: %v", target, err)
 	}
 	return &File{File: tmp, target: target, force: force}, nil
 }
@@ -62,17 +63,17 @@ func CheckTarget(target string, force bool) error {
 	dir := filepath.Dir(target)
 	st, err := os.Stat(dir)
 	if err != nil {
-		return usagef("cannot write %s: folder %s does not exist", target, dir)
+		return fault.Usagef("cannot write %s: folder %s does not exist", target, dir)
 	}
 	if !st.IsDir() {
-		return usagef("cannot write %s: %s is not a folder", target, dir)
+		return fault.Usagef("cannot write %s: %s is not a folder", target, dir)
 	}
 	st, err = os.Lstat(target)
 	if err != nil {
 		return nil
 	}
 	if st.IsDir() {
-		return usagef("%s is a directory: choose a file name", target)
+		return fault.Usagef("%s is a directory: choose a file name", target)
 	}
 	if !force {
 		return existsError(target)
@@ -81,7 +82,7 @@ func CheckTarget(target string, force bool) error {
 }
 
 func existsError(target string) error {
-	return usagef("%s exists: choose another name or pass --force", target)
+	return fault.Usagef("%s exists: choose another name or pass --force", target)
 }
 
 // Commit closes the temporary file and publishes it as target: with force
@@ -96,11 +97,11 @@ func (o *File) Commit() error {
 	tmp := o.Name()
 	defer os.Remove(tmp)
 	if err := o.Close(); err != nil {
-		return failf("writing %s: %v", o.target, err)
+		return fault.Failf("writing %s: %v", o.target, err)
 	}
 	if o.force {
 		if err := os.Rename(tmp, o.target); err != nil {
-			return failf("cannot write %s: %v", o.target, err)
+			return fault.Failf("cannot write %s: %v", o.target, err)
 		}
 		return nil
 	}
@@ -108,7 +109,7 @@ func (o *File) Commit() error {
 		if errors.Is(err, os.ErrExist) {
 			return existsError(o.target)
 		}
-		return failf("cannot write %s: %v", o.target, err)
+		return fault.Failf("cannot write %s: %v", o.target, err)
 	}
 	return nil
 }
@@ -308,23 +309,4 @@ func WriteNumbered(m *measure.Measurement, target string, mode os.FileMode, patt
 		return "", err
 	}
 	return PublishNumbered(tmp.Name(), target)
-}
-
-// Error is an output that cannot be written: a usage error (the target
-// exists, is a folder, or its folder does not exist), else a failure; the
-// command line maps it to its exit code.
-type Error struct {
-	Usage bool
-	Err   error
-}
-
-func (e *Error) Error() string { return e.Err.Error() }
-func (e *Error) Unwrap() error { return e.Err }
-
-func usagef(format string, a ...any) error {
-	return &Error{Usage: true, Err: fmt.Errorf(format, a...)}
-}
-
-func failf(format string, a ...any) error {
-	return &Error{Err: fmt.Errorf(format, a...)}
 }
