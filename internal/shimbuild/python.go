@@ -22,19 +22,7 @@ const pythonPrefix = "python-"
 // pythonModules returns the embedded Python modules by slash-separated
 // path (dlb.py, popmon/__init__.py, ...) and a short hash of them all.
 func pythonModules() (map[string][]byte, string, error) {
-	out := map[string][]byte{}
-	src := popmon.PythonModules()
-	err := fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := fs.ReadFile(src, p)
-		if err != nil {
-			return err
-		}
-		out[p] = b
-		return nil
-	})
+	out, err := readTree(popmon.PythonModules())
 	if err != nil {
 		return nil, "", fmt.Errorf("reading the embedded Python modules: %w", err)
 	}

@@ -237,8 +237,16 @@ func lockFile(path string) (func(), error) {
 
 // sourceFiles returns the embedded C sources and headers by name.
 func sourceFiles() (map[string][]byte, error) {
+	out, err := readTree(popmon.ShimSources())
+	if err != nil {
+		return nil, fmt.Errorf("reading embedded library sources: %w", err)
+	}
+	return out, nil
+}
+
+// readTree returns every file of src by slash-separated path.
+func readTree(src fs.FS) (map[string][]byte, error) {
 	out := map[string][]byte{}
-	src := popmon.ShimSources()
 	err := fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -250,10 +258,7 @@ func sourceFiles() (map[string][]byte, error) {
 		out[p] = b
 		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("reading embedded library sources: %w", err)
-	}
-	return out, nil
+	return out, err
 }
 
 func firstLine(s string) string {
