@@ -15,11 +15,15 @@ import (
 // with -DPOPMON_VERSION set from it; the C sources do not define it).
 const Version = "0.1.0"
 
-//go:embed shim/*.c shim/*.h shim/*.f90
+// The library's folders: shim/ itself (start-up, the subsystems, the
+// output), shim/base (the bottom layer) and shim/mpi (what only builds with
+// MPI); shim/test and shim/gen are not part of it.
+//
+//go:embed shim/*.c shim/*.h shim/*.f90 shim/base/*.c shim/base/*.h shim/mpi/*.c shim/mpi/*.h
 var shimFiles embed.FS
 
-// ShimSources returns the library's C sources and public headers, by file
-// name (core.c, popmon.h, ...).
+// ShimSources returns the library's C sources and public headers, by
+// slash-separated path (core.c, popmon.h, base/clock.c, mpi/mpi.c, ...).
 func ShimSources() fs.FS {
 	sub, err := fs.Sub(shimFiles, "shim")
 	if err != nil {

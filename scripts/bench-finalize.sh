@@ -66,7 +66,7 @@ if command -v mpicc.openmpi >/dev/null; then
 	echo >> "$md"
 fi
 
-cc -std=c11 -O2 -D_GNU_SOURCE -Ishim shim/reduce.c shim/test/reduce_test.c -lm -o "$out/reduce_test"
+cc -std=c11 -O2 -D_GNU_SOURCE -Ishim shim/base/*.c shim/reduce.c shim/test/reduce_test.c -lm -ldl -lpthread -o "$out/reduce_test"
 {
 echo "### The reduction simulated in one process (100 regions)"
 echo

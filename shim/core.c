@@ -1,287 +1,36 @@
-/* core.c: process and thread state, the clock, warnings, start-up and exit.
- *
- * Threads: every thread gets one heap record the first time it needs one
- * (start-up for the primary thread, the first MPI call for the others),
- * listed in a fixed table. Only the owner writes its record; other threads
- * read it with relaxed atomics. The primary thread (the one that ran the
- * library's constructor, which is the one that calls MPI_Init in nearly every
- * program) is a CPU of the POP model. Other threads that call MPI are counted
- * in the MPI call profile but are not CPUs: without a threading runtime's
- * events the library cannot know when they work (OpenMP threads become CPUs
- * through OMPT).
- */
+/* core.c: start-up and exit of the process, its roles (inert, dormant), and
+ * the calls into the subsystems. The top of the library (below only the MPI
+ * path, mpi/): the bottom layer (base/: clock, warnings, process, thread
+ * table) reaches it only through the hooks placed here (POPMON_STARTUP). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <dlfcn.h>
-#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "core.h"
+#include "base/clock.h"
+#include "base/process.h"
+#include "base/threads.h"
+#include "base/warn.h"
+#include "counters.h"
+#include "dispatch.h"
+#include "gpu.h"
+#include "intercept.h"
 #include "live.h"
-
-__thread struct popmon_thread *popmon_tls __attribute__((tls_model("initial-exec")));
-int popmon_clock_tsc;
-struct popmon_process popmon_proc;
-
-uint64_t popmon_monotonic_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* ------------------------------------------------------------------ ranks */
-
-int popmon_env_rank(int *size)
-{
-	/* The variables MPI launchers set in every rank: Open MPI, PMIx (Open
-	 * MPI 5, srun --mpi=pmix), PMI (MPICH's Hydra, srun --mpi=pmi2),
-	 * MVAPICH; last, inside an srun step, Slurm's task of the step, which
-	 * srun sets whatever its --mpi (with --mpi=none it is the only one;
-	 * a batch script's shell has SLURM_PROCID but no step). */
-	static const char *const ranks[][2] = {
-		{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
-		{"PMIX_RANK", "PMIX_SIZE"},
-		{"PMI_RANK", "PMI_SIZE"},
-		{"MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE"},
-		{"SLURM_PROCID", "SLURM_STEP_NUM_TASKS"},
-	};
-	for (size_t i = 0; i < sizeof ranks / sizeof ranks[0]; i++) {
-		const char *r = getenv(ranks[i][0]);
-		if (!r || !*r)
-			continue;
-		if (i == sizeof ranks / sizeof ranks[0] - 1 && !getenv("SLURM_STEP_ID"))
-			break;
-		if (size) {
-			const char *z = getenv(ranks[i][1]);
-			*size = z ? atoi(z) : 0;
-		}
-		return atoi(r);
-	}
-	if (size)
-		*size = 0;
-	return -1;
-}
-
-int popmon_warns_aloud(void)
-{
-	if (popmon_proc.mpi_initialized)
-		return popmon_proc.rank == 0;
-	return popmon_env_rank(NULL) <= 0;
-}
-
-/* ------------------------------------------------------------------ warnings */
-
-static char warnings[POPMON_MAX_WARNINGS][256];
-static char warned_keys[POPMON_MAX_WARNINGS][64];
-static int nwarnings;
-static pthread_mutex_t warn_lock = PTHREAD_MUTEX_INITIALIZER;
-
-void popmon_warn_once(const char *key, const char *fmt, ...)
-{
-	if (popmon_proc.inert)
-		return;
-	pthread_mutex_lock(&warn_lock);
-	for (int i = 0; i < nwarnings; i++) {
-		if (strncmp(warned_keys[i], key, sizeof warned_keys[i] - 1) == 0) {
-			pthread_mutex_unlock(&warn_lock);
-			return;
-		}
-	}
-	char line[256];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof line, fmt, ap);
-	va_end(ap);
-	if (nwarnings < POPMON_MAX_WARNINGS) {
-		snprintf(warned_keys[nwarnings], sizeof warned_keys[nwarnings], "%s", key);
-		snprintf(warnings[nwarnings], sizeof warnings[nwarnings], "%s", line);
-		nwarnings++;
-	}
-	pthread_mutex_unlock(&warn_lock);
-	if (!popmon_warns_aloud())
-		return; /* recorded; rank 0 writes every process's into the file */
-	/* One line, written with one call so ranks do not interleave. */
-	char out[300];
-	int n = snprintf(out, sizeof out, "popmon: %s\n", line);
-	if (n > (int)sizeof out - 1)
-		n = (int)sizeof out - 1;
-	if (write(2, out, (size_t)n) < 0) {
-		/* nothing sensible to do */
-	}
-}
-
-int popmon_warning_count(void)
-{
-	return nwarnings;
-}
-
-const char *popmon_warning(int i)
-{
-	return (i >= 0 && i < nwarnings) ? warnings[i] : "";
-}
-
-/* ------------------------------------------------------------------ clock */
-
-static int cpu_has_invariant_tsc(void)
-{
-#if defined(__x86_64__)
-	uint32_t a, b, c, d;
-	__asm__ __volatile__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000000u), "c"(0));
-	if (a >= 0x80000007u) {
-		__asm__ __volatile__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000007u), "c"(0));
-		if (d & (1u << 8))
-			return 1;
-	}
-	/* Hypervisors often hide the CPUID bit but the kernel still knows. */
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	if (!f)
-		return 0;
-	char line[4096];
-	int ok = 0;
-	while (fgets(line, sizeof line, f)) {
-		if (strncmp(line, "flags", 5) == 0) {
-			ok = strstr(line, " constant_tsc") && strstr(line, " nonstop_tsc");
-			break;
-		}
-	}
-	fclose(f);
-	return ok;
-#else
-	return 0;
-#endif
-}
-
-/* A simultaneous reading of the tick and CLOCK_MONOTONIC: the narrowest of
- * a few tick brackets around a clock_gettime, its middle as the tick. One
- * plain pair of reads is off by however long the thread was descheduled
- * between them (possibly milliseconds on a busy node at start-up), an
- * error that would go into the calibration's ratio and into every time
- * the process converts to CLOCK_MONOTONIC. */
-void popmon_clock_pair(uint64_t *tick, uint64_t *ns)
-{
-	uint64_t best = UINT64_MAX;
-	for (int i = 0; i < 4; i++) {
-		uint64_t a = popmon_now();
-		uint64_t n = popmon_monotonic_ns();
-		uint64_t b = popmon_now();
-		if (b >= a && b - a < best) {
-			best = b - a;
-			*tick = a + (b - a) / 2;
-			*ns = n;
-		}
-	}
-	if (best == UINT64_MAX) { /* a tick counter going back: take the last reading as it is */
-		*tick = popmon_now();
-		*ns = popmon_monotonic_ns();
-	}
-}
-
-double popmon_ns_per_tick(void)
-{
-	if (!popmon_clock_tsc)
-		return 1.0;
-	/* Calibrate over the whole run: the longer, the better. */
-	uint64_t t1 = 0, n1 = 0;
-	popmon_clock_pair(&t1, &n1);
-	uint64_t dt = t1 - popmon_proc.t0_tick;
-	uint64_t dn = n1 - popmon_proc.t0_ns;
-	/* Very early (a region call right after start-up): wait until 20 us
-	 * have passed, which bounds the ratio's error by ~0.5 % until the final
-	 * conversion at exit recalibrates over the whole run. */
-	while (dn < 20000) {
-		t1 = popmon_now();
-		n1 = popmon_monotonic_ns();
-		dt = t1 - popmon_proc.t0_tick;
-		dn = n1 - popmon_proc.t0_ns;
-	}
-	return dt ? (double)dn / (double)dt : 1.0;
-}
-
-int64_t popmon_tick_monotonic_ns(uint64_t tick)
-{
-	if (popmon_delta(popmon_proc.t0_tick, tick) == 0)
-		return (int64_t)popmon_proc.t0_ns;
-	return (int64_t)(popmon_proc.t0_ns + popmon_ticks_to_ns(tick - popmon_proc.t0_tick));
-}
-
-uint64_t popmon_ticks_to_ns(uint64_t ticks)
-{
-	static double ratio;
-	static uint64_t ratio_at;
-	/* Recalibrate at most every 10 ms of run time: cheap and accurate. Only
-	 * called under the region lock or at exit. */
-	uint64_t now = popmon_monotonic_ns();
-	if (ratio == 0 || now - ratio_at > 10000000) {
-		ratio = popmon_ns_per_tick();
-		ratio_at = now;
-	}
-	return (uint64_t)((double)ticks * ratio + 0.5);
-}
+#include "ompt.h"
+#include "output.h"
+#include "regions.h"
 
 /* ------------------------------------------------------------------ threads */
 
-/* Every thread record ever created, by slot; only the owner writes one. A
- * slot of an MPI thread that exited is vacant (its CPU idles, see
- * thread_gone) until a thread born after the vacancy began takes it over, so
- * that a program creating thousands of short-lived threads keeps every MPI
- * call with a bounded table, and two live threads never share a CPU. */
-static struct popmon_thread *threads[POPMON_MAX_THREADS];
-static int nthreads;
-static int vacant[POPMON_MAX_THREADS]; /* vacant slots, under thr_lock */
-static int nvacant;
-static int mpi_threads;                /* slots of MPI threads, live or vacant */
-static pthread_mutex_t thr_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The thread-exit key: an MPI thread's slot becomes vacant (thread_gone). */
 static pthread_key_t exit_key;
 static int have_exit_key;
-
-/* Tick at which the calling thread started, when it was created through
- * pthread_create after the library loaded (0 otherwise). */
-static __thread uint64_t birth_tick __attribute__((tls_model("initial-exec")));
-
-/* Allocates a record in a new slot without publishing it in the table. */
-static struct popmon_thread *alloc_thread(uint32_t kind, uint32_t state, uint64_t last)
-{
-	int slot = __atomic_fetch_add(&nthreads, 1, __ATOMIC_RELAXED);
-	if (slot >= POPMON_MAX_THREADS) {
-		__atomic_fetch_sub(&nthreads, 1, __ATOMIC_RELAXED);
-		popmon_warn_once("threads", "more than %d threads at once: the rest are not measured",
-				 POPMON_MAX_THREADS);
-		return NULL;
-	}
-	/* In the live file when there is one (live.h), else on the heap. */
-	struct popmon_thread *t = popmon_live_thread(slot);
-	if (!t)
-		t = aligned_alloc(64, sizeof *t);
-	if (!t) {
-		popmon_warn_once("nomem", "out of memory for a thread record: thread not measured");
-		return NULL;
-	}
-	memset(t, 0, sizeof *t);
-	t->accounted = 1;
-	t->kind = kind;
-	t->slot = (uint32_t)slot;
-	t->state = state;
-	t->last = last;
-	return t;
-}
-
-static void publish_thread(struct popmon_thread *t)
-{
-	__atomic_store_n(&threads[t->slot], t, __ATOMIC_RELEASE);
-	popmon_live_publish();
-	popmon_tls = t;
-	if (have_exit_key && t->slot != 0)
-		pthread_setspecific(exit_key, t);
-}
 
 /* A thread that is neither the primary nor an OpenMP thread calls MPI for
  * the first time: it becomes a CPU of the process from its birth (or from
@@ -291,17 +40,10 @@ static void publish_thread(struct popmon_thread *t)
 static struct popmon_thread *adopt_mpi_thread(void)
 {
 	uint64_t now = popmon_now();
+	uint64_t birth_tick = popmon_thread_birth();
 	uint64_t birth = birth_tick && popmon_delta(birth_tick, now) > 0 ? birth_tick : now;
-	struct popmon_thread *t = NULL;
-	pthread_mutex_lock(&thr_lock);
-	for (int i = nvacant - 1; i >= 0; i--) {
-		struct popmon_thread *v = threads[vacant[i]];
-		if (popmon_delta(POPMON_LOAD(v->last), birth) > 0 || POPMON_LOAD(v->last) == birth) {
-			t = v;
-			vacant[i] = vacant[--nvacant];
-			break;
-		}
-	}
+	popmon_threads_lock();
+	struct popmon_thread *t = popmon_thread_take_vacant_locked(birth);
 	popmon_regions_lock();
 	if (t) {
 		/* The vacancy ends at birth: serialization until then. */
@@ -312,14 +54,16 @@ static struct popmon_thread *adopt_mpi_thread(void)
 		popmon_regions_adopt_locked(t, birth, 0);
 		if (have_exit_key)
 			pthread_setspecific(exit_key, t);
-	} else if ((t = alloc_thread(POPMON_THR_MPI, POPMON_ST_USEFUL, birth)) != NULL) {
+	} else if ((t = popmon_thread_alloc(POPMON_THR_MPI, POPMON_ST_USEFUL, birth)) != NULL) {
 		popmon_regions_adopt_locked(t, birth, 1);
-		publish_thread(t);
-		__atomic_fetch_add(&mpi_threads, 1, __ATOMIC_RELAXED);
+		popmon_thread_publish(t);
+		if (have_exit_key)
+			pthread_setspecific(exit_key, t);
+		popmon_mpi_threads_add();
 		popmon_live_publish();
 	}
 	popmon_regions_unlock();
-	pthread_mutex_unlock(&thr_lock);
+	popmon_threads_unlock();
 	return t;
 }
 
@@ -334,240 +78,7 @@ static void thread_gone(void *p)
 	popmon_switch(t, POPMON_ST_OMP_SERIALIZATION, popmon_now());
 	POPMON_STORE(t->kind, POPMON_THR_VACANT);
 	popmon_tls = NULL;
-	pthread_mutex_lock(&thr_lock);
-	vacant[nvacant++] = (int)t->slot;
-	pthread_mutex_unlock(&thr_lock);
-}
-
-/* Start-up: 0 before, 1 while the calling thread runs it, 2 after. */
-static int init_state;
-
-struct popmon_thread *popmon_thread_slow(void)
-{
-	if (__builtin_expect(__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) != 2, 0)) {
-		/* An MPI call before libpopmon's constructor ran (a static
-		 * constructor of the program or of a library, such as Open MPI's
-		 * C++ bindings calling MPI_Initialized): start up first, so that
-		 * this thread becomes the primary thread, not an extra CPU. */
-		popmon_ensure_init();
-		if (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) != 2)
-			return NULL; /* another thread is starting up: not measured */
-	}
-	if (popmon_proc.inert)
-		return NULL;
-	if (popmon_tls)
-		return popmon_tls;
-	return adopt_mpi_thread();
-}
-
-struct popmon_thread *popmon_thread_new(uint32_t kind, uint32_t state)
-{
-	if (popmon_proc.inert)
-		return NULL;
-	if (popmon_tls) {
-		popmon_tls->accounted = 1;
-		return popmon_tls;
-	}
-	struct popmon_thread *t = alloc_thread(kind, state, popmon_now());
-	if (t)
-		publish_thread(t);
-	return t;
-}
-
-struct popmon_thread *popmon_thread_slot(int slot)
-{
-	if (slot < 0 || slot >= POPMON_MAX_THREADS)
-		return NULL;
-	return __atomic_load_n(&threads[slot], __ATOMIC_ACQUIRE);
-}
-
-int popmon_thread_count(void)
-{
-	int n = __atomic_load_n(&nthreads, __ATOMIC_ACQUIRE);
-	return n < POPMON_MAX_THREADS ? n : POPMON_MAX_THREADS;
-}
-
-int popmon_omp_team_cpus(void)
-{
-	int n = __atomic_load_n(&popmon_omp_cpus, __ATOMIC_RELAXED);
-	return n > 1 ? n : 1;
-}
-
-int popmon_cpus(void)
-{
-	return popmon_omp_team_cpus() + __atomic_load_n(&mpi_threads, __ATOMIC_RELAXED);
-}
-
-int popmon_mpi_thread_count(void)
-{
-	return __atomic_load_n(&mpi_threads, __ATOMIC_RELAXED);
-}
-
-void popmon_cpus_grow_omp(int n, uint64_t until)
-{
-	popmon_regions_lock();
-	int old = popmon_omp_team_cpus();
-	if (n > old)
-		popmon_regions_grow_locked((uint32_t)(n - old), until);
-	if (n > __atomic_load_n(&popmon_omp_cpus, __ATOMIC_RELAXED))
-		__atomic_store_n(&popmon_omp_cpus, n, __ATOMIC_RELAXED);
-	popmon_live_publish();
-	popmon_regions_unlock();
-}
-
-/* pthread_create, wrapped to note when each thread starts: a thread that
- * later calls MPI is a CPU from then on (its work before its first MPI call
- * is useful time, not an idle CPU). */
-struct start_args {
-	void *(*fn)(void *);
-	void *arg;
-};
-
-static void *thread_start(void *p)
-{
-	struct start_args a = *(struct start_args *)p;
-	free(p);
-	birth_tick = popmon_now();
-	return a.fn(a.arg);
-}
-
-typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-
-int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
-{
-	static pthread_create_fn real;
-	pthread_create_fn f = __atomic_load_n(&real, __ATOMIC_RELAXED);
-	if (!f) {
-		union {
-			void *p;
-			pthread_create_fn f;
-		} u = {.p = dlsym(RTLD_NEXT, "pthread_create")};
-		if (!u.p)
-			return EAGAIN;
-		f = u.f;
-		__atomic_store_n(&real, f, __ATOMIC_RELAXED);
-	}
-	struct start_args *a = popmon_proc.inert ? NULL : malloc(sizeof *a);
-	if (!a)
-		return f(thread, attr, fn, arg);
-	a->fn = fn;
-	a->arg = arg;
-	int rc = f(thread, attr, thread_start, a);
-	if (rc != 0)
-		free(a);
-	return rc;
-}
-
-void popmon_snapshot(uint64_t now, struct popmon_accounts *a, uint64_t *thr_useful)
-{
-	memset(a, 0, sizeof *a);
-	if (thr_useful)
-		memset(thr_useful, 0, sizeof(uint64_t) * POPMON_DETAIL_THREADS);
-	/* The caller's own record first: exact at now. */
-	struct popmon_thread *self = popmon_tls;
-	if (self)
-		popmon_switch(self, self->state, now);
-	int n = __atomic_load_n(&nthreads, __ATOMIC_ACQUIRE);
-	for (int i = 0; i < n && i < POPMON_MAX_THREADS; i++) {
-		struct popmon_thread *t = __atomic_load_n(&threads[i], __ATOMIC_ACQUIRE);
-		if (!t)
-			continue;
-		a->mpi_calls += POPMON_LOAD(t->mpi_calls);
-		a->gpu_calls += POPMON_LOAD(t->gpu_calls);
-		a->omp_parallels += POPMON_LOAD(t->extra[POPMON_X_PARALLELS]);
-		a->omp_tasks += POPMON_LOAD(t->extra[POPMON_X_TASKS]);
-		if (!t->accounted)
-			continue;
-		uint64_t acc[POPMON_NSTATES];
-		for (int s = 0; s < POPMON_NSTATES; s++)
-			acc[s] = POPMON_LOAD(t->acc[s]);
-		if (t != self) {
-			/* The interval in progress in another thread. */
-			uint32_t st = POPMON_LOAD(t->state);
-			uint64_t d = popmon_delta(POPMON_LOAD(t->last), now);
-			uint32_t rate = POPMON_LOAD(t->rate);
-			if (st < POPMON_NSTATES) {
-				acc[st] += d;
-				if (rate)
-					acc[popmon_charge_state(st)] += d * rate;
-			}
-		}
-		for (int s = 0; s < POPMON_NSTATES; s++)
-			a->t[s] += acc[s];
-		for (int x = 0; x < POPMON_NEXTRA; x++)
-			a->x[x] += POPMON_LOAD(t->extra[x]);
-		for (int c = 0; c < POPMON_CTR_N; c++)
-			a->ctr[c] += POPMON_LOAD(t->ctr.acc[c]);
-		if (t->slot == 0) {
-			a->prim_useful = acc[POPMON_ST_USEFUL];
-			a->prim_mpi = acc[POPMON_ST_MPI];
-		}
-		if (thr_useful && t->slot < POPMON_DETAIL_THREADS)
-			thr_useful[t->slot] = acc[POPMON_ST_USEFUL];
-	}
-	/* Device time (nothing without CUDA: one load). */
-	if (__builtin_expect(__atomic_load_n(&popmon_gpu_active, __ATOMIC_RELAXED), 0))
-		popmon_gpu_read((uint64_t)popmon_tick_monotonic_ns(now), a->gpu_k, a->gpu_a);
-}
-
-void popmon_fn_totals(uint64_t *calls, uint64_t *ticks)
-{
-	memset(calls, 0, sizeof(uint64_t) * POPMON_FN_COUNT);
-	memset(ticks, 0, sizeof(uint64_t) * POPMON_FN_COUNT);
-	int n = __atomic_load_n(&nthreads, __ATOMIC_ACQUIRE);
-	for (int i = 0; i < n && i < POPMON_MAX_THREADS; i++) {
-		struct popmon_thread *t = __atomic_load_n(&threads[i], __ATOMIC_ACQUIRE);
-		if (!t)
-			continue;
-		for (int f = 0; f < POPMON_FN_COUNT; f++) {
-			calls[f] += POPMON_LOAD(t->fn_calls[f]);
-			ticks[f] += POPMON_LOAD(t->fn_ticks[f]);
-		}
-	}
-}
-
-void popmon_dfn_totals(int64_t *out)
-{
-	memset(out, 0, sizeof(int64_t) * POPMON_DSUMS);
-	int n = __atomic_load_n(&nthreads, __ATOMIC_ACQUIRE);
-	for (int i = 0; i < n && i < POPMON_MAX_THREADS; i++) {
-		struct popmon_thread *t = __atomic_load_n(&threads[i], __ATOMIC_ACQUIRE);
-		if (!t)
-			continue;
-		for (int d = 0; d < POPMON_DFN_COUNT; d++) {
-			int64_t *x = out + (size_t)d * (2 + POPMON_SIZE_BINS);
-			x[0] += (int64_t)POPMON_LOAD(t->d_bytes[d][0]);
-			x[1] += (int64_t)POPMON_LOAD(t->d_bytes[d][1]);
-			for (int b = 0; b < POPMON_SIZE_BINS; b++)
-				x[2 + b] += (int64_t)POPMON_LOAD(t->d_hist[d][b]);
-		}
-	}
-}
-
-int popmon_mpi_sessions_only(void)
-{
-	if (popmon_proc.mpi_initialized)
-		return 0;
-	uint64_t calls = 0;
-	int n = __atomic_load_n(&nthreads, __ATOMIC_ACQUIRE);
-	for (int i = 0; i < n && i < POPMON_MAX_THREADS; i++) {
-		struct popmon_thread *t = __atomic_load_n(&threads[i], __ATOMIC_ACQUIRE);
-		if (t)
-			calls += POPMON_LOAD(t->fn_calls[POPMON_FN_MPI_Session_init]);
-	}
-	return calls > 0;
-}
-
-/* ------------------------------------------------------------------ dlsym */
-
-void *popmon_dlsym_next(const char *const *names)
-{
-	for (; names && *names; names++) {
-		void *p = dlsym(RTLD_NEXT, *names);
-		if (p)
-			return p;
-	}
-	return NULL;
+	popmon_thread_vacate(t);
 }
 
 /* ------------------------------------------------------------------ start-up */
@@ -631,25 +142,8 @@ static void atfork_child(void)
 	popmon_counters_atfork_child();
 }
 
-static int env_true(const char *name)
-{
-	const char *v = getenv(name);
-	return v && *v && strcmp(v, "0") != 0 && strcmp(v, "no") != 0 && strcmp(v, "off") != 0;
-}
-
 static void init_process(void);
 static void start_measuring(void);
-
-void popmon_ensure_init(void)
-{
-	if (__builtin_expect(__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) == 2, 1))
-		return; /* one load on the region API's path, no locked instruction */
-	int expect = 0;
-	if (!__atomic_compare_exchange_n(&init_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return; /* done, or running (on this thread: a call from start-up itself) */
-	init_process();
-	__atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
-}
 
 /* The dynamic linker runs the constructors of the program's libraries in
  * dependency order, and a preloaded library's after those it depends on:
@@ -676,7 +170,7 @@ static void init_process(void)
 		popmon_counters_probe();
 		return;
 	}
-	if (env_true("POPMON_DISABLE")) {
+	if (popmon_env_true("POPMON_DISABLE")) {
 		popmon_proc.inert = 1;
 		return;
 	}
@@ -692,23 +186,13 @@ static void init_process(void)
 	start_measuring();
 }
 
-/* A dormant process calls MPI_Init (by), or a utility's starts the GPU
- * measurement or an OpenMP runtime: it is the application after all (an MPI
- * program called `test`, `seq` or `sort`), and is measured from now on (its
- * Global region starts here; MPI_Init restarts it anyway). Launchers, shells
- * and a job script's helpers never do these, and stay out. */
-void popmon_wake(int by)
+/* A dormant process woke (popmon_wake, process.c). */
+static void wake(void)
 {
-	int d = __atomic_load_n(&popmon_proc.dormant, __ATOMIC_ACQUIRE);
-	if (!d || (by == POPMON_WAKE_COMPUTE && d == POPMON_DORMANT_LAUNCHER))
-		return;
-	if (!__atomic_compare_exchange_n(&popmon_proc.dormant, &d, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return;
-	if (env_true("POPMON_DISABLE"))
-		return;
-	popmon_proc.inert = 0;
 	start_measuring();
 }
+
+POPMON_STARTUP(startup, {.init = init_process, .wake = wake, .adopt = adopt_mpi_thread});
 
 /* Start-up of a measured process, after the checks of init_process. */
 static void start_measuring(void)
@@ -731,19 +215,12 @@ static void start_measuring(void)
 		return;
 	}
 	popmon_chain_init();
-	const char *clk = getenv("POPMON_CLOCK");
-	if (clk && strcmp(clk, "monotonic") == 0)
-		popmon_clock_tsc = 0;
-	else
-		popmon_clock_tsc = cpu_has_invariant_tsc();
-	struct timespec rt;
-	clock_gettime(CLOCK_REALTIME, &rt);
-	popmon_proc.epoch_ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
-	popmon_clock_pair(&popmon_proc.t0_tick, &popmon_proc.t0_ns);
+	popmon_clock_start(getenv("POPMON_CLOCK"));
 	static int atfork_set;
 	if (!atfork_set++)
 		pthread_atfork(NULL, NULL, atfork_child);
 	popmon_live_open();
+	popmon_threads_store(popmon_live_thread, popmon_live_publish);
 	have_exit_key = pthread_key_create(&exit_key, thread_gone) == 0;
 	if (popmon_regions_init() != 0) {
 		popmon_proc.inert = 1;

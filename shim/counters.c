@@ -46,7 +46,10 @@
 #endif
 #endif
 
-#include "core.h"
+#include "base/clock.h"
+#include "base/threads.h"
+#include "base/warn.h"
+#include "counters.h"
 
 int popmon_counters_active;
 

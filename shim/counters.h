@@ -24,36 +24,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The counters, in group order (cycles leads the group). */
-enum { POPMON_CTR_CYCLES = 0, POPMON_CTR_INSTRUCTIONS, POPMON_CTR_N };
+#include "base/threads.h"
 
-/* Per-thread status of the counters. */
-enum popmon_ctr_status {
-	POPMON_CTR_NEW = 0, /* not opened yet (opened at the next transition into useful time) */
-	POPMON_CTR_OPEN,    /* counting */
-	POPMON_CTR_FAILED,  /* could not be opened or read: never tried again */
-	POPMON_CTR_CLOSED,  /* closed at thread exit or finalize */
-};
-
-/* One reading of a thread's counters: the counts and, per counter, the
- * nanoseconds it was enabled and running (they differ when the kernel
- * multiplexes the PMU between more events than it has counters). */
-struct popmon_ctr_sample {
-	uint64_t count[POPMON_CTR_N];
-	uint64_t enabled[POPMON_CTR_N];
-	uint64_t running[POPMON_CTR_N];
-};
-
-/* The counters of one thread, inside its record; written by the owner
- * only (acc is read by other threads with relaxed loads). */
-struct popmon_ctr_thread {
-	uint32_t status;          /* enum popmon_ctr_status */
-	uint32_t counting;        /* 1 while a useful interval is open: start holds its first reading */
-	int fd[POPMON_CTR_N];     /* perf_event file descriptors (fd[0] leads the group) */
-	void *page[POPMON_CTR_N]; /* mmapped perf pages (rdpmc), or NULL */
-	struct popmon_ctr_sample start;
-	uint64_t acc[POPMON_CTR_N]; /* cycles, instructions during useful time */
-};
+/* The counters' per-thread parts (POPMON_CTR_N, struct popmon_ctr_sample,
+ * struct popmon_ctr_thread) are in the thread record (base/threads.h). */
 
 /* The head of the kernel's struct perf_event_mmap_page (linux/perf_event.h),
  * declared here with the capability bits as a plain word so that the
@@ -99,8 +73,6 @@ extern int popmon_counters_active __attribute__((visibility("hidden")));
 
 /* The backend in use (rdpmc or read; tests install their own). */
 extern const struct popmon_ctr_backend *popmon_ctr_backend;
-
-struct popmon_thread;
 
 /* Slow part of popmon_ctr_hook, on t's own thread: t enters state `to`, and
  * either its current state or `to` is useful. Opens t's counters lazily (at
@@ -168,5 +140,32 @@ void popmon_counters_probe(void);
  * paranoid the content of /proc/sys/kernel/perf_event_paranoid ("" if
  * unknown) and seccomp whether a seccomp filter is active. */
 void popmon_ctr_reason(char *buf, size_t n, int err, const char *paranoid, int seccomp);
+
+/* Hardware counters at a state change of t from `from` to `to`: they are
+ * read only where useful time begins or ends. With counters off or
+ * unavailable this is one load and one never-taken branch; a build with
+ * -DPOPMON_NO_COUNTERS (the benchmarks' baseline) has no counter code here
+ * at all. */
+static inline __attribute__((always_inline)) void popmon_ctr_hook(struct popmon_thread *t, uint32_t from,
+								 uint32_t to)
+{
+#ifndef POPMON_NO_COUNTERS
+	if (__builtin_expect(POPMON_LOAD(popmon_counters_active), 0) &&
+	    (from == POPMON_ST_USEFUL || to == POPMON_ST_USEFUL))
+		popmon_ctr_transition(t, to);
+#else
+	(void)t;
+	(void)from;
+	(void)to;
+#endif
+}
+
+/* Switches the calling thread's state at time now. */
+static inline void popmon_switch(struct popmon_thread *t, uint32_t st, uint64_t now)
+{
+	popmon_ctr_hook(t, t->state, st);
+	popmon_account(t, now);
+	POPMON_STORE(t->state, st);
+}
 
 #endif /* POPMON_COUNTERS_H */

@@ -37,7 +37,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "dispatch.h"
+#include "intercept.h"
 
 /* The program's MPI library, and whether it is the MPI this libpopmon was
  * built for. */
@@ -367,11 +368,21 @@ void popmon_lazy_real(void)
 }
 #endif
 
+void *popmon_dlsym_next(const char *const *names)
+{
+	for (; names && *names; names++) {
+		void *p = dlsym(RTLD_NEXT, *names);
+		if (p)
+			return p;
+	}
+	return NULL;
+}
+
 #else /* POPMON_NO_MPI: no MPI, nothing to dispatch */
 
 #include <stddef.h>
 
-#include "core.h"
+#include "dispatch.h"
 
 int popmon_mpi_identity(char *why, size_t n)
 {

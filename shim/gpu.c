@@ -25,7 +25,10 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "core.h"
+#include "base/clock.h"
+#include "base/process.h"
+#include "base/threads.h"
+#include "counters.h"
 #include "gpu.h"
 #include "gpu_pool.h"
 #include "live.h"

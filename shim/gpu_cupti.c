@@ -22,7 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "base/clock.h"
+#include "base/process.h"
+#include "base/threads.h"
+#include "base/warn.h"
 #include "gpu.h"
 #include "gpu_pool.h"
 #include "live.h"

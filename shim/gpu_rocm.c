@@ -38,10 +38,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core.h"
+#include "base/clock.h"
+#include "base/process.h"
+#include "base/threads.h"
+#include "base/warn.h"
 #include "gpu.h"
-#include "gpu_rocm_abi.h"
 #include "live.h"
+#include "gpu_rocm_abi.h"
 
 const struct popmon_rocm_backend *popmon_rocm_backend;
 static struct popmon_rocm_backend real;

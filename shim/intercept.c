@@ -23,7 +23,7 @@
 #include <mpi.h>
 #endif
 
-#include "core.h"
+#include "intercept.h"
 
 
 static struct popmon_intercept result;

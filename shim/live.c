@@ -27,9 +27,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core.h"
+#include "accounts.h"
+#include "base/clock.h"
+#include "base/process.h"
+#include "base/threads.h"
+#include "base/warn.h"
 #include "counters.h"
+#include "gpu.h"
 #include "live.h"
+#include "ompt.h"
+#include "regions.h"
 
 struct popmon_live_header *popmon_live;
 static char *live_base;

@@ -143,4 +143,7 @@ void popmon_live_publish(void);
 void popmon_live_regions_begin(void);
 void popmon_live_regions_end(void);
 
+/* MPI_Abort (the generated wrappers, before PMPI_Abort): the live file records it. */
+void popmon_mpi_abort_hook(int code);
+
 #endif /* POPMON_LIVE_H */

@@ -33,8 +33,12 @@
 #include <unistd.h>
 
 #define POPMON_BUILDING_LIBRARY
-#include "core.h"
+#include "accounts.h"
+#include "base/clock.h"
+#include "base/process.h"
+#include "base/threads.h"
 #include "live.h"
+#include "regions.h"
 #include "talp_api.h"
 
 enum { DLB_SUCCESS_ = 0, DLB_ERR_NOPROC_ = -6, DLB_ERR_NOENT_ = -11, DLB_ERR_NOMEM_ = -14,

@@ -38,9 +38,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core.h"
+#include "base/clock.h"
+#include "base/process.h"
+#include "base/threads.h"
+#include "base/warn.h"
+#include "counters.h"
 #include "live.h"
+#include "mpi/trace.h"
 #include "ompt.h"
+#include "ompt_abi.h"
+#include "regions.h"
 
 int popmon_omp_cpus;
 
@@ -734,4 +741,16 @@ int popmon_omp_construct_name(int idx, char *out, size_t n)
 		return 0;
 	snprintf(out, n, "%s+0x%llx", tb[idx].module[0] ? tb[idx].module : "?", (unsigned long long)tb[idx].address);
 	return 1;
+}
+
+void popmon_cpus_grow_omp(int n, uint64_t until)
+{
+	popmon_regions_lock();
+	int old = popmon_omp_team_cpus();
+	if (n > old)
+		popmon_regions_grow_locked((uint32_t)(n - old), until);
+	if (n > __atomic_load_n(&popmon_omp_cpus, __ATOMIC_RELAXED))
+		__atomic_store_n(&popmon_omp_cpus, n, __ATOMIC_RELAXED);
+	popmon_live_publish();
+	popmon_regions_unlock();
 }

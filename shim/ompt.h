@@ -1,115 +1,43 @@
-/* ompt.h: the subset of the OpenMP tools interface (OMPT, OpenMP 5.0/5.1)
- * that libpopmon uses. The types and constants are the ABI the OpenMP
- * specification fixes; declaring them here lets the library build without
- * any OpenMP development package installed. */
+/* ompt.h: OpenMP through OMPT (ompt.c): the OpenMP object of the measurement
+ * file, the parallel constructs' profile, the CPUs the runtime's teams add.
+ * (The OMPT ABI itself is ompt_abi.h.) */
 #ifndef POPMON_OMPT_H
 #define POPMON_OMPT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-typedef union ompt_data_t {
-	uint64_t value;
-	void *ptr;
-} ompt_data_t;
-
-typedef struct ompt_frame_t {
-	ompt_data_t exit_frame;
-	ompt_data_t enter_frame;
-	int exit_frame_flags;
-	int enter_frame_flags;
-} ompt_frame_t;
-
-typedef uint64_t ompt_wait_id_t;
-typedef void (*ompt_interface_fn_t)(void);
-typedef ompt_interface_fn_t (*ompt_function_lookup_t)(const char *interface_function_name);
-typedef void (*ompt_callback_t)(void);
-
-typedef int (*ompt_initialize_t)(ompt_function_lookup_t lookup, int initial_device_num,
-				 ompt_data_t *tool_data);
-typedef void (*ompt_finalize_t)(ompt_data_t *tool_data);
-
-typedef struct ompt_start_tool_result_t {
-	ompt_initialize_t initialize;
-	ompt_finalize_t finalize;
-	ompt_data_t tool_data;
-} ompt_start_tool_result_t;
-
-typedef enum ompt_set_result_t {
-	ompt_set_error = 0,
-	ompt_set_never = 1,
-	ompt_set_impossible = 2,
-	ompt_set_sometimes = 3,
-	ompt_set_sometimes_paired = 4,
-	ompt_set_always = 5
-} ompt_set_result_t;
-
-typedef enum ompt_callbacks_t {
-	ompt_callback_thread_begin = 1,
-	ompt_callback_thread_end = 2,
-	ompt_callback_parallel_begin = 3,
-	ompt_callback_parallel_end = 4,
-	ompt_callback_task_create = 5,
-	ompt_callback_task_schedule = 6,
-	ompt_callback_implicit_task = 7,
-	ompt_callback_sync_region_wait = 16,
-	ompt_callback_mutex_released = 17,
-	ompt_callback_mutex_acquire = 26,
-	ompt_callback_mutex_acquired = 27
-} ompt_callbacks_t;
-
-typedef ompt_set_result_t (*ompt_set_callback_t)(ompt_callbacks_t event, ompt_callback_t callback);
-
-typedef enum ompt_thread_t {
-	ompt_thread_initial = 1,
-	ompt_thread_worker = 2,
-	ompt_thread_other = 3,
-	ompt_thread_unknown = 4
-} ompt_thread_t;
-
-typedef enum ompt_scope_endpoint_t {
-	ompt_scope_begin = 1,
-	ompt_scope_end = 2,
-	ompt_scope_beginend = 3
-} ompt_scope_endpoint_t;
-
-typedef enum ompt_sync_region_t {
-	ompt_sync_region_barrier = 1,
-	ompt_sync_region_barrier_implicit = 2,
-	ompt_sync_region_barrier_explicit = 3,
-	ompt_sync_region_barrier_implementation = 4,
-	ompt_sync_region_taskwait = 5,
-	ompt_sync_region_taskgroup = 6,
-	ompt_sync_region_reduction = 7,
-	ompt_sync_region_barrier_implicit_workshare = 8,
-	ompt_sync_region_barrier_implicit_parallel = 9,
-	ompt_sync_region_barrier_teams = 10
-} ompt_sync_region_t;
-
-typedef enum ompt_mutex_t {
-	ompt_mutex_lock = 1,
-	ompt_mutex_test_lock = 2,
-	ompt_mutex_nest_lock = 3,
-	ompt_mutex_test_nest_lock = 4,
-	ompt_mutex_critical = 5,
-	ompt_mutex_atomic = 6,
-	ompt_mutex_ordered = 7
-} ompt_mutex_t;
-
-enum {
-	ompt_task_initial = 0x00000001,
-	ompt_task_implicit = 0x00000002,
-	ompt_task_explicit = 0x00000004,
-	ompt_task_target = 0x00000008
+void popmon_ompt_probe(void);  /* start-up: lets the OpenMP runtime initialise OMPT */
+/* The openmp object of the measurement file: runtime, whether measured,
+ * why not. Returns 0 when the program uses no OpenMP runtime. */
+int popmon_openmp_info(const char **runtime, int *ompt, const char **reason, int *max_threads);
+/* Per-construct profile rows for output: returns the number of rows. */
+/* One OpenMP parallel construct's profile, keyed by its code address; the
+ * table (POPMON_OMP_CONSTRUCTS slots) lives in the live file when there is
+ * one. module and address (the construct's address in module's ELF file)
+ * are filled once, when the construct is first seen. Times in ticks. */
+enum { POPMON_OMP_CONSTRUCTS = 1024, POPMON_OMP_MODULE = 512 };
+struct popmon_construct {
+	const void *codeptr; /* 0 = empty slot */
+	uint64_t executions, threads, wall, useful, imbalance, sync, limited, mgmt;
+	uint64_t address;
+	char module[POPMON_OMP_MODULE];
 };
-
-typedef enum ompt_task_status_t {
-	ompt_task_complete = 1,
-	ompt_task_yield = 2,
-	ompt_task_cancel = 3,
-	ompt_task_detach = 4,
-	ompt_task_early_fulfill = 5,
-	ompt_task_late_fulfill = 6,
-	ompt_task_switch = 7
-} ompt_task_status_t;
+/* Moves the construct table to mem (POPMON_OMP_CONSTRUCTS slots, zeroed or
+ * already holding the table), before any parallel region. */
+void popmon_omp_place_table(struct popmon_construct *mem);
+struct popmon_omp_row {
+	char module[512];
+	uint64_t address;
+	int64_t executions, threads, wall_ns, useful_ns, imbalance_ns, sync_ns, limited_ns, mgmt_ns;
+};
+int popmon_omp_rows(struct popmon_omp_row **rows);
+/* The OpenMP runtime's teams may reach n threads (tool start, or a team
+ * larger than before, accounted by its parallel-region instance from tick
+ * until on): the process gains the CPUs it did not count, idle
+ * (serialization) in every region until then. */
+void popmon_cpus_grow_omp(int n, uint64_t until);
+/* "module+0xaddress" of construct slot idx; 0 when empty. */
+int popmon_omp_construct_name(int idx, char *out, size_t n);
 
 #endif /* POPMON_OMPT_H */

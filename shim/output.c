@@ -21,8 +21,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core.h"
+#include "accounts.h"
+#include "base/clock.h"
+#include "base/process.h"
+#include "base/threads.h"
+#include "base/warn.h"
+#include "counters.h"
+#include "gpu.h"
 #include "live.h"
+#include "ompt.h"
+#include "output.h"
+#include "reduce.h"
+#include "regions.h"
 
 #ifndef POPMON_VERSION
 #error "POPMON_VERSION is passed by the build (internal/shimbuild: -DPOPMON_VERSION from popmon.Version)"

@@ -14,8 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
-#include "popmon_internal.h"
+#include "base/threads.h"
+#include "ompt.h"
+#include "reduce.h"
 
 const char *const popmon_sum_keys[POPMON_NSUM] = {
 	"visits", "elapsed_ns", "useful_ns", "mpi_ns", "mpi_worker_idle_ns",

@@ -23,8 +23,15 @@
 #include <unistd.h>
 
 #define POPMON_BUILDING_LIBRARY
-#include "core.h"
+#include "accounts.h"
+#include "base/clock.h"
+#include "base/process.h"
+#include "base/threads.h"
+#include "base/warn.h"
+#include "gpu.h"
 #include "live.h"
+#include "mpi/trace.h"
+#include "regions.h"
 #include "popmon.h"
 
 /* Laid out exactly like dlb_monitor_t of DLB 3.6 (dlb_talp.h), so programs

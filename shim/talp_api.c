@@ -19,12 +19,20 @@
 #define _GNU_SOURCE
 #endif
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #define POPMON_BUILDING_LIBRARY
-#include "core.h"
+#include "accounts.h"
+#include "base/clock.h"
+#include "base/process.h"
+#include "base/threads.h"
+#include "base/warn.h"
+#include "counters.h"
+#include "ompt.h"
+#include "regions.h"
 #include "talp_api.h"
 
 #ifndef POPMON_NO_MPI
@@ -280,7 +288,7 @@ static int my_part(int idx, int window, int local, struct popmon_talp_proc *p, c
 	if (cur.cpus > q->cpus && q->cpus > 0) {
 		/* CPUs joined (a larger OpenMP team, an MPI thread): the library
 		 * charged their idle time before they joined to the region
-		 * (core.h, popmon_cpus_grow_omp), all of it up to now. The part
+		 * (ompt.h, popmon_cpus_grow_omp), all of it up to now. The part
 		 * before the previous call belongs to earlier windows: charge it
 		 * to the baseline the same way, so that the window counts the
 		 * new CPUs over the window only. */

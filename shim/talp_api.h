@@ -137,4 +137,7 @@ void popmon_talp_fill_dlb(const double s[POPMON_TS_N], const struct popmon_metri
 void popmon_talp_fill_node(const double s[POPMON_TS_N], const struct popmon_metrics *m, const char *name,
 			   int node_id, struct dlb_node_metrics_compat *out);
 
+/* Frees what the runtime queries made (MPI_Finalize). */
+void popmon_talp_finalize(void);
+
 #endif /* POPMON_TALP_API_H */

@@ -9,18 +9,33 @@ import (
 
 // buildCountersTest compiles shim/test/counters_test.c with shim/counters.c
 // (the hardware-counter code, with rdpmc and rdtsc replaced by the test's
-// scripts) with compiler cc, warnings as errors, and returns the program.
+// scripts) and the bottom layer (shim/base) with compiler cc, warnings as
+// errors, and returns the program.
 func buildCountersTest(t *testing.T, cc string) string {
 	t.Helper()
 	shim := filepath.Join("..", "..", "shim")
 	bin := filepath.Join(t.TempDir(), "counters_test")
 	args := []string{"-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE", "-DPOPMON_COUNTERS_TEST",
-		"-I", shim, filepath.Join(shim, "counters.c"), filepath.Join(shim, "test", "counters_test.c"),
-		"-lpthread", "-o", bin}
+		"-I", shim}
+	args = append(args, baseSources(t, shim)...)
+	args = append(args, filepath.Join(shim, "counters.c"), filepath.Join(shim, "test", "counters_test.c"),
+		"-ldl", "-lpthread", "-o", bin)
 	if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
 		t.Fatalf("%s %s: %v\n%s", cc, strings.Join(args, " "), err, out)
 	}
 	return bin
+}
+
+// baseSources returns the C files of the library's bottom layer (shim/base:
+// the clock, the process, warnings, the thread table), which the C unit
+// tests link as they are rather than stub.
+func baseSources(t *testing.T, shim string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(shim, "base", "*.c"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no shim/base/*.c: %v", err)
+	}
+	return files
 }
 
 // cCompilers returns the C compilers to build the unit test with: cc, and

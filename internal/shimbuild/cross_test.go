@@ -3,7 +3,6 @@ package shimbuild
 import (
 	"context"
 	"debug/elf"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -44,10 +43,10 @@ func TestCrossAArch64(t *testing.T) {
 			}
 			dir := t.TempDir()
 			var cfiles []string
-			for name, b := range sources {
-				if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-					t.Fatal(err)
-				}
+			if err := writeTree(dir, sources); err != nil {
+				t.Fatal(err)
+			}
+			for name := range sources {
 				if strings.HasSuffix(name, ".c") {
 					cfiles = append(cfiles, name)
 				}

@@ -9,16 +9,19 @@ import (
 
 // buildGPUTest compiles shim/test/gpu_test.c with shim/gpu.c, gpu_cupti.c,
 // gpu_rocm.c and gpu_pool.c (the GPU measurement, with CUPTI and the CUDA
-// driver replaced by the test's fake backend) with compiler cc, warnings as errors, and returns the program.
+// driver replaced by the test's fake backend) and the bottom layer
+// (shim/base) with compiler cc, warnings as errors, and returns the program.
 func buildGPUTest(t *testing.T, cc string) string {
 	t.Helper()
 	shim := filepath.Join("..", "..", "shim")
 	bin := filepath.Join(t.TempDir(), "gpu_test")
 	args := []string{"-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE", "-DPOPMON_GPU_TEST",
-		"-I", shim, filepath.Join(shim, "gpu.c"), filepath.Join(shim, "gpu_cupti.c"), filepath.Join(shim, "gpu_rocm.c"),
+		"-I", shim}
+	args = append(args, baseSources(t, shim)...)
+	args = append(args, filepath.Join(shim, "gpu.c"), filepath.Join(shim, "gpu_cupti.c"), filepath.Join(shim, "gpu_rocm.c"),
 		filepath.Join(shim, "gpu_pool.c"),
 		filepath.Join(shim, "test", "gpu_test.c"),
-		"-ldl", "-lpthread", "-o", bin}
+		"-ldl", "-lpthread", "-o", bin)
 	if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
 		t.Fatalf("%s %s: %v\n%s", cc, strings.Join(args, " "), err, out)
 	}

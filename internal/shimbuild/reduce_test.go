@@ -19,8 +19,10 @@ func TestReduceC(t *testing.T) {
 	shim := filepath.Join("..", "..", "shim")
 	for _, cc := range cCompilers(t) {
 		bin := filepath.Join(t.TempDir(), "reduce_test")
-		args := []string{"-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE", "-I", shim,
-			filepath.Join(shim, "reduce.c"), filepath.Join(shim, "test", "reduce_test.c"), "-lm", "-o", bin}
+		args := []string{"-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE", "-I", shim}
+		args = append(args, baseSources(t, shim)...)
+		args = append(args, filepath.Join(shim, "reduce.c"), filepath.Join(shim, "test", "reduce_test.c"),
+			"-lm", "-ldl", "-lpthread", "-o", bin)
 		if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
 			t.Fatalf("%s %s: %v\n%s", cc, strings.Join(args, " "), err, out)
 		}

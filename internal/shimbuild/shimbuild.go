@@ -261,6 +261,33 @@ func readTree(src fs.FS) (map[string][]byte, error) {
 	return out, err
 }
 
+// mpiDir is the folder of the library's sources that only build with MPI
+// (the MPI_Init/MPI_Finalize path, the generated wrappers, bytes, the
+// trace): a NoMPI build leaves it out.
+const mpiDir = "mpi/"
+
+// mpiOnly reports whether the source at path (slash-separated, relative to
+// shim/) only builds with MPI.
+func mpiOnly(path string) bool {
+	return strings.HasPrefix(path, mpiDir)
+}
+
+// writeTree writes sources (by slash-separated path) under dir, creating
+// their folders; the build compiles them there with -I. so that every
+// file names the headers of other folders by their path (base/clock.h).
+func writeTree(dir string, sources map[string][]byte) error {
+	for name, b := range sources {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return fmt.Errorf("writing %s: %w", name, err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
 func firstLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
@@ -279,14 +306,14 @@ func compile(ctx context.Context, compiler string, opts Options, sources map[str
 	}
 	defer os.RemoveAll(tmp)
 	var cfiles []string
-	for name, b := range sources {
-		if err := os.WriteFile(filepath.Join(tmp, name), b, 0o644); err != nil {
-			return "", fmt.Errorf("writing %s: %w", name, err)
-		}
+	if err := writeTree(tmp, sources); err != nil {
+		return "", err
+	}
+	for name := range sources {
 		if !strings.HasSuffix(name, ".c") {
 			continue
 		}
-		if opts.NoMPI && (name == "mpi.c" || name == "mpi_wrappers.c" || name == "mpidata.c" || name == "trace.c") {
+		if opts.NoMPI && mpiOnly(name) {
 			continue
 		}
 		cfiles = append(cfiles, name)

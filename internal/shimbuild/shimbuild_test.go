@@ -33,7 +33,7 @@ func TestSourcesEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"core.c", "counters.c", "counters.h", "regions.c", "mpi.c", "output.c", "mpi_wrappers.c", "mpi_calls.h", "popmon.h", "popmon.f90"} {
+	for _, want := range []string{"core.c", "counters.c", "counters.h", "regions.c", "mpi/mpi.c", "output.c", "mpi/mpi_wrappers.c", "mpi_calls.h", "base/clock.h", "base/threads.c", "popmon.h", "popmon.f90"} {
 		if _, ok := src[want]; !ok {
 			t.Errorf("embedded sources lack %s", want)
 		}

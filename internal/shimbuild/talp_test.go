@@ -23,9 +23,11 @@ func buildTALPTest(t *testing.T, cc string) string {
 	stub := filepath.Join("..", "..", "examples", "dlbstub")
 	bin := filepath.Join(t.TempDir(), "talp_test")
 	args := []string{"-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE", "-DPOPMON_NO_MPI",
-		"-I", shim, "-I", stub, filepath.Join(shim, "talp_api.c"), filepath.Join(shim, "live_read.c"),
+		"-I", shim, "-I", stub}
+	args = append(args, baseSources(t, shim)...)
+	args = append(args, filepath.Join(shim, "talp_api.c"), filepath.Join(shim, "live_read.c"),
 		filepath.Join(shim, "test", "talp_test.c"),
-		"-o", bin}
+		"-ldl", "-lpthread", "-o", bin)
 	if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
 		t.Fatalf("%s %s: %v\n%s", cc, strings.Join(args, " "), err, out)
 	}

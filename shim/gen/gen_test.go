@@ -340,24 +340,39 @@ func TestWrappersCompile(t *testing.T) {
 	}
 	dir := t.TempDir()
 	for _, name := range []string{headerFile, wrappersFile} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(filepath.Join(dir, name), files[name], 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// The headers the generated file includes, directly or not.
-	headers, err := filepath.Glob(filepath.Join("..", "*.h"))
-	if err != nil {
-		t.Fatal(err)
+	// The headers the generated file includes, directly or not (shim/ and
+	// its folders).
+	var headers []string
+	for _, pattern := range []string{"*.h", "*/*.h"} {
+		hs, err := filepath.Glob(filepath.Join("..", pattern))
+		if err != nil {
+			t.Fatal(err)
+		}
+		headers = append(headers, hs...)
 	}
 	for _, h := range headers {
-		if _, generated := files[filepath.Base(h)]; generated {
+		rel, err := filepath.Rel("..", h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, generated := files[filepath.ToSlash(rel)]; generated {
 			continue
 		}
 		b, err := os.ReadFile(h)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(h)), b, 0o644); err != nil {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, rel), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -29,7 +29,7 @@ import (
 // pass-through list read next to the call list (the Go file: goKindsFile).
 const (
 	headerFile      = "mpi_calls.h"
-	wrappersFile    = "mpi_wrappers.c"
+	wrappersFile    = "mpi/mpi_wrappers.c"
 	passthroughFile = "mpi_passthrough.txt"
 )
 

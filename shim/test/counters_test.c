@@ -6,7 +6,7 @@
  * Built and run by internal/shimbuild's TestCountersC:
  *
  *   cc -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -DPOPMON_COUNTERS_TEST -Ishim \
- *      shim/counters.c shim/test/counters_test.c -lpthread -o counters_test
+ *      shim/base/{clock,process,threads,warn}.c shim/counters.c shim/test/counters_test.c -ldl -lpthread -o counters_test
  *   ./counters_test SCENARIO      (one process per scenario: counters.c keeps
  *                                  process-wide state)
  *
@@ -27,14 +27,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core.h"
+#include "base/clock.h"
+#include "base/process.h"
+#include "base/threads.h"
+#include "counters.h"
+#include "mpi/mpi.h"
 
-/* ------------------------------------------------------------------ stubs of core.c */
+/* ------------------------------------------------------------------ stubs of mpi/trace.c */
 
-__thread struct popmon_thread *popmon_tls __attribute__((tls_model("initial-exec")));
-int popmon_clock_tsc; /* 0: CLOCK_MONOTONIC */
-struct popmon_process popmon_proc;
-/* Tracing is off here (trace.c is not linked). */
+/* The bottom layer (shim/base: the clock, CLOCK_MONOTONIC here as
+ * popmon_clock_tsc stays 0; the process; the thread table; warnings) is
+ * linked as it is. Tracing is off here (trace.c is not linked). */
 int popmon_trace_on;
 uint64_t popmon_trace_call(struct popmon_thread *t, int fn, uint64_t enter, uint64_t leave)
 {
@@ -42,11 +45,6 @@ uint64_t popmon_trace_call(struct popmon_thread *t, int fn, uint64_t enter, uint
 	(void)fn;
 	(void)enter;
 	return leave;
-}
-
-struct popmon_thread *popmon_thread_slow(void)
-{
-	return popmon_tls;
 }
 
 #include "test/seam.h"

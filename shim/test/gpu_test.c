@@ -8,7 +8,7 @@
  * Built and run by internal/shimbuild's TestGPUC:
  *
  *   cc -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -DPOPMON_GPU_TEST -Ishim \
- *      shim/gpu.c shim/gpu_cupti.c shim/gpu_rocm.c shim/gpu_pool.c shim/test/gpu_test.c \
+ *      shim/base/{clock,process,threads,warn}.c shim/gpu.c shim/gpu_cupti.c shim/gpu_rocm.c shim/gpu_pool.c shim/test/gpu_test.c \
  *      -ldl -lpthread -o gpu_test
  *   ./gpu_test SCENARIO [ARG]   (one process per scenario: gpu.c keeps
  *                                process-wide state and initialises once)
@@ -29,15 +29,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core.h"
+#include "base/clock.h"
+#include "base/process.h"
+#include "base/threads.h"
+#include "counters.h"
+#include "gpu.h"
 #include "gpu_pool.h"
 #include "live.h"
 
-/* ------------------------------------------------------------------ stubs of core.c */
+/* ------------------------------------------------------------------ stubs of counters.c and live.c */
 
-__thread struct popmon_thread *popmon_tls __attribute__((tls_model("initial-exec")));
-int popmon_clock_tsc; /* 0: CLOCK_MONOTONIC, ticks are nanoseconds */
-struct popmon_process popmon_proc;
+/* The bottom layer (shim/base: the clock, CLOCK_MONOTONIC here as
+ * popmon_clock_tsc stays 0, so that ticks are nanoseconds; the process,
+ * never dormant; the thread table; warnings) is linked as it is. */
 int popmon_counters_active;
 struct popmon_live_header *popmon_live; /* tests may point it at a header */
 
@@ -45,23 +49,6 @@ void popmon_ctr_transition(struct popmon_thread *t, uint32_t to)
 {
 	(void)t;
 	(void)to;
-}
-
-uint64_t popmon_monotonic_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-double popmon_ns_per_tick(void)
-{
-	return 1.0;
-}
-
-void popmon_wake(int by)
-{
-	(void)by; /* the seam's process is never dormant */
 }
 
 #include "test/seam.h"

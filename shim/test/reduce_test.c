@@ -5,7 +5,7 @@
  * scripts/bench-finalize.sh for the benchmark:
  *
  *   cc -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -Ishim \
- *      shim/reduce.c shim/test/reduce_test.c -lm -o reduce_test
+ *      shim/base/{clock,process,threads,warn}.c shim/reduce.c shim/test/reduce_test.c -lm -ldl -lpthread -o reduce_test
  *   ./reduce_test tree|extremes|hist|omp
  *   ./reduce_test bench P REGIONS   (one line: the simulated reduction)
  *
@@ -22,8 +22,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "core.h"
-#include "popmon_internal.h"
+#include "output.h"
+#include "reduce.h"
 #include "seam.h"
 
 static uint64_t rng = 88172645463325252ull;

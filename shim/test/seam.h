@@ -1,6 +1,7 @@
 /* seam.h: what the C unit tests of libpopmon share (counters_test.c,
- * gpu_test.c): a popmon_warn_once that records warnings instead of
- * printing them, and the CHECK macros. Included once per test program. */
+ * gpu_test.c, reduce_test.c): the warnings so far, read from the bottom
+ * layer's warn.c (which the tests link, with the rest of shim/base), and the
+ * CHECK macros. Included once per test program. */
 #ifndef POPMON_TEST_SEAM_H
 #define POPMON_TEST_SEAM_H
 
@@ -9,24 +10,21 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Warnings so far, "key|text", at most once per key. */
-static char warned[16][512];
-static int nwarned;
+#include "base/warn.h"
 
-void popmon_warn_once(const char *key, const char *fmt, ...)
+/* Warnings so far (the real base/warn.c, linked in), "key|text", at most
+ * once per key: nwarned and warned[i] read them. */
+static char seam_warned[POPMON_MAX_WARNINGS][512];
+
+static inline int seam_nwarned(void)
 {
-	for (int i = 0; i < nwarned; i++)
-		if (strncmp(warned[i], key, strlen(key)) == 0 && warned[i][strlen(key)] == '|')
-			return;
-	if (nwarned >= 16)
-		return;
-	char line[400];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof line, fmt, ap);
-	va_end(ap);
-	snprintf(warned[nwarned++], sizeof warned[0], "%s|%s", key, line);
+	int n = popmon_warning_count();
+	for (int i = 0; i < n; i++)
+		snprintf(seam_warned[i], sizeof seam_warned[i], "%s|%s", popmon_warning_key(i), popmon_warning(i));
+	return n;
 }
+#define nwarned seam_nwarned()
+#define warned (seam_nwarned(), seam_warned)
 
 static int failures;
 

@@ -1,6 +1,7 @@
 /* talp_test.c: unit tests of the runtime query API's C side
- * (internal/shimbuild, TestTALPC), built with talp_api.c and
- * -DPOPMON_NO_MPI, with the rest of the library stubbed out.
+ * (internal/shimbuild, TestTALPC), built with talp_api.c, live_read.c and
+ * the bottom layer (shim/base) and -DPOPMON_NO_MPI, with the subsystems it
+ * calls (regions, OpenMP, the live file) stubbed out.
  *
  *   talp_test layout   the DLB structures of shim/talp_api.h and of
  *                      examples/dlbstub/dlb_talp.h against the released
@@ -26,19 +27,20 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core.h"
+#include "accounts.h"
+#include "base/process.h"
+#include "base/threads.h"
 #include "dlb_talp.h"
 #include "live.h"
+#include "ompt.h"
+#include "regions.h"
 #include "talp_api.h"
 
 /* ------------------------------------------------------------------ stubs */
 
-struct popmon_process popmon_proc;
-__thread struct popmon_thread *popmon_tls __attribute__((tls_model("initial-exec")));
-
 /* The accounts region 0 ("Global") has so far, set by the "window" test;
  * no region without it. */
-static int script_on, script_cpus = 1;
+static int script_on;
 static uint64_t script_elapsed, script_t[POPMON_NSTATES];
 
 int popmon_region_sofar(int i, char name[POPMON_NAME_MAX], uint64_t *visits, uint64_t *elapsed_ns,
@@ -75,11 +77,6 @@ int popmon_openmp_info(const char **runtime, int *ompt, const char **reason, int
 	return 0;
 }
 
-int popmon_cpus(void)
-{
-	return script_cpus;
-}
-
 void popmon_fortran_name(char *out, size_t n, const char *s, int len)
 {
 	(void)s;
@@ -92,12 +89,6 @@ int popmon_live_dir_ok(const char *dir)
 {
 	(void)dir;
 	return 1;
-}
-
-void popmon_warn_once(const char *key, const char *fmt, ...)
-{
-	(void)key;
-	(void)fmt;
 }
 
 /* ------------------------------------------------------------------ layout */
@@ -261,7 +252,7 @@ static int window(void)
 	script_t[POPMON_ST_USEFUL] = 2000;
 	CHECK(popmon_api_metrics_local(NULL, POPMON_WINDOW_SINCE_LAST, &m) == 0 && m.elapsed_ns == 1000 &&
 	      m.parallel_efficiency == 1.0);
-	script_cpus = 2;
+	popmon_omp_cpus = 2; /* the process's CPUs (base/threads.c's popmon_cpus) */
 	script_elapsed = 3000;
 	script_t[POPMON_ST_USEFUL] = 4000;
 	script_t[POPMON_ST_OMP_SERIALIZATION] = 2000;

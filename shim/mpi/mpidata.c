@@ -8,9 +8,11 @@
 
 #include <mpi.h>
 
-#include "mpidata.h"
-#include "popmon_internal.h"
-#include "trace.h"
+#include "base/clock.h"
+#include "base/threads.h"
+#include "base/warn.h"
+#include "mpi/mpidata.h"
+#include "mpi/trace.h"
 
 int popmon_bytes_on = 1;
 

@@ -16,9 +16,15 @@
 
 #include <mpi.h>
 
-#include "core.h"
-#include "mpidata.h"
-#include "trace.h"
+#include "accounts.h"
+#include "base/clock.h"
+#include "base/process.h"
+#include "base/threads.h"
+#include "base/warn.h"
+#include "mpi/mpidata.h"
+#include "mpi/trace.h"
+#include "ompt.h"
+#include "regions.h"
 
 int popmon_trace_on;
 

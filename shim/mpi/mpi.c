@@ -31,9 +31,23 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core.h"
+#include "accounts.h"
+#include "base/clock.h"
+#include "base/process.h"
+#include "base/threads.h"
+#include "base/warn.h"
+#include "counters.h"
+#include "dispatch.h"
+#include "gpu.h"
+#include "intercept.h"
 #include "live.h"
-#include "trace.h"
+#include "mpi/mpi.h"
+#include "mpi/trace.h"
+#include "ompt.h"
+#include "output.h"
+#include "reduce.h"
+#include "regions.h"
+#include "talp_api.h"
 
 static const char *thread_level_name(int provided)
 {

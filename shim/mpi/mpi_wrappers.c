@@ -28,8 +28,12 @@
 
 #include <mpi.h>
 
-#include "mpidata.h"
-#include "popmon_internal.h"
+#include "base/threads.h"
+#include "base/warn.h"
+#include "dispatch.h"
+#include "live.h"
+#include "mpi/mpi.h"
+#include "mpi/mpidata.h"
 
 /* Deprecated functions (MPI_Attr_get, MPI_Info_get, ...) are intercepted too. */
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"

@@ -123,4 +123,8 @@ void popmon_d_reduce_scatter_block(int d, int r, int64_t rcount, MPI_Datatype ty
  * communicator and request. */
 void popmon_d_barrier(int r, MPI_Comm comm, MPI_Request *req, int persistent);
 
+/* The bucket of a message of bytes (mpidata.c). */
+int popmon_size_bin(uint64_t bytes);
+
+
 #endif /* POPMON_MPIDATA_H */

@@ -1,0 +1,115 @@
+/* process.c: the process's state, its rank and start-up (process.h). Bottom
+ * layer: calls nothing above it; the start-up itself is core.c's, reached
+ * through the hooks it places (POPMON_STARTUP). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/process.h"
+
+struct popmon_process popmon_proc;
+
+/* ------------------------------------------------------------------ start-up */
+
+/* The hooks of the start-up layer (POPMON_STARTUP): the linker's bounds of
+ * the section, NULL when no object defines one. */
+extern const struct popmon_startup __start_popmon_startup[] __attribute__((weak, visibility("hidden")));
+extern const struct popmon_startup __stop_popmon_startup[] __attribute__((weak, visibility("hidden")));
+
+const struct popmon_startup *popmon_startup_hooks(void)
+{
+	static const struct popmon_startup none;
+	const struct popmon_startup *first = __start_popmon_startup, *end = __stop_popmon_startup;
+	if (first && end > first)
+		return first;
+	return &none;
+}
+
+/* Start-up: 0 before, 1 while the calling thread runs it, 2 after. */
+static int init_state;
+
+void popmon_ensure_init(void)
+{
+	if (__builtin_expect(__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) == 2, 1))
+		return; /* one load on the region API's path, no locked instruction */
+	int expect = 0;
+	if (!__atomic_compare_exchange_n(&init_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return; /* done, or running (on this thread: a call from start-up itself) */
+	const struct popmon_startup *h = popmon_startup_hooks();
+	if (h->init)
+		h->init();
+	__atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
+}
+
+int popmon_started(void)
+{
+	return __atomic_load_n(&init_state, __ATOMIC_ACQUIRE) == 2;
+}
+
+int popmon_env_true(const char *name)
+{
+	const char *v = getenv(name);
+	return v && *v && strcmp(v, "0") != 0 && strcmp(v, "no") != 0 && strcmp(v, "off") != 0;
+}
+
+/* A dormant process calls MPI_Init (by), or a utility's starts the GPU
+ * measurement or an OpenMP runtime: it is the application after all (an MPI
+ * program called `test`, `seq` or `sort`), and is measured from now on (its
+ * Global region starts here; MPI_Init restarts it anyway). Launchers, shells
+ * and a job script's helpers never do these, and stay out. */
+void popmon_wake(int by)
+{
+	int d = __atomic_load_n(&popmon_proc.dormant, __ATOMIC_ACQUIRE);
+	if (!d || (by == POPMON_WAKE_COMPUTE && d == POPMON_DORMANT_LAUNCHER))
+		return;
+	if (!__atomic_compare_exchange_n(&popmon_proc.dormant, &d, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;
+	if (popmon_env_true("POPMON_DISABLE"))
+		return;
+	popmon_proc.inert = 0;
+	const struct popmon_startup *h = popmon_startup_hooks();
+	if (h->wake)
+		h->wake();
+}
+
+/* ------------------------------------------------------------------ ranks */
+
+int popmon_env_rank(int *size)
+{
+	/* The variables MPI launchers set in every rank: Open MPI, PMIx (Open
+	 * MPI 5, srun --mpi=pmix), PMI (MPICH's Hydra, srun --mpi=pmi2),
+	 * MVAPICH; last, inside an srun step, Slurm's task of the step, which
+	 * srun sets whatever its --mpi (with --mpi=none it is the only one;
+	 * a batch script's shell has SLURM_PROCID but no step). */
+	static const char *const ranks[][2] = {
+		{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+		{"PMIX_RANK", "PMIX_SIZE"},
+		{"PMI_RANK", "PMI_SIZE"},
+		{"MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE"},
+		{"SLURM_PROCID", "SLURM_STEP_NUM_TASKS"},
+	};
+	for (size_t i = 0; i < sizeof ranks / sizeof ranks[0]; i++) {
+		const char *r = getenv(ranks[i][0]);
+		if (!r || !*r)
+			continue;
+		if (i == sizeof ranks / sizeof ranks[0] - 1 && !getenv("SLURM_STEP_ID"))
+			break;
+		if (size) {
+			const char *z = getenv(ranks[i][1]);
+			*size = z ? atoi(z) : 0;
+		}
+		return atoi(r);
+	}
+	if (size)
+		*size = 0;
+	return -1;
+}
+
+int popmon_warns_aloud(void)
+{
+	if (popmon_proc.mpi_initialized)
+		return popmon_proc.rank == 0;
+	return popmon_env_rank(NULL) <= 0;
+}
