@@ -14,7 +14,10 @@ struct popmon_process popmon_proc;
 /* ------------------------------------------------------------------ start-up */
 
 /* The hooks of the start-up layer (POPMON_STARTUP): the linker's bounds of
- * the section, NULL when no object defines one. */
+ * the section, NULL when no object defines one. Referenced as hidden, they
+ * bind inside libpopmon; the linker still lists them in its dynamic symbol
+ * table (GNU ld and lld give section bounds default visibility unless told
+ * -z start-stop-visibility=hidden, which older linkers do not know). */
 extern const struct popmon_startup __start_popmon_startup[] __attribute__((weak, visibility("hidden")));
 extern const struct popmon_startup __stop_popmon_startup[] __attribute__((weak, visibility("hidden")));
 

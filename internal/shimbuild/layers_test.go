@@ -1,0 +1,292 @@
+package shimbuild
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// The library's layers, lowest first (ARCHITECTURE.md, "The C library"): a
+// file may include the headers of its own layer and of those below, and call
+// the functions they define; never one of a layer above.
+var cLayers = []struct {
+	name  string
+	files []string // sources and headers; a .c's .h of the same name is in its layer
+}{
+	{"base", []string{
+		"base/clock.c", "base/process.c", "base/threads.c", "base/warn.c",
+		// Declarations only: the public API, the generated call table
+		// (whose name and kind tables mpi/mpi_wrappers.c defines, see
+		// generatedData) and the ABIs of OMPT, CUPTI and rocprofiler.
+		"popmon.h", "mpi_calls.h", "ompt_abi.h", "gpu_abi.h", "gpu_rocm_abi.h",
+	}},
+	{"subsystems", []string{
+		"accounts.c", "counters.c", "dispatch.c", "intercept.c",
+		"gpu.c", "gpu_cupti.c", "gpu_rocm.c", "gpu_pool.c",
+		"live.c", "live_read.c", "ompt.c", "regions.c", "talp_api.c", "reduce.c",
+		"mpi/mpidata.c", "mpi/trace.c",
+	}},
+	{"output", []string{"output.c"}},
+	{"start-up", []string{"core.c"}},
+	{"MPI path", []string{"mpi/mpi.c"}},
+	{"MPI wrappers", []string{"mpi/mpi_wrappers.c"}},
+}
+
+// generatedData is the generated file whose data objects (the call
+// table's names and kinds, the dispatch slots) every layer may read: they
+// are tables, not functions, and mpi_calls.h (base) and dispatch.h declare
+// them.
+const generatedData = "mpi/mpi_wrappers.c"
+
+// layerTable returns each file's layer (index in cLayers): the sources and
+// headers listed, and each listed source's header of the same name.
+func layerTable() map[string]int {
+	m := map[string]int{}
+	for i, l := range cLayers {
+		for _, f := range l.files {
+			m[f] = i
+			if strings.HasSuffix(f, ".c") {
+				m[strings.TrimSuffix(f, ".c")+".h"] = i
+			}
+		}
+	}
+	return m
+}
+
+var includeRe = regexp.MustCompile(`(?m)^\s*#\s*include\s+"([^"]+)"`)
+
+// includeViolations returns the includes of sources (by path) that name a
+// header of a higher layer than the including file's, and the library files
+// the table does not place.
+func includeViolations(sources map[string][]byte, layer map[string]int) []string {
+	var bad []string
+	for name, b := range sources {
+		if !strings.HasSuffix(name, ".c") && !strings.HasSuffix(name, ".h") {
+			continue
+		}
+		from, ok := layer[name]
+		if !ok {
+			bad = append(bad, fmt.Sprintf("%s: in no layer (add it to cLayers in layers_test.go)", name))
+			continue
+		}
+		for _, m := range includeRe.FindAllSubmatch(b, -1) {
+			inc := string(m[1])
+			// As the compiler finds it: next to the including file, else
+			// from shim/ (-I.).
+			target := path.Join(path.Dir(name), inc)
+			if _, ok := sources[target]; !ok {
+				target = path.Clean(inc)
+			}
+			to, ok := layer[target]
+			if !ok {
+				if _, lib := sources[target]; lib {
+					bad = append(bad, fmt.Sprintf("%s: includes %s, which is in no layer", name, inc))
+				}
+				continue // a header of the system or of a test stub
+			}
+			if to > from {
+				bad = append(bad, fmt.Sprintf("%s (%s) includes %s (%s)", name, cLayers[from].name, inc, cLayers[to].name))
+			}
+		}
+	}
+	sort.Strings(bad)
+	return bad
+}
+
+// nmSymbols returns an object's global definitions (name to nm type) and
+// its undefined references (weak ones included).
+func nmSymbols(obj string) (defs map[string]byte, undef []string, err error) {
+	out, err := exec.Command("nm", "-P", obj).Output()
+	if err != nil {
+		return nil, nil, fmt.Errorf("nm %s: %w", obj, err)
+	}
+	defs = map[string]byte{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 2 || len(f[1]) != 1 {
+			continue
+		}
+		switch t := f[1][0]; t {
+		case 'U', 'w', 'v':
+			undef = append(undef, f[0])
+		default:
+			if t >= 'A' && t <= 'Z' { // global
+				defs[f[0]] = t
+			}
+		}
+	}
+	return defs, undef, sc.Err()
+}
+
+// callViolations compiles every source of the library (as the MPI build
+// does, with compiler and extra flags) in dir and returns each reference of a file to a
+// symbol defined by a file of a higher layer.
+func callViolations(t *testing.T, compiler string, extra []string, dir string, sources map[string][]byte, layer map[string]int) []string {
+	t.Helper()
+	var cfiles []string
+	for name := range sources {
+		if strings.HasSuffix(name, ".c") {
+			cfiles = append(cfiles, name)
+		}
+	}
+	sort.Strings(cfiles)
+	type result struct {
+		defs  map[string]byte
+		undef []string
+		err   error
+	}
+	results := make([]result, len(cfiles))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 2)
+	for i, name := range cfiles {
+		wg.Add(1)
+		go func(i int, name string) {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			obj := filepath.Join(dir, strings.ReplaceAll(name, "/", "_")+".o")
+			args := append([]string{"-std=c11", "-O2", "-fPIC", "-Wall", "-Wextra", "-D_GNU_SOURCE",
+				versionDefine(), "-I."}, extra...)
+			cmd := exec.Command(compiler, append(args, "-c", name, "-o", obj)...)
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				results[i].err = fmt.Errorf("%s -c %s: %v\n%s", compiler, name, err, out)
+				return
+			}
+			results[i].defs, results[i].undef, results[i].err = nmSymbols(obj)
+		}(i, name)
+	}
+	wg.Wait()
+	owner := map[string]string{}
+	for i, r := range results {
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		for s, typ := range r.defs {
+			if cfiles[i] == generatedData && strings.ContainsRune("DBRGS", rune(typ)) {
+				owner[s] = "mpi_calls.h" // a generated table: base
+				continue
+			}
+			owner[s] = cfiles[i]
+		}
+	}
+	var bad []string
+	for i, r := range results {
+		from := layer[cfiles[i]]
+		for _, s := range r.undef {
+			def, ok := owner[s]
+			if !ok || mpiName(s) {
+				continue // the C library's, MPI's, CUDA's...
+			}
+			if to := layer[def]; to > from {
+				bad = append(bad, fmt.Sprintf("%s (%s) uses %s of %s (%s)", cfiles[i], cLayers[from].name, s, def, cLayers[to].name))
+			}
+		}
+	}
+	sort.Strings(bad)
+	return bad
+}
+
+// mpiName reports whether symbol s is a name of MPI's API: the library
+// defines them (the wrappers, the PMPI_ stubs that jump to the program's MPI
+// library) but calls them as MPI's, whichever file defines them.
+func mpiName(s string) bool {
+	for _, p := range []string{"MPI_", "PMPI_", "mpi_", "pmpi_"} {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestLayers checks the C library's layers (cLayers): no file includes a
+// header of a higher layer, and no function of a lower layer calls (or
+// reads the data of) one of a higher layer, by the objects' undefined
+// symbols (nm) mapped to the files that define them.
+func TestLayers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles C: skipped with -short")
+	}
+	sources, err := sourceFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	layer := layerTable()
+	for _, v := range includeViolations(sources, layer) {
+		t.Error(v)
+	}
+	var compiler string
+	for _, cc := range []string{"mpicc", "mpicc.openmpi", "mpicc.mpich"} {
+		if p, err := exec.LookPath(cc); err == nil {
+			compiler = p
+			break
+		}
+	}
+	if compiler == "" {
+		t.Skip("no MPI compiler wrapper: calls not checked")
+	}
+	if _, err := exec.LookPath("nm"); err != nil {
+		t.Skip("no nm: calls not checked")
+	}
+	dir := t.TempDir()
+	if err := writeTree(dir, sources); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range callViolations(t, compiler, nil, dir, sources, layer) {
+		t.Error(v)
+	}
+}
+
+// TestLayersCatch shows that the check fails on an upward include and an
+// upward call: the bottom layer's clock.c made to call regions.c.
+func TestLayersCatch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles C: skipped with -short")
+	}
+	compiler, err := exec.LookPath("cc")
+	if err != nil {
+		t.Skip("no cc")
+	}
+	sources, err := sourceFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := map[string][]byte{}
+	for n, b := range sources {
+		if !mpiOnly(n) || !strings.HasSuffix(n, ".c") { // a NoMPI build: no MPI needed here
+			bad[n] = b
+		}
+	}
+	bad["base/clock.c"] = append(append([]byte{}, sources["base/clock.c"]...),
+		[]byte("\n#include \"regions.h\"\nvoid popmon_layers_test_upcall(void);\nvoid popmon_layers_test_upcall(void)\n{\n\tpopmon_regions_lock();\n}\n")...)
+	layer := layerTable()
+	inc := includeViolations(bad, layer)
+	if len(inc) != 1 || !strings.Contains(inc[0], "base/clock.c (base) includes regions.h (subsystems)") {
+		t.Errorf("upward include not caught: %q", inc)
+	}
+	dir := t.TempDir()
+	if err := writeTree(dir, bad); err != nil {
+		t.Fatal(err)
+	}
+	calls := callViolations(t, compiler, []string{"-DPOPMON_NO_MPI"}, dir, bad, layer)
+	found := false
+	for _, c := range calls {
+		if strings.Contains(c, "base/clock.c (base) uses popmon_regions_lock of regions.c (subsystems)") {
+			found = true
+		} else {
+			t.Errorf("unexpected: %s", c)
+		}
+	}
+	if !found {
+		t.Errorf("upward call not caught: %q", calls)
+	}
+}
