@@ -245,10 +245,8 @@ __attribute__((destructor)) static void popmon_fini(void)
 	if (popmon_proc.mpi_initialized) {
 		popmon_proc.finalized = 1;
 		popmon_live_state(POPMON_LIVE_NO_FINALIZE, 0);
-		if (popmon_gpu_mode() == 2 && !popmon_gpu_active) { /* --gpu on says why, here too */
-			static struct popmon_gpu_proc g;
-			popmon_gpu_finish(&g, 0, popmon_monotonic_ns(), popmon_proc.rank);
-		}
+		if (popmon_gpu_mode() == 2 && !popmon_gpu_active) /* --gpu on says why, here too */
+			popmon_run_gpu(POPMON_GPU_WINDOW_EXIT);
 		if (popmon_live) /* popmon run assembles a partial measurement */
 			return;
 		if (popmon_proc.rank == 0)

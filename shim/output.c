@@ -952,6 +952,43 @@ static int single_should_write(void)
 	return 1;
 }
 
+void popmon_run_assemble(struct popmon_run *run, int with_mpi, int nprocs, int nregions, const char *const *names,
+			 const struct popmon_omp_row *rows, int nrows, const struct popmon_gpu_proc *gpu, int ngpu)
+{
+	memset(run, 0, sizeof *run);
+	run->with_mpi = with_mpi;
+	run->nprocs = nprocs;
+	run->nregions = nregions;
+	run->region_names = names;
+	run->omp_rows = rows;
+	run->nomp_rows = nrows;
+	run->gpu = gpu;
+	run->ngpu = ngpu;
+}
+
+struct popmon_gpu_proc *popmon_run_gpu(int window)
+{
+	static struct popmon_gpu_proc g;
+	uint64_t g0 = 0, g1;
+	int rank = popmon_proc.rank;
+	switch (window) {
+	case POPMON_GPU_WINDOW_GLOBAL:
+		g0 = (uint64_t)popmon_tick_monotonic_ns(popmon_proc.init_tick);
+		g1 = (uint64_t)popmon_tick_monotonic_ns(popmon_proc.fin_tick);
+		break;
+	case POPMON_GPU_WINDOW_PROCESS:
+		g0 = (uint64_t)popmon_tick_monotonic_ns(popmon_proc.t0_tick);
+		g1 = popmon_monotonic_ns();
+		rank = -1;
+		break;
+	default: /* POPMON_GPU_WINDOW_EXIT */
+		g1 = popmon_monotonic_ns();
+		break;
+	}
+	popmon_gpu_finish(&g, g0, g1, rank);
+	return &g;
+}
+
 void popmon_write_single(void)
 {
 	if (!single_should_write())
@@ -972,29 +1009,20 @@ void popmon_write_single(void)
 		names[r] = popmon_region_rec(r, cpus, &recs[r]);
 	struct popmon_proc_rec proc = {.rank = 0, .node = 0, .pid = popmon_proc.pid, .cpus = cpus};
 	gethostname(proc.hostname, sizeof proc.hostname - 1);
-	struct popmon_run run = {
-		.nprocs = 1,
-		.nnodes = 1,
-		.nregions = nreg,
-		.region_names = names,
-		.procs = &proc,
-		.recs = recs,
-		.fns = NULL,
-		.with_mpi = 0,
-	};
-	struct popmon_ctr_info ci;
+	struct popmon_ctr_info ci; /* first: with counters on it may warn */
 	popmon_counters_info(&ci);
+	struct popmon_omp_row *rows = NULL;
+	int nrows = popmon_omp_rows(&rows);
+	const struct popmon_gpu_proc *gpu = popmon_run_gpu(POPMON_GPU_WINDOW_PROCESS);
+	struct popmon_run run;
+	popmon_run_assemble(&run, 0, 1, nreg, names, rows, nrows, gpu, 1);
+	run.nnodes = 1;
+	run.procs = &proc;
+	run.recs = recs;
 	run.ctr_mode = ci.mode;
 	run.ctr_available = ci.available;
 	run.ctr_method = ci.method;
 	snprintf(run.ctr_reason, sizeof run.ctr_reason, "%s", ci.reason);
-	struct popmon_omp_row *rows = NULL;
-	run.nomp_rows = popmon_omp_rows(&rows);
-	run.omp_rows = rows;
-	static struct popmon_gpu_proc gpu;
-	popmon_gpu_finish(&gpu, (uint64_t)popmon_tick_monotonic_ns(popmon_proc.t0_tick), popmon_monotonic_ns(), -1);
-	run.gpu = &gpu;
-	run.ngpu = 1;
 	popmon_write_run(&run);
 	free(rows);
 	free(names);

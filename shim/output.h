@@ -78,6 +78,24 @@ struct popmon_run {
 	int64_t cpus;
 };
 
+/* Assembles the run record of both paths (the MPI path at rank 0,
+ * mpi/mpi.c; the single-process path, popmon_write_single): run is zeroed,
+ * then holds nprocs processes, nregions regions named names, the OpenMP
+ * rows (merged over processes) and the GPU records (gpu, ngpu of them).
+ * The path's own parts (processes' records or the summary, the counters
+ * object, the call profile, the MPI library, warnings, alignment) are set
+ * after. */
+void popmon_run_assemble(struct popmon_run *run, int with_mpi, int nprocs, int nregions, const char *const *names,
+			 const struct popmon_omp_row *rows, int nrows, const struct popmon_gpu_proc *gpu, int ngpu);
+
+/* This process's GPU record, filled by popmon_gpu_finish (its one caller)
+ * over a window: Global's (MPI_Init to MPI_Finalize) at MPI_Finalize, the
+ * process's (start-up to now) in the single-process path, none at an exit
+ * without MPI_Finalize (which only says what --gpu on must say). The record
+ * is the process's one (static): the MPI path amends it before gathering. */
+enum { POPMON_GPU_WINDOW_GLOBAL, POPMON_GPU_WINDOW_PROCESS, POPMON_GPU_WINDOW_EXIT };
+struct popmon_gpu_proc *popmon_run_gpu(int window);
+
 /* Writes the measurement file for run to the output chosen by the
  * environment (POPMON_OUTPUT / POPMON_SESSION / default name). */
 void popmon_write_run(const struct popmon_run *run);

@@ -1303,21 +1303,19 @@ profile:;
 	/* GPU: every process's record to rank 0 when any process used CUDA
 	 * (else rank 0's own says why there is none). Before the warnings:
 	 * mode on warns here. */
-	static struct popmon_gpu_proc gme;
-	popmon_gpu_finish(&gme, (uint64_t)popmon_tick_monotonic_ns(popmon_proc.init_tick),
-			  (uint64_t)popmon_tick_monotonic_ns(popmon_proc.fin_tick), popmon_proc.rank);
-	int gused = gme.status != POPMON_GPU_UNUSED, anyused = 0;
+	struct popmon_gpu_proc *gme = popmon_run_gpu(POPMON_GPU_WINDOW_GLOBAL);
+	int gused = gme->status != POPMON_GPU_UNUSED, anyused = 0;
 	PMPI_Allreduce(&gused, &anyused, 1, MPI_INT, MPI_MAX, comm);
 	struct popmon_gpu_proc *gall = NULL;
 	if (anyused && !summary) {
 		if (rank == 0)
 			gall = malloc(sizeof *gall * (size_t)size);
-		PMPI_Gather(&gme, (int)sizeof gme, MPI_BYTE, gall, (int)sizeof gme, MPI_BYTE, 0, comm);
+		PMPI_Gather(gme, (int)sizeof *gme, MPI_BYTE, gall, (int)sizeof *gme, MPI_BYTE, 0, comm);
 	} else if (anyused && rank == 0) {
 		/* The summary form does not reduce device accounts (yet): say so
 		 * rather than show a device tree of rank 0's devices alone. */
-		gme.status = POPMON_GPU_UNMEASURED;
-		snprintf(gme.reason, sizeof gme.reason,
+		gme->status = POPMON_GPU_UNMEASURED;
+		snprintf(gme->reason, sizeof gme->reason,
 			 "GPU device times are not kept above the per-process record limit (%d processes, limit %d): "
 			 "set POPMON_MAX_PROCESS_RECORDS=%d (popmon run --max-process-records) to measure them",
 			 size, limit, size);
@@ -1327,22 +1325,15 @@ profile:;
 	int nwarn = gather_warnings(comm, rank, size, &warn_lines, &warn_store);
 
 	/* What both forms share; then the form's own fields. */
-	struct popmon_run run = {
-		.nprocs = size,
-		.nregions = nreg,
-		.region_names = region_names,
-		.with_mpi = 1,
-		.omp_rows = allrows,
-		.nomp_rows = nmerged,
-		.world_size = popmon_proc.size,
-		.aligned = 1,
-		.start_skew_ns = start_skew,
-		.end_skew_ns = end_skew,
-		.warnings = (const char *const *)warn_lines,
-		.nwarnings = nwarn,
-		.gpu = gall ? gall : &gme,
-		.ngpu = gall ? size : 1,
-	};
+	struct popmon_run run;
+	popmon_run_assemble(&run, 1, size, nreg, (const char *const *)region_names, allrows, nmerged,
+			    gall ? gall : gme, gall ? size : 1);
+	run.world_size = popmon_proc.size;
+	run.aligned = 1;
+	run.start_skew_ns = start_skew;
+	run.end_skew_ns = end_skew;
+	run.warnings = (const char *const *)warn_lines;
+	run.nwarnings = nwarn;
 	if (rank == 0 && rsums) {
 		run.nnodes = (int)facts.nodes;
 		run.sums = rsums;
