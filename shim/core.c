@@ -17,6 +17,7 @@
 #include "base/process.h"
 #include "base/threads.h"
 #include "base/warn.h"
+#include "core.h"
 #include "counters.h"
 #include "dispatch.h"
 #include "gpu.h"

@@ -8,7 +8,7 @@
  * from the mmapped perf page with rdpmc when the kernel allows it, else from
  * read() on the group.
  *
- * The hot-path hook (popmon_ctr_hook in popmon_internal.h) is one load of
+ * The hot-path hook (popmon_ctr_hook below) is one load of
  * popmon_counters_active and one predictable branch when counters are off
  * or unavailable: nothing else runs.
  *

@@ -10,7 +10,7 @@ import (
 	"github.com/popmon/popmon/measure"
 )
 
-// The account states, extras and counters of shim/popmon_internal.h that
+// The account states, extras and counters of shim/base/threads.h that
 // this reader knows; a file with other counts is refused (its layout
 // version should have changed).
 const (

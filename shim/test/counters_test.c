@@ -121,7 +121,7 @@ static struct popmon_ctr_sample plain(uint64_t cycles, uint64_t instructions)
 /* ------------------------------------------------------------------ scenarios */
 
 /* Counts only while the thread is useful: MPI calls (also nested), OpenMP
- * idle time and snapshots; the MPI hot path of popmon_internal.h. */
+ * idle time and snapshots; the MPI hot path of mpi/mpi.h. */
 static void scenario_useful(void)
 {
 	popmon_ctr_backend = &fake;

@@ -628,7 +628,7 @@ static void scenario_reasons(const char *arg)
 			      strstr(g.reason, "/nonexistent/libcupti.so"),
 		      "reason: %s", g.reason);
 		CHECK(warnings_with("gpu") == 1, "%d warnings in mode on, want 1", warnings_with("gpu"));
-		/* The warning holds the whole reason (core.c's lines are 255 bytes). */
+		/* The warning holds the whole reason (base/warn.c's lines are 255 bytes). */
 		setenv("POPMON_CUPTI_LIBRARY", "", 1);
 		char buf[256];
 		popmon_gpu_reason(buf, sizeof buf, POPMON_GPU_WHY_NO_CUPTI, 0,
