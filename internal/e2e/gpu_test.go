@@ -666,7 +666,8 @@ func TestGPUFakeUnavailable(t *testing.T) {
 	}
 }
 
-// TestGPUProgramParses: the real CUDA program cannot be built here (no
+// TestGPUProgramParses: the real CUDA programs (gpu_pop.cu, gpu_counters.cu)
+// cannot be built here (no
 // CUDA), but clang parses it, host and device side, against the
 // declarations in examples/gpu/fake/syntax, with each MPI's headers.
 func TestGPUProgramParses(t *testing.T) {
@@ -691,9 +692,11 @@ func TestGPUProgramParses(t *testing.T) {
 					args = append(args, f)
 				}
 			}
-			args = append(args, filepath.Join(repoRoot, "examples", "gpu", "gpu_pop.cu"))
-			if out, err := exec.Command("clang++", args...).CombinedOutput(); err != nil {
-				t.Errorf("clang++ %s: %v\n%s", strings.Join(args, " "), err, out)
+			for _, prog := range []string{"gpu_pop.cu", "gpu_counters.cu"} {
+				a := append(args[:len(args):len(args)], filepath.Join(repoRoot, "examples", "gpu", prog))
+				if out, err := exec.Command("clang++", a...).CombinedOutput(); err != nil {
+					t.Errorf("clang++ %s: %v\n%s", strings.Join(a, " "), err, out)
+				}
 			}
 		})
 	}
