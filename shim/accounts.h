@@ -8,6 +8,7 @@
 
 #include "base/threads.h"
 #include "gpu.h"
+#include "gpu_counters.h"
 
 /* Process-wide time accounts of the accounted threads (ticks or, after
  * conversion, nanoseconds) plus counts. */
@@ -26,6 +27,8 @@ struct popmon_accounts {
 	 * of kernels, copies and memsets (A), in nanoseconds (not ticks). */
 	uint64_t gpu_k[POPMON_GPU_DEVICES];
 	uint64_t gpu_a[POPMON_GPU_DEVICES];
+	/* Device counters per device ordinal (gpu_counters.h), cumulative. */
+	uint64_t gpu_c[POPMON_GC_DEVICES][POPMON_GC_N];
 };
 
 /* Threads whose useful time regions track one by one (for the largest). */

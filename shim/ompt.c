@@ -49,7 +49,6 @@
 #include "ompt_abi.h"
 #include "regions.h"
 
-int popmon_omp_cpus;
 
 static int ompt_active;          /* the runtime started our tool */
 static char runtime_name[128];

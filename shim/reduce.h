@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include "base/threads.h"
 #include "gpu.h"
+#include "gpu_counters.h"
 #include "ompt.h"
 
 /* One process's record of one region, in nanoseconds. */
@@ -16,6 +17,7 @@ struct popmon_region_rec {
 	int64_t prim_useful, prim_mpi, prim_parallel, prim_serial_useful, par_useful, thr_useful_max;
 	int64_t cycles, instructions; /* during useful time; 0 without counters */
 	int64_t gpu_k[POPMON_GPU_DEVICES], gpu_a[POPMON_GPU_DEVICES]; /* by device ordinal */
+	int64_t gpu_c[POPMON_GC_DEVICES][POPMON_GC_N];                 /* device counters, by ordinal */
 };
 #define POPMON_REC_FIELDS (sizeof(struct popmon_region_rec) / sizeof(int64_t))
 

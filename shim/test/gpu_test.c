@@ -8,7 +8,8 @@
  * Built and run by internal/shimbuild's TestGPUC:
  *
  *   cc -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -DPOPMON_GPU_TEST -Ishim \
- *      shim/base/{clock,process,threads,warn}.c shim/gpu.c shim/gpu_cupti.c shim/gpu_rocm.c shim/gpu_pool.c shim/test/gpu_test.c \
+ *      shim/base/{clock,process,threads,warn}.c shim/gpu.c shim/gpu_cupti.c shim/gpu_cupti_pm.c \
+ *      shim/gpu_counters.c shim/gpu_rocm.c shim/gpu_pool.c shim/test/gpu_test.c \
  *      -ldl -lpthread -o gpu_test
  *   ./gpu_test SCENARIO [ARG]   (one process per scenario: gpu.c keeps
  *                                process-wide state and initialises once)
