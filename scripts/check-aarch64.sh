@@ -30,13 +30,14 @@ mpich=/usr/lib/aarch64-linux-gnu/libmpich.so.12
 GO=$(command -v go || echo /usr/local/go/bin/go)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cp shim/*.c shim/*.h "$work/"
+mkdir -p "$work/base" "$work/mpi"
+cp shim/*.c shim/*.h "$work/" && cp shim/base/*.c shim/base/*.h "$work/base/" && cp shim/mpi/*.c shim/mpi/*.h "$work/mpi/"
 incs() { "mpicc.$1" -show | tr ' ' '\n' | grep '^-I' | tr '\n' ' '; }
 # The version popmon passes (popmon.Version in embed.go; internal/shimbuild).
 version=$(sed -n 's/^const Version = "\(.*\)"$/\1/p' embed.go)
 flags="-std=c11 -O2 -fPIC -shared -Wall -Wextra -Werror -fvisibility=default -D_GNU_SOURCE -DPOPMON_VERSION=\"$version\""
 # shellcheck disable=SC2046,SC2086
-(cd "$work" && aarch64-linux-gnu-gcc $flags -I. $(incs mpich) -o libpopmon-mpich.so *.c "$mpich" -ldl -lpthread)
+(cd "$work" && aarch64-linux-gnu-gcc $flags -I. $(incs mpich) -o libpopmon-mpich.so *.c base/*.c mpi/*.c "$mpich" -ldl -lpthread)
 for p in imbalance own_wrappers; do
 	# shellcheck disable=SC2046
 	aarch64-linux-gnu-gcc -O2 $(incs mpich) -o "$work/$p" "examples/$p.c" "$mpich" -lm
