@@ -49,7 +49,6 @@
 #include "ompt_abi.h"
 #include "regions.h"
 
-
 static int ompt_active;          /* the runtime started our tool */
 static char runtime_name[128];
 static int runtime_seen;         /* an OpenMP runtime is loaded */
