@@ -162,6 +162,16 @@ func gpuTables(r *runs.Run, name string) []Table {
 			}
 			host = append(host, row)
 		}
+		// The device computational metrics (device counters), where sampled.
+		for _, c := range []struct{ id, name, format string }{
+			{pop.IDGPUIPC, "Average device IPC", "%.2f"}, {pop.IDGPUSMFrequencyGHz, "Average SM frequency (GHz)", "%.2f"},
+			{pop.IDGPUSMUtilization, "SM utilization", "%.2f"}, {pop.IDGPUAchievedOccupancy, "Achieved occupancy", "%.2f"},
+			{pop.IDGPUDRAMBandwidthGBs, "DRAM bandwidth (GB/s)", "%.1f"},
+		} {
+			if v, ok := g.Metrics[c.id]; ok && len(device) > 0 {
+				device = append(device, []string{c.name, "device counters", fmt.Sprintf(c.format, v)})
+			}
+		}
 		if len(device) > 0 {
 			t.Rows = append(host, device...)
 			t.Note = report.GPUNotValidated(m)
