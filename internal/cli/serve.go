@@ -12,6 +12,7 @@ import (
 
 	"github.com/popmon/popmon/internal/live"
 	"github.com/popmon/popmon/internal/liveapi"
+	"github.com/popmon/popmon/internal/outfile"
 	"github.com/popmon/popmon/internal/report"
 	"github.com/popmon/popmon/internal/session"
 )
@@ -81,7 +82,7 @@ func (o *liveOutput) start(env *Env, src func() []*live.Snapshot, every time.Dur
 			}
 		}
 		if o.addrFile != "" {
-			if err := writeFileAtomic(o.addrFile, []byte(a.String()+"\n")); err != nil {
+			if err := outfile.WriteAtomic(o.addrFile, []byte(a.String()+"\n")); err != nil {
 				svc.Close()
 				return nil, fail(ExitEnv, "--serve-addr-file: %v", err)
 			}
@@ -89,20 +90,6 @@ func (o *liveOutput) start(env *Env, src func() []*live.Snapshot, every time.Dur
 	}
 	svc.Start(func(err error) { fmt.Fprintf(env.Stderr, "popmon: %v\n", err) })
 	return svc, nil
-}
-
-// writeFileAtomic writes b as path through a temporary file and a rename,
-// so a reader never sees it half written.
-func writeFileAtomic(path string, b []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
 }
 
 const serveHelp = `Serves the efficiencies of a job that popmon run is measuring, from the
@@ -134,7 +121,7 @@ func serveCmd(env *Env, args []string) error {
 	if *every < 100*time.Millisecond {
 		return fail(ExitUsage, "--interval %v is too short: at least 100ms (a reader must not slow the job)", *every)
 	}
-	dir, info, err := findLive(fs.Arg(0))
+	dir, info, err := session.FindLive(fs.Arg(0))
 	if err != nil {
 		return fail(ExitInput, "%v", err)
 	}
@@ -144,7 +131,7 @@ func serveCmd(env *Env, args []string) error {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	svc, err := o.start(env, sampleLatest(s), *every, info)
+	svc, err := o.start(env, s.SampleLatest, *every, info)
 	if err != nil {
 		return err
 	}
@@ -175,14 +162,6 @@ func serveCmd(env *Env, args []string) error {
 	}
 }
 
-// sampleLatest returns a source that reads every live file of s now.
-func sampleLatest(s *live.Sampler) func() []*live.Snapshot {
-	return func() []*live.Snapshot {
-		s.Sample()
-		return s.Latest()
-	}
-}
-
 const queryHelp = `Prints the efficiencies of a job that popmon run is measuring, once: the
 run so far (--window run, the default) or the last D (--window 60s: popmon
 query then reads the live files now and D later, so it takes D). --format json
@@ -209,7 +188,7 @@ func queryCmd(env *Env, args []string) error {
 	if err != nil {
 		return fail(ExitUsage, "--window: %v", err)
 	}
-	dir, info, err := findLive(fs.Arg(0))
+	dir, info, err := session.FindLive(fs.Arg(0))
 	if err != nil {
 		return fail(ExitInput, "%v", err)
 	}
@@ -219,7 +198,7 @@ func queryCmd(env *Env, args []string) error {
 	if d > 0 {
 		windows = []time.Duration{d}
 	}
-	svc := liveapi.NewService(liveapi.Config{Source: sampleLatest(s), Every: max(d, time.Second), Windows: windows,
+	svc := liveapi.NewService(liveapi.Config{Source: s.SampleLatest, Every: max(d, time.Second), Windows: windows,
 		Job: live.Job{Command: info.Command, Launcher: info.Launcher, MPILibrary: info.MPILibrary}})
 	v, err := svc.Tick()
 	if err == nil && d > 0 {
