@@ -331,7 +331,13 @@ func WriteMeasurement(path string, m *measure.Measurement) error {
 // WriteAtomic writes b as path through a temporary file and a rename,
 // so a reader never sees it half written.
 func WriteAtomic(path string, b []byte) error {
-	tmp := path + ".tmp"
+	return WriteAtomicVia(path+".tmp", path, b)
+}
+
+// WriteAtomicVia is WriteAtomic through the temporary file tmp (in path's
+// folder), for a folder whose reader must not take it for one of its files
+// (node_exporter's textfile folder reads every *.prom).
+func WriteAtomicVia(tmp, path string, b []byte) error {
 	if err := os.WriteFile(tmp, b, 0o644); err != nil {
 		return err
 	}
