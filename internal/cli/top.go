@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/popmon/popmon/internal/live"
 	"github.com/popmon/popmon/internal/liveapi"
 	"github.com/popmon/popmon/internal/session"
+	"github.com/popmon/popmon/internal/term"
 )
 
 const topHelp = `Shows the efficiencies of a job that popmon run is measuring, from the
@@ -52,15 +52,15 @@ func topCmd(env *Env, args []string) error {
 	defer s.Close()
 	svc := liveapi.NewService(liveapi.Config{Source: s.SampleLatest, Every: *every, Windows: []time.Duration{*every, 60 * time.Second},
 		Job: live.Job{Command: info.Command, Launcher: info.Launcher, MPILibrary: info.MPILibrary}})
-	tty := isTerminal(env.Stdout)
+	tty := term.IsTerminal(env.Stdout)
 	keys := make(chan byte, 8)
 	interactive := false
 	if tty && !*once {
-		if in, ok := env.Stdin.(*os.File); ok && isTerminal(in) {
-			if restore, err := rawMode(int(in.Fd())); err == nil {
+		if in, ok := env.Stdin.(*os.File); ok && term.IsTerminal(in) {
+			if restore, err := term.RawMode(int(in.Fd())); err == nil {
 				defer restore()
 				interactive = true
-				go readKeys(in, keys)
+				go term.ReadKeys(in, keys)
 			}
 		}
 	}
@@ -105,20 +105,6 @@ func topCmd(env *Env, args []string) error {
 		fmt.Fprint(env.Stdout, b.String())
 		if *once || v.Count(live.ProcRunning) == 0 {
 			return nil
-		}
-	}
-}
-
-// readKeys sends the bytes read from in to keys until it fails.
-func readKeys(in io.Reader, keys chan<- byte) {
-	b := make([]byte, 1)
-	for {
-		n, err := in.Read(b)
-		if err != nil {
-			return
-		}
-		if n == 1 {
-			keys <- b[0]
 		}
 	}
 }
