@@ -15,6 +15,7 @@ import (
 	"github.com/popmon/popmon/internal/outfile"
 	"github.com/popmon/popmon/internal/report"
 	"github.com/popmon/popmon/internal/session"
+	"github.com/popmon/popmon/internal/units"
 )
 
 // DefaultServeAddr is where popmon serve listens by default (loopback: the
@@ -227,7 +228,7 @@ func queryCmd(env *Env, args []string) error {
 		return nil
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "Window: %s (%.1f s) · %d running, %d finalized, %d ended\n", w.Name, float64(w.SpanNS)/1e9,
+	fmt.Fprintf(&b, "Window: %s (%s) · %d running, %d finalized, %d ended\n", w.Name, units.FixedSeconds(w.SpanNS, 1),
 		v.Count(live.ProcRunning), v.Count(live.ProcFinalized), v.Count(live.ProcEnded))
 	if err := report.Render(&b, report.FormatText, w.Report, w.M, report.Options{Region: *region}); err != nil {
 		return fail(ExitFailure, "%v", err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/popmon/popmon/internal/runs"
 	"github.com/popmon/popmon/internal/trace"
+	"github.com/popmon/popmon/internal/units"
 )
 
 // loadTrace reads the event trace every trace command works on (popmon
@@ -61,5 +62,5 @@ func describeTrace(tr *trace.Trace) string {
 	for _, r := range tr.Ranks {
 		calls += len(r.Calls)
 	}
-	return fmt.Sprintf("%d ranks, %d MPI calls, %d messages, %.3f s", len(tr.Ranks), calls, len(tr.Messages), float64(tr.End)/1e9)
+	return fmt.Sprintf("%d ranks, %d MPI calls, %d messages, %s", len(tr.Ranks), calls, len(tr.Messages), units.FixedSeconds(tr.End, 3))
 }
