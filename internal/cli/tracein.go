@@ -1,13 +1,11 @@
 package cli
 
 import (
-	"fmt"
 	"path/filepath"
 	"strings"
 
 	"github.com/popmon/popmon/internal/runs"
 	"github.com/popmon/popmon/internal/trace"
-	"github.com/popmon/popmon/internal/units"
 )
 
 // loadTrace reads the event trace every trace command works on (popmon
@@ -54,13 +52,4 @@ func traceSelection(ranks, window string) (trace.Selection, error) {
 		sel.From, sel.To = from, to
 	}
 	return sel, nil
-}
-
-// describeTrace is the one-line summary of a loaded trace.
-func describeTrace(tr *trace.Trace) string {
-	calls := 0
-	for _, r := range tr.Ranks {
-		calls += len(r.Calls)
-	}
-	return fmt.Sprintf("%d ranks, %d MPI calls, %d messages, %s", len(tr.Ranks), calls, len(tr.Messages), units.FixedSeconds(tr.End, 3))
 }
