@@ -39,6 +39,58 @@ type GPU struct {
 	// Reason says, when Available is false, why, in one sentence with the
 	// fix.
 	Reason string `json:"reason,omitempty"`
+	// Counters says whether the devices' performance counters were
+	// sampled and, when not, why (absent in files written before device
+	// counters and in runs whose GPUs were not measured).
+	Counters *GPUCounters `json:"counters,omitempty"`
+}
+
+// GPUCounters describes the device counters of a run (the "counters"
+// object inside "gpu"): the GPUs' performance monitors sampled while the
+// program ran and attributed to regions by time.
+type GPUCounters struct {
+	// Mode is the requested mode: "auto", "on" or "off".
+	Mode string `json:"mode"`
+	// Available reports whether any device's counters were sampled.
+	Available bool `json:"available"`
+	// Method is how: [GPUCountersMethodPMSampling].
+	Method string `json:"method,omitempty"`
+	// PeriodNS is the sampling period.
+	PeriodNS int64 `json:"period_ns,omitempty"`
+	// Metrics names, per quantity read (the keys of
+	// [GPUCounterValues]), the vendor metric that counted it.
+	Metrics map[string]string `json:"metrics,omitempty"`
+	// Overflows is how many times samples were lost (the sample buffer
+	// overflowed): counters are then lower bounds.
+	Overflows int64 `json:"overflows,omitempty"`
+	// Reason says why no device, or not every device of the run, was
+	// sampled, in one sentence with the fix.
+	Reason string `json:"reason,omitempty"`
+}
+
+// GPUCountersMethodPMSampling is CUPTI's PM sampling (NVIDIA, CUPTI ≥ 12.6).
+const GPUCountersMethodPMSampling = "cupti-pm-sampling"
+
+// GPUCounterValues are the device counters of one device while a region
+// was open, summed over the samples in proportion of their time inside
+// it (regions[].processes[].gpu_devices[].counters). They are the whole
+// device's: on a GPU several processes share, every process's kernels.
+// An optional quantity the device could not count is absent (nil), never 0.
+type GPUCounterValues struct {
+	// Instructions is the number of warp instructions executed.
+	Instructions int64 `json:"instructions"`
+	// SMActiveCycles is Σ over SMs of the cycles the SM had work.
+	SMActiveCycles int64 `json:"sm_active_cycles"`
+	// SMElapsedCycles is Σ over SMs of the cycles elapsed.
+	SMElapsedCycles int64 `json:"sm_elapsed_cycles"`
+	// WarpsActive is Σ over SMs and active cycles of the warps resident.
+	WarpsActive *int64 `json:"warps_active,omitempty"`
+	// DRAMReadBytes and DRAMWriteBytes are the bytes read from and
+	// written to the device memory.
+	DRAMReadBytes  *int64 `json:"dram_read_bytes,omitempty"`
+	DRAMWriteBytes *int64 `json:"dram_write_bytes,omitempty"`
+	// SampledNS is the device time the samples covered.
+	SampledNS int64 `json:"sampled_ns"`
 }
 
 // GPU measurement methods ([GPU.Method]).
@@ -101,6 +153,11 @@ type GPUDevice struct {
 	// empty in files written before AMD support (NVIDIA: use
 	// [GPUDevice.VendorOrNVIDIA]).
 	Vendor string `json:"vendor,omitempty"`
+	// Counters reports whether the device's counters were sampled; SMs
+	// and MaxWarpsPerSM (the most warps an SM holds) then describe it.
+	Counters      bool `json:"counters,omitempty"`
+	SMs           int  `json:"sms,omitempty"`
+	MaxWarpsPerSM int  `json:"max_warps_per_sm,omitempty"`
 }
 
 // VendorOrNVIDIA returns the device's vendor, [GPUVendorNVIDIA] when the
@@ -197,6 +254,9 @@ type GPUDeviceAccount struct {
 	// ActiveNS is the length of the union of its kernels, copies and
 	// memsets on the device (A ≥ K); A − K is device communication.
 	ActiveNS int64 `json:"active_ns"`
+	// Counters are the device's counters while the region was open, when
+	// this process sampled them.
+	Counters *GPUCounterValues `json:"counters,omitempty"`
 }
 
 // GPUNotMeasured returns why a measurement has no GPU device data: ""
@@ -345,7 +405,33 @@ func (m *Measurement) validateGPU(p *problems) {
 				case d.UsefulNS > d.ActiveNS:
 					p.add(path, "has useful_ns %d above active_ns %d (kernels are part of the active time)", d.UsefulNS, d.ActiveNS)
 				}
+				if c := d.Counters; c != nil {
+					c.validate(p, path+": counters")
+				}
 			}
 		}
+	}
+}
+
+// validate checks one device's counters: nothing negative, active cycles
+// within elapsed ones.
+func (c *GPUCounterValues) validate(p *problems, path string) {
+	fs := []field{{"instructions", c.Instructions}, {"sm_active_cycles", c.SMActiveCycles},
+		{"sm_elapsed_cycles", c.SMElapsedCycles}, {"sampled_ns", c.SampledNS}}
+	for _, o := range []struct {
+		name string
+		v    *int64
+	}{{"warps_active", c.WarpsActive}, {"dram_read_bytes", c.DRAMReadBytes}, {"dram_write_bytes", c.DRAMWriteBytes}} {
+		if o.v != nil {
+			fs = append(fs, field{o.name, *o.v})
+		}
+	}
+	for _, f := range fs {
+		if f.v < 0 {
+			p.add(path, "has negative %s (%d)", f.name, f.v)
+		}
+	}
+	if c.SMActiveCycles > c.SMElapsedCycles {
+		p.add(path, "has sm_active_cycles %d above sm_elapsed_cycles %d", c.SMActiveCycles, c.SMElapsedCycles)
 	}
 }

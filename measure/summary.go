@@ -193,6 +193,11 @@ func summarize(g *Region, nodeOf map[int]int) RegionSummary {
 			}
 			x.UsefulNS = max(x.UsefulNS, d.UsefulNS)
 			x.ActiveNS = max(x.ActiveNS, d.ActiveNS, d.UsefulNS)
+			// Counters are the whole device's: those of the process
+			// that sampled it longest.
+			if c := d.Counters; c != nil && (x.Counters == nil || c.SampledNS > x.Counters.SampledNS) {
+				x.Counters = c
+			}
 		}
 		mpi := float64(a.MPINS) + float64(a.MPIWorkerIdleNS) + float64(a.OtherNS)
 		s.MinMPIProcessNS = min(s.MinMPIProcessNS, mpi/t)

@@ -179,6 +179,9 @@ type RegionReport struct {
 	// Device are the GPU device times of the region, merged per device
 	// (model talp with per-device accounts only; N is 0 otherwise).
 	Device DeviceTimes
+	// DeviceWork are the device computation inputs (model talp; zero
+	// without devices).
+	DeviceWork DeviceWork
 	// Metrics are the metrics that apply, in tree order (a parent before
 	// its children, siblings in the order of POP-METRICS.md). Metrics of
 	// the model's tree that the measurement cannot give are included with

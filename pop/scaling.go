@@ -17,6 +17,15 @@ const (
 	IDSpeedup                = "speedup"
 	IDSpeedupEfficiency      = "speedup_efficiency"
 	IDElapsedS               = "elapsed_s"
+
+	// Device computation scalability (runs with GPUs):
+	// gpu_computation_scalability = ΣGu_ref/ΣGu = the product of the
+	// four below (DeviceWork says why).
+	IDGPUComputationScalability = "gpu_computation_scalability"
+	IDGPUInstructionScaling     = "gpu_instruction_scaling"
+	IDGPUIPCScaling             = "gpu_ipc_scaling"
+	IDGPUSMFrequencyScaling     = "gpu_sm_frequency_scaling"
+	IDGPUSMUseScaling           = "gpu_sm_use_scaling"
 )
 
 // ScalingMode says how runs of a scaling study relate.
@@ -56,6 +65,9 @@ type ScalingRun struct {
 	Instructions, Cycles float64
 	// HasCounters says the run has counter data in this region.
 	HasCounters bool
+	// Device are the run's device computation inputs in this region (nil
+	// without GPU devices).
+	Device *DeviceWork
 	// Metrics are the run's own metrics of the region by id (its model's
 	// tree); the parallel efficiency root is parallel_efficiency, or
 	// hybrid_parallel_efficiency for model pop-hybrid.
@@ -334,6 +346,13 @@ func scaleRegion(name string, runs []ScalingRun, ref int, tree []ScalingNode, mo
 	elapsed := newRow(IDElapsedS, "Elapsed time (s)", 0, KindRatio)
 	ipc := newRow(IDIPC, "IPC", 0, KindRatio)
 	freq := newRow(IDFrequencyGHz, "Frequency (GHz)", 0, KindFrequency)
+	gComp := newRow(IDGPUComputationScalability, "Device computation scalability", 0, KindEfficiency)
+	gInstr := newRow(IDGPUInstructionScaling, "Device instruction scaling", 1, KindEfficiency)
+	gIPC := newRow(IDGPUIPCScaling, "Device IPC scaling", 1, KindEfficiency)
+	gFreq := newRow(IDGPUSMFrequencyScaling, "SM frequency scaling", 1, KindEfficiency)
+	gUse := newRow(IDGPUSMUseScaling, "SM use scaling", 1, KindEfficiency)
+	gIPCv := newRow(IDGPUIPC, "Device IPC", 0, KindRatio)
+	gFreqv := newRow(IDGPUSMFrequencyGHz, "SM frequency (GHz)", 0, KindFrequency)
 
 	if R.Refused != "" {
 		return out // every run is refused: no value at all
@@ -368,6 +387,8 @@ func scaleRegion(name string, runs []ScalingRun, ref int, tree []ScalingNode, mo
 			set(speedEff, i, sp/cr, true)
 		}
 		set(elapsed, i, float64(x.ElapsedNS)/1e9, x.ElapsedNS > 0)
+		scaleDevice(x.Device, R.Device, weak, func(r *ScalingRow, v float64, ok bool) { set(r, i, v, ok) },
+			gComp, gInstr, gIPC, gFreq, gUse, gIPCv, gFreqv)
 		if counters(x) {
 			set(ipc, i, x.Instructions/x.Cycles, true)
 			if x.UsefulNS > 0 {
@@ -384,7 +405,8 @@ func scaleRegion(name string, runs []ScalingRun, ref int, tree []ScalingNode, mo
 		}
 		add(r)
 	}
-	for _, r := range []*ScalingRow{comp, instr, ipcS, freqS, speedup, speedEff, elapsed, ipc, freq} {
+	for _, r := range []*ScalingRow{comp, instr, ipcS, freqS, gComp, gInstr, gIPC, gFreq, gUse, speedup, speedEff,
+		elapsed, ipc, freq, gIPCv, gFreqv} {
 		add(r)
 	}
 	out.Rows = make([]ScalingRow, len(rows))
@@ -392,4 +414,52 @@ func scaleRegion(name string, runs []ScalingRun, ref int, tree []ScalingNode, mo
 		out.Rows[i] = *r
 	}
 	return out
+}
+
+// scaleDevice sets one run's device computation scalability and its
+// factors against the reference's (POP-METRICS.md §6 applied to the
+// device, DeviceWork): weak scaling counts instructions per GPU and scales
+// the computation scalability by N/N_ref, as the host's by CPUs.
+func scaleDevice(x, ref *DeviceWork, weak bool, set func(*ScalingRow, float64, bool), comp, instr, ipcS, freqS, useS, ipc, freq *ScalingRow) {
+	if x == nil || x.Devices == 0 {
+		return
+	}
+	if v, ok := x.IPC(); ok {
+		set(ipc, v, true)
+	}
+	if v, ok := x.SMFrequencyGHz(); ok {
+		set(freq, v, true)
+	}
+	if ref == nil || ref.Devices == 0 || !(x.UsefulNS > 0) || !(ref.UsefulNS > 0) {
+		return
+	}
+	nr := float64(x.Devices) / float64(ref.Devices)
+	cs := ref.UsefulNS / x.UsefulNS
+	if weak {
+		cs *= nr
+	}
+	set(comp, cs, true)
+	if !x.HasCounters || !ref.HasCounters || !(x.Instructions > 0) || !(ref.Instructions > 0) {
+		return
+	}
+	is := ref.Instructions / x.Instructions
+	if weak {
+		is *= nr
+	}
+	set(instr, is, true)
+	a, okA := x.IPC()
+	b, okB := ref.IPC()
+	if okA && okB {
+		set(ipcS, a/b, true)
+	}
+	fa, okA := x.SMFrequencyGHz()
+	fb, okB := ref.SMFrequencyGHz()
+	if okA && okB {
+		set(freqS, fa/fb, true)
+	}
+	ua, okA := x.SMUse()
+	ub, okB := ref.SMUse()
+	if okA && okB {
+		set(useS, ua/ub, true)
+	}
 }

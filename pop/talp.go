@@ -39,8 +39,9 @@ const (
 type features struct {
 	mpi, openmp, gpu, counters bool
 	// devices is the number of GPU devices with per-device accounts
-	// (len(gpu_devices)); 0: no device tree.
-	devices int
+	// (len(gpu_devices)); 0: no device tree. gpuDevices are they.
+	devices    int
+	gpuDevices []measure.GPUDevice
 	// ompNotMeasured is why OpenMP was not measured although the program
 	// used an OpenMP runtime ("" when it was measured or not used).
 	ompNotMeasured string
@@ -57,6 +58,8 @@ func detect(m *measure.Measurement) features {
 		gpu:      m.Resources.GPUs > 0 || len(m.GPUDevices) > 0,
 		counters: m.Resources.HardwareCounters,
 		devices:  len(m.GPUDevices),
+
+		gpuDevices: m.GPUDevices,
 	}
 	for _, p := range m.Processes {
 		if p.CPUs > 1 {
@@ -172,6 +175,7 @@ func talpRegion(g *measure.Region, a measure.RegionSummary, gpus int, f features
 	if f.devices > 0 {
 		r.Device = RegionDeviceTimes(&a, f.devices)
 		addDeviceTree(tree, r.Device, T)
+		r.DeviceWork = RegionDeviceWork(&a, f.gpuDevices)
 	}
 	if f.counters && t.Cycles > 0 { // a region without cycles has no counter data
 		tree.add(IDIPC, "IPC", "", KindRatio)(ratio(float64(t.Instructions), float64(t.Cycles)))
@@ -179,6 +183,7 @@ func talpRegion(g *measure.Region, a measure.RegionSummary, gpus int, f features
 		tree.add(IDInstructions, "Instructions", "", KindCount)(float64(t.Instructions), true)
 		tree.add(IDCycles, "Cycles", "", KindCount)(float64(t.Cycles), true)
 	}
+	addDeviceComputational(tree, r.DeviceWork)
 	r.Metrics = tree.metrics
 	return r
 }

@@ -58,9 +58,11 @@
 #                        $MPIRUN, else mpicc, mpicxx, mpirun
 #   --reps R             repetitions per scenario (default 3)
 #   --unit MS            the time unit u of the scenarios (default 100)
-#   --only LIST          scenarios to run, e.g. V1,V6 (default V1,...,V10; V8
-#                        needs 2 GPUs and is skipped with one; V9 runs from 1
-#                        and from 4 host threads)
+#   --only LIST          scenarios to run, e.g. V1,V6 (default V1,...,V10,C;
+#                        V8 needs 2 GPUs and is skipped with one; V9 runs
+#                        from 1 and from 4 host threads; C, the device
+#                        counters, needs ncu (Nsight Compute, with the CUDA
+#                        toolkit) on a GPU and is NVIDIA only)
 #   --launches N         V9's kernel launches in all (default 1000000)
 #   --overhead N         calls and launches timed per overhead row (default
 #                        100000; 0 skips the overhead table)
@@ -76,6 +78,11 @@
 #                        program's output) with a `popmon report --format
 #                        csv` (CSV) and, for V9's values of the whole run, a
 #                        `popmon report --format json` (JSON); used by tests
+#   --ncu-expect CSV REPS
+#                        only print the expect lines scenario C takes from
+#                        Nsight Compute's CSV (ncu --csv --print-units base of
+#                        the four region launches) for REPS launches per
+#                        region; used by tests
 # Environment: NVCC (default nvcc), NVCC_ARCH (default native), NVCC_FLAGS,
 # CUDA_HOME (default /usr/local/cuda); ROCM_PATH (default /opt/rocm), HIPCC,
 # HIP_ARCH (hipcc's --offload-arch, default native), HIPCC_FLAGS; CC
@@ -83,7 +90,8 @@
 #
 # Output: a line per expected value (scenario, metric, expected ± tolerance,
 # measured, PASS or FAIL), the overhead table, and a summary. On a GPU the
-# overhead is judged against issue 22's thresholds: popmon --gpu on within
+# overhead is judged against issue 22's thresholds (and issue 24's: device
+# counters add at most 2 % to the long-kernel loop): popmon --gpu on within
 # 0.300 us per launch of the floor (sustained launches and the loop; NVIDIA
 # only: AMD has no floor row), within 100 ns per trivial runtime call of the
 # uninstrumented program, and 0 records lost. Exit status: 0 when every
@@ -150,7 +158,7 @@ compare() {
 	} | awk -v label="$3" '
 		function fmt(x, tol) {
 			if (x == int(x) && (x >= 1000 || x <= -1000 || tol == 0))
-				return sprintf("%d", x)
+				return sprintf("%.0f", x)
 			return sprintf(tol > 0 && tol < 0.001 ? "%.6f" : "%.3f", x)
 		}
 		FNR == NR {
@@ -163,6 +171,7 @@ compare() {
 		}
 		$1 == "expect" && NF == 5 {
 			k = $2 "/" $3
+			name = $2 == "work" || $2 == "run" ? $3 : k
 			total++
 			if (!(k in v) && ($3 == "gpu_useful_s" || $3 ~ /^useful_ratio:/) &&
 			    ($2 "/gpu_parallel_efficiency") in v && ($2 "/elapsed_s") in v && v["run/gpu_devices"] > 0) {
@@ -176,7 +185,7 @@ compare() {
 				}
 			}
 			if (!(k in v)) {
-				printf "%-12s %-30s %8s ± %-6.3g %9s  FAIL\n", label, $3, fmt($4, $5), $5, "absent"
+				printf "%-12s %-30s %8s ± %-6.3g %9s  FAIL\n", label, name, fmt($4, $5), $5, "absent"
 				bad++
 				next
 			}
@@ -186,7 +195,7 @@ compare() {
 			ok = d <= $5 + 1e-9
 			if (!ok)
 				bad++
-			printf "%-12s %-30s %8s ± %-6.3g %9s  %s\n", label, $3, fmt($4, $5), $5, fmt(v[k], $5), ok ? "PASS" : "FAIL"
+			printf "%-12s %-30s %8s ± %-6.3g %9s  %s\n", label, name, fmt($4, $5), $5, fmt(v[k], $5), ok ? "PASS" : "FAIL"
 		}
 		END {
 			if (total == 0) {
@@ -198,7 +207,50 @@ compare() {
 	' - "$1"
 }
 
-reps=3 unit=100 only="V1,V2,V3,V4,V5,V6,V7,V8,V9,V10" launches=1000000 overhead_n=100000 out="" fake=0 mpi="" vendor=nvidia
+# ncu_expect CSV REPS: the expect lines of Nsight Compute's values (its CSV
+# of the four region launches of `gpu_counters --reps 1`, in region order,
+# base units) for a run of REPS launches per region: instructions and DRAM
+# bytes within 2 %, achieved occupancy within 0.05.
+ncu_expect() {
+	awk -v reps="$2" '
+		function unq(s) { gsub(/^"|"$/, "", s); return s }
+		{
+			n = split($0, f, /","/)
+			for (i = 1; i <= n; i++)
+				f[i] = unq(f[i])
+		}
+		!hdr && f[1] == "ID" {
+			for (i = 1; i <= n; i++)
+				col[f[i]] = i
+			hdr = 1
+			next
+		}
+		hdr && col["Metric Name"] {
+			id = f[col["ID"]] + 0
+			v = f[col["Metric Value"]]
+			gsub(/,/, "", v)
+			val[id, f[col["Metric Name"]]] = v + 0
+			if (id + 1 > ids)
+				ids = id + 1
+		}
+		END {
+			split("instr dram occ_full occ_quarter", region, " ")
+			for (id = 0; id < ids && id < 4; id++) {
+				r = region[id + 1]
+				i = val[id, "sm__inst_executed.sum"] * reps
+				printf "expect %s gpu_instructions %.0f %.0f\n", r, i, 0.02 * i
+				if (r == "dram") {
+					b = (val[id, "dram__bytes_read.sum"] + val[id, "dram__bytes_write.sum"]) * reps
+					printf "expect %s gpu_dram_bytes %.0f %.0f\n", r, b, 0.02 * b
+				}
+				if (r ~ /^occ_/)
+					printf "expect %s gpu_achieved_occupancy %.4f 0.05\n", r,
+						val[id, "sm__warps_active.avg.pct_of_peak_sustained_active"] / 100
+			}
+		}' "$1"
+}
+
+reps=3 unit=100 only="V1,V2,V3,V4,V5,V6,V7,V8,V9,V10,C" launches=1000000 overhead_n=100000 out="" fake=0 mpi="" vendor=nvidia
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--vendor | --mpi | --reps | --unit | --only | --launches | --overhead | --out)
@@ -218,6 +270,11 @@ while [ $# -gt 0 ]; do
 	--fake)
 		fake=1
 		shift
+		;;
+	--ncu-expect)
+		[ $# -eq 3 ] && [ -r "$2" ] || usage
+		ncu_expect "$2" "$3"
+		exit $?
 		;;
 	--compare)
 		[ $# -eq 3 ] || [ $# -eq 4 ] || usage
@@ -240,7 +297,7 @@ case "$launches" in '' | *[!0-9]* | 0) echo "gpu-validate: --launches wants a po
 case "$overhead_n" in '' | *[!0-9]*) echo "gpu-validate: --overhead wants an integer" >&2 && usage ;; esac
 modes=$(echo "$only" | tr ',' ' ')
 for m in $modes; do
-	case "$m" in V[1-9] | V10) ;; *) echo "gpu-validate: unknown scenario '$m' (V1 ... V10)" >&2 && usage ;; esac
+	case "$m" in V[1-9] | V10 | C) ;; *) echo "gpu-validate: unknown scenario '$m' (V1 ... V10, C)" >&2 && usage ;; esac
 done
 [ -n "$modes" ] || usage
 case "$mpi" in
@@ -301,6 +358,7 @@ elif [ "$fake" = 1 ]; then
 	sh "$root/examples/gpu/fake/build.sh" "$dir/fake" "$MPICC" >"$dir/build.log" 2>&1 ||
 		die "building the fake stack failed: see $dir/build.log"
 	prog=$dir/fake/gpu_pop
+	cprog=$dir/fake/gpu_counters
 	LD_LIBRARY_PATH=$dir/fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 	POPMON_CUPTI_LIBRARY=$dir/fake/libcupti.so
 	export LD_LIBRARY_PATH POPMON_CUPTI_LIBRARY
@@ -387,6 +445,20 @@ else
 		cat "$dir/build.log" >&2
 		die "building gpu_pop.cu failed"
 	}
+	case ",$only," in
+	*,C,*)
+		cprog=$dir/gpu_counters
+		# shellcheck disable=SC2086 # NVCC_FLAGS is a list of flags
+		"$NVCC" -O2 -arch="${NVCC_ARCH:-native}" ${NVCC_FLAGS:-} -ccbin "$MPICXX" \
+			-I"$root/shim" -I"$root/examples/gpu" -o "$cprog" "$root/examples/gpu/gpu_counters.cu" \
+			>"$dir/build-counters.log" 2>&1 || {
+			cat "$dir/build-counters.log" >&2
+			die "building gpu_counters.cu failed"
+		}
+		NCU=${NCU:-$(command -v ncu || echo "$CUDA_HOME/bin/ncu")}
+		[ -x "$NCU" ] || die "ncu (Nsight Compute) not found: needed by scenario C; set NCU or leave C out (--only)"
+		;;
+	esac
 fi
 
 if [ -n "${POPMON:-}" ]; then
@@ -439,6 +511,81 @@ scenario() {
 	sed -n 's/^ok .*copy_ms=\([0-9.]*\).*/  (measured copy time c = \1 ms)/p' "$f.out"
 }
 
+# counters_run FILE MODE: gpu_counters under popmon --gpu on --gpu-counters
+# MODE (period 100 µs) into FILE.json, its output in FILE.out; 1 on failure.
+counters_run() {
+	# shellcheck disable=SC2086 # mpirun_flags is a list of flags
+	POPMON_GPU_COUNTERS_PERIOD_US=100 "$popmon" run --gpu on --gpu-counters "$2" --mpicc "$MPICC" --format none \
+		--force -o "$1.json" -- "$MPIRUN" $mpirun_flags -np 1 "$cprog" --reps "$creps" >"$1.out" 2>"$1.err"
+}
+
+# counters_scenario: scenario C (examples/gpu/devcounters.h): popmon's
+# device counters per region against the designed values, and on a GPU
+# against Nsight Compute's per kernel and the SM clock nvidia-smi saw.
+counters_scenario() {
+	label=C f=$dir/counters
+	runs=$((runs + 1))
+	creps=$((reps * 4))
+	smi_pid=""
+	if [ "$fake" = 0 ]; then
+		nvidia-smi --query-gpu=clocks.sm,utilization.gpu --format=csv,noheader,nounits -lms 50 \
+			>"$f.smi" 2>/dev/null &
+		smi_pid=$!
+	fi
+	if ! counters_run "$f" on; then
+		[ -z "$smi_pid" ] || kill "$smi_pid" 2>/dev/null || true
+		printf "%-12s run failed  FAIL (%s)\n" "$label" "$f.err"
+		sed 's/^/    /' "$f.err" | tail -n 5
+		fails=$((fails + 1))
+		return 0
+	fi
+	[ -z "$smi_pid" ] || kill "$smi_pid" 2>/dev/null || true
+	grep '^expect ' "$f.out" >"$f.expect" || true
+	"$popmon" report --format csv "$f.json" >"$f.csv" 2>>"$f.err" || true
+	gpu_line=$("$popmon" report "$f.json" 2>/dev/null | grep '^GPU:' || true)
+	printf "%-12s %s\n" "$label" "$gpu_line"
+	if [ "$fake" = 0 ]; then
+		# Nsight Compute on the same kernels: the four region launches.
+		"$NCU" --csv --print-units base --clock-control none --launch-skip 4 --launch-count 4 \
+			--metrics sm__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__warps_active.avg.pct_of_peak_sustained_active \
+			"$cprog" --reps 1 >"$f.ncu.csv" 2>"$f.ncu.err" || echo "C            ncu failed (see $f.ncu.err)"
+		ncu_expect "$f.ncu.csv" "$creps" >>"$f.expect"
+		# The SM clock while the GPU was busy (nvidia-smi, MHz), within 5 %.
+		awk -F', *' '$2 + 0 >= 50 { s += $1; n++ } END { if (n) printf "expect instr gpu_sm_frequency_ghz %.4f %.4f\n", s / n / 1000, 0.05 * s / n / 1000 }' \
+			"$f.smi" >>"$f.expect"
+	fi
+	compare "$f.expect" "$f.csv" "$label" || fails=$((fails + 1))
+	# The cost: the long-kernel loop (region instr's wall time) with device
+	# counters off and on, best of 3 each.
+	best() {
+		b=""
+		for i in 1 2 3; do
+			counters_run "$f-$1-$i" "$1" || continue
+			t=$(awk '$1 == "time" && $2 == "instr" { print $3 }' "$f-$1-$i.out")
+			[ -n "$t" ] || continue
+			b=$(echo "$b $t" | awk '{ m = $NF; for (i = 1; i < NF; i++) if ($i < m) m = $i; print m }')
+		done
+		echo "$b"
+	}
+	toff=$(best off)
+	ton=$(best on)
+	if [ -z "$toff" ] || [ -z "$ton" ]; then
+		echo "C            counter cost: a run failed (see $f-off-*.err, $f-on-*.err)"
+		fails=$((fails + 1))
+		return 0
+	fi
+	echo "$toff $ton" | awk -v fake="$fake" '{
+		d = ($2 - $1) / $1
+		printf "C            long-kernel loop: %.3f ms with device counters off, %.3f ms on (%+.2f %%)", $1, $2, 100 * d
+		if (fake == 1) {
+			print "  (not judged on the fake stack)"
+			exit 0
+		}
+		printf "  %s\n", d <= 0.02 ? "PASS (≤ 2 %)" : "FAIL (> 2 %)"
+		exit d > 0.02
+	}' || fails=$((fails + 1))
+}
+
 echo
 printf "%-12s %-30s %-17s %9s  %s\n" scenario metric "expected ± tol" measured result
 for m in $modes; do
@@ -474,6 +621,13 @@ for m in $modes; do
 			scenario "$label" 1 "V9 --launches $launches --threads $t"
 		done
 		;;
+	C)
+		if [ "$vendor" = amd ]; then
+			echo "C            skipped: device counters are read on NVIDIA GPUs only"
+		else
+			counters_scenario
+		fi
+		;;
 	*) scenario "$m" 1 "$std" ;;
 	esac
 done
@@ -500,7 +654,9 @@ overhead() {
 		;;
 	*)
 		rm -f "$o.json"
-		"$popmon" run --gpu "$what" --mpicc "$MPICC" --format none --force -o "$o.json" -- \
+		gc=auto
+		[ "$what" != on-nocounters ] || what=on gc=off
+		"$popmon" run --gpu "$what" --gpu-counters "$gc" --mpicc "$MPICC" --format none --force -o "$o.json" -- \
 			"$MPIRUN" $mpirun_flags -np 1 "$prog" overhead "$overhead_n" >"$o.out" 2>&1 || true
 		if [ "$what" = on ] && [ -s "$o.json" ]; then
 			"$popmon" report --format json "$o.json" 2>/dev/null >"$o.report.json" || true
@@ -614,6 +770,8 @@ if [ "$overhead_n" -gt 0 ]; then
 	plain=$(overhead plain)
 	off=$(overhead off)
 	on=$(overhead on)
+	onnc=""
+	[ "$vendor" = amd ] || onnc=$(overhead on-nocounters)
 	fl=""
 	[ "$vendor" = amd ] || fl=$(overhead floor)
 	echo
@@ -634,6 +792,7 @@ if [ "$overhead_n" -gt 0 ]; then
 	row "uninstrumented" "$plain" plain
 	row "popmon --gpu off" "$off" off
 	row "popmon --gpu on" "$on" on
+	[ "$vendor" = amd ] || row "popmon --gpu on --gpu-counters off" "$onnc" on-nocounters
 	if [ "$vendor" = amd ]; then
 		echo "  (no floor row for AMD: no rocprofiler-sdk tool keeping kernel records alone is built)"
 	else

@@ -506,8 +506,10 @@ void popmon_snapshot(uint64_t now, struct popmon_accounts *a, uint64_t *thr_usef
 			thr_useful[t->slot] = acc[POPMON_ST_USEFUL];
 	}
 	/* Device time (nothing without CUDA: one load). */
-	if (__builtin_expect(__atomic_load_n(&popmon_gpu_active, __ATOMIC_RELAXED), 0))
+	if (__builtin_expect(__atomic_load_n(&popmon_gpu_active, __ATOMIC_RELAXED), 0)) {
 		popmon_gpu_read((uint64_t)popmon_tick_monotonic_ns(now), a->gpu_k, a->gpu_a);
+		popmon_gpu_counters_read((uint64_t)popmon_tick_monotonic_ns(now), a->gpu_c);
+	}
 }
 
 void popmon_fn_totals(uint64_t *calls, uint64_t *ticks)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "gpu.h"
+#include "gpu_counters.h"
 #include "popmon_internal.h"
 
 /* POPMON_VERSION, the version string written into measurement files, is
@@ -34,6 +35,8 @@ struct popmon_accounts {
 	 * of kernels, copies and memsets (A), in nanoseconds (not ticks). */
 	uint64_t gpu_k[POPMON_GPU_DEVICES];
 	uint64_t gpu_a[POPMON_GPU_DEVICES];
+	/* Device counters per device ordinal (gpu_counters.h), cumulative. */
+	uint64_t gpu_c[POPMON_GC_DEVICES][POPMON_GC_N];
 };
 
 /* Threads whose useful time regions track one by one (for the largest). */
@@ -226,6 +229,7 @@ struct popmon_region_rec {
 	int64_t prim_useful, prim_mpi, prim_parallel, prim_serial_useful, par_useful, thr_useful_max;
 	int64_t cycles, instructions; /* during useful time; 0 without counters */
 	int64_t gpu_k[POPMON_GPU_DEVICES], gpu_a[POPMON_GPU_DEVICES]; /* by device ordinal */
+	int64_t gpu_c[POPMON_GC_DEVICES][POPMON_GC_N];                 /* device counters, by ordinal */
 };
 #define POPMON_REC_FIELDS (sizeof(struct popmon_region_rec) / sizeof(int64_t))
 

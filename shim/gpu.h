@@ -177,6 +177,16 @@ int rocprofiler_set_api_table(const char *name, uint64_t lib_version, uint64_t l
 			      uint64_t num_tables);
 void popmon_gpu_rocm_probe(void);
 
+/* The CUPTI backend's device counters (gpu_cupti_pm.c): sampling starts
+ * on the device of a context created (ctx: CUPTI's context), decodes at
+ * flush (drain: 1) and on its own thread, and fills its part of the record
+ * at finish. popmon_cupti_pm_why says why when nothing was started. */
+void popmon_cupti_pm_context(const struct popmon_gpu_backend *b, void *ctx);
+void popmon_cupti_pm_flush(void);
+void popmon_cupti_pm_finish(struct popmon_gpu_proc *out);
+/* cuptiGetVersion's value (0 before CUPTI started). */
+unsigned popmon_cupti_version_of(void);
+
 /* Delivers the records CUPTI holds (cuptiActivityFlushAll(0)); call with no
  * GPU lock held (the region lock may be held: the buffer path never takes
  * it). No-op when GPU measurement is not active. */
@@ -205,7 +215,16 @@ struct popmon_gpu_proc {
 		char name[96];
 		int64_t used; /* records seen on it */
 		int64_t gaps, idle_ns, longest_ns;
+		/* Device counters (gpu_counters.h): 1 when this process sampled
+		 * the device; its SMs and the most warps an SM holds. */
+		int64_t sampled, sms, max_warps;
 	} dev[POPMON_GPU_DEVICES];
+	/* Device counters: the mode (0 off, 1 auto, 2 on), POPMON_GPU_* status,
+	 * why not (or why some devices not), the sampling period, the metric
+	 * read for each quantity ("" none), samples lost to overflow. */
+	int64_t ctr_mode, ctr_status, ctr_period_ns, ctr_overflows;
+	char ctr_reason[256];
+	char ctr_metrics[6][80];
 	struct {
 		int64_t count, bytes, time_ns;
 	} copies[POPMON_GPU_NCOPY];

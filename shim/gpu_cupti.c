@@ -266,8 +266,15 @@ static void gpu_callback(void *userdata, int domain, uint32_t cbid, const void *
 		memcpy(&site, (const uint8_t *)cbdata + POPMON_CBDATA_SITE, sizeof site);
 		popmon_gpu_api(popmon_tls, site, popmon_now());
 	} else if (domain == POPMON_CUPTI_CB_DOMAIN_RESOURCE) {
-		if (cbid == POPMON_CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
+		if (cbid == POPMON_CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
 			device_map();
+			void *ctx = NULL;
+			if (cbdata)
+				memcpy(&ctx, (const uint8_t *)cbdata + POPMON_RESDATA_CONTEXT, sizeof ctx);
+			gpu_self = 1;
+			popmon_cupti_pm_context(popmon_gpu_backend, ctx);
+			gpu_self = 0;
+		}
 		else if (cbid == POPMON_CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
 			popmon_gpu_flush(); /* the last safe point at exit */
 	}
@@ -380,6 +387,10 @@ static int load_driver(void)
 	if (!real.device_uuid)
 		RESOLVE(h, device_uuid, "cuDeviceGetUuid");
 	RESOLVE(h, device_name, "cuDeviceGetName");
+	RESOLVE(h, pm.ctx_push, "cuCtxPushCurrent_v2");
+	RESOLVE(h, pm.ctx_pop, "cuCtxPopCurrent_v2");
+	RESOLVE(h, pm.ctx_device, "cuCtxGetDevice");
+	RESOLVE(h, pm.device_attribute, "cuDeviceGetAttribute");
 	return 0;
 }
 
@@ -406,6 +417,26 @@ static int load_cupti(const char *path)
 	RESOLVE(h, get_timestamp, "cuptiGetTimestamp");
 	RESOLVE(h, flush_period, "cuptiActivityFlushPeriod");
 	RESOLVE(h, set_attribute, "cuptiActivitySetAttribute");
+	RESOLVE(h, pm.profiler_initialize, "cuptiProfilerInitialize");
+	RESOLVE(h, pm.chip_name, "cuptiDeviceGetChipName");
+	RESOLVE(h, pm.availability, "cuptiPmSamplingGetCounterAvailability");
+	RESOLVE(h, pm.host_initialize, "cuptiProfilerHostInitialize");
+	RESOLVE(h, pm.host_deinitialize, "cuptiProfilerHostDeinitialize");
+	RESOLVE(h, pm.host_add_metrics, "cuptiProfilerHostConfigAddMetrics");
+	RESOLVE(h, pm.host_image_size, "cuptiProfilerHostGetConfigImageSize");
+	RESOLVE(h, pm.host_image, "cuptiProfilerHostGetConfigImage");
+	RESOLVE(h, pm.host_passes, "cuptiProfilerHostGetNumOfPasses");
+	RESOLVE(h, pm.host_evaluate, "cuptiProfilerHostEvaluateToGpuValues");
+	RESOLVE(h, pm.enable, "cuptiPmSamplingEnable");
+	RESOLVE(h, pm.disable, "cuptiPmSamplingDisable");
+	RESOLVE(h, pm.set_config, "cuptiPmSamplingSetConfig");
+	RESOLVE(h, pm.start, "cuptiPmSamplingStart");
+	RESOLVE(h, pm.stop, "cuptiPmSamplingStop");
+	RESOLVE(h, pm.decode, "cuptiPmSamplingDecodeData");
+	RESOLVE(h, pm.data_size, "cuptiPmSamplingGetCounterDataSize");
+	RESOLVE(h, pm.data_init, "cuptiPmSamplingCounterDataImageInitialize");
+	RESOLVE(h, pm.data_info, "cuptiPmSamplingGetCounterDataInfo");
+	RESOLVE(h, pm.sample_info, "cuptiPmSamplingCounterDataGetSampleInfo");
 	if (!real.get_version || !real.subscribe || !real.enable_domain || !real.register_callbacks ||
 	    !real.activity_enable || !real.flush_all || !real.get_next_record) {
 		dlclose(h);
@@ -659,7 +690,13 @@ static void cupti_flush(void)
 {
 	gpu_self = 1;
 	popmon_gpu_backend->flush_all(0);
+	popmon_cupti_pm_flush();
 	gpu_self = 0;
+}
+
+unsigned popmon_cupti_version_of(void)
+{
+	return cupti_version;
 }
 
 /* ------------------------------------------------------------------ finish */
@@ -711,6 +748,7 @@ static void cupti_measured(struct popmon_gpu_proc *out)
 	out->rejected = (int64_t)rejected;
 	out->calibrated = calibrated;
 	pthread_mutex_unlock(&popmon_gpu_lock);
+	popmon_cupti_pm_finish(out);
 	if (gone)
 		say_lost(gone);
 }

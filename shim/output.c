@@ -229,6 +229,77 @@ static int cmp_kernel_time(const void *x, const void *y)
 	return cmp_kernel_key(x, y);
 }
 
+/* The process that sampled run-wide device j's counters (the first), with
+ * the device's ordinal in it; *out NULL when none did. */
+static int gpu_sampler(const struct popmon_run *run, const struct gpu_map *m, int j,
+		       const struct popmon_gpu_proc **out)
+{
+	*out = NULL;
+	for (int p = 0; m->idx && p < run->nprocs; p++)
+		for (int d = 0; d < POPMON_GC_DEVICES; d++)
+			if (m->idx[p * POPMON_GPU_DEVICES + d] == j && run->gpu[p].dev[d].sampled) {
+				*out = &run->gpu[p];
+				return d;
+			}
+	return 0;
+}
+
+/* The "counters" object inside "gpu" (device counters): the mode, whether
+ * any device was sampled, how, and why not (when a measured device was
+ * not sampled). */
+static void write_gpu_counters(FILE *f, const struct popmon_run *run, const struct gpu_map *m)
+{
+	const struct popmon_gpu_proc *first = NULL, *why = NULL;
+	int64_t overflows = 0, mode = run->gpu[0].ctr_mode;
+	for (int p = 0; p < run->ngpu; p++) {
+		const struct popmon_gpu_proc *g = &run->gpu[p];
+		overflows += g->ctr_overflows;
+		if (g->ctr_status == POPMON_GPU_MEASURED && !first)
+			first = g;
+	}
+	/* A reason matters when a device of the run has no sampler. */
+	for (int j = 0; j < m->n && !why; j++) {
+		const struct popmon_gpu_proc *sp;
+		gpu_sampler(run, m, j, &sp);
+		if (sp)
+			continue;
+		for (int p = 0; p < run->ngpu && !why; p++)
+			for (int d = 0; d < POPMON_GPU_DEVICES && !why; d++)
+				if (m->idx && m->idx[p * POPMON_GPU_DEVICES + d] == j && run->gpu[p].ctr_reason[0])
+					why = &run->gpu[p];
+	}
+	if (!first && !why)
+		for (int p = 0; p < run->ngpu && !why; p++)
+			if (run->gpu[p].ctr_reason[0])
+				why = &run->gpu[p];
+	fputs(", \"counters\": {\"mode\": ", f);
+	json_str(f, popmon_gpu_mode_names[mode >= 0 && mode <= 2 ? mode : 1]);
+	fprintf(f, ", \"available\": %s", first ? "true" : "false");
+	if (first) {
+		fprintf(f, ", \"method\": \"cupti-pm-sampling\", \"period_ns\": %lld, \"metrics\": {",
+			(long long)first->ctr_period_ns);
+		int any = 0;
+		for (int q = 0; q < POPMON_GC_NQ; q++) {
+			if (!first->ctr_metrics[q][0])
+				continue;
+			fprintf(f, "%s\"%s\": ", any ? ", " : "", popmon_gc_keys[q]);
+			json_str(f, first->ctr_metrics[q]);
+			any = 1;
+		}
+		fprintf(f, "}, \"overflows\": %lld", (long long)overflows);
+	}
+	if (why || !first) {
+		fputs(", \"reason\": ", f);
+		if (why)
+			json_str(f, why->ctr_reason);
+		else if (mode == 0)
+			json_str(f, "GPU counters were turned off (--gpu-counters off)");
+		else
+			json_str(f, "the GPU backend does not read device counters");
+	}
+	fputs("}", f);
+}
+
 /* The top-level GPU keys: "gpu", then (with devices) "gpu_devices",
  * "gpu_kernels", "gpu_copies" and "gpu_idle". */
 static void write_gpu(FILE *f, const struct popmon_run *run, const struct gpu_map *m)
@@ -272,6 +343,8 @@ static void write_gpu(FILE *f, const struct popmon_run *run, const struct gpu_ma
 		fputs(", \"reason\": ", f);
 		json_str(f, why ? why->reason : run->gpu[0].reason);
 	}
+	if (measured > 0)
+		write_gpu_counters(f, run, m);
 	fputs("}", f);
 	if (!m->n)
 		return;
@@ -285,6 +358,11 @@ static void write_gpu(FILE *f, const struct popmon_run *run, const struct gpu_ma
 			json_str(f, run->gpu[q].dev[e].name);
 		}
 		fprintf(f, ", \"vendor\": \"%s\"", run->gpu[q].vendor == POPMON_GPU_VENDOR_AMD ? "amd" : "nvidia");
+		const struct popmon_gpu_proc *sp = NULL;
+		int so = gpu_sampler(run, m, j, &sp);
+		if (sp)
+			fprintf(f, ", \"counters\": true, \"sms\": %lld, \"max_warps_per_sm\": %lld",
+				(long long)sp->dev[so].sms, (long long)sp->dev[so].max_warps);
 		fputs("}", f);
 	}
 	fputs("\n  ]", f);
@@ -583,8 +661,22 @@ static void write_json(FILE *f, const struct popmon_run *run)
 				/* K is inside A; the bounded windows may round A
 				 * below K by a little: never write active < useful. */
 				int64_t k = x->gpu_k[d], a = x->gpu_a[d] > k ? x->gpu_a[d] : k;
-				fprintf(f, "%s{\"device\": %d, \"useful_ns\": %lld, \"active_ns\": %lld}",
+				fprintf(f, "%s{\"device\": %d, \"useful_ns\": %lld, \"active_ns\": %lld",
 					firstdev ? ", \"gpu_devices\": [" : ", ", dev, (long long)k, (long long)a);
+				const struct popmon_gpu_proc *g = &run->gpu[p];
+				if (d < POPMON_GC_DEVICES && g->dev[d].sampled) {
+					fputs(", \"counters\": {", f);
+					int firstq = 1;
+					for (int q = 0; q < POPMON_GC_N; q++) {
+						if (q < POPMON_GC_NQ && !g->ctr_metrics[q][0])
+							continue; /* not read on this GPU: absent, never 0 */
+						fprintf(f, "%s\"%s\": %lld", firstq ? "" : ", ", popmon_gc_keys[q],
+							(long long)x->gpu_c[d][q]);
+						firstq = 0;
+					}
+					fputs("}", f);
+				}
+				fputs("}", f);
 				firstdev = 0;
 			}
 			if (!firstdev)
@@ -925,6 +1017,9 @@ const char *popmon_region_rec(int idx, int cpus, struct popmon_region_rec *rec)
 		rec->gpu_k[d] = (int64_t)a.gpu_k[d];
 		rec->gpu_a[d] = (int64_t)a.gpu_a[d];
 	}
+	for (int d = 0; d < POPMON_GC_DEVICES; d++)
+		for (int q = 0; q < POPMON_GC_N; q++)
+			rec->gpu_c[d][q] = (int64_t)a.gpu_c[d][q];
 	return name;
 }
 

@@ -318,6 +318,9 @@ static void accumulate(struct popmon_accounts *tot, const struct popmon_accounts
 		tot->gpu_k[d] += b->gpu_k[d] >= a->gpu_k[d] ? b->gpu_k[d] - a->gpu_k[d] : 0;
 		tot->gpu_a[d] += b->gpu_a[d] >= a->gpu_a[d] ? b->gpu_a[d] - a->gpu_a[d] : 0;
 	}
+	for (int d = 0; d < POPMON_GC_DEVICES; d++)
+		for (int q = 0; q < POPMON_GC_N; q++)
+			tot->gpu_c[d][q] += b->gpu_c[d][q] >= a->gpu_c[d][q] ? b->gpu_c[d][q] - a->gpu_c[d][q] : 0;
 }
 
 /* Adds the per-thread useful time since the region's start (thr_now must
@@ -495,6 +498,7 @@ static void accounts_ns(const struct popmon_accounts *a, struct popmon_accounts 
 		ns->ctr[c] = a->ctr[c]; /* counts, not ticks */
 	memcpy(ns->gpu_k, a->gpu_k, sizeof ns->gpu_k); /* already nanoseconds */
 	memcpy(ns->gpu_a, a->gpu_a, sizeof ns->gpu_a);
+	memcpy(ns->gpu_c, a->gpu_c, sizeof ns->gpu_c); /* counts and ns */
 }
 
 int popmon_region_get(int i, const char **name, uint64_t *visits, uint64_t *elapsed_ns,

@@ -666,7 +666,8 @@ func TestGPUFakeUnavailable(t *testing.T) {
 	}
 }
 
-// TestGPUProgramParses: the real CUDA program cannot be built here (no
+// TestGPUProgramParses: the real CUDA programs (gpu_pop.cu, gpu_counters.cu)
+// cannot be built here (no
 // CUDA), but clang parses it, host and device side, against the
 // declarations in examples/gpu/fake/syntax, with each MPI's headers.
 func TestGPUProgramParses(t *testing.T) {
@@ -691,9 +692,11 @@ func TestGPUProgramParses(t *testing.T) {
 					args = append(args, f)
 				}
 			}
-			args = append(args, filepath.Join(repoRoot, "examples", "gpu", "gpu_pop.cu"))
-			if out, err := exec.Command("clang++", args...).CombinedOutput(); err != nil {
-				t.Errorf("clang++ %s: %v\n%s", strings.Join(args, " "), err, out)
+			for _, prog := range []string{"gpu_pop.cu", "gpu_counters.cu"} {
+				a := append(args[:len(args):len(args)], filepath.Join(repoRoot, "examples", "gpu", prog))
+				if out, err := exec.Command("clang++", a...).CombinedOutput(); err != nil {
+					t.Errorf("clang++ %s: %v\n%s", strings.Join(a, " "), err, out)
+				}
 			}
 		})
 	}
@@ -762,6 +765,29 @@ func TestGPUValidateScript(t *testing.T) {
 			}
 		}
 	}
+	// Nsight Compute's CSV (ncu 2025: progress lines, then one row per
+	// kernel and metric, numbers with thousands separators) into scenario
+	// C's expected values.
+	ncu := filepath.Join(dir, "ncu.csv")
+	rows := "==PROF== Connected to process 4242 (gpu_counters)\n" +
+		`"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"` + "\n"
+	for id, k := range []struct {
+		name            string
+		inst, rd, wr, w string
+	}{{"instr_kernel", "1,208,221,696", "1,024", "0", "49.5"}, {"copy_kernel", "12,058,624", "536,870,912", "536,870,912", "48.0"},
+		{"occ_kernel", "302,055,424", "0", "0", "91.2"}, {"occ_kernel", "302,055,424", "0", "0", "24.9"}} {
+		for _, m := range [][2]string{{"sm__inst_executed.sum", k.inst}, {"dram__bytes_read.sum", k.rd},
+			{"dram__bytes_write.sum", k.wr}, {"sm__warps_active.avg.pct_of_peak_sustained_active", k.w}} {
+			rows += fmt.Sprintf(`"%d","4242","gpu_counters","host","%s","1","13","(256, 1, 1)","(528, 1, 1)","0","9.0","Command line profiler metrics","%s","","%s"`+"\n", id, k.name, m[0], m[1])
+		}
+	}
+	os.WriteFile(ncu, []byte(rows), 0o644)
+	if out, code := run(nil, "--ncu-expect", ncu, "10"); code != 0 || out != "expect instr gpu_instructions 12082216960 241644339\n"+
+		"expect dram gpu_instructions 120586240 2411725\nexpect dram gpu_dram_bytes 10737418240 214748365\n"+
+		"expect occ_full gpu_instructions 3020554240 60411085\nexpect occ_full gpu_achieved_occupancy 0.9120 0.05\n"+
+		"expect occ_quarter gpu_instructions 3020554240 60411085\nexpect occ_quarter gpu_achieved_occupancy 0.2490 0.05\n" {
+		t.Errorf("--ncu-expect: exit %d\n%s", code, out)
+	}
 	impl := impls(t)[0]
 	needGPUMeasurement(t)
 	// V9 with 10⁵ launches here (TestGPUStorm runs 10⁶).
@@ -773,6 +799,9 @@ func TestGPUValidateScript(t *testing.T) {
 	if n, want := len(regexp.MustCompile(`(?m)^V.*  PASS$`).FindAllString(out, -1)), 10*(5+2*3+1+1)+2*6; n != want {
 		t.Errorf("%d values PASS, want %d (10 per run of V1-V8 and V10, 13 runs; 6 per V9 run, 2 runs)\n%s", n, want, out)
 	}
+	if n, want := len(regexp.MustCompile(`(?m)^C .*  PASS$`).FindAllString(out, -1)), 4*4; n != want {
+		t.Errorf("%d values of scenario C PASS, want %d (4 per region: instructions, DRAM bytes, occupancy, SM frequency)\n%s", n, want, out)
+	}
 	checkOverheadTable(t, out, false)
 	for _, want := range []string{"V6-2gpus     gpu_load_balance                  0.750", "V6-shared    gpu_load_balance                  1.000",
 		"V6-distinct  gpu_load_balance                  0.750", "V8           gpu_load_balance                  0.750",
@@ -781,7 +810,9 @@ func TestGPUValidateScript(t *testing.T) {
 		"V9-1thread   useful_ratio:storm_kernel      1.000000 ± 1e-06   1.000000  PASS",
 		"V10          gpu_parallel_efficiency           0.625 ± 0.02 ",
 		"(PyTorch rows: not on the fake stack)", "thresholds not judged on the fake stack",
-		"gpu-validate: all 16 runs PASS"} {
+		"C            instr/gpu_instructions", "C            occ_quarter/gpu_achieved_occupancy    0.250 ± 0.03       0.250  PASS",
+		"C            dram/gpu_dram_bytes", "C            long-kernel loop:",
+		"gpu-validate: all 17 runs PASS"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -919,6 +950,7 @@ func checkOverheadTable(t *testing.T, out string, judged bool) {
 		`(?m)^  uninstrumented` + num + `-$`,
 		`(?m)^  popmon --gpu off` + num + `-$`,
 		`(?m)^  popmon --gpu on` + num + `0$`,
+		`(?m)^  popmon --gpu on --gpu-counters off` + num + `0$`,
 		`(?m)^  CUPTI records only \(floor\)` + num + `0$`,
 		`(?m)^  popmon --gpu on: [-+][0-9.]+ ns per call over uninstrumented; [-+][0-9.]+ µs per launch and [-+][0-9.]+ µs per loop launch over the floor$`,
 	}

@@ -50,3 +50,17 @@ func gpuEnv(mode, lib string, set map[string]string, getenv func(string) string)
 	set["CUDA_INJECTION64_PATH"] = lib
 	return nil
 }
+
+// gpuCountersEnv sets POPMON_GPU_COUNTERS for a --gpu-counters value:
+// whether the GPUs' performance counters are sampled (device
+// computational metrics; off costs nothing).
+func gpuCountersEnv(mode string, set map[string]string) error {
+	switch mode {
+	case "":
+		return nil
+	case gpuAuto, gpuOn, gpuOff:
+		set["POPMON_GPU_COUNTERS"] = mode
+		return nil
+	}
+	return fault.Usagef("unknown --gpu-counters mode %q: use auto, on or off", mode)
+}

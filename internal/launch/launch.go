@@ -28,15 +28,18 @@ import (
 // launch (their flags: --mpicc, --no-mpi, --openmp, --counters, --gpu,
 // --git-*, --max-process-records).
 type Options struct {
-	MPICC     string
-	NoMPI     bool
-	OpenMP    string
-	Counters  string
-	GPU       string
-	GitCommit string
-	GitBranch string
-	GitTime   string
-	Records   string
+	MPICC    string
+	NoMPI    bool
+	OpenMP   string
+	Counters string
+	GPU      string
+	// GPUCounters is --gpu-counters: auto, on, off ("" leaves the
+	// library's default: $POPMON_GPU_COUNTERS, else auto).
+	GPUCounters string
+	GitCommit   string
+	GitBranch   string
+	GitTime     string
+	Records     string
 }
 
 // gitEnv returns the POPMON_GIT_* variables through which the library
@@ -108,6 +111,9 @@ func (m *Options) Environment(built *shimbuild.Library, scan *binscan.Result, se
 		return nil, "", err
 	}
 	if err := gpuEnv(m.GPU, lib, set, os.Getenv); err != nil {
+		return nil, "", err
+	}
+	if err := gpuCountersEnv(m.GPUCounters, set); err != nil {
 		return nil, "", err
 	}
 	for k, v := range m.gitEnv(os.Getenv) {

@@ -212,7 +212,71 @@ func textGPUDevices(m *measure.Measurement) string {
 	if g.RejectedRecords > 0 {
 		line += fmt.Sprintf(" · %s rejected as implausible", plural(int(min(g.RejectedRecords, 1<<31)), "activity record", ""))
 	}
+	if c := textGPUCounters(g.Counters); c != "" {
+		line += " · " + c
+	}
 	return line
+}
+
+// textGPUCounters describes the device counters for the GPU line: how
+// they were sampled, or why there are no device computational metrics;
+// "" for files without the "counters" object.
+func textGPUCounters(c *measure.GPUCounters) string {
+	switch {
+	case c == nil:
+		return ""
+	case !c.Available:
+		return "no device computational metrics: " + orDefault(c.Reason, "device counters were not sampled")
+	}
+	line := "device counters sampled every " + units.Duration(c.PeriodNS)
+	if c.Method == measure.GPUCountersMethodPMSampling {
+		line += " (CUPTI PM sampling)"
+	}
+	if c.Overflows > 0 {
+		line += fmt.Sprintf(", %s lost: device counters are lower bounds", plural(int(min(c.Overflows, 1<<31)), "sample buffer", ""))
+	}
+	if c.Reason != "" {
+		line += "; some devices not sampled: " + c.Reason
+	}
+	return line
+}
+
+// isDeviceComputational reports whether x is a device computational metric.
+func isDeviceComputational(x pop.Metric) bool {
+	switch x.ID {
+	case pop.IDGPUIPC, pop.IDGPUSMFrequencyGHz, pop.IDGPUSMUtilization, pop.IDGPUAchievedOccupancy,
+		pop.IDGPUInstructions, pop.IDGPUDRAMBytes, pop.IDGPUDRAMBandwidthGBs:
+		return x.Depth == 0
+	}
+	return false
+}
+
+// deviceComputationalLabels are the labels of the device computational
+// metrics in the text report, in the style of the host's.
+var deviceComputationalLabels = map[string]string{
+	pop.IDGPUIPC:               "Average device IPC",
+	pop.IDGPUSMFrequencyGHz:    "Average SM frequency",
+	pop.IDGPUSMUtilization:     "SM utilization",
+	pop.IDGPUAchievedOccupancy: "Achieved occupancy",
+	pop.IDGPUInstructions:      "Number of warp instructions",
+	pop.IDGPUDRAMBandwidthGBs:  "DRAM bandwidth (GB/s)",
+}
+
+// textDeviceComputational writes the device's computational metrics under
+// its block.
+func textDeviceComputational(b *bufio.Writer, xs []pop.Metric) {
+	printed := false
+	for _, x := range xs {
+		label := deviceComputationalLabels[x.ID]
+		if label == "" {
+			continue
+		}
+		if !printed {
+			b.WriteString("Device computational metrics\n")
+			printed = true
+		}
+		textMetric(b, 1, label, x)
+	}
 }
 
 // gpuLibrary describes the vendor library of the "gpu" object and its

@@ -200,7 +200,7 @@ func textRegion(b *bufio.Writer, r *pop.RegionReport, device string) {
 		}
 		return
 	}
-	var computational, devices []pop.Metric
+	var computational, devices, devComp []pop.Metric
 	if hasDev {
 		b.WriteString("### Host\n") // TALP's blocks for runs with GPUs
 	}
@@ -212,10 +212,14 @@ func textRegion(b *bufio.Writer, r *pop.RegionReport, device string) {
 		case isDevice(x):
 			devices = append(devices, x)
 			continue
+		case isDeviceComputational(x):
+			devComp = append(devComp, x)
+			continue
 		}
 		textMetric(b, x.Depth, x.Name, x)
 	}
 	textDevice(b, device, devices)
+	textDeviceComputational(b, devComp)
 	textComputational(b, computational)
 }
 

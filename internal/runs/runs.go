@@ -128,6 +128,9 @@ type Region struct {
 	Instructions, Cycles float64
 	// HasCounters says the region has hardware counter data.
 	HasCounters bool
+	// Device are the region's device computation inputs (nil without GPU
+	// devices, or refused).
+	Device *pop.DeviceWork
 	// Metrics are the region's metrics by id (POP-METRICS.md §9); absent
 	// metrics are absent.
 	Metrics map[string]float64
@@ -271,7 +274,12 @@ func loadMeasurement(path string, m *measure.Measurement, model pop.Model) (*Run
 			Metrics: map[string]float64{},
 		}
 		reg.HasCounters = res.HardwareCounters && g.Totals.Cycles > 0
+		if g.DeviceWork.Devices > 0 {
+			w := g.DeviceWork
+			reg.Device = &w
+		}
 		if g.Refused != "" {
+			reg.Device = nil
 			reg.Refused = g.Refused
 			reg.UsefulNS, reg.MPINS, reg.Instructions, reg.Cycles, reg.HasCounters = 0, 0, 0, 0, false
 		}

@@ -69,7 +69,7 @@ func ScalingInput(runs []*Run, model pop.Model, mode pop.ScalingMode, reference 
 				ID: id, Label: r.Label, Source: r.Source, CPUs: g.CPUs, Time: r.Timestamp,
 				ElapsedNS: g.ElapsedNS, UsefulNS: float64(g.UsefulNS),
 				Instructions: g.Instructions, Cycles: g.Cycles, HasCounters: g.HasCounters,
-				Metrics: g.Metrics, Refused: g.Refused,
+				Device: g.Device, Metrics: g.Metrics, Refused: g.Refused,
 			})
 			trees = append(trees, g.Tree)
 		}

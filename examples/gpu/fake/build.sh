@@ -10,6 +10,7 @@
 # and, when MPICC is given, the fake-CUDA MPI validation program
 #   gpu_pop                        (fake_pop.c: the scenarios of ../scenarios.h)
 #   gpu_calls                      (calls.c: which CUDA calls libpopmon times)
+#   gpu_counters                   (fake_counters.c: ../devcounters.h, device counters)
 # Everything finds libcuda.so.1 through an rpath to OUTDIR.
 set -eu
 
@@ -40,6 +41,8 @@ run "$CC" $CFLAGS -DSMOKE_MAIN -o "$out/smoke" "$here/smoke.c" \
 if [ $# -eq 2 ]; then
 	run "$2" $CFLAGS -I"$shim" -I"$here" -I"$here/.." -I"$here/../.." -o "$out/gpu_pop" "$here/fake_pop.c" \
 		-L"$out" -Wl,-rpath,"$out" -lcuda -lm
+	run "$2" $CFLAGS -I"$shim" -I"$here" -I"$here/.." -o "$out/gpu_counters" "$here/fake_counters.c" \
+		-L"$out" -Wl,-rpath,"$out" -lcuda
 	run "$2" $CFLAGS -I"$shim" -I"$here" -o "$out/gpu_calls" "$here/calls.c" \
 		-L"$out" -Wl,-rpath,"$out" -lcuda -lpthread
 fi

@@ -257,6 +257,59 @@ int cuCtxGetDevice(int *device)
 	return has ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 
+/* The context stack of the calling thread (cuCtxPushCurrent/PopCurrent):
+ * a pushed context makes its device current for cuCtxGetDevice. */
+static __thread int pushed = -1, saved_current;
+
+int cuCtxPushCurrent_v2(void *ctx)
+{
+	int rc = query(ctx != NULL, NO_DEVICE);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	pthread_mutex_lock(&mu);
+	int d = (int)((struct device *)ctx - devices);
+	if (d < 0 || d >= ndevices) {
+		pthread_mutex_unlock(&mu);
+		return CUDA_ERROR_INVALID_CONTEXT;
+	}
+	saved_current = current;
+	pushed = d;
+	current = d;
+	pthread_mutex_unlock(&mu);
+	return CUDA_SUCCESS;
+}
+
+int cuCtxPopCurrent_v2(void **ctx)
+{
+	pthread_mutex_lock(&mu);
+	if (pushed < 0) {
+		pthread_mutex_unlock(&mu);
+		return CUDA_ERROR_INVALID_CONTEXT;
+	}
+	if (ctx)
+		*ctx = &devices[pushed];
+	current = saved_current;
+	pushed = -1;
+	pthread_mutex_unlock(&mu);
+	return CUDA_SUCCESS;
+}
+
+/* CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT (16) and
+ * MAX_THREADS_PER_MULTIPROCESSOR (39); others are not simulated. */
+int cuDeviceGetAttribute(int *value, int attr, int device)
+{
+	int rc = query(value != NULL, device);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if (attr == 16)
+		*value = fakecuda_sms();
+	else if (attr == 39)
+		*value = FAKECUDA_MAX_WARPS * 32;
+	else
+		return 1; /* CUDA_ERROR_INVALID_VALUE */
+	return CUDA_SUCCESS;
+}
+
 /* ---- the runtime ------------------------------------------------------ */
 
 struct call {
@@ -386,14 +439,37 @@ static const char *intern(const char *name)
 	return r ? r : "fake_kernel";
 }
 
+int fakecuda_sms(void)
+{
+	return (int)env_long("FAKECUDA_SMS", 132, 1, 100000);
+}
+
+double fakecuda_sm_mhz(void)
+{
+	return (double)env_long("FAKECUDA_SM_MHZ", 1755, 1, 100000);
+}
+
+/* The counters of a kernel of ms without designed ones: every SM active,
+ * occupancy 0.5, one warp instruction per active SM cycle, no DRAM. */
+static struct fakecuda_counters default_counters(double ms)
+{
+	struct fakecuda_counters c = { ms * 1e3 * fakecuda_sm_mhz() * fakecuda_sms(), 1.0, 0.5, 0, 0 };
+	return c;
+}
+
 int fakecuda_launch(const char *name, double ms, int stream)
+{
+	return fakecuda_launch_counted(name, ms, stream, NULL);
+}
+
+int fakecuda_launch_counted(const char *name, double ms, int stream, const struct fakecuda_counters *k)
 {
 	if (bad_stream(stream) || !(ms >= 0))
 		return -1;
 	struct call c = { RT_LAUNCH, DRV_LAUNCH, 0, "cudaLaunchKernel", "cuLaunchKernel", NULL };
 	call_begin(&c);
 	struct fakecuda_activity a = { .what = FAKECUDA_ACT_KERNEL, .name = intern(name),
-				       .correlation = c.correlation };
+				       .correlation = c.correlation, .counters = k ? *k : default_counters(ms) };
 	enqueue(&a, ms, stream);
 	call_end(&c);
 	return 0;
@@ -517,7 +593,7 @@ int fakecuda_drv_launch(const char *name, double ms, int stream)
 	struct call c = { 0, DRV_LAUNCH, 0, NULL, "cuLaunchKernel", NULL };
 	drv_begin(&c);
 	struct fakecuda_activity a = { .what = FAKECUDA_ACT_KERNEL, .name = intern(name),
-				       .correlation = c.correlation };
+				       .correlation = c.correlation, .counters = default_counters(ms) };
 	enqueue(&a, ms, stream);
 	drv_end(&c);
 	return 0;

@@ -65,6 +65,27 @@ int fakecuda_memcpy(size_t bytes, double ms, int kind, int async, int stream, in
 /** A memset of `bytes` that takes `ms` on `stream` (cudaMemsetAsync). */
 int fakecuda_memset(size_t bytes, double ms, int stream);
 
+/** What a kernel does to the device's performance counters (the fake's
+ *  PM sampling reads them, in proportion of time, from the samples its
+ *  run overlaps): warp instructions executed in all, the fraction of the
+ *  SMs it keeps active, its achieved occupancy (warps active per active SM
+ *  cycle over the most an SM holds) and the DRAM bytes it reads and
+ *  writes. fakecuda_launch's kernels keep every SM active at occupancy
+ *  0.5 and execute one warp instruction per active SM cycle, no DRAM. */
+struct fakecuda_counters {
+	double instructions, sm_fraction, occupancy, dram_read, dram_write;
+};
+
+/** fakecuda_launch with designed counters (c NULL: the defaults). */
+int fakecuda_launch_counted(const char *name, double ms, int stream, const struct fakecuda_counters *c);
+
+/** The simulated device's SMs (FAKECUDA_SMS, default 132), SM clock in
+ *  MHz (FAKECUDA_SM_MHZ, default 1755) and the most warps an SM holds
+ *  (64: 2048 threads). */
+int fakecuda_sms(void);
+double fakecuda_sm_mhz(void);
+#define FAKECUDA_MAX_WARPS 64
+
 /** A cheap runtime call that does no device work (cudaGetDevice). */
 int fakecuda_get_device(int *ordinal);
 
@@ -84,6 +105,7 @@ struct fakecuda_activity {
 	uint32_t device, src_device, context_id, stream, correlation;
 	uint64_t bytes;
 	const char *name; /* kernels: valid for the life of the process */
+	struct fakecuda_counters counters; /* kernels: what they count */
 };
 enum { FAKECUDA_ACT_KERNEL = 1, FAKECUDA_ACT_MEMCPY, FAKECUDA_ACT_MEMSET };
 

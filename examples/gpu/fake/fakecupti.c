@@ -36,6 +36,26 @@
  *                               initialised; 35, insufficient privileges)
  *   FAKECUPTI_NO_TIMESTAMP_CALLBACK=1  the timestamp callback is refused
  *                               (27, not supported): records stay REALTIME
+ *
+ * PM sampling (device counters, CUPTI >= 12.6; the second half of this
+ * file): the profiler host API and cuptiPmSampling*, with CUPTI's parameter
+ * structs (size first, a reserved pointer second). Samples cover the
+ * configured period of the device's time; each one's values follow from
+ * the kernels the process ran in it (struct fakecuda_counters, in
+ * proportion of each kernel's time inside the sample) and from the
+ * simulated device (fakecuda_sms, fakecuda_sm_mhz); their timestamps are
+ * CLOCK_REALTIME ns, as the GPU's global timer is. Environment:
+ *   FAKECUPTI_PM_METRICS   the metrics the chip knows (comma-separated;
+ *                          default: sm__inst_executed.sum,
+ *                          sm__cycles_active.sum, sm__cycles_elapsed.sum,
+ *                          sm__warps_active.sum, dram__bytes_read.sum,
+ *                          dram__bytes_write.sum); "none": no PM sampling
+ *                          entry points work (CUPTI older than 12.6)
+ *   FAKECUPTI_PM_ENABLE_RESULT  cuptiPmSamplingEnable fails with this code
+ *                          (35 insufficient privileges, 43 MIG, ...)
+ *   FAKECUPTI_PM_MAX_ONE_PASS   metrics one pass reads (default 6)
+ *   FAKECUPTI_PM_SYSCLK_ONLY=1  the time trigger is refused (Turing, GA100)
+ *   FAKECUPTI_PM_CLOCK_SKEW_S   seconds added to every sample's timestamps
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -607,6 +627,8 @@ static int take_buffer(struct slot *sl)
 	return 1;
 }
 
+static void pm_log_kernel(const struct fakecuda_activity *a);
+
 static void on_activity(const struct fakecuda_activity *a)
 {
 	uint32_t kind = 0;
@@ -626,6 +648,8 @@ static void on_activity(const struct fakecuda_activity *a)
 		kind = atomic_load(&enabled_kind[K_MEMSET]) ? K_MEMSET : 0;
 		break;
 	}
+	if (a->what == FAKECUDA_ACT_KERNEL)
+		pm_log_kernel(a);
 	if (!kind)
 		return;
 	struct slot *sl = my_buffer();
@@ -667,4 +691,510 @@ __attribute__((constructor)) static void attach(void)
 __attribute__((destructor)) static void detach(void)
 {
 	fakecuda_attach_tool(NULL);
+}
+
+/* ====================================================================== PM sampling */
+
+enum { CUPTI_ERROR_INVALID_OPERATION = 7, CUPTI_ERROR_INVALID_METRIC_NAME = 17 };
+enum { PM_MAX_METRICS = 16, PM_LOG = 1 << 16, PM_DEVICES = 16 };
+
+/* The metrics the fake chip knows, each with what it counts. */
+enum { Q_INST, Q_ACTIVE, Q_ELAPSED, Q_WARPS, Q_DRAM_RD, Q_DRAM_WR, Q_N };
+static const struct {
+	const char *name;
+	int q;
+} pm_known[] = {
+	{"sm__inst_executed.sum", Q_INST},           {"sm__inst_executed_realtime.sum", Q_INST},
+	{"sm__cycles_active.sum", Q_ACTIVE},         {"sm__cycles_elapsed.sum", Q_ELAPSED},
+	{"sm__warps_active.sum", Q_WARPS},           {"sm__warps_active_realtime.sum", Q_WARPS},
+	{"dram__bytes_read.sum", Q_DRAM_RD},         {"dram__bytes_write.sum", Q_DRAM_WR},
+};
+static const char *pm_default = "sm__inst_executed.sum,sm__cycles_active.sum,sm__cycles_elapsed.sum,"
+				"sm__warps_active.sum,dram__bytes_read.sum,dram__bytes_write.sum";
+
+static int pm_quantity(const char *name)
+{
+	const char *list = env("FAKECUPTI_PM_METRICS");
+	if (!list)
+		list = pm_default;
+	size_t n = strlen(name);
+	for (const char *p = list; *p;) {
+		const char *c = strchr(p, ',');
+		size_t l = c ? (size_t)(c - p) : strlen(p);
+		if (l == n && strncmp(p, name, n) == 0) {
+			for (size_t i = 0; i < sizeof pm_known / sizeof pm_known[0]; i++)
+				if (strcmp(pm_known[i].name, name) == 0)
+					return pm_known[i].q;
+			return -1;
+		}
+		p += l + (c ? 1 : 0);
+	}
+	return -1;
+}
+
+static int pm_absent(void)
+{
+	const char *m = env("FAKECUPTI_PM_METRICS");
+	return m && strcmp(m, "none") == 0;
+}
+
+/* The kernels the process ran, per device, for the samples. */
+struct pm_kernel {
+	uint64_t s, e;
+	struct fakecuda_counters c;
+};
+static pthread_mutex_t pm_mu = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int pm_on;
+static struct pm_kernel *pm_log[PM_DEVICES];
+static uint64_t pm_head[PM_DEVICES], pm_tail[PM_DEVICES];
+
+static void pm_log_kernel(const struct fakecuda_activity *a)
+{
+	if (!atomic_load(&pm_on) || a->device >= PM_DEVICES)
+		return;
+	pthread_mutex_lock(&pm_mu);
+	uint32_t d = a->device;
+	if (pm_log[d]) {
+		if (pm_tail[d] - pm_head[d] == PM_LOG)
+			pm_head[d]++; /* the oldest is long sampled */
+		struct pm_kernel *k = &pm_log[d][pm_tail[d]++ % PM_LOG];
+		k->s = a->start;
+		k->e = a->end;
+		k->c = a->counters;
+	}
+	pthread_mutex_unlock(&pm_mu);
+}
+
+/* Counter increments of [a, b) on device d (pm_mu held). */
+static void pm_values(uint32_t d, uint64_t a, uint64_t b, double v[Q_N])
+{
+	double ghz = fakecuda_sm_mhz() / 1000.0, sms = fakecuda_sms();
+	memset(v, 0, sizeof(double) * Q_N);
+	v[Q_ELAPSED] = (double)(b - a) * ghz * sms;
+	for (uint64_t i = pm_head[d]; i < pm_tail[d]; i++) {
+		const struct pm_kernel *k = &pm_log[d][i % PM_LOG];
+		uint64_t s = k->s > a ? k->s : a, e = k->e < b ? k->e : b;
+		if (e <= s || k->e <= k->s)
+			continue;
+		double o = (double)(e - s), frac = o / (double)(k->e - k->s);
+		double active = o * ghz * sms * k->c.sm_fraction;
+		v[Q_INST] += k->c.instructions * frac;
+		v[Q_ACTIVE] += active;
+		v[Q_WARPS] += active * k->c.occupancy * FAKECUDA_MAX_WARPS;
+		v[Q_DRAM_RD] += k->c.dram_read * frac;
+		v[Q_DRAM_WR] += k->c.dram_write * frac;
+	}
+	if (v[Q_ACTIVE] > v[Q_ELAPSED]) { /* concurrent kernels share the SMs */
+		double f = v[Q_ELAPSED] / v[Q_ACTIVE];
+		v[Q_ACTIVE] *= f;
+		v[Q_WARPS] *= f;
+	}
+	/* Kernels that ended before a can never overlap a later sample. */
+	while (pm_head[d] < pm_tail[d] && pm_log[d][pm_head[d] % PM_LOG].e <= a &&
+	       pm_log[d][pm_head[d] % PM_LOG].s <= a)
+		pm_head[d]++;
+}
+
+/* Parameter structs, laid out as cupti_profiler_host.h and
+ * cupti_pmsampling.h document them. */
+struct p_plain { size_t size; void *priv; };
+struct p_chip { size_t size; void *priv; size_t device; const char *chip; };
+struct p_avail { size_t size; void *priv; size_t device; size_t image_size; uint8_t *image; };
+struct p_hinit { size_t size; void *priv; int type; const char *chip; const uint8_t *avail; void *host; };
+struct p_hobj { size_t size; void *priv; void *host; };
+struct p_hadd { size_t size; void *priv; void *host; const char **names; size_t n; };
+struct p_himg { size_t size; void *priv; void *host; size_t image_size; uint8_t *image; };
+struct p_hpass { size_t size; void *priv; size_t image_size; uint8_t *image; size_t passes; };
+struct p_heval { size_t size; void *priv; void *host; const uint8_t *data; size_t data_size; size_t index;
+		 const char **names; size_t n; double *values; };
+struct p_enable { size_t size; void *priv; size_t device; void *obj; };
+struct p_obj { size_t size; void *priv; void *obj; };
+struct p_config { size_t size; void *priv; void *obj; size_t config_size; const uint8_t *config;
+		  size_t hw_size; uint64_t interval; int trigger; };
+struct p_decode { size_t size; void *priv; void *obj; uint8_t *data; size_t data_size; int stop; uint8_t overflow; };
+struct p_dsize { size_t size; void *priv; void *obj; const char **names; size_t n; uint32_t max_samples;
+		 size_t data_size; };
+struct p_dinit { size_t size; void *priv; void *obj; size_t data_size; uint8_t *data; };
+struct p_dinfo { size_t size; void *priv; const uint8_t *data; size_t data_size; size_t total, populated, completed; };
+struct p_sinfo { size_t size; void *priv; void *obj; const uint8_t *data; size_t data_size; size_t index;
+		 uint64_t start, end; };
+
+#define NEED(p, type, last) \
+	((p) && (p)->size >= offsetof(struct type, last) + sizeof((p)->last) && !(p)->priv)
+
+struct host {
+	int n;
+	const char *names[PM_MAX_METRICS];
+};
+struct sampler {
+	uint32_t device;
+	int configured, started;
+	uint64_t period, next, skew;
+	int n;
+	int q[PM_MAX_METRICS];
+	char names[PM_MAX_METRICS][80];
+};
+static struct sampler *samplers[PM_DEVICES];
+
+/* The counter data image: a header, then samples of (start, end,
+ * values[n]) in CLOCK_REALTIME ns. */
+struct image_head {
+	uint64_t magic, max, n, count;
+};
+#define IMAGE_MAGIC 0x46414b45504d5331ull /* "FAKEPMS1" */
+
+static size_t image_bytes(uint64_t max, uint64_t n)
+{
+	return sizeof(struct image_head) + (size_t)max * (16 + 8 * (size_t)n);
+}
+
+static uint64_t *image_sample(uint8_t *data, const struct image_head *h, uint64_t i)
+{
+	return (uint64_t *)(data + sizeof *h + (size_t)i * (16 + 8 * (size_t)h->n));
+}
+
+static int64_t tool_to_realtime(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)((uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec) - (int64_t)now();
+}
+
+int cuptiProfilerInitialize(struct p_plain *p)
+{
+	if (pm_absent())
+		return CUPTI_ERROR_NOT_SUPPORTED;
+	return NEED(p, p_plain, priv) || (p && p->size >= 16) ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
+}
+
+int cuptiDeviceGetChipName(struct p_chip *p)
+{
+	if (!NEED(p, p_chip, chip))
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	p->chip = "FK100";
+	return CUPTI_SUCCESS;
+}
+
+int cuptiPmSamplingGetCounterAvailability(struct p_avail *p)
+{
+	if (!NEED(p, p_avail, image))
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	if (!p->image) {
+		p->image_size = 64;
+		return CUPTI_SUCCESS;
+	}
+	if (p->image_size < 64)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	memset(p->image, 0, 64);
+	memcpy(p->image, "FAKEAVAIL", 9);
+	return CUPTI_SUCCESS;
+}
+
+int cuptiProfilerHostInitialize(struct p_hinit *p)
+{
+	if (!NEED(p, p_hinit, host) || p->type != 1 || !p->chip || strcmp(p->chip, "FK100") != 0 || !p->avail ||
+	    memcmp(p->avail, "FAKEAVAIL", 9) != 0)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	p->host = calloc(1, sizeof(struct host));
+	return p->host ? CUPTI_SUCCESS : 8;
+}
+
+int cuptiProfilerHostDeinitialize(struct p_hobj *p)
+{
+	if (!NEED(p, p_hobj, host))
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	free(p->host);
+	return CUPTI_SUCCESS;
+}
+
+int cuptiProfilerHostConfigAddMetrics(struct p_hadd *p)
+{
+	if (!NEED(p, p_hadd, n) || !p->host || !p->names)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	struct host *h = p->host;
+	for (size_t i = 0; i < p->n; i++)
+		if (!p->names[i] || pm_quantity(p->names[i]) < 0)
+			return CUPTI_ERROR_INVALID_METRIC_NAME;
+	for (size_t i = 0; i < p->n && h->n < PM_MAX_METRICS; i++)
+		h->names[h->n++] = p->names[i];
+	return CUPTI_SUCCESS;
+}
+
+/* The config image: the metric names, one per line. */
+int cuptiProfilerHostGetConfigImageSize(struct p_himg *p)
+{
+	if (!NEED(p, p_himg, image_size) || !p->host)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	struct host *h = p->host;
+	size_t n = 8;
+	for (int i = 0; i < h->n; i++)
+		n += strlen(h->names[i]) + 1;
+	p->image_size = n;
+	return CUPTI_SUCCESS;
+}
+
+int cuptiProfilerHostGetConfigImage(struct p_himg *p)
+{
+	if (!NEED(p, p_himg, image) || !p->host || !p->image)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	struct host *h = p->host;
+	size_t need = 8;
+	for (int i = 0; i < h->n; i++)
+		need += strlen(h->names[i]) + 1;
+	if (p->image_size < need)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	memcpy(p->image, "FAKECFG\n", 8);
+	size_t at = 8;
+	for (int i = 0; i < h->n; i++) {
+		size_t l = strlen(h->names[i]);
+		memcpy(p->image + at, h->names[i], l);
+		p->image[at + l] = '\n';
+		at += l + 1;
+	}
+	return CUPTI_SUCCESS;
+}
+
+static int config_names(const uint8_t *img, size_t size, char names[][80], int max)
+{
+	if (size < 8 || memcmp(img, "FAKECFG\n", 8) != 0)
+		return -1;
+	int n = 0;
+	size_t at = 8;
+	while (at < size && n < max) {
+		const uint8_t *nl = memchr(img + at, '\n', size - at);
+		if (!nl)
+			return -1;
+		size_t l = (size_t)(nl - (img + at));
+		if (l >= 80)
+			return -1;
+		memcpy(names[n], img + at, l);
+		names[n++][l] = '\0';
+		at += l + 1;
+	}
+	return n;
+}
+
+int cuptiProfilerHostGetNumOfPasses(struct p_hpass *p)
+{
+	if (!NEED(p, p_hpass, passes) || !p->image)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	char names[PM_MAX_METRICS][80];
+	int n = config_names(p->image, p->image_size, names, PM_MAX_METRICS);
+	if (n < 0)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	const char *one = env("FAKECUPTI_PM_MAX_ONE_PASS");
+	int max = one ? atoi(one) : 6;
+	p->passes = n <= max ? 1 : 2;
+	return CUPTI_SUCCESS;
+}
+
+int cuptiPmSamplingEnable(struct p_enable *p)
+{
+	if (!NEED(p, p_enable, obj) || p->device >= PM_DEVICES)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	const char *r = env("FAKECUPTI_PM_ENABLE_RESULT");
+	if (r && atoi(r) != 0)
+		return atoi(r);
+	pthread_mutex_lock(&pm_mu);
+	if (samplers[p->device]) {
+		pthread_mutex_unlock(&pm_mu);
+		return CUPTI_ERROR_INVALID_OPERATION;
+	}
+	struct sampler *s = calloc(1, sizeof *s);
+	pm_log[p->device] = pm_log[p->device] ? pm_log[p->device] : calloc(PM_LOG, sizeof(struct pm_kernel));
+	if (!s || !pm_log[p->device]) {
+		pthread_mutex_unlock(&pm_mu);
+		free(s);
+		return 8;
+	}
+	s->device = (uint32_t)p->device;
+	const char *skew = env("FAKECUPTI_PM_CLOCK_SKEW_S");
+	s->skew = skew ? (uint64_t)atoll(skew) * 1000000000ULL : 0;
+	samplers[p->device] = s;
+	p->obj = s;
+	atomic_store(&pm_on, 1);
+	pthread_mutex_unlock(&pm_mu);
+	return CUPTI_SUCCESS;
+}
+
+int cuptiPmSamplingDisable(struct p_obj *p)
+{
+	if (!NEED(p, p_obj, obj) || !p->obj)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	pthread_mutex_lock(&pm_mu);
+	struct sampler *s = p->obj;
+	samplers[s->device] = NULL;
+	pthread_mutex_unlock(&pm_mu);
+	free(s);
+	return CUPTI_SUCCESS;
+}
+
+int cuptiPmSamplingSetConfig(struct p_config *p)
+{
+	if (!NEED(p, p_config, trigger) || !p->obj || !p->config || p->hw_size == 0 || p->interval == 0)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	const char *sys = env("FAKECUPTI_PM_SYSCLK_ONLY");
+	if (p->trigger == 1 && sys && strcmp(sys, "1") == 0)
+		return CUPTI_ERROR_NOT_SUPPORTED;
+	struct sampler *s = p->obj;
+	int n = config_names(p->config, p->config_size, s->names, PM_MAX_METRICS);
+	if (n <= 0)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	const char *one = env("FAKECUPTI_PM_MAX_ONE_PASS");
+	if (n > (one ? atoi(one) : 6))
+		return CUPTI_ERROR_NOT_SUPPORTED; /* multi-pass configurations */
+	for (int i = 0; i < n; i++)
+		s->q[i] = pm_quantity(s->names[i]);
+	s->n = n;
+	/* The sys clock trigger counts cycles of a 1 GHz clock. */
+	s->period = p->interval;
+	s->configured = 1;
+	return CUPTI_SUCCESS;
+}
+
+int cuptiPmSamplingGetCounterDataSize(struct p_dsize *p)
+{
+	if (!NEED(p, p_dsize, data_size) || !p->obj || !p->names || p->n == 0 || p->max_samples == 0)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	p->data_size = image_bytes(p->max_samples, p->n);
+	return CUPTI_SUCCESS;
+}
+
+int cuptiPmSamplingCounterDataImageInitialize(struct p_dinit *p)
+{
+	if (!NEED(p, p_dinit, data) || !p->obj || !p->data)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	struct sampler *s = p->obj;
+	size_t per = 16 + 8 * (size_t)s->n;
+	if (p->data_size < sizeof(struct image_head) + per)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	struct image_head h = {IMAGE_MAGIC, (p->data_size - sizeof h) / per, (uint64_t)s->n, 0};
+	memset(p->data, 0, p->data_size);
+	memcpy(p->data, &h, sizeof h);
+	return CUPTI_SUCCESS;
+}
+
+int cuptiPmSamplingStart(struct p_obj *p)
+{
+	if (!NEED(p, p_obj, obj) || !p->obj)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	struct sampler *s = p->obj;
+	if (!s->configured || s->started)
+		return CUPTI_ERROR_INVALID_OPERATION;
+	pthread_mutex_lock(&pm_mu);
+	s->next = now();
+	s->started = 1;
+	pthread_mutex_unlock(&pm_mu);
+	return CUPTI_SUCCESS;
+}
+
+/* Writes the samples that ended by t (all of [next, t) when last) into
+ * the image (pm_mu held): 1 when the image filled up. */
+static int pm_emit(struct sampler *s, uint8_t *data, uint64_t t, int last)
+{
+	struct image_head h;
+	memcpy(&h, data, sizeof h);
+	int64_t off = tool_to_realtime() + (int64_t)s->skew;
+	while (s->next + (last ? 1 : s->period) <= t) {
+		if (h.count == h.max) {
+			memcpy(data, &h, sizeof h);
+			return 1;
+		}
+		uint64_t a = s->next, b = a + s->period;
+		if (b > t)
+			b = t;
+		double v[Q_N];
+		pm_values(s->device, a, b, v);
+		uint64_t *row = image_sample(data, &h, h.count++);
+		row[0] = (uint64_t)((int64_t)a + off);
+		row[1] = (uint64_t)((int64_t)b + off);
+		for (int i = 0; i < s->n; i++) {
+			double x = s->q[i] >= 0 ? v[s->q[i]] : 0;
+			memcpy(&row[2 + i], &x, sizeof x);
+		}
+		s->next = b;
+	}
+	memcpy(data, &h, sizeof h);
+	return 0;
+}
+
+
+int cuptiPmSamplingDecodeData(struct p_decode *p)
+{
+	if (!NEED(p, p_decode, overflow) || !p->obj || !p->data)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	struct sampler *s = p->obj;
+	struct image_head h;
+	memcpy(&h, p->data, sizeof h);
+	if (h.magic != IMAGE_MAGIC || !s->started)
+		return CUPTI_ERROR_INVALID_OPERATION;
+	pthread_mutex_lock(&pm_mu);
+	int full = pm_emit(s, p->data, now(), s->started == 2);
+	pthread_mutex_unlock(&pm_mu);
+	p->stop = full ? 1 : 2;
+	p->overflow = 0;
+	return CUPTI_SUCCESS;
+}
+
+int cuptiPmSamplingStop(struct p_obj *p)
+{
+	if (!NEED(p, p_obj, obj) || !p->obj)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	struct sampler *s = p->obj;
+	if (s->started != 1)
+		return CUPTI_ERROR_INVALID_OPERATION;
+	/* The partial last sample is completed by the next decode. */
+	pthread_mutex_lock(&pm_mu);
+	s->started = 2;
+	pthread_mutex_unlock(&pm_mu);
+	return CUPTI_SUCCESS;
+}
+
+int cuptiPmSamplingGetCounterDataInfo(struct p_dinfo *p)
+{
+	if (!NEED(p, p_dinfo, completed) || !p->data)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	struct image_head h;
+	memcpy(&h, p->data, sizeof h);
+	if (h.magic != IMAGE_MAGIC)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	p->total = h.max;
+	p->populated = p->completed = h.count;
+	return CUPTI_SUCCESS;
+}
+
+int cuptiPmSamplingCounterDataGetSampleInfo(struct p_sinfo *p)
+{
+	if (!NEED(p, p_sinfo, end) || !p->data)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	struct image_head h;
+	memcpy(&h, p->data, sizeof h);
+	if (h.magic != IMAGE_MAGIC || p->index >= h.count)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	const uint64_t *row = image_sample((uint8_t *)(uintptr_t)p->data, &h, p->index);
+	p->start = row[0];
+	p->end = row[1];
+	return CUPTI_SUCCESS;
+}
+
+int cuptiProfilerHostEvaluateToGpuValues(struct p_heval *p)
+{
+	if (!NEED(p, p_heval, values) || !p->host || !p->data || !p->names || !p->values)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	struct image_head h;
+	memcpy(&h, p->data, sizeof h);
+	if (h.magic != IMAGE_MAGIC || p->index >= h.count)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	const struct host *host = p->host;
+	const uint64_t *row = image_sample((uint8_t *)(uintptr_t)p->data, &h, p->index);
+	for (size_t i = 0; i < p->n; i++) {
+		int k = -1;
+		for (int j = 0; j < host->n && j < (int)h.n; j++)
+			if (p->names[i] && strcmp(host->names[j], p->names[i]) == 0)
+				k = j;
+		if (k < 0)
+			return CUPTI_ERROR_INVALID_METRIC_NAME;
+		memcpy(&p->values[i], &row[2 + k], sizeof(double));
+	}
+	return CUPTI_SUCCESS;
 }

@@ -1,4 +1,5 @@
-/* cuda_runtime.h: NOT the CUDA runtime. The few declarations gpu_pop.cu uses,
+/* cuda_runtime.h: NOT the CUDA runtime. The few declarations gpu_pop.cu and
+ * gpu_counters.cu use,
  * written for popmon's tests, so that clang can parse gpu_pop.cu
  * (clang++ -x cuda -nocudainc -nocudalib -fsyntax-only) on machines without
  * the CUDA toolkit; see ../README.md. Nothing built with it can run. */
@@ -8,6 +9,7 @@
 #define __host__ __attribute__((host))
 #define __device__ __attribute__((device))
 #define __global__ __attribute__((global))
+#define __shared__ __attribute__((shared))
 
 typedef int cudaError_t;
 enum { cudaSuccess = 0 };
@@ -24,10 +26,21 @@ struct dim3 {
 struct uint3 {
 	unsigned x, y, z;
 };
-extern __device__ const uint3 threadIdx, blockIdx, blockDim;
+extern __device__ const uint3 threadIdx, blockIdx, blockDim, gridDim;
+
+struct float4 {
+	float x, y, z, w;
+};
+struct cudaDeviceProp {
+	int multiProcessorCount, maxThreadsPerMultiProcessor;
+	size_t sharedMemPerMultiprocessor, sharedMemPerBlockOptin;
+};
+enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
+template <class T> cudaError_t cudaFuncSetAttribute(T *, cudaFuncAttribute, int);
 
 extern "C" {
 cudaError_t cudaGetDeviceCount(int *);
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp *, int);
 cudaError_t cudaSetDevice(int);
 cudaError_t cudaGetDevice(int *);
 cudaError_t cudaFree(void *);

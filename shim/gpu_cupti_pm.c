@@ -1,0 +1,516 @@
+/* gpu_cupti_pm.c: NVIDIA device counters through CUPTI's PM sampling
+ * (CUPTI >= 12.6), for the CUPTI backend (gpu_cupti.c).
+ *
+ * Per device the process creates a context on (up to POPMON_GC_DEVICES):
+ * the chip's counter availability, a host object that picks, for each
+ * quantity of gpu_counters.h, the first metric the chip knows among a few
+ * candidates (dropping optional quantities until the set needs one pass:
+ * never a replay), a PM sampling object sampling every period
+ * (POPMON_GPU_COUNTERS_PERIOD_US, default 1000 µs) into a hardware buffer,
+ * and a counter data image decoded on this file's thread every 50 ms and
+ * at every flush (region boundaries). Each completed sample's timestamps
+ * (the GPU's global timer, ns of CLOCK_REALTIME) are moved onto
+ * CLOCK_MONOTONIC with a calibrated offset and handed to gpu_counters.c.
+ *
+ * Nothing here runs on the program's threads but at a context's creation
+ * (set-up, once per device) and at region boundaries (a decode). Every
+ * failure leaves the counters of that device absent with one reason.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core.h"
+#include "gpu.h"
+#include "gpu_counters.h"
+
+/* Candidate metrics per quantity, first known wins; required: the first
+ * three (without them no computational metric exists). */
+static const char *const candidates[POPMON_GC_NQ][3] = {
+	[POPMON_GC_INST] = {"sm__inst_executed_realtime.sum", "sm__inst_executed.sum", NULL},
+	[POPMON_GC_ACTIVE] = {"sm__cycles_active.sum", NULL, NULL},
+	[POPMON_GC_ELAPSED] = {"sm__cycles_elapsed.sum", NULL, NULL},
+	[POPMON_GC_WARPS] = {"sm__warps_active_realtime.sum", "sm__warps_active.sum", NULL},
+	[POPMON_GC_DRAM_RD] = {"dram__bytes_read.sum", "dramc__bytes_read.sum", NULL},
+	[POPMON_GC_DRAM_WR] = {"dram__bytes_write.sum", "dramc__bytes_write.sum", NULL},
+};
+#define REQUIRED 3
+/* Optional quantities are dropped in this order when the set needs more
+ * than one pass. */
+static const int drop_order[] = {POPMON_GC_WARPS, POPMON_GC_DRAM_WR, POPMON_GC_DRAM_RD};
+
+#define MAX_SAMPLES 2048
+#define HW_BUFFER (32u << 20)
+#define DECODE_MS 50
+
+struct pmdev {
+	int started, running;
+	void *obj, *host;
+	uint8_t *data, *pristine;
+	size_t data_size;
+	const char *names[POPMON_GC_NQ]; /* the metrics read, in evaluation order */
+	int qty[POPMON_GC_NQ];           /* the quantity of names[i] */
+	int n;
+	int sms, max_warps;
+};
+
+static pthread_mutex_t pm_lock = PTHREAD_MUTEX_INITIALIZER;
+static const struct popmon_gpu_backend *pmb;
+static struct pmdev pd[POPMON_GC_DEVICES];
+static int profiler_ready, thread_started, clock_bad;
+static int64_t offset; /* CLOCK_MONOTONIC - CLOCK_REALTIME */
+static uint64_t period_ns, overflows;
+static char reason[256];      /* the first failure */
+static const char *used[POPMON_GC_NQ]; /* the metric read per quantity */
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fail(const char *fmt, ...)
+{
+	if (reason[0])
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof reason, fmt, ap);
+	va_end(ap);
+}
+
+static const char *chip_of(const char *chip)
+{
+	return chip && *chip ? chip : "unknown";
+}
+
+/* One reason per error CUPTI documents for PM sampling, with the fix. */
+static void fail_rc(const char *call, int rc, const char *chip)
+{
+	switch (rc) {
+	case POPMON_CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
+		fail("reading the GPU's performance counters needs administrator rights on this machine "
+		     "(NVreg_RestrictProfilingToAdminUsers=1 in the NVIDIA driver): run as root, or ask the "
+		     "administrator to set it to 0");
+		break;
+	case POPMON_CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
+	case POPMON_CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
+		fail("the GPU is a virtual GPU whose hypervisor does not allow reading its performance counters");
+		break;
+	case POPMON_CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED:
+		fail("the GPU is a MIG instance: CUPTI does not sample the performance counters of MIG instances");
+		break;
+	case POPMON_CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED:
+		fail("the GPU runs in confidential computing mode, where its performance counters cannot be read");
+		break;
+	case POPMON_CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED:
+	case POPMON_CUPTI_ERROR_SLI_DEVICE_NOT_SUPPORTED:
+	case POPMON_CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED:
+	case POPMON_CUPTI_ERROR_NOT_SUPPORTED:
+	case POPMON_CUPTI_ERROR_INVALID_CHIP_NAME:
+		fail("this GPU (chip %s) does not support CUPTI's PM sampling (Turing or newer, not SLI, "
+		     "CMP or WSL)", chip_of(chip));
+		break;
+	case POPMON_CUPTI_ERROR_INVALID_OPERATION:
+		if (strcmp(call, "cuptiPmSamplingEnable") == 0) {
+			fail("another tool or process already samples this GPU's performance counters (one "
+			     "sampler per GPU: on a GPU shared by several ranks, the first one samples it)");
+			break;
+		}
+		/* fall through */
+	default: {
+		const char *name = NULL;
+		if (!pmb->result_string || pmb->result_string(rc, &name) != 0 || !name)
+			name = "error";
+		fail("CUPTI's %s failed (%s, %d)", call, name, rc);
+	}
+	}
+}
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int realtime_stamp(uint64_t *ns)
+{
+	*ns = realtime_ns();
+	return 0;
+}
+
+/* ------------------------------------------------------------------ set-up */
+
+static int config_for(struct pmdev *p, const char *chip, const uint8_t *avail, const int want[POPMON_GC_NQ],
+		      uint8_t **image, size_t *image_size, size_t *passes)
+{
+	const struct popmon_pm_backend *b = &pmb->pm;
+	struct popmon_host_init_params hi = {POPMON_CUPTI_SIZE(struct popmon_host_init_params, host), NULL,
+					     POPMON_CUPTI_PROFILER_TYPE_PM_SAMPLING, chip, avail, NULL};
+	int rc = b->host_initialize(&hi);
+	if (rc != 0) {
+		fail_rc("cuptiProfilerHostInitialize", rc, chip);
+		return -1;
+	}
+	p->host = hi.host;
+	p->n = 0;
+	for (int q = 0; q < POPMON_GC_NQ; q++) {
+		if (!want[q])
+			continue;
+		for (int c = 0; c < 3 && candidates[q][c]; c++) {
+			const char *name = candidates[q][c];
+			struct popmon_host_add_params ap = {POPMON_CUPTI_SIZE(struct popmon_host_add_params, n), NULL,
+							    p->host, &name, 1};
+			if (b->host_add_metrics(&ap) == 0) {
+				p->names[p->n] = name;
+				p->qty[p->n++] = q;
+				break;
+			}
+		}
+	}
+	struct popmon_host_image_params is = {POPMON_CUPTI_SIZE(struct popmon_host_image_params, image_size), NULL,
+					      p->host, 0, NULL};
+	if ((rc = b->host_image_size(&is)) != 0 || is.image_size == 0) {
+		fail_rc("cuptiProfilerHostGetConfigImageSize", rc, chip);
+		return -1;
+	}
+	uint8_t *img = malloc(is.image_size);
+	if (!img) {
+		fail("no memory for the PM sampling configuration");
+		return -1;
+	}
+	struct popmon_host_image_params gi = {POPMON_CUPTI_SIZE(struct popmon_host_image_params, image), NULL, p->host,
+					      is.image_size, img};
+	if ((rc = b->host_image(&gi)) != 0) {
+		free(img);
+		fail_rc("cuptiProfilerHostGetConfigImage", rc, chip);
+		return -1;
+	}
+	struct popmon_host_passes_params pp = {POPMON_CUPTI_SIZE(struct popmon_host_passes_params, passes), NULL,
+					       is.image_size, img, 1};
+	if (b->host_passes && b->host_passes(&pp) != 0)
+		pp.passes = 1;
+	*image = img;
+	*image_size = is.image_size;
+	*passes = pp.passes;
+	return 0;
+}
+
+static void host_release(struct pmdev *p)
+{
+	if (p->host && pmb->pm.host_deinitialize) {
+		struct popmon_host_obj_params hd = {POPMON_CUPTI_SIZE(struct popmon_host_obj_params, host), NULL, p->host};
+		pmb->pm.host_deinitialize(&hd);
+	}
+	p->host = NULL;
+}
+
+static void *pm_thread(void *arg);
+
+/* Starts sampling device dev (pm_lock held): 0, or -1 with the reason. */
+static int start_device(int dev)
+{
+	const struct popmon_pm_backend *b = &pmb->pm;
+	struct pmdev *p = &pd[dev];
+	int rc;
+	if (!b->profiler_initialize || !b->chip_name || !b->availability || !b->host_initialize ||
+	    !b->host_add_metrics || !b->host_image_size || !b->host_image || !b->host_evaluate || !b->enable ||
+	    !b->set_config || !b->start || !b->decode || !b->data_size || !b->data_init || !b->data_info ||
+	    !b->sample_info) {
+		fail("this CUPTI (API version %u) has no PM sampling: device counters need CUDA 12.6 or newer",
+		     popmon_cupti_version_of());
+		return -1;
+	}
+	if (!profiler_ready) {
+		struct popmon_cupti_plain_params ip = {POPMON_CUPTI_SIZE(struct popmon_cupti_plain_params, priv), NULL};
+		if ((rc = b->profiler_initialize(&ip)) != 0) {
+			fail_rc("cuptiProfilerInitialize", rc, NULL);
+			return -1;
+		}
+		profiler_ready = 1;
+	}
+	struct popmon_cupti_chip_params cp = {POPMON_CUPTI_SIZE(struct popmon_cupti_chip_params, chip), NULL,
+					      (size_t)dev, NULL};
+	if ((rc = b->chip_name(&cp)) != 0) {
+		fail_rc("cuptiDeviceGetChipName", rc, NULL);
+		return -1;
+	}
+	char chip[64];
+	snprintf(chip, sizeof chip, "%s", cp.chip ? cp.chip : "");
+	struct popmon_pm_availability_params av = {
+		POPMON_CUPTI_SIZE(struct popmon_pm_availability_params, image), NULL, (size_t)dev, 0, NULL};
+	if ((rc = b->availability(&av)) != 0 || av.image_size == 0) {
+		fail_rc("cuptiPmSamplingGetCounterAvailability", rc, chip);
+		return -1;
+	}
+	uint8_t *avail = malloc(av.image_size);
+	if (!avail) {
+		fail("no memory for the counter availability image");
+		return -1;
+	}
+	av.image = avail;
+	if ((rc = b->availability(&av)) != 0) {
+		free(avail);
+		fail_rc("cuptiPmSamplingGetCounterAvailability", rc, chip);
+		return -1;
+	}
+	/* The metrics: all quantities, then fewer until one pass does. */
+	int want[POPMON_GC_NQ];
+	for (int q = 0; q < POPMON_GC_NQ; q++)
+		want[q] = 1;
+	uint8_t *image = NULL;
+	size_t image_size = 0, passes = 0;
+	for (size_t drop = 0;; drop++) {
+		if (config_for(p, chip, avail, want, &image, &image_size, &passes) != 0) {
+			host_release(p);
+			free(avail);
+			return -1;
+		}
+		if (passes <= 1)
+			break;
+		free(image);
+		host_release(p);
+		if (drop == sizeof drop_order / sizeof drop_order[0]) {
+			free(avail);
+			fail("the device counters popmon reads need %zu passes on this GPU (chip %s): CUPTI's PM "
+			     "sampling reads one", passes, chip);
+			return -1;
+		}
+		want[drop_order[drop]] = 0;
+	}
+	free(avail);
+	int have[POPMON_GC_NQ] = {0};
+	for (int i = 0; i < p->n; i++)
+		have[p->qty[i]] = 1;
+	for (int q = 0; q < REQUIRED; q++) {
+		if (!have[q]) {
+			free(image);
+			host_release(p);
+			fail("CUPTI knows no PM sampling metric for %s on this GPU (chip %s; tried %s)",
+			     q == POPMON_GC_INST ? "instructions" : q == POPMON_GC_ACTIVE ? "SM active cycles"
+											 : "SM elapsed cycles",
+			     chip, candidates[q][0]);
+			return -1;
+		}
+	}
+	struct popmon_pm_enable_params en = {POPMON_CUPTI_SIZE(struct popmon_pm_enable_params, obj), NULL, (size_t)dev,
+					     NULL};
+	if ((rc = b->enable(&en)) != 0) {
+		free(image);
+		host_release(p);
+		fail_rc("cuptiPmSamplingEnable", rc, chip);
+		return -1;
+	}
+	p->obj = en.obj;
+	struct popmon_pm_config_params sc = {POPMON_CUPTI_SIZE(struct popmon_pm_config_params, trigger), NULL, p->obj,
+					     image_size, image, HW_BUFFER, period_ns, POPMON_CUPTI_PM_TRIGGER_TIME};
+	rc = b->set_config(&sc);
+	if (rc == POPMON_CUPTI_ERROR_NOT_SUPPORTED) {
+		/* Turing and GA100 trigger on the sys clock only: about 1 GHz,
+		 * so the period is then approximate (samples carry their own
+		 * times). */
+		sc.trigger = POPMON_CUPTI_PM_TRIGGER_SYSCLK;
+		rc = b->set_config(&sc);
+	}
+	free(image);
+	struct popmon_pm_data_size_params ds = {POPMON_CUPTI_SIZE(struct popmon_pm_data_size_params, data_size), NULL,
+						p->obj, p->names, (size_t)p->n, MAX_SAMPLES, 0};
+	if (rc != 0 || (rc = b->data_size(&ds)) != 0 || ds.data_size == 0 ||
+	    !(p->data = malloc(ds.data_size)) || !(p->pristine = malloc(ds.data_size))) {
+		fail_rc(rc ? "cuptiPmSamplingSetConfig" : "cuptiPmSamplingGetCounterDataSize", rc ? rc : -1, chip);
+		goto undo;
+	}
+	p->data_size = ds.data_size;
+	struct popmon_pm_data_init_params di = {POPMON_CUPTI_SIZE(struct popmon_pm_data_init_params, data), NULL,
+						p->obj, p->data_size, p->data};
+	if ((rc = b->data_init(&di)) != 0) {
+		fail_rc("cuptiPmSamplingCounterDataImageInitialize", rc, chip);
+		goto undo;
+	}
+	memcpy(p->pristine, p->data, p->data_size);
+	struct popmon_pm_obj_params st = {POPMON_CUPTI_SIZE(struct popmon_pm_obj_params, obj), NULL, p->obj};
+	if ((rc = b->start(&st)) != 0) {
+		fail_rc("cuptiPmSamplingStart", rc, chip);
+		goto undo;
+	}
+	if (b->device_attribute) {
+		b->device_attribute(&p->sms, POPMON_CU_ATTR_MULTIPROCESSOR_COUNT, dev);
+		int threads = 0;
+		if (b->device_attribute(&threads, POPMON_CU_ATTR_MAX_THREADS_PER_MULTIPROCESSOR, dev) == 0)
+			p->max_warps = threads / 32;
+	}
+	for (int i = 0; i < p->n; i++)
+		if (!used[p->qty[i]])
+			used[p->qty[i]] = p->names[i];
+	p->running = 1;
+	if (!thread_started) {
+		thread_started = 1;
+		popmon_gpu_thread(pm_thread);
+	}
+	return 0;
+undo:
+	if (b->disable) {
+		struct popmon_pm_obj_params dp = {POPMON_CUPTI_SIZE(struct popmon_pm_obj_params, obj), NULL, p->obj};
+		b->disable(&dp);
+	}
+	p->obj = NULL;
+	free(p->data);
+	free(p->pristine);
+	p->data = p->pristine = NULL;
+	host_release(p);
+	return -1;
+}
+
+void popmon_cupti_pm_context(const struct popmon_gpu_backend *b, void *ctx)
+{
+	if (popmon_gpu_counters_mode() == 0)
+		return;
+	int dev = -1;
+	void *old = NULL;
+	if (b->pm.ctx_push && b->pm.ctx_pop && b->pm.ctx_push(ctx) == 0) {
+		if (b->pm.ctx_device)
+			b->pm.ctx_device(&dev);
+		b->pm.ctx_pop(&old);
+	} else if (b->pm.ctx_device) {
+		b->pm.ctx_device(&dev);
+	}
+	pthread_mutex_lock(&pm_lock);
+	pmb = b;
+	if (!period_ns) {
+		const char *v = getenv("POPMON_GPU_COUNTERS_PERIOD_US");
+		long us = v && *v ? strtol(v, NULL, 10) : 1000;
+		period_ns = (uint64_t)(us >= 10 && us <= 1000000 ? us : 1000) * 1000u;
+		if (popmon_gpu_calibrate(realtime_stamp, &offset) != 0)
+			offset = (int64_t)popmon_monotonic_ns() - (int64_t)realtime_ns();
+	}
+	if (dev < 0)
+		fail("the device of a CUDA context could not be found (cuCtxGetDevice)");
+	else if (dev >= POPMON_GC_DEVICES)
+		fail("device counters are read on device ordinals 0-%d of a process; device %d is not sampled",
+		     POPMON_GC_DEVICES - 1, dev);
+	else if (!pd[dev].started) {
+		pd[dev].started = 1;
+		start_device(dev);
+	}
+	pthread_mutex_unlock(&pm_lock);
+}
+
+/* ------------------------------------------------------------------ decoding */
+
+/* Decodes what device dev's hardware buffer holds (pm_lock held). */
+static void decode_device(int dev)
+{
+	const struct popmon_pm_backend *b = &pmb->pm;
+	struct pmdev *p = &pd[dev];
+	for (int round = 0; round < 16 && p->running; round++) {
+		struct popmon_pm_decode_params dp = {POPMON_CUPTI_SIZE(struct popmon_pm_decode_params, overflow), NULL,
+						     p->obj, p->data, p->data_size, 0, 0};
+		int rc = b->decode(&dp);
+		if (rc == POPMON_CUPTI_ERROR_OUT_OF_MEMORY || dp.overflow)
+			overflows++;
+		if (rc != 0 && rc != POPMON_CUPTI_ERROR_OUT_OF_MEMORY)
+			return;
+		struct popmon_pm_data_info_params in = {POPMON_CUPTI_SIZE(struct popmon_pm_data_info_params, completed),
+							NULL, p->data, p->data_size, 0, 0, 0};
+		if (b->data_info(&in) != 0)
+			return;
+		for (size_t i = 0; i < in.completed; i++) {
+			struct popmon_pm_sample_params sp = {POPMON_CUPTI_SIZE(struct popmon_pm_sample_params, end), NULL,
+							     p->obj, p->data, p->data_size, i, 0, 0};
+			double vals[POPMON_GC_NQ], v[POPMON_GC_NQ] = {0};
+			struct popmon_host_eval_params ev = {POPMON_CUPTI_SIZE(struct popmon_host_eval_params, values), NULL,
+							     p->host, p->data, p->data_size, i, p->names, (size_t)p->n,
+							     vals};
+			if (b->sample_info(&sp) != 0 || b->host_evaluate(&ev) != 0)
+				continue;
+			for (int k = 0; k < p->n; k++)
+				v[p->qty[k]] = vals[k];
+			int64_t s = (int64_t)sp.start + offset, e = (int64_t)sp.end + offset;
+			if (!clock_bad) {
+				/* The samples' clock must be the host's: a sample
+				 * outside the process's life says it is not. */
+				int64_t now = (int64_t)popmon_monotonic_ns();
+				if (s < (int64_t)popmon_proc.t0_ns - 10000000000ll || e > now + 10000000000ll) {
+					clock_bad = 1;
+					fail("the GPU's sample times are not on the host's clock (CLOCK_REALTIME): device "
+					     "counters cannot be attributed to regions");
+				}
+			}
+			if (clock_bad)
+				continue;
+			popmon_gpu_counters_sample(dev, (uint64_t)s, (uint64_t)e, v);
+		}
+		memcpy(p->data, p->pristine, p->data_size);
+		if (rc == POPMON_CUPTI_ERROR_OUT_OF_MEMORY || dp.stop_reason != POPMON_CUPTI_PM_DECODE_STOP_FULL)
+			return;
+	}
+}
+
+void popmon_cupti_pm_flush(void)
+{
+	if (!__atomic_load_n(&thread_started, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&pm_lock);
+	for (int d = 0; d < POPMON_GC_DEVICES; d++)
+		if (pd[d].running)
+			decode_device(d);
+	pthread_mutex_unlock(&pm_lock);
+}
+
+static void *pm_thread(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		struct timespec ts = {0, DECODE_MS * 1000000L};
+		nanosleep(&ts, NULL);
+		popmon_cupti_pm_flush();
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ finish */
+
+void popmon_cupti_pm_finish(struct popmon_gpu_proc *out)
+{
+	int mode = popmon_gpu_counters_mode();
+	out->ctr_mode = mode;
+	if (mode == 0)
+		return;
+	pthread_mutex_lock(&pm_lock);
+	int any = 0;
+	for (int d = 0; d < POPMON_GC_DEVICES; d++) {
+		struct pmdev *p = &pd[d];
+		if (!p->running)
+			continue;
+		decode_device(d);
+		struct popmon_pm_obj_params st = {POPMON_CUPTI_SIZE(struct popmon_pm_obj_params, obj), NULL, p->obj};
+		pmb->pm.stop(&st);
+		decode_device(d); /* what the stop completed */
+		p->running = 0;
+		if (clock_bad)
+			continue;
+		any = 1;
+		out->dev[d].sampled = 1;
+		out->dev[d].sms = p->sms;
+		out->dev[d].max_warps = p->max_warps;
+	}
+	out->ctr_period_ns = (int64_t)period_ns;
+	out->ctr_overflows = (int64_t)overflows;
+	for (int q = 0; q < POPMON_GC_NQ; q++)
+		snprintf(out->ctr_metrics[q], sizeof out->ctr_metrics[q], "%s", used[q] ? used[q] : "");
+	snprintf(out->ctr_reason, sizeof out->ctr_reason, "%s", reason);
+	if (any)
+		out->ctr_status = POPMON_GPU_MEASURED;
+	else if (pmb || reason[0])
+		out->ctr_status = POPMON_GPU_UNMEASURED;
+	pthread_mutex_unlock(&pm_lock);
+	if (!any && reason[0] && mode == 2)
+		popmon_warn_once("gpu-counters", "GPU counters requested but %s", reason);
+	if (overflows)
+		popmon_warn_once("gpu-counters-lost", "the GPU's counter sample buffer overflowed %llu times: "
+				 "device counters are lower bounds (set POPMON_GPU_COUNTERS_PERIOD_US higher)",
+				 (unsigned long long)overflows);
+}
