@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "core.h"
@@ -818,6 +819,17 @@ void popmon_gpu_probe(void)
 		uint32_t v = 0;
 		if (real.get_version(&v) == 0)
 			printf("cupti_version=%u\n", v);
+		/* Device counters: CUPTI's PM sampling (12.6+), and whether the
+		 * driver restricts profiling to administrators. */
+		printf("pm_sampling=%d\n", real.pm.enable && real.pm.decode && real.pm.host_evaluate ? 1 : 0);
+		FILE *pf = fopen("/proc/driver/nvidia/params", "r");
+		char line[256];
+		while (pf && fgets(line, sizeof line, pf))
+			if (strncmp(line, "RmProfilingAdminOnly:", 21) == 0)
+				printf("profiling_admin_only=%d\n", atoi(line + 21));
+		if (pf)
+			fclose(pf);
+		printf("euid=%d\n", (int)geteuid());
 	}
 	if (!found) {
 		printf("cupti=\n");

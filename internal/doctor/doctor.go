@@ -67,6 +67,9 @@ func Run(ctx context.Context, mpicc string) *Report {
 			libPath = lib.Path
 			probe := probeGPU(ctx, lib.Path)
 			add(gpuCheck(probe))
+			if c, ok := gpuCountersCheck(probe); ok {
+				add(c)
+			}
 			if c, ok := rocmCheck(probe); ok {
 				add(c)
 			}

@@ -22,6 +22,9 @@ type gpuProbe struct {
 	driver, cuptiV int
 	tried          []string
 	injection      string
+	// pmSampling: CUPTI has PM sampling (-1: not said); adminOnly: the
+	// driver's RmProfilingAdminOnly (-1: not read); euid: the probe's.
+	pmSampling, adminOnly, euid int
 	// hip is the HIP runtime found (libamdhip64.so), hipV its
 	// hipRuntimeGetVersion; sdk is rocprofiler-sdk's library, sdkV its
 	// version (10000·major + 100·minor + patch); rocpTools is
@@ -66,7 +69,7 @@ func runLibraryProbe(ctx context.Context, lib, env, what string) (string, error)
 
 // parseGPUProbe reads the probe's key=value lines.
 func parseGPUProbe(out string) gpuProbe {
-	var p gpuProbe
+	p := gpuProbe{pmSampling: -1, adminOnly: -1, euid: -1}
 	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
 		k, v, ok := strings.Cut(sc.Text(), "=")
@@ -86,6 +89,12 @@ func parseGPUProbe(out string) gpuProbe {
 			p.tried = append(p.tried, v)
 		case "injection":
 			p.injection = v
+		case "pm_sampling":
+			p.pmSampling, _ = strconv.Atoi(v)
+		case "profiling_admin_only":
+			p.adminOnly, _ = strconv.Atoi(v)
+		case "euid":
+			p.euid, _ = strconv.Atoi(v)
 		case "hip_runtime":
 			p.hip, p.hasROCmKeys = v, true
 		case "hip_runtime_version":
@@ -137,6 +146,28 @@ func gpuCheck(p gpuProbe) check {
 			fix:    "unset CUDA_INJECTION64_PATH (or run without the other tool)"}
 	}
 	return check{ok: true, what: what, detail: detail + ": GPU metrics are measured (--gpu auto)"}
+}
+
+// gpuCountersCheck is popmon doctor's line for the GPU device counters
+// (CUPTI's PM sampling): whether CUPTI has it and whether the driver lets
+// this user read the counters; false when there is no CUPTI to say it of
+// (gpuCheck says why) or the library does not report it.
+func gpuCountersCheck(p gpuProbe) (check, bool) {
+	const what = "GPU counters"
+	if p.err != nil || p.libcuda == "" || p.cupti == "" || p.pmSampling < 0 {
+		return check{}, false
+	}
+	if p.pmSampling == 0 {
+		return check{ok: true, warn: true, what: what,
+			detail: fmt.Sprintf("this CUPTI (API version %d) has no PM sampling: no device computational metrics (IPC, SM frequency, occupancy)", p.cuptiV),
+			fix:    "use the CUPTI of CUDA 12.6 or newer (POPMON_CUPTI_LIBRARY)"}, true
+	}
+	if p.adminOnly == 1 && p.euid != 0 {
+		return check{ok: true, warn: true, what: what,
+			detail: "reading the GPU's performance counters needs administrator rights on this machine (RmProfilingAdminOnly: 1): no device computational metrics",
+			fix:    "run as root, or ask the administrator to load the NVIDIA driver with NVreg_RestrictProfilingToAdminUsers=0"}, true
+	}
+	return check{ok: true, what: what, detail: "CUPTI PM sampling: device counters are sampled (--gpu-counters auto; a MIG instance or a virtual GPU that forbids it is named in the report)"}, true
 }
 
 // hipVersion writes a HIP version number (10⁷·major + 10⁵·minor + patch,

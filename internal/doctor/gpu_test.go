@@ -101,3 +101,36 @@ func TestROCmCheck(t *testing.T) {
 		t.Errorf("CUDA line with ROCm keys: %q", c.detail)
 	}
 }
+
+// TestGPUCountersCheck: popmon doctor's device-counter line from the
+// probe's keys: no line without CUPTI or from a library that does not say;
+// a CUPTI without PM sampling, and profiling restricted to administrators
+// for a user who is not one, each with its fix.
+func TestGPUCountersCheck(t *testing.T) {
+	const base = "libcuda=/usr/lib/libcuda.so.1\ndriver_version=13000\ncupti=/x/libcupti.so\ncupti_version=130001\ninjection=\n"
+	for _, tc := range []struct {
+		name, probe string
+		line, warn  bool
+		want        string
+	}{
+		{"no cupti", "libcuda=/usr/lib/libcuda.so.1\ncupti=\ninjection=\n", false, false, ""},
+		{"older library", base, false, false, ""},
+		{"sampled", base + "pm_sampling=1\nprofiling_admin_only=0\neuid=1000\n", true, false, "CUPTI PM sampling: device counters are sampled"},
+		{"root", base + "pm_sampling=1\nprofiling_admin_only=1\neuid=0\n", true, false, "device counters are sampled"},
+		{"admin only", base + "pm_sampling=1\nprofiling_admin_only=1\neuid=1000\n", true, true, "needs administrator rights"},
+		{"old cupti", "libcuda=/usr/lib/libcuda.so.1\ncupti=/x/libcupti.so\ncupti_version=18\ninjection=\npm_sampling=0\n", true, true, "this CUPTI (API version 18) has no PM sampling"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, ok := gpuCountersCheck(parseGPUProbe(tc.probe))
+			if ok != tc.line {
+				t.Fatalf("line %v, want %v (%+v)", ok, tc.line, c)
+			}
+			if !ok {
+				return
+			}
+			if !c.ok || c.warn != tc.warn || !strings.Contains(c.detail, tc.want) || (tc.warn && c.fix == "") {
+				t.Errorf("%+v, want warn %v and %q (with a fix when a warning)", c, tc.warn, tc.want)
+			}
+		})
+	}
+}

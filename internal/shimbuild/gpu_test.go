@@ -8,7 +8,7 @@ import (
 )
 
 // buildGPUTest compiles shim/test/gpu_test.c with shim/gpu.c, gpu_cupti.c,
-// gpu_rocm.c and gpu_pool.c (the GPU measurement, with CUPTI and the CUDA
+// gpu_rocm.c, gpu_pool.c, gpu_counters.c and gpu_cupti_pm.c (the GPU measurement, with CUPTI and the CUDA
 // driver replaced by the test's fake backend) with compiler cc, warnings as errors, and returns the program.
 func buildGPUTest(t *testing.T, cc string) string {
 	t.Helper()
@@ -16,7 +16,7 @@ func buildGPUTest(t *testing.T, cc string) string {
 	bin := filepath.Join(t.TempDir(), "gpu_test")
 	args := []string{"-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE", "-DPOPMON_GPU_TEST",
 		"-I", shim, filepath.Join(shim, "gpu.c"), filepath.Join(shim, "gpu_cupti.c"), filepath.Join(shim, "gpu_rocm.c"),
-		filepath.Join(shim, "gpu_pool.c"),
+		filepath.Join(shim, "gpu_pool.c"), filepath.Join(shim, "gpu_counters.c"), filepath.Join(shim, "gpu_cupti_pm.c"),
 		filepath.Join(shim, "test", "gpu_test.c"),
 		"-ldl", "-lpthread", "-o", bin}
 	if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
@@ -52,6 +52,7 @@ func TestGPUC(t *testing.T) {
 		{"reentrant", "a flush delivering buffers synchronously under the region lock, and from the context-destroy callback: no deadlock"},
 		{"clock", "the timestamp callback is CLOCK_MONOTONIC and records are clipped on it"},
 		{"clock calibrated", "no timestamp callback: the offset to CUPTI's CLOCK_REALTIME is calibrated"},
+		{"counters", "device counter samples: whole before a snapshot, prorated across it, none after; values never go back; a full ring folds the oldest exactly; negative and NaN increments count 0"},
 	}
 	for _, cc := range cCompilers(t) {
 		bin := buildGPUTest(t, cc)

@@ -903,6 +903,47 @@ static void scenario_clock(const char *arg)
 	CHECK_U64(g.rejected, 0);
 }
 
+/* The device counters' accumulator (gpu_counters.c): samples attributed
+ * to snapshots by time. */
+static void scenario_counters(void)
+{
+	static struct popmon_gc_dev d;
+	uint64_t v[POPMON_GC_N];
+	double inc[POPMON_GC_NQ] = {1000, 2000, 4000, 8000, 100, 200};
+	popmon_gc_add(&d, 1000, 2000, inc); /* [1000, 2000) */
+	popmon_gc_add(&d, 2000, 3000, inc);
+	popmon_gc_value(&d, 500, v);
+	CHECK(v[POPMON_GC_INST] == 0 && v[POPMON_GC_SAMPLED] == 0, "before the samples: %llu, %llu",
+	      (unsigned long long)v[POPMON_GC_INST], (unsigned long long)v[POPMON_GC_SAMPLED]);
+	popmon_gc_value(&d, 2500, v); /* one sample and half the next */
+	CHECK_U64(v[POPMON_GC_INST], 1500);
+	CHECK_U64(v[POPMON_GC_ACTIVE], 3000);
+	CHECK_U64(v[POPMON_GC_DRAM_WR], 300);
+	CHECK_U64(v[POPMON_GC_SAMPLED], 1500);
+	popmon_gc_value(&d, 2400, v); /* earlier than a value returned: never goes back */
+	CHECK_U64(v[POPMON_GC_INST], 1500);
+	popmon_gc_value(&d, 9000, v);
+	CHECK_U64(v[POPMON_GC_INST], 2000);
+	CHECK_U64(v[POPMON_GC_SAMPLED], 2000);
+	/* A full ring: every older sample folded exactly. */
+	static struct popmon_gc_dev e;
+	double one[POPMON_GC_NQ] = {1, 1, 1, 1, 1, 1};
+	for (uint64_t i = 0; i < 3 * POPMON_GC_RING; i++)
+		popmon_gc_add(&e, 10 * i, 10 * i + 10, one);
+	popmon_gc_value(&e, 10 * 3 * POPMON_GC_RING - 5, v);
+	CHECK(v[POPMON_GC_INST] == 3 * POPMON_GC_RING - 1 || v[POPMON_GC_INST] == 3 * POPMON_GC_RING,
+	      "after %d samples, half the last: %llu", 3 * POPMON_GC_RING, (unsigned long long)v[POPMON_GC_INST]);
+	CHECK_U64(v[POPMON_GC_SAMPLED], 10 * 3 * POPMON_GC_RING - 5);
+	/* Hostile increments count 0. */
+	static struct popmon_gc_dev h;
+	double bad[POPMON_GC_NQ] = {-5, 0.0 / 0.0, 1e308 * 10, 7, 0, 0};
+	popmon_gc_add(&h, 0, 10, bad);
+	popmon_gc_value(&h, 10, v);
+	CHECK(v[POPMON_GC_INST] == 0 && v[POPMON_GC_ACTIVE] == 0 && v[POPMON_GC_ELAPSED] == 0 && v[POPMON_GC_WARPS] == 7,
+	      "hostile increments: %llu %llu %llu %llu", (unsigned long long)v[0], (unsigned long long)v[1],
+	      (unsigned long long)v[2], (unsigned long long)v[3]);
+}
+
 int main(int argc, char **argv)
 {
 	const char *s = argc > 1 ? argv[1] : "";
@@ -925,6 +966,8 @@ int main(int argc, char **argv)
 		scenario_reentrant();
 	else if (strcmp(s, "clock") == 0)
 		scenario_clock(arg);
+	else if (strcmp(s, "counters") == 0)
+		scenario_counters();
 	else {
 		printf("FAIL unknown scenario %s\n", s);
 		return 2;
