@@ -295,18 +295,7 @@ var deviceComputationalLabels = map[string]string{
 // textDeviceComputational writes the device's computational metrics under
 // its block.
 func textDeviceComputational(b *bufio.Writer, xs []pop.Metric) {
-	printed := false
-	for _, x := range xs {
-		label := deviceComputationalLabels[x.ID]
-		if label == "" {
-			continue
-		}
-		if !printed {
-			b.WriteString("Device computational metrics\n")
-			printed = true
-		}
-		textMetric(b, 1, label, x)
-	}
+	textLabelled(b, "Device computational metrics", deviceComputationalLabels, xs)
 }
 
 // gpuLibrary describes the vendor library of the "gpu" object and its
