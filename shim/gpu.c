@@ -30,6 +30,7 @@
 #include "base/threads.h"
 #include "counters.h"
 #include "gpu.h"
+#include "gpu_counters.h"
 #include "gpu_pool.h"
 #include "live.h"
 
@@ -496,6 +497,13 @@ void popmon_gpu_finish(struct popmon_gpu_proc *out, uint64_t g0_ns, uint64_t g1_
 		popmon_gpu_flush();
 		out->vendor = ops->vendor;
 		ops->measured(out);
+		out->ctr_mode = popmon_gpu_counters_mode();
+		if (ops->vendor == POPMON_GPU_VENDOR_AMD && out->ctr_mode) {
+			out->ctr_status = POPMON_GPU_UNMEASURED;
+			snprintf(out->ctr_reason, sizeof out->ctr_reason, "%s",
+				 "device counters are read on NVIDIA GPUs only: AMD GPUs have no device computational "
+				 "metrics yet");
+		}
 		pthread_mutex_lock(&popmon_gpu_lock);
 		popmon_gpu_pool_drain();
 		out->status = POPMON_GPU_MEASURED;

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/popmon/popmon/internal/compare"
@@ -142,18 +141,5 @@ func pickBaseline(env *Env, path string, nr *runs.Run, m pop.Model, ro runs.Read
 	if err != nil {
 		return nil, fail(ExitInput, "baseline %v (--skip-bad skips such files)", err)
 	}
-	self, _ := filepath.Abs(nr.Source)
-	var best *runs.Run
-	for _, r := range all {
-		if abs, _ := filepath.Abs(r.Source); abs == self {
-			continue
-		}
-		if !r.Resources.SameConfiguration(nr.Resources) {
-			continue
-		}
-		if best == nil || !r.Timestamp.Before(best.Timestamp) {
-			best = r
-		}
-	}
-	return best, nil
+	return runs.NewestLike(all, nr), nil
 }

@@ -73,7 +73,7 @@ func execCmd(env *Env, args []string) error {
 		return err
 	}
 	// Every rank runs popmon exec: only rank 0 speaks.
-	if envRank() <= 0 {
+	if launch.EnvRank() <= 0 {
 		if note != "" {
 			fmt.Fprintln(env.Stderr, note)
 		}
@@ -85,22 +85,4 @@ func execCmd(env *Env, args []string) error {
 		return fail(126, "cannot execute %s: %v", path, err)
 	}
 	return nil
-}
-
-// envRank is the MPI rank the launcher's environment gives this process,
-// -1 when it names none (as the library reads it: docs/library.md); last,
-// inside an srun step, Slurm's task number, which srun sets whatever its
-// --mpi (a batch script has SLURM_PROCID but no step).
-func envRank() int {
-	for _, v := range []string{"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "MV2_COMM_WORLD_RANK", "SLURM_PROCID"} {
-		if v == "SLURM_PROCID" && os.Getenv("SLURM_STEP_ID") == "" {
-			break
-		}
-		if s := os.Getenv(v); s != "" {
-			if r, err := strconv.Atoi(s); err == nil {
-				return r
-			}
-		}
-	}
-	return -1
 }

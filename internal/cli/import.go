@@ -9,6 +9,7 @@ import (
 
 	"github.com/popmon/popmon/internal/paraver"
 	"github.com/popmon/popmon/internal/runs"
+	"github.com/popmon/popmon/internal/units"
 	"github.com/popmon/popmon/measure"
 
 	"github.com/popmon/popmon/internal/outfile"
@@ -110,7 +111,7 @@ func fmtSeconds(g measure.Region) string {
 	for _, a := range g.Processes {
 		e = max(e, a.ElapsedNS)
 	}
-	return fmt.Sprintf("%.2f s", float64(e)/1e9)
+	return units.FixedSeconds(e, 2)
 }
 
 // writeNumbered writes m to a temporary file next to target, then

@@ -3,10 +3,9 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io"
-	"time"
 
 	"github.com/popmon/popmon/internal/runs"
+	"github.com/popmon/popmon/internal/term"
 	"github.com/popmon/popmon/measure"
 )
 
@@ -33,14 +32,14 @@ func readMeasurement(env *Env, path string, opt inputOptions) (*measure.Measurem
 // openRun opens path with runs.Open (see readMeasurement).
 func openRun(env *Env, path string, opt inputOptions) (*runs.File, error) {
 	ro := runs.ReadOptions{SkipBad: opt.skipBad, App: opt.app, ToolVersion: Version}
-	var p *progressLine
-	if isTerminal(env.Stderr) {
-		p = &progressLine{w: env.Stderr, name: path, start: time.Now()}
-		ro.Progress = p.update
+	var p *term.Progress
+	if term.IsTerminal(env.Stderr) {
+		p = term.NewProgress(env.Stderr, path)
+		ro.Progress = p.Update
 	}
 	f, err := runs.Open(path, ro)
 	if p != nil {
-		p.clear()
+		p.Clear()
 	}
 	if err != nil {
 		return nil, fail(ExitInput, "%v", err)
@@ -64,36 +63,5 @@ func loadWarner(env *Env, cmd string) func(error) {
 			return
 		}
 		fmt.Fprintf(env.Stderr, "popmon %s: skipping %v\n", cmd, err)
-	}
-}
-
-// progressLine draws "importing NAME  42%  123 MB/s" on a terminal, at most
-// ten times a second.
-type progressLine struct {
-	w     io.Writer
-	name  string
-	start time.Time
-	last  time.Time
-	drawn bool
-}
-
-func (p *progressLine) update(read, size int64) {
-	now := time.Now()
-	if now.Sub(p.last) < 100*time.Millisecond || now.Sub(p.start) < 500*time.Millisecond {
-		return // nothing for short imports, and no flicker
-	}
-	p.last = now
-	pct := 0.0
-	if size > 0 {
-		pct = 100 * float64(read) / float64(size)
-	}
-	rate := float64(read) / 1e6 / now.Sub(p.start).Seconds()
-	fmt.Fprintf(p.w, "\rimporting %s  %3.0f%%  %.0f MB/s of file\x1b[K", p.name, pct, rate)
-	p.drawn = true
-}
-
-func (p *progressLine) clear() {
-	if p.drawn {
-		fmt.Fprint(p.w, "\r\x1b[K")
 	}
 }

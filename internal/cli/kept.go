@@ -3,14 +3,11 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/popmon/popmon/internal/outfile"
 	"github.com/popmon/popmon/internal/session"
-	"github.com/popmon/popmon/measure"
 )
 
 // A measurement that cannot be written where it belongs (a full, read-only
@@ -20,31 +17,7 @@ import (
 // being the random part of the session folder's name, in the first of
 // session.KeptDirs that takes it; popmon run then tries to move it to the output
 // and, when that fails too, leaves it there, says where, and exits with
-// ExitNotWritten.
-
-// writeMeasurementKeeping writes m as dir/name (dir is the session folder);
-// when that fails, it keeps m as popmon-kept-TAG-name in the first of
-// session.KeptDirs that takes it, and returns where it went. The error is the
-// first failure, when m could be kept nowhere.
-func writeMeasurementKeeping(dir, name, liveDir string, m *measure.Measurement) (string, error) {
-	path := filepath.Join(dir, name)
-	first := writeMeasurement(path, m)
-	if first == nil {
-		return path, nil
-	}
-	for _, d := range session.KeptDirs(dir, liveDir) {
-		if p, err := keepIn(d, session.KeptName(dir, name), m); err == nil {
-			return p, nil
-		}
-	}
-	return "", first
-}
-
-// keepIn writes m into folder d as name (numbered when taken, never
-// replacing anything), readable by its owner only.
-func keepIn(d, name string, m *measure.Measurement) (string, error) {
-	return outfile.WriteNumbered(m, filepath.Join(d, name), 0o600, ".popmon-kept-*.tmp")
-}
+// ExitNotWritten. session.WriteKeeping writes the partial measurement so.
 
 // keepUnwritten tells what became of a measurement popmon run could not
 // write to target: its report (from where it is), then one line naming
@@ -57,23 +30,9 @@ func keepUnwritten(env *Env, path, target string, err error, session, format, mo
 		}
 	}
 	fmt.Fprintf(env.Stderr, "popmon: cannot write %s: %s; the measurement was kept in %s (move it there with mv once there is room)\n",
-		target, errText(err), path)
+		target, outfile.ErrText(err), path)
 	rel, rerr := filepath.Rel(session, path)
 	return rerr == nil && !strings.HasPrefix(rel, "..")
-}
-
-// errText is what went wrong, without the path the message names anyway:
-// "no space left on device".
-func errText(err error) string {
-	var pe *fs.PathError
-	var le *os.LinkError
-	switch {
-	case errors.As(err, &pe):
-		return pe.Err.Error()
-	case errors.As(err, &le):
-		return le.Err.Error()
-	}
-	return err.Error()
 }
 
 // unwrittenResult is popmon run's ending: the command's own failure first;

@@ -68,7 +68,7 @@ func TestPartialKeptWhenSessionFails(t *testing.T) {
 			shm := t.TempDir()
 			live := filepath.Join(shm, "run-7")
 			for i, want := range []string{"popmon-kept-42-partial.json", "popmon-kept-42-partial.1.json"} {
-				p, err := writeMeasurementKeeping(folder, "partial.json", live, m)
+				p, err := session.WriteKeeping(folder, "partial.json", live, m)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -85,7 +85,7 @@ func TestPartialKeptWhenSessionFails(t *testing.T) {
 			// The live folder inside the session (no /dev/shm): $TMPDIR.
 			tmpdir := t.TempDir()
 			t.Setenv("TMPDIR", tmpdir)
-			p, err := writeMeasurementKeeping(folder, "partial.json", filepath.Join(folder, "live"), m)
+			p, err := session.WriteKeeping(folder, "partial.json", filepath.Join(folder, "live"), m)
 			if err != nil || p != filepath.Join(tmpdir, "popmon-kept-42-partial.json") {
 				t.Errorf("kept in %s (%v), want %s", p, err, filepath.Join(tmpdir, "popmon-kept-42-partial.json"))
 			}
@@ -101,10 +101,10 @@ func TestPartialKeptWhenSessionFails(t *testing.T) {
 // TestPartialWrittenInSession: with room, the partial measurement goes to
 // the session folder as before.
 func TestPartialWrittenInSession(t *testing.T) {
-	session := filepath.Join(t.TempDir(), ".popmon-session-1")
-	os.Mkdir(session, 0o700)
-	p, err := writeMeasurementKeeping(session, "partial.json", filepath.Join(t.TempDir(), "run-1"), testMeasurement(t))
-	if err != nil || p != filepath.Join(session, "partial.json") {
+	folder := filepath.Join(t.TempDir(), ".popmon-session-1")
+	os.Mkdir(folder, 0o700)
+	p, err := session.WriteKeeping(folder, "partial.json", filepath.Join(t.TempDir(), "run-1"), testMeasurement(t))
+	if err != nil || p != filepath.Join(folder, "partial.json") {
 		t.Errorf("written to %s (%v), want the session folder", p, err)
 	}
 }

@@ -6,36 +6,11 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/popmon/popmon/internal/binscan"
 	"github.com/popmon/popmon/internal/live"
 	"github.com/popmon/popmon/internal/session"
-	"github.com/popmon/popmon/measure"
-
-	"github.com/popmon/popmon/internal/launch"
 
 	"github.com/popmon/popmon/internal/outfile"
 )
-
-// partialFromSampler assembles the partial measurement of what s read and
-// writes it as file name in dir; returns its path and command.
-func partialFromSampler(s *live.Sampler, info session.Info, end live.JobEnd, by, dir string) (string, *measure.Measurement, error) {
-	procs, p, err := s.Procs(end)
-	if err != nil {
-		return "", nil, err
-	}
-	p.AssembledBy = by
-	m, err := live.Assemble(procs, live.Job{Command: info.Command, Cwd: info.Cwd, Launcher: info.Launcher, JobID: info.JobID, MPILibrary: info.MPILibrary}, &p)
-	if err != nil {
-		return "", nil, err
-	}
-	final, order := live.FinalOf(m)
-	m.Series = s.Series(final, s.T0(), order)
-	path, err := writeMeasurementKeeping(dir, "partial.json", info.LiveDir, m)
-	if err != nil {
-		return "", nil, err
-	}
-	return path, m, nil
-}
 
 // jobEnd is what popmon run saw of the command's ending (pid, its exit
 // status, the signal it passed on), for a job whose processes did not all
@@ -104,7 +79,7 @@ func recoverCmd(env *Env, args []string) error {
 	if sess, _ := session.Read(folder, 0); sess != nil && len(sess.Files) > 0 {
 		path, command = sess.Files[0].Path, sess.Files[0].Command
 	} else {
-		p, m, err := partialFromSampler(s, info, live.JobEnd{}, "recover", folder)
+		p, m, err := session.WritePartial(s, info, live.JobEnd{}, "recover", folder)
 		if err != nil {
 			return fail(ExitInput, "cannot recover %s: %v", folder, err)
 		}
@@ -140,47 +115,4 @@ func recoverCmd(env *Env, args []string) error {
 	os.RemoveAll(info.LiveDir)
 	os.RemoveAll(folder)
 	return nil
-}
-
-// launcherKind is the measurement's launcher kind for a command line, as
-// libpopmon would have written it.
-func launcherKind(scan *binscan.Result) string {
-	if os.Getenv("SLURM_JOB_ID") != "" {
-		return measure.LauncherSlurm
-	}
-	switch launch.JobMPI(scan) {
-	case binscan.OpenMPI:
-		return measure.LauncherOpenMPI
-	case binscan.MPICH:
-		return measure.LauncherMPICH
-	}
-	return measure.LauncherNone
-}
-
-// addSeries adds the time series the sampler took to the measurement file
-// at path (rank 0's, of a job that finished), rewriting it in place.
-func addSeries(s *live.Sampler, path string) error {
-	m, err := measure.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	final, order := live.FinalOf(m)
-	if m.Series = s.Series(final, s.T0(), order); m.Series == nil {
-		return nil
-	}
-	return writeMeasurement(path, m)
-}
-
-// writeMeasurement writes m as path, replacing it atomically (a file of
-// popmon's own session folder).
-func writeMeasurement(path string, m *measure.Measurement) error {
-	out, err := outfile.Create(path, true)
-	if err != nil {
-		return err
-	}
-	defer out.Abort()
-	if err := measure.Write(out, m); err != nil {
-		return err
-	}
-	return out.Commit()
 }

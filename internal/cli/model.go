@@ -76,19 +76,7 @@ func modelCmd(env *Env, args []string) error {
 	if name == "" {
 		name = "Global"
 	}
-	// The reference is the smallest run that is fitted, so that the
-	// scalability factors are relative to a run the fits see.
-	held := map[int]bool{}
-	for _, h := range holdX {
-		held[h] = true
-	}
-	ref, refCPUs := -1, 0
-	for i, r := range rs {
-		if g, ok := r.Region(name); ok && !held[g.CPUs] && (ref < 0 || g.CPUs < refCPUs) {
-			ref, refCPUs = i, g.CPUs
-		}
-	}
-	in, err := runs.ScalingInput(rs, pop.ModelTALP, sm, ref, name)
+	in, err := runs.ScalingInput(rs, pop.ModelTALP, sm, runs.FitReference(rs, name, holdX), name)
 	if err != nil {
 		return fail(ExitUsage, "%v", err)
 	}

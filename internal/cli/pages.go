@@ -7,6 +7,7 @@ import (
 
 	"github.com/popmon/popmon/internal/pages"
 	"github.com/popmon/popmon/internal/runs"
+	"github.com/popmon/popmon/internal/term"
 	"github.com/popmon/popmon/internal/trace"
 	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
@@ -80,7 +81,7 @@ func pagesCmd(env *Env, args []string) error {
 	opts.RunTables = pages.WaitStates(func(source string) (*trace.Trace, error) {
 		return loadTrace(source, inputOptions{skipBad: *skipBad})
 	})
-	if isTerminal(env.Stderr) {
+	if term.IsTerminal(env.Stderr) {
 		opts.Progress = env.Stderr
 	}
 	res, err := pages.Generate(opts)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/popmon/popmon/internal/live"
 	"github.com/popmon/popmon/internal/liveapi"
+	"github.com/popmon/popmon/internal/report"
 
 	"github.com/popmon/popmon/internal/session"
 	"github.com/popmon/popmon/pop"
@@ -113,7 +114,7 @@ func runCmd(env *Env, args []string) error {
 		vars["POPMON_BIN"] = self // the node agent (agent.go) on the other nodes
 	}
 	if *traced {
-		traceEnv(vars, absSession, *traceBuffer)
+		session.TraceEnv(vars, absSession, *traceBuffer)
 	}
 	liveDir, err := session.MakeLiveDir(absSession)
 	if err != nil {
@@ -121,7 +122,7 @@ func runCmd(env *Env, args []string) error {
 	}
 	var sampler *live.Sampler
 	cwd, _ := os.Getwd()
-	info := session.Info{LiveDir: liveDir, Command: cmdline, Cwd: cwd, Launcher: launcherKind(scan),
+	info := session.Info{LiveDir: liveDir, Command: cmdline, Cwd: cwd, Launcher: launch.LauncherKind(scan),
 		JobID: os.Getenv("SLURM_JOB_ID"), MPILibrary: lib.MPI, Output: mf.output, Force: mf.force}
 	if liveDir != "" {
 		vars["POPMON_LIVE_DIR"] = liveDir
@@ -186,7 +187,7 @@ func runCmd(env *Env, args []string) error {
 		// The job finished: its file gets the time series popmon sampled.
 		for _, f := range sess.Files {
 			if f.MPI {
-				if err := addSeries(sampler, f.Path); err != nil {
+				if err := session.AddSeries(sampler, f.Path); err != nil {
 					fmt.Fprintf(env.Stderr, "popmon: no time series in the measurement: %v\n", err)
 				}
 			}
@@ -199,7 +200,7 @@ func runCmd(env *Env, args []string) error {
 		// measured (unmeasured-*.txt: e.g. srun's wrong --mpi) left
 		// nothing to assemble.
 		if normal, n := sampler.Ended(); n > 0 && !normal && len(sess.Unmeasured) == 0 {
-			p, m, err := partialFromSampler(sampler, info, jobEnd(st, cmd.Process.Pid, cmdline), "run", absSession)
+			p, m, err := session.WritePartial(sampler, info, jobEnd(st, cmd.Process.Pid, cmdline), "run", absSession)
 			if err != nil {
 				fmt.Fprintf(env.Stderr, "popmon: no partial measurement: %v\n", err)
 			} else {
@@ -232,7 +233,11 @@ func runCmd(env *Env, args []string) error {
 		}
 		published++
 		if *traced && f.MPI && i == 0 {
-			attachTrace(env.Stderr, absSession, final)
+			// The run's measurement stands without the replay: what
+			// went wrong is said, one line each.
+			for _, line := range session.AttachTrace(absSession, final) {
+				fmt.Fprintf(env.Stderr, "popmon: %s\n", line)
+			}
 		}
 		fmt.Fprintf(env.Stderr, "popmon: measurement written to %s\n", final)
 		if *format != "none" {
@@ -240,7 +245,9 @@ func runCmd(env *Env, args []string) error {
 				fmt.Fprintf(env.Stderr, "popmon: %v\n", err)
 			}
 		}
-		printOpenMPEndNote(env.Stderr, final, *format) // where the report does not say it
+		if line := report.OpenMPEndNote(final, *format); line != "" { // where the report does not say it
+			fmt.Fprintln(env.Stderr, line)
+		}
 	}
 	if published == 0 && unwritten == 0 {
 		for _, line := range sess.Explain(cmdline[0], cantMeasure, st.signal) {

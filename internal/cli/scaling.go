@@ -1,12 +1,12 @@
 package cli
 
 import (
-	"io"
 	"os"
 	"strings"
 
 	"github.com/popmon/popmon/internal/report"
 	"github.com/popmon/popmon/internal/runs"
+	"github.com/popmon/popmon/internal/term"
 	"github.com/popmon/popmon/pop"
 )
 
@@ -79,7 +79,7 @@ func scalingCmd(env *Env, args []string) error {
 	if err != nil {
 		return fail(ExitUsage, "%v", err)
 	}
-	opts := report.ScalingOptions{Color: isTerminal(env.Stdout) && os.Getenv("NO_COLOR") == ""}
+	opts := report.ScalingOptions{Color: term.IsTerminal(env.Stdout) && os.Getenv("NO_COLOR") == ""}
 	if err := report.RenderScaling(env.Stdout, *format, s, opts); err != nil {
 		return fail(ExitFailure, "%v", err)
 	}
@@ -97,14 +97,4 @@ func loadStudy(env *Env, cmd string, paths []string, m pop.Model, skipBad bool) 
 		return nil, fail(ExitInput, "no usable runs in %s: give popmon measurements, DLB/TALP JSON files or Paraver traces", strings.Join(paths, " "))
 	}
 	return rs, nil
-}
-
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

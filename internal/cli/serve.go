@@ -12,8 +12,10 @@ import (
 
 	"github.com/popmon/popmon/internal/live"
 	"github.com/popmon/popmon/internal/liveapi"
+	"github.com/popmon/popmon/internal/outfile"
 	"github.com/popmon/popmon/internal/report"
 	"github.com/popmon/popmon/internal/session"
+	"github.com/popmon/popmon/internal/units"
 )
 
 // DefaultServeAddr is where popmon serve listens by default (loopback: the
@@ -81,7 +83,7 @@ func (o *liveOutput) start(env *Env, src func() []*live.Snapshot, every time.Dur
 			}
 		}
 		if o.addrFile != "" {
-			if err := writeFileAtomic(o.addrFile, []byte(a.String()+"\n")); err != nil {
+			if err := outfile.WriteAtomic(o.addrFile, []byte(a.String()+"\n")); err != nil {
 				svc.Close()
 				return nil, fail(ExitEnv, "--serve-addr-file: %v", err)
 			}
@@ -89,20 +91,6 @@ func (o *liveOutput) start(env *Env, src func() []*live.Snapshot, every time.Dur
 	}
 	svc.Start(func(err error) { fmt.Fprintf(env.Stderr, "popmon: %v\n", err) })
 	return svc, nil
-}
-
-// writeFileAtomic writes b as path through a temporary file and a rename,
-// so a reader never sees it half written.
-func writeFileAtomic(path string, b []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
 }
 
 const serveHelp = `Serves the efficiencies of a job that popmon run is measuring, from the
@@ -134,7 +122,7 @@ func serveCmd(env *Env, args []string) error {
 	if *every < 100*time.Millisecond {
 		return fail(ExitUsage, "--interval %v is too short: at least 100ms (a reader must not slow the job)", *every)
 	}
-	dir, info, err := findLive(fs.Arg(0))
+	dir, info, err := session.FindLive(fs.Arg(0))
 	if err != nil {
 		return fail(ExitInput, "%v", err)
 	}
@@ -144,7 +132,7 @@ func serveCmd(env *Env, args []string) error {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	svc, err := o.start(env, sampleLatest(s), *every, info)
+	svc, err := o.start(env, s.SampleLatest, *every, info)
 	if err != nil {
 		return err
 	}
@@ -175,14 +163,6 @@ func serveCmd(env *Env, args []string) error {
 	}
 }
 
-// sampleLatest returns a source that reads every live file of s now.
-func sampleLatest(s *live.Sampler) func() []*live.Snapshot {
-	return func() []*live.Snapshot {
-		s.Sample()
-		return s.Latest()
-	}
-}
-
 const queryHelp = `Prints the efficiencies of a job that popmon run is measuring, once: the
 run so far (--window run, the default) or the last D (--window 60s: popmon
 query then reads the live files now and D later, so it takes D). --format json
@@ -209,7 +189,7 @@ func queryCmd(env *Env, args []string) error {
 	if err != nil {
 		return fail(ExitUsage, "--window: %v", err)
 	}
-	dir, info, err := findLive(fs.Arg(0))
+	dir, info, err := session.FindLive(fs.Arg(0))
 	if err != nil {
 		return fail(ExitInput, "%v", err)
 	}
@@ -219,7 +199,7 @@ func queryCmd(env *Env, args []string) error {
 	if d > 0 {
 		windows = []time.Duration{d}
 	}
-	svc := liveapi.NewService(liveapi.Config{Source: sampleLatest(s), Every: max(d, time.Second), Windows: windows,
+	svc := liveapi.NewService(liveapi.Config{Source: s.SampleLatest, Every: max(d, time.Second), Windows: windows,
 		Job: live.Job{Command: info.Command, Launcher: info.Launcher, MPILibrary: info.MPILibrary}})
 	v, err := svc.Tick()
 	if err == nil && d > 0 {
@@ -248,7 +228,7 @@ func queryCmd(env *Env, args []string) error {
 		return nil
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "Window: %s (%.1f s) · %d running, %d finalized, %d ended\n", w.Name, float64(w.SpanNS)/1e9,
+	fmt.Fprintf(&b, "Window: %s (%s) · %d running, %d finalized, %d ended\n", w.Name, units.FixedSeconds(w.SpanNS, 1),
 		v.Count(live.ProcRunning), v.Count(live.ProcFinalized), v.Count(live.ProcEnded))
 	if err := report.Render(&b, report.FormatText, w.Report, w.M, report.Options{Region: *region}); err != nil {
 		return fail(ExitFailure, "%v", err)

@@ -8,7 +8,8 @@ import (
 	"runtime"
 	"syscall"
 	"time"
-	"unsafe"
+
+	"github.com/popmon/popmon/internal/term"
 )
 
 // jobStatus is how the measured command ended.
@@ -53,7 +54,7 @@ func waitForwarding(cmd *exec.Cmd) jobStatus {
 		select {
 		case s := <-sigs:
 			sig, _ := s.(syscall.Signal)
-			if (sig == syscall.SIGINT || sig == syscall.SIGQUIT) && inTerminalForeground() {
+			if (sig == syscall.SIGINT || sig == syscall.SIGQUIT) && term.InForeground() {
 				forwarded = sig // the job got it from the terminal
 				continue
 			}
@@ -79,20 +80,6 @@ func exitStatus(err error) jobStatus {
 		return jobStatus{code: ee.ExitCode()}
 	}
 	return jobStatus{code: ExitFailure}
-}
-
-// inTerminalForeground reports whether popmon's process group is the
-// foreground group of its controlling terminal: then a SIGINT or SIGQUIT
-// it got most likely came from the keyboard and reached the job too.
-func inTerminalForeground() bool {
-	for _, fd := range []uintptr{0, 1, 2} {
-		var pgrp int32
-		_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, fd, uintptr(syscall.TIOCGPGRP), uintptr(unsafe.Pointer(&pgrp)))
-		if errno == 0 {
-			return int(pgrp) == syscall.Getpgrp()
-		}
-	}
-	return false
 }
 
 // raiseSignal ends popmon by sig, as the job ended, so that a shell or batch

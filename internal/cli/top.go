@@ -3,10 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -14,6 +12,7 @@ import (
 	"github.com/popmon/popmon/internal/live"
 	"github.com/popmon/popmon/internal/liveapi"
 	"github.com/popmon/popmon/internal/session"
+	"github.com/popmon/popmon/internal/term"
 )
 
 const topHelp = `Shows the efficiencies of a job that popmon run is measuring, from the
@@ -45,23 +44,23 @@ func topCmd(env *Env, args []string) error {
 	if *every < 100*time.Millisecond {
 		return fail(ExitUsage, "--interval %v is too short: at least 100ms (a reader must not slow the job)", *every)
 	}
-	dir, info, err := findLive(fs.Arg(0))
+	dir, info, err := session.FindLive(fs.Arg(0))
 	if err != nil {
 		return fail(ExitInput, "%v", err)
 	}
 	s := live.NewSampler(dir, *every)
 	defer s.Close()
-	svc := liveapi.NewService(liveapi.Config{Source: sampleLatest(s), Every: *every, Windows: []time.Duration{*every, 60 * time.Second},
+	svc := liveapi.NewService(liveapi.Config{Source: s.SampleLatest, Every: *every, Windows: []time.Duration{*every, 60 * time.Second},
 		Job: live.Job{Command: info.Command, Launcher: info.Launcher, MPILibrary: info.MPILibrary}})
-	tty := isTerminal(env.Stdout)
+	tty := term.IsTerminal(env.Stdout)
 	keys := make(chan byte, 8)
 	interactive := false
 	if tty && !*once {
-		if in, ok := env.Stdin.(*os.File); ok && isTerminal(in) {
-			if restore, err := rawMode(int(in.Fd())); err == nil {
+		if in, ok := env.Stdin.(*os.File); ok && term.IsTerminal(in) {
+			if restore, err := term.RawMode(int(in.Fd())); err == nil {
 				defer restore()
 				interactive = true
-				go readKeys(in, keys)
+				go term.ReadKeys(in, keys)
 			}
 		}
 	}
@@ -108,47 +107,4 @@ func topCmd(env *Env, args []string) error {
 			return nil
 		}
 	}
-}
-
-// readKeys sends the bytes read from in to keys until it fails.
-func readKeys(in io.Reader, keys chan<- byte) {
-	b := make([]byte, 1)
-	for {
-		n, err := in.Read(b)
-		if err != nil {
-			return
-		}
-		if n == 1 {
-			keys <- b[0]
-		}
-	}
-}
-
-// findLive returns the live folder of arg (a session folder, or a live
-// folder), or the newest live folder of the user's.
-func findLive(arg string) (string, session.Info, error) {
-	var info session.Info
-	if arg != "" {
-		var unreadable *session.UnreadableError
-		if i, err := session.ReadInfo(arg); err == nil {
-			return i.LiveDir, i, nil
-		} else if errors.As(err, &unreadable) {
-			return "", info, err
-		}
-		if m, _ := filepath.Glob(filepath.Join(arg, "*.live")); len(m) > 0 {
-			return arg, info, nil
-		}
-		return "", info, fmt.Errorf("%s is neither a popmon run session folder nor a live folder", arg)
-	}
-	dirs, _ := filepath.Glob(filepath.Join(session.LiveRoot(), "run-*"))
-	best, bestT := "", time.Time{}
-	for _, d := range dirs {
-		if fi, err := os.Stat(d); err == nil && fi.ModTime().After(bestT) {
-			best, bestT = d, fi.ModTime()
-		}
-	}
-	if best == "" {
-		return "", info, fmt.Errorf("no job measured by popmon run on this node (no live folder in %s): pass its session folder", session.LiveBase)
-	}
-	return best, info, nil
 }

@@ -112,7 +112,7 @@ func traceExport(env *Env, args []string) error {
 			return fail(ExitFailure, "%s was not written", t)
 		}
 	}
-	fmt.Fprintf(env.Stderr, "popmon: %s (%s) → %s\n", path, describeTrace(tr), strings.Join(targets, ", "))
+	fmt.Fprintf(env.Stderr, "popmon: %s (%s) → %s\n", path, tr.Summary(), strings.Join(targets, ", "))
 	if *format == "perfetto" {
 		fmt.Fprintf(env.Stderr, "popmon: next: open %s in https://ui.perfetto.dev (Open trace file) or chrome://tracing\n", targets[0])
 	}

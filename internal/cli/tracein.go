@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -53,13 +52,4 @@ func traceSelection(ranks, window string) (trace.Selection, error) {
 		sel.From, sel.To = from, to
 	}
 	return sel, nil
-}
-
-// describeTrace is the one-line summary of a loaded trace.
-func describeTrace(tr *trace.Trace) string {
-	calls := 0
-	for _, r := range tr.Ranks {
-		calls += len(r.Calls)
-	}
-	return fmt.Sprintf("%d ranks, %d MPI calls, %d messages, %.3f s", len(tr.Ranks), calls, len(tr.Messages), float64(tr.End)/1e9)
 }

@@ -220,6 +220,24 @@ func TestGPUFakeCountersScaling(t *testing.T) {
 	if math.Abs(prod-m["gpu_computation_scalability"]) > 1e-9 {
 		t.Errorf("the factors' product %v is not the device computation scalability %v", prod, m["gpu_computation_scalability"])
 	}
+	// The pages: the scaling table's device rows and the run's device counters.
+	site := filepath.Join(t.TempDir(), "site")
+	if _, se, code := popmon(t, nil, "pages", "-i", study, "-o", site); code != 0 {
+		t.Fatalf("popmon pages: exit %d\n%s", code, se)
+	}
+	var html strings.Builder
+	filepath.Walk(site, func(p string, info os.FileInfo, err error) error {
+		if err == nil && strings.HasSuffix(p, ".html") {
+			b, _ := os.ReadFile(p)
+			html.Write(b)
+		}
+		return nil
+	})
+	for _, w := range []string{"Device computation scalability", "SM use scaling", "Average device IPC", "device counters"} {
+		if !strings.Contains(html.String(), w) {
+			t.Errorf("pages lack %q", w)
+		}
+	}
 	text, _, _ := popmon(t, nil, "scaling", "--region", "instr", filepath.Join(study, "a.json"), filepath.Join(study, "b.json"))
 	for _, w := range []string{"Device computation scalability", "Device instruction scaling", "SM frequency scaling"} {
 		if !strings.Contains(text, w) {

@@ -604,6 +604,14 @@ func (s *Sampler) Latest() []*Snapshot {
 	return out
 }
 
+// SampleLatest reads every live file now and returns the latest snapshot
+// of every process (Sample, then Latest): the source of a live view that
+// reads on its own ticks (popmon serve, top and query).
+func (s *Sampler) SampleLatest() []*Snapshot {
+	s.Sample()
+	return s.Latest()
+}
+
 // Window returns the regions' accounts between two snapshots of the same
 // processes (matched by pid): what happened in that interval. Nil when no
 // process is in both.

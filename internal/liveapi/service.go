@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/popmon/popmon/internal/live"
+	"github.com/popmon/popmon/internal/outfile"
 )
 
 // MinHistory is the least history a service keeps: windows up to 60 s can
@@ -166,11 +167,7 @@ func (s *Service) writeTextfile(v *live.View) error {
 	}
 	final := s.textfilePath()
 	tmp := filepath.Join(s.cfg.Textfile, ".popmon_"+s.cfg.Info.Session+".prom.tmp")
-	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
-		return writeError{fmt.Errorf("--prom-textfile: %w", err)}
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		os.Remove(tmp)
+	if err := outfile.WriteAtomicVia(tmp, final, b.Bytes()); err != nil {
 		return writeError{fmt.Errorf("--prom-textfile: %w", err)}
 	}
 	return nil

@@ -2,13 +2,16 @@
 // file silently (-o FILE fails before any work when FILE exists, unless
 // --force, which replaces it atomically), names popmon picks itself
 // numbered (PublishNumbered), a finished file moved over another
-// (Replace), and the default name of a measurement (DefaultName).
+// (Replace), the default name of a measurement (DefaultName), a
+// measurement or a small file replaced atomically (WriteMeasurement,
+// WriteAtomic), and what went wrong in a write without its path (ErrText).
 package outfile
 
 import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -309,4 +312,52 @@ func WriteNumbered(m *measure.Measurement, target string, mode os.FileMode, patt
 		return "", err
 	}
 	return PublishNumbered(tmp.Name(), target)
+}
+
+// WriteMeasurement writes m as path, replacing it atomically (a file of
+// popmon's own session folder).
+func WriteMeasurement(path string, m *measure.Measurement) error {
+	out, err := Create(path, true)
+	if err != nil {
+		return err
+	}
+	defer out.Abort()
+	if err := measure.Write(out, m); err != nil {
+		return err
+	}
+	return out.Commit()
+}
+
+// WriteAtomic writes b as path through a temporary file and a rename,
+// so a reader never sees it half written.
+func WriteAtomic(path string, b []byte) error {
+	return WriteAtomicVia(path+".tmp", path, b)
+}
+
+// WriteAtomicVia is WriteAtomic through the temporary file tmp (in path's
+// folder), for a folder whose reader must not take it for one of its files
+// (node_exporter's textfile folder reads every *.prom).
+func WriteAtomicVia(tmp, path string, b []byte) error {
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// ErrText is what went wrong, without the path the message names anyway:
+// "no space left on device".
+func ErrText(err error) string {
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		return pe.Err.Error()
+	case errors.As(err, &le):
+		return le.Err.Error()
+	}
+	return err.Error()
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/popmon/popmon/internal/units"
 	"github.com/popmon/popmon/measure"
 )
 
@@ -122,8 +123,8 @@ func DistributionChart(title string, useful, mpi measure.Distribution) string {
 		}
 		b.line(x0, y0, x1, y0, "#333", 1)
 		b.line(x0, y0, x0, y1, "#333", 1)
-		b.text(x0, y0+16, "start", "s", fmt.Sprintf("%.3f s (rank %d)", float64(d.Min)/1e9, d.MinRank))
-		b.text(x1, y0+16, "end", "s", fmt.Sprintf("%.3f s (rank %d)", float64(d.Max)/1e9, d.MaxRank))
+		b.text(x0, y0+16, "start", "s", fmt.Sprintf("%s (rank %d)", units.FixedSeconds(d.Min, 3), d.MinRank))
+		b.text(x1, y0+16, "end", "s", fmt.Sprintf("%s (rank %d)", units.FixedSeconds(d.Max, 3), d.MaxRank))
 		b.text((x0+x1)/2, h-8, "middle", "", name+" time per process")
 	}
 	mid := w / 2

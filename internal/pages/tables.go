@@ -3,7 +3,6 @@ package pages
 import (
 	"fmt"
 	"html/template"
-	"math"
 	"sort"
 
 	"github.com/popmon/popmon/internal/report"
@@ -59,7 +58,7 @@ func mpiCallTable(m *measure.Measurement) *Table {
 			hist[k] += n
 		}
 	}
-	t := &Table{Title: fmt.Sprintf("MPI calls (whole run, all processes; %s s in MPI)", seconds(total/1e9)),
+	t := &Table{Title: fmt.Sprintf("MPI calls (whole run, all processes; %s s in MPI)", units.SecondsCellFine(total/1e9)),
 		Head: []string{"Function", "Calls", "Time (s, Σ processes)", "% of MPI time", "Min per process (s)", "Max per process (s)", "Rank with max"}}
 	if bytes {
 		t.Head = append(t.Head, "Bytes sent", "Bytes received", "Mean message size")
@@ -70,8 +69,8 @@ func mpiCallTable(m *measure.Measurement) *Table {
 		if total > 0 {
 			pct = fmt.Sprintf("%.1f %%", 100*float64(c.TimeNS)/total)
 		}
-		row := []string{c.Name, fmt.Sprint(c.Calls), seconds(float64(c.TimeNS) / 1e9), pct,
-			seconds(float64(c.MinTimeNS) / 1e9), seconds(float64(c.MaxTimeNS) / 1e9), fmt.Sprint(c.MaxRank)}
+		row := []string{c.Name, fmt.Sprint(c.Calls), units.SecondsCellFine(float64(c.TimeNS) / 1e9), pct,
+			units.SecondsCellFine(float64(c.MinTimeNS) / 1e9), units.SecondsCellFine(float64(c.MaxTimeNS) / 1e9), fmt.Sprint(c.MaxRank)}
 		if bytes {
 			var msgs int64
 			for _, n := range c.SizeHist {
@@ -133,14 +132,6 @@ func sizeShort(v int64) string {
 	return fmt.Sprint(v)
 }
 
-// seconds formats seconds with 3 decimals (more for short times).
-func seconds(s float64) string {
-	if s != 0 && math.Abs(s) < 0.01 {
-		return fmt.Sprintf("%.6f", s)
-	}
-	return fmt.Sprintf("%.3f", s)
-}
-
 // gpuTables are the GPU tables of run r in region name: the host and
 // device efficiency trees side by side, then popmon report's kernel, copy
 // and idle tables.
@@ -161,6 +152,16 @@ func gpuTables(r *runs.Run, name string) []Table {
 				continue
 			}
 			host = append(host, row)
+		}
+		// The device computational metrics (device counters), where sampled.
+		for _, c := range []struct{ id, name, format string }{
+			{pop.IDGPUIPC, "Average device IPC", "%.2f"}, {pop.IDGPUSMFrequencyGHz, "Average SM frequency (GHz)", "%.2f"},
+			{pop.IDGPUSMUtilization, "SM utilization", "%.2f"}, {pop.IDGPUAchievedOccupancy, "Achieved occupancy", "%.2f"},
+			{pop.IDGPUDRAMBandwidthGBs, "DRAM bandwidth (GB/s)", "%.1f"},
+		} {
+			if v, ok := g.Metrics[c.id]; ok && len(device) > 0 {
+				device = append(device, []string{c.name, "device counters", fmt.Sprintf(c.format, v)})
+			}
 		}
 		if len(device) > 0 {
 			t.Rows = append(host, device...)
@@ -216,11 +217,11 @@ func distributionTable(useful, mpi measure.Distribution, processes int) Table {
 		name string
 		d    measure.Distribution
 	}{{"useful", useful}, {"MPI", mpi}} {
-		row := []string{d.name, seconds(float64(d.d.Min) / 1e9), fmt.Sprint(d.d.MinRank)}
+		row := []string{d.name, units.SecondsCellFine(float64(d.d.Min) / 1e9), fmt.Sprint(d.d.MinRank)}
 		for _, q := range quantiles {
-			row = append(row, seconds(d.d.Quantile(q.q)/1e9))
+			row = append(row, units.SecondsCellFine(d.d.Quantile(q.q)/1e9))
 		}
-		row = append(row, seconds(float64(d.d.Max)/1e9), fmt.Sprint(d.d.MaxRank))
+		row = append(row, units.SecondsCellFine(float64(d.d.Max)/1e9), fmt.Sprint(d.d.MaxRank))
 		t.Rows = append(t.Rows, row)
 	}
 	return t

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/popmon/popmon/internal/patterns"
+	"github.com/popmon/popmon/internal/units"
 )
 
 // WaitStateTables renders a wait-state analysis (popmon report
@@ -12,7 +13,7 @@ import (
 // MPI time, instances, the rank with most and the top call site; and the
 // critical path's profile with its imbalance. title heads the first.
 func WaitStateTables(title string, res *patterns.Result) []Table {
-	s := func(ns int64) string { return fmt.Sprintf("%.3f", float64(ns)/1e9) }
+	s := units.SecondsCell
 	pct := func(a, b int64) string {
 		if b <= 0 {
 			return "n/a"

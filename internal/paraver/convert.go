@@ -6,10 +6,10 @@ import (
 	"io"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/popmon/popmon/internal/units"
 	"github.com/popmon/popmon/measure"
 )
 
@@ -354,7 +354,7 @@ func (im *importer) checkSize() error {
 	var n int64
 	for _, t := range im.h.Apps[im.app-1].Tasks {
 		if int64(t.Threads) > limit-n {
-			return fmt.Errorf("the header declares %d threads in application %d over %s: more than 292 years of CPU time, which no trace holds; the header is damaged", im.h.Threads(int(im.app)), im.app, duration(im.h.End))
+			return fmt.Errorf("the header declares %d threads in application %d over %s: more than 292 years of CPU time, which no trace holds; the header is damaged", im.h.Threads(int(im.app)), im.app, units.DurationSignificant(im.h.End))
 		}
 		n += int64(t.Threads)
 	}
@@ -775,7 +775,7 @@ func (im *importer) finish() (*measure.Measurement, error) {
 		warnings = append(warnings, fmt.Sprintf("the trace file ends early (%s); the records before it were imported (--skip-bad)", im.cut))
 	}
 	if float64(im.last) < completeShare*float64(end) {
-		reach := fmt.Sprintf("its records stop at %s, %.1f %% of the %s its header declares", duration(im.last*f), 100*float64(im.last)/float64(end), duration(h.End))
+		reach := fmt.Sprintf("its records stop at %s, %.1f %% of the %s its header declares", units.DurationSignificant(im.last*f), 100*float64(im.last)/float64(end), units.DurationSignificant(h.End))
 		if !im.opt.SkipBad {
 			return nil, fmt.Errorf("the trace is truncated: %s (a complete trace reaches at least %.0f %%)%s; %s", reach, 100*completeShare, skipped, cutShort)
 		}
@@ -783,8 +783,8 @@ func (im *importer) finish() (*measure.Measurement, error) {
 			return nil, fmt.Errorf("the trace is truncated: %s, so nothing can be imported; re-run mpi2prv or re-copy the file", reach)
 		}
 		end = im.last
-		notes = append(notes, fmt.Sprintf("elapsed = 0 … %s only: the trace is truncated (%s); imported up to where the records stop (--skip-bad)", duration(end*f), reach))
-		warnings = append(warnings, fmt.Sprintf("the trace is truncated: %s; only the first %s were imported (--skip-bad)", reach, duration(end*f)))
+		notes = append(notes, fmt.Sprintf("elapsed = 0 … %s only: the trace is truncated (%s); imported up to where the records stop (--skip-bad)", units.DurationSignificant(end*f), reach))
+		warnings = append(warnings, fmt.Sprintf("the trace is truncated: %s; only the first %s were imported (--skip-bad)", reach, units.DurationSignificant(end*f)))
 	} else {
 		notes = append(notes, "elapsed = the trace's whole duration from its header, for every process (one region, Global)")
 	}
@@ -1036,20 +1036,6 @@ func addCount(sum int64, v uint64) int64 {
 		return math.MaxInt64
 	}
 	return sum + int64(v)
-}
-
-// duration formats a time in nanoseconds for a message: "4.2 s", "12.5 ms",
-// "800 ns".
-func duration(ns int64) string {
-	switch {
-	case ns >= 1e9:
-		return strconv.FormatFloat(float64(ns)/1e9, 'g', 6, 64) + " s"
-	case ns >= 1e6:
-		return strconv.FormatFloat(float64(ns)/1e6, 'g', 6, 64) + " ms"
-	case ns >= 1e3:
-		return strconv.FormatFloat(float64(ns)/1e3, 'g', 6, 64) + " µs"
-	}
-	return strconv.FormatInt(ns, 10) + " ns"
 }
 
 // headerTime parses the header's "dd/mm/yyyy at hh:mm" (the start of the

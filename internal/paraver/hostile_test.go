@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/popmon/popmon/internal/units"
 	"github.com/popmon/popmon/measure"
 )
 
@@ -420,7 +421,7 @@ func TestImportFileTruncatedGzipSkipBad(t *testing.T) {
 		t.Errorf("elapsed %d useful %d: want all of the records before the cut", a.ElapsedNS, a.UsefulNS)
 	}
 	w := strings.Join(m.Warnings, "\n")
-	if len(m.Warnings) != 2 || !strings.Contains(w, "unexpected end of compressed data") || !strings.Contains(w, fmt.Sprintf("only the first %s were imported", duration(a.ElapsedNS))) {
+	if len(m.Warnings) != 2 || !strings.Contains(w, "unexpected end of compressed data") || !strings.Contains(w, fmt.Sprintf("only the first %s were imported", units.DurationSignificant(a.ElapsedNS))) {
 		t.Errorf("warnings %q", m.Warnings)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/popmon/popmon/internal/units"
 )
 
 // FormatID is the "format" of the JSON document WriteJSON writes.
@@ -41,7 +43,7 @@ const topRanks = 3
 // critical path.
 func WriteText(w io.Writer, source string, res *Result) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Wait states of %s (%d ranks, %s s in MPI over all ranks)\n\n", source, res.Ranks, secs(res.MPINS))
+	fmt.Fprintf(&b, "Wait states of %s (%d ranks, %s s in MPI over all ranks)\n\n", source, res.Ranks, units.SecondsCell(res.MPINS))
 	any := false
 	fmt.Fprintf(&b, "  %-44s %10s %7s %9s  %-30s %s\n", "pattern", "time (s)", "% MPI", "instances", "top ranks (s)", "top call sites (s)")
 	for _, p := range res.Patterns {
@@ -53,13 +55,13 @@ func WriteText(w io.Writer, source string, res *Result) error {
 		if p.Parent != "" {
 			name = "  " + strings.TrimPrefix(name, "Late Sender, ")
 		}
-		fmt.Fprintf(&b, "  %-44s %10s %6.1f%% %9d  %-30s %s\n", name, secs(p.NS), pct(p.NS, res.MPINS), p.Instances, topOf(p.RankNS), sitesOf(p.Sites))
+		fmt.Fprintf(&b, "  %-44s %10s %6.1f%% %9d  %-30s %s\n", name, units.SecondsCell(p.NS), pct(p.NS, res.MPINS), p.Instances, topOf(p.RankNS), sitesOf(p.Sites))
 	}
 	if !any {
 		b.WriteString("  (no wait states)\n")
 	}
 	cp := &res.CriticalPath
-	fmt.Fprintf(&b, "\nCritical path: %s s, from the end of MPI_Init (%s s) to the end of the last rank (%s s)\n", secs(cp.NS), secs(cp.Start), secs(cp.End))
+	fmt.Fprintf(&b, "\nCritical path: %s s, from the end of MPI_Init (%s s) to the end of the last rank (%s s)\n", units.SecondsCell(cp.NS), units.SecondsCell(cp.Start), units.SecondsCell(cp.End))
 	if cp.NS > 0 {
 		fmt.Fprintf(&b, "  on ranks: %s\n", topN(cp.RankNS, 8))
 		fmt.Fprintf(&b, "  %-32s %12s %8s %18s %14s\n", "call path", "on path (s)", "% path", "mean per rank (s)", "imbalance (s)")
@@ -68,9 +70,9 @@ func WriteText(w io.Writer, source string, res *Result) error {
 				fmt.Fprintf(&b, "  … %d more call paths (--format json has all)\n", len(cp.Profile)-i)
 				break
 			}
-			fmt.Fprintf(&b, "  %-32s %12s %7.1f%% %18s %14s\n", e.Name, secs(e.NS), pct(e.NS, cp.NS), secs(e.MeanNS), secs(e.ImbalanceNS))
+			fmt.Fprintf(&b, "  %-32s %12s %7.1f%% %18s %14s\n", e.Name, units.SecondsCell(e.NS), pct(e.NS, cp.NS), units.SecondsCell(e.MeanNS), units.SecondsCell(e.ImbalanceNS))
 		}
-		fmt.Fprintf(&b, "  critical-path imbalance: %s s (%.1f%% of the path)\n", secs(cp.ImbalanceNS), pct(cp.ImbalanceNS, cp.NS))
+		fmt.Fprintf(&b, "  critical-path imbalance: %s s (%.1f%% of the path)\n", units.SecondsCell(cp.ImbalanceNS), pct(cp.ImbalanceNS, cp.NS))
 	}
 	for _, n := range res.Notes {
 		fmt.Fprintf(&b, "\nNote: %s\n", n)
@@ -81,8 +83,6 @@ func WriteText(w io.Writer, source string, res *Result) error {
 	}
 	return nil
 }
-
-func secs(ns int64) string { return fmt.Sprintf("%.3f", float64(ns)/1e9) }
 
 func pct(a, b int64) float64 {
 	if b <= 0 {
@@ -108,7 +108,7 @@ func topN(rankNS []int64, n int) string {
 			parts = append(parts, "…")
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%d: %s", r, secs(rankNS[r])))
+		parts = append(parts, fmt.Sprintf("%d: %s", r, units.SecondsCell(rankNS[r])))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -120,7 +120,7 @@ func sitesOf(s []Site) string {
 			parts = append(parts, "…")
 			break
 		}
-		parts = append(parts, x.Name+" "+secs(x.NS))
+		parts = append(parts, x.Name+" "+units.SecondsCell(x.NS))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/popmon/popmon/internal/trace"
+	"github.com/popmon/popmon/internal/units"
 	"github.com/popmon/popmon/measure"
 )
 
@@ -429,7 +430,7 @@ func (s *sim) describe(r int32) string {
 	where := fmt.Sprintf("rank %d", r)
 	if o.call >= 0 {
 		c := s.tr.Ranks[r].Calls[o.call]
-		where = fmt.Sprintf("rank %d in %s (its call %d, at %s of the trace)", r, c.Name, o.call, seconds(c.Enter))
+		where = fmt.Sprintf("rank %d in %s (its call %d, at %s of the trace)", r, c.Name, o.call, units.FixedSeconds(c.Enter, 6))
 	}
 	switch o.kind {
 	case opSend:
@@ -472,11 +473,6 @@ func (s *sim) describe(r int32) string {
 		return fmt.Sprintf("%s waits in %s for rank(s) %s", where, what, strings.Join(missing, ", "))
 	}
 	return where
-}
-
-// seconds formats ns as seconds for messages.
-func seconds(ns int64) string {
-	return strconv.FormatFloat(float64(ns)/1e9, 'f', 6, 64) + " s"
 }
 
 // Apply replays tr and records the result in m.IdealNetwork.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/popmon/popmon/internal/model"
 	"github.com/popmon/popmon/internal/safetext"
+	"github.com/popmon/popmon/internal/units"
 )
 
 // ModelFormats returns the formats RenderModel accepts, the default first.
@@ -57,17 +58,6 @@ func joinInts(xs []int) string {
 	return strings.Join(s, ", ")
 }
 
-// secs formats seconds with 3 decimals (ms for small values).
-func secs(v float64) string {
-	switch {
-	case math.IsNaN(v) || math.IsInf(v, 0):
-		return "-"
-	case math.Abs(v) < 0.1 && v != 0:
-		return fmt.Sprintf("%.3f ms", v*1e3)
-	}
-	return fmt.Sprintf("%.3f s", v)
-}
-
 func pct(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "-"
@@ -89,7 +79,7 @@ func modelText(out io.Writer, r *model.Result, info ModelInfo) error {
 	if len(r.Holdout) > 0 {
 		fmt.Fprintf(w, "; held out %s CPUs (predicted, then compared)", joinInts(r.Holdout))
 	}
-	fmt.Fprintf(w, ". Reference: %d CPUs, %s.\n", r.Reference, secs(r.ReferenceTimeS))
+	fmt.Fprintf(w, ". Reference: %d CPUs, %s.\n", r.Reference, units.SecondsOrMilliseconds(r.ReferenceTimeS))
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "Note: %s.\n", n)
 	}
@@ -111,7 +101,7 @@ func modelText(out io.Writer, r *model.Result, info ModelInfo) error {
 		}
 		fmt.Fprintf(w, "\n  %-16s", "measured")
 		for _, p := range r.Predictions {
-			fmt.Fprintf(w, " %28s", secs(float64(p.MeasuredS)))
+			fmt.Fprintf(w, " %28s", units.SecondsOrMilliseconds(float64(p.MeasuredS)))
 		}
 		fmt.Fprintln(w)
 		for i, c := range r.Curves {
@@ -121,7 +111,7 @@ func modelText(out io.Writer, r *model.Result, info ModelInfo) error {
 			fmt.Fprintf(w, "  %-16s", c.ID)
 			for _, p := range r.Predictions {
 				m := p.Models[okIndex(r.Curves, i)]
-				cell := secs(float64(m.TimeS))
+				cell := units.SecondsOrMilliseconds(float64(m.TimeS))
 				if m.ErrS.Valid() {
 					cell += fmt.Sprintf(" ±%.3f", float64(m.ErrS))
 				}
@@ -134,7 +124,7 @@ func modelText(out io.Writer, r *model.Result, info ModelInfo) error {
 		}
 		fmt.Fprintf(w, "  %-16s", "spread")
 		for _, p := range r.Predictions {
-			fmt.Fprintf(w, " %28s", secs(float64(p.MinS))+" – "+strings.TrimSuffix(secs(float64(p.MaxS)), " s"))
+			fmt.Fprintf(w, " %28s", units.SecondsOrMilliseconds(float64(p.MinS))+" – "+strings.TrimSuffix(units.SecondsOrMilliseconds(float64(p.MaxS)), " s"))
 		}
 		fmt.Fprintln(w)
 	}
@@ -192,7 +182,7 @@ func modelText(out io.Writer, r *model.Result, info ModelInfo) error {
 		}
 		trend := make([]string, len(k.Times))
 		for i, t := range k.Times {
-			trend[i] = fmt.Sprintf("%d: %s", t.CPUs, secs(t.PerProcessS))
+			trend[i] = fmt.Sprintf("%d: %s", t.CPUs, units.SecondsOrMilliseconds(t.PerProcessS))
 		}
 		fmt.Fprintf(w, "  %-6s %-24s %-16s share %5.1f %%  α %s  per process: %s\n", k.Kind, safetext.Text(k.Name),
 			strings.Join(verdict, ", "), k.Share*100, alpha(k.Exponent), strings.Join(trend, ", "))
@@ -264,7 +254,7 @@ func compValue(id string, v float64) string {
 	case model.CompIPC, model.CompLoadBalance:
 		return fmt.Sprintf("%.3f", v)
 	}
-	return secs(v)
+	return units.SecondsOrMilliseconds(v)
 }
 
 // commFormula writes a communication fit with its coefficients in µs.

@@ -257,14 +257,21 @@ var computationalLabels = map[string]string{
 // nothing when the region has none (no hardware counters: the header says
 // why).
 func textComputational(b *bufio.Writer, xs []pop.Metric) {
+	textLabelled(b, "Computational metrics", computationalLabels, xs)
+}
+
+// textLabelled writes a block headed title with the metrics of xs that
+// labels names, each under its label, in report order; nothing when none
+// is named.
+func textLabelled(b *bufio.Writer, title string, labels map[string]string, xs []pop.Metric) {
 	printed := false
 	for _, x := range xs {
-		label := computationalLabels[x.ID]
+		label := labels[x.ID]
 		if label == "" {
 			continue
 		}
 		if !printed {
-			b.WriteString("Computational metrics\n")
+			b.WriteString(title + "\n")
 			printed = true
 		}
 		textMetric(b, 1, label, x)

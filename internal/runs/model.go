@@ -138,3 +138,21 @@ func AddTraceSamples(pts []model.Point, runs []*Run, opt ReadOptions) []string {
 	}
 	return notes
 }
+
+// FitReference is the index of the reference run of popmon model's fits:
+// the smallest run with region name that is fitted (its CPUs are not
+// among held, the runs left out), so that the scalability factors are
+// relative to a run the fits see; -1 when there is none.
+func FitReference(runs []*Run, name string, held []int) int {
+	out := map[int]bool{}
+	for _, h := range held {
+		out[h] = true
+	}
+	ref, refCPUs := -1, 0
+	for i, r := range runs {
+		if g, ok := r.Region(name); ok && !out[g.CPUs] && (ref < 0 || g.CPUs < refCPUs) {
+			ref, refCPUs = i, g.CPUs
+		}
+	}
+	return ref
+}

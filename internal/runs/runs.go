@@ -417,3 +417,23 @@ func gitOf(m *measure.Measurement) Git {
 	return Git{Commit: m.Git.Commit, Branch: m.Git.Branch, Timestamp: m.Git.Timestamp,
 		IsMergeRequest: m.Git.IsMergeRequest, DefaultBranch: m.Git.DefaultBranch}
 }
+
+// NewestLike returns the newest of all with the same resource
+// configuration as nr, other than nr's own file (popmon check's baseline
+// from a folder of runs); nil when there is none.
+func NewestLike(all []*Run, nr *Run) *Run {
+	self, _ := filepath.Abs(nr.Source)
+	var best *Run
+	for _, r := range all {
+		if abs, _ := filepath.Abs(r.Source); abs == self {
+			continue
+		}
+		if !r.Resources.SameConfiguration(nr.Resources) {
+			continue
+		}
+		if best == nil || !r.Timestamp.Before(best.Timestamp) {
+			best = r
+		}
+	}
+	return best
+}

@@ -1,8 +1,10 @@
 // Package session owns the session folder of popmon run (POPMON_SESSION):
 // its layout and what popmon reads from it (the measurements, the
-// unmeasured-rank files, popmon-live.info), the live folder beside it, the
-// measurements kept outside it, and the node agent that copies other nodes'
-// live files into it.
+// unmeasured-rank files, popmon-live.info), what popmon writes into it (the
+// partial measurement, the time series, the trace moved next to the
+// measurement), the live folder beside it (FindLive for top, serve and
+// query), the measurements kept outside it, and the node agent that copies
+// other nodes' live files into it.
 package session
 
 import (

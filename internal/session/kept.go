@@ -11,9 +11,9 @@ import (
 // A measurement that cannot be written where it belongs (a full, read-only
 // or over-quota file system) is kept where there is room, never lost
 // (docs/cli.md, "Output"): the library (shim/output.c, keep_elsewhere) and
-// popmon run's partial measurement write it as popmon-kept-TAG-NAME (KeptName),
-// TAG being the random part of the session folder's name, in the first of
-// KeptDirs that takes it.
+// popmon run's partial measurement (WriteKeeping) write it as
+// popmon-kept-TAG-NAME (KeptName), TAG being the random part of the session
+// folder's name, in the first of KeptDirs that takes it.
 
 const keptPrefix = "popmon-kept-"
 

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // InfoName is the file of a session folder that says where the live
@@ -152,4 +153,34 @@ func (e *UnreadableError) Error() string { return fmt.Sprintf("%s: unreadable %s
 // user's live folders (run-*).
 func LiveRoot() string {
 	return filepath.Join(LiveBase, "popmon-"+strconv.Itoa(os.Getuid()))
+}
+
+// FindLive returns the live folder of arg (a session folder, or a live
+// folder) and the session's Info (empty for a live folder), or the newest
+// live folder of the user's (popmon top, serve and query).
+func FindLive(arg string) (string, Info, error) {
+	var info Info
+	if arg != "" {
+		var unreadable *UnreadableError
+		if i, err := ReadInfo(arg); err == nil {
+			return i.LiveDir, i, nil
+		} else if errors.As(err, &unreadable) {
+			return "", info, err
+		}
+		if m, _ := filepath.Glob(filepath.Join(arg, "*.live")); len(m) > 0 {
+			return arg, info, nil
+		}
+		return "", info, fmt.Errorf("%s is neither a popmon run session folder nor a live folder", arg)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(LiveRoot(), "run-*"))
+	best, bestT := "", time.Time{}
+	for _, d := range dirs {
+		if fi, err := os.Stat(d); err == nil && fi.ModTime().After(bestT) {
+			best, bestT = d, fi.ModTime()
+		}
+	}
+	if best == "" {
+		return "", info, fmt.Errorf("no job measured by popmon run on this node (no live folder in %s): pass its session folder", LiveBase)
+	}
+	return best, info, nil
 }

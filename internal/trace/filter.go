@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/popmon/popmon/internal/units"
 )
 
 // Selection picks part of a trace for an export: some ranks, a time
@@ -184,4 +186,14 @@ func ParseWindow(w string) (from, to int64, err error) {
 		return 0, 0, fmt.Errorf("window %q: the end must be after the start", w)
 	}
 	return from, to, nil
+}
+
+// Summary is the one-line summary of a trace: "4 ranks, 1200 MPI calls,
+// 300 messages, 1.234 s" (popmon trace export's line).
+func (tr *Trace) Summary() string {
+	calls := 0
+	for _, r := range tr.Ranks {
+		calls += len(r.Calls)
+	}
+	return fmt.Sprintf("%d ranks, %d MPI calls, %d messages, %s", len(tr.Ranks), calls, len(tr.Messages), units.FixedSeconds(tr.End, 3))
 }

@@ -64,6 +64,58 @@ func Seconds(s float64) string {
 	return strconv.FormatFloat(s, 'g', 3, 64) + " s"
 }
 
+// DurationSignificant formats ns for a message in the largest unit it
+// reaches, with up to 6 significant digits and never in minutes: "800 ns",
+// "12.5 µs", "12.5 ms", "4.2 s", "125.4 s" (the Paraver reader's
+// messages, which quote a trace's times as the trace has them).
+func DurationSignificant(ns int64) string {
+	switch {
+	case ns >= 1e9:
+		return strconv.FormatFloat(float64(ns)/1e9, 'g', 6, 64) + " s"
+	case ns >= 1e6:
+		return strconv.FormatFloat(float64(ns)/1e6, 'g', 6, 64) + " ms"
+	case ns >= 1e3:
+		return strconv.FormatFloat(float64(ns)/1e3, 'g', 6, 64) + " µs"
+	}
+	return strconv.FormatInt(ns, 10) + " ns"
+}
+
+// FixedSeconds formats ns in seconds with a fixed number of decimals and
+// the unit, however short: "1.23 s", "0.000 s", "0.000012 s" (a run's or
+// a trace's length in a message, the replay's messages).
+func FixedSeconds(ns int64, decimals int) string {
+	return strconv.FormatFloat(float64(ns)/1e9, 'f', decimals, 64) + " s"
+}
+
+// SecondsCell formats ns in seconds with 3 decimals and no unit: "1.234",
+// "0.000" (cells of a table whose header says "s": the wait states).
+func SecondsCell(ns int64) string {
+	return fmt.Sprintf("%.3f", float64(ns)/1e9)
+}
+
+// SecondsCellFine formats a time in seconds like SecondsCell, with 6
+// decimals under 10 ms so that short times keep their digits: "1.234",
+// "0.001234", "0.000" (the pages' tables of MPI calls).
+func SecondsCellFine(s float64) string {
+	if s != 0 && math.Abs(s) < 0.01 {
+		return fmt.Sprintf("%.6f", s)
+	}
+	return fmt.Sprintf("%.3f", s)
+}
+
+// SecondsOrMilliseconds formats a time in seconds with 3 decimals and the
+// unit, in milliseconds under 0.1 s, and "-" for no value (NaN, ±Inf):
+// "1.234 s", "12.345 ms" (the runtime model's predictions).
+func SecondsOrMilliseconds(v float64) string {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "-"
+	case math.Abs(v) < 0.1 && v != 0:
+		return fmt.Sprintf("%.3f ms", v*1e3)
+	}
+	return fmt.Sprintf("%.3f s", v)
+}
+
 // Bytes formats n bytes in binary units, one decimal: "512 B", "36.0 KiB",
 // "12.0 GiB" (sizes of memory and file systems).
 func Bytes(n uint64) string {

@@ -1,6 +1,9 @@
 package units
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 func TestFormatters(t *testing.T) {
 	tests := []struct {
@@ -30,6 +33,29 @@ func TestFormatters(t *testing.T) {
 		{"Seconds 0.25", Seconds(0.25), "0.25 s"},
 		{"Seconds 2.5", Seconds(2.5), "2.5 s"},
 		{"Seconds 1000", Seconds(1000), "1000 s"},
+
+		{"DurationSignificant ns", DurationSignificant(800), "800 ns"},
+		{"DurationSignificant µs", DurationSignificant(12_500), "12.5 µs"},
+		{"DurationSignificant ms", DurationSignificant(12_500_000), "12.5 ms"},
+		{"DurationSignificant s", DurationSignificant(4_200_000_000), "4.2 s"},
+		{"DurationSignificant 6 digits", DurationSignificant(1_234_567_890), "1.23457 s"},
+		{"DurationSignificant no minutes", DurationSignificant(125_400_000_000), "125.4 s"},
+
+		{"FixedSeconds 2", FixedSeconds(1_234_000_000, 2), "1.23 s"},
+		{"FixedSeconds short", FixedSeconds(12_000, 3), "0.000 s"},
+		{"FixedSeconds 6", FixedSeconds(12_000, 6), "0.000012 s"},
+
+		{"SecondsCell", SecondsCell(1_234_000_000), "1.234"},
+		{"SecondsCell short", SecondsCell(12_000), "0.000"},
+
+		{"SecondsCellFine", SecondsCellFine(1.234), "1.234"},
+		{"SecondsCellFine short", SecondsCellFine(0.001234), "0.001234"},
+		{"SecondsCellFine 0", SecondsCellFine(0), "0.000"},
+
+		{"SecondsOrMilliseconds s", SecondsOrMilliseconds(1.234), "1.234 s"},
+		{"SecondsOrMilliseconds ms", SecondsOrMilliseconds(0.012345), "12.345 ms"},
+		{"SecondsOrMilliseconds 0", SecondsOrMilliseconds(0), "0.000 s"},
+		{"SecondsOrMilliseconds NaN", SecondsOrMilliseconds(math.NaN()), "-"},
 
 		{"Bytes 0", Bytes(0), "0 B"},
 		{"Bytes 1023", Bytes(1023), "1023 B"},

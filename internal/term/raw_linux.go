@@ -1,14 +1,14 @@
-package cli
+package term
 
 import (
 	"syscall"
 	"unsafe"
 )
 
-// rawMode puts the terminal fd in character mode without echo (keys reach
+// RawMode puts the terminal fd in character mode without echo (keys reach
 // popmon top one by one; Ctrl-C still sends SIGINT, output is unchanged)
 // and returns the function that restores its mode.
-func rawMode(fd int) (func(), error) {
+func RawMode(fd int) (func(), error) {
 	var old syscall.Termios
 	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.TCGETS, uintptr(unsafe.Pointer(&old))); e != 0 {
 		return nil, e

@@ -1,4 +1,4 @@
-package cli
+package report
 
 import (
 	"os"
@@ -38,7 +38,7 @@ func TestOpenMPEndNote(t *testing.T) {
 		{filepath.Join(dir, "missing.json"), "none", ""},
 		{write("bad.json", "{"), "none", ""},
 	} {
-		if got := openmpEndNote(c.path, c.format); got != c.want {
+		if got := OpenMPEndNote(c.path, c.format); got != c.want {
 			t.Errorf("%s %s: %q, want %q", filepath.Base(c.path), c.format, got, c.want)
 		}
 	}

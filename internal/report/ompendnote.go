@@ -1,12 +1,9 @@
-package cli
+package report
 
 import (
 	"encoding/json"
-	"fmt"
-	"io"
 	"os"
 
-	"github.com/popmon/popmon/internal/report"
 	"github.com/popmon/popmon/internal/safetext"
 	"github.com/popmon/popmon/measure"
 )
@@ -17,18 +14,19 @@ import (
 // text and JSON reports say it once, in their header
 // (docs/openmp-regions.md, "When OpenMP is not measured"). Where the report
 // popmon run prints does not (--format none, csv, talp-json,
-// omp-regions-csv), popmon run says it in one line of its own.
+// omp-regions-csv), popmon run says it in one line of its own
+// (OpenMPEndNote).
 
 // openmpNoteFormats are the report formats that say why OpenMP was not
 // measured.
-var openmpNoteFormats = map[string]bool{report.FormatText: true, report.FormatJSON: true}
+var openmpNoteFormats = map[string]bool{FormatText: true, FormatJSON: true}
 
-// openmpEndNote returns the line popmon run prints after the report of the
+// OpenMPEndNote returns the line popmon run prints after the report of the
 // measurement file path, printed in format ("none": no report): "popmon:
 // OpenMP metrics not measured: <reason>" when the file says OpenMP was not
 // measured and the report does not say so; "" otherwise, and when the file
 // cannot be read (the report, or its absence, says what is wrong).
-func openmpEndNote(path, format string) string {
+func OpenMPEndNote(path, format string) string {
 	if openmpNoteFormats[format] {
 		return ""
 	}
@@ -50,11 +48,4 @@ func openmpEndNote(path, format string) string {
 		return ""
 	}
 	return "popmon: OpenMP metrics not measured: " + safetext.Text(why)
-}
-
-// printOpenMPEndNote prints openmpEndNote's line, if any, to w.
-func printOpenMPEndNote(w io.Writer, path, format string) {
-	if line := openmpEndNote(path, format); line != "" {
-		fmt.Fprintln(w, line)
-	}
 }
