@@ -19,7 +19,7 @@ const Version = "0.1.0"
 // output), shim/base (the bottom layer) and shim/mpi (what only builds with
 // MPI); shim/test and shim/gen are not part of it.
 //
-//go:embed shim/*.c shim/*.h shim/*.f90 shim/base/*.c shim/base/*.h shim/mpi/*.c shim/mpi/*.h
+//go:embed shim/*.c shim/*.h shim/*.f90 shim/*.map shim/base/*.c shim/base/*.h shim/mpi/*.c shim/mpi/*.h
 var shimFiles embed.FS
 
 // ShimSources returns the library's C sources and public headers, by

@@ -329,7 +329,7 @@ func compile(ctx context.Context, compiler string, opts Options, sources map[str
 	}
 	args = append(args, "-o", libName)
 	args = append(args, cfiles...)
-	args = append(args, "-ldl", "-lpthread")
+	args = append(args, "-ldl", "-lpthread", "-Wl,--version-script=exports.map")
 	cmd := exec.CommandContext(ctx, compiler, args...)
 	cmd.Dir = tmp
 	outb, err := cmd.CombinedOutput()

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -121,6 +122,16 @@ func TestBuildAndCache(t *testing.T) {
 			out, err := exec.Command("nm", "-D", "--defined-only", lib.Path).Output()
 			if err != nil {
 				t.Skipf("nm unavailable: %v", err)
+			}
+			// Every exported name is popmon's or a deliberate compatibility
+			// name (MPI's, DLB's, the GPU runtimes' tool entry points,
+			// the pthread_create wrapper).
+			compat := regexp.MustCompile(`^(popmon_|MPI_|PMPI_|MPIX_|PMPIX_|mpi_|pmpi_|DLB_|InitializeInjection$|ompt_start_tool$|rocprofiler_configure$|rocprofiler_set_api_table$|pthread_create$|_init$|_fini$)`)
+			for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+				f := strings.Fields(line)
+				if name := f[len(f)-1]; !compat.MatchString(name) {
+					t.Errorf("%s exports %s: not popmon_ nor a compatibility name", lib.Path, name)
+				}
 			}
 			for _, sym := range []string{"MPI_Send", "MPI_Allreduce", "mpi_send_", "mpi_allreduce__", "popmon_api_region_start", "DLB_MonitoringRegionStart", "DLB_TALP_CollectPOPMetrics", "DLB_TALP_QueryPOPNodeMetrics", "popmon_api_metrics", "popmon_f_metrics"} {
 				if !strings.Contains(string(out), " "+sym+"\n") {
