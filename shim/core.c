@@ -21,6 +21,8 @@
 #include "counters.h"
 #include "dispatch.h"
 #include "gpu.h"
+#include "gpu_cupti.h"
+#include "gpu_rocm.h"
 #include "intercept.h"
 #include "live.h"
 #include "ompt.h"

@@ -30,6 +30,8 @@
 #include "base/threads.h"
 #include "counters.h"
 #include "gpu.h"
+#include "gpu_cupti.h"
+#include "gpu_rocm.h"
 #include "gpu_counters.h"
 #include "gpu_pool.h"
 #include "live.h"

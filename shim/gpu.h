@@ -51,9 +51,6 @@
 /* 1 once a backend measures this process's GPUs (popmon_gpu_activate). */
 extern int popmon_gpu_active;
 
-/* The backend in use (the real one, filled with dlsym; tests install their
- * own before InitializeInjection runs). */
-extern const struct popmon_gpu_backend *popmon_gpu_backend;
 
 /* ------------------------------------------------------------------ records */
 
@@ -79,9 +76,6 @@ struct popmon_gpu_record {
 	const char *name;  /* kernels: CUPTI's name pointer (may be NULL) */
 };
 
-/* Decodes one activity record through the stable prefixes: timestamps
- * outside [lo, hi] and devices >= ndev are rejected. */
-void popmon_gpu_decode(const uint8_t *rec, uint64_t lo, uint64_t hi, uint32_t ndev, struct popmon_gpu_record *out);
 
 /* ------------------------------------------------------------------ unions */
 
@@ -119,10 +113,6 @@ struct popmon_thread;
  * (NULL: not a thread libpopmon accounts) at clock value now. */
 void popmon_gpu_api(struct popmon_thread *t, uint32_t site, uint64_t now);
 
-/* ------------------------------------------------------------------ life cycle */
-
-/* The CUDA driver's injection entry point (CUDA_INJECTION64_PATH). */
-int InitializeInjection(void);
 
 /* ------------------------------------------------------------------ backends */
 
@@ -161,31 +151,8 @@ int popmon_gpu_calibrate(int (*get_timestamp)(uint64_t *ns), int64_t *offset);
  * blocked (none of the program's is ever delivered to it): 0, or -1. */
 int popmon_gpu_thread(void *(*fn)(void *));
 
-/* Finish of a process no backend measured: the rocprofiler-sdk backend
- * says why when HIP was used (1; no SDK, its error, its version), else the
- * CUPTI backend (CUDA not used, off, not injected, another tool injected,
- * its error). */
-int popmon_gpu_rocm_why(struct popmon_gpu_proc *out, int mode);
-void popmon_gpu_cupti_why(struct popmon_gpu_proc *out, int mode);
 
-/* The AMD backend (gpu_rocm.c): the entry points rocprofiler-register and
- * rocprofiler-sdk look for, and its part of popmon doctor's probe. */
-struct popmon_rocp_configure_result;
-struct popmon_rocp_configure_result *rocprofiler_configure(uint32_t version, const char *runtime_version,
-							   uint32_t priority, void *client);
-int rocprofiler_set_api_table(const char *name, uint64_t lib_version, uint64_t lib_instance, void **tables,
-			      uint64_t num_tables);
-void popmon_gpu_rocm_probe(void);
 
-/* The CUPTI backend's device counters (gpu_cupti_pm.c): sampling starts
- * on the device of a context created (ctx: CUPTI's context), decodes at
- * flush (drain: 1) and on its own thread, and fills its part of the record
- * at finish. popmon_cupti_pm_why says why when nothing was started. */
-void popmon_cupti_pm_context(const struct popmon_gpu_backend *b, void *ctx);
-void popmon_cupti_pm_flush(void);
-void popmon_cupti_pm_finish(struct popmon_gpu_proc *out);
-/* cuptiGetVersion's value (0 before CUPTI started). */
-unsigned popmon_cupti_version_of(void);
 
 /* Delivers the records CUPTI holds (cuptiActivityFlushAll(0)); call with no
  * GPU lock held (the region lock may be held: the buffer path never takes
@@ -242,22 +209,6 @@ void popmon_gpu_finish(struct popmon_gpu_proc *out, uint64_t g0_ns, uint64_t g1_
 int popmon_gpu_mode(void);
 extern const char *const popmon_gpu_mode_names[3];
 
-/* Reason texts (one sentence with the fix), shared with popmon doctor. */
-enum popmon_gpu_why {
-	POPMON_GPU_WHY_NO_CUDA = 0, /* the program did not use CUDA */
-	POPMON_GPU_WHY_OFF,         /* --gpu off */
-	POPMON_GPU_WHY_NOT_INJECTED, /* CUDA used, CUDA_INJECTION64_PATH not set */
-	POPMON_GPU_WHY_TAKEN,       /* another tool's CUDA_INJECTION64_PATH (detail) */
-	POPMON_GPU_WHY_NO_CUPTI,    /* no libcupti found (detail: what was tried) */
-	POPMON_GPU_WHY_CUPTI_ERROR, /* a CUPTI call failed with err (detail: the call) */
-	POPMON_GPU_WHY_NO_DRIVER,   /* libcuda.so.1 not loaded */
-	POPMON_GPU_WHY_NO_CLOCK,    /* neither the timestamp callback nor cuptiGetTimestamp */
-	POPMON_GPU_WHY_OTHER_BACKEND, /* another backend already measures the devices */
-};
-void popmon_gpu_reason(char *buf, size_t n, int why, int err, const char *detail);
 
-/* popmon doctor's probe (POPMON_GPU_PROBE=1 in the constructor): prints
- * what it finds on stdout as key=value lines. */
-void popmon_gpu_probe(void);
 
 #endif /* POPMON_GPU_H */

@@ -28,6 +28,8 @@
 #include "base/threads.h"
 #include "base/warn.h"
 #include "gpu.h"
+#include "gpu_cupti.h"
+#include "gpu_cupti_pm.h"
 #include "gpu_pool.h"
 #include "live.h"
 

@@ -31,6 +31,8 @@
 #include "base/process.h"
 #include "base/warn.h"
 #include "gpu.h"
+#include "gpu_cupti.h"
+#include "gpu_cupti_pm.h"
 #include "gpu_counters.h"
 
 /* Candidate metrics per quantity, first known wins; required: the first

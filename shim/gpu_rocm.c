@@ -43,6 +43,7 @@
 #include "base/threads.h"
 #include "base/warn.h"
 #include "gpu.h"
+#include "gpu_rocm.h"
 #include "live.h"
 #include "gpu_rocm_abi.h"
 
