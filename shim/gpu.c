@@ -405,7 +405,11 @@ int popmon_gpu_activate(const struct popmon_gpu_ops *backend)
 
 int popmon_gpu_mode(void)
 {
-	const char *v = getenv("POPMON_GPU");
+	return popmon_gpu_mode_of(getenv("POPMON_GPU"));
+}
+
+int popmon_gpu_mode_of(const char *v)
+{
 	if (!v || !*v || strcmp(v, "auto") == 0)
 		return 1;
 	if (strcmp(v, "off") == 0 || strcmp(v, "0") == 0 || strcmp(v, "no") == 0)
@@ -499,13 +503,7 @@ void popmon_gpu_finish(struct popmon_gpu_proc *out, uint64_t g0_ns, uint64_t g1_
 		popmon_gpu_flush();
 		out->vendor = ops->vendor;
 		ops->measured(out);
-		out->ctr_mode = popmon_gpu_counters_mode();
-		if (ops->vendor == POPMON_GPU_VENDOR_AMD && out->ctr_mode) {
-			out->ctr_status = POPMON_GPU_UNMEASURED;
-			snprintf(out->ctr_reason, sizeof out->ctr_reason, "%s",
-				 "device counters are read on NVIDIA GPUs only: AMD GPUs have no device computational "
-				 "metrics yet");
-		}
+		out->ctr_mode = popmon_gpu_counters_mode(); /* the backend says what it read, or why not */
 		pthread_mutex_lock(&popmon_gpu_lock);
 		popmon_gpu_pool_drain();
 		out->status = POPMON_GPU_MEASURED;

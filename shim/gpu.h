@@ -207,6 +207,9 @@ void popmon_gpu_finish(struct popmon_gpu_proc *out, uint64_t g0_ns, uint64_t g1_
 
 /* The mode of POPMON_GPU: 0 off, 1 auto (default), 2 on. */
 int popmon_gpu_mode(void);
+/* A mode variable's value (POPMON_GPU, POPMON_GPU_COUNTERS): off, 0, no;
+ * on, 1, yes; anything else (unset, auto) auto. */
+int popmon_gpu_mode_of(const char *value);
 extern const char *const popmon_gpu_mode_names[3];
 
 

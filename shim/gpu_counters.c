@@ -21,12 +21,7 @@ int popmon_gpu_counters_mode(void)
 	int m = __atomic_load_n(&mode, __ATOMIC_RELAXED);
 	if (m >= 0)
 		return m;
-	m = 1;
-	const char *v = getenv("POPMON_GPU_COUNTERS");
-	if (v && strcmp(v, "off") == 0)
-		m = 0;
-	else if (v && strcmp(v, "on") == 0)
-		m = 2;
+	m = popmon_gpu_mode_of(getenv("POPMON_GPU_COUNTERS"));
 	if (popmon_gpu_mode() == 0)
 		m = 0;
 	__atomic_store_n(&mode, m, __ATOMIC_RELAXED);

@@ -480,7 +480,6 @@ static void *pm_thread(void *arg)
 void popmon_cupti_pm_finish(struct popmon_gpu_proc *out)
 {
 	int mode = popmon_gpu_counters_mode();
-	out->ctr_mode = mode;
 	if (mode == 0)
 		return;
 	pthread_mutex_lock(&pm_lock);

@@ -43,6 +43,7 @@
 #include "base/threads.h"
 #include "base/warn.h"
 #include "gpu.h"
+#include "gpu_counters.h"
 #include "gpu_rocm.h"
 #include "live.h"
 #include "gpu_rocm_abi.h"
@@ -702,6 +703,11 @@ static void rocm_measured(struct popmon_gpu_proc *out)
 	out->rejected = (int64_t)rejected;
 	out->calibrated = 1;
 	pthread_mutex_unlock(&popmon_gpu_lock);
+	if (popmon_gpu_counters_mode()) { /* rocprofiler-sdk's counter collection is not used yet */
+		out->ctr_status = POPMON_GPU_UNMEASURED;
+		snprintf(out->ctr_reason, sizeof out->ctr_reason, "%s",
+			 "device counters are read on NVIDIA GPUs only: AMD GPUs have no device computational metrics yet");
+	}
 	if (lost)
 		popmon_warn_once("gpu-dropped", "rocprofiler-sdk dropped %llu GPU activity records; device times are "
 				 "lower bounds", (unsigned long long)lost);

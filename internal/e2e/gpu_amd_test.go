@@ -133,6 +133,11 @@ func TestGPUFakeHIP(t *testing.T) {
 				}
 				r := measureRunWith(t, impl, o, c.np, "gpu_pop_hip", c.mode, fmt.Sprint(gpuReps), fmt.Sprint(gpuUnitMS))
 				checkHIPRun(t, r, c)
+				// No device counters on AMD yet: said, never zeros.
+				if g := r.m.GPU; g == nil || g.Counters == nil || g.Counters.Available ||
+					!strings.Contains(g.Counters.Reason, "read on NVIDIA GPUs only") {
+					t.Errorf("gpu.counters = %+v, want unavailable on AMD with its reason", g)
+				}
 			})
 		}
 	}
