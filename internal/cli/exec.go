@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -59,7 +58,7 @@ func execCmd(env *Env, args []string) error {
 		// An explicit file wins over an enclosing `popmon run` session.
 		drop = []string{"POPMON_SESSION"}
 	}
-	path, err := exec.LookPath(argv[0])
+	path, err := lookCommand(argv[0])
 	if err != nil {
 		return fail(notRunnable(err), "cannot run %s: %v", argv[0], err)
 	}
@@ -73,7 +72,8 @@ func execCmd(env *Env, args []string) error {
 		return err
 	}
 	// Every rank runs popmon exec: only rank 0 speaks.
-	if launch.EnvRank() <= 0 {
+	rank := launch.EnvRank()
+	if rank <= 0 {
 		if note != "" {
 			fmt.Fprintln(env.Stderr, note)
 		}
@@ -81,8 +81,28 @@ func execCmd(env *Env, args []string) error {
 			fmt.Fprintf(env.Stderr, "popmon: %s\n", r)
 		}
 	}
+	if line := unsupervisedNote(rank, os.Getenv); line != "" {
+		fmt.Fprintln(env.Stderr, line)
+	}
 	if err := syscall.Exec(path, argv, environ); err != nil {
 		return fail(126, "cannot execute %s: %v", path, err)
 	}
 	return nil
+}
+
+// unsupervisedNote is the line rank 0 of a launcher's job prints (once per
+// job) when no `popmon run` supervises it: each rank's popmon is replaced
+// by the program, so nobody is left to assemble what the ranks measured
+// when the job ends before MPI_Finalize (no session folder, no live files;
+// docs/cli.md, "popmon exec"). Under `popmon run` (POPMON_SESSION set), a
+// process that is not rank 0, or one no launcher started: "".
+func unsupervisedNote(rank int, getenv func(string) string) string {
+	if rank != 0 || getenv("POPMON_SESSION") != "" {
+		return ""
+	}
+	launcher := "mpirun"
+	if getenv("SLURM_STEP_ID") != "" {
+		launcher = "srun"
+	}
+	return "popmon: a job measured by popmon exec on each rank keeps no measurement when it is killed or crashes before MPI_Finalize; popmon run -- " + launcher + " ... keeps a partial one"
 }

@@ -2,10 +2,12 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/popmon/popmon/internal/live"
@@ -79,7 +81,7 @@ func runCmd(env *Env, args []string) error {
 			return err
 		}
 	}
-	path, err := exec.LookPath(cmdline[0])
+	path, err := lookCommand(cmdline[0])
 	if err != nil {
 		return fail(notRunnable(err), "cannot run %s: %v", cmdline[0], err)
 	}
@@ -139,7 +141,7 @@ func runCmd(env *Env, args []string) error {
 		}()
 	}
 
-	cmd := exec.Command(path, cmdline[1:]...)
+	cmd := &exec.Cmd{Path: path}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = env.Stdin, env.Stdout, env.Stderr
 	environ, note, err := mf.Environment(lib, scan, vars, []string{"POPMON_OUTPUT", "POPMON_OUTPUT_FORCE", "POPMON_PID", "POPMON_LIVE_DIR", "POPMON_BIN",
 		"POPMON_TRACE", "POPMON_TRACE_DIR", "POPMON_TRACE_BUFFER"})
@@ -148,7 +150,12 @@ func runCmd(env *Env, args []string) error {
 	}
 	var launchArgv []string
 	launchArgv, environ = launch.OpenMPIExportArgs(cmdline, scan, environ, os.Getenv("OMPI_MCA_mca_base_env_list"))
-	cmd.Args, cmd.Env = append(cmd.Args[:1], launchArgv[1:]...), environ
+	// argv[0] is the word the user typed, as a shell passes it: Open MPI's
+	// mpirun takes an absolute argv[0] for --prefix (its folder's bin and
+	// lib first in the ranks' PATH and LD_LIBRARY_PATH), which would run
+	// another python3 or test in the ranks than the same command line
+	// without popmon.
+	cmd.Args, cmd.Env = append([]string{cmdline[0]}, launchArgv[1:]...), environ
 	if note != "" {
 		fmt.Fprintln(env.Stderr, note)
 	}
@@ -255,6 +262,20 @@ func runCmd(env *Env, args []string) error {
 		}
 	}
 	return unwrittenResult(st.result(), published, unwritten, sess)
+}
+
+// lookCommand resolves a command's name through PATH as a shell does, a
+// relative folder on PATH (".", an empty entry) included, which Go's
+// LookPath reports as exec.ErrDot.
+func lookCommand(name string) (string, error) {
+	path, err := exec.LookPath(name)
+	if errors.Is(err, exec.ErrDot) {
+		if !strings.ContainsRune(path, filepath.Separator) {
+			path = "." + string(filepath.Separator) + path
+		}
+		return path, nil
+	}
+	return path, err
 }
 
 func countMPI(files []session.File) int {
