@@ -24,7 +24,9 @@ program is linked with, preloads it and replaces itself with APP (same process
 id). At MPI_Finalize rank 0 writes the measurement file (default
 popmon-APP-DATE.json in the working folder, numbered when that name exists;
 -o FILE fails when FILE exists, unless --force) and prints its name. Read it
-with 'popmon report FILE'. Only rank 0 prints popmon's notes.`
+with 'popmon report FILE'. Only rank 0 prints popmon's notes. A job killed
+before MPI_Finalize keeps no measurement in this form (rank 0 says so once):
+'popmon run -- mpirun ...' keeps a partial one.`
 
 func execCmd(env *Env, args []string) error {
 	fs := newFlags("exec", "[-o FILE [--force]] [--mpicc PATH] [--openmp MODE] [--counters MODE] [--] APP [ARGS...]", execHelp, env.Stderr)
