@@ -177,6 +177,8 @@ func envDiff(plain, got map[string]string, given map[string]bool, openMPI bool) 
 		if st, err := os.Stat(filepath.Join(mod, "popmon")); err != nil || !st.IsDir() || rest != plain["PYTHONPATH"] {
 			bad = append(bad, fmt.Sprintf("PYTHONPATH=%q: want popmon's modules, then %q", pp, plain["PYTHONPATH"]))
 		}
+	} else {
+		bad = append(bad, "no PYTHONPATH (popmon's modules)")
 	}
 	if v, ok := got["CUDA_INJECTION64_PATH"]; ok && v != lib {
 		bad = append(bad, fmt.Sprintf("CUDA_INJECTION64_PATH=%q: want the library %q", v, lib))
