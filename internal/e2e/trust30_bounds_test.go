@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/popmon/popmon/measure"
 )
 
 // Issue 30, item 5: inputs and options bounded by what the machine can
@@ -108,5 +110,144 @@ func TestTALPDeclaredSizeCost(t *testing.T) {
 				t.Errorf("cost %v CPU, %v wall, %d MB; want < 0.5 s and < 100 MB", k.cpu, k.wall, k.rssKB>>10)
 			}
 		})
+	}
+}
+
+// TestTraceBufferBounded: `popmon run --trace --trace-buffer 100000g` (a
+// typo for 100m; a rank reached 12 GB and was killed by the OOM killer) is
+// refused before anything runs, with a usage error that says the value, the
+// limit and why.
+func TestTraceBufferBounded(t *testing.T) {
+	impl := impls(t)[0]
+	dir := examples(t, impl)
+	for _, c := range []struct{ flag, value, want string }{
+		{"--trace-buffer", "100000g", "popmon run: --trace-buffer 100000g: more than "},
+		{"--trace-buffer", "64x", `popmon run: --trace-buffer "64x": not a size`},
+		{"--max-process-records", "99999999", "popmon run: --max-process-records 99999999: more than 1048576"},
+	} {
+		t.Run(c.flag+"="+c.value, func(t *testing.T) {
+			start := time.Now()
+			out := filepath.Join(t.TempDir(), "m.json")
+			so, se, code := popmon(t, nil, append([]string{"run", "--trace", c.flag, c.value, "-o", out, "--"},
+				append(launch(impl, 2), filepath.Join(dir, "balanced"), "20", "1")...)...)
+			lines := strings.Split(strings.TrimSpace(se), "\n")
+			if code != 2 || len(lines) != 1 || !strings.HasPrefix(lines[0], c.want) || so != "" {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and one line %q", code, so, se, c.want)
+			}
+			if _, err := os.Stat(out); err == nil || time.Since(start) > 10*time.Second {
+				t.Errorf("the job ran (%v, output %v)", time.Since(start), err)
+			}
+		})
+	}
+}
+
+// badValues are hostile values of the library's variables, each of which
+// must give one line "popmon: POPMON_X=value: why; using fallback" and the
+// fallback (they used to be accepted silently, or not checked against
+// memory).
+var badValues = []struct{ name, value, why string }{
+	{"POPMON_MAX_PROCESS_RECORDS", "many", "not a number; using 4096"},
+	{"POPMON_COUNTERS", "maybe", "not one of auto, on, off"},
+	{"POPMON_BYTES", "-1", "not one of 1, 0"},
+	{"POPMON_SIGNALS", "sure", "not one of 1, 0"},
+	{"POPMON_CLOCK", "fast", "not one of auto, tsc, monotonic; using auto"},
+}
+
+// gpuBadValues are those of the GPU measurement, read with the fake CUDA
+// stack.
+var gpuBadValues = []struct{ name, value, why string }{
+	{"POPMON_GPU_BUFFER_MB", "-5", "outside 8-4096; using 256"},
+	{"POPMON_GPU_COUNTERS", "sometimes", "not one of auto, on, off"},
+	{"POPMON_GPU_COUNTERS_PERIOD_US", "100us", "trailing characters after the number; using 1000"},
+}
+
+// checkOneLine checks that stderr says, once, what each bad value was and
+// which fallback was used.
+func checkOneLine(t *testing.T, stderr string, bad []struct{ name, value, why string }) {
+	t.Helper()
+	for _, b := range bad {
+		prefix := "popmon: " + b.name + "=" + b.value + ": "
+		n := 0
+		for _, l := range strings.Split(stderr, "\n") {
+			if strings.HasPrefix(l, prefix) {
+				n++
+				if !strings.Contains(l, b.why) || !strings.Contains(l, "; using ") {
+					t.Errorf("%s=%s: %q, want it to say %q and the fallback", b.name, b.value, l, b.why)
+				}
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s=%s: %d lines %q, want one\n%s", b.name, b.value, n, prefix, stderr)
+		}
+	}
+}
+
+// TestBadLibraryValues: hostile values of every POPMON_* variable the
+// library reads by number or word give one line each, and the run still
+// measures (with both MPIs; the GPU ones on the fake CUDA stack).
+func TestBadLibraryValues(t *testing.T) {
+	for _, impl := range impls(t) {
+		t.Run(impl.name, func(t *testing.T) {
+			var env []string
+			for _, b := range badValues {
+				env = append(env, b.name+"="+b.value)
+			}
+			r := measureRunWith(t, impl, runOpts{env: env}, 2, "balanced", "20", "2")
+			checkOneLine(t, r.stderr, badValues)
+			if r.m.Resources.Processes != 2 || !strings.Contains(r.stdout, "ok 4") {
+				t.Errorf("%d processes, stdout %q", r.m.Resources.Processes, r.stdout)
+			}
+		})
+		t.Run(impl.name+"/exec", func(t *testing.T) { execBadValues(t, impl) })
+	}
+	t.Run("gpu", func(t *testing.T) {
+		needGPUMeasurement(t)
+		impl := impls(t)[0]
+		dir := fakeCUDA(t, impl.mpicc)
+		var env []string
+		for _, b := range gpuBadValues {
+			env = append(env, b.name+"="+b.value)
+		}
+		r := measureRunWith(t, impl, runOpts{env: fakeEnv(dir, env...), flags: []string{"--gpu", "on"}, dir: dir}, 1, "gpu_counters", "--reps", "1")
+		checkOneLine(t, r.stderr, gpuBadValues)
+		if len(r.m.GPUDevices) != 1 || r.m.GPU == nil || r.m.GPU.Counters == nil || r.m.GPU.Counters.PeriodNS != 1000000 {
+			t.Errorf("gpu_devices %+v, gpu %+v: want the device measured, its counters every 1000 µs", r.m.GPUDevices, r.m.GPU)
+		}
+	})
+}
+
+// execBadValues: under `popmon exec` (popmon run sets the trace variables
+// itself), a trace buffer set by hand beyond a quarter of the node's
+// memory, and a bad POPMON_QUIET, give one line each; the ranks trace with
+// the default buffer and the measurement is written.
+func execBadValues(t *testing.T, impl mpiImpl) {
+	dir := examples(t, impl)
+	tmp := t.TempDir()
+	out, traceDir := filepath.Join(tmp, "m.json"), filepath.Join(tmp, "trace")
+	bad := []struct{ name, value, why string }{
+		{"POPMON_TRACE_BUFFER", "100000g", "more than "},
+		{"POPMON_QUIET", "perhaps", "not one of 1, 0"},
+	}
+	env := []string{"POPMON_TRACE=1", "POPMON_TRACE_DIR=" + traceDir}
+	for _, b := range bad {
+		env = append(env, b.name+"="+b.value)
+	}
+	argv := append(launch(impl, 2), popmonBin, "exec", "--mpicc", impl.mpicc, "-o", out, "--", filepath.Join(dir, "balanced"), "20", "2")
+	so, se, code := runCommand(t, 2*time.Minute, env, argv...)
+	if code != 0 || !strings.Contains(so, "ok 4") {
+		t.Fatalf("exit %d, stdout %q\n%s", code, so, se)
+	}
+	checkOneLine(t, se, bad)
+	if strings.Contains(se, "measurement written") {
+		t.Errorf("POPMON_QUIET=perhaps (taken as 1) still announced the file:\n%s", se)
+	}
+	m, err := measure.ReadFile(out)
+	if err != nil || m.Resources.Processes != 2 {
+		t.Fatalf("measurement: %v", err)
+	}
+	for _, r := range []string{"rank-000000.trace", "rank-000001.trace"} {
+		if st, err := os.Stat(filepath.Join(traceDir, r)); err != nil || st.Size() == 0 {
+			t.Errorf("trace %s: %v", r, err)
+		}
 	}
 }
