@@ -68,17 +68,28 @@ func TestEnvC(t *testing.T) {
 		{"mode control", gpuCounters, "a\nb", "1", "POPMON_GPU_COUNTERS=a?b: not one of"},
 		{"switch on", []string{"switch", "POPMON_BYTES", "1", "1"}, "0", "0", ""},
 		{"switch garbage", []string{"switch", "POPMON_BYTES", "1", "1"}, "nope", "1", "popmon: POPMON_BYTES=nope: not one of 1, 0, on, off, yes, no, true, false; using 1"},
-		{"true garbage", []string{"true", "POPMON_DISABLE"}, "please", "1", "POPMON_DISABLE=please: not one of"},
+		{"true garbage", []string{"true", "POPMON_DISABLE", "rank"}, "please", "1", "POPMON_DISABLE=please: not one of"},
+		// A launcher (no rank) is as disabled, silently: the ranks say it.
+		{"true garbage launcher", []string{"true", "POPMON_DISABLE"}, "please", "1", ""},
+		{"true false", []string{"true", "POPMON_DISABLE", "rank"}, "false", "0", ""},
 		{"true empty", []string{"true", "POPMON_DISABLE"}, "", "0", ""},
 		{"true 0", []string{"true", "POPMON_DISABLE"}, "0", "0", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cmd := exec.Command(bin, c.args...)
+			args := c.args
+			rank := args[len(args)-1] == "rank"
+			if rank {
+				args = args[:len(args)-1]
+			}
+			cmd := exec.Command(bin, args...)
 			cmd.Env = []string{}
 			for _, e := range os.Environ() {
 				if !strings.HasPrefix(e, "POPMON_") && !strings.Contains(e, "RANK=") {
 					cmd.Env = append(cmd.Env, e)
 				}
+			}
+			if rank {
+				cmd.Env = append(cmd.Env, "PMI_RANK=0")
 			}
 			if c.value != unset {
 				cmd.Env = append(cmd.Env, c.args[1]+"="+c.value)

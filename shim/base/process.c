@@ -57,6 +57,11 @@ int popmon_env_true(const char *name)
 	const char *v = getenv(name);
 	if (!v || !*v)
 		return 0;
+	if (popmon_env_rank(NULL) < 0) {
+		/* Not a rank: a launcher (or its proxy) has the job's environment
+		 * too, and the ranks say what is wrong with the value, once. */
+		return strcmp(v, "0") != 0 && strcmp(v, "no") != 0 && strcmp(v, "off") != 0 && strcmp(v, "false") != 0;
+	}
 	return popmon_env_switch(name, 0, 1); /* another word: true, as always, with one line */
 }
 
