@@ -112,3 +112,14 @@ func TestEnvC(t *testing.T) {
 		})
 	}
 }
+
+// TestWerrorEnv: POPMON_WERROR, the one POPMON_* switch popmon itself reads,
+// takes the library's words; another value is off.
+func TestWerrorEnv(t *testing.T) {
+	for v, want := range map[string]bool{"1": true, "yes": true, "true": true, "on": true, "0": false, "": false, "off": false, "2": false, "maybe": false} {
+		t.Setenv("POPMON_WERROR", v)
+		if got := werrorEnv(); got != want {
+			t.Errorf("POPMON_WERROR=%q: %v, want %v", v, got, want)
+		}
+	}
+}
