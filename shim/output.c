@@ -23,6 +23,7 @@
 
 #include "accounts.h"
 #include "base/clock.h"
+#include "base/env.h"
 #include "base/process.h"
 #include "base/threads.h"
 #include "base/warn.h"
@@ -972,8 +973,7 @@ void popmon_write_run(const struct popmon_run *run)
 	}
 	/* popmon exec -o FILE --force replaces FILE (a link itself, not what
 	 * it points to); otherwise nothing is overwritten. */
-	const char *force = getenv("POPMON_OUTPUT_FORCE");
-	int replace = announce && out && *out && force && strcmp(force, "1") == 0;
+	int replace = announce && out && *out && popmon_env_switch("POPMON_OUTPUT_FORCE", 0, 0);
 	if (write_as(run, base, replace, final, sizeof final) != 0) {
 		/* Never lose what was measured to a full file system: keep it
 		 * where there is room and say where. */
@@ -987,7 +987,7 @@ void popmon_write_run(const struct popmon_run *run)
 			    base, strerror(e));
 		return;
 	}
-	if (announce && !getenv("POPMON_QUIET")) {
+	if (announce && !popmon_env_switch("POPMON_QUIET", 0, 1)) {
 		char line[PATH_MAX + 640];
 		int n = snprintf(line, sizeof line, "popmon: measurement written to %s\n", final);
 		if (n > (int)sizeof line - 1)

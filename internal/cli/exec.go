@@ -43,6 +43,9 @@ func execCmd(env *Env, args []string) error {
 	if err := launch.CheckCountersMode(mf.Counters); err != nil {
 		return err
 	}
+	if err := launch.CheckProcessRecords(mf.Records); err != nil {
+		return err
+	}
 	set := map[string]string{"POPMON_PID": strconv.Itoa(os.Getpid())}
 	var drop []string
 	if mf.output != "" {

@@ -73,6 +73,12 @@ func runCmd(env *Env, args []string) error {
 	if err := launch.CheckCountersMode(mf.Counters); err != nil {
 		return err
 	}
+	if err := launch.CheckProcessRecords(mf.Records); err != nil {
+		return err
+	}
+	if err := launch.CheckTraceBuffer(*traceBuffer); err != nil {
+		return err
+	}
 	if _, err := pop.ParseModels(*model); err != nil {
 		return fail(ExitUsage, "%v", err)
 	}
