@@ -20,6 +20,7 @@ import (
 	"github.com/popmon/popmon/internal/launch"
 
 	"github.com/popmon/popmon/internal/outfile"
+	"github.com/popmon/popmon/internal/subprocess"
 )
 
 const runHelp = `
@@ -143,8 +144,8 @@ func runCmd(env *Env, args []string) error {
 
 	cmd := &exec.Cmd{Path: path}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = env.Stdin, env.Stdout, env.Stderr
-	environ, note, err := mf.Environment(lib, scan, vars, []string{"POPMON_OUTPUT", "POPMON_OUTPUT_FORCE", "POPMON_PID", "POPMON_LIVE_DIR", "POPMON_BIN",
-		"POPMON_TRACE", "POPMON_TRACE_DIR", "POPMON_TRACE_BUFFER"})
+	// An enclosing run's or exec's variables go; this run's are in vars.
+	environ, note, err := mf.Environment(lib, scan, vars, subprocess.SessionVars)
 	if err != nil {
 		return err
 	}
