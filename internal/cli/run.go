@@ -170,6 +170,7 @@ func runCmd(env *Env, args []string) error {
 	} else if lo.active() {
 		fmt.Fprintln(env.Stderr, "popmon: no live metrics without a live folder")
 	}
+	started := time.Now()
 	if err := cmd.Start(); err != nil {
 		if svc != nil {
 			svc.Close()
@@ -256,6 +257,9 @@ func runCmd(env *Env, args []string) error {
 		if line := report.OpenMPEndNote(final, *format); line != "" { // where the report does not say it
 			fmt.Fprintln(env.Stderr, line)
 		}
+	}
+	if published+unwritten == 0 { // the job's popmon exec -o wrote it
+		published = execOutputs(env, scan, started, *format, *model)
 	}
 	if published == 0 && unwritten == 0 {
 		for _, line := range sess.Explain(cmdline[0], cantMeasure, st.signal) {
