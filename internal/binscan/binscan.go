@@ -1,7 +1,8 @@
 // Package binscan finds out, before a command line is launched, what it will
-// run: the application programs behind launchers (mpirun, mpiexec, srun)
-// and wrappers (env, time, numactl, ...), each program's shared-library
-// closure resolved as ld.so resolves it, and from that whether GNU libgomp
+// run: the application programs behind launchers (mpirun, mpiexec, srun),
+// wrappers (env, time, numactl, ...) and popmon exec, each program's
+// shared-library closure resolved as ld.so resolves it, and from that
+// whether GNU libgomp
 // or LLVM's OpenMP runtime is loaded, which MPI the program is linked with,
 // whether MPI is linked statically or wrapped by the program itself, and
 // whether the program is fully static.
