@@ -2,10 +2,9 @@
 // run: the application programs behind launchers (mpirun, mpiexec, srun),
 // wrappers (env, time, numactl, ...) and popmon exec, each program's
 // shared-library closure resolved as ld.so resolves it, and from that
-// whether GNU libgomp
-// or LLVM's OpenMP runtime is loaded, which MPI the program is linked with,
-// whether MPI is linked statically or wrapped by the program itself, and
-// whether the program is fully static.
+// whether GNU libgomp or LLVM's OpenMP runtime is loaded, which MPI the
+// program is linked with, whether MPI is linked statically or wrapped by
+// the program itself, and whether the program is fully static.
 //
 // binscan only reads files: it never runs the program, a launcher or ldd.
 // Every file is treated as hostile: reads are bounded, malformed ELF files
