@@ -20,6 +20,7 @@ import (
 	"github.com/popmon/popmon/internal/launch"
 
 	"github.com/popmon/popmon/internal/outfile"
+	"github.com/popmon/popmon/internal/subprocess"
 )
 
 const runHelp = `
@@ -149,8 +150,8 @@ func runCmd(env *Env, args []string) error {
 
 	cmd := &exec.Cmd{Path: path}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = env.Stdin, env.Stdout, env.Stderr
-	environ, note, err := mf.Environment(lib, scan, vars, []string{"POPMON_OUTPUT", "POPMON_OUTPUT_FORCE", "POPMON_PID", "POPMON_LIVE_DIR", "POPMON_BIN",
-		"POPMON_TRACE", "POPMON_TRACE_DIR", "POPMON_TRACE_BUFFER"})
+	// An enclosing run's or exec's variables go; this run's are in vars.
+	environ, note, err := mf.Environment(lib, scan, vars, subprocess.SessionVars)
 	if err != nil {
 		return err
 	}
@@ -175,6 +176,7 @@ func runCmd(env *Env, args []string) error {
 	} else if lo.active() {
 		fmt.Fprintln(env.Stderr, "popmon: no live metrics without a live folder")
 	}
+	started := time.Now()
 	if err := cmd.Start(); err != nil {
 		if svc != nil {
 			svc.Close()
@@ -261,6 +263,9 @@ func runCmd(env *Env, args []string) error {
 		if line := report.OpenMPEndNote(final, *format); line != "" { // where the report does not say it
 			fmt.Fprintln(env.Stderr, line)
 		}
+	}
+	if published+unwritten == 0 { // the job's popmon exec -o wrote it
+		published = execOutputs(env, scan, started, *format, *model)
 	}
 	if published == 0 && unwritten == 0 {
 		for _, line := range sess.Explain(cmdline[0], cantMeasure, st.signal) {

@@ -300,3 +300,79 @@ func TestExecSaysKilledKeepsNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestExecHelpersNotMeasured: popmon exec inside popmon run's job runs the
+// MPI compiler wrapper to find its library (mpicc --version, -show, -E),
+// and those programs inherited the job's LD_PRELOAD and POPMON_SESSION:
+// the library measured each as a serial program, and popmon run published
+// one (popmon-mpicc-DATE.json, popmon-gcc-DATE.json with MPICH's script
+// wrapper) beside the app's or, when the app's went elsewhere or there was
+// none, as the run's measurement and report. With both MPIs, in a folder
+// of its own: the app's measurement is the one file (popmon run's, or
+// exec's -o), popmon run's report is of it, and a job that measures
+// nothing leaves none (and is not said to be a static popmon).
+func TestExecHelpersNotMeasured(t *testing.T) {
+	for _, impl := range impls(t) {
+		t.Run(impl.name, func(t *testing.T) {
+			prog := filepath.Join(examples(t, impl), "imbalance")
+			// The library is built once, outside the jobs' deadline.
+			if so, se, code := popmon(t, nil, "build", "--mpicc", impl.mpicc); code != 0 {
+				t.Fatalf("popmon build: exit %d\n%s%s", code, so, se)
+			}
+			perRank := []string{popmonBin, "exec", "--mpicc", impl.mpicc}
+			for _, c := range []struct {
+				name string
+				exec []string // exec's options and program
+				want string   // the one measurement file (a prefix): "" none
+			}{
+				{"app", []string{"--", prog, "20", "2"}, "popmon-imbalance-"},
+				{"app -o", []string{"-o", "m.json", "--", prog, "20", "2"}, "m.json"},
+				{"sh -c true", []string{"--", "sh", "-c", "true"}, ""},
+			} {
+				t.Run(c.name, func(t *testing.T) {
+					dir := t.TempDir()
+					argv := append([]string{popmonBin, "run", "--mpicc", impl.mpicc, "--"}, launch(impl, 2)...)
+					argv = append(append(argv, perRank...), c.exec...)
+					ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+					defer cancel()
+					cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+					cmd.Dir = dir
+					var so, se bytes.Buffer
+					cmd.Stdout, cmd.Stderr = &so, &se
+					err := cmd.Run()
+					if ctx.Err() != nil || err != nil {
+						t.Fatalf("%s: %v (deadline: %v)\nstdout:\n%s\nstderr:\n%s", strings.Join(argv, " "), err, ctx.Err(), so.String(), se.String())
+					}
+					files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+					var names []string
+					for _, f := range files {
+						names = append(names, filepath.Base(f))
+					}
+					switch {
+					case c.want == "" && len(names) != 0:
+						t.Errorf("measurements %v of a job that measured nothing: popmon's own programs were measured\nstderr:\n%s", names, se.String())
+					case c.want != "" && (len(names) != 1 || !strings.HasPrefix(names[0], c.want)):
+						t.Errorf("measurements %v, want the app's alone (%s...): popmon's own programs were measured\nstderr:\n%s", names, c.want, se.String())
+					case c.want != "":
+						m := readChecked(t, files[0])
+						if len(m.Command) == 0 || m.Command[0] != prog || !m.HasMPI() {
+							t.Errorf("%s is of %q (MPI: %v), not of the app %s", names[0], m.Command, m.HasMPI(), prog)
+						}
+					}
+					report := strings.Contains(se.String(), "Command:   "+prog+" 20 2\n")
+					if strings.Contains(se.String(), "Command:") && !report {
+						t.Errorf("popmon run's report is not of the app:\n%s", se.String())
+					}
+					// popmon run reports exec's -o file too, and says
+					// nothing false about popmon exec or the app.
+					if c.want != "" && (!report || strings.Contains(se.String(), "no measurement was written")) {
+						t.Errorf("popmon run printed no report of the app:\n%s", se.String())
+					}
+					if strings.Contains(se.String(), "static executable") {
+						t.Errorf("popmon run took popmon exec for the program:\n%s", se.String())
+					}
+				})
+			}
+		})
+	}
+}

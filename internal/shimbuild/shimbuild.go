@@ -25,6 +25,7 @@ import (
 	"time"
 
 	popmon "github.com/popmon/popmon"
+	"github.com/popmon/popmon/internal/subprocess"
 )
 
 // ErrNoMPICC is returned when no MPI compiler wrapper can be found.
@@ -331,7 +332,7 @@ func compile(ctx context.Context, compiler string, opts Options, sources map[str
 	args = append(args, "-o", libName)
 	args = append(args, cfiles...)
 	args = append(args, "-ldl", "-lpthread", "-Wl,--version-script=exports.map")
-	cmd := exec.CommandContext(ctx, compiler, args...)
+	cmd := subprocess.Command(ctx, compiler, args...)
 	cmd.Dir = tmp
 	outb, err := cmd.CombinedOutput()
 	if err != nil {
