@@ -91,8 +91,8 @@ func runCmd(env *Env, args []string) error {
 	}
 
 	outDir := "."
-	if mf.output != "" {
-		outDir = filepath.Dir(mf.output)
+	if k, _ := outfile.TargetKind(mf.output); mf.output != "" && k != outfile.Through {
+		outDir = filepath.Dir(mf.output) // not /dev for -o /dev/null
 	}
 	sessionDir, err := os.MkdirTemp(outDir, ".popmon-session-")
 	if err != nil {
