@@ -12,6 +12,7 @@ import (
 	"github.com/popmon/popmon/internal/launch"
 
 	"github.com/popmon/popmon/internal/outfile"
+	"github.com/popmon/popmon/internal/session"
 )
 
 const execHelp = `
@@ -79,6 +80,9 @@ func execCmd(env *Env, args []string) error {
 		}
 		for _, r := range launch.Refusals(scan) {
 			fmt.Fprintf(env.Stderr, "popmon: %s\n", r)
+		}
+		if line := session.DisabledLine(environ); line != "" {
+			fmt.Fprintf(env.Stderr, "popmon: %s\n", line)
 		}
 	}
 	if err := syscall.Exec(path, argv, environ); err != nil {

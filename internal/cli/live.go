@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/popmon/popmon/internal/live"
 	"github.com/popmon/popmon/internal/session"
@@ -73,11 +74,17 @@ func recoverCmd(env *Env, args []string) error {
 		return fail(ExitInput, "%v", err)
 	}
 	defer s.Close()
-	// A job that finished: rank 0's measurement is in the session folder.
+	// A job that finished: rank 0's measurement is in the session folder,
+	// or kept outside it when the folder had no room (kept.go): the whole
+	// measurement, which wins over a partial one from the live files.
 	var path string
 	var command []string
-	if sess, _ := session.Read(folder, 0); sess != nil && len(sess.Files) > 0 {
+	kept := session.FindKept(folder, info.LiveDir)
+	if sess, _ := session.Read(folder, 0, kept...); sess != nil && len(sess.Files) > 0 {
 		path, command = sess.Files[0].Path, sess.Files[0].Command
+		if slices.Contains(kept, path) {
+			fmt.Fprintf(env.Stderr, "popmon: the job finished; its measurement was kept in %s (the session folder had no room for it)\n", path)
+		}
 	} else {
 		p, m, err := session.WritePartial(s, info, live.JobEnd{}, "recover", folder)
 		if err != nil {

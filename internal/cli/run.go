@@ -250,6 +250,11 @@ func runCmd(env *Env, args []string) error {
 		}
 	}
 	if published == 0 && unwritten == 0 {
+		measured := -1 // unknown without live files
+		if sampler != nil {
+			_, measured = sampler.Ended()
+		}
+		sess.Saw(measured, os.Environ())
 		for _, line := range sess.Explain(cmdline[0], cantMeasure, st.signal) {
 			fmt.Fprintf(env.Stderr, "popmon: %s\n", line)
 		}
