@@ -104,6 +104,8 @@ func recoverCmd(env *Env, args []string) error {
 		}
 		target = filepath.Join(filepath.Dir(folder), filepath.Base(name))
 	}
+	view, viewed := readBack(path, target) // -o /dev/null: the report all the same
+	defer viewed()
 	var final string
 	if frc {
 		final, err = outfile.Replace(path, target)
@@ -115,7 +117,7 @@ func recoverCmd(env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stderr, "popmon: measurement written to %s\n", final)
 	if *format != "none" {
-		if err := renderFile(env, env.Stderr, final, *format, reportOptions{model: "talp"}); err != nil {
+		if err := renderFile(env, env.Stderr, shown(view, final), *format, reportOptions{model: "talp"}); err != nil {
 			fmt.Fprintf(env.Stderr, "popmon: %v\n", err)
 		}
 	}

@@ -214,6 +214,7 @@ func runCmd(env *Env, args []string) error {
 		if target == "" {
 			target, force = outfile.DefaultName(f.Command), false
 		}
+		view, viewed := readBack(f.Path, target) // -o /dev/null: the report all the same
 		var final string
 		if i == 0 && force {
 			final, err = outfile.Replace(f.Path, target)
@@ -227,6 +228,7 @@ func runCmd(env *Env, args []string) error {
 			final, err = outfile.PublishNumbered(f.Path, target)
 		}
 		if err != nil {
+			viewed()
 			keep = keepUnwritten(env, f.Path, target, err, absSession, *format, *model) || keep
 			unwritten++
 			continue
@@ -241,13 +243,14 @@ func runCmd(env *Env, args []string) error {
 		}
 		fmt.Fprintf(env.Stderr, "popmon: measurement written to %s\n", final)
 		if *format != "none" {
-			if err := renderFile(env, env.Stderr, final, *format, reportOptions{model: *model}); err != nil {
+			if err := renderFile(env, env.Stderr, shown(view, final), *format, reportOptions{model: *model}); err != nil {
 				fmt.Fprintf(env.Stderr, "popmon: %v\n", err)
 			}
 		}
-		if line := report.OpenMPEndNote(final, *format); line != "" { // where the report does not say it
+		if line := report.OpenMPEndNote(shown(view, final), *format); line != "" { // where the report does not say it
 			fmt.Fprintln(env.Stderr, line)
 		}
+		viewed()
 	}
 	if published == 0 && unwritten == 0 {
 		measured := -1 // unknown without live files

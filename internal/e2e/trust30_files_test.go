@@ -36,7 +36,7 @@ cd "$T" || exit 90
 step() {
 	name=$1
 	shift
-	"$@" >"$T/$name.out" 2>"$T/$name.err" </dev/null
+	timeout 60 "$@" >"$T/$name.out" 2>"$T/$name.err" </dev/null
 	rc=$?
 	echo "step $name rc=$rc null=$(stat -c %F /dev/null | tr ' ' _) dev=$(ls -A /dev | tr '\n' ,)"
 	[ -c /dev/null ] || { rm -f /dev/null; mknod -m 666 /dev/null c 1 3; }
@@ -70,11 +70,17 @@ func TestDevNullStaysADevice(t *testing.T) {
 			steps := []string{
 				fmt.Sprintf("step report-force %s report -o /dev/null --force %s", popmonBin, in),
 				fmt.Sprintf("step report %s report -o /dev/null %s", popmonBin, in),
-				fmt.Sprintf("step run-force %s -o /dev/null --force -- %s", run, job),
+				// The report is printed all the same (read from the
+				// session's copy: a device cannot be read back).
+				fmt.Sprintf("step run-force %s run --mpicc %s -o /dev/null --force -- %s", popmonBin, impl.mpicc, job),
+				// A pipe with a reader gets the measurement, and
+				// popmon run does not wait on reading it back.
+				fmt.Sprintf("mkfifo %s/pipe && { cat %s/pipe > %s/pipe.got & }", T, T, T),
+				fmt.Sprintf("step run-pipe %s -o %s/pipe -- %s", run, T, job),
 				// popmon run killed once its job finished leaves its
 				// session folder, with the job's measurement, to recover.
 				fmt.Sprintf("step killed %s -o %s/k/m.json -- sh -c '%s; kill -KILL $PPID'", run, T, job),
-				fmt.Sprintf("step recover-force %s recover --format none -o /dev/null --force %s/k/.popmon-session-*", popmonBin, T),
+				fmt.Sprintf("step recover-force %s recover -o /dev/null --force %s/k/.popmon-session-*", popmonBin, T),
 			}
 			if err := os.WriteFile(filepath.Join(T, "steps.sh"), []byte(strings.Join(steps, "\n")+"\n"), 0o644); err != nil {
 				t.Fatal(err)
@@ -88,7 +94,7 @@ func TestDevNullStaysADevice(t *testing.T) {
 				t.Fatalf("the namespace's script: exit %d\n%s%s", code, so, se)
 			}
 			const dev = "fd,null,random,shm,urandom,zero,"
-			want := map[string]int{"report-force": 0, "report": 0, "run-force": 0, "killed": 137, "recover-force": 0}
+			want := map[string]int{"report-force": 0, "report": 0, "run-force": 0, "run-pipe": 0, "killed": 137, "recover-force": 0}
 			line := regexp.MustCompile(`(?m)^step (\S+) rc=(\d+) null=(\S+) dev=(\S*)$`)
 			seen := 0
 			for _, m := range line.FindAllStringSubmatch(so, -1) {
@@ -104,17 +110,26 @@ func TestDevNullStaysADevice(t *testing.T) {
 				if ls != dev {
 					t.Errorf("%s: /dev holds %s, want %s (nothing new)", name, ls, dev)
 				}
-				if strings.HasPrefix(name, "run") || strings.HasPrefix(name, "recover") {
+				if name == "run-force" || name == "recover-force" {
 					if !strings.Contains(string(errs), "popmon: measurement written to /dev/null\n") {
 						t.Errorf("%s: no line saying the measurement went to /dev/null:\n%s", name, errs)
+					}
+					if !strings.Contains(string(errs), "Load Balance") {
+						t.Errorf("%s: no report:\n%s", name, errs)
 					}
 				}
 			}
 			if seen != len(want) {
 				t.Errorf("%d steps ran, want %d:\n%s%s", seen, len(want), so, se)
 			}
-			if left, _ := filepath.Glob(filepath.Join(T, "k", ".popmon-session-*")); len(left) != 0 {
-				t.Errorf("recover left the session folder %v", left)
+			if left, _ := filepath.Glob(filepath.Join(T, "*", ".popmon-session-*")); len(left) != 0 {
+				t.Errorf("session folders left: %v", left)
+			}
+			if left, _ := filepath.Glob(filepath.Join(T, ".popmon-session-*")); len(left) != 0 {
+				t.Errorf("session folders left: %v", left)
+			}
+			if m := readChecked(t, filepath.Join(T, "pipe.got")); len(m.Processes) != 2 {
+				t.Errorf("the pipe's reader got a measurement of %d processes, want 2", len(m.Processes))
 			}
 		})
 	}

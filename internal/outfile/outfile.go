@@ -89,6 +89,14 @@ func TargetKind(target string) (Kind, error) {
 	return Regular, fault.Usagef("%s is %s: choose a file name", target, what)
 }
 
+// IsThrough says whether target is written through (a character device
+// or a named pipe, or a link to one): what was written there cannot be
+// read back.
+func IsThrough(target string) bool {
+	k, err := TargetKind(target)
+	return err == nil && k == Through
+}
+
 // openThrough opens target (a character device or a named pipe) for
 // writing without creating or truncating it; a pipe without a reader is
 // an error rather than a wait.
