@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -260,6 +261,40 @@ func TestDisableNamed(t *testing.T) {
 			_, se, code = runCommand(t, 2*time.Minute, env, argv...)
 			if code != 0 || strings.Count(se, "popmon: "+line) != 1 {
 				t.Errorf("popmon exec: exit %d, want 0 and one line %q:\n%s", code, line, se)
+			}
+		})
+	}
+}
+
+// TestExecPipeWithoutReader: popmon exec -o PIPE, where no process reads
+// the pipe: rank 0's library used to wait at the exit forever on opening
+// it (with --force; without, popmon exec refused the existing name). Now
+// the pipe needs no --force and, unread, the measurement is kept in
+// $TMPDIR with one line.
+func TestExecPipeWithoutReader(t *testing.T) {
+	for _, impl := range impls(t) {
+		t.Run(impl.name, func(t *testing.T) {
+			dir := examples(t, impl)
+			tmp := t.TempDir()
+			pipe := filepath.Join(t.TempDir(), "pipe")
+			if err := syscall.Mkfifo(pipe, 0o600); err != nil {
+				t.Skipf("no named pipes here: %v", err)
+			}
+			argv := append(append(launch(impl, 2), popmonBin, "exec", "--mpicc", impl.mpicc, "-o", pipe, "--"),
+				filepath.Join(dir, "imbalance"), "20", "2")
+			_, se, code := runCommand(t, time.Minute, []string{"TMPDIR=" + tmp}, argv...)
+			if code != 0 {
+				t.Fatalf("exit %d (-1: it hung)\n%s", code, se)
+			}
+			kept := filepath.Join(tmp, "popmon-kept-pipe")
+			if want := "popmon: cannot write the measurement file " + pipe + ": no process reads the pipe; the measurement was kept in " + kept; !strings.Contains(se, want) {
+				t.Fatalf("no line %q:\n%s", want, se)
+			}
+			if m := readChecked(t, kept); len(m.Processes) != 2 {
+				t.Errorf("kept measurement of %d processes, want 2", len(m.Processes))
+			}
+			if fi, err := os.Lstat(pipe); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+				t.Errorf("%s is no longer a pipe", pipe)
 			}
 		})
 	}
