@@ -76,7 +76,7 @@ func TestDevNullStaysADevice(t *testing.T) {
 				fmt.Sprintf("step run-force %s run --mpicc %s -o /dev/null --force -- %s", popmonBin, impl.mpicc, job),
 				// A pipe with a reader gets the measurement, and
 				// popmon run does not wait on reading it back.
-				fmt.Sprintf("mkfifo %s/pipe && { cat %s/pipe > %s/pipe.got & }", T, T, T),
+				fmt.Sprintf("mkfifo %s/pipe && { timeout 60 cat %s/pipe >%s/pipe.got 2>/dev/null </dev/null & }", T, T, T),
 				fmt.Sprintf("step run-pipe %s -o %s/pipe -- %s", run, T, job),
 				// popmon run killed once its job finished leaves its
 				// session folder, with the job's measurement, to recover.
