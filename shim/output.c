@@ -960,11 +960,22 @@ void popmon_write_run(const struct popmon_run *run)
 	}
 	struct stat st;
 	if (stat(base, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-		/* A device or pipe (/dev/null, /dev/stdout): write straight to it. */
-		FILE *dev = fopen(base, "w");
+		/* A device or pipe (/dev/null, /dev/stdout): write straight to it,
+		 * never renamed over. A pipe nobody reads is not waited on
+		 * (O_NONBLOCK for the open only): the measurement is kept. */
+		int fd = open(base, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
+		FILE *dev = fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0 ? fdopen(fd, "w") : NULL;
 		if (!dev) {
-			popmon_warn_once("write", "cannot write the measurement to %s: %s", base,
-					 strerror(errno));
+			int e = errno;
+			if (fd >= 0)
+				close(fd);
+			const char *why = e == ENXIO ? "no process reads the pipe" : strerror(e);
+			if (keep_elsewhere(run, base, final, sizeof final) == 0)
+				say("popmon: cannot write the measurement file %s: %s; the measurement was kept in %s", base,
+				    why, final);
+			else
+				popmon_warn_once("write", "cannot write the measurement to %s: %s", base, why);
 			return;
 		}
 		write_json(dev, run);

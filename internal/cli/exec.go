@@ -11,6 +11,7 @@ import (
 	"github.com/popmon/popmon/internal/launch"
 
 	"github.com/popmon/popmon/internal/outfile"
+	"github.com/popmon/popmon/internal/session"
 )
 
 const execHelp = `
@@ -84,6 +85,9 @@ func execCmd(env *Env, args []string) error {
 		}
 		for _, r := range launch.Refusals(scan) {
 			fmt.Fprintf(env.Stderr, "popmon: %s\n", r)
+		}
+		if line := session.DisabledLine(environ); line != "" {
+			fmt.Fprintf(env.Stderr, "popmon: %s\n", line)
 		}
 	}
 	if line := unsupervisedNote(rank, os.Getenv); line != "" {

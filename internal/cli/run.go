@@ -100,8 +100,8 @@ func runCmd(env *Env, args []string) error {
 	}
 
 	outDir := "."
-	if mf.output != "" {
-		outDir = filepath.Dir(mf.output)
+	if k, _ := outfile.TargetKind(mf.output); mf.output != "" && k != outfile.Through {
+		outDir = filepath.Dir(mf.output) // not /dev for -o /dev/null
 	}
 	sessionDir, err := os.MkdirTemp(outDir, ".popmon-session-")
 	if err != nil {
@@ -229,6 +229,7 @@ func runCmd(env *Env, args []string) error {
 		if target == "" {
 			target, force = outfile.DefaultName(f.Command), false
 		}
+		view, viewed := readBack(f.Path, target) // -o /dev/null: the report all the same
 		var final string
 		if i == 0 && force {
 			final, err = outfile.Replace(f.Path, target)
@@ -242,6 +243,7 @@ func runCmd(env *Env, args []string) error {
 			final, err = outfile.PublishNumbered(f.Path, target)
 		}
 		if err != nil {
+			viewed()
 			keep = keepUnwritten(env, f.Path, target, err, absSession, *format, *model) || keep
 			unwritten++
 			continue
@@ -256,18 +258,24 @@ func runCmd(env *Env, args []string) error {
 		}
 		fmt.Fprintf(env.Stderr, "popmon: measurement written to %s\n", final)
 		if *format != "none" {
-			if err := renderFile(env, env.Stderr, final, *format, reportOptions{model: *model}); err != nil {
+			if err := renderFile(env, env.Stderr, shown(view, final), *format, reportOptions{model: *model}); err != nil {
 				fmt.Fprintf(env.Stderr, "popmon: %v\n", err)
 			}
 		}
-		if line := report.OpenMPEndNote(final, *format); line != "" { // where the report does not say it
+		if line := report.OpenMPEndNote(shown(view, final), *format); line != "" { // where the report does not say it
 			fmt.Fprintln(env.Stderr, line)
 		}
+		viewed()
 	}
 	if published+unwritten == 0 { // the job's popmon exec -o wrote it
 		published = execOutputs(env, scan, started, *format, *model)
 	}
 	if published == 0 && unwritten == 0 {
+		measured := -1 // unknown without live files
+		if sampler != nil {
+			_, measured = sampler.Ended()
+		}
+		sess.Saw(measured, os.Environ())
 		for _, line := range sess.Explain(cmdline[0], cantMeasure, st.signal) {
 			fmt.Fprintf(env.Stderr, "popmon: %s\n", line)
 		}
