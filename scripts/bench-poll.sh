@@ -7,6 +7,8 @@
 # rounds (default 7), medians, per MPI. With BASE (a commit), the library built from BASE runs in the
 # same rounds too and its added cost gets a column. Prints the Markdown table of BENCHMARKS.md's
 # "Polling calls" section on stdout; scratch in build/bpoll. Not part of `make bench`.
+# INSTR=1 adds a table of instructions per call (valgrind's callgrind, 100 k calls, one run each: the
+# same on a loaded machine, where the timings are noise) for plain, popmon (and BASE).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-bin/popmon}
@@ -75,3 +77,46 @@ for mpi in openmpi mpich; do
 done
 echo
 echo "Two rdtsc reads (the floor): $floor ns (bench/clock.c, median of $rounds rounds); $rounds rounds of $n calls per row."
+
+[ "${INSTR:-}" = 1 ] || exit 0
+command -v valgrind >/dev/null || { echo "(INSTR=1: valgrind is not installed)"; exit 0; }
+# Instructions per call of each loop (inclusive), from callgrind's profile of one run.
+instr() { # OUT
+	callgrind_annotate --inclusive=yes --auto=no "$1" 2>/dev/null | sed 's/([^)]*)//' |
+		awk -v n=100000 '$2 ~ /mpipoll.c:loop_/ {gsub(",", "", $1); f = $2; sub(/.*loop_/, "", f); printf "%s %.1f\n", f, $1 / n}'
+}
+echo
+if [ -n "$base" ]; then
+	echo "| MPI | call | plain instructions/call | popmon | added | added at $base |"
+	echo "|---|---|---:|---:|---:|---:|"
+else
+	echo "| MPI | call | plain instructions/call | popmon | added |"
+	echo "|---|---|---:|---:|---:|"
+fi
+for mpi in openmpi mpich; do
+	command -v "mpicc.$mpi" >/dev/null || continue
+	"mpicc.$mpi" -O2 -g -o "$out/mpipoll-g-$mpi" bench/mpipoll.c
+	lib=$(POPMON_CACHE_DIR="$out/cache" "$bin" build --mpicc "mpicc.$mpi")
+	valgrind --tool=callgrind --callgrind-out-file="$out/cg-plain-$mpi" "$out/mpipoll-g-$mpi" 100000 >/dev/null 2>&1
+	POPMON_OUTPUT=/dev/null POPMON_QUIET=1 LD_PRELOAD="$lib" valgrind --tool=callgrind \
+		--callgrind-out-file="$out/cg-popmon-$mpi" "$out/mpipoll-g-$mpi" 100000 >/dev/null 2>&1
+	instr "$out/cg-plain-$mpi" > "$out/i-plain-$mpi.txt"
+	instr "$out/cg-popmon-$mpi" > "$out/i-popmon-$mpi.txt"
+	: > "$out/i-old-$mpi.txt"
+	if [ -n "$base" ]; then
+		old=$(POPMON_CACHE_DIR="$out/cache-old" "$out/popmon-old" build --mpicc "mpicc.$mpi")
+		POPMON_OUTPUT=/dev/null POPMON_QUIET=1 LD_PRELOAD="$old" valgrind --tool=callgrind \
+			--callgrind-out-file="$out/cg-old-$mpi" "$out/mpipoll-g-$mpi" 100000 >/dev/null 2>&1
+		instr "$out/cg-old-$mpi" > "$out/i-old-$mpi.txt"
+	fi
+	for call in $calls; do
+		p=$(awk -v c="$call" '$1 == c {print $2}' "$out/i-plain-$mpi.txt")
+		q=$(awk -v c="$call" '$1 == c {print $2}' "$out/i-popmon-$mpi.txt")
+		o=$(awk -v c="$call" '$1 == c {print $2}' "$out/i-old-$mpi.txt")
+		awk -v mpi="$mpi" -v nm="$(name "$call")" -v p="$p" -v q="$q" -v o="$o" 'BEGIN {
+			printf "| %s | %s | %.0f | %.0f | %+.0f |", mpi, nm, p, q, q - p
+			if (o != "") printf " %+.0f |", o - p
+			printf "\n"
+		}'
+	done
+done
