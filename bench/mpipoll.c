@@ -81,7 +81,7 @@ static void loop_testall(long n, MPI_Request *reqs)
 	}
 }
 
-static void loop_get_status(long n, MPI_Request *reqs)
+static void loop_request_get_status(long n, MPI_Request *reqs)
 {
 	int flag = 0;
 	for (long i = 0; i < n; i++) {
@@ -130,7 +130,7 @@ int main(int argc, char **argv)
 		{"testany", loop_testany},
 		{"testsome", loop_testsome},
 		{"testall", loop_testall},
-		{"request_get_status", loop_get_status},
+		{"request_get_status", loop_request_get_status},
 		{"iprobe", loop_iprobe},
 		{"improbe", loop_improbe},
 	};
