@@ -26,6 +26,17 @@ type dataRole struct {
 	// Pre are the parameters passed to popmon_dpre_R before the call (the
 	// requests that the call may free and set to MPI_REQUEST_NULL).
 	Pre []string
+	// Poll: a polling call (MPI_Test*), which must cost no more than a call
+	// without data when nothing completes. Nothing is looked up before the
+	// call: the wrapper keeps the handles as they were (MPI sets a completed
+	// request to MPI_REQUEST_NULL): one request (a single parameter, one
+	// load), or an array (count and requests: copied by popmon_dpoll_save
+	// only while the thread holds requests). popmon_d_R runs only when Done
+	// holds after the call, with the saved handle or &popmon_p first.
+	Poll []string
+	// Done is the C condition, over the call's parameters, that the call
+	// completed something (Poll only).
+	Done string
 	// Statuses is an MPI_Status array parameter; popmon_dpre_R returns the
 	// array to pass instead (a scratch array when the caller passed
 	// MPI_STATUSES_IGNORE and receives are pending).
@@ -57,13 +68,13 @@ var dataRoles = map[string]dataRole{
 	"start":        {Args: []string{"request"}},
 	"startall":     {Args: []string{"count", "array_of_requests"}},
 	"wait":         {Pre: []string{"request"}, Args: []string{"status"}, Status: "status"},
-	"test":         {Pre: []string{"request"}, Args: []string{"flag", "status"}, Status: "status"},
+	"test":         {Poll: []string{"request"}, Args: []string{"status"}, Status: "status", Done: "flag != NULL && *flag"},
 	"waitany":      {Pre: []string{"count", "array_of_requests"}, Args: []string{"indx", "status"}, Status: "status"},
-	"testany":      {Pre: []string{"count", "array_of_requests"}, Args: []string{"indx", "flag", "status"}, Status: "status"},
+	"testany":      {Poll: []string{"count", "array_of_requests"}, Args: []string{"indx", "status"}, Status: "status", Done: "flag != NULL && *flag"},
 	"waitall":      {Pre: []string{"count", "array_of_requests", "array_of_statuses"}, Statuses: "array_of_statuses"},
-	"testall":      {Pre: []string{"count", "array_of_requests", "array_of_statuses"}, Args: []string{"flag"}, Statuses: "array_of_statuses"},
+	"testall":      {Poll: []string{"count", "array_of_requests"}, Statuses: "array_of_statuses", Done: "flag != NULL && *flag"},
 	"waitsome":     {Pre: []string{"incount", "array_of_requests", "array_of_statuses"}, Args: []string{"outcount", "array_of_indices"}, Statuses: "array_of_statuses"},
-	"testsome":     {Pre: []string{"incount", "array_of_requests", "array_of_statuses"}, Args: []string{"outcount", "array_of_indices"}, Statuses: "array_of_statuses"},
+	"testsome":     {Poll: []string{"incount", "array_of_requests"}, Args: []string{"outcount", "array_of_indices"}, Statuses: "array_of_statuses", Done: "outcount != NULL && *outcount > 0"},
 	"request_free": {Pre: []string{"request"}},
 	// Collectives (blocking, non-blocking and persistent).
 	"bcast":                {Args: []string{"count", "datatype", "root", "comm"}, Slot: true, Coll: true},
@@ -108,7 +119,10 @@ func (c *Call) checkData() error {
 	for _, p := range c.Params {
 		has[p.Name] = true
 	}
-	need := append(append([]string{}, r.Args...), r.Pre...)
+	need := append(append(append([]string{}, r.Args...), r.Pre...), r.Poll...)
+	if r.Statuses != "" {
+		need = append(need, r.Statuses)
+	}
 	if r.Coll && c.persistentColl() {
 		need = append(need, "request")
 	}
@@ -196,6 +210,10 @@ func dataArgs(names []string, subst map[string]string) []string {
 // pre-call hook, the call and the accounting.
 func writeDataC(b *bytes.Buffer, c *Call, next string) {
 	r := dataRoles[c.Data]
+	if len(r.Poll) > 0 {
+		writePollC(b, c, r, next)
+		return
+	}
 	subst := map[string]string{}
 	if r.Status != "" {
 		b.WriteString("\tMPI_Status popmon_st;\n")
@@ -243,4 +261,49 @@ func writeDataC(b *bytes.Buffer, c *Call, next string) {
 		}
 	}
 	fmt.Fprintf(b, "\tpopmon_d_%s(%s);\n", c.Data, strings.Join(post, ", "))
+}
+
+// writePollC writes the body of a polling call's wrapper (dataRole.Poll):
+// the handles saved before the call, and popmon_d_R after it only when
+// something completed.
+func writePollC(b *bytes.Buffer, c *Call, r dataRole, next string) {
+	subst := map[string]string{}
+	if r.Status != "" {
+		b.WriteString("\tMPI_Status popmon_st;\n")
+		fmt.Fprintf(b, "\tMPI_Status *popmon_sp = %s == MPI_STATUS_IGNORE ? &popmon_st : %s;\n", r.Status, r.Status)
+		subst[r.Status] = "popmon_sp"
+	}
+	var saved, cond string
+	if len(r.Poll) == 1 {
+		q := r.Poll[0]
+		fmt.Fprintf(b, "\tMPI_Request popmon_q = %s != NULL ? *%s : MPI_REQUEST_NULL;\n", q, q)
+		// MPI_Test on MPI_REQUEST_NULL completes at once (a common
+		// poll): nothing to look up.
+		saved, cond = "popmon_q", r.Done+" && popmon_q != MPI_REQUEST_NULL"
+	} else {
+		b.WriteString("\tstruct popmon_dpoll popmon_p;\n")
+		sts := "MPI_STATUSES_IGNORE"
+		if r.Statuses != "" {
+			sts = r.Statuses
+			fmt.Fprintf(b, "\tMPI_Status *popmon_sa = ")
+			subst[r.Statuses] = "popmon_sa"
+		} else {
+			b.WriteString("\t")
+		}
+		fmt.Fprintf(b, "popmon_dpoll_save(&popmon_p, %s, %s);\n", strings.Join(r.Poll, ", "), sts)
+		saved, cond = "&popmon_p", "popmon_p.n > 0 && "+r.Done
+	}
+	args := make([]string, len(c.Params))
+	for i, p := range c.Params {
+		args[i] = p.Name
+		if s, ok := subst[p.Name]; ok {
+			args[i] = s
+		}
+	}
+	fmt.Fprintf(b, "\tint popmon_r = %s(%s);\n", next, strings.Join(args, ", "))
+	post := append([]string{"popmon_r", saved}, dataArgs(r.Args, subst)...)
+	if r.Statuses != "" {
+		post = append(post, "popmon_sa")
+	}
+	fmt.Fprintf(b, "\tif (%s)\n\t\tpopmon_d_%s(%s);\n", cond, c.Data, strings.Join(post, ", "))
 }

@@ -495,3 +495,39 @@ func TestGeneratedStubs(t *testing.T) {
 		}
 	}
 }
+
+// The polling calls' wrappers look nothing up before the MPI call (no
+// popmon_dpre_ hook: only the handles are saved) and run the byte
+// accounting only when the call completed something, so that a poll that
+// completes nothing costs what a call without data costs.
+func TestPollWrappers(t *testing.T) {
+	files, err := Generate("mpi_calls.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(files[wrappersFile])
+	for _, tc := range []struct{ name, save, after string }{
+		{"MPI_Test", "MPI_Request popmon_q = request != NULL ? *request : MPI_REQUEST_NULL;",
+			"if (flag != NULL && *flag && popmon_q != MPI_REQUEST_NULL)\n\t\tpopmon_d_test(popmon_r, popmon_q, popmon_sp);"},
+		{"MPI_Testany", "popmon_dpoll_save(&popmon_p, count, array_of_requests, MPI_STATUSES_IGNORE);",
+			"if (popmon_p.n > 0 && flag != NULL && *flag)\n\t\tpopmon_d_testany(popmon_r, &popmon_p, indx, popmon_sp);"},
+		{"MPI_Testall", "MPI_Status *popmon_sa = popmon_dpoll_save(&popmon_p, count, array_of_requests, array_of_statuses);",
+			"if (popmon_p.n > 0 && flag != NULL && *flag)\n\t\tpopmon_d_testall(popmon_r, &popmon_p, popmon_sa);"},
+		{"MPI_Testsome", "MPI_Status *popmon_sa = popmon_dpoll_save(&popmon_p, incount, array_of_requests, array_of_statuses);",
+			"if (popmon_p.n > 0 && outcount != NULL && *outcount > 0)\n\t\tpopmon_d_testsome(popmon_r, &popmon_p, outcount, array_of_indices, popmon_sa);"},
+	} {
+		start := strings.Index(src, "POPMON_WRAPPER_DECL int POPMON_W("+tc.name+")(")
+		if start < 0 {
+			t.Errorf("%s: no C wrapper", tc.name)
+			continue
+		}
+		body := src[start:]
+		body = body[:strings.Index(body, "\n}\n")]
+		call := strings.Index(body, "int popmon_r = ")
+		save, after := strings.Index(body, tc.save), strings.Index(body, tc.after)
+		if strings.Contains(body, "popmon_dpre_") || call < 0 || save < 0 || save > call || after < call {
+			t.Errorf("%s: want the handles saved before the call (%q) and the accounting after it only when something completed (%q), nothing else; got\n%s",
+				tc.name, tc.save, tc.after, body)
+		}
+	}
+}

@@ -6801,10 +6801,10 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Test)(MPI_Request *request, int *flag, MPI_
 	popmon_mpi_enter();
 	MPI_Status popmon_st;
 	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
-	struct popmon_dpre popmon_p;
-	popmon_dpre_test(&popmon_p, request);
+	MPI_Request popmon_q = request != NULL ? *request : MPI_REQUEST_NULL;
 	int popmon_r = ((__typeof__(&PMPI_Test))popmon_next_fn(POPMON_FN_MPI_Test))(request, flag, popmon_sp);
-	popmon_d_test(popmon_r, &popmon_p, flag, popmon_sp);
+	if (flag != NULL && *flag && popmon_q != MPI_REQUEST_NULL)
+		popmon_d_test(popmon_r, popmon_q, popmon_sp);
 	popmon_mpi_leave(POPMON_FN_MPI_Test);
 	return popmon_r;
 }
@@ -6940,10 +6940,11 @@ void mpi_test_cancelled_f08_(void *status, void *flag, void *ierror)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Testall)(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
 {
 	popmon_mpi_enter();
-	struct popmon_dpre popmon_p;
-	MPI_Status *popmon_sa = popmon_dpre_testall(&popmon_p, count, array_of_requests, array_of_statuses);
+	struct popmon_dpoll popmon_p;
+	MPI_Status *popmon_sa = popmon_dpoll_save(&popmon_p, count, array_of_requests, array_of_statuses);
 	int popmon_r = ((__typeof__(&PMPI_Testall))popmon_next_fn(POPMON_FN_MPI_Testall))(count, array_of_requests, flag, popmon_sa);
-	popmon_d_testall(popmon_r, &popmon_p, flag, popmon_sa);
+	if (popmon_p.n > 0 && flag != NULL && *flag)
+		popmon_d_testall(popmon_r, &popmon_p, popmon_sa);
 	popmon_mpi_leave(POPMON_FN_MPI_Testall);
 	return popmon_r;
 }
@@ -7013,10 +7014,11 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Testany)(int count, MPI_Request array_of_re
 	popmon_mpi_enter();
 	MPI_Status popmon_st;
 	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
-	struct popmon_dpre popmon_p;
-	popmon_dpre_testany(&popmon_p, count, array_of_requests);
+	struct popmon_dpoll popmon_p;
+	popmon_dpoll_save(&popmon_p, count, array_of_requests, MPI_STATUSES_IGNORE);
 	int popmon_r = ((__typeof__(&PMPI_Testany))popmon_next_fn(POPMON_FN_MPI_Testany))(count, array_of_requests, indx, flag, popmon_sp);
-	popmon_d_testany(popmon_r, &popmon_p, indx, flag, popmon_sp);
+	if (popmon_p.n > 0 && flag != NULL && *flag)
+		popmon_d_testany(popmon_r, &popmon_p, indx, popmon_sp);
 	popmon_mpi_leave(POPMON_FN_MPI_Testany);
 	return popmon_r;
 }
@@ -7084,10 +7086,11 @@ void mpi_testany_f08_(void *count, void *array_of_requests, void *indx, void *fl
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Testsome)(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[])
 {
 	popmon_mpi_enter();
-	struct popmon_dpre popmon_p;
-	MPI_Status *popmon_sa = popmon_dpre_testsome(&popmon_p, incount, array_of_requests, array_of_statuses);
+	struct popmon_dpoll popmon_p;
+	MPI_Status *popmon_sa = popmon_dpoll_save(&popmon_p, incount, array_of_requests, array_of_statuses);
 	int popmon_r = ((__typeof__(&PMPI_Testsome))popmon_next_fn(POPMON_FN_MPI_Testsome))(incount, array_of_requests, outcount, array_of_indices, popmon_sa);
-	popmon_d_testsome(popmon_r, &popmon_p, outcount, array_of_indices, popmon_sa);
+	if (popmon_p.n > 0 && outcount != NULL && *outcount > 0)
+		popmon_d_testsome(popmon_r, &popmon_p, outcount, array_of_indices, popmon_sa);
 	popmon_mpi_leave(POPMON_FN_MPI_Testsome);
 	return popmon_r;
 }

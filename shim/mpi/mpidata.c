@@ -126,13 +126,16 @@ struct dreq {
 };
 
 struct dtable {
-	int n;
+	struct popmon_dhead h; /* first: popmon_dtracked (mpidata.h) reads it */
 	struct dreq e[DREQ_CAP];
 	/* Completion calls over arrays: the table slots of the hits by array
 	 * index, and a status array for callers passing MPI_STATUSES_IGNORE. */
 	int hit_idx[DREQ_MAX];
 	int hit_slot[DREQ_MAX];
 	MPI_Status sts[DSTATUS_CAP];
+	/* An array polling call's handles before the call (longer than its
+	 * wrapper keeps itself). */
+	MPI_Request keys[DREQ_CAP];
 };
 
 /* ------------------------------------------------------------ tracing */
@@ -318,7 +321,7 @@ static struct dtable *table(struct popmon_thread *t, int create)
 
 static int lookup(const struct dtable *tb, uint64_t k)
 {
-	if (!tb || tb->n == 0 || k == 0)
+	if (!tb || tb->h.n == 0 || k == 0)
 		return -1;
 	for (unsigned i = hash(k), n = 0; n < DREQ_CAP; i = (i + 1) & (DREQ_CAP - 1), n++) {
 		if (tb->e[i].key == k)
@@ -345,7 +348,7 @@ static void remove_slot(struct dtable *tb, int i)
 		}
 	}
 	memset(&tb->e[hole], 0, sizeof tb->e[hole]);
-	tb->n--;
+	tb->h.n--;
 }
 
 static void insert(struct popmon_thread *t, MPI_Request *req, struct dreq e)
@@ -363,7 +366,7 @@ static void insert(struct popmon_thread *t, MPI_Request *req, struct dreq e)
 		tb->e[i] = e;
 		return;
 	}
-	if (tb->n >= DREQ_MAX) {
+	if (tb->h.n >= DREQ_MAX) {
 		popmon_warn_once("dreqfull", "more than %d pending non-blocking receives or persistent requests "
 					     "in one thread: the bytes of the others are not counted", DREQ_MAX);
 		return;
@@ -372,7 +375,7 @@ static void insert(struct popmon_thread *t, MPI_Request *req, struct dreq e)
 	while (tb->e[j].key != 0)
 		j = (j + 1) & (DREQ_CAP - 1);
 	tb->e[j] = e;
-	tb->n++;
+	tb->h.n++;
 }
 
 /* Request slot i completed with status st (NULL: not available). */
@@ -618,7 +621,7 @@ void popmon_d_startall(int r, int count, MPI_Request reqs[])
 {
 	struct popmon_thread *t = dthread(r);
 	struct dtable *tb = t ? t->dreq : NULL;
-	if (!tb || tb->n == 0 || !reqs)
+	if (!tb || tb->h.n == 0 || !reqs)
 		return;
 	for (int k = 0; k < count; k++)
 		start_one(t, tb, reqs[k]);
@@ -630,7 +633,7 @@ static struct dtable *pending(struct popmon_thread **tp)
 	struct popmon_thread *t = popmon_bytes_on ? popmon_tls : NULL;
 	struct dtable *tb = t ? t->dreq : NULL;
 	*tp = t;
-	return tb && tb->n > 0 ? tb : NULL;
+	return tb && tb->h.n > 0 ? tb : NULL;
 }
 
 void popmon_dpre_wait(struct popmon_dpre *p, MPI_Request *req)
@@ -651,15 +654,20 @@ void popmon_d_wait(int r, struct popmon_dpre *p, MPI_Status *st)
 	complete(t, t->dreq, p->slot, st);
 }
 
-void popmon_dpre_test(struct popmon_dpre *p, MPI_Request *req)
+/* A polling call completed the request whose handle was key. */
+static void complete_key(struct popmon_thread *t, MPI_Request key, const MPI_Status *st)
 {
-	popmon_dpre_wait(p, req);
+	struct dtable *tb = t->dreq;
+	int i = lookup(tb, req_key(key));
+	if (i >= 0)
+		complete(t, tb, i, st);
 }
 
-void popmon_d_test(int r, struct popmon_dpre *p, int *flag, MPI_Status *st)
+void popmon_d_test(int r, MPI_Request req, MPI_Status *st)
 {
-	if (flag && *flag)
-		popmon_d_wait(r, p, st);
+	struct popmon_thread *t = dthread(r);
+	if (t && t->dreq)
+		complete_key(t, req, st);
 }
 
 /* Records the array indices of the requests the table holds; returns the
@@ -745,15 +753,38 @@ void popmon_d_waitany(int r, struct popmon_dpre *p, int *index, MPI_Status *st)
 		}
 }
 
-void popmon_dpre_testany(struct popmon_dpre *p, int count, MPI_Request reqs[])
+MPI_Status *popmon_dpoll_save_slow(struct popmon_dpoll *p, int count, MPI_Request reqs[], MPI_Status *sts)
 {
-	pre_array(p, count, reqs, MPI_STATUSES_IGNORE);
+	struct popmon_thread *t;
+	struct dtable *tb = pending(&t);
+	if (!tb)
+		return sts;
+	if (count > DREQ_CAP) { /* beyond the copy: look the known ones up now */
+		MPI_Status *s = pre_array(&p->pre, count, reqs, sts);
+		p->n = p->pre.n;
+		return s;
+	}
+	memcpy(tb->keys, reqs, sizeof *reqs * (size_t)count);
+	p->keys = tb->keys;
+	p->n = count;
+	p->ignored = 0;
+	if (sts != MPI_STATUSES_IGNORE)
+		return sts;
+	if (count <= DSTATUS_CAP)
+		return tb->sts;
+	p->ignored = 1; /* too many for the scratch array: posted sizes */
+	return sts;
 }
 
-void popmon_d_testany(int r, struct popmon_dpre *p, int *index, int *flag, MPI_Status *st)
+void popmon_d_testany(int r, struct popmon_dpoll *p, int *index, MPI_Status *st)
 {
-	if (flag && *flag)
-		popmon_d_waitany(r, p, index, st);
+	if (!p->keys) {
+		popmon_d_waitany(r, &p->pre, index, st);
+		return;
+	}
+	struct popmon_thread *t = dthread(r);
+	if (t && t->dreq && index && *index >= 0 && *index < p->n)
+		complete_key(t, p->keys[*index], st);
 }
 
 MPI_Status *popmon_dpre_waitall(struct popmon_dpre *p, int count, MPI_Request reqs[], MPI_Status sts[])
@@ -773,15 +804,19 @@ void popmon_d_waitall(int r, struct popmon_dpre *p, MPI_Status *sts)
 	post_many(t, p, sts, NULL, 0);
 }
 
-MPI_Status *popmon_dpre_testall(struct popmon_dpre *p, int count, MPI_Request reqs[], MPI_Status sts[])
+void popmon_d_testall(int r, struct popmon_dpoll *p, MPI_Status *sts)
 {
-	return pre_array(p, count, reqs, sts);
-}
-
-void popmon_d_testall(int r, struct popmon_dpre *p, int *flag, MPI_Status *sts)
-{
-	if (flag && *flag)
-		popmon_d_waitall(r, p, sts);
+	if (!p->keys) {
+		popmon_d_waitall(r, &p->pre, sts);
+		return;
+	}
+	struct popmon_thread *t = popmon_bytes_on ? popmon_tls : NULL;
+	if (!t || !t->dreq)
+		return;
+	/* MPI_ERR_IN_STATUS: the statuses are not read (as MPI_Waitall's). */
+	int known = r == MPI_SUCCESS && !p->ignored && sts != MPI_STATUSES_IGNORE;
+	for (int k = 0; k < p->n; k++)
+		complete_key(t, p->keys[k], known ? &sts[k] : NULL);
 }
 
 MPI_Status *popmon_dpre_waitsome(struct popmon_dpre *p, int count, MPI_Request reqs[], MPI_Status sts[])
@@ -797,14 +832,19 @@ void popmon_d_waitsome(int r, struct popmon_dpre *p, int *outcount, int indices[
 	post_many(t, p, sts, indices, *outcount);
 }
 
-MPI_Status *popmon_dpre_testsome(struct popmon_dpre *p, int count, MPI_Request reqs[], MPI_Status sts[])
+void popmon_d_testsome(int r, struct popmon_dpoll *p, int *outcount, int indices[], MPI_Status *sts)
 {
-	return pre_array(p, count, reqs, sts);
-}
-
-void popmon_d_testsome(int r, struct popmon_dpre *p, int *outcount, int indices[], MPI_Status *sts)
-{
-	popmon_d_waitsome(r, p, outcount, indices, sts);
+	if (!p->keys) {
+		popmon_d_waitsome(r, &p->pre, outcount, indices, sts);
+		return;
+	}
+	struct popmon_thread *t = dthread(r);
+	if (!t || !t->dreq || !outcount || *outcount <= 0 || !indices)
+		return;
+	int known = !p->ignored && sts != MPI_STATUSES_IGNORE;
+	for (int q = 0; q < *outcount; q++) /* statuses are by completion order */
+		if (indices[q] >= 0 && indices[q] < p->n)
+			complete_key(t, p->keys[indices[q]], known ? &sts[q] : NULL);
 }
 
 void popmon_dpre_request_free(struct popmon_dpre *p, MPI_Request *req)

@@ -2,8 +2,8 @@
  *
  * The generated wrappers of the calls marked data=ROLE in
  * shim/gen/mpi_calls.txt call popmon_d_ROLE(...) after the MPI call (and
- * popmon_dpre_ROLE(...) before it for the completion calls, which may free
- * requests). What each call sends and receives (count x PMPI_Type_size) is
+ * popmon_dpre_ROLE(...) before it for the blocking completion calls, which
+ * may free requests; the polling ones save handles instead, below). What each call sends and receives (count x PMPI_Type_size) is
  * credited to the call that starts the transfer, in the calling thread's
  * record (popmon_thread.d_bytes, d_hist):
  *   - a send at its start (MPI_Send, MPI_Isend, each MPI_Start of an
@@ -29,6 +29,8 @@
 
 #include <mpi.h>
 
+#include "base/threads.h"
+
 /* What a completion call's pre-hook found: the requests the thread's table
  * knows, by their index in the call's array (or one, for Wait/Test). */
 struct popmon_dpre {
@@ -38,6 +40,68 @@ struct popmon_dpre {
 	int ignored;     /* the caller passed MPI_STATUSES_IGNORE and no scratch array was used */
 	MPI_Status *user; /* the caller's status array */
 };
+
+/* The polling calls (MPI_Test, MPI_Testany, MPI_Testall, MPI_Testsome)
+ * cost what an intercepted call without data costs when nothing completes:
+ * nothing is looked up before the call. MPI sets a completed request to
+ * MPI_REQUEST_NULL, so the wrapper keeps the handles as they were (one
+ * load for MPI_Test; for the arrays, a copy, and only while the calling
+ * thread's table holds requests at all), and after the call looks up only
+ * the requests that completed (flag true, the index or indices returned). */
+
+/* The head of a thread's request table (mpidata.c): the requests it holds. */
+struct popmon_dhead {
+	int n;
+};
+
+/* Whether the calling thread's table holds requests (the table is empty
+ * when bytes are not counted). */
+static inline int popmon_dtracked(void)
+{
+	const struct popmon_thread *t = popmon_tls;
+	const struct popmon_dhead *h = t ? (const struct popmon_dhead *)t->dreq : NULL;
+	return h != NULL && h->n > 0;
+}
+
+/* An array polling call's handles as they were before the call. Arrays of
+ * up to POPMON_DPOLL_LOCAL requests are copied into the wrapper's own
+ * frame, longer ones into the thread's table (popmon_dpoll_save_slow); an
+ * array longer than the table can copy has its known requests looked up
+ * before the call instead (pre, keys NULL). */
+enum { POPMON_DPOLL_LOCAL = 16 };
+struct popmon_dpoll {
+	int n;                   /* handles saved (or hits, keys NULL); 0: nothing to do after the call */
+	int ignored;             /* the caller passed MPI_STATUSES_IGNORE and no scratch array was used */
+	const MPI_Request *keys; /* the handles by array index */
+	struct popmon_dpre pre;  /* keys NULL: the hits of the lookup */
+	MPI_Request local[POPMON_DPOLL_LOCAL];
+	MPI_Status sts[POPMON_DPOLL_LOCAL]; /* statuses for a caller's MPI_STATUSES_IGNORE */
+};
+
+MPI_Status *popmon_dpoll_save_slow(struct popmon_dpoll *p, int count, MPI_Request reqs[], MPI_Status *sts);
+
+/* Before an array polling call: saves the handles when the thread holds
+ * requests, and returns the status array to pass to MPI (a scratch one
+ * when the caller passed MPI_STATUSES_IGNORE and handles were saved: the
+ * bytes of a completed receive come from its status). */
+static inline MPI_Status *popmon_dpoll_save(struct popmon_dpoll *p, int count, MPI_Request reqs[],
+					    MPI_Status *sts)
+{
+	p->n = 0;
+	p->keys = NULL;
+	if (__builtin_expect(!popmon_dtracked(), 1) || count <= 0 || reqs == NULL)
+		return sts;
+	if (count > POPMON_DPOLL_LOCAL)
+		return popmon_dpoll_save_slow(p, count, reqs, sts);
+	for (int k = 0; k < count; k++) {
+		p->local[k] = reqs[k];
+		__asm__ volatile(""); /* a few moves, not a call to memcpy or rep movs */
+	}
+	p->keys = p->local;
+	p->n = count;
+	p->ignored = 0;
+	return sts == MPI_STATUSES_IGNORE ? p->sts : sts;
+}
 
 /* 1 unless POPMON_BYTES=0 (benchmarks' comparison). */
 extern int popmon_bytes_on;
@@ -70,20 +134,20 @@ void popmon_d_start(int r, MPI_Request *req);
 void popmon_d_startall(int r, int count, MPI_Request reqs[]);
 void popmon_dpre_wait(struct popmon_dpre *p, MPI_Request *req);
 void popmon_d_wait(int r, struct popmon_dpre *p, MPI_Status *st);
-void popmon_dpre_test(struct popmon_dpre *p, MPI_Request *req);
-void popmon_d_test(int r, struct popmon_dpre *p, int *flag, MPI_Status *st);
+/* MPI_Test completed req (its handle before the call). */
+void popmon_d_test(int r, MPI_Request req, MPI_Status *st);
 void popmon_dpre_waitany(struct popmon_dpre *p, int count, MPI_Request reqs[]);
 void popmon_d_waitany(int r, struct popmon_dpre *p, int *index, MPI_Status *st);
-void popmon_dpre_testany(struct popmon_dpre *p, int count, MPI_Request reqs[]);
-void popmon_d_testany(int r, struct popmon_dpre *p, int *index, int *flag, MPI_Status *st);
+/* MPI_Testany completed the request at *index. */
+void popmon_d_testany(int r, struct popmon_dpoll *p, int *index, MPI_Status *st);
 MPI_Status *popmon_dpre_waitall(struct popmon_dpre *p, int count, MPI_Request reqs[], MPI_Status sts[]);
 void popmon_d_waitall(int r, struct popmon_dpre *p, MPI_Status *sts);
-MPI_Status *popmon_dpre_testall(struct popmon_dpre *p, int count, MPI_Request reqs[], MPI_Status sts[]);
-void popmon_d_testall(int r, struct popmon_dpre *p, int *flag, MPI_Status *sts);
+/* MPI_Testall completed every request (flag true). */
+void popmon_d_testall(int r, struct popmon_dpoll *p, MPI_Status *sts);
 MPI_Status *popmon_dpre_waitsome(struct popmon_dpre *p, int count, MPI_Request reqs[], MPI_Status sts[]);
 void popmon_d_waitsome(int r, struct popmon_dpre *p, int *outcount, int indices[], MPI_Status *sts);
-MPI_Status *popmon_dpre_testsome(struct popmon_dpre *p, int count, MPI_Request reqs[], MPI_Status sts[]);
-void popmon_d_testsome(int r, struct popmon_dpre *p, int *outcount, int indices[], MPI_Status *sts);
+/* MPI_Testsome completed the *outcount requests at indices[]. */
+void popmon_d_testsome(int r, struct popmon_dpoll *p, int *outcount, int indices[], MPI_Status *sts);
 void popmon_dpre_request_free(struct popmon_dpre *p, MPI_Request *req);
 void popmon_d_request_free(int r, struct popmon_dpre *p);
 
