@@ -27,7 +27,7 @@ popmon-APP-DATE.json in the working folder, numbered when that name exists;
 -o FILE fails when FILE exists, unless --force) and prints its name. Read it
 with 'popmon report FILE'. Only rank 0 prints popmon's notes. A job killed
 before MPI_Finalize keeps no measurement in this form (rank 0 says so once):
-'popmon run -- mpirun ...' keeps a partial one.`
+'popmon run -- mpirun ...' keeps what it measured until then.`
 
 func execCmd(env *Env, args []string) error {
 	fs := newFlags("exec", "[-o FILE [--force]] [--mpicc PATH] [--openmp MODE] [--counters MODE] [--] APP [ARGS...]", execHelp, env.Stderr)
@@ -113,5 +113,5 @@ func unsupervisedNote(rank int, getenv func(string) string) string {
 	if getenv("SLURM_STEP_ID") != "" {
 		launcher = "srun"
 	}
-	return "popmon: a job measured by popmon exec on each rank keeps no measurement when it is killed or crashes before MPI_Finalize; popmon run -- " + launcher + " ... keeps a partial one"
+	return "popmon: a job measured by popmon exec on each rank keeps no measurement when it is killed or crashes before MPI_Finalize; popmon run -- " + launcher + " ... keeps what it measured until then"
 }

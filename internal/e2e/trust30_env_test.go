@@ -267,7 +267,7 @@ func TestRankEnvironmentAsWithoutPopmon(t *testing.T) {
 
 // killedKeepsNothing begins the line `mpirun … popmon exec` prints once per
 // job (issue 30 item 7).
-const killedKeepsNothing = "popmon: a job measured by popmon exec on each rank keeps no measurement when it is killed or crashes before MPI_Finalize; popmon run -- mpirun ... keeps a partial one"
+const killedKeepsNothing = "popmon: a job measured by popmon exec on each rank keeps no measurement when it is killed or crashes before MPI_Finalize; popmon run -- mpirun ... keeps what it measured until then"
 
 // TestExecSaysKilledKeepsNothing: issue 30 item 7. A job of `mpirun …
 // popmon exec` that is killed keeps nothing (each rank's popmon is
