@@ -55,6 +55,7 @@ enum {
 	POPMON_ERR_NOENT = -11, /**< unknown handle */
 	POPMON_ERR_NOTMEASURED = -16, /**< the program runs without popmon */
 	POPMON_ERR_NOINIT = -2,  /**< MPI is not initialized (or finalized): no collective query */
+	POPMON_ERR_TIMEOUT = -9, /**< a collective query that not every rank called in time (POPMON_QUERY_TIMEOUT) */
 	POPMON_ERR_UNKNOWN = -1  /**< a bad argument (window, size of the structure) */
 };
 

@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
+#include <unistd.h>
 
 #define POPMON_BUILDING_LIBRARY
 #include "accounts.h"
@@ -40,7 +42,7 @@
 #endif
 
 /* DLB's return codes (dlb_errors.h). */
-enum { DLB_SUCCESS_ = 0, DLB_ERR_NOINIT_ = -2, DLB_ERR_NOENT_ = -11, DLB_ERR_NOCOMP_ = -12,
+enum { DLB_SUCCESS_ = 0, DLB_ERR_NOINIT_ = -2, DLB_ERR_TIMEOUT_ = -9, DLB_ERR_NOENT_ = -11, DLB_ERR_NOCOMP_ = -12,
        DLB_ERR_NOMEM_ = -14, DLB_ERR_NOTALP_ = -16 };
 
 /* ------------------------------------------------------------------ model talp */
@@ -367,9 +369,18 @@ int popmon_api_metrics_local(const char *region, int window, struct popmon_metri
 
 #ifndef POPMON_NO_MPI
 
+/* The queries' own communicators, never the application's: world, a
+ * duplicate of MPI_COMM_WORLD, and node, made at the first query once every
+ * rank is known to be in it (first_query). */
 static MPI_Comm world = MPI_COMM_NULL, node = MPI_COMM_NULL;
+static int world_ready, node_made;
 static MPI_Datatype sums_type = MPI_DATATYPE_NULL;
 static MPI_Op sums_op = MPI_OP_NULL;
+/* A query that not every rank entered in time (a collective query called
+ * by some ranks only) left a nonblocking handshake behind on world:
+ * world is unusable for later queries, which fail at once. */
+static int queries_broken;
+static int64_t queries_done[2]; /* collective queries this rank entered: over all ranks, over the node */
 
 static void sums_fn(void *in, void *inout, int *len, MPI_Datatype *type)
 {
@@ -379,14 +390,243 @@ static void sums_fn(void *in, void *inout, int *len, MPI_Datatype *type)
 				       (const double *)in + (size_t)k * POPMON_TS_N);
 }
 
-/* The query's communicators, type and operation, made at the first query
- * (collectively: every rank's first query is the same call). */
+/* The first query's handshake, point to point on MPI_COMM_WORLD with tag
+ * MPI_TAG_UB - 1 into receives posted at MPI_Init, before the program's
+ * first call (MPI matches a message with the earliest posted receive, so
+ * the program never sees one): each rank sends rank 0 its arrival (WANT),
+ * rank 0 answers GO (1) when every rank has come in time, or 0. A
+ * collective (the duplicate of MPI_COMM_WORLD) is entered only after GO,
+ * so a first query that some ranks never call returns after the timeout
+ * instead of hanging; no collective of popmon's is left pending on
+ * MPI_COMM_WORLD, where it would meet the application's. The receives that
+ * never complete are cancelled at MPI_Finalize. */
+static MPI_Request *want_req; /* rank 0: one per rank */
+static int64_t *want_at;      /* rank 0: their arrival times (CLOCK_REALTIME) */
+static MPI_Request go_req = MPI_REQUEST_NULL; /* other ranks */
+static int64_t go_msg, want_msg;
+static int first_done; /* the first query's handshake happened (whatever its outcome) */
+
+static int query_tag(void)
+{
+	int *ub = NULL, flag = 0;
+	PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+	return (flag && ub && *ub >= 32767 ? *ub : 32767) - 1;
+}
+
+void popmon_talp_mpi_init(void)
+{
+	int size = popmon_proc.size, tag = query_tag();
+	if (size <= 1)
+		return;
+	if (popmon_proc.rank != 0) {
+		if (PMPI_Irecv(&go_msg, 1, MPI_INT64_T, 0, tag, MPI_COMM_WORLD, &go_req) != MPI_SUCCESS)
+			go_req = MPI_REQUEST_NULL;
+		return;
+	}
+	want_req = malloc(sizeof *want_req * (size_t)size);
+	want_at = calloc((size_t)size, sizeof *want_at);
+	if (!want_req || !want_at) {
+		free(want_req);
+		free(want_at);
+		want_req = NULL;
+		want_at = NULL;
+		return;
+	}
+	want_req[0] = MPI_REQUEST_NULL;
+	for (int k = 1; k < size; k++)
+		if (PMPI_Irecv(&want_at[k], 1, MPI_INT64_T, k, tag, MPI_COMM_WORLD, &want_req[k]) != MPI_SUCCESS)
+			want_req[k] = MPI_REQUEST_NULL;
+}
+
+/* How long a collective query waits for the other ranks (POPMON_QUERY_TIMEOUT,
+ * seconds; default 5). */
+static int64_t query_timeout_ns(void)
+{
+	static int64_t ns;
+	if (ns)
+		return ns;
+	ns = 5000000000LL;
+	const char *v = getenv("POPMON_QUERY_TIMEOUT");
+	if (v && *v) {
+		char *end;
+		double d = strtod(v, &end);
+		if (*end == '\0' && d >= 0.001 && d <= 86400)
+			ns = (int64_t)(d * 1e9);
+		else
+			popmon_warn_once("querytimeout", "POPMON_QUERY_TIMEOUT=%.40s is not a number of seconds "
+				       "(0.001 to 86400): using 5", v);
+	}
+	return ns;
+}
+
+static int64_t realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void pause_briefly(void)
+{
+	struct timespec ts = {0, 200000}; /* 0.2 ms */
+	nanosleep(&ts, NULL);
+}
+
+/* Waits for r until the monotonic time end; 1 when it completed. */
+static int wait_until(MPI_Request *r, int64_t end)
+{
+	for (;;) {
+		int done = 0;
+		PMPI_Test(r, &done, MPI_STATUS_IGNORE);
+		if (done)
+			return 1;
+		if ((int64_t)popmon_monotonic_ns() > end)
+			return 0;
+		pause_briefly();
+	}
+}
+
+/* Says once, on the calling rank, that the queries stopped working. */
+static void say_broken(void)
+{
+	char line[400];
+	snprintf(line, sizeof line,
+		 "a collective POP-metrics query (popmon_metrics, DLB_TALP_CollectPOP*) waited %.0f s for ranks that "
+		 "did not call it: it is collective, every rank must call it; this and later collective queries "
+		 "return an error (the local query still works)",
+		 (double)query_timeout_ns() / 1e9);
+	popmon_warn_once("collect-timeout", "%s", line);
+	if (!popmon_warns_aloud()) { /* rank 0 says it above; another rank that waited says it here */
+		char out[420];
+		int n = snprintf(out, sizeof out, "popmon: %s\n", line);
+		if (n > (int)sizeof out - 1)
+			n = (int)sizeof out - 1;
+		if (write(2, out, (size_t)n) < 0) {
+			/* ignore */
+		}
+	}
+}
+
+/* Rank 0's side of the first query's handshake: 1 when every rank sent
+ * WANT at least half the timeout before the first rank's deadline (none
+ * can have given up), then GO to every rank that came. */
+static int first_root(int64_t arrived, int64_t timeout, int64_t end)
+{
+	int size = popmon_proc.size, tag = query_tag(), left = 0;
+	if (!want_req)
+		return 0;
+	for (int k = 1; k < size; k++)
+		left += want_req[k] != MPI_REQUEST_NULL;
+	int64_t first_deadline = arrived + timeout;
+	while (left > 0 && (int64_t)popmon_monotonic_ns() <= end) {
+		int got = 0;
+		for (int k = 1; k < size; k++) {
+			int done = 0;
+			if (want_req[k] == MPI_REQUEST_NULL)
+				continue;
+			PMPI_Test(&want_req[k], &done, MPI_STATUS_IGNORE);
+			if (done) {
+				left--;
+				got++;
+			}
+		}
+		if (!got && left > 0)
+			pause_briefly();
+	}
+	int all = left == 0;
+	for (int k = 1; k < size; k++) {
+		if (want_req[k] != MPI_REQUEST_NULL || !want_at[k]) {
+			all = 0;
+			continue;
+		}
+		if (want_at[k] + timeout < first_deadline)
+			first_deadline = want_at[k] + timeout;
+	}
+	int ok = all && realtime_ns() < first_deadline - timeout / 2;
+	static int64_t go;
+	go = ok;
+	for (int k = 1; k < size; k++)
+		if (want_req[k] == MPI_REQUEST_NULL && want_at[k])
+			PMPI_Send(&go, 1, MPI_INT64_T, k, tag, MPI_COMM_WORLD);
+	return ok;
+}
+
+/* The first collective query: every rank is in it within the timeout, and
+ * then the queries' duplicate of MPI_COMM_WORLD is made. Returns 0, or
+ * DLB_ERR_TIMEOUT_. */
+static int first_query(int64_t arrived, int64_t timeout, int64_t end)
+{
+	first_done = 1;
+	int ok;
+	if (popmon_proc.size <= 1) {
+		ok = 1;
+	} else if (popmon_proc.rank == 0) {
+		ok = first_root(arrived, timeout, end);
+	} else {
+		want_msg = arrived;
+		MPI_Request r;
+		if (PMPI_Isend(&want_msg, 1, MPI_INT64_T, 0, query_tag(), MPI_COMM_WORLD, &r) == MPI_SUCCESS)
+			PMPI_Request_free(&r);
+		/* Rank 0 answers before the first deadline; a late GO lands in
+		 * the receive, which stays posted until MPI_Finalize. */
+		ok = go_req != MPI_REQUEST_NULL && wait_until(&go_req, end) && go_msg == 1;
+	}
+	if (ok && PMPI_Comm_dup(MPI_COMM_WORLD, &world) == MPI_SUCCESS) {
+		world_ready = 1;
+		return 0;
+	}
+	queries_broken = 1;
+	say_broken();
+	return DLB_ERR_TIMEOUT_;
+}
+
+/* Every rank's entry into the same collective query, within the timeout:
+ * one nonblocking reduction on the queries' own communicator of each
+ * rank's count of queries, arrival and deadline (a rank that gave up
+ * leaves its part behind: a later query of the others that matches it sees
+ * a deadline passed, or counts that differ, and fails too, instead of
+ * entering reductions that rank will never join). Returns 0 when every
+ * rank is here, else DLB_ERR_TIMEOUT_ (world is then unusable). */
+static int all_here(MPI_Comm comm, int64_t *count)
+{
+	if (queries_broken)
+		return DLB_ERR_TIMEOUT_;
+	int64_t timeout = query_timeout_ns();
+	int64_t end = (int64_t)popmon_monotonic_ns() + timeout, arrived = realtime_ns();
+	if (!first_done && first_query(arrived, timeout, end) != 0)
+		return DLB_ERR_TIMEOUT_;
+	/* [count, -count, arrival, -deadline]: MAX gives the extremes. */
+	/* Static: a handshake left pending writes into them later. */
+	static int64_t mine[4], all[4];
+	mine[0] = *count;
+	mine[1] = -*count;
+	mine[2] = arrived;
+	mine[3] = -(arrived + timeout);
+	++*count;
+	MPI_Request r;
+	if (PMPI_Iallreduce(mine, all, 4, MPI_INT64_T, MPI_MAX, comm == MPI_COMM_NULL ? world : comm, &r) != MPI_SUCCESS ||
+	    !wait_until(&r, end)) {
+		queries_broken = 1;
+		say_broken();
+		return DLB_ERR_TIMEOUT_;
+	}
+	/* Every rank arrived at least half the timeout before the first
+	 * deadline: none can have given up. */
+	if (all[0] != -all[1] || all[2] > -all[3] - timeout / 2) {
+		queries_broken = 1;
+		say_broken();
+		return DLB_ERR_TIMEOUT_;
+	}
+	return 0;
+}
+
+/* The query's node communicator, type and operation, made at the first
+ * query that every rank entered. */
 static int setup(void)
 {
-	if (world != MPI_COMM_NULL)
+	if (node_made)
 		return 0;
-	if (PMPI_Comm_dup(MPI_COMM_WORLD, &world) != MPI_SUCCESS)
-		return -1;
+	node_made = 1;
 	if (PMPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS)
 		node = MPI_COMM_NULL;
 	PMPI_Type_contiguous(POPMON_TS_N, MPI_DOUBLE, &sums_type);
@@ -395,18 +635,46 @@ static int setup(void)
 	return 0;
 }
 
+/* MPI_Finalize: the first query's receives that never completed. */
+static void first_end(void)
+{
+	if (go_req != MPI_REQUEST_NULL) {
+		PMPI_Cancel(&go_req);
+		PMPI_Wait(&go_req, MPI_STATUS_IGNORE);
+	}
+	for (int k = 1; want_req && k < popmon_proc.size; k++) {
+		if (want_req[k] == MPI_REQUEST_NULL)
+			continue;
+		PMPI_Cancel(&want_req[k]);
+		PMPI_Wait(&want_req[k], MPI_STATUS_IGNORE);
+	}
+	free(want_req);
+	free(want_at);
+	want_req = NULL;
+	want_at = NULL;
+}
+
 void popmon_talp_finalize(void)
 {
-	/* MPI_Finalize: what the first query made (MPICH reports a datatype
-	 * left behind). Every rank queried together, so every rank frees. */
-	if (world == MPI_COMM_NULL)
+	first_end();
+	/* MPI_Finalize: what the queries made (MPICH reports a datatype left
+	 * behind). A communicator with a query's handshake still pending (a
+	 * query some ranks never called) is left as it is: freeing it would
+	 * need the others. */
+	if (queries_broken) {
+		world = node = MPI_COMM_NULL;
 		return;
-	PMPI_Op_free(&sums_op);
-	PMPI_Type_free(&sums_type);
-	if (node != MPI_COMM_NULL)
-		PMPI_Comm_free(&node);
-	PMPI_Comm_free(&world);
-	world = MPI_COMM_NULL;
+	}
+	if (node_made) {
+		PMPI_Op_free(&sums_op);
+		PMPI_Type_free(&sums_type);
+		if (node != MPI_COMM_NULL)
+			PMPI_Comm_free(&node);
+	}
+	if (world_ready)
+		PMPI_Comm_free(&world);
+	world = node = MPI_COMM_NULL;
+	world_ready = node_made = 0;
 }
 
 /* The query's own time is MPI time of the calling thread (not an MPI call
@@ -520,6 +788,12 @@ static int query(int idx, const char *asked, int window, int node_only, double s
 			*node_id = 0;
 		return rc;
 	}
+	/* A node query is collective over the node once its communicator is
+	 * made (the first query makes it, over every rank). */
+	int on_node = node_only && node_made && node != MPI_COMM_NULL;
+	int here = all_here(on_node ? node : MPI_COMM_NULL, &queries_done[on_node]);
+	if (here != 0)
+		return here;
 	if (setup() != 0)
 		return DLB_ERR_NOINIT_;
 	if (node_only && node == MPI_COMM_NULL)

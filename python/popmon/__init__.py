@@ -28,7 +28,9 @@ stopped on the way out.
 import ctypes
 import functools
 import inspect
+import os
 import threading
+import weakref
 
 __all__ = [
     "region", "Region", "measured", "metrics", "metrics_local", "report",
@@ -119,6 +121,10 @@ def _name_bytes(name):
     return str(name).encode("utf-8", "surrogateescape")
 
 
+# Every Region, named or anonymous (a fork resets their locks).
+_every_region = weakref.WeakSet()
+
+
 class Region(object):
     """A named region: a context manager, a decorator, or start()/stop().
 
@@ -131,6 +137,7 @@ class Region(object):
         self._handle = None
         self._depth = 0
         self._lock = threading.Lock()
+        _every_region.add(self)
 
     def __repr__(self):
         return "popmon.region(%r)" % (self.name,)
@@ -204,6 +211,24 @@ class Region(object):
 
 _regions = {}
 _regions_lock = threading.Lock()
+
+
+def _after_fork_in_child():
+    # A fork (os.fork, multiprocessing's fork start method) copies the
+    # locks as they were: one that another thread of the parent held then
+    # (inside a region's start or stop) would stay held in the child
+    # forever. The child has only the forking thread, inside none of the
+    # other threads' regions: every region starts afresh, unlocked. (The
+    # library does not measure a forked child: its regions do nothing.)
+    global _regions_lock
+    _regions_lock = threading.Lock()
+    for r in list(_every_region):
+        r._lock = threading.Lock()
+        r._depth = 0
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def region(name):

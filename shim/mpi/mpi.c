@@ -26,7 +26,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -172,26 +175,87 @@ static void registry_leave(void)
 	reg_self[0] = '\0';
 }
 
+static void pause_briefly(void)
+{
+	struct timespec ts = {0, 200000}; /* 0.2 ms: the wait costs no CPU */
+	nanosleep(&ts, NULL);
+}
+
 /* Without a session folder (popmon exec, a library preloaded by hand) rank
  * 0 cannot read a registry, so the ranks that carry the library say so at
  * MPI_Init: each sends rank 0 one empty message, tag MPI_TAG_UB, on
  * MPI_COMM_WORLD, and rank 0 posts one receive per rank, from that rank, in
  * its own MPI_Init hook, before the program's first call there. MPI matches
  * a message with the earliest posted receive, so the program never sees one
- * (nor a probe of it); a receive completes at rank 0's next MPI call, after
- * which it costs nothing: only the receives of ranks without the library
- * stay posted. At finalize rank 0 waits for the ranks that announced
- * themselves, however late, and 3 s for the others, as with a registry
- * (docs/library.md, "Finalize"). Under popmon run nothing is sent: the
- * registry says the same. */
+ * (nor a probe of it). Rank 0 answers each announcement that arrives within
+ * 1 s (its own MPI_Init) with one empty message back, which the rank
+ * receives into a receive it posted before announcing itself: so a rank
+ * knows at finalize whether rank 0 carries the library (and will gather
+ * its records, however late it comes) or not (the job's rank 0 was started
+ * without popmon: `mpirun -np 1 ./app : -np 1 popmon exec -- ./app`), where
+ * waiting for it would hang. A receive completes at its rank's next MPI
+ * call, after which it costs nothing: only the receives of ranks without
+ * the library stay posted until finalize. At finalize rank 0 waits for the
+ * ranks it answered, however late, and 3 s for the others, as with a
+ * registry (docs/library.md, "Finalize"). Under popmon run nothing is
+ * sent: the registry says the same. */
 static MPI_Request *announce_req; /* rank 0: a receive per rank; NULL when not used */
+static unsigned char *answered;   /* rank 0: the ranks it answered at MPI_Init */
 static char announce_buf;
+static MPI_Request answer_req = MPI_REQUEST_NULL; /* other ranks: rank 0's answer */
+static int announcing, rank0_answered;            /* other ranks */
 
 static int announce_tag(void)
 {
 	int *ub = NULL, flag = 0;
 	PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
 	return flag && ub && *ub >= 32767 ? *ub : 32767;
+}
+
+/* Other ranks: whether rank 0's answer has come (so far). */
+static int rank0_carries(void)
+{
+	if (!rank0_answered && answer_req != MPI_REQUEST_NULL) {
+		int done = 0;
+		PMPI_Test(&answer_req, &done, MPI_STATUS_IGNORE);
+		rank0_answered = done;
+	}
+	return rank0_answered;
+}
+
+/* The answers' wait at MPI_Init: at most 1 s (every rank is in MPI_Init
+ * at about the same time; a rank without the library never announces). */
+static const int64_t ANSWER_WAIT_NS = 1000000000LL;
+
+static void announce_answer(int size, int tag)
+{
+	answered = calloc((size_t)size, 1);
+	if (!answered)
+		return;
+	int left = 0;
+	for (int k = 1; k < size; k++)
+		left += announce_req[k] != MPI_REQUEST_NULL;
+	int64_t end = (int64_t)popmon_monotonic_ns() + ANSWER_WAIT_NS;
+	while (left > 0 && (int64_t)popmon_monotonic_ns() < end) {
+		int got = 0;
+		for (int k = 1; k < size; k++) {
+			int done = 0;
+			if (answered[k] || announce_req[k] == MPI_REQUEST_NULL)
+				continue;
+			PMPI_Test(&announce_req[k], &done, MPI_STATUS_IGNORE);
+			if (!done)
+				continue;
+			MPI_Request r;
+			if (PMPI_Isend(NULL, 0, MPI_BYTE, k, tag, MPI_COMM_WORLD, &r) == MPI_SUCCESS) {
+				PMPI_Request_free(&r);
+				answered[k] = 1;
+			}
+			left--;
+			got++;
+		}
+		if (!got && left > 0)
+			pause_briefly();
+	}
 }
 
 static void announce_init(void)
@@ -202,9 +266,17 @@ static void announce_init(void)
 		return;
 	int tag = announce_tag();
 	if (popmon_proc.rank != 0) {
+		/* The receive of rank 0's answer first: posted before the
+		 * program's first call, it is the one the answer matches. */
+		if (PMPI_Irecv(&announce_buf, 0, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &answer_req) != MPI_SUCCESS)
+			return;
+		announcing = 1;
 		MPI_Request r;
 		if (PMPI_Isend(NULL, 0, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &r) == MPI_SUCCESS)
 			PMPI_Request_free(&r);
+		int64_t end = (int64_t)popmon_monotonic_ns() + ANSWER_WAIT_NS;
+		while (!rank0_carries() && (int64_t)popmon_monotonic_ns() < end)
+			pause_briefly();
 		return;
 	}
 	announce_req = malloc(sizeof *announce_req * (size_t)size);
@@ -214,6 +286,7 @@ static void announce_init(void)
 	for (int k = 1; k < size; k++)
 		if (PMPI_Irecv(&announce_buf, 0, MPI_BYTE, k, tag, MPI_COMM_WORLD, &announce_req[k]) != MPI_SUCCESS)
 			announce_req[k] = MPI_REQUEST_NULL;
+	announce_answer(size, tag);
 }
 
 /* Rank 0: whether rank k announced itself (so far). */
@@ -221,6 +294,8 @@ static int announced(int k)
 {
 	if (!announce_req)
 		return 0;
+	if (answered && answered[k])
+		return 1;
 	if (announce_req[k] == MPI_REQUEST_NULL)
 		return 1;
 	int done = 0;
@@ -229,9 +304,16 @@ static int announced(int k)
 }
 
 /* Rank 0, at the end of the handshake: the receives of ranks that never
- * announced themselves are cancelled. */
+ * announced themselves are cancelled. Other ranks: the receive of an
+ * answer that never came. */
 static void announce_end(void)
 {
+	if (answer_req != MPI_REQUEST_NULL) {
+		PMPI_Cancel(&answer_req);
+		PMPI_Wait(&answer_req, MPI_STATUS_IGNORE);
+	}
+	free(answered);
+	answered = NULL;
 	if (!announce_req)
 		return;
 	for (int k = 1; k < popmon_proc.size; k++) {
@@ -322,6 +404,7 @@ void popmon_mpi_init_hook(void)
 	 * run. */
 	registry_join();
 	announce_init();
+	popmon_talp_mpi_init();
 	popmon_intercept_check();
 	/* The Global region measures the run between MPI_Init and MPI_Finalize,
 	 * as TALP does: from here, where MPI_Init returns to the program. */
@@ -362,6 +445,7 @@ struct handshake {
 	int64_t offset_ns;
 	char missing[256];     /* "2-3,7" (rank 0) */
 	int registry_known;    /* rank 0: whether the registry told who carries the library */
+	int say_why;           /* another rank that gave up without a session: it says why */
 };
 
 static uint64_t boot_hash(void)
@@ -380,12 +464,6 @@ static uint64_t boot_hash(void)
 	for (const char *p = id; *p; p++)
 		h = (h ^ (unsigned char)*p) * 1099511628211ull;
 	return h ? h : 1;
-}
-
-static void pause_briefly(void)
-{
-	struct timespec ts = {0, 200000}; /* 0.2 ms: the wait costs no CPU */
-	nanosleep(&ts, NULL);
 }
 
 /* Appends rank r to a compact list ("2-3,7") of missing ranks. */
@@ -415,6 +493,29 @@ static void ranges_end(char *out, size_t n, int last, int start)
 		snprintf(out + len, n - len, "-%d", last);
 }
 
+/* How long a rank that rank 0 did not answer at MPI_Init (it announced
+ * itself late, or rank 0 does not carry the library) and rank 0 wait for
+ * each other at finalize: such a rank gives up after this long without
+ * READY, so rank 0 waits no longer for its HELLO. */
+static const int64_t UNANSWERED_WAIT_NS = 3000000000LL;
+
+/* Rank 0: stops waiting for the HELLOs of ranks it contacted over 3 s ago
+ * without having answered them at MPI_Init (they may have given up).
+ * Returns how many. */
+static int drop_unanswered(int size, MPI_Request *req, const int64_t *contact_at, int64_t now)
+{
+	int n = 0;
+	for (int k = 1; k < size; k++) {
+		if (answered[k] || req[k] == MPI_REQUEST_NULL || now - contact_at[k] < UNANSWERED_WAIT_NS)
+			continue;
+		PMPI_Cancel(&req[k]);
+		PMPI_Wait(&req[k], MPI_STATUS_IGNORE);
+		req[k] = MPI_REQUEST_NULL;
+		n++;
+	}
+	return n;
+}
+
 /* Rank 0's side: READY to every rank that may carry the library, HELLO
  * back from those that do, then VERDICT to them (a rank that arrives after
  * the decision finds its verdict waiting). Under `popmon run` the registry
@@ -435,7 +536,8 @@ static void handshake_root(struct handshake *hs, int size)
 	struct hello *hellos = calloc((size_t)size, sizeof *hellos);
 	MPI_Request *req = calloc((size_t)size, sizeof *req);
 	unsigned char *contacted = calloc((size_t)size, 1);
-	if (!arrived || !hellos || !req || !contacted) {
+	int64_t *contact_at = calloc((size_t)size, sizeof *contact_at);
+	if (!arrived || !hellos || !req || !contacted || !contact_at) {
 		/* Cannot track the ranks: the collectives alone (as before). */
 		hs->status = V_COMPLETE;
 		goto out;
@@ -460,12 +562,15 @@ static void handshake_root(struct handshake *hs, int size)
 				if (contacted[k] || (selective && !(usable ? registry_has(k) : announced(k))))
 					continue;
 				contacted[k] = 1;
+				contact_at[k] = now;
 				pending++;
 				PMPI_Send(&ready, 1, MPI_CHAR, k, TAG_READY, w);
 				PMPI_Irecv(&hellos[k], (int)sizeof hellos[k], MPI_BYTE, k, TAG_HELLO, w, &req[k]);
 			}
 			next_check = selective ? now + 100000000LL : INT64_MAX; /* look again every 0.1 s */
 		}
+		if (answered && pending > 0)
+			pending -= drop_unanswered(size, req, contact_at, now);
 		int which = MPI_UNDEFINED, flag = 0;
 		if (pending > 0)
 			PMPI_Testany(size, req, &which, &flag, MPI_STATUS_IGNORE);
@@ -529,13 +634,16 @@ out:
 	free(hellos);
 	free(req);
 	free(contacted);
+	free(contact_at);
 }
 
 /* Another rank's side: wait for rank 0's READY, HELLO, wait for the
- * VERDICT (rank 0 sends it to every rank it contacted). Under `popmon run`
- * the wait for READY is bounded (10 s) when it may never come: rank 0 did
- * not register (it does not carry the library), or this rank could not
- * register (rank 0 does not see it). */
+ * VERDICT (rank 0 sends it to every rank it contacted). The wait for READY
+ * is bounded (3 s) when it may never come: under `popmon run`, rank 0 did
+ * not register (it does not carry the library) or this rank could not
+ * register (rank 0 does not see it); under `popmon exec`, rank 0 did not
+ * answer this rank's announcement (it does not carry the library, or the
+ * announcement came late, when rank 0 waits 3 s for this rank). */
 static void handshake_rank(struct handshake *hs, int size)
 {
 	MPI_Comm w = MPI_COMM_WORLD;
@@ -543,29 +651,49 @@ static void handshake_rank(struct handshake *hs, int size)
 	MPI_Request r;
 	PMPI_Irecv(&ready, 1, MPI_CHAR, 0, TAG_READY, w, &r);
 	int session = getenv("POPMON_SESSION") && *getenv("POPMON_SESSION");
-	int bounded = session && (!registry_usable() || !registry_has(0));
-	int64_t give_up = (int64_t)popmon_monotonic_ns() + 10000000000LL; /* 10 s */
+	int bounded = session ? !registry_usable() || !registry_has(0) : announcing && !rank0_carries();
+	int64_t give_up = (int64_t)popmon_monotonic_ns() + UNANSWERED_WAIT_NS;
 	int done = 0;
 	for (;;) {
 		PMPI_Test(&r, &done, MPI_STATUS_IGNORE);
 		if (done)
 			break;
+		if (bounded && !session && rank0_carries())
+			bounded = 0; /* the answer came late: rank 0 waits for this rank */
 		if (bounded && (int64_t)popmon_monotonic_ns() > give_up) {
 			PMPI_Cancel(&r);
 			PMPI_Wait(&r, MPI_STATUS_IGNORE);
+			announce_end();
 			hs->status = 0;
+			hs->say_why = !session; /* popmon run says it for every rank */
 			return;
 		}
 		pause_briefly();
 	}
-	struct hello h = {.boot = boot_hash(), .rank = popmon_proc.rank};
-	h.sent_ns = (int64_t)popmon_monotonic_ns();
-	PMPI_Send(&h, (int)sizeof h, MPI_BYTE, 0, TAG_HELLO, w);
+	announce_end();
 	struct verdict v;
 	/* Poll rather than block: a busy-waiting MPI would take a core from
 	 * the ranks still computing. */
 	PMPI_Irecv(&v, (int)sizeof v, MPI_BYTE, 0, TAG_VERDICT, w, &r);
-	for (done = 0;;) {
+	if (bounded) {
+		/* Rank 0 may have stopped waiting for this rank already: its
+		 * VERDICT then follows its READY, and a HELLO would reach a rank
+		 * 0 inside PMPI_Finalize. */
+		for (int i = 0; i < 20 && !done; i++) {
+			PMPI_Test(&r, &done, MPI_STATUS_IGNORE);
+			if (!done)
+				pause_briefly();
+		}
+		if (done) {
+			hs->status = V_EXCLUDED; /* what rank 0 sends a rank it did not wait for */
+			return;
+		}
+		done = 0;
+	}
+	struct hello h = {.boot = boot_hash(), .rank = popmon_proc.rank};
+	h.sent_ns = (int64_t)popmon_monotonic_ns();
+	PMPI_Send(&h, (int)sizeof h, MPI_BYTE, 0, TAG_HELLO, w);
+	for (;;) {
 		PMPI_Test(&r, &done, MPI_STATUS_IGNORE);
 		if (done)
 			break;
@@ -1399,6 +1527,39 @@ profile:;
 	return multinode;
 }
 
+/* Without a session, a rank whose rank 0 does not carry the library says
+ * so: one line per node (the first such process there takes an abstract
+ * socket's name for the job, which the kernel releases at its exit; no
+ * file is left behind), naming the processes measured. */
+static void say_rank0_absent(void)
+{
+	char key[128];
+	registry_key(key, sizeof key);
+	struct sockaddr_un a;
+	memset(&a, 0, sizeof a);
+	a.sun_family = AF_UNIX;
+	int n = snprintf(a.sun_path + 1, sizeof a.sun_path - 1, "popmon-%u-%.60s-%d-norank0", (unsigned)getuid(), key,
+			 popmon_proc.size);
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
+								   (size_t)n)) != 0) {
+		close(fd);
+		return; /* another process of this job on this node said it */
+	}
+	/* fd stays open until the process ends: the name stays taken. */
+	char line[512];
+	int len = snprintf(line, sizeof line,
+			   "popmon: rank 0 did not load the measurement library, so the ranks that did (rank %d of %d "
+			   "among them) have no rank 0 to gather their measurement: no measurement written (start rank 0 "
+			   "with popmon too: popmon on the first part of an MPMD line)\n",
+			   popmon_proc.rank, popmon_proc.size);
+	if (len > (int)sizeof line - 1)
+		len = (int)sizeof line - 1;
+	if (write(2, line, (size_t)len) < 0) {
+		/* ignore */
+	}
+}
+
 /* MPICH before 4.2 can hang in MPI_Finalize across nodes when a rank is
  * still waiting for a peer that has already parked in the final barrier
  * (upstream MPICH commit 08d8105b removed that barrier); the traffic of
@@ -1472,6 +1633,8 @@ void popmon_mpi_finalize_hook(void)
 			PMPI_Comm_free(&comm);
 		}
 #endif
+	} else if (hs.status == 0 && popmon_proc.rank != 0 && hs.say_why) {
+		say_rank0_absent();
 	} else if (hs.status == 0 && popmon_proc.rank != 0) {
 		popmon_write_unmeasured("rank 0 did not take part in popmon's finalize (the measurement library "
 					"did not reach it): no measurement written");
