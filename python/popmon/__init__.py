@@ -35,7 +35,7 @@ import weakref
 __all__ = [
     "region", "Region", "measured", "metrics", "metrics_local", "report",
     "WINDOW_RUN", "WINDOW_SINCE_LAST", "SUCCESS", "NOUPDT", "ERR_NOENT",
-    "ERR_NOTMEASURED", "ERR_NOINIT", "ERR_UNKNOWN",
+    "ERR_NOTMEASURED", "ERR_NOINIT", "ERR_TIMEOUT", "ERR_UNKNOWN",
 ]
 
 #: window of metrics(): since the region was registered (or reset)
@@ -49,6 +49,7 @@ NOUPDT = 2
 ERR_NOENT = -11
 ERR_NOTMEASURED = -16
 ERR_NOINIT = -2
+ERR_TIMEOUT = -9
 ERR_UNKNOWN = -1
 
 
@@ -280,9 +281,11 @@ def metrics(name=None, window=WINDOW_RUN):
     useful_ns, mpi_ns, ..., parallel_efficiency, mpi_load_balance, ...
 
     Collective in an MPI program: every rank must call it, in the same
-    order as its other collective queries. A process without MPI gets its
-    own. None when not measured, when no rank visited the region in the
-    window, or outside MPI_Init..MPI_Finalize of an MPI program."""
+    order as its other collective queries (one that not every rank makes
+    returns None after POPMON_QUERY_TIMEOUT seconds, default 5, with one
+    line). A process without MPI gets its own. None when not measured, when
+    no rank visited the region in the window, or outside
+    MPI_Init..MPI_Finalize of an MPI program."""
     return _query("popmon_api_metrics", name, window)
 
 
