@@ -764,6 +764,33 @@ static int reduce(const struct popmon_talp_proc *p, double h, int node_only, dou
 	return 0;
 }
 
+/* The collective part of a query (in the caller's MPI state): every rank
+ * here in time, then the reductions of p (name hash h) into s, and the
+ * node's id. */
+static int collective(const struct popmon_talp_proc *p, double h, int node_only, double s[POPMON_TS_N],
+		      int *node_id)
+{
+	/* A node query is collective over the node once its communicator is
+	 * made (the first query makes it, over every rank). */
+	int on_node = node_only && node_made && node != MPI_COMM_NULL;
+	int here = all_here(on_node ? node : MPI_COMM_NULL, &queries_done[on_node]);
+	if (here != 0)
+		return here;
+	if (setup() != 0)
+		return DLB_ERR_NOINIT_;
+	if (node_only && node == MPI_COMM_NULL)
+		return DLB_ERR_NOCOMP_;
+	int rc = reduce(p, h, node_only, s);
+	if (node_id) {
+		/* The node's lowest rank of MPI_COMM_WORLD. */
+		int lowest = popmon_proc.rank;
+		if (node != MPI_COMM_NULL)
+			PMPI_Allreduce(&popmon_proc.rank, &lowest, 1, MPI_INT, MPI_MIN, node);
+		*node_id = lowest;
+	}
+	return rc;
+}
+
 /* A collective query of region idx (-1: unknown here, name asked: for the
  * hash) in window over all ranks or the node: s and this process's region
  * name. Every rank reaches the reductions whatever happens here. */
@@ -788,16 +815,8 @@ static int query(int idx, const char *asked, int window, int node_only, double s
 			*node_id = 0;
 		return rc;
 	}
-	/* A node query is collective over the node once its communicator is
-	 * made (the first query makes it, over every rank). */
-	int on_node = node_only && node_made && node != MPI_COMM_NULL;
-	int here = all_here(on_node ? node : MPI_COMM_NULL, &queries_done[on_node]);
-	if (here != 0)
-		return here;
-	if (setup() != 0)
-		return DLB_ERR_NOINIT_;
-	if (node_only && node == MPI_COMM_NULL)
-		return DLB_ERR_NOCOMP_;
+	/* This process's part first (the query's own time, MPI time of the
+	 * caller, shows in the next call), then the collective part. */
 	struct popmon_talp_proc p;
 	int bad = my_part(idx, window, 0, &p, name);
 	if (bad)
@@ -805,18 +824,10 @@ static int query(int idx, const char *asked, int window, int node_only, double s
 	if (idx < 0)
 		snprintf(name, POPMON_NAME_MAX, "%s", asked ? asked : "");
 	double h = name[0] ? name_hash(idx == 0 ? "Global" : name) : 0;
-	int rc = reduce(&p, h, node_only, s);
-	if (node_id) {
-		/* The node's lowest rank of MPI_COMM_WORLD. */
-		int lowest = popmon_proc.rank;
-		if (node != MPI_COMM_NULL) {
-			int entered = enter_mpi_state();
-			PMPI_Allreduce(&popmon_proc.rank, &lowest, 1, MPI_INT, MPI_MIN, node);
-			leave_mpi_state(entered);
-		}
-		*node_id = lowest;
-	}
-	return bad ? bad : rc;
+	int entered = enter_mpi_state();
+	int rc = collective(&p, h, node_only, s, node_id);
+	leave_mpi_state(entered);
+	return bad && rc != DLB_ERR_TIMEOUT_ ? bad : rc;
 }
 
 int popmon_api_metrics(const char *region, int window, struct popmon_metrics *out);
