@@ -151,56 +151,16 @@ func (m *Measurement) NodeOf() map[int]int {
 }
 
 func summarize(g *Region, nodeOf map[int]int) RegionSummary {
-	s := RegionSummary{MinMPIProcessNS: math.Inf(1), MinMPINodeNS: math.Inf(1)}
 	type node struct {
 		mpi  float64
 		cpus int
 	}
 	nodes := make(map[int]*node)
 	var order []int
-	devs := map[int]*GPUDeviceAccount{}
-	maxDev := -1
-	u := &s.Sum
+	b := NewSummaryBuilder()
 	for i := range g.Processes {
 		a := &g.Processes[i]
-		cpus := max(a.CPUs, 1)
-		t := float64(cpus)
-		s.Processes++
-		s.CPUs += cpus
-		s.MaxCPUs = max(s.MaxCPUs, a.CPUs)
-		s.ElapsedMaxNS = max(s.ElapsedMaxNS, a.ElapsedNS)
-		for _, f := range []struct{ dst, v *int64 }{
-			{&u.Visits, &a.Visits}, {&u.ElapsedNS, &a.ElapsedNS}, {&u.UsefulNS, &a.UsefulNS},
-			{&u.MPINS, &a.MPINS}, {&u.MPIWorkerIdleNS, &a.MPIWorkerIdleNS},
-			{&u.OMPSerializationNS, &a.OMPSerializationNS}, {&u.OMPLoadImbalanceNS, &a.OMPLoadImbalanceNS},
-			{&u.OMPSchedulingNS, &a.OMPSchedulingNS}, {&u.GPURuntimeNS, &a.GPURuntimeNS},
-			{&u.OtherNS, &a.OtherNS}, {&u.MPICalls, &a.MPICalls}, {&u.OMPParallels, &a.OMPParallels},
-			{&u.OMPTasks, &a.OMPTasks}, {&u.GPURuntimeCalls, &a.GPURuntimeCalls},
-			{&u.Cycles, &a.Cycles}, {&u.Instructions, &a.Instructions},
-			{&u.PrimaryUsefulNS, &a.PrimaryUsefulNS}, {&u.PrimaryMPINS, &a.PrimaryMPINS},
-			{&u.PrimaryOtherNS, &a.PrimaryOtherNS}, {&u.PrimaryParallelNS, &a.PrimaryParallelNS},
-			{&u.PrimarySerialUsefulNS, &a.PrimarySerialUsefulNS}, {&u.ParallelUsefulNS, &a.ParallelUsefulNS},
-			{&u.ThreadUsefulMaxNS, &a.ThreadUsefulMaxNS},
-		} {
-			*f.dst = satAdd(*f.dst, *f.v)
-		}
-		for _, d := range a.GPUDevices {
-			x := devs[d.Device]
-			if x == nil {
-				x = &GPUDeviceAccount{Device: d.Device}
-				devs[d.Device] = x
-				maxDev = max(maxDev, d.Device)
-			}
-			x.UsefulNS = max(x.UsefulNS, d.UsefulNS)
-			x.ActiveNS = max(x.ActiveNS, d.ActiveNS, d.UsefulNS)
-			// Counters are the whole device's: those of the process
-			// that sampled it longest.
-			if c := d.Counters; c != nil && (x.Counters == nil || c.SampledNS > x.Counters.SampledNS) {
-				x.Counters = c
-			}
-		}
-		mpi := float64(a.MPINS) + float64(a.MPIWorkerIdleNS) + float64(a.OtherNS)
-		s.MinMPIProcessNS = min(s.MinMPIProcessNS, mpi/t)
+		b.Add(a, a.Rank, 1)
 		id, ok := nodeOf[a.Rank]
 		if !ok {
 			id = -1 - a.Rank
@@ -211,65 +171,179 @@ func summarize(g *Region, nodeOf map[int]int) RegionSummary {
 			nodes[id] = n
 			order = append(order, id)
 		}
-		n.mpi += mpi
-		n.cpus += cpus
+		n.mpi += float64(a.MPINS) + float64(a.MPIWorkerIdleNS) + float64(a.OtherNS)
+		n.cpus += max(a.CPUs, 1)
+	}
+	for _, id := range order {
+		b.AddNode(nodes[id].mpi, nodes[id].cpus, 1)
+	}
+	return b.Summary()
+}
 
-		s.ThreadUsefulMaxNS = max(s.ThreadUsefulMaxNS, a.ThreadUsefulMax())
-		nonMPI := max(float64(a.ElapsedNS)-float64(a.PrimaryMPI())-float64(a.PrimaryOtherNS), 0)
-		s.NonMPISumNS += nonMPI
-		s.NonMPIMaxNS = max(s.NonMPIMaxNS, nonMPI)
-		s.NonMPIWeightedNS += t * nonMPI
-		su := float64(a.PrimarySerialUseful())
-		s.ParallelWeightedNS += t * float64(a.PrimaryParallelNS)
-		s.SerialWeightedNS += t * su
-		s.SerialIdleNS += su * (t - 1)
-		if !a.HasThreadAccounts() {
-			s.WithoutThreadAccounts++
+// SummaryBuilder computes a [RegionSummary] from the processes of a
+// region given in groups of processes with equal accounts (ranks
+// first … first+count−1), and from its nodes, so that a region of many
+// processes described by a few groups (a DLB/TALP file's synthesized
+// processes) is summarized without listing them.
+type SummaryBuilder struct {
+	s           RegionSummary
+	devs        map[int]*GPUDeviceAccount
+	maxDev      int
+	useful, mpi []group
+}
+
+// group is count processes from rank first on with value v.
+type group struct {
+	v     int64
+	first int
+	count int64
+}
+
+// NewSummaryBuilder returns an empty builder.
+func NewSummaryBuilder() *SummaryBuilder {
+	return &SummaryBuilder{
+		s:      RegionSummary{MinMPIProcessNS: math.Inf(1), MinMPINodeNS: math.Inf(1)},
+		devs:   map[int]*GPUDeviceAccount{},
+		maxDev: -1,
+	}
+}
+
+// Add adds count processes, ranks first … first+count−1, each with the
+// accounts a (a.Rank is ignored; a's GPU device accounts are merged once,
+// as per-device maxima).
+func (b *SummaryBuilder) Add(a *ProcessAccounts, first, count int) {
+	if count <= 0 {
+		return
+	}
+	s := &b.s
+	c := int64(count)
+	cpus := max(a.CPUs, 1)
+	t := float64(cpus)
+	fc := float64(count)
+	s.Processes += count
+	s.CPUs += cpus * count
+	s.MaxCPUs = max(s.MaxCPUs, a.CPUs)
+	s.ElapsedMaxNS = max(s.ElapsedMaxNS, a.ElapsedNS)
+	u := &s.Sum
+	for _, f := range []struct{ dst, v *int64 }{
+		{&u.Visits, &a.Visits}, {&u.ElapsedNS, &a.ElapsedNS}, {&u.UsefulNS, &a.UsefulNS},
+		{&u.MPINS, &a.MPINS}, {&u.MPIWorkerIdleNS, &a.MPIWorkerIdleNS},
+		{&u.OMPSerializationNS, &a.OMPSerializationNS}, {&u.OMPLoadImbalanceNS, &a.OMPLoadImbalanceNS},
+		{&u.OMPSchedulingNS, &a.OMPSchedulingNS}, {&u.GPURuntimeNS, &a.GPURuntimeNS},
+		{&u.OtherNS, &a.OtherNS}, {&u.MPICalls, &a.MPICalls}, {&u.OMPParallels, &a.OMPParallels},
+		{&u.OMPTasks, &a.OMPTasks}, {&u.GPURuntimeCalls, &a.GPURuntimeCalls},
+		{&u.Cycles, &a.Cycles}, {&u.Instructions, &a.Instructions},
+		{&u.PrimaryUsefulNS, &a.PrimaryUsefulNS}, {&u.PrimaryMPINS, &a.PrimaryMPINS},
+		{&u.PrimaryOtherNS, &a.PrimaryOtherNS}, {&u.PrimaryParallelNS, &a.PrimaryParallelNS},
+		{&u.PrimarySerialUsefulNS, &a.PrimarySerialUsefulNS}, {&u.ParallelUsefulNS, &a.ParallelUsefulNS},
+		{&u.ThreadUsefulMaxNS, &a.ThreadUsefulMaxNS},
+	} {
+		*f.dst = satAdd(*f.dst, satMul(*f.v, c))
+	}
+	for _, d := range a.GPUDevices {
+		x := b.devs[d.Device]
+		if x == nil {
+			x = &GPUDeviceAccount{Device: d.Device}
+			b.devs[d.Device] = x
+			b.maxDev = max(b.maxDev, d.Device)
 		}
-		if a.CPUs > 1 {
-			s.MultiCPU++
-		}
-		if a.CPUs <= 1 && a.ThreadUsefulMaxNS == a.UsefulNS {
-			s.TALPDerived++
-		}
-		if a.ThreadUsefulMaxNS > 0 {
-			s.WithThreadUseful++
+		x.UsefulNS = max(x.UsefulNS, d.UsefulNS)
+		x.ActiveNS = max(x.ActiveNS, d.ActiveNS, d.UsefulNS)
+		// Counters are the whole device's: those of the process that
+		// sampled it longest.
+		if k := d.Counters; k != nil && (x.Counters == nil || k.SampledNS > x.Counters.SampledNS) {
+			x.Counters = k
 		}
 	}
-	for d := 0; d <= maxDev; d++ {
-		if x := devs[d]; x != nil {
+	mpi := float64(a.MPINS) + float64(a.MPIWorkerIdleNS) + float64(a.OtherNS)
+	s.MinMPIProcessNS = min(s.MinMPIProcessNS, mpi/t)
+	s.ThreadUsefulMaxNS = max(s.ThreadUsefulMaxNS, a.ThreadUsefulMax())
+	nonMPI := max(float64(a.ElapsedNS)-float64(a.PrimaryMPI())-float64(a.PrimaryOtherNS), 0)
+	s.NonMPISumNS += fc * nonMPI
+	s.NonMPIMaxNS = max(s.NonMPIMaxNS, nonMPI)
+	s.NonMPIWeightedNS += fc * t * nonMPI
+	su := float64(a.PrimarySerialUseful())
+	s.ParallelWeightedNS += fc * t * float64(a.PrimaryParallelNS)
+	s.SerialWeightedNS += fc * t * su
+	s.SerialIdleNS += fc * su * (t - 1)
+	if !a.HasThreadAccounts() {
+		s.WithoutThreadAccounts += count
+	}
+	if a.CPUs > 1 {
+		s.MultiCPU += count
+	}
+	if a.CPUs <= 1 && a.ThreadUsefulMaxNS == a.UsefulNS {
+		s.TALPDerived += count
+	}
+	if a.ThreadUsefulMaxNS > 0 {
+		s.WithThreadUseful += count
+	}
+	b.useful = append(b.useful, group{a.UsefulNS, first, c})
+	b.mpi = append(b.mpi, group{a.MPINS, first, c})
+}
+
+// AddNode adds count nodes, each with mpiNS of MPI time (Σ over its
+// processes of mpi_ns + mpi_worker_idle_ns + other_ns) on cpus CPUs
+// (Σ max(cpus_i, 1)).
+func (b *SummaryBuilder) AddNode(mpiNS float64, cpus, count int) {
+	if count <= 0 {
+		return
+	}
+	b.s.Nodes += count
+	b.s.MinMPINodeNS = min(b.s.MinMPINodeNS, mpiNS/float64(max(cpus, 1)))
+}
+
+// Summary returns the summary of what was added.
+func (b *SummaryBuilder) Summary() RegionSummary {
+	s := b.s
+	u := &s.Sum
+	u.GPUDevices = nil
+	for d := 0; d <= b.maxDev; d++ {
+		if x := b.devs[d]; x != nil {
 			u.GPUDevices = append(u.GPUDevices, *x)
 		}
 	}
 	u.CPUs = s.CPUs
-	s.Nodes = len(nodes)
-	for _, id := range order {
-		n := nodes[id]
-		s.MinMPINodeNS = min(s.MinMPINodeNS, n.mpi/float64(n.cpus))
-	}
 	if s.Processes == 0 {
 		s.MinMPIProcessNS, s.MinMPINodeNS = 0, 0
 	}
-	s.Useful = distribution(g.Processes, func(a *ProcessAccounts) int64 { return a.UsefulNS })
-	s.MPI = distribution(g.Processes, func(a *ProcessAccounts) int64 { return a.MPINS })
+	if s.Nodes == 0 {
+		s.MinMPINodeNS = 0
+	}
+	s.Useful = distribution(b.useful)
+	s.MPI = distribution(b.mpi)
 	return s
 }
 
-func distribution(ps []ProcessAccounts, v func(*ProcessAccounts) int64) Distribution {
+func distribution(gs []group) Distribution {
 	d := Distribution{Histogram: make([]int64, HistogramBins)}
-	for i := range ps {
-		x, r := v(&ps[i]), ps[i].Rank
-		if i == 0 || x < d.Min || (x == d.Min && r < d.MinRank) {
-			d.Min, d.MinRank = x, r
+	for i, g := range gs {
+		if i == 0 || g.v < d.Min || (g.v == d.Min && g.first < d.MinRank) {
+			d.Min, d.MinRank = g.v, g.first
 		}
-		if i == 0 || x > d.Max || (x == d.Max && r < d.MaxRank) {
-			d.Max, d.MaxRank = x, r
+		if i == 0 || g.v > d.Max || (g.v == d.Max && g.first < d.MaxRank) {
+			d.Max, d.MaxRank = g.v, g.first
 		}
 	}
-	for i := range ps {
-		d.Histogram[d.Bin(v(&ps[i]))]++
+	for _, g := range gs {
+		d.Histogram[d.Bin(g.v)] += g.count
 	}
 	return d
+}
+
+// satMul returns a·c for c ≥ 0, saturating.
+func satMul(a, c int64) int64 {
+	if c == 1 || a == 0 {
+		return a
+	}
+	p := a * c
+	if p/c != a {
+		if a > 0 {
+			return math.MaxInt64
+		}
+		return math.MinInt64
+	}
+	return p
 }
 
 func satAdd(a, b int64) int64 {

@@ -47,6 +47,7 @@
 #endif
 
 #include "base/clock.h"
+#include "base/env.h"
 #include "base/threads.h"
 #include "base/warn.h"
 #include "counters.h"
@@ -548,19 +549,6 @@ static int likely_rank0(void)
 	return 1;
 }
 
-static int parse_mode(const char *v, int *bad)
-{
-	*bad = 0;
-	if (!v || !*v || strcmp(v, "auto") == 0)
-		return MODE_AUTO;
-	if (strcmp(v, "off") == 0 || strcmp(v, "0") == 0 || strcmp(v, "no") == 0 || strcmp(v, "false") == 0)
-		return MODE_OFF;
-	if (strcmp(v, "on") == 0 || strcmp(v, "1") == 0 || strcmp(v, "yes") == 0 || strcmp(v, "true") == 0)
-		return MODE_ON;
-	*bad = 1;
-	return MODE_AUTO;
-}
-
 /* Gives up counters in this process because thread t's could not be opened
  * or read (err, from what): the first failure stops counting, records why
  * and warns once. */
@@ -635,12 +623,7 @@ void popmon_ctr_transition(struct popmon_thread *t, uint32_t to)
 
 void popmon_counters_init(struct popmon_thread *t)
 {
-	int bad;
-	const char *env = getenv("POPMON_COUNTERS");
-	mode = parse_mode(env, &bad);
-	if (bad && likely_rank0())
-		popmon_warn_once("counters-mode", "POPMON_COUNTERS=%.40s is not off, auto or on: auto is used",
-				 env);
+	mode = popmon_env_mode("POPMON_COUNTERS", MODE_AUTO); /* 0 off, 1 auto, 2 on */
 	if (mode == MODE_OFF) {
 		snprintf(probe_reason, sizeof probe_reason, "counters off (POPMON_COUNTERS=off)");
 		return;
@@ -653,8 +636,10 @@ void popmon_counters_init(struct popmon_thread *t)
 		return;
 #if defined(POPMON_HAVE_PERF) && defined(SYS_perf_event_open) && !defined(POPMON_COUNTERS_TEST)
 	/* POPMON_COUNTERS_METHOD=read: never rdpmc (benchmarks, diagnosis). */
+	static const char *const methods[] = {"auto", "read", NULL};
 	const char *method = getenv("POPMON_COUNTERS_METHOD");
-	int force_read = method && strcmp(method, "read") == 0;
+	int force_read = popmon_env_word("POPMON_COUNTERS_METHOD", method, methods, "auto") && method &&
+			 strcmp(method, "read") == 0;
 	popmon_ctr_backend = &backend_rdpmc;
 	int err = backend_rdpmc.open(&t->ctr);
 	if (!err && (force_read || !rdpmc_allowed(&t->ctr))) {

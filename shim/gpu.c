@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/env.h"
 #include "base/process.h"
 #include "base/threads.h"
 #include "counters.h"
@@ -405,18 +406,7 @@ int popmon_gpu_activate(const struct popmon_gpu_ops *backend)
 
 int popmon_gpu_mode(void)
 {
-	return popmon_gpu_mode_of(getenv("POPMON_GPU"));
-}
-
-int popmon_gpu_mode_of(const char *v)
-{
-	if (!v || !*v || strcmp(v, "auto") == 0)
-		return 1;
-	if (strcmp(v, "off") == 0 || strcmp(v, "0") == 0 || strcmp(v, "no") == 0)
-		return 0;
-	if (strcmp(v, "on") == 0 || strcmp(v, "1") == 0 || strcmp(v, "yes") == 0)
-		return 2;
-	return 1;
+	return popmon_env_mode("POPMON_GPU", 1);
 }
 
 

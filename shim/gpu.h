@@ -205,11 +205,9 @@ struct popmon_gpu_proc {
  * POPMON_GPU_TEST_DISTINCT_DEVICE_PER_RANK. Safe to call more than once. */
 void popmon_gpu_finish(struct popmon_gpu_proc *out, uint64_t g0_ns, uint64_t g1_ns, int rank);
 
-/* The mode of POPMON_GPU: 0 off, 1 auto (default), 2 on. */
+/* The mode of POPMON_GPU: 0 off, 1 auto (default), 2 on (popmon_env_mode:
+ * another value is auto, with one line). */
 int popmon_gpu_mode(void);
-/* A mode variable's value (POPMON_GPU, POPMON_GPU_COUNTERS): off, 0, no;
- * on, 1, yes; anything else (unset, auto) auto. */
-int popmon_gpu_mode_of(const char *value);
 extern const char *const popmon_gpu_mode_names[3];
 
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/env.h"
 #include "gpu.h"
 #include "gpu_counters.h"
 
@@ -21,7 +22,7 @@ int popmon_gpu_counters_mode(void)
 	int m = __atomic_load_n(&mode, __ATOMIC_RELAXED);
 	if (m >= 0)
 		return m;
-	m = popmon_gpu_mode_of(getenv("POPMON_GPU_COUNTERS"));
+	m = popmon_env_mode("POPMON_GPU_COUNTERS", 1);
 	if (popmon_gpu_mode() == 0)
 		m = 0;
 	__atomic_store_n(&mode, m, __ATOMIC_RELAXED);

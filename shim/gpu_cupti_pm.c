@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/env.h"
 #include "base/process.h"
 #include "base/warn.h"
 #include "gpu.h"
@@ -384,9 +385,7 @@ void popmon_cupti_pm_context(const struct popmon_gpu_backend *b, void *ctx)
 	pthread_mutex_lock(&pm_lock);
 	pmb = b;
 	if (!period_ns) {
-		const char *v = getenv("POPMON_GPU_COUNTERS_PERIOD_US");
-		long us = v && *v ? strtol(v, NULL, 10) : 1000;
-		period_ns = (uint64_t)(us >= 10 && us <= 1000000 ? us : 1000) * 1000u;
+		period_ns = (uint64_t)popmon_env_int("POPMON_GPU_COUNTERS_PERIOD_US", 1000, 10, 1000000) * 1000u;
 		if (popmon_gpu_calibrate(realtime_stamp, &offset) != 0)
 			offset = (int64_t)popmon_monotonic_ns() - (int64_t)realtime_ns();
 	}

@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "base/env.h"
 #include "gpu.h"
 #include "gpu_pool.h"
 
@@ -284,15 +285,10 @@ static void *worker(void *arg)
 
 static uint64_t cap_buffers(void)
 {
-	const char *v = getenv("POPMON_GPU_BUFFER_MB");
-	uint64_t mb = POPMON_GPU_BUFFER_CAP_MB;
-	if (v && *v) {
-		char *end;
-		errno = 0;
-		unsigned long long x = strtoull(v, &end, 10);
-		if (!errno && *end == '\0' && x > 0)
-			mb = x;
-	}
+	/* 8 MB (two buffers) to what the pool can hold. */
+	uint64_t mb = (uint64_t)popmon_env_int("POPMON_GPU_BUFFER_MB", POPMON_GPU_BUFFER_CAP_MB,
+					       2 * POPMON_GPU_BUFFER_SIZE >> 20,
+					       (uint64_t)POPMON_GPU_BUFFERS_MAX * POPMON_GPU_BUFFER_SIZE >> 20);
 	uint64_t n = mb * (1u << 20) / POPMON_GPU_BUFFER_SIZE;
 	if (n < 2)
 		n = 2;

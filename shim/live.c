@@ -29,6 +29,7 @@
 
 #include "accounts.h"
 #include "base/clock.h"
+#include "base/env.h"
 #include "base/process.h"
 #include "base/threads.h"
 #include "base/warn.h"
@@ -587,8 +588,7 @@ static void on_fatal_signal(int sig, siginfo_t *si, void *uc)
  * ignores stay ignored; POPMON_SIGNALS=off leaves every handler alone. */
 static void install_signal_handlers(void)
 {
-	const char *v = getenv("POPMON_SIGNALS");
-	if (v && (strcmp(v, "off") == 0 || strcmp(v, "0") == 0))
+	if (!popmon_env_switch("POPMON_SIGNALS", 1, 1))
 		return;
 	for (int i = 0; i < NFATAL; i++) {
 		struct sigaction cur;

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/env.h"
 #include "base/process.h"
 #include "base/threads.h"
 #include "base/warn.h"
@@ -523,7 +524,7 @@ ompt_start_tool_result_t *ompt_start_tool(unsigned int omp_version, const char *
 	if (popmon_proc.inert)
 		return NULL;
 	snprintf(runtime_name, sizeof runtime_name, "%s", runtime_version ? runtime_version : "OpenMP");
-	if (getenv("POPMON_NO_OMPT")) {
+	if (popmon_env_switch("POPMON_NO_OMPT", 0, 1)) {
 		/* --openmp=off: the runtime is there, its events are not wanted. */
 		runtime_seen = 1;
 		no_ompt_reason = "OpenMP measurement is off (popmon run --openmp=off)";
@@ -603,7 +604,10 @@ static void no_ompt_check(void)
 		snprintf(runtime_name, sizeof runtime_name, "GNU libgomp");
 		/* The advice depends on what popmon run knew (POPMON_OPENMP_MODE,
 		 * POPMON_LIBOMP) and on when libgomp was loaded. */
+		static const char *const modes[] = {"auto", "libomp", "native", "off", NULL};
 		const char *mode = getenv("POPMON_OPENMP_MODE");
+		if (!popmon_env_word("POPMON_OPENMP_MODE", mode, modes, "auto"))
+			mode = NULL;
 		const char *libomp = getenv("POPMON_LIBOMP");
 		int automatic = !mode || !*mode || strcmp(mode, "auto") == 0;
 		int by_library = automatic && !gomp_at_start; /* not asked about */

@@ -23,6 +23,7 @@
 
 #include "accounts.h"
 #include "base/clock.h"
+#include "base/env.h"
 #include "base/process.h"
 #include "base/threads.h"
 #include "base/warn.h"
@@ -959,11 +960,22 @@ void popmon_write_run(const struct popmon_run *run)
 	}
 	struct stat st;
 	if (stat(base, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-		/* A device or pipe (/dev/null, /dev/stdout): write straight to it. */
-		FILE *dev = fopen(base, "w");
+		/* A device or pipe (/dev/null, /dev/stdout): write straight to it,
+		 * never renamed over. A pipe nobody reads is not waited on
+		 * (O_NONBLOCK for the open only): the measurement is kept. */
+		int fd = open(base, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
+		FILE *dev = fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0 ? fdopen(fd, "w") : NULL;
 		if (!dev) {
-			popmon_warn_once("write", "cannot write the measurement to %s: %s", base,
-					 strerror(errno));
+			int e = errno;
+			if (fd >= 0)
+				close(fd);
+			const char *why = e == ENXIO ? "no process reads the pipe" : strerror(e);
+			if (keep_elsewhere(run, base, final, sizeof final) == 0)
+				say("popmon: cannot write the measurement file %s: %s; the measurement was kept in %s", base,
+				    why, final);
+			else
+				popmon_warn_once("write", "cannot write the measurement to %s: %s", base, why);
 			return;
 		}
 		write_json(dev, run);
@@ -972,8 +984,7 @@ void popmon_write_run(const struct popmon_run *run)
 	}
 	/* popmon exec -o FILE --force replaces FILE (a link itself, not what
 	 * it points to); otherwise nothing is overwritten. */
-	const char *force = getenv("POPMON_OUTPUT_FORCE");
-	int replace = announce && out && *out && force && strcmp(force, "1") == 0;
+	int replace = announce && out && *out && popmon_env_switch("POPMON_OUTPUT_FORCE", 0, 0);
 	if (write_as(run, base, replace, final, sizeof final) != 0) {
 		/* Never lose what was measured to a full file system: keep it
 		 * where there is room and say where. */
@@ -987,7 +998,7 @@ void popmon_write_run(const struct popmon_run *run)
 			    base, strerror(e));
 		return;
 	}
-	if (announce && !getenv("POPMON_QUIET")) {
+	if (announce && !popmon_env_switch("POPMON_QUIET", 0, 1)) {
 		char line[PATH_MAX + 640];
 		int n = snprintf(line, sizeof line, "popmon: measurement written to %s\n", final);
 		if (n > (int)sizeof line - 1)

@@ -1,10 +1,10 @@
 // Package binscan finds out, before a command line is launched, what it will
-// run: the application programs behind launchers (mpirun, mpiexec, srun)
-// and wrappers (env, time, numactl, ...), each program's shared-library
-// closure resolved as ld.so resolves it, and from that whether GNU libgomp
-// or LLVM's OpenMP runtime is loaded, which MPI the program is linked with,
-// whether MPI is linked statically or wrapped by the program itself, and
-// whether the program is fully static.
+// run: the application programs behind launchers (mpirun, mpiexec, srun),
+// wrappers (env, time, numactl, ...) and popmon exec, each program's
+// shared-library closure resolved as ld.so resolves it, and from that
+// whether GNU libgomp or LLVM's OpenMP runtime is loaded, which MPI the
+// program is linked with, whether MPI is linked statically or wrapped by
+// the program itself, and whether the program is fully static.
 //
 // binscan only reads files: it never runs the program, a launcher or ldd.
 // Every file is treated as hostile: reads are bounded, malformed ELF files
@@ -67,7 +67,11 @@ type Program struct {
 	Arg      string    // the word naming it on the command line
 	Path     string    // the file, "" when not found
 	Launcher *Launcher // the launcher it runs behind, nil when started directly
-	Kind     Kind
+	// ExecOutput is the file a `popmon exec -o FILE` in front of it writes
+	// its measurement to (absolute, from the program's working directory),
+	// "" when none does.
+	ExecOutput string
+	Kind       Kind
 	// Note says why binscan cannot see into the program (Kind other than
 	// KindELF): "a script: cannot see what it runs", "not found on PATH".
 	Note string
@@ -204,7 +208,7 @@ func lookPath(word, path, dir string, cwdToo bool) (string, bool) {
 
 // program reads one target.
 func (ld *loader) program(t target) *Program {
-	pr := &Program{Arg: t.arg, Launcher: t.launcher}
+	pr := &Program{Arg: t.arg, Launcher: t.launcher, ExecOutput: t.output}
 	if t.opaque != "" {
 		pr.Kind, pr.Note = KindOpaque, t.opaque
 		if isShellName(filepath.Base(t.arg)) {

@@ -2,6 +2,7 @@ package binscan
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -16,6 +17,7 @@ type target struct {
 	launcher *Launcher         // the launcher it runs behind, or nil
 	opaque   string            // why binscan cannot see the program, or ""
 	cwdToo   bool              // the launcher also looks in the working directory (Open MPI)
+	output   string            // the file a popmon exec -o in front of it names, or ""
 }
 
 // parser splits a command line into launchers and programs.
@@ -31,6 +33,7 @@ type parser struct {
 // parsed and each of its programs walked in turn, and anything else is the
 // program.
 func (p *parser) command(words []string, env map[string]string, dir string, under *Launcher, depth int) {
+	output := ""
 	for ; depth < maxDepth; depth++ {
 		if len(words) == 0 {
 			if under != nil {
@@ -40,6 +43,13 @@ func (p *parser) command(words []string, env map[string]string, dir string, unde
 			return
 		}
 		base := filepath.Base(words[0])
+		if rest, o, ok := popmonExec(words); ok {
+			if o != "" {
+				output = joinDir(dir, o)
+			}
+			words = rest
+			continue
+		}
 		if w, ok := wrappers[base]; ok {
 			rest, newEnv, newDir, opaque := w.skip(words[1:], env, dir)
 			if opaque != "" {
@@ -61,7 +71,7 @@ func (p *parser) command(words []string, env map[string]string, dir string, unde
 			}
 			return
 		}
-		t := target{arg: words[0], env: env, dir: dir, launcher: under}
+		t := target{arg: words[0], env: env, dir: dir, launcher: under, output: output}
 		if under != nil && under.MPI != MPICH && !under.Slurm {
 			t.cwdToo = true
 		}
@@ -239,4 +249,38 @@ func (w wrapper) skip(args []string, env map[string]string, dir string) (rest []
 		return nil, env, dir, "no program after the wrapper's arguments"
 	}
 	return args[w.positional:], outEnv, outDir, ""
+}
+
+// PopmonExecBoolFlags are popmon exec's options that take no value (its
+// others do, as Go's flag package parses them); cli's tests check the list
+// against exec's flags.
+var PopmonExecBoolFlags = []string{"force", "no-mpi", "h", "help"}
+
+// popmonExec returns the command behind `popmon exec [options] [--]`, the
+// file its -o names ("" none), and whether words are one: the per-rank
+// form inside `popmon run -- mpirun ...`, whose program is the application
+// (popmon itself is a static binary that only replaces itself with it).
+func popmonExec(words []string) (rest []string, output string, ok bool) {
+	if len(words) < 2 || filepath.Base(words[0]) != "popmon" || words[1] != "exec" {
+		return nil, "", false
+	}
+	args := words[2:]
+	for len(args) > 0 {
+		a := args[0]
+		if a == "--" {
+			return args[1:], output, true
+		}
+		if len(a) < 2 || a[0] != '-' {
+			break
+		}
+		args = args[1:]
+		name, val, hasVal := strings.Cut(strings.TrimPrefix(a[1:], "-"), "=")
+		if !hasVal && !slices.Contains(PopmonExecBoolFlags, name) && len(args) > 0 {
+			val, args = args[0], args[1:]
+		}
+		if name == "o" {
+			output = val
+		}
+	}
+	return args, output, true
 }

@@ -78,6 +78,11 @@ func TestParseCommandLine(t *testing.T) {
 		{"nothing after wrapper", "timeout", []string{"!no program"}, nil, ""},
 		{"truncated option", "mpirun.openmpi --mca btl", []string{"!no program"}, nil, ""},
 		{"shell", "bash -c 'mpirun app'", []string{"!a shell (bash)"}, nil, ""},
+		{"popmon exec", "mpirun.openmpi -np 2 /opt/bin/popmon exec -o m.json --force --mpicc=mpicc.openmpi -no-mpi --counters off -- app x", []string{"app"}, nil, ""},
+		{"popmon exec without --", "mpirun.mpich -np 2 popmon exec --openmp native app -o x", []string{"app"}, nil, ""},
+		{"popmon exec of a shell", "mpirun.mpich -np 2 popmon exec -- sh -c true", []string{"!a shell (sh)"}, nil, ""},
+		{"popmon exec nothing", "mpirun.mpich -np 2 popmon exec -o", []string{"!no program after mpirun.mpich"}, nil, ""},
+		{"popmon other", "popmon report m.json", []string{"popmon"}, nil, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -107,6 +112,23 @@ func TestParseCommandLine(t *testing.T) {
 				t.Errorf("dir %q, want %q", targets[0].dir, tc.dir)
 			}
 		})
+	}
+}
+
+// TestParsePopmonExecOutput: the file popmon exec -o names, from the
+// program's working directory.
+func TestParsePopmonExecOutput(t *testing.T) {
+	for _, c := range []struct{ argv, want string }{
+		{"mpirun.openmpi -np 2 popmon exec -o m.json --force -- app", "/cwd/m.json"},
+		{"mpirun.mpich -np 2 -wdir /w popmon exec --openmp native --o=/o/m.json app -o x", "/o/m.json"},
+		{"mpirun.mpich -wdir w -np 2 /usr/bin/popmon exec -o m.json app", "/cwd/w/m.json"},
+		{"mpirun.mpich -np 2 popmon exec -- app -o m.json", ""},
+		{"mpirun.mpich -np 2 app -o m.json", ""},
+	} {
+		targets := parseWords(strings.Fields(c.argv), "app")
+		if len(targets) != 1 || targets[0].arg != "app" || targets[0].output != c.want {
+			t.Errorf("%s: targets %+v, want app with output %q", c.argv, targets, c.want)
+		}
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -12,6 +11,7 @@ import (
 	"github.com/popmon/popmon/internal/launch"
 
 	"github.com/popmon/popmon/internal/outfile"
+	"github.com/popmon/popmon/internal/session"
 )
 
 const execHelp = `
@@ -25,7 +25,9 @@ program is linked with, preloads it and replaces itself with APP (same process
 id). At MPI_Finalize rank 0 writes the measurement file (default
 popmon-APP-DATE.json in the working folder, numbered when that name exists;
 -o FILE fails when FILE exists, unless --force) and prints its name. Read it
-with 'popmon report FILE'. Only rank 0 prints popmon's notes.`
+with 'popmon report FILE'. Only rank 0 prints popmon's notes. A job killed
+before MPI_Finalize keeps no measurement in this form (rank 0 says so once):
+'popmon run -- mpirun ...' keeps a partial one.`
 
 func execCmd(env *Env, args []string) error {
 	fs := newFlags("exec", "[-o FILE [--force]] [--mpicc PATH] [--openmp MODE] [--counters MODE] [--] APP [ARGS...]", execHelp, env.Stderr)
@@ -40,6 +42,9 @@ func execCmd(env *Env, args []string) error {
 		return fail(ExitUsage, "no program given: popmon exec -- APP [ARGS...]")
 	}
 	if err := launch.CheckCountersMode(mf.Counters); err != nil {
+		return err
+	}
+	if err := launch.CheckProcessRecords(mf.Records); err != nil {
 		return err
 	}
 	set := map[string]string{"POPMON_PID": strconv.Itoa(os.Getpid())}
@@ -59,7 +64,7 @@ func execCmd(env *Env, args []string) error {
 		// An explicit file wins over an enclosing `popmon run` session.
 		drop = []string{"POPMON_SESSION"}
 	}
-	path, err := exec.LookPath(argv[0])
+	path, err := lookCommand(argv[0])
 	if err != nil {
 		return fail(notRunnable(err), "cannot run %s: %v", argv[0], err)
 	}
@@ -73,16 +78,40 @@ func execCmd(env *Env, args []string) error {
 		return err
 	}
 	// Every rank runs popmon exec: only rank 0 speaks.
-	if launch.EnvRank() <= 0 {
+	rank := launch.EnvRank()
+	if rank <= 0 {
 		if note != "" {
 			fmt.Fprintln(env.Stderr, note)
 		}
 		for _, r := range launch.Refusals(scan) {
 			fmt.Fprintf(env.Stderr, "popmon: %s\n", r)
 		}
+		if line := session.DisabledLine(environ); line != "" {
+			fmt.Fprintf(env.Stderr, "popmon: %s\n", line)
+		}
+	}
+	if line := unsupervisedNote(rank, os.Getenv); line != "" {
+		fmt.Fprintln(env.Stderr, line)
 	}
 	if err := syscall.Exec(path, argv, environ); err != nil {
 		return fail(126, "cannot execute %s: %v", path, err)
 	}
 	return nil
+}
+
+// unsupervisedNote is the line rank 0 of a launcher's job prints (once per
+// job) when no `popmon run` supervises it: each rank's popmon is replaced
+// by the program, so nobody is left to assemble what the ranks measured
+// when the job ends before MPI_Finalize (no session folder, no live files;
+// docs/cli.md, "popmon exec"). Under `popmon run` (POPMON_SESSION set), a
+// process that is not rank 0, or one no launcher started: "".
+func unsupervisedNote(rank int, getenv func(string) string) string {
+	if rank != 0 || getenv("POPMON_SESSION") != "" {
+		return ""
+	}
+	launcher := "mpirun"
+	if getenv("SLURM_STEP_ID") != "" {
+		launcher = "srun"
+	}
+	return "popmon: a job measured by popmon exec on each rank keeps no measurement when it is killed or crashes before MPI_Finalize; popmon run -- " + launcher + " ... keeps a partial one"
 }

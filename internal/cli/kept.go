@@ -3,6 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -46,4 +48,42 @@ func unwrittenResult(job error, published, unwritten int, sess *session.Result) 
 		return &exitError{code: ExitNotWritten, err: errors.New("")}
 	}
 	return nil
+}
+
+// readBack returns a file to read the measurement src from once it is
+// published as target, and a function that removes it: "" when target can
+// be read back (a regular file); else (a device or a pipe: -o /dev/null
+// prints the report all the same, and reading a pipe would wait forever) a
+// second name of src, a hard link beside it, or a copy in $TMPDIR.
+func readBack(src, target string) (string, func()) {
+	if !outfile.IsThrough(target) {
+		return "", func() {}
+	}
+	hold := src + ".report"
+	if err := os.Link(src, hold); err != nil {
+		f, err := os.CreateTemp("", ".popmon-report-*.json")
+		if err != nil {
+			return "", func() {}
+		}
+		hold = f.Name()
+		in, err := os.Open(src)
+		if err == nil {
+			_, err = io.Copy(f, in)
+			in.Close()
+		}
+		if cerr := f.Close(); err != nil || cerr != nil {
+			os.Remove(hold)
+			return "", func() {}
+		}
+	}
+	return hold, func() { os.Remove(hold) }
+}
+
+// shown is the file a report is read from: view when readBack gave one,
+// else final.
+func shown(view, final string) string {
+	if view != "" {
+		return view
+	}
+	return final
 }

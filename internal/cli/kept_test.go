@@ -226,3 +226,30 @@ func TestNothingWrittenOnFullFileSystem(t *testing.T) {
 		t.Errorf("a folder with room is full: %q", sess.Full)
 	}
 }
+
+// TestReadBack: a report of a measurement published to a device or a pipe
+// is read from a second name of the source (the device cannot be read
+// back, a pipe would wait forever), removed afterwards; a regular target
+// is read itself.
+func TestReadBack(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "mpi-h-1.json")
+	os.WriteFile(src, []byte("{}"), 0o600)
+	if view, done := readBack(src, filepath.Join(dir, "out.json")); view != "" {
+		t.Errorf("a regular target read from %q", view)
+	} else {
+		done()
+	}
+	view, done := readBack(src, "/dev/null")
+	if view == "" || shown(view, "/dev/null") != view {
+		t.Fatalf("no second name for a device target")
+	}
+	os.Remove(src) // published: the source goes
+	if b, err := os.ReadFile(view); err != nil || string(b) != "{}" {
+		t.Errorf("second name holds %q, %v", b, err)
+	}
+	done()
+	if _, err := os.Stat(view); err == nil {
+		t.Errorf("%s left behind", view)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/popmon/popmon/internal/live"
 	"github.com/popmon/popmon/internal/session"
@@ -73,11 +74,17 @@ func recoverCmd(env *Env, args []string) error {
 		return fail(ExitInput, "%v", err)
 	}
 	defer s.Close()
-	// A job that finished: rank 0's measurement is in the session folder.
+	// A job that finished: rank 0's measurement is in the session folder,
+	// or kept outside it when the folder had no room (kept.go): the whole
+	// measurement, which wins over a partial one from the live files.
 	var path string
 	var command []string
-	if sess, _ := session.Read(folder, 0); sess != nil && len(sess.Files) > 0 {
+	kept := session.FindKept(folder, info.LiveDir)
+	if sess, _ := session.Read(folder, 0, kept...); sess != nil && len(sess.Files) > 0 {
 		path, command = sess.Files[0].Path, sess.Files[0].Command
+		if slices.Contains(kept, path) {
+			fmt.Fprintf(env.Stderr, "popmon: the job finished; its measurement was kept in %s (the session folder had no room for it)\n", path)
+		}
 	} else {
 		p, m, err := session.WritePartial(s, info, live.JobEnd{}, "recover", folder)
 		if err != nil {
@@ -97,6 +104,8 @@ func recoverCmd(env *Env, args []string) error {
 		}
 		target = filepath.Join(filepath.Dir(folder), filepath.Base(name))
 	}
+	view, viewed := readBack(path, target) // -o /dev/null: the report all the same
+	defer viewed()
 	var final string
 	if frc {
 		final, err = outfile.Replace(path, target)
@@ -108,7 +117,7 @@ func recoverCmd(env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stderr, "popmon: measurement written to %s\n", final)
 	if *format != "none" {
-		if err := renderFile(env, env.Stderr, final, *format, reportOptions{model: "talp"}); err != nil {
+		if err := renderFile(env, env.Stderr, shown(view, final), *format, reportOptions{model: "talp"}); err != nil {
 			fmt.Fprintf(env.Stderr, "popmon: %v\n", err)
 		}
 	}

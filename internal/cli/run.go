@@ -2,10 +2,12 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/popmon/popmon/internal/live"
@@ -18,6 +20,7 @@ import (
 	"github.com/popmon/popmon/internal/launch"
 
 	"github.com/popmon/popmon/internal/outfile"
+	"github.com/popmon/popmon/internal/subprocess"
 )
 
 const runHelp = `
@@ -71,6 +74,12 @@ func runCmd(env *Env, args []string) error {
 	if err := launch.CheckCountersMode(mf.Counters); err != nil {
 		return err
 	}
+	if err := launch.CheckProcessRecords(mf.Records); err != nil {
+		return err
+	}
+	if err := launch.CheckTraceBuffer(*traceBuffer); err != nil {
+		return err
+	}
 	if _, err := pop.ParseModels(*model); err != nil {
 		return fail(ExitUsage, "%v", err)
 	}
@@ -79,7 +88,7 @@ func runCmd(env *Env, args []string) error {
 			return err
 		}
 	}
-	path, err := exec.LookPath(cmdline[0])
+	path, err := lookCommand(cmdline[0])
 	if err != nil {
 		return fail(notRunnable(err), "cannot run %s: %v", cmdline[0], err)
 	}
@@ -91,8 +100,8 @@ func runCmd(env *Env, args []string) error {
 	}
 
 	outDir := "."
-	if mf.output != "" {
-		outDir = filepath.Dir(mf.output)
+	if k, _ := outfile.TargetKind(mf.output); mf.output != "" && k != outfile.Through {
+		outDir = filepath.Dir(mf.output) // not /dev for -o /dev/null
 	}
 	sessionDir, err := os.MkdirTemp(outDir, ".popmon-session-")
 	if err != nil {
@@ -139,16 +148,21 @@ func runCmd(env *Env, args []string) error {
 		}()
 	}
 
-	cmd := exec.Command(path, cmdline[1:]...)
+	cmd := &exec.Cmd{Path: path}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = env.Stdin, env.Stdout, env.Stderr
-	environ, note, err := mf.Environment(lib, scan, vars, []string{"POPMON_OUTPUT", "POPMON_OUTPUT_FORCE", "POPMON_PID", "POPMON_LIVE_DIR", "POPMON_BIN",
-		"POPMON_TRACE", "POPMON_TRACE_DIR", "POPMON_TRACE_BUFFER"})
+	// An enclosing run's or exec's variables go; this run's are in vars.
+	environ, note, err := mf.Environment(lib, scan, vars, subprocess.SessionVars)
 	if err != nil {
 		return err
 	}
 	var launchArgv []string
 	launchArgv, environ = launch.OpenMPIExportArgs(cmdline, scan, environ, os.Getenv("OMPI_MCA_mca_base_env_list"))
-	cmd.Args, cmd.Env = append(cmd.Args[:1], launchArgv[1:]...), environ
+	// argv[0] is the word the user typed, as a shell passes it: Open MPI's
+	// mpirun takes an absolute argv[0] for --prefix (its folder's bin and
+	// lib first in the ranks' PATH and LD_LIBRARY_PATH), which would run
+	// another python3 or test in the ranks than the same command line
+	// without popmon.
+	cmd.Args, cmd.Env = append([]string{cmdline[0]}, launchArgv[1:]...), environ
 	if note != "" {
 		fmt.Fprintln(env.Stderr, note)
 	}
@@ -162,6 +176,7 @@ func runCmd(env *Env, args []string) error {
 	} else if lo.active() {
 		fmt.Fprintln(env.Stderr, "popmon: no live metrics without a live folder")
 	}
+	started := time.Now()
 	if err := cmd.Start(); err != nil {
 		if svc != nil {
 			svc.Close()
@@ -214,6 +229,7 @@ func runCmd(env *Env, args []string) error {
 		if target == "" {
 			target, force = outfile.DefaultName(f.Command), false
 		}
+		view, viewed := readBack(f.Path, target) // -o /dev/null: the report all the same
 		var final string
 		if i == 0 && force {
 			final, err = outfile.Replace(f.Path, target)
@@ -227,6 +243,7 @@ func runCmd(env *Env, args []string) error {
 			final, err = outfile.PublishNumbered(f.Path, target)
 		}
 		if err != nil {
+			viewed()
 			keep = keepUnwritten(env, f.Path, target, err, absSession, *format, *model) || keep
 			unwritten++
 			continue
@@ -241,20 +258,43 @@ func runCmd(env *Env, args []string) error {
 		}
 		fmt.Fprintf(env.Stderr, "popmon: measurement written to %s\n", final)
 		if *format != "none" {
-			if err := renderFile(env, env.Stderr, final, *format, reportOptions{model: *model}); err != nil {
+			if err := renderFile(env, env.Stderr, shown(view, final), *format, reportOptions{model: *model}); err != nil {
 				fmt.Fprintf(env.Stderr, "popmon: %v\n", err)
 			}
 		}
-		if line := report.OpenMPEndNote(final, *format); line != "" { // where the report does not say it
+		if line := report.OpenMPEndNote(shown(view, final), *format); line != "" { // where the report does not say it
 			fmt.Fprintln(env.Stderr, line)
 		}
+		viewed()
+	}
+	if published+unwritten == 0 { // the job's popmon exec -o wrote it
+		published = execOutputs(env, scan, started, *format, *model)
 	}
 	if published == 0 && unwritten == 0 {
+		measured := -1 // unknown without live files
+		if sampler != nil {
+			_, measured = sampler.Ended()
+		}
+		sess.Saw(measured, os.Environ())
 		for _, line := range sess.Explain(cmdline[0], cantMeasure, st.signal) {
 			fmt.Fprintf(env.Stderr, "popmon: %s\n", line)
 		}
 	}
 	return unwrittenResult(st.result(), published, unwritten, sess)
+}
+
+// lookCommand resolves a command's name through PATH as a shell does, a
+// relative folder on PATH (".", an empty entry) included, which Go's
+// LookPath reports as exec.ErrDot.
+func lookCommand(name string) (string, error) {
+	path, err := exec.LookPath(name)
+	if errors.Is(err, exec.ErrDot) {
+		if !strings.ContainsRune(path, filepath.Separator) {
+			path = "." + string(filepath.Separator) + path
+		}
+		return path, nil
+	}
+	return path, err
 }
 
 func countMPI(files []session.File) int {

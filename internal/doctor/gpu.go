@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/popmon/popmon/internal/report"
+	"github.com/popmon/popmon/internal/subprocess"
 )
 
 // gpuProbe is what libpopmon finds of CUDA and ROCm on this machine (its
@@ -58,8 +58,8 @@ func runLibraryProbe(ctx context.Context, lib, env, what string) (string, error)
 	if err != nil {
 		return "", fmt.Errorf("no true program to run the probe in: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, truePath)
-	cmd.Env = append(os.Environ(), "LD_PRELOAD="+lib, env+"=1")
+	cmd := subprocess.Command(ctx, truePath)
+	cmd.Env = append(cmd.Env, "LD_PRELOAD="+lib, env+"=1")
 	out, err := cmd.Output()
 	if err != nil {
 		return "", fmt.Errorf("running the library's %s probe: %w", what, err)

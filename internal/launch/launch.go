@@ -15,7 +15,6 @@ import (
 	"os/exec"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/popmon/popmon/internal/binscan"
@@ -102,8 +101,8 @@ func (m *Options) Environment(built *shimbuild.Library, scan *binscan.Result, se
 		set[k] = v
 	}
 	if m.Records != "" {
-		if n, err := strconv.Atoi(m.Records); err != nil || n < 0 {
-			return nil, "", fault.Usagef("--max-process-records %q: want a number of processes (0 or more)", m.Records)
+		if err := CheckProcessRecords(m.Records); err != nil {
+			return nil, "", err
 		}
 		set["POPMON_MAX_PROCESS_RECORDS"] = m.Records
 	}

@@ -1,6 +1,8 @@
 // Package outfile writes popmon's output files: never over an existing
 // file silently (-o FILE fails before any work when FILE exists, unless
-// --force, which replaces it atomically), names popmon picks itself
+// --force, which replaces it atomically), never anything but a regular
+// file (a character device or a pipe is written through, a block device,
+// a socket or a directory refused: Kind), names popmon picks itself
 // numbered (PublishNumbered), a finished file moved over another
 // (Replace), the default name of a measurement (DefaultName), a
 // measurement or a small file replaced atomically (WriteMeasurement,
@@ -30,22 +32,145 @@ import (
 // picks itself are numbered: the Nth repeated output of base "two" is
 // two.N.json (PublishNumbered).
 
+// What -o may name. Only a regular file is ever replaced (with --force),
+// and atomically: a temporary file next to it renamed over it. A
+// character device (/dev/null, a terminal) or a named pipe (FIFO) is
+// written through, as the shell's > does: opened for writing, neither
+// created nor truncated nor renamed over, and without --force, since
+// nothing is destroyed; a pipe must have a reader. A block device, a
+// socket, a directory (or a symbolic link to one of these) is refused in
+// one line. A symbolic link to a regular file, or to nothing, is itself
+// replaced with --force (the file it points to is left alone); a link to a
+// device or a pipe is written through, like the shell's > (/dev/stdout).
+
+// Kind is how an output path is written.
+type Kind int
+
+const (
+	Absent  Kind = iota // nothing there: created
+	Regular             // a regular file or a symbolic link to one (or to nothing): replaced with --force
+	Through             // a character device or a named pipe: written through, never replaced
+)
+
+// TargetKind says how target would be written, or why it cannot be (a
+// usage error naming target: a directory, a block device, a socket).
+func TargetKind(target string) (Kind, error) {
+	fi, err := os.Lstat(target)
+	if err != nil {
+		return Absent, nil // what is wrong shows at the creation
+	}
+	link := fi.Mode()&fs.ModeSymlink != 0
+	if link {
+		st, err := os.Stat(target)
+		if err != nil {
+			return Regular, nil // a link to nothing: the link is replaced
+		}
+		fi = st
+	}
+	m := fi.Mode()
+	what := ""
+	switch {
+	case m.IsRegular():
+		return Regular, nil
+	case m&fs.ModeNamedPipe != 0, m&fs.ModeCharDevice != 0:
+		return Through, nil
+	case m.IsDir():
+		what = "a directory"
+	case m&fs.ModeDevice != 0:
+		what = "a block device"
+	case m&fs.ModeSocket != 0:
+		what = "a socket"
+	default:
+		what = "something other than a file, a device or a pipe"
+	}
+	if link {
+		return Regular, fault.Usagef("%s is a symbolic link to %s: choose a file name", target, what)
+	}
+	return Regular, fault.Usagef("%s is %s: choose a file name", target, what)
+}
+
+// IsThrough says whether target is written through (a character device
+// or a named pipe, or a link to one): what was written there cannot be
+// read back.
+func IsThrough(target string) bool {
+	k, err := TargetKind(target)
+	return err == nil && k == Through
+}
+
+// openThrough opens target (a character device or a named pipe) for
+// writing without creating or truncating it; a pipe without a reader is
+// an error rather than a wait.
+func openThrough(target string) (*os.File, error) {
+	fd, err := syscall.Open(target, syscall.O_WRONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC|syscall.O_NOCTTY, 0)
+	if errors.Is(err, syscall.ENXIO) {
+		return nil, fmt.Errorf("no process reads the pipe %s", target)
+	}
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: target, Err: err}
+	}
+	if err := syscall.SetNonblock(fd, false); err != nil {
+		syscall.Close(fd)
+		return nil, &fs.PathError{Op: "open", Path: target, Err: err}
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil || (st.Mode&syscall.S_IFMT != syscall.S_IFCHR && st.Mode&syscall.S_IFMT != syscall.S_IFIFO) {
+		// Swapped for something else since TargetKind looked.
+		syscall.Close(fd)
+		return nil, fmt.Errorf("%s is no longer a device or a pipe", target)
+	}
+	return os.NewFile(uintptr(fd), target), nil
+}
+
+// copyThrough writes the file src into target (a character device or a
+// named pipe), then removes src.
+func copyThrough(src, target string) (string, error) {
+	out, err := openThrough(target)
+	if err != nil {
+		return "", err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		out.Close()
+		return "", err
+	}
+	defer in.Close()
+	_, err = io.Copy(out, in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", err
+	}
+	os.Remove(src)
+	return target, nil
+}
+
 // File is an output being written: a temporary file next to target
-// that commit publishes.
+// that commit publishes, or target itself when it is written through.
 type File struct {
 	*os.File
-	target string
-	force  bool
-	done   bool
+	target  string
+	force   bool
+	through bool
+	done    bool
 }
 
 // Create checks target before the work that produces it, and
-// returns a temporary file next to it to write into. It fails (a usage error)
-// when target exists and force is not set, when target is a directory,
-// and when its folder does not exist.
+// returns a temporary file next to it to write into (or target itself,
+// opened, when it is a character device or a pipe). It fails (a usage
+// error) when target exists and force is not set, when target is a
+// directory (or a block device, a socket), and when its folder does not
+// exist.
 func Create(target string, force bool) (*File, error) {
 	if err := CheckTarget(target, force); err != nil {
 		return nil, err
+	}
+	if k, _ := TargetKind(target); k == Through {
+		f, err := openThrough(target)
+		if err != nil {
+			return nil, fault.Usagef("cannot write %s: %v", target, ErrText(err))
+		}
+		return &File{File: f, target: target, through: true}, nil
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(target), ".popmon-"+filepath.Base(target)+".*.tmp")
 	if err != nil {
@@ -60,8 +185,9 @@ func Create(target string, force bool) (*File, error) {
 }
 
 // CheckTarget fails (a usage error) when target exists and force is not
-// set, when target is a directory, and when its folder does not exist
-// (a usage error).
+// set (a character device or a pipe, written through, needs no force),
+// when target is a directory, a block device or a socket, and when its
+// folder does not exist.
 func CheckTarget(target string, force bool) error {
 	dir := filepath.Dir(target)
 	st, err := os.Stat(dir)
@@ -71,14 +197,11 @@ func CheckTarget(target string, force bool) error {
 	if !st.IsDir() {
 		return fault.Usagef("cannot write %s: %s is not a folder", target, dir)
 	}
-	st, err = os.Lstat(target)
+	k, err := TargetKind(target)
 	if err != nil {
-		return nil
+		return err
 	}
-	if st.IsDir() {
-		return fault.Usagef("%s is a directory: choose a file name", target)
-	}
-	if !force {
+	if k == Regular && !force {
 		return existsError(target)
 	}
 	return nil
@@ -91,19 +214,28 @@ func existsError(target string) error {
 // Commit closes the temporary file and publishes it as target: with force
 // by rename (atomic; an existing target is replaced, a symbolic link
 // itself rather than what it points to), otherwise by a hard link that
-// fails when target appeared meanwhile.
+// fails when target appeared meanwhile. A target written through is
+// closed.
 func (o *File) Commit() error {
 	if o.done {
 		return nil
 	}
 	o.done = true
+	if o.through {
+		if err := o.Close(); err != nil {
+			return fault.Failf("writing %s: %v", o.target, ErrText(err))
+		}
+		return nil
+	}
 	tmp := o.Name()
 	defer os.Remove(tmp)
 	if err := o.Close(); err != nil {
 		return fault.Failf("writing %s: %v", o.target, err)
 	}
 	if o.force {
-		if err := os.Rename(tmp, o.target); err != nil {
+		// Looked at again: what appeared during the work is never
+		// renamed over unless it is a regular file.
+		if _, err := Replace(tmp, o.target); err != nil {
 			return fault.Failf("cannot write %s: %v", o.target, err)
 		}
 		return nil
@@ -124,7 +256,9 @@ func (o *File) Abort() {
 	}
 	o.done = true
 	o.Close()
-	os.Remove(o.Name())
+	if !o.through {
+		os.Remove(o.Name())
+	}
 }
 
 // linkExclusive makes dst a copy of src without ever replacing dst: a
@@ -162,7 +296,8 @@ func linkExclusive(src, dst string) error {
 const maxNumbered = 100000
 
 // PublishNumbered moves the finished file src to target without
-// overwriting anything and returns the name used: target itself when
+// overwriting anything and returns the name used: src written through
+// into target when that is a character device or a pipe; target itself when
 // neither it nor a numbered sibling exists, else STEM.N.EXT with N one
 // more than the highest number in use (target "out/two.json" gives
 // out/two.json, then out/two.1.json, out/two.2.json, …; never
@@ -170,6 +305,19 @@ const maxNumbered = 100000
 // outputs of one job) pass the same target for each. src is removed once
 // published; on error it is left in place.
 func PublishNumbered(src, target string) (string, error) {
+	if k, err := TargetKind(target); err != nil || k == Through {
+		if err != nil {
+			return "", err
+		}
+		return copyThrough(src, target)
+	}
+	return publishNumbered(src, target)
+}
+
+// publishNumbered is PublishNumbered for a target that popmon names
+// itself (a kept file, an import's default name): whatever is there is
+// never written into, the name is only numbered.
+func publishNumbered(src, target string) (string, error) {
 	dir, base := filepath.Split(target)
 	ext := filepath.Ext(base)
 	stem := strings.TrimSuffix(base, ext)
@@ -252,8 +400,16 @@ func DefaultName(command []string) string {
 // Replace moves src over target (popmon run -o FILE --force): a
 // rename, atomic; a symbolic link at target is replaced, not followed. A
 // src on another file system (a measurement kept elsewhere, internal/cli/kept.go) is
-// copied next to target first.
+// copied next to target first. A character device or a pipe at target is
+// written through, never renamed over; a directory, a block device or a
+// socket is refused.
 func Replace(src, target string) (string, error) {
+	if k, err := TargetKind(target); err != nil || k == Through {
+		if err != nil {
+			return "", err
+		}
+		return copyThrough(src, target)
+	}
 	err := os.Rename(src, target)
 	if errors.Is(err, syscall.EXDEV) {
 		var tmp *os.File
@@ -311,7 +467,7 @@ func WriteNumbered(m *measure.Measurement, target string, mode os.FileMode, patt
 	if err := tmp.Close(); err != nil {
 		return "", err
 	}
-	return PublishNumbered(tmp.Name(), target)
+	return publishNumbered(tmp.Name(), target)
 }
 
 // WriteMeasurement writes m as path, replacing it atomically (a file of
@@ -329,7 +485,8 @@ func WriteMeasurement(path string, m *measure.Measurement) error {
 }
 
 // WriteAtomic writes b as path through a temporary file and a rename,
-// so a reader never sees it half written.
+// so a reader never sees it half written; a character device or a pipe
+// at path is written through (TargetKind), never renamed over.
 func WriteAtomic(path string, b []byte) error {
 	return WriteAtomicVia(path+".tmp", path, b)
 }
@@ -338,7 +495,34 @@ func WriteAtomic(path string, b []byte) error {
 // folder), for a folder whose reader must not take it for one of its files
 // (node_exporter's textfile folder reads every *.prom).
 func WriteAtomicVia(tmp, path string, b []byte) error {
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	k, err := TargetKind(path)
+	if err != nil {
+		return err
+	}
+	if k == Through {
+		f, err := openThrough(path)
+		if err != nil {
+			return err
+		}
+		_, err = f.Write(b)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}
+	// A new file: a stale one (of a killed run) is removed first, and
+	// whatever else has the name (a link) is never written through.
+	os.Remove(tmp)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
 		return err
 	}
 	if err := os.Rename(tmp, path); err != nil {

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/popmon/popmon/internal/outfile"
 	"github.com/popmon/popmon/internal/trace"
 )
 
@@ -66,38 +66,27 @@ func WriteTrace(prefix string, tr *trace.Trace) error {
 	return nil
 }
 
-// writeFile writes path atomically through a temporary file beside it.
+// writeFile writes path atomically through a temporary file beside it (a
+// character device or a pipe at path is written through, never renamed
+// over: outfile.Create).
 func writeFile(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(dirOf(path), ".popmon-prv-*")
+	out, err := outfile.Create(path, true)
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return err
 	}
-	defer os.Remove(tmp.Name())
-	bw := bufio.NewWriterSize(tmp, 1<<20)
+	defer out.Abort()
+	bw := bufio.NewWriterSize(out, 1<<20)
 	err = write(bw)
 	if err == nil {
 		err = bw.Flush()
 	}
 	if err == nil {
-		err = tmp.Chmod(0o644)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
+		err = out.Commit()
 	}
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
-}
-
-func dirOf(path string) string {
-	if i := strings.LastIndexByte(path, '/'); i >= 0 {
-		return path[:i+1]
-	}
-	return "."
 }
 
 // traceWriter holds what the three files share.

@@ -20,6 +20,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/popmon/popmon/internal/safetext"
 )
 
 // The session folder of `popmon run` (POPMON_SESSION): the library of every
@@ -51,6 +53,62 @@ type Result struct {
 	Files      []File           // the measurements to publish, in order
 	Unmeasured map[string][]int // reason -> ranks that gave it
 	Full       string           // no measurement, and no room for one: NoRoom's sentence
+
+	noneStarted bool   // no process started measuring (Saw)
+	disabled    string // POPMON_DISABLE's value, when it switched the library off (Saw)
+}
+
+// Saw records what popmon run saw of the job that the session folder
+// cannot say, for Explain: how many processes started measuring (their
+// live files; -1 when unknown) and the job's environment. A job none of
+// whose processes started measuring did not fail to write for want of
+// room, however small the file system: Full is cleared.
+func (s *Result) Saw(measured int, environ []string) {
+	if measured == 0 {
+		s.noneStarted, s.Full = true, ""
+	}
+	s.disabled, _ = Disabled(environ)
+}
+
+// Disabled returns the value of POPMON_DISABLE in environ (the last one)
+// and whether it switches the library off, by the library's rule (set,
+// not empty, not 0, no or off: shim/base/process.c, popmon_env_true).
+func Disabled(environ []string) (string, bool) {
+	v, set := "", false
+	for _, kv := range environ {
+		if val, ok := strings.CutPrefix(kv, "POPMON_DISABLE="); ok {
+			v, set = val, true
+		}
+	}
+	if !set || v == "" || v == "0" || v == "no" || v == "off" {
+		return "", false
+	}
+	return v, true
+}
+
+// DisabledLine is the one line that says POPMON_DISABLE switches the
+// measurement off ("" when it does not): for popmon exec's start and the
+// end of a popmon run that measured nothing.
+func DisabledLine(environ []string) string {
+	v, ok := Disabled(environ)
+	if !ok {
+		return ""
+	}
+	return disabledSentence(v)
+}
+
+func disabledSentence(v string) string {
+	return fmt.Sprintf("POPMON_DISABLE=%s is set in the environment: it switches popmon's measurement off in every process, "+
+		"so nothing is measured (unset it, or set it to 0, to measure)", safeValue(v))
+}
+
+// safeValue is a variable's value fit to print in one line: at most 40
+// bytes, escaped (safetext).
+func safeValue(v string) string {
+	if len(v) > 40 {
+		return safetext.Text(v[:40]) + "…"
+	}
+	return safetext.Text(v)
 }
 
 // Read picks the measurements of a session: every MPI job's file;
@@ -196,6 +254,8 @@ func (s *Result) Explain(command string, refused []string, killed syscall.Signal
 		out = append(out, refused...)
 	}
 	switch {
+	case s.disabled != "":
+		out = append(out, "no measurement was written: "+disabledSentence(s.disabled))
 	case killed != 0:
 		out = append(out, fmt.Sprintf("no measurement was written: %s was killed by %s before its processes finished "+
 			"(the library writes the measurement at MPI_Finalize, or at exit without MPI)", command, signalName(killed)))
@@ -204,6 +264,10 @@ func (s *Result) Explain(command string, refused []string, killed syscall.Signal
 	case s.Full != "":
 		out = append(out, fmt.Sprintf("no measurement was written: %s: the library could not write the "+
 			"measurement there, nor keep it elsewhere (its line above says why)", s.Full))
+	case s.noneStarted:
+		out = append(out, fmt.Sprintf("no measurement was written: no process that %s started was measured "+
+			"(did the program start? a statically linked program is not measured, nor one that a job script "+
+			"starts with an LD_PRELOAD that drops popmon's library: keep it, LD_PRELOAD=\"$LD_PRELOAD:other.so\")", command))
 	default:
 		out = append(out, fmt.Sprintf("no measurement was written: %s ran no program popmon could measure "+
 			"(did the program call MPI_Finalize? a job script that sets LD_PRELOAD must keep popmon's library in it: "+

@@ -98,3 +98,59 @@ func TestCheckLiveDir(t *testing.T) {
 		t.Errorf("another folder's live folder accepted")
 	}
 }
+
+// TestDisabled: POPMON_DISABLE switches the library off by the library's
+// rule (set, not empty, not 0, no or off; the last one counts).
+func TestDisabled(t *testing.T) {
+	for _, c := range []struct {
+		env  []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"POPMON_DISABLE="}, ""},
+		{[]string{"POPMON_DISABLE=0"}, ""},
+		{[]string{"POPMON_DISABLE=no"}, ""},
+		{[]string{"POPMON_DISABLE=off"}, ""},
+		{[]string{"POPMON_DISABLE=1"}, "1"},
+		{[]string{"POPMON_DISABLE=yes"}, "yes"},
+		{[]string{"POPMON_DISABLE=1", "POPMON_DISABLE=0"}, ""},
+		{[]string{"XPOPMON_DISABLE=1", "POPMON_DISABLED=1"}, ""},
+	} {
+		v, ok := Disabled(c.env)
+		if v != c.want || ok != (c.want != "") {
+			t.Errorf("%q: %q %v, want %q", c.env, v, ok, c.want)
+		}
+	}
+	if got := DisabledLine([]string{"POPMON_DISABLE=\x1b[31m"}); strings.ContainsRune(got, 0x1b) {
+		t.Errorf("a control character printed: %q", got)
+	}
+}
+
+// TestExplainWhatHappened: what popmon run saw (Saw) decides the sentence:
+// POPMON_DISABLE names itself; a job none of whose processes started
+// measuring is not blamed on a small file system.
+func TestExplainWhatHappened(t *testing.T) {
+	disabled := &Result{Full: "the file system of /x is full (60 KiB free)"}
+	disabled.Saw(0, []string{"POPMON_DISABLE=1"})
+	if got := strings.Join(disabled.Explain("mpirun", nil, 0), "\n"); !strings.Contains(got, "POPMON_DISABLE=1 is set") ||
+		strings.Contains(got, "MPI_Finalize") || strings.Contains(got, "full") {
+		t.Errorf("POPMON_DISABLE: %s", got)
+	}
+	never := &Result{Full: "the file system of /x is full (60 KiB free)"}
+	never.Saw(0, nil)
+	got := strings.Join(never.Explain("mpirun", nil, 0), "\n")
+	if !strings.Contains(got, "no process that mpirun started was measured") || strings.Contains(got, "full") ||
+		strings.Contains(got, "line above") || never.Full != "" {
+		t.Errorf("never started on a small file system: %s (Full %q)", got, never.Full)
+	}
+	full := &Result{Full: "the file system of /x is full (0 KiB free)"}
+	full.Saw(2, nil)
+	if got := strings.Join(full.Explain("mpirun", nil, 0), "\n"); !strings.Contains(got, "is full") {
+		t.Errorf("measured processes on a full file system: %s", got)
+	}
+	unknown := &Result{}
+	unknown.Saw(-1, nil)
+	if got := strings.Join(unknown.Explain("mpirun", nil, 0), "\n"); !strings.Contains(got, "did the program call MPI_Finalize") {
+		t.Errorf("without live files: %s", got)
+	}
+}

@@ -32,6 +32,10 @@ func AttachTrace(session, final string) []string {
 	if _, err := os.Stat(src); err != nil {
 		return []string{fmt.Sprintf("no trace: the processes wrote none to %s", src)}
 	}
+	if k, _ := outfile.TargetKind(final); k == outfile.Through {
+		// -o /dev/null, a pipe: nothing to read back, nowhere beside it.
+		return []string{fmt.Sprintf("the trace is not kept: the measurement went to %s, a device or a pipe", final)}
+	}
 	m, err := measure.ReadFile(final)
 	if err != nil {
 		return []string{fmt.Sprintf("the trace is not attached: %v", err)}

@@ -8,12 +8,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/popmon/popmon/internal/subprocess"
 )
 
 const (
@@ -59,7 +60,7 @@ func compilerIdentity(ctx context.Context, compiler string, noMPI bool, memoDir 
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		if v, err := exec.CommandContext(ctx, compiler, "--version").CombinedOutput(); err == nil {
+		if v, err := subprocess.Command(ctx, compiler, "--version").CombinedOutput(); err == nil {
 			version = v
 		}
 	}()
@@ -68,7 +69,7 @@ func compilerIdentity(ctx context.Context, compiler string, noMPI bool, memoDir 
 		go func() {
 			defer wg.Done()
 			for _, flag := range []string{"-show", "--showme"} {
-				if v, err := exec.CommandContext(ctx, compiler, flag).CombinedOutput(); err == nil {
+				if v, err := subprocess.Command(ctx, compiler, flag).CombinedOutput(); err == nil {
 					show = v
 					break
 				}
@@ -116,7 +117,7 @@ func compilerIdentity(ctx context.Context, compiler string, noMPI bool, memoDir 
 func preprocessMPI(ctx context.Context, compiler, depDir string) ([]byte, []string, error) {
 	run := func(extra ...string) ([]byte, string, error) {
 		var stderr bytes.Buffer
-		cmd := exec.CommandContext(ctx, compiler, append([]string{"-E", "-P", "-x", "c", "-"}, extra...)...)
+		cmd := subprocess.Command(ctx, compiler, append([]string{"-E", "-P", "-x", "c", "-"}, extra...)...)
 		cmd.Stdin = strings.NewReader(mpiProbe)
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()

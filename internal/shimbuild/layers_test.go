@@ -22,7 +22,7 @@ var cLayers = []struct {
 	files []string // sources and headers; a .c's .h of the same name is in its layer
 }{
 	{"base", []string{
-		"base/clock.c", "base/process.c", "base/threads.c", "base/warn.c",
+		"base/clock.c", "base/env.c", "base/process.c", "base/threads.c", "base/warn.c",
 		// Declarations only: the public API, the generated call table
 		// (whose name and kind tables mpi/mpi_wrappers.c defines, see
 		// generatedData) and the ABIs of OMPT, CUPTI and rocprofiler.

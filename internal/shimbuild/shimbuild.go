@@ -20,10 +20,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	popmon "github.com/popmon/popmon"
+	"github.com/popmon/popmon/internal/subprocess"
 )
 
 // ErrNoMPICC is returned when no MPI compiler wrapper can be found.
@@ -188,7 +190,7 @@ func buildKey(ctx context.Context, compiler string, opts Options, memoDir string
 		return "", "", nil, err
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "popmon-shim v1\nnompi=%v werror=%v\n", opts.NoMPI, opts.Werror || os.Getenv("POPMON_WERROR") == "1")
+	fmt.Fprintf(h, "popmon-shim v1\nnompi=%v werror=%v\n", opts.NoMPI, opts.Werror || werrorEnv())
 	fmt.Fprintf(h, "%s\n", versionDefine())
 	h.Write(identity)
 	hashSources(h, sources)
@@ -321,7 +323,7 @@ func compile(ctx context.Context, compiler string, opts Options, sources map[str
 	sort.Strings(cfiles)
 	args := []string{"-std=c11", "-O2", "-fPIC", "-shared", "-Wall", "-Wextra",
 		"-fvisibility=default", "-D_GNU_SOURCE", versionDefine(), "-I."}
-	if opts.Werror || os.Getenv("POPMON_WERROR") == "1" {
+	if opts.Werror || werrorEnv() {
 		args = append(args, "-Werror")
 	}
 	if opts.NoMPI {
@@ -330,7 +332,7 @@ func compile(ctx context.Context, compiler string, opts Options, sources map[str
 	args = append(args, "-o", libName)
 	args = append(args, cfiles...)
 	args = append(args, "-ldl", "-lpthread", "-Wl,--version-script=exports.map")
-	cmd := exec.CommandContext(ctx, compiler, args...)
+	cmd := subprocess.Command(ctx, compiler, args...)
 	cmd.Dir = tmp
 	outb, err := cmd.CombinedOutput()
 	if err != nil {
@@ -377,7 +379,7 @@ var errNoneBuilt = errors.New("no library built from these sources in the cache"
 // the part of the cache key a node without a compiler can compute.
 func sourcesID(opts Options, sources map[string][]byte) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "popmon-shim sources v1\nnompi=%v werror=%v\n", opts.NoMPI, opts.Werror || os.Getenv("POPMON_WERROR") == "1")
+	fmt.Fprintf(h, "popmon-shim sources v1\nnompi=%v werror=%v\n", opts.NoMPI, opts.Werror || werrorEnv())
 	fmt.Fprintf(h, "%s\n", versionDefine())
 	hashSources(h, sources)
 	return hex.EncodeToString(h.Sum(nil))
@@ -448,4 +450,27 @@ func FindBuilt(opts Options) (*Library, error) {
 		}
 	}
 	return found[best], nil
+}
+
+// werrorWarned makes werrorEnv's line one per process.
+var werrorWarned sync.Once
+
+// werrorEnv reads POPMON_WERROR (the tests' and CI's switch: warnings are
+// errors when building the library): 1, on, yes, true; 0, off, no, false
+// or unset. Another value is off, with one line, as libpopmon says of its
+// own variables (shim/base/env.c); empty is unset.
+func werrorEnv() bool {
+	v, set := os.LookupEnv("POPMON_WERROR")
+	switch v {
+	case "1", "on", "yes", "true":
+		return true
+	case "", "0", "off", "no", "false":
+		return false
+	}
+	if set {
+		werrorWarned.Do(func() {
+			fmt.Fprintf(os.Stderr, "popmon: POPMON_WERROR=%q: not one of 1, 0, on, off, yes, no, true, false; using 0\n", v)
+		})
+	}
+	return false
 }

@@ -11,11 +11,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/popmon/popmon/internal/subprocess"
 )
 
 const (
@@ -243,7 +244,7 @@ func buildProbe(ctx context.Context, compiler, tmp string) (string, error) {
 		return "", fmt.Errorf("writing the load probe: %w", err)
 	}
 	bin := filepath.Join(tmp, "load_probe")
-	cmd := exec.CommandContext(ctx, compiler, "-o", bin, src, "-ldl")
+	cmd := subprocess.Command(ctx, compiler, "-o", bin, src, "-ldl")
 	cmd.Dir = tmp
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building the load-test program with %s failed: %v: %s", compiler, err, firstLine(string(out)))
@@ -258,8 +259,8 @@ func buildProbe(ctx context.Context, compiler, tmp string) (string, error) {
 func loadTest(ctx context.Context, probe, lib string) error {
 	ctx, cancel := context.WithTimeout(ctx, loadTestTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, probe)
-	cmd.Env = loadTestEnv(os.Environ(), lib)
+	cmd := subprocess.Command(ctx, probe)
+	cmd.Env = loadTestEnv(cmd.Env, lib)
 	cmd.Dir = filepath.Dir(probe)
 	var out bytes.Buffer
 	cmd.Stdout = &out

@@ -17,10 +17,16 @@ import (
 // efficiencies, so it should print this note for such files).
 const NoteImpossibleLoadBalance = "DLB's own load balance In/Out are impossible"
 
-// placement is the synthesized run: per rank its CPUs and node.
+// summaryAbove is the number of processes beyond which a converted file
+// is in summary form: libpopmon's default limit (a variable for the tests,
+// which compare both forms).
+var summaryAbove = measure.DefaultProcessRecordLimit
+
+// placement is the synthesized run: per rank its CPUs, per node its
+// ranks.
 type placement struct {
-	cpus []int // file-level CPUs of each process
-	node []int // node of each process, contiguous blocks
+	cpus  vec // file-level CPUs of each process
+	nodes vec // ranks of each node: contiguous blocks, the larger first
 }
 
 // build turns a parsed file into a measurement.
@@ -50,17 +56,26 @@ func build(f *file, path string) (*measure.Measurement, error) {
 	if maxRegionRanks > ranks && ranks > 0 {
 		notes = append(notes, fmt.Sprintf("The file's resources list %d MPI ranks but a region has %d: %d processes were synthesized.", ranks, maxRegionRanks, P))
 	}
-	if len(regs)*P > maxAccounts {
-		return nil, fmt.Errorf("%d regions × %d MPI ranks is more than popmon converts (%d process accounts)", len(regs), P, maxAccounts)
-	}
 	devices := deviceCount(regs, gpus)
-	if len(regs)*devices > maxAccounts {
-		return nil, fmt.Errorf("%d regions × %d GPUs is more than popmon converts (%d device accounts)", len(regs), devices, maxAccounts)
-	}
 	if err := backed(regs, P, devices); err != nil {
 		return nil, err
 	}
+	if devices > maxDevices {
+		return nil, fmt.Errorf("the file declares %d GPUs (numGpus) with device times; popmon converts at most %d (more than any machine has), as each device gets its own accounts", devices, maxDevices)
+	}
+	if len(regs)*devices > maxAccounts {
+		return nil, fmt.Errorf("%d regions × %d GPUs is more than popmon converts (%d device accounts)", len(regs), devices, maxAccounts)
+	}
 	N := min(max(nodes, 1), P)
+	// Beyond a few thousand process accounts the measurement is in
+	// summary form (as libpopmon writes it for large jobs): its cost does
+	// not grow with the declared ranks. Its nodes are still walked one by
+	// one (each node's MPI time), which the file's regions times nodes
+	// bound.
+	summary := P > summaryAbove || len(regs)*P > maxFullAccounts
+	if summary && len(regs)*N > maxAccounts {
+		return nil, fmt.Errorf("%d regions × %d nodes is more than popmon converts (%d node accounts)", len(regs), N, maxAccounts)
+	}
 	if nodes > P {
 		notes = append(notes, fmt.Sprintf("The file lists %d nodes for %d MPI ranks: %d nodes were used.", nodes, P, N))
 	}
@@ -71,7 +86,7 @@ func build(f *file, path string) (*measure.Measurement, error) {
 		cpus = P
 	}
 
-	pl := placement{cpus: splitInts(cpus, P), node: blocks(P, N)}
+	pl := placement{cpus: splitCounts(cpus, P), nodes: splitCounts(P, N)}
 	m := &measure.Measurement{
 		Format:    measure.Format,
 		Version:   measure.Version,
@@ -91,11 +106,29 @@ func build(f *file, path string) (*measure.Measurement, error) {
 			notes = append(notes, fmt.Sprintf("The file's timestamp %q is neither DLB's layout (%s) nor RFC 3339: the measurement has no timestamp.", f.timestamp, TimeLayout))
 		}
 	}
-	maxThreads := 0
-	for i := 0; i < P; i++ {
-		m.Processes = append(m.Processes, measure.Process{Rank: i, Node: pl.node[i], CPUs: pl.cpus[i]})
-		m.Resources.CPUs += pl.cpus[i]
-		maxThreads = max(maxThreads, pl.cpus[i])
+	m.Resources.CPUs = int(pl.cpus.sum())
+	maxThreads := int(pl.cpus.first()) // the larger shares first
+	if summary {
+		m.Version = max(m.Version, measure.SummaryVersion)
+		m.Summarized = &measure.Summarized{Processes: P, Limit: measure.DefaultProcessRecordLimit}
+	} else {
+		m.Processes = make([]measure.Process, 0, P)
+		node := 0
+		for _, r := range pl.nodes {
+			for range r.n {
+				for range r.v {
+					m.Processes = append(m.Processes, measure.Process{Rank: len(m.Processes), Node: node})
+				}
+				node++
+			}
+		}
+		i := 0
+		for _, r := range pl.cpus {
+			for range r.n {
+				m.Processes[i].CPUs = int(r.v)
+				i++
+			}
+		}
 	}
 
 	counters := ref.cycles > 0 && ref.instructions > 0 && !ref.badCounters
@@ -151,20 +184,25 @@ func build(f *file, path string) (*measure.Measurement, error) {
 	hybridMPI := false   // a region with MPI time and several CPUs per rank
 	for i := range regs {
 		r := &regs[i]
-		g, info := account(r, &pl, counters)
-		if !addGPUAccounts(&g, r, len(m.GPUDevices)) {
+		sy, info := account(r, &pl, counters)
+		devs, exact := gpuAccounts(r, len(m.GPUDevices))
+		if !exact {
 			gpuInexact = append(gpuInexact, r.name)
 		}
-		if d := gpuDisagreement(&g, r, len(m.GPUDevices)); len(d) > 0 {
+		if d := gpuDisagreement(devs, r, len(m.GPUDevices)); len(d) > 0 {
 			gpuDiffer = append(gpuDiffer, fmt.Sprintf("%s: %s", quote(r.name), strings.Join(d, ", ")))
 		}
-		m.Regions = append(m.Regions, g)
+		if summary {
+			m.Regions = append(m.Regions, sy.summary(r.name, devs))
+		} else {
+			m.Regions = append(m.Regions, sy.region(r.name, devs))
+		}
 		if hasMPI && r.mpi+r.mpiWorkerIdle > 0 {
 			dist[info.tier] = append(dist[info.tier], r.name)
 			if info.why != "" {
 				reasons[info.tier] = append(reasons[info.tier], fmt.Sprintf("%s: %s", quote(r.name), info.why))
 			}
-			hybridMPI = hybridMPI || len(g.Processes) > 0 && regionCPUs(&g) > len(g.Processes)
+			hybridMPI = hybridMPI || sy.pr > 0 && info.cpus > sy.pr
 		}
 		if info.serShort {
 			serShort = append(serShort, r.name)
@@ -172,9 +210,9 @@ func build(f *file, path string) (*measure.Measurement, error) {
 		if info.overBy > 0 {
 			over = append(over, r.name)
 			maxOver = max(maxOver, info.overBy)
-			moreThreads = moreThreads || r.ompThreads > regionCPUs(&g)
+			moreThreads = moreThreads || r.ompThreads > info.cpus
 		}
-		if regionCPUs(&g) == len(g.Processes) && len(g.Processes) > 0 && r.elapsed > 0 && r.useful > 0 {
+		if info.cpus == sy.pr && sy.pr > 0 && r.elapsed > 0 && r.useful > 0 {
 			if info.derived {
 				derived = append(derived, r.name)
 			} else {
@@ -411,6 +449,8 @@ type accounted struct {
 	// derived says the per-process useful times were derived (one CPU per
 	// process, equal elapsed times; see deriveUseful).
 	derived bool
+	// cpus is the CPUs of the region's processes.
+	cpus int
 	// overBy is by how much (a fraction) the file's times exceed
 	// elapsedTime × numCpus beyond the invariant's tolerance; 0 if not.
 	overBy float64
@@ -428,38 +468,40 @@ type accounted struct {
 // process's CPUs) or nowhere (earlier DLB): mpiTime is recorded as mpi_ns
 // and ompSerializationTime as omp_serialization_ns, which reproduces
 // DLB's efficiencies in either case.
-func account(r *region, pl *placement, counters bool) (measure.Region, accounted) {
-	P := len(pl.cpus)
+func account(r *region, pl *placement, counters bool) (*synth, accounted) {
+	P := pl.cpus.length()
 	pr := r.ranks
 	if pr < 1 || pr > P {
 		pr = P
 	}
-	cpus := pl.cpus[:pr]
+	cpus := pl.cpus.slice(0, pr)
 	if r.cpus > 0 {
-		cpus = splitInts(max(r.cpus, pr), pr)
+		cpus = splitCounts(max(r.cpus, pr), pr)
 	}
-	byCPU := func(total int64) []int64 { return splitInt64(total, cpus) }
-	even := func(total int64) []int64 { return splitInt64(total, ones(pr)) }
+	byCPU := func(total int64) vec { return split(total, cpus) }
+	even := func(total int64) vec { return split(total, onesVec(pr)) }
+	nodes := pl.nodes.upTo(pr)
 
 	total := r.mpi + r.mpiWorkerIdle
-	mpi, tier, why := distributeMPI(total, r, cpus, pl.node[:pr])
+	mpi, tier, why := distributeMPI(total, r, cpus, int(nodes.first()))
 	info := accounted{tier: tier, why: why}
 	ser := r.ompSer
 	if r.hasWorkerIdle {
 		info.serShort = ser < r.mpiWorkerIdle
 		ser = max(ser-r.mpiWorkerIdle, 0)
 	}
-	useful, ompLB, ompSched, ompSer, gpu := byCPU(r.useful), byCPU(r.ompLB), byCPU(r.ompSched), byCPU(ser), byCPU(r.gpuRuntime)
-	visits, calls, pars, tasks, gcalls := even(r.measurements), even(r.mpiCalls), even(r.ompParallels), even(r.ompTasks), even(r.gpuCalls)
-	var cyc, ins []int64
+	s := &synth{
+		pr: pr, cpus: cpus, nodes: nodes, elapsed: r.elapsed,
+		useful: byCPU(r.useful), ompLB: byCPU(r.ompLB), ompSched: byCPU(r.ompSched), ompSer: byCPU(ser), gpu: byCPU(r.gpuRuntime),
+		visits: even(r.measurements), calls: even(r.mpiCalls), pars: even(r.ompParallels), tasks: even(r.ompTasks), gcalls: even(r.gpuCalls),
+		cyc: constVec(pr, 0), ins: constVec(pr, 0),
+	}
 	if counters {
-		cyc, ins = byCPU(r.cycles), byCPU(r.instructions)
+		s.cyc, s.ins = byCPU(r.cycles), byCPU(r.instructions)
 	}
 
-	C := 0
-	for _, c := range cpus {
-		C += c
-	}
+	C := int(cpus.sum())
+	info.cpus = C
 	sum := float64(r.useful) + float64(total) + float64(r.ompLB) + float64(r.ompSched) + float64(ser) + float64(r.gpuRuntime)
 	if exp := float64(r.elapsed) * float64(C); sum > exp && !measure.AddsUp(sum, float64(r.elapsed), C) {
 		info.overBy = math.Inf(1)
@@ -468,43 +510,120 @@ func account(r *region, pl *placement, counters bool) (measure.Region, accounted
 		}
 	}
 	if C == pr && tier != tierEven && measure.AddsUp(sum, float64(r.elapsed), C) {
-		others := make([]int64, pr)
-		for i := range others {
-			others[i] = mpi[i] + ompLB[i] + ompSched[i] + ompSer[i] + gpu[i]
-		}
+		others := zip(zip(zip(mpi, s.ompLB, plus), zip(s.ompSched, s.ompSer, plus), plus), s.gpu, plus)
 		if u, ok := deriveUseful(r.useful, r.elapsed, others); ok {
-			useful, info.derived = u, true
+			s.useful, s.derived, info.derived = u, true, true
 		}
 	}
 
-	g := measure.Region{Name: r.name, Processes: make([]measure.ProcessAccounts, pr)}
-	for i := 0; i < pr; i++ {
+	// mpi is each process's share of mpiTime + mpiWorkerIdleTime; a file
+	// with mpiWorkerIdleTime has Mw apart.
+	s.mpi, s.workerIdle = mpi, constVec(pr, 0)
+	if r.mpiWorkerIdle > 0 && total > 0 {
+		s.mpi = mpi.mapVec(func(x int64) int64 {
+			return min(max(int64(math.Round(float64(x)*float64(r.mpi)/float64(total))), 0), x)
+		})
+		s.workerIdle = zip(mpi, s.mpi, func(x, m int64) int64 { return x - m })
+	}
+	return s, info
+}
+
+// synth is one region's synthesized processes, ranks 0 … pr−1, as
+// vectors in run-length form (see [vec]): a few runs each, whatever pr.
+type synth struct {
+	pr      int
+	cpus    vec
+	nodes   vec // ranks of each node (contiguous blocks from rank 0)
+	elapsed int64
+	// derived says useful was derived and is every process's only
+	// thread's (see [deriveUseful]).
+	derived                                      bool
+	useful, mpi, workerIdle                      vec
+	ompLB, ompSched, ompSer, gpu                 vec
+	visits, calls, pars, tasks, gcalls, cyc, ins vec
+}
+
+// each calls f for every run of processes with equal accounts: ranks
+// first … first+n−1, each with a (a.Rank is first).
+func (s *synth) each(f func(a *measure.ProcessAccounts, first, n int)) {
+	xs := []vec{s.cpus, s.visits, s.useful, s.mpi, s.workerIdle, s.ompLB, s.ompSched, s.ompSer, s.gpu,
+		s.calls, s.pars, s.tasks, s.gcalls, s.cyc, s.ins}
+	segments(xs, func(g segment) {
+		v := g.v
 		a := measure.ProcessAccounts{
-			Rank: i, CPUs: cpus[i], Visits: visits[i], ElapsedNS: r.elapsed,
-			UsefulNS: useful[i], OMPLoadImbalanceNS: ompLB[i], OMPSchedulingNS: ompSched[i],
-			OMPSerializationNS: ompSer[i], GPURuntimeNS: gpu[i],
-			MPICalls: calls[i], OMPParallels: pars[i], OMPTasks: tasks[i], GPURuntimeCalls: gcalls[i],
+			Rank: g.start, CPUs: int(v[0]), Visits: v[1], ElapsedNS: s.elapsed,
+			UsefulNS: v[2], MPINS: v[3], MPIWorkerIdleNS: v[4],
+			OMPLoadImbalanceNS: v[5], OMPSchedulingNS: v[6], OMPSerializationNS: v[7], GPURuntimeNS: v[8],
+			MPICalls: v[9], OMPParallels: v[10], OMPTasks: v[11], GPURuntimeCalls: v[12],
+			Cycles: v[13], Instructions: v[14],
 		}
-		// mpi[i] is the process's share of mpiTime + mpiWorkerIdleTime;
-		// a file with mpiWorkerIdleTime has Mw apart.
-		a.MPINS = mpi[i]
-		if r.mpiWorkerIdle > 0 && total > 0 {
-			a.MPINS = int64(math.Round(float64(mpi[i]) * float64(r.mpi) / float64(total)))
-			a.MPINS = min(max(a.MPINS, 0), mpi[i])
-			a.MPIWorkerIdleNS = mpi[i] - a.MPINS
-		}
-		if info.derived {
+		if s.derived {
 			// One CPU: its only thread has all the useful time. This
 			// also marks the process's times as derived, for pop's hybrid
 			// models.
 			a.ThreadUsefulMaxNS = a.UsefulNS
 		}
-		if counters {
-			a.Cycles, a.Instructions = cyc[i], ins[i]
+		f(&a, g.start, g.n)
+	})
+}
+
+// region returns the region named name with one account per process and
+// the GPU device accounts devs, device d on process d mod pr (the full
+// form).
+func (s *synth) region(name string, devs []measure.GPUDeviceAccount) measure.Region {
+	g := measure.Region{Name: name, Processes: make([]measure.ProcessAccounts, 0, s.pr)}
+	s.each(func(a *measure.ProcessAccounts, first, n int) {
+		for i := first; i < first+n; i++ {
+			a.Rank = i
+			g.Processes = append(g.Processes, *a)
 		}
-		g.Processes[i] = a
+	})
+	for _, d := range devs {
+		a := &g.Processes[d.Device%s.pr]
+		a.GPUDevices = append(a.GPUDevices, d)
 	}
-	return g, info
+	return g
+}
+
+// summary returns the region named name in summary form, with the GPU
+// device accounts devs: the same summary the full form gives, computed
+// from the runs.
+func (s *synth) summary(name string, devs []measure.GPUDeviceAccount) measure.Region {
+	b := measure.NewSummaryBuilder()
+	s.each(b.Add)
+	// The nodes: a node's MPI time is the sum of its ranks'.
+	mpi := zip(s.mpi, s.workerIdle, plus)
+	mc, cc := cursor{x: mpi}, cursor{x: s.cpus}
+	for _, r := range s.nodes {
+		for range r.n {
+			b.AddNode(mc.next(int(r.v)), int(cc.next(int(r.v))), 1)
+		}
+	}
+	sum := b.Summary()
+	sum.Sum.GPUDevices = devs
+	return measure.Region{Name: name, Summary: &sum}
+}
+
+// cursor reads a vector's elements in order.
+type cursor struct {
+	x    vec
+	i    int // current run
+	used int // elements used of x[i]
+}
+
+// next returns the sum of the next n elements.
+func (c *cursor) next(n int) float64 {
+	var s float64
+	for n > 0 && c.i < len(c.x) {
+		k := min(n, c.x[c.i].n-c.used)
+		s += float64(k) * float64(c.x[c.i].v)
+		n -= k
+		c.used += k
+		if c.used == c.x[c.i].n {
+			c.i, c.used = c.i+1, 0
+		}
+	}
+	return s
 }
 
 // deriveUseful derives the useful time of each 1-CPU process of a region
@@ -513,21 +632,18 @@ func account(r *region, pl *placement, counters bool) (measure.Region, accounted
 // U_i = elapsed − others_i, the rounding difference to the file's total
 // useful time shared evenly. It fails when a process would get negative
 // useful time.
-func deriveUseful(total, elapsed int64, others []int64) ([]int64, bool) {
-	u := make([]int64, len(others))
-	var sum int64
-	for i, o := range others {
-		u[i] = max(elapsed-o, 0)
-		sum += u[i]
-	}
-	diff := total - sum
-	shares := splitInt64(absInt(diff), ones(len(u)))
-	for i := range u {
+func deriveUseful(total, elapsed int64, others vec) (vec, bool) {
+	u := others.mapVec(func(o int64) int64 { return max(elapsed-o, 0) })
+	diff := total - u.sum()
+	shares := split(absInt(diff), onesVec(u.length()))
+	u = zip(u, shares, func(x, sh int64) int64 {
 		if diff < 0 {
-			shares[i] = -shares[i]
+			return x - sh
 		}
-		u[i] += shares[i]
-		if u[i] < 0 {
+		return x + sh
+	})
+	for _, r := range u {
+		if r.v < 0 {
 			return nil, false
 		}
 	}
@@ -565,39 +681,30 @@ const (
 // that DLB's numbers allow that (every process at or above minProc, every
 // node at or above minNode) and otherwise falls back: to minProc alone,
 // then to a split by CPUs. why says what was inconsistent.
-func distributeMPI(total int64, r *region, cpus, node []int) (x []int64, tier mpiTier, why string) {
-	n := len(cpus)
-	C := 0
-	k := 0 // ranks on node 0
-	c0Node := 0
-	for i := range cpus {
-		C += cpus[i]
-		if node[i] == node[0] {
-			k++
-			c0Node += cpus[i]
-		}
-	}
-	even := splitInt64(total, cpus)
+func distributeMPI(total int64, r *region, cpus vec, k int) (x vec, tier mpiTier, why string) {
+	n := cpus.length()
+	k = min(max(k, 1), n) // ranks on node 0
+	C := cpus.sum()
+	c0Node := cpus.slice(0, k).sum()
+	even := split(total, cpus)
 	if total == 0 {
 		return even, tierExact, ""
 	}
 	X := float64(total)
-	c0 := float64(cpus[0])
+	cpus0 := cpus.first()
+	c0 := float64(cpus0)
 	cn0 := float64(c0Node)
 	// DLB writes the minima rounded to ns (%.0f); allow a little more.
 	tol := 1 + 1e-9*float64(r.elapsed)
 
 	// rank0Rest gives rank 0 the amount a0 (normalized v = a0/cpus_0) and
 	// shares the rest by CPUs over the other ranks.
-	rank0Rest := func(a0 int64) []int64 {
+	rank0Rest := func(a0 int64) vec {
 		a0 = min(max(a0, 0), total)
 		if n == 1 {
 			a0 = total // DLB's value matched up to rounding
 		}
-		out := make([]int64, n)
-		out[0] = a0
-		copy(out[1:], splitInt64(total-a0, cpus[1:]))
-		return out
+		return concat(constVec(1, a0), split(total-a0, cpus.slice(1, n)))
 	}
 	tryProc := func(v float64) (bool, string) {
 		a0 := v * c0
@@ -608,7 +715,7 @@ func distributeMPI(total int64, r *region, cpus, node []int) (x []int64, tier mp
 			return true, ""
 		}
 		if a0 > X+tol*c0 {
-			return false, fmt.Sprintf("%.0f ns × %d CPUs exceeds mpiTime %d ns", v, cpus[0], total)
+			return false, fmt.Sprintf("%.0f ns × %d CPUs exceeds mpiTime %d ns", v, cpus0, total)
 		}
 		if rest := (X - a0) / (float64(C) - c0); rest < v-tol {
 			return false, fmt.Sprintf("the other processes would have %.0f ns of MPI time per CPU, below the minimum %.0f ns", rest, v)
@@ -630,14 +737,10 @@ func distributeMPI(total int64, r *region, cpus, node []int) (x []int64, tier mp
 				}
 				r0 = min(max(r0, 0), total-a0)
 			}
-			out := make([]int64, n)
-			out[0] = a0
-			copy(out[1:k], splitInt64(r0, cpus[1:k]))
-			copy(out[k:], splitInt64(total-a0-r0, cpus[k:]))
 			if k == n && k == 1 {
-				out[0] = total
+				return constVec(1, total), tierExact, ""
 			}
-			return out, tierExact, ""
+			return concat(constVec(1, a0), split(r0, cpus.slice(1, k)), split(total-a0-r0, cpus.slice(k, n))), tierExact, ""
 		}
 		ok2, reason2 := tryProc(r.minProc)
 		if ok2 {
@@ -655,7 +758,7 @@ func distributeMPI(total int64, r *region, cpus, node []int) (x []int64, tier mp
 		// useful time, not necessarily the minimum.
 		a0 := r.ofMaxUseful * c0
 		if n == 1 && math.Abs(X-a0) > tol*c0 || a0 > X+tol*c0 {
-			return even, tierEven, fmt.Sprintf("mpiNormdOfMaxUseful %.0f ns × %d CPUs does not fit mpiTime %d ns", r.ofMaxUseful, cpus[0], total)
+			return even, tierEven, fmt.Sprintf("mpiNormdOfMaxUseful %.0f ns × %d CPUs does not fit mpiTime %d ns", r.ofMaxUseful, cpus0, total)
 		}
 		if n == 1 {
 			return even, tier35, ""
@@ -728,15 +831,6 @@ func mpiNotes(dist map[mpiTier][]string, reasons map[mpiTier][]string, workerIdl
 		notes = append(notes, fmt.Sprintf("MPI time is split evenly by CPUs because DLB's MPI minima are absent or inconsistent with the totals (%s): communication efficiency and load balance of these regions are not DLB's (%s).", strings.Join(first(reasons[tierEven], 3), "; "), regionList(rs)))
 	}
 	return notes
-}
-
-// regionCPUs returns Σ CPUs of g's processes.
-func regionCPUs(g *measure.Region) int {
-	c := 0
-	for i := range g.Processes {
-		c += g.Processes[i].CPUs
-	}
-	return c
 }
 
 // impossible reports whether DLB's efficiency v (NaN: absent) is outside
@@ -830,72 +924,6 @@ func first(s []string, n int) []string {
 }
 
 func quote(s string) string { return fmt.Sprintf("%q", s) }
-
-// splitInts splits total into n parts as evenly as possible, the remainder
-// to the first parts, each at least 1.
-func splitInts(total, n int) []int {
-	out := make([]int, n)
-	if n == 0 {
-		return out
-	}
-	q, r := total/n, total%n
-	for i := range out {
-		out[i] = max(q, 1)
-		if i < r {
-			out[i]++
-		}
-	}
-	return out
-}
-
-// splitInt64 splits total (≥ 0) into parts proportional to the weights
-// (each ≥ 1), exactly: the parts sum to total, the rounding remainder goes
-// to the first parts.
-func splitInt64(total int64, w []int) []int64 {
-	out := make([]int64, len(w))
-	if len(w) == 0 || total <= 0 {
-		return out
-	}
-	var W int64
-	for _, x := range w {
-		W += int64(x)
-	}
-	q, r := total/W, total%W
-	var sum int64
-	for i, x := range w {
-		// q·x ≤ total; r·x < W·x ≤ W² fits for W ≤ 2^31.
-		out[i] = q*int64(x) + r*int64(x)/W
-		sum += out[i]
-	}
-	for i := 0; sum < total; i = (i + 1) % len(w) {
-		out[i]++
-		sum++
-	}
-	return out
-}
-
-// blocks places n ranks on k nodes in contiguous blocks, the larger blocks
-// first.
-func blocks(n, k int) []int {
-	out := make([]int, n)
-	sizes := splitInts(n, k)
-	i := 0
-	for node, s := range sizes {
-		for j := 0; j < s && i < n; j++ {
-			out[i] = node
-			i++
-		}
-	}
-	return out
-}
-
-func ones(n int) []int {
-	out := make([]int, n)
-	for i := range out {
-		out[i] = 1
-	}
-	return out
-}
 
 func plural(n int, one, many string) string {
 	if n == 1 {

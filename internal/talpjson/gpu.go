@@ -61,13 +61,13 @@ func deviceCount(regs []region, n int) int {
 // the region's other devices (numGpus, at most n) share the rest of
 // gpuUsefulTime and gpuUsefulTime + gpuCommunicationTime evenly, each
 // kept within the maxima. Maxima missing from the file (0) are those of
-// an even split. Device d belongs to process d mod P. It returns
+// an even split. It returns the accounts with some time, by device, and
 // false when the times could not be honoured exactly (the file's maxima
 // are below its sums over one device, or above them).
-func addGPUAccounts(g *measure.Region, r *region, n int) bool {
+func gpuAccounts(r *region, n int) ([]measure.GPUDeviceAccount, bool) {
 	t := r.gpuTimes
-	if !t.any() || n < 1 || len(g.Processes) == 0 {
-		return true
+	if !t.any() || n < 1 {
+		return nil, true
 	}
 	k := regionGPUs(r, n)
 	active := satAdd64(t.useful, t.comm)
@@ -97,15 +97,14 @@ func addGPUAccounts(g *measure.Region, r *region, n int) bool {
 			act = append(act, a)
 		}
 	}
-	P := len(g.Processes)
+	var devs []measure.GPUDeviceAccount
 	for d := range k {
 		if useful[d] == 0 && act[d] == 0 {
 			continue
 		}
-		a := &g.Processes[d%P]
-		a.GPUDevices = append(a.GPUDevices, measure.GPUDeviceAccount{Device: d, UsefulNS: useful[d], ActiveNS: act[d]})
+		devs = append(devs, measure.GPUDeviceAccount{Device: d, UsefulNS: useful[d], ActiveNS: act[d]})
 	}
-	return exact
+	return devs, exact
 }
 
 // regionGPUs is the number of devices DLB counted in region r (its
@@ -128,26 +127,18 @@ func ceilDiv(a, b int64) int64 {
 
 // gpuDisagreement returns, for a region whose file has GPU efficiencies,
 // the keys whose written value differs from what DLB's formulas give with
-// the synthesized accounts and the region's numGpus (more than DLB's
+// the synthesized device accounts devs (one per device) and the region's numGpus (more than DLB's
 // rounding to 2 decimals), as
 // "gpuLoadBalance 1.00 (times: 0.50)"; nil when all agree.
-func gpuDisagreement(g *measure.Region, r *region, n int) []string {
+func gpuDisagreement(devs []measure.GPUDeviceAccount, r *region, n int) []string {
 	if n < 1 || !(r.elapsed > 0) {
 		return nil
 	}
-	gu := make([]float64, n)
-	ga := make([]float64, n)
-	for _, a := range g.Processes {
-		for _, d := range a.GPUDevices {
-			gu[d.Device] = max(gu[d.Device], float64(d.UsefulNS))
-			ga[d.Device] = max(ga[d.Device], float64(d.ActiveNS))
-		}
-	}
 	var sum, mu, ma float64
-	for d := range n {
-		sum += gu[d]
-		mu = max(mu, gu[d])
-		ma = max(ma, ga[d])
+	for _, d := range devs {
+		sum += float64(d.UsefulNS)
+		mu = max(mu, float64(d.UsefulNS))
+		ma = max(ma, float64(d.ActiveNS))
 	}
 	T, N := float64(r.elapsed), float64(regionGPUs(r, n)) // DLB's N: the region's devices
 	// In the order of the device tree: parallel efficiency, load balance,

@@ -39,8 +39,15 @@ const (
 	maxRanks = 1 << 20
 	// maxCPUs bounds numCpus.
 	maxCPUs = 1 << 26
-	// maxAccounts bounds regions × processes.
+	// maxAccounts bounds regions × nodes (and regions × GPU devices).
 	maxAccounts = 1 << 20
+	// maxFullAccounts bounds regions × processes of the full form, one
+	// account each (about 1.5 KB while converting); a larger file gets
+	// the summary form, whose cost does not depend on the processes.
+	maxFullAccounts = 1 << 16
+	// maxDevices bounds the synthesized GPU devices: each has its own
+	// accounts.
+	maxDevices = 1 << 16
 	// unbackedRanks is how many processes (and GPU devices) a file may
 	// declare whatever its content. Beyond it, the declaration must be
 	// backed by the file's times (see [backed]): a TALP file holds sums,

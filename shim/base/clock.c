@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "base/clock.h"
+#include "base/env.h"
 #include "base/process.h"
 
 int popmon_clock_tsc;
@@ -117,6 +118,9 @@ uint64_t popmon_ticks_to_ns(uint64_t ticks)
 
 void popmon_clock_start(const char *mode)
 {
+	static const char *const modes[] = {"auto", "tsc", "monotonic", NULL};
+	if (!popmon_env_word("POPMON_CLOCK", mode, modes, "auto"))
+		mode = NULL;
 	if (mode && strcmp(mode, "monotonic") == 0)
 		popmon_clock_tsc = 0;
 	else

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/env.h"
 #include "base/process.h"
 
 struct popmon_process popmon_proc;
@@ -54,7 +55,14 @@ int popmon_started(void)
 int popmon_env_true(const char *name)
 {
 	const char *v = getenv(name);
-	return v && *v && strcmp(v, "0") != 0 && strcmp(v, "no") != 0 && strcmp(v, "off") != 0;
+	if (!v || !*v)
+		return 0;
+	if (popmon_env_rank(NULL) < 0) {
+		/* Not a rank: a launcher (or its proxy) has the job's environment
+		 * too, and the ranks say what is wrong with the value, once. */
+		return strcmp(v, "0") != 0 && strcmp(v, "no") != 0 && strcmp(v, "off") != 0 && strcmp(v, "false") != 0;
+	}
+	return popmon_env_switch(name, 0, 1); /* another word: true, as always, with one line */
 }
 
 /* A dormant process calls MPI_Init (by), or a utility's starts the GPU

@@ -36,6 +36,7 @@
 
 #include "accounts.h"
 #include "base/clock.h"
+#include "base/env.h"
 #include "base/process.h"
 #include "base/threads.h"
 #include "base/warn.h"
@@ -890,16 +891,7 @@ static int record_limit(MPI_Comm comm, int rank)
 {
 	int limit = 4096;
 	if (rank == 0) {
-		const char *v = getenv("POPMON_MAX_PROCESS_RECORDS");
-		if (v && *v) {
-			char *end;
-			long l = strtol(v, &end, 10);
-			if (*end == '\0' && l >= 0 && l <= INT_MAX)
-				limit = (int)l;
-			else
-				popmon_warn_once("limit", "POPMON_MAX_PROCESS_RECORDS=%.40s is not a number of processes: "
-							  "using 4096", v);
-		}
+		limit = (int)popmon_env_int("POPMON_MAX_PROCESS_RECORDS", 4096, 0, INT_MAX);
 	}
 	PMPI_Bcast(&limit, 1, MPI_INT, 0, comm);
 	return limit;

@@ -8,6 +8,8 @@
 
 #include <mpi.h>
 
+#include "base/env.h"
+#include "base/process.h"
 #include "base/clock.h"
 #include "base/threads.h"
 #include "base/warn.h"
@@ -18,9 +20,9 @@ int popmon_bytes_on = 1;
 
 __attribute__((constructor)) static void popmon_bytes_env(void)
 {
-	const char *e = getenv("POPMON_BYTES");
-	if (e && strcmp(e, "0") == 0)
-		popmon_bytes_on = 0;
+	/* Started up first, so that a launcher (inert) says nothing. */
+	popmon_ensure_init();
+	popmon_bytes_on = popmon_env_switch("POPMON_BYTES", 1, 1);
 }
 
 /* ------------------------------------------------------------ accounting */

@@ -18,6 +18,7 @@
 
 #include "accounts.h"
 #include "base/clock.h"
+#include "base/env.h"
 #include "base/process.h"
 #include "base/threads.h"
 #include "base/warn.h"
@@ -67,34 +68,31 @@ static size_t buffer_bytes = (size_t)64 << 20;
 static uint64_t records_written, flushes;
 static char trace_path[4096];
 
-/* POPMON_TRACE_BUFFER: bytes, with an optional k/m/g suffix (KiB...). */
-static size_t parse_size(const char *s, size_t dflt)
+/* POPMON_TRACE_BUFFER: bytes, with an optional k/m/g suffix (KiB...), per
+ * thread, its pages faulted in at once: at least 1 KiB (25 records), at most
+ * a quarter of the node's memory shared by the ranks on the node (when the
+ * launcher says how many) and 64 GiB; a bad value is the default 64m, with
+ * one line (popmon_env_size). */
+static size_t trace_buffer_size(void)
 {
-	if (!s || !*s)
-		return dflt;
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return dflt;
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	default: break;
+	unsigned long long hi = 64ull << 30, mem = popmon_physical_memory(), local = 1;
+	static const char *const locals[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"};
+	for (size_t i = 0; i < sizeof locals / sizeof locals[0] && local == 1; i++) {
+		const char *v = getenv(locals[i]);
+		long n = v ? strtol(v, NULL, 10) : 0;
+		if (n > 1 && n < 1 << 20)
+			local = (unsigned long long)n;
 	}
-	if (*end == 'i' || *end == 'B' || *end == 'b')
-		end++;
-	if (*end == 'B')
-		end++;
-	if (*end != '\0')
-		return dflt;
-	/* At least 1 KiB (25 records), at most 64 GiB. */
-	if (v < 1024)
-		v = 1024;
-	if (v > (64ull << 30))
-		v = 64ull << 30;
-	return (size_t)v;
+	char why[120] = "the largest popmon takes";
+	if (mem && mem / 4 / local < hi) {
+		hi = mem / 4 / local;
+		if (hi < (2ull << 20))
+			hi = 2ull << 20;
+		snprintf(why, sizeof why, "a quarter of this node's %llu MiB of memory shared by its %llu rank%s",
+			 mem >> 20, local, local == 1 ? "" : "s");
+	}
+	size_t dflt = buffer_bytes < hi ? buffer_bytes : (size_t)hi;
+	return (size_t)popmon_env_size("POPMON_TRACE_BUFFER", dflt, 1024, hi, why);
 }
 
 static int write_all(int fd, const struct iovec *iov, int n)
@@ -343,8 +341,7 @@ static void clock_sync(struct popmon_thread *t, int phase)
 
 void popmon_trace_init(uint64_t enter)
 {
-	const char *on = getenv("POPMON_TRACE");
-	if (!on || strcmp(on, "1") != 0)
+	if (!popmon_env_switch("POPMON_TRACE", 0, 0))
 		return;
 	struct popmon_thread *t = popmon_tls;
 	const char *dir = getenv("POPMON_TRACE_DIR");
@@ -353,7 +350,7 @@ void popmon_trace_init(uint64_t enter)
 					     "sets both)");
 		return;
 	}
-	buffer_bytes = parse_size(getenv("POPMON_TRACE_BUFFER"), buffer_bytes);
+	buffer_bytes = trace_buffer_size();
 	mkdir(dir, 0755); /* popmon run creates it; a node without the folder makes its own */
 	snprintf(trace_path, sizeof trace_path, "%.4000s/rank-%06d.trace", dir, popmon_proc.rank);
 	trace_fd = open(trace_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
