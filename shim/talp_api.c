@@ -29,6 +29,7 @@
 #define POPMON_BUILDING_LIBRARY
 #include "accounts.h"
 #include "base/clock.h"
+#include "base/env.h"
 #include "base/process.h"
 #include "base/threads.h"
 #include "base/warn.h"
@@ -391,19 +392,29 @@ static void sums_fn(void *in, void *inout, int *len, MPI_Datatype *type)
 }
 
 /* The first query's handshake, point to point on MPI_COMM_WORLD with tag
- * MPI_TAG_UB - 1 into receives posted at MPI_Init, before the program's
- * first call (MPI matches a message with the earliest posted receive, so
- * the program never sees one): each rank sends rank 0 its arrival (WANT),
- * rank 0 answers GO (1) when every rank has come in time, or 0. A
- * collective (the duplicate of MPI_COMM_WORLD) is entered only after GO,
+ * MPI_TAG_UB - 1, along a binary tree of the ranks (rank r's parent is
+ * (r - 1) / 2, its children 2r + 1 and 2r + 2): at MPI_Init, before the
+ * program's first call, each rank posts one receive from its parent (GO)
+ * and one from each of its children (WANT), from those ranks only, so
+ * the program never sees a message of popmon's (MPI matches a message with
+ * the earliest posted receive) and no rank holds more than three posted
+ * receives of popmon's, whatever the job's size (MPICH matches incoming
+ * messages against a linear list of posted receives). At the first query a
+ * rank waits, until its deadline, for its children's WANT, then sends its
+ * parent WANT with the earliest deadline of its subtree; rank 0 decides GO
+ * (1) when the whole tree came with at least half the timeout left before
+ * that deadline (no rank can have given up), else 0, and GO travels down,
+ * each rank forwarding it to its children before it acts on it. A
+ * collective (the duplicate of MPI_COMM_WORLD) is entered only after GO 1,
  * so a first query that some ranks never call returns after the timeout
  * instead of hanging; no collective of popmon's is left pending on
  * MPI_COMM_WORLD, where it would meet the application's. The receives that
  * never complete are cancelled at MPI_Finalize. */
-static MPI_Request *want_req; /* rank 0: one per rank */
-static int64_t *want_at;      /* rank 0: their arrival times (CLOCK_REALTIME) */
-static MPI_Request go_req = MPI_REQUEST_NULL; /* other ranks */
-static int64_t go_msg, want_msg;
+enum { TREE_GO, TREE_CHILD1, TREE_CHILD2, TREE_N };
+static MPI_Request tree_req[TREE_N] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+static int tree_peer[TREE_N] = {-1, -1, -1};       /* parent, children; -1: none */
+static int64_t tree_in[TREE_N];                     /* GO; the children's earliest deadlines */
+static int64_t want_out, go_out;                    /* what this rank sends (kept until delivered) */
 static int first_done; /* the first query's handshake happened (whatever its outcome) */
 
 static int query_tag(void)
@@ -415,47 +426,25 @@ static int query_tag(void)
 
 void popmon_talp_mpi_init(void)
 {
-	int size = popmon_proc.size, tag = query_tag();
+	int size = popmon_proc.size, rank = popmon_proc.rank, tag = query_tag();
 	if (size <= 1)
 		return;
-	if (popmon_proc.rank != 0) {
-		if (PMPI_Irecv(&go_msg, 1, MPI_INT64_T, 0, tag, MPI_COMM_WORLD, &go_req) != MPI_SUCCESS)
-			go_req = MPI_REQUEST_NULL;
-		return;
-	}
-	want_req = malloc(sizeof *want_req * (size_t)size);
-	want_at = calloc((size_t)size, sizeof *want_at);
-	if (!want_req || !want_at) {
-		free(want_req);
-		free(want_at);
-		want_req = NULL;
-		want_at = NULL;
-		return;
-	}
-	want_req[0] = MPI_REQUEST_NULL;
-	for (int k = 1; k < size; k++)
-		if (PMPI_Irecv(&want_at[k], 1, MPI_INT64_T, k, tag, MPI_COMM_WORLD, &want_req[k]) != MPI_SUCCESS)
-			want_req[k] = MPI_REQUEST_NULL;
+	tree_peer[TREE_GO] = rank > 0 ? (rank - 1) / 2 : -1;
+	tree_peer[TREE_CHILD1] = 2 * rank + 1 < size ? 2 * rank + 1 : -1;
+	tree_peer[TREE_CHILD2] = 2 * rank + 2 < size ? 2 * rank + 2 : -1;
+	for (int i = 0; i < TREE_N; i++)
+		if (tree_peer[i] >= 0 &&
+		    PMPI_Irecv(&tree_in[i], 1, MPI_INT64_T, tree_peer[i], tag, MPI_COMM_WORLD, &tree_req[i]) != MPI_SUCCESS)
+			tree_req[i] = MPI_REQUEST_NULL;
 }
 
 /* How long a collective query waits for the other ranks (POPMON_QUERY_TIMEOUT,
- * seconds; default 5). */
+ * seconds, 0.001 to 86400; default 5). */
 static int64_t query_timeout_ns(void)
 {
 	static int64_t ns;
-	if (ns)
-		return ns;
-	ns = 5000000000LL;
-	const char *v = getenv("POPMON_QUERY_TIMEOUT");
-	if (v && *v) {
-		char *end;
-		double d = strtod(v, &end);
-		if (*end == '\0' && d >= 0.001 && d <= 86400)
-			ns = (int64_t)(d * 1e9);
-		else
-			popmon_warn_once("querytimeout", "POPMON_QUERY_TIMEOUT=%.40s is not a number of seconds "
-				       "(0.001 to 86400): using 5", v);
-	}
+	if (!ns)
+		ns = popmon_env_seconds_ns("POPMON_QUERY_TIMEOUT", 5000000000LL, 1000000LL, 86400000000000LL);
 	return ns;
 }
 
@@ -507,48 +496,56 @@ static void say_broken(void)
 	}
 }
 
-/* Rank 0's side of the first query's handshake: 1 when every rank sent
- * WANT at least half the timeout before the first rank's deadline (none
- * can have given up), then GO to every rank that came. */
-static int first_root(int64_t arrived, int64_t timeout, int64_t end)
+static void tree_send(int64_t *v, int peer)
 {
-	int size = popmon_proc.size, tag = query_tag(), left = 0;
-	if (!want_req)
-		return 0;
-	for (int k = 1; k < size; k++)
-		left += want_req[k] != MPI_REQUEST_NULL;
-	int64_t first_deadline = arrived + timeout;
-	while (left > 0 && (int64_t)popmon_monotonic_ns() <= end) {
-		int got = 0;
-		for (int k = 1; k < size; k++) {
-			int done = 0;
-			if (want_req[k] == MPI_REQUEST_NULL)
-				continue;
-			PMPI_Test(&want_req[k], &done, MPI_STATUS_IGNORE);
-			if (done) {
-				left--;
-				got++;
-			}
-		}
-		if (!got && left > 0)
-			pause_briefly();
-	}
-	int all = left == 0;
-	for (int k = 1; k < size; k++) {
-		if (want_req[k] != MPI_REQUEST_NULL || !want_at[k]) {
-			all = 0;
+	MPI_Request r;
+	if (peer >= 0 && PMPI_Isend(v, 1, MPI_INT64_T, peer, query_tag(), MPI_COMM_WORLD, &r) == MPI_SUCCESS)
+		PMPI_Request_free(&r);
+}
+
+/* Sends GO (go) to this rank's children. */
+static void tree_go_down(int64_t go)
+{
+	go_out = go;
+	tree_send(&go_out, tree_peer[TREE_CHILD1]);
+	tree_send(&go_out, tree_peer[TREE_CHILD2]);
+}
+
+/* The first collective query's handshake over the tree; 1 for GO. */
+static int tree_handshake(int64_t arrived, int64_t timeout, int64_t end)
+{
+	/* The children's WANT (the earliest deadline of their subtrees). */
+	int64_t deadline = arrived + timeout;
+	int came = 1;
+	for (int i = TREE_CHILD1; i <= TREE_CHILD2 && came; i++) {
+		if (tree_peer[i] < 0)
 			continue;
-		}
-		if (want_at[k] + timeout < first_deadline)
-			first_deadline = want_at[k] + timeout;
+		came = 0;
+		if (tree_req[i] == MPI_REQUEST_NULL && tree_in[i] == 0)
+			break; /* its receive could not be posted: never complete */
+		if (!wait_until(&tree_req[i], end))
+			break; /* a subtree did not come in time: this rank gives up, so do its ancestors */
+		came = 1;
+		if (tree_in[i] < deadline)
+			deadline = tree_in[i];
 	}
-	int ok = all && realtime_ns() < first_deadline - timeout / 2;
-	static int64_t go;
-	go = ok;
-	for (int k = 1; k < size; k++)
-		if (want_req[k] == MPI_REQUEST_NULL && want_at[k])
-			PMPI_Send(&go, 1, MPI_INT64_T, k, tag, MPI_COMM_WORLD);
-	return ok;
+	int64_t go = 0;
+	if (!came) {
+		/* Its subtree gives up with it (GO 0); the ancestors, which
+		 * never get its WANT, give up at their deadlines. */
+	} else if (popmon_proc.rank == 0) {
+		/* Every rank came at least half the timeout before the first
+		 * deadline: none can have given up. */
+		go = realtime_ns() < deadline - timeout / 2;
+	} else {
+		want_out = deadline;
+		tree_send(&want_out, tree_peer[TREE_GO]);
+		/* Rank 0 decides before the first deadline; a late GO lands in
+		 * the receive, which stays posted until MPI_Finalize. */
+		go = wait_until(&tree_req[TREE_GO], end) && tree_in[TREE_GO] == 1;
+	}
+	tree_go_down(go);
+	return (int)go;
 }
 
 /* The first collective query: every rank is in it within the timeout, and
@@ -557,20 +554,7 @@ static int first_root(int64_t arrived, int64_t timeout, int64_t end)
 static int first_query(int64_t arrived, int64_t timeout, int64_t end)
 {
 	first_done = 1;
-	int ok;
-	if (popmon_proc.size <= 1) {
-		ok = 1;
-	} else if (popmon_proc.rank == 0) {
-		ok = first_root(arrived, timeout, end);
-	} else {
-		want_msg = arrived;
-		MPI_Request r;
-		if (PMPI_Isend(&want_msg, 1, MPI_INT64_T, 0, query_tag(), MPI_COMM_WORLD, &r) == MPI_SUCCESS)
-			PMPI_Request_free(&r);
-		/* Rank 0 answers before the first deadline; a late GO lands in
-		 * the receive, which stays posted until MPI_Finalize. */
-		ok = go_req != MPI_REQUEST_NULL && wait_until(&go_req, end) && go_msg == 1;
-	}
+	int ok = popmon_proc.size <= 1 || tree_handshake(arrived, timeout, end);
 	if (ok && PMPI_Comm_dup(MPI_COMM_WORLD, &world) == MPI_SUCCESS) {
 		world_ready = 1;
 		return 0;
@@ -638,20 +622,12 @@ static int setup(void)
 /* MPI_Finalize: the first query's receives that never completed. */
 static void first_end(void)
 {
-	if (go_req != MPI_REQUEST_NULL) {
-		PMPI_Cancel(&go_req);
-		PMPI_Wait(&go_req, MPI_STATUS_IGNORE);
-	}
-	for (int k = 1; want_req && k < popmon_proc.size; k++) {
-		if (want_req[k] == MPI_REQUEST_NULL)
+	for (int i = 0; i < TREE_N; i++) {
+		if (tree_req[i] == MPI_REQUEST_NULL)
 			continue;
-		PMPI_Cancel(&want_req[k]);
-		PMPI_Wait(&want_req[k], MPI_STATUS_IGNORE);
+		PMPI_Cancel(&tree_req[i]);
+		PMPI_Wait(&tree_req[i], MPI_STATUS_IGNORE);
 	}
-	free(want_req);
-	free(want_at);
-	want_req = NULL;
-	want_at = NULL;
 }
 
 void popmon_talp_finalize(void)
