@@ -188,23 +188,23 @@ static void pause_briefly(void)
  * MPI_COMM_WORLD, and rank 0 posts one receive per rank, from that rank, in
  * its own MPI_Init hook, before the program's first call there. MPI matches
  * a message with the earliest posted receive, so the program never sees one
- * (nor a probe of it). Rank 0 answers each announcement that arrives within
- * 1 s (its own MPI_Init) with one empty message back, which the rank
- * receives into a receive it posted before announcing itself: so a rank
- * knows at finalize whether rank 0 carries the library (and will gather
- * its records, however late it comes) or not (the job's rank 0 was started
- * without popmon: `mpirun -np 1 ./app : -np 1 popmon exec -- ./app`), where
- * waiting for it would hang. A receive completes at its rank's next MPI
- * call, after which it costs nothing: only the receives of ranks without
- * the library stay posted until finalize. At finalize rank 0 waits for the
- * ranks it answered, however late, and 3 s for the others, as with a
+ * (nor a probe of it). Rank 0 in turn sends every other rank one empty
+ * message, same tag ("rank 0 carries the library"; sent and freed, no
+ * wait), which each carrying rank receives into a receive it posted in its
+ * own MPI_Init hook: so a rank knows at finalize whether rank 0 carries the
+ * library (and will gather its records, however late it comes) or not (the
+ * job's rank 0 was started without popmon: `mpirun -np 1 ./app : -np 1
+ * popmon exec -- ./app`), where waiting for it would hang. Nothing waits in
+ * MPI_Init. A receive completes at its rank's next MPI call, after which it
+ * costs nothing: only the receives of ranks without the library stay
+ * posted until finalize. At finalize rank 0 waits for the ranks that
+ * announced themselves, however late, and 3 s for the others, as with a
  * registry (docs/library.md, "Finalize"). Under popmon run nothing is
  * sent: the registry says the same. */
 static MPI_Request *announce_req; /* rank 0: a receive per rank; NULL when not used */
-static unsigned char *answered;   /* rank 0: the ranks it answered at MPI_Init */
-static char announce_buf;
-static MPI_Request answer_req = MPI_REQUEST_NULL; /* other ranks: rank 0's answer */
-static int announcing, rank0_answered;            /* other ranks */
+static char announce_buf, carries_buf;
+static MPI_Request carries_req = MPI_REQUEST_NULL; /* other ranks: rank 0's message */
+static int announcing, rank0_said;                 /* other ranks */
 
 static int announce_tag(void)
 {
@@ -213,50 +213,15 @@ static int announce_tag(void)
 	return flag && ub && *ub >= 32767 ? *ub : 32767;
 }
 
-/* Other ranks: whether rank 0's answer has come (so far). */
+/* Other ranks: whether rank 0's message has come (so far). */
 static int rank0_carries(void)
 {
-	if (!rank0_answered && answer_req != MPI_REQUEST_NULL) {
+	if (!rank0_said && carries_req != MPI_REQUEST_NULL) {
 		int done = 0;
-		PMPI_Test(&answer_req, &done, MPI_STATUS_IGNORE);
-		rank0_answered = done;
+		PMPI_Test(&carries_req, &done, MPI_STATUS_IGNORE);
+		rank0_said = done;
 	}
-	return rank0_answered;
-}
-
-/* The answers' wait at MPI_Init: at most 1 s (every rank is in MPI_Init
- * at about the same time; a rank without the library never announces). */
-static const int64_t ANSWER_WAIT_NS = 1000000000LL;
-
-static void announce_answer(int size, int tag)
-{
-	answered = calloc((size_t)size, 1);
-	if (!answered)
-		return;
-	int left = 0;
-	for (int k = 1; k < size; k++)
-		left += announce_req[k] != MPI_REQUEST_NULL;
-	int64_t end = (int64_t)popmon_monotonic_ns() + ANSWER_WAIT_NS;
-	while (left > 0 && (int64_t)popmon_monotonic_ns() < end) {
-		int got = 0;
-		for (int k = 1; k < size; k++) {
-			int done = 0;
-			if (answered[k] || announce_req[k] == MPI_REQUEST_NULL)
-				continue;
-			PMPI_Test(&announce_req[k], &done, MPI_STATUS_IGNORE);
-			if (!done)
-				continue;
-			MPI_Request r;
-			if (PMPI_Isend(NULL, 0, MPI_BYTE, k, tag, MPI_COMM_WORLD, &r) == MPI_SUCCESS) {
-				PMPI_Request_free(&r);
-				answered[k] = 1;
-			}
-			left--;
-			got++;
-		}
-		if (!got && left > 0)
-			pause_briefly();
-	}
+	return rank0_said;
 }
 
 static void announce_init(void)
@@ -267,27 +232,28 @@ static void announce_init(void)
 		return;
 	int tag = announce_tag();
 	if (popmon_proc.rank != 0) {
-		/* The receive of rank 0's answer first: posted before the
-		 * program's first call, it is the one the answer matches. */
-		if (PMPI_Irecv(&announce_buf, 0, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &answer_req) != MPI_SUCCESS)
+		/* The receive of rank 0's message first: posted before the
+		 * program's first call, it is the one the message matches. */
+		if (PMPI_Irecv(&carries_buf, 0, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &carries_req) != MPI_SUCCESS)
 			return;
 		announcing = 1;
 		MPI_Request r;
 		if (PMPI_Isend(NULL, 0, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &r) == MPI_SUCCESS)
 			PMPI_Request_free(&r);
-		int64_t end = (int64_t)popmon_monotonic_ns() + ANSWER_WAIT_NS;
-		while (!rank0_carries() && (int64_t)popmon_monotonic_ns() < end)
-			pause_briefly();
 		return;
 	}
 	announce_req = malloc(sizeof *announce_req * (size_t)size);
 	if (!announce_req)
-		return; /* rank 0 then waits for every rank, as before */
+		return;
 	announce_req[0] = MPI_REQUEST_NULL;
 	for (int k = 1; k < size; k++)
 		if (PMPI_Irecv(&announce_buf, 0, MPI_BYTE, k, tag, MPI_COMM_WORLD, &announce_req[k]) != MPI_SUCCESS)
 			announce_req[k] = MPI_REQUEST_NULL;
-	announce_answer(size, tag);
+	for (int k = 1; k < size; k++) {
+		MPI_Request r;
+		if (PMPI_Isend(NULL, 0, MPI_BYTE, k, tag, MPI_COMM_WORLD, &r) == MPI_SUCCESS)
+			PMPI_Request_free(&r);
+	}
 }
 
 /* Rank 0: whether rank k announced itself (so far). */
@@ -295,8 +261,6 @@ static int announced(int k)
 {
 	if (!announce_req)
 		return 0;
-	if (answered && answered[k])
-		return 1;
 	if (announce_req[k] == MPI_REQUEST_NULL)
 		return 1;
 	int done = 0;
@@ -305,16 +269,14 @@ static int announced(int k)
 }
 
 /* Rank 0, at the end of the handshake: the receives of ranks that never
- * announced themselves are cancelled. Other ranks: the receive of an
- * answer that never came. */
+ * announced themselves are cancelled. Other ranks: the receive of rank
+ * 0's message that never came. */
 static void announce_end(void)
 {
-	if (answer_req != MPI_REQUEST_NULL) {
-		PMPI_Cancel(&answer_req);
-		PMPI_Wait(&answer_req, MPI_STATUS_IGNORE);
+	if (carries_req != MPI_REQUEST_NULL) {
+		PMPI_Cancel(&carries_req);
+		PMPI_Wait(&carries_req, MPI_STATUS_IGNORE);
 	}
-	free(answered);
-	answered = NULL;
 	if (!announce_req)
 		return;
 	for (int k = 1; k < popmon_proc.size; k++) {
@@ -494,28 +456,13 @@ static void ranges_end(char *out, size_t n, int last, int start)
 		snprintf(out + len, n - len, "-%d", last);
 }
 
-/* How long a rank that rank 0 did not answer at MPI_Init (it announced
- * itself late, or rank 0 does not carry the library) and rank 0 wait for
- * each other at finalize: such a rank gives up after this long without
- * READY, so rank 0 waits no longer for its HELLO. */
-static const int64_t UNANSWERED_WAIT_NS = 3000000000LL;
-
-/* Rank 0: stops waiting for the HELLOs of ranks it contacted over 3 s ago
- * without having answered them at MPI_Init (they may have given up).
- * Returns how many. */
-static int drop_unanswered(int size, MPI_Request *req, const int64_t *contact_at, int64_t now)
-{
-	int n = 0;
-	for (int k = 1; k < size; k++) {
-		if (answered[k] || req[k] == MPI_REQUEST_NULL || now - contact_at[k] < UNANSWERED_WAIT_NS)
-			continue;
-		PMPI_Cancel(&req[k]);
-		PMPI_Wait(&req[k], MPI_STATUS_IGNORE);
-		req[k] = MPI_REQUEST_NULL;
-		n++;
-	}
-	return n;
-}
+/* How long another rank waits for READY at finalize when it may never
+ * come, under `popmon run` (rank 0 did not register, or this rank could
+ * not), and how long a rank without a session waits for rank 0's message
+ * (sent from rank 0's MPI_Init hook: its coming does not depend on when
+ * rank 0 reaches finalize) before it concludes that rank 0 does not carry
+ * the library. */
+static const int64_t UNREGISTERED_WAIT_NS = 3000000000LL, CARRIES_WAIT_NS = 10000000000LL;
 
 /* Rank 0's side: READY to every rank that may carry the library, HELLO
  * back from those that do, then VERDICT to them (a rank that arrives after
@@ -537,8 +484,7 @@ static void handshake_root(struct handshake *hs, int size)
 	struct hello *hellos = calloc((size_t)size, sizeof *hellos);
 	MPI_Request *req = calloc((size_t)size, sizeof *req);
 	unsigned char *contacted = calloc((size_t)size, 1);
-	int64_t *contact_at = calloc((size_t)size, sizeof *contact_at);
-	if (!arrived || !hellos || !req || !contacted || !contact_at) {
+	if (!arrived || !hellos || !req || !contacted) {
 		/* Cannot track the ranks: the collectives alone (as before). */
 		hs->status = V_COMPLETE;
 		goto out;
@@ -563,15 +509,12 @@ static void handshake_root(struct handshake *hs, int size)
 				if (contacted[k] || (selective && !(usable ? registry_has(k) : announced(k))))
 					continue;
 				contacted[k] = 1;
-				contact_at[k] = now;
 				pending++;
 				PMPI_Send(&ready, 1, MPI_CHAR, k, TAG_READY, w);
 				PMPI_Irecv(&hellos[k], (int)sizeof hellos[k], MPI_BYTE, k, TAG_HELLO, w, &req[k]);
 			}
 			next_check = selective ? now + 100000000LL : INT64_MAX; /* look again every 0.1 s */
 		}
-		if (answered && pending > 0)
-			pending -= drop_unanswered(size, req, contact_at, now);
 		int which = MPI_UNDEFINED, flag = 0;
 		if (pending > 0)
 			PMPI_Testany(size, req, &which, &flag, MPI_STATUS_IGNORE);
@@ -635,16 +578,15 @@ out:
 	free(hellos);
 	free(req);
 	free(contacted);
-	free(contact_at);
 }
 
 /* Another rank's side: wait for rank 0's READY, HELLO, wait for the
  * VERDICT (rank 0 sends it to every rank it contacted). The wait for READY
- * is bounded (3 s) when it may never come: under `popmon run`, rank 0 did
- * not register (it does not carry the library) or this rank could not
- * register (rank 0 does not see it); under `popmon exec`, rank 0 did not
- * answer this rank's announcement (it does not carry the library, or the
- * announcement came late, when rank 0 waits 3 s for this rank). */
+ * is bounded when it may never come: under `popmon run` (3 s) when rank 0
+ * did not register (it does not carry the library) or this rank could not
+ * register (rank 0 does not see it); under `popmon exec` (10 s) while rank
+ * 0's message saying that it carries the library has not come. Once that
+ * message is here, READY is waited for however late rank 0 comes. */
 static void handshake_rank(struct handshake *hs, int size)
 {
 	MPI_Comm w = MPI_COMM_WORLD;
@@ -653,14 +595,14 @@ static void handshake_rank(struct handshake *hs, int size)
 	PMPI_Irecv(&ready, 1, MPI_CHAR, 0, TAG_READY, w, &r);
 	int session = getenv("POPMON_SESSION") && *getenv("POPMON_SESSION");
 	int bounded = session ? !registry_usable() || !registry_has(0) : announcing && !rank0_carries();
-	int64_t give_up = (int64_t)popmon_monotonic_ns() + UNANSWERED_WAIT_NS;
+	int64_t give_up = (int64_t)popmon_monotonic_ns() + (session ? UNREGISTERED_WAIT_NS : CARRIES_WAIT_NS);
 	int done = 0;
 	for (;;) {
 		PMPI_Test(&r, &done, MPI_STATUS_IGNORE);
 		if (done)
 			break;
 		if (bounded && !session && rank0_carries())
-			bounded = 0; /* the answer came late: rank 0 waits for this rank */
+			bounded = 0; /* rank 0 carries the library: it comes, however late */
 		if (bounded && (int64_t)popmon_monotonic_ns() > give_up) {
 			PMPI_Cancel(&r);
 			PMPI_Wait(&r, MPI_STATUS_IGNORE);
@@ -676,21 +618,6 @@ static void handshake_rank(struct handshake *hs, int size)
 	/* Poll rather than block: a busy-waiting MPI would take a core from
 	 * the ranks still computing. */
 	PMPI_Irecv(&v, (int)sizeof v, MPI_BYTE, 0, TAG_VERDICT, w, &r);
-	if (bounded) {
-		/* Rank 0 may have stopped waiting for this rank already: its
-		 * VERDICT then follows its READY, and a HELLO would reach a rank
-		 * 0 inside PMPI_Finalize. */
-		for (int i = 0; i < 20 && !done; i++) {
-			PMPI_Test(&r, &done, MPI_STATUS_IGNORE);
-			if (!done)
-				pause_briefly();
-		}
-		if (done) {
-			hs->status = V_EXCLUDED; /* what rank 0 sends a rank it did not wait for */
-			return;
-		}
-		done = 0;
-	}
 	struct hello h = {.boot = boot_hash(), .rank = popmon_proc.rank};
 	h.sent_ns = (int64_t)popmon_monotonic_ns();
 	PMPI_Send(&h, (int)sizeof h, MPI_BYTE, 0, TAG_HELLO, w);
