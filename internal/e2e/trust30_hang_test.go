@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,8 +18,9 @@ import (
 // API refuses a name that would be the Global region.
 
 // hangDeadline: a case that ends later than this is a hang (each case ends
-// in a few seconds: 1 s at MPI_Init and 3 s at finalize at most for a rank
-// without the library, plus the program's own time).
+// in a few seconds: at finalize, 3 s at most for rank 0 waiting for a rank
+// without the library, 10 s at most for a rank whose rank 0 lacks it, plus
+// the program's own time).
 const hangDeadline = 45 * time.Second
 
 // runBounded runs argv like runCommand, in a process group of its own that
@@ -130,6 +132,59 @@ func TestMPMDExecCombinations(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// lateRank0C: rank 0 sleeps 5 s before MPI_Finalize, the others go there
+// at once (no barrier, no other MPI call).
+const lateRank0C = `#include <mpi.h>
+#include <stdio.h>
+#include <time.h>
+
+int main(int argc, char **argv)
+{
+	MPI_Init(&argc, &argv);
+	int rank;
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	if (rank == 0) {
+		struct timespec ts = {5, 0};
+		nanosleep(&ts, NULL);
+		printf("ok late\n");
+		fflush(stdout);
+	}
+	MPI_Finalize();
+	return 0;
+}
+`
+
+// TestExecRank0LateFinalize: under popmon exec, a rank that reaches
+// MPI_Finalize 5 s before rank 0 waits for it (rank 0's message sent at
+// its MPI_Init says it carries the library): both ranks are measured, and
+// no line says that rank 0 did not load the library. A wait for rank 0
+// bounded by a few seconds at finalize lost rank 1 with a false line.
+func TestExecRank0LateFinalize(t *testing.T) {
+	for _, impl := range impls(t) {
+		impl := impl
+		t.Run(impl.name, func(t *testing.T) {
+			bin := compileMPI(t, impl, "late0", lateRank0C)
+			prebuild(t, impl)
+			out := filepath.Join(t.TempDir(), "m.json")
+			argv := append(launch(impl, 2), popmonBin, "exec", "--mpicc", impl.mpicc, "-o", out, "--", bin)
+			start := time.Now()
+			so, se, code := runBounded(t, hangDeadline, nil, argv...)
+			took := time.Since(start)
+			if code != 0 || !strings.Contains(so, "ok late") {
+				t.Fatalf("exit %d after %v (-1: a hang)\nstdout:\n%s\nstderr:\n%s", code, took.Round(time.Second), so, se)
+			}
+			if strings.Contains(se, "did not load") || strings.Contains(se, "did not take part") {
+				t.Errorf("a rank gave up on rank 0:\n%s", se)
+			}
+			m := readChecked(t, out)
+			if len(m.Processes) != 2 || m.Incomplete != nil || m.Partial != nil {
+				t.Errorf("%d processes, incomplete %+v, partial %+v; want both ranks, complete", len(m.Processes),
+					m.Incomplete, m.Partial)
+			}
+		})
 	}
 }
 
@@ -361,8 +416,9 @@ func TestForkInsideRegionC(t *testing.T) {
 }
 
 // lonelyC: region "solve" (50 ms × (rank + 1)); then in mode "rank0" rank
-// 0 alone calls the collective query popmon_metrics, in mode "all" every
-// rank calls it twice; then an MPI_Allreduce and MPI_Finalize.
+// 0 alone calls the collective query popmon_metrics, in mode "notlast"
+// every rank but the last, in mode "all" every rank calls it twice; then an
+// MPI_Allreduce and MPI_Finalize.
 const lonelyC = `#include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -383,7 +439,15 @@ int main(int argc, char **argv)
 	struct popmon_metrics m;
 	memset(&m, 0, sizeof m);
 	m.size = sizeof m;
-	if (strcmp(mode, "rank0") == 0) {
+	if (strcmp(mode, "notlast") == 0) {
+		int size;
+		MPI_Comm_size(MPI_COMM_WORLD, &size);
+		if (rank != size - 1) {
+			int rc = popmon_metrics("solve", POPMON_WINDOW_RUN, &m);
+			printf("notlast rank %d rc %d\n", rank, rc);
+			fflush(stdout);
+		}
+	} else if (strcmp(mode, "rank0") == 0) {
 		if (rank == 0) {
 			int rc = popmon_metrics("solve", POPMON_WINDOW_RUN, &m);
 			printf("alone rc %d\n", rc);
@@ -428,6 +492,23 @@ func TestCollectiveQueryOneRank(t *testing.T) {
 			}
 			if took > 30*time.Second {
 				t.Errorf("ended after %v, want seconds", took.Round(time.Second))
+			}
+			readChecked(t, out)
+
+			// Four ranks, the last (rank 3, a leaf under rank 1 in the
+			// first query's tree) never calls: every other rank returns
+			// -9 with its line.
+			out, so, se, code = runPopmonDeadline(t, impl, append(launch(impl, 4), bin, "notlast")...)
+			if code != 0 || !strings.Contains(so, "ok 4\n") {
+				t.Fatalf("notlast: exit %d (-1: a hang)\nstdout:\n%s\nstderr:\n%s", code, so, se)
+			}
+			for r := 0; r < 3; r++ {
+				if want := fmt.Sprintf("notlast rank %d rc -9\n", r); !strings.Contains(so, want) {
+					t.Errorf("notlast: no %q:\n%s", want, so)
+				}
+			}
+			if n := strings.Count(se, "waited 5 s for ranks that did not call it"); n != 3 {
+				t.Errorf("notlast: %d lines about the query, want 3 (one per rank that called):\n%s", n, se)
 			}
 			readChecked(t, out)
 
