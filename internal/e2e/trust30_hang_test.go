@@ -472,8 +472,10 @@ int main(int argc, char **argv)
 // TestCollectiveQueryOneRank: a collective query called by rank 0 alone
 // returns POPMON_ERR_TIMEOUT after the timeout (5 s) with one popmon: line,
 // the program then ends normally (MPI_Finalize completes, the measurement
-// is written); it used to wait forever. A query every rank calls still
-// returns the right values.
+// is written); it used to wait forever. So does one that every rank but
+// the last calls (4 ranks: a subtree of the first query's tree missing).
+// A query every rank calls (4 ranks: GO down two levels) still returns
+// the right values.
 func TestCollectiveQueryOneRank(t *testing.T) {
 	for _, impl := range impls(t) {
 		impl := impl
@@ -512,8 +514,10 @@ func TestCollectiveQueryOneRank(t *testing.T) {
 			}
 			readChecked(t, out)
 
-			out, so, se, code = runPopmonDeadline(t, impl, append(launch(impl, 3), bin, "all")...)
-			if code != 0 || strings.Count(so, "all rc 0 processes 3 visits 3\n") != 2 || strings.Contains(se, "waited") {
+			// Every rank, four of them (rank 3 under rank 1: GO goes
+			// down two levels of the tree).
+			out, so, se, code = runPopmonDeadline(t, impl, append(launch(impl, 4), bin, "all")...)
+			if code != 0 || strings.Count(so, "all rc 0 processes 4 visits 4\n") != 2 || strings.Contains(se, "waited") {
 				t.Fatalf("every rank: exit %d\nstdout:\n%s\nstderr:\n%s", code, so, se)
 			}
 			readChecked(t, out)
