@@ -461,7 +461,12 @@ static void ranges_end(char *out, size_t n, int last, int start)
  * not), and how long a rank without a session waits for rank 0's message
  * (sent from rank 0's MPI_Init hook: its coming does not depend on when
  * rank 0 reaches finalize) before it concludes that rank 0 does not carry
- * the library. */
+ * the library. Shared memory delivers that message at once; a transport
+ * that needs rank 0's progress to send it (TCP's connection set-up) sends
+ * it at rank 0's next MPI call: a rank 0 that makes none between MPI_Init
+ * and a finalize over 10 s after this rank's leaves this rank giving up
+ * while rank 0, which saw its announcement, waits for its HELLO (a limit
+ * documented in docs/library.md; popmon run has none). */
 static const int64_t UNREGISTERED_WAIT_NS = 3000000000LL, CARRIES_WAIT_NS = 10000000000LL;
 
 /* Rank 0's side: READY to every rank that may carry the library, HELLO
