@@ -389,6 +389,7 @@ struct hello {
 	int64_t sent_ns; /* the sender's clock (CLOCK_MONOTONIC) */
 	uint64_t boot;   /* hash of the sender's boot id: same kernel clock */
 	int64_t rank;
+	int64_t gave_up; /* 1: the sender gave up waiting for rank 0 (popmon exec) */
 };
 
 struct verdict {
@@ -407,6 +408,7 @@ struct handshake {
 	unsigned char *members; /* V_PARTIAL: one byte per world rank */
 	int64_t offset_ns;
 	char missing[256];     /* "2-3,7" (rank 0) */
+	char gave_up[256];     /* the missing ranks that gave up waiting for rank 0 (rank 0) */
 	int registry_known;    /* rank 0: whether the registry told who carries the library */
 	int say_why;           /* another rank that gave up without a session: it says why */
 };
@@ -489,7 +491,8 @@ static void handshake_root(struct handshake *hs, int size)
 	struct hello *hellos = calloc((size_t)size, sizeof *hellos);
 	MPI_Request *req = calloc((size_t)size, sizeof *req);
 	unsigned char *contacted = calloc((size_t)size, 1);
-	if (!arrived || !hellos || !req || !contacted) {
+	unsigned char *gave_up = calloc((size_t)size, 1);
+	if (!arrived || !hellos || !req || !contacted || !gave_up) {
 		/* Cannot track the ranks: the collectives alone (as before). */
 		hs->status = V_COMPLETE;
 		goto out;
@@ -500,10 +503,10 @@ static void handshake_root(struct handshake *hs, int size)
 	/* Who carries the library: the registry's entries, or the ranks that
 	 * announced themselves; either way the others get 3 s. */
 	int selective = usable || announce_req != NULL;
-	char ready = 1;
+	static const char ready = 1; /* sent and freed: it outlives this call */
 	for (int k = 0; k < size; k++)
 		req[k] = MPI_REQUEST_NULL;
-	int pending = 0, came = 0;
+	int pending = 0, came = 0, quit = 0;
 	/* Contacts the ranks that may carry the library (registered ones when
 	 * the registry is usable). */
 	int64_t now = (int64_t)popmon_monotonic_ns();
@@ -515,7 +518,11 @@ static void handshake_root(struct handshake *hs, int size)
 					continue;
 				contacted[k] = 1;
 				pending++;
-				PMPI_Send(&ready, 1, MPI_CHAR, k, TAG_READY, w);
+				/* Sent and freed: a rank that gave up never
+				 * receives it, which must not hold rank 0. */
+				MPI_Request rr;
+				if (PMPI_Isend(&ready, 1, MPI_CHAR, k, TAG_READY, w, &rr) == MPI_SUCCESS)
+					PMPI_Request_free(&rr);
 				PMPI_Irecv(&hellos[k], (int)sizeof hellos[k], MPI_BYTE, k, TAG_HELLO, w, &req[k]);
 			}
 			next_check = selective ? now + 100000000LL : INT64_MAX; /* look again every 0.1 s */
@@ -525,11 +532,19 @@ static void handshake_root(struct handshake *hs, int size)
 			PMPI_Testany(size, req, &which, &flag, MPI_STATUS_IGNORE);
 		now = (int64_t)popmon_monotonic_ns();
 		if (flag && which != MPI_UNDEFINED) {
-			arrived[which] = now;
 			last_progress = now;
 			pending--;
-			if (++came == size - 1)
-				break; /* every rank has come */
+			if (hellos[which].gave_up) {
+				/* It gave up waiting for rank 0 (its HELLO says
+				 * so): missing, and it waits for no VERDICT. */
+				gave_up[which] = 1;
+				quit++;
+			} else {
+				arrived[which] = now;
+				came++;
+			}
+			if (came + quit == size - 1)
+				break; /* every rank has come or given up */
 			continue;
 		}
 		if (pending == 0 && (!selective || now > grace_end))
@@ -539,7 +554,7 @@ static void handshake_root(struct handshake *hs, int size)
 		pause_briefly();
 	}
 	announce_end();
-	int present = 1, last = -1, start = -1;
+	int present = 1, last = -1, start = -1, glast = -1, gstart = -1;
 	for (int k = 1; k < size; k++) {
 		if (arrived[k]) {
 			present++;
@@ -550,8 +565,11 @@ static void handshake_root(struct handshake *hs, int size)
 			PMPI_Wait(&req[k], MPI_STATUS_IGNORE);
 		}
 		ranges_add(hs->missing, sizeof hs->missing, k, &last, &start);
+		if (gave_up[k])
+			ranges_add(hs->gave_up, sizeof hs->gave_up, k, &glast, &gstart);
 	}
 	ranges_end(hs->missing, sizeof hs->missing, last, start);
+	ranges_end(hs->gave_up, sizeof hs->gave_up, glast, gstart);
 	hs->present = present;
 	hs->status = present == size ? V_COMPLETE : V_PARTIAL;
 	if (hs->status == V_PARTIAL) {
@@ -563,8 +581,8 @@ static void handshake_root(struct handshake *hs, int size)
 		}
 	}
 	for (int k = 1; k < size; k++) {
-		if (!contacted[k])
-			continue;
+		if (!contacted[k] || gave_up[k])
+			continue; /* a rank that gave up is in PMPI_Finalize: nothing for it */
 		int st = hs->status;
 		if (!arrived[k] || (st == V_PARTIAL && !hs->members))
 			st = V_EXCLUDED;
@@ -583,6 +601,26 @@ out:
 	free(hellos);
 	free(req);
 	free(contacted);
+	free(gave_up);
+}
+
+/* A rank without a session that gives up waiting for rank 0 still sends
+ * it a HELLO, marked "gave up" (sent and freed: it waits for nothing).
+ * Rank 0's message may merely be late (over a network it can leave rank 0
+ * only at rank 0's next MPI call), and a rank 0 that carries the library
+ * and saw this rank's announcement waits for its HELLO however late: this
+ * one ends that wait with the rank counted missing. A rank 0 without the
+ * library gets it unreceived, as it does the announcement. */
+static void hello_gave_up(void)
+{
+	static struct hello h; /* outlives the freed send */
+	h.boot = boot_hash();
+	h.rank = popmon_proc.rank;
+	h.gave_up = 1;
+	h.sent_ns = (int64_t)popmon_monotonic_ns();
+	MPI_Request r;
+	if (PMPI_Isend(&h, (int)sizeof h, MPI_BYTE, 0, TAG_HELLO, MPI_COMM_WORLD, &r) == MPI_SUCCESS)
+		PMPI_Request_free(&r);
 }
 
 /* Another rank's side: wait for rank 0's READY, HELLO, wait for the
@@ -609,11 +647,18 @@ static void handshake_rank(struct handshake *hs, int size)
 		if (bounded && !session && rank0_carries())
 			bounded = 0; /* rank 0 carries the library: it comes, however late */
 		if (bounded && (int64_t)popmon_monotonic_ns() > give_up) {
+			MPI_Status st;
+			int cancelled = 1;
 			PMPI_Cancel(&r);
-			PMPI_Wait(&r, MPI_STATUS_IGNORE);
+			PMPI_Wait(&r, &st);
+			PMPI_Test_cancelled(&st, &cancelled);
+			if (!cancelled)
+				break; /* READY came meanwhile: the normal path */
 			announce_end();
 			hs->status = 0;
 			hs->say_why = !session; /* popmon run says it for every rank */
+			if (!session)
+				hello_gave_up();
 			return;
 		}
 		pause_briefly();
@@ -661,6 +706,30 @@ static void handshake(struct handshake *hs)
 		handshake_root(hs, size);
 	else
 		handshake_rank(hs, size);
+}
+
+/* Why ranks are missing: those that gave up waiting for rank 0 (their
+ * HELLO said so) and the others, which the library did not reach. */
+static void incomplete_reason(const struct handshake *hs, char *out, size_t n)
+{
+	int size = popmon_proc.size;
+	const char *quit = hs->gave_up;
+	const char *quit_why =
+		"gave up waiting for rank 0 at MPI_Finalize: rank 0's message that it carries the library, sent at its "
+		"MPI_Init, had not come after 10 s (over a network it can leave rank 0 only at rank 0's next MPI call, "
+		"and rank 0 made none before reaching MPI_Finalize later; popmon run has no such wait)";
+	if (*quit && strcmp(quit, hs->missing) == 0) {
+		snprintf(out, n, "rank%s %s of %d %s", strpbrk(quit, ",-") ? "s" : "", quit, size, quit_why);
+		return;
+	}
+	int len = snprintf(out, n,
+			   "the measurement library did not reach rank%s %s of %d: their processes ran "
+			   "without LD_PRELOAD (a launcher that does not pass the environment on to other "
+			   "nodes, or a library file that is not visible there)",
+			   strpbrk(hs->missing, ",-") ? "s" : "", hs->missing, size);
+	if (*quit && len > 0 && (size_t)len < n)
+		snprintf(out + len, n - (size_t)len, "; of these, rank%s %s %s", strpbrk(quit, ",-") ? "s" : "", quit,
+			 quit_why);
 }
 
 /* Appends names (NUL-separated) to a growing buffer. */
@@ -1134,14 +1203,10 @@ static void finish_run(struct popmon_run *run, const struct handshake *hs, const
 		memcpy(fn->hist, x + 2, sizeof fn->hist);
 	}
 	run->fns = fns;
-	char incomplete[512];
+	char incomplete[1024];
 	if (hs->status == V_PARTIAL) {
 		run->missing = hs->missing;
-		snprintf(incomplete, sizeof incomplete,
-			 "the measurement library did not reach rank%s %s of %d: their processes ran "
-			 "without LD_PRELOAD (a launcher that does not pass the environment on to other "
-			 "nodes, or a library file that is not visible there)",
-			 strpbrk(hs->missing, ",-") ? "s" : "", hs->missing, popmon_proc.size);
+		incomplete_reason(hs, incomplete, sizeof incomplete);
 		run->incomplete_reason = incomplete;
 	}
 	int len = 0, version = 0, subversion = 0, provided = MPI_THREAD_SINGLE;
@@ -1474,8 +1539,9 @@ static void say_rank0_absent(void)
 	char line[512];
 	int len = snprintf(line, sizeof line,
 			   "popmon: rank 0 did not load the measurement library, so the ranks that did (rank %d of %d "
-			   "among them) have no rank 0 to gather their measurement: no measurement written (start rank 0 "
-			   "with popmon too: popmon on the first part of an MPMD line)\n",
+			   "among them) have no rank 0 to gather their measurement: no measurement of them written (start "
+			   "rank 0 with popmon too: popmon on the first part of an MPMD line; a rank 0 that has the library "
+			   "but whose word, sent at its MPI_Init, came over 10 s late writes one without them)\n",
 			   popmon_proc.rank, popmon_proc.size);
 	if (len > (int)sizeof line - 1)
 		len = (int)sizeof line - 1;
