@@ -646,3 +646,75 @@ func TestPythonRegionNamedGlobal(t *testing.T) {
 		t.Error(`a region "global" in the report`)
 	}
 }
+
+// quietRank0C: rank 0 sleeps 12 s after MPI_Init without any MPI call,
+// then finalizes; the other ranks go straight to MPI_Finalize.
+const quietRank0C = `#include <mpi.h>
+#include <stdio.h>
+#include <time.h>
+
+int main(int argc, char **argv)
+{
+	MPI_Init(&argc, &argv);
+	int rank;
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	if (rank == 0) {
+		struct timespec ts = {12, 0};
+		nanosleep(&ts, NULL);
+	}
+	printf("ok %d\n", rank);
+	fflush(stdout);
+	MPI_Finalize();
+	return 0;
+}
+`
+
+// TestExecQuietRank0OverTCP: popmon exec, the transport forced to TCP
+// (Open MPI: btl tcp,self on lo; MPICH over UCX: UCX_TLS=tcp,self), rank 0
+// silent for 12 s after MPI_Init. Over Open MPI's TCP, rank 0's "carries
+// the library" message leaves only at rank 0's next MPI call: rank 1 gives
+// up after 10 s, and rank 0, which saw rank 1's announcement, used to wait
+// for its HELLO forever. Now rank 1's HELLO says that it gave up: the job
+// ends, and the measurement is either complete (the message came in time:
+// MPICH) or marked incomplete with rank 1 missing because it gave up, and
+// rank 1 says why in one line.
+func TestExecQuietRank0OverTCP(t *testing.T) {
+	for _, impl := range impls(t) {
+		impl := impl
+		t.Run(impl.name, func(t *testing.T) {
+			env := []string{"UCX_TLS=tcp,self"}
+			if impl.name == "openmpi" {
+				env = []string{"OMPI_MCA_btl=tcp,self", "OMPI_MCA_btl_tcp_if_include=lo"}
+			}
+			bin := compileMPI(t, impl, "quiet0", quietRank0C)
+			prebuild(t, impl)
+			out := filepath.Join(t.TempDir(), "m.json")
+			argv := append(launch(impl, 2), popmonBin, "exec", "--mpicc", impl.mpicc, "-o", out, "--", bin)
+			start := time.Now()
+			so, se, code := runBounded(t, 30*time.Second, env, argv...)
+			took := time.Since(start)
+			if code != 0 || !strings.Contains(so, "ok 0") || !strings.Contains(so, "ok 1") {
+				t.Fatalf("exit %d after %v (-1: killed at the deadline: a hang)\nstdout:\n%s\nstderr:\n%s", code,
+					took.Round(time.Second), so, se)
+			}
+			m := readChecked(t, out)
+			const line = "popmon: rank 0 did not load the measurement library, so the ranks that did (rank 1 of 2"
+			if m.Incomplete == nil {
+				t.Logf("rank 0's message came in time: complete (%v)", took.Round(100*time.Millisecond))
+				if len(m.Processes) != 2 || strings.Contains(se, line) {
+					t.Errorf("%d processes, want 2 and no line; stderr:\n%s", len(m.Processes), se)
+				}
+				return
+			}
+			t.Logf("rank 1 gave up: %s (%v)", m.Incomplete.Reason, took.Round(100*time.Millisecond))
+			if m.Incomplete.MissingRanks != "1" || !strings.HasPrefix(m.Incomplete.Reason, "rank 1 of 2 gave up waiting for rank 0") ||
+				len(m.Processes) != 1 {
+				t.Errorf("incomplete %+v with %d processes, want rank 1 missing because it gave up", m.Incomplete,
+					len(m.Processes))
+			}
+			if n := strings.Count(se, line); n != 1 {
+				t.Errorf("%d lines %q, want 1:\n%s", n, line, se)
+			}
+		})
+	}
+}
