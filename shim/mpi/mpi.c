@@ -199,8 +199,9 @@ static void pause_briefly(void)
  * costs nothing: only the receives of ranks without the library stay
  * posted until finalize. At finalize rank 0 waits for the ranks that
  * announced themselves, however late, and 3 s for the others, as with a
- * registry (docs/library.md, "Finalize"). Under popmon run nothing is
- * sent: the registry says the same. */
+ * registry (docs/library.md, "Finalize"); a rank that gave up waiting for
+ * rank 0's message sends its HELLO marked so, which ends rank 0's wait for
+ * it. Under popmon run nothing is sent: the registry says the same. */
 static MPI_Request *announce_req; /* rank 0: a receive per rank; NULL when not used */
 static char announce_buf, carries_buf;
 static MPI_Request carries_req = MPI_REQUEST_NULL; /* other ranks: rank 0's message */
@@ -464,11 +465,12 @@ static void ranges_end(char *out, size_t n, int last, int start)
  * (sent from rank 0's MPI_Init hook: its coming does not depend on when
  * rank 0 reaches finalize) before it concludes that rank 0 does not carry
  * the library. Shared memory delivers that message at once; a transport
- * that needs rank 0's progress to send it (TCP's connection set-up) sends
- * it at rank 0's next MPI call: a rank 0 that makes none between MPI_Init
- * and a finalize over 10 s after this rank's leaves this rank giving up
- * while rank 0, which saw its announcement, waits for its HELLO (a limit
- * documented in docs/library.md; popmon run has none). */
+ * that needs rank 0's progress to send it (Open MPI's TCP) sends it at
+ * rank 0's next MPI call: a rank 0 that makes none between MPI_Init and a
+ * finalize over 10 s after this rank's leaves this rank giving up. Rank 0,
+ * which saw its announcement, then gets its HELLO marked "gave up"
+ * (hello_gave_up) and counts it missing, instead of waiting for it
+ * forever (docs/library.md; popmon run has no such case). */
 static const int64_t UNREGISTERED_WAIT_NS = 3000000000LL, CARRIES_WAIT_NS = 10000000000LL;
 
 /* Rank 0's side: READY to every rank that may carry the library, HELLO
@@ -483,7 +485,10 @@ static const int64_t UNREGISTERED_WAIT_NS = 3000000000LL, CARRIES_WAIT_NS = 1000
  * (announce_init) play its part; when neither can be had (out of memory)
  * every rank is contacted and waited for; with a session whose registry
  * rank 0 cannot read, for as long as HELLOs keep coming (60 s after the
- * last). */
+ * last). A HELLO marked "gave up" (it may come before rank 0 posts its
+ * receive: that one then matches it) counts its rank missing and gets no
+ * VERDICT; READY is sent and freed, so a rank that never receives it
+ * holds nothing up. */
 static void handshake_root(struct handshake *hs, int size)
 {
 	MPI_Comm w = MPI_COMM_WORLD;
@@ -628,7 +633,8 @@ static void hello_gave_up(void)
  * is bounded when it may never come: under `popmon run` (3 s) when rank 0
  * did not register (it does not carry the library) or this rank could not
  * register (rank 0 does not see it); under `popmon exec` (10 s) while rank
- * 0's message saying that it carries the library has not come. Once that
+ * 0's message saying that it carries the library has not come (then it
+ * sends rank 0 a HELLO marked "gave up": hello_gave_up). Once that
  * message is here, READY is waited for however late rank 0 comes. */
 static void handshake_rank(struct handshake *hs, int size)
 {
