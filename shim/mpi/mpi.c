@@ -470,7 +470,10 @@ static void ranges_end(char *out, size_t n, int last, int start)
  * finalize over 10 s after this rank's leaves this rank giving up. Rank 0,
  * which saw its announcement, then gets its HELLO marked "gave up"
  * (hello_gave_up) and counts it missing, instead of waiting for it
- * forever (docs/library.md; popmon run has no such case). */
+ * forever (docs/library.md; popmon run has no such case). MPICH 4.0.2
+ * over UCX's TCP can still hang in its own PMPI_Finalize on rank 0 then:
+ * UCX keeps flushing that undelivered message to a rank already waiting
+ * in the process manager's barrier; nothing here can take it back. */
 static const int64_t UNREGISTERED_WAIT_NS = 3000000000LL, CARRIES_WAIT_NS = 10000000000LL;
 
 /* Rank 0's side: READY to every rank that may carry the library, HELLO
