@@ -139,7 +139,13 @@ static int exe_dormancy(void)
 static void atfork_child(void)
 {
 	/* A forked copy that does not exec is not the application: its
-	 * accounts are a copy of the parent's. An exec starts afresh. */
+	 * accounts are a copy of the parent's. An exec starts afresh. Inert,
+	 * the child writes no measurement and no live file (the parent's live
+	 * mapping, with the region table, is not even inherited:
+	 * MADV_DONTFORK), and never takes the library's locks (every entry
+	 * point checks inert first), so a lock another thread of the parent
+	 * held at the fork (a region's, the thread table's) cannot block it:
+	 * its region calls, queries and MPI calls pass straight through. */
 	popmon_proc.inert = 1;
 	popmon_proc.dormant = 0;
 	popmon_counters_atfork_child();

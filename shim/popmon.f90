@@ -36,6 +36,7 @@ module popmon
   integer(c_int), parameter, public :: POPMON_ERR_NOENT = -11
   integer(c_int), parameter, public :: POPMON_ERR_NOTMEASURED = -16
   integer(c_int), parameter, public :: POPMON_ERR_NOINIT = -2
+  integer(c_int), parameter, public :: POPMON_ERR_TIMEOUT = -9
   integer(c_int), parameter, public :: POPMON_ERR_UNKNOWN = -1
   integer(c_int), parameter, public :: POPMON_WINDOW_RUN = 0
   integer(c_int), parameter, public :: POPMON_WINDOW_SINCE_LAST = 1
@@ -105,6 +106,8 @@ contains
   end function entry
 
   !> Registers (or looks up) the region called name; a null pointer when not measured.
+  !> "Global" in any case is refused (one line; a handle whose calls do nothing):
+  !> the whole run's region is popmon_region_global().
   function popmon_region_register(name) result(handle)
     character(len=*), intent(in) :: name
     type(c_ptr) :: handle

@@ -16,8 +16,9 @@
  *
  * Semantics (the same as DLB/TALP's monitoring regions):
  *  - register returns the same handle for the same name; "Global" (any case)
- *    is the implicit whole-run region; NULL or "" registers a new anonymous
- *    region each time; the name "all" (any case) is reserved (returns NULL).
+ *    is refused (one warning line; a handle whose calls do nothing): the
+ *    implicit whole-run region is popmon_region_global(); NULL or ""
+ *    registers a new anonymous region each time.
  *  - regions are per process, may nest and overlap, and may be started and
  *    stopped many times (each start/stop pair is one visit);
  *  - start of an open region, stop of a closed one, and unknown handles are
@@ -55,6 +56,7 @@ enum {
 	POPMON_ERR_NOENT = -11, /**< unknown handle */
 	POPMON_ERR_NOTMEASURED = -16, /**< the program runs without popmon */
 	POPMON_ERR_NOINIT = -2,  /**< MPI is not initialized (or finalized): no collective query */
+	POPMON_ERR_TIMEOUT = -9, /**< a collective query that not every rank called in time (POPMON_QUERY_TIMEOUT) */
 	POPMON_ERR_UNKNOWN = -1  /**< a bad argument (window, size of the structure) */
 };
 
@@ -159,7 +161,9 @@ static inline int popmon_measured(void)
  *  it, in the same order as its other collective popmon_metrics calls (one
  *  reduction of a fixed size; a rank that does not know the region takes
  *  part with nothing). Returns POPMON_SUCCESS, POPMON_ERR_NOENT when no rank
- *  visited the region in the window, POPMON_ERR_NOINIT outside
+ *  visited the region in the window, POPMON_ERR_TIMEOUT when not every rank
+ *  called it within POPMON_QUERY_TIMEOUT seconds (default 5; later calls
+ *  then fail at once), POPMON_ERR_NOINIT outside
  *  MPI_Init..MPI_Finalize, POPMON_ERR_NOTMEASURED without popmon. A process
  *  that never initializes MPI and that no launcher started as a rank is a
  *  job of its own: it gets its own metrics (popmon_metrics_local's). */

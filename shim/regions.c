@@ -87,6 +87,7 @@ enum { HASH_SLOTS = 2 * POPMON_MAX_REGIONS };
  * (zero pages until used). */
 static struct region *regions;
 static struct region overflow_region; /* handle past the limit: counts nothing */
+static struct region refused_region;  /* handle of a refused name: counts nothing */
 static int nregions;
 static int anon_count;
 static int16_t hash_slots[HASH_SLOTS]; /* region index + 1, 0 = empty */
@@ -258,6 +259,8 @@ int popmon_regions_init(void)
 		new_region_locked("Global");
 	snprintf(overflow_region.name, sizeof overflow_region.name, "%s", "(too many regions)");
 	overflow_region.mon.name = overflow_region.name;
+	snprintf(refused_region.name, sizeof refused_region.name, "%s", "(refused name)");
+	refused_region.mon.name = refused_region.name;
 	unlock_regions();
 	return 0;
 }
@@ -552,7 +555,7 @@ int popmon_region_sofar(int i, char name[POPMON_NAME_MAX], uint64_t *visits, uin
 
 /* ------------------------------------------------------------------ handles */
 
-enum { H_GLOBAL = -2, H_LAST = -3, H_OVERFLOW = -4, H_BAD = -5 };
+enum { H_GLOBAL = -2, H_LAST = -3, H_OVERFLOW = -4, H_BAD = -5, H_REFUSED = -6 };
 
 /* Maps a handle to a region index without dereferencing it. */
 static int handle_index(const void *h)
@@ -563,6 +566,8 @@ static int handle_index(const void *h)
 		return H_LAST;
 	if (h == (const void *)&overflow_region)
 		return H_OVERFLOW;
+	if (h == (const void *)&refused_region)
+		return H_REFUSED;
 	uintptr_t p = (uintptr_t)h, base = (uintptr_t)regions;
 	if (p >= base && p < base + sizeof(struct region) * POPMON_MAX_REGIONS && (p - base) % sizeof(struct region) == 0) {
 		int idx = (int)((p - base) / sizeof(struct region));
@@ -594,8 +599,8 @@ static int resolve(popmon_region_t h, const char *op, int allow_last, int *idx, 
 		return 0;
 	}
 	int i = handle_index(h);
-	if (i == H_OVERFLOW) {
-		*rc = POPMON_NOUPDT;
+	if (i == H_OVERFLOW || i == H_REFUSED) {
+		*rc = POPMON_NOUPDT; /* a no-op: the refusal said why */
 		return 0;
 	}
 	if (i == H_BAD || (i == H_LAST && !allow_last)) {
@@ -606,7 +611,9 @@ static int resolve(popmon_region_t h, const char *op, int allow_last, int *idx, 
 	return 1;
 }
 
-popmon_region_t popmon_api_region_register(const char *name)
+/* Registers (or finds) the region called name; dlb: DLB's rule, where any
+ * case of "Global" names the Global region. */
+static popmon_region_t region_register(const char *name, int dlb)
 {
 	popmon_ensure_init(); /* a static constructor's region, before libpopmon's */
 	if (popmon_proc.inert)
@@ -615,6 +622,14 @@ popmon_region_t popmon_api_region_register(const char *name)
 	 * and gives back the Global region: docs/library.md, "Regions"). */
 	if (name == DLB_LAST_OPEN)
 		return NULL;
+	if (!dlb && name && strcasecmp(name, "Global") == 0) {
+		/* In popmon's API, Global is POPMON_REGION_GLOBAL: a region
+		 * named so would end the run's region at its first stop. */
+		popmon_warn_once("globalname", "a region cannot be named \"%.20s\": that name is the whole run's "
+				 "region (Global); region not created (use another name, or popmon_region_global())",
+				 name);
+		return (popmon_region_t)&refused_region;
+	}
 	char buf[POPMON_NAME_MAX];
 	lock_regions();
 	int idx;
@@ -642,6 +657,11 @@ popmon_region_t popmon_api_region_register(const char *name)
 	}
 	unlock_regions();
 	return idx < 0 ? (popmon_region_t)&overflow_region : (popmon_region_t)&regions[idx];
+}
+
+popmon_region_t popmon_api_region_register(const char *name)
+{
+	return region_register(name, 0);
 }
 
 popmon_region_t popmon_api_region_global(void)
@@ -801,7 +821,7 @@ const void *DLB_MonitoringRegionGetMPIRegion(void)
 
 void *DLB_MonitoringRegionRegister(const char *name)
 {
-	return popmon_api_region_register(name);
+	return region_register(name, 1);
 }
 
 int DLB_MonitoringRegionReset(void *handle)
@@ -816,7 +836,16 @@ int DLB_MonitoringRegionStart(void *handle)
 
 int DLB_MonitoringRegionStop(void *handle)
 {
-	return popmon_api_region_stop(handle);
+	int global_open = regions && regions[GLOBAL_INDEX].open;
+	int rc = popmon_api_region_stop(handle);
+	/* DLB's rule: "Global" in any case is the Global region, so
+	 * DLB_MonitoringRegionRegister("global") and stopping it ends the
+	 * run's region early: said once. */
+	if (rc == POPMON_SUCCESS && global_open && !popmon_proc.finalized && !regions[GLOBAL_INDEX].open)
+		popmon_warn_once("globalstop", "DLB_MonitoringRegionStop stopped the Global region before the end of "
+				 "the run (in DLB's API any case of \"Global\" names it): the run's metrics cover "
+				 "only the time until then");
+	return rc;
 }
 
 int DLB_MonitoringRegionReport(const void *handle)

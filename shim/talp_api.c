@@ -23,10 +23,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
+#include <unistd.h>
 
 #define POPMON_BUILDING_LIBRARY
 #include "accounts.h"
 #include "base/clock.h"
+#include "base/env.h"
 #include "base/process.h"
 #include "base/threads.h"
 #include "base/warn.h"
@@ -40,7 +43,7 @@
 #endif
 
 /* DLB's return codes (dlb_errors.h). */
-enum { DLB_SUCCESS_ = 0, DLB_ERR_NOINIT_ = -2, DLB_ERR_NOENT_ = -11, DLB_ERR_NOCOMP_ = -12,
+enum { DLB_SUCCESS_ = 0, DLB_ERR_NOINIT_ = -2, DLB_ERR_TIMEOUT_ = -9, DLB_ERR_NOENT_ = -11, DLB_ERR_NOCOMP_ = -12,
        DLB_ERR_NOMEM_ = -14, DLB_ERR_NOTALP_ = -16 };
 
 /* ------------------------------------------------------------------ model talp */
@@ -367,9 +370,18 @@ int popmon_api_metrics_local(const char *region, int window, struct popmon_metri
 
 #ifndef POPMON_NO_MPI
 
+/* The queries' own communicators, never the application's: world, a
+ * duplicate of MPI_COMM_WORLD, and node, made at the first query once every
+ * rank is known to be in it (first_query). */
 static MPI_Comm world = MPI_COMM_NULL, node = MPI_COMM_NULL;
+static int world_ready, node_made;
 static MPI_Datatype sums_type = MPI_DATATYPE_NULL;
 static MPI_Op sums_op = MPI_OP_NULL;
+/* A query that not every rank entered in time (a collective query called
+ * by some ranks only) left a nonblocking handshake behind on world:
+ * world is unusable for later queries, which fail at once. */
+static int queries_broken;
+static int64_t queries_done[2]; /* collective queries this rank entered: over all ranks, over the node */
 
 static void sums_fn(void *in, void *inout, int *len, MPI_Datatype *type)
 {
@@ -379,14 +391,226 @@ static void sums_fn(void *in, void *inout, int *len, MPI_Datatype *type)
 				       (const double *)in + (size_t)k * POPMON_TS_N);
 }
 
-/* The query's communicators, type and operation, made at the first query
- * (collectively: every rank's first query is the same call). */
+/* The first query's handshake, point to point on MPI_COMM_WORLD with tag
+ * MPI_TAG_UB - 1, along a binary tree of the ranks (rank r's parent is
+ * (r - 1) / 2, its children 2r + 1 and 2r + 2): at MPI_Init, before the
+ * program's first call, each rank posts one receive from its parent (GO)
+ * and one from each of its children (WANT), from those ranks only, so
+ * the program never sees a message of popmon's (MPI matches a message with
+ * the earliest posted receive) and no rank holds more than three posted
+ * receives of popmon's, whatever the job's size (MPICH matches incoming
+ * messages against a linear list of posted receives). At the first query a
+ * rank waits, until its deadline, for its children's WANT, then sends its
+ * parent WANT with the earliest deadline of its subtree; rank 0 decides GO
+ * (1) when the whole tree came with at least half the timeout left before
+ * that deadline (no rank can have given up), else 0, and GO travels down,
+ * each rank forwarding it to its children before it acts on it. A
+ * collective (the duplicate of MPI_COMM_WORLD) is entered only after GO 1,
+ * so a first query that some ranks never call returns after the timeout
+ * instead of hanging; no collective of popmon's is left pending on
+ * MPI_COMM_WORLD, where it would meet the application's. The receives that
+ * never complete are cancelled at MPI_Finalize. */
+enum { TREE_GO, TREE_CHILD1, TREE_CHILD2, TREE_N };
+static MPI_Request tree_req[TREE_N] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+static int tree_peer[TREE_N] = {-1, -1, -1};       /* parent, children; -1: none */
+static int64_t tree_in[TREE_N];                     /* GO; the children's earliest deadlines */
+static int64_t want_out, go_out;                    /* what this rank sends (kept until delivered) */
+static int first_done; /* the first query's handshake happened (whatever its outcome) */
+
+static int query_tag(void)
+{
+	int *ub = NULL, flag = 0;
+	PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+	return (flag && ub && *ub >= 32767 ? *ub : 32767) - 1;
+}
+
+void popmon_talp_mpi_init(void)
+{
+	int size = popmon_proc.size, rank = popmon_proc.rank, tag = query_tag();
+	if (size <= 1)
+		return;
+	tree_peer[TREE_GO] = rank > 0 ? (rank - 1) / 2 : -1;
+	tree_peer[TREE_CHILD1] = 2 * rank + 1 < size ? 2 * rank + 1 : -1;
+	tree_peer[TREE_CHILD2] = 2 * rank + 2 < size ? 2 * rank + 2 : -1;
+	for (int i = 0; i < TREE_N; i++)
+		if (tree_peer[i] >= 0 &&
+		    PMPI_Irecv(&tree_in[i], 1, MPI_INT64_T, tree_peer[i], tag, MPI_COMM_WORLD, &tree_req[i]) != MPI_SUCCESS)
+			tree_req[i] = MPI_REQUEST_NULL;
+}
+
+/* How long a collective query waits for the other ranks (POPMON_QUERY_TIMEOUT,
+ * seconds, 0.001 to 86400; default 5). */
+static int64_t query_timeout_ns(void)
+{
+	static int64_t ns;
+	if (!ns)
+		ns = popmon_env_seconds_ns("POPMON_QUERY_TIMEOUT", 5000000000LL, 1000000LL, 86400000000000LL);
+	return ns;
+}
+
+static int64_t realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void pause_briefly(void)
+{
+	struct timespec ts = {0, 200000}; /* 0.2 ms */
+	nanosleep(&ts, NULL);
+}
+
+/* Waits for r until the monotonic time end; 1 when it completed. */
+static int wait_until(MPI_Request *r, int64_t end)
+{
+	for (;;) {
+		int done = 0;
+		PMPI_Test(r, &done, MPI_STATUS_IGNORE);
+		if (done)
+			return 1;
+		if ((int64_t)popmon_monotonic_ns() > end)
+			return 0;
+		pause_briefly();
+	}
+}
+
+/* Says once, on the calling rank, that the queries stopped working. */
+static void say_broken(void)
+{
+	char line[400];
+	snprintf(line, sizeof line,
+		 "a collective POP-metrics query (popmon_metrics, DLB_TALP_CollectPOP*) waited %.0f s for ranks that "
+		 "did not call it: it is collective, every rank must call it; this and later collective queries "
+		 "return an error (the local query still works)",
+		 (double)query_timeout_ns() / 1e9);
+	popmon_warn_once("collect-timeout", "%s", line);
+	if (!popmon_warns_aloud()) { /* rank 0 says it above; another rank that waited says it here */
+		char out[420];
+		int n = snprintf(out, sizeof out, "popmon: %s\n", line);
+		if (n > (int)sizeof out - 1)
+			n = (int)sizeof out - 1;
+		if (write(2, out, (size_t)n) < 0) {
+			/* ignore */
+		}
+	}
+}
+
+static void tree_send(int64_t *v, int peer)
+{
+	MPI_Request r;
+	if (peer >= 0 && PMPI_Isend(v, 1, MPI_INT64_T, peer, query_tag(), MPI_COMM_WORLD, &r) == MPI_SUCCESS)
+		PMPI_Request_free(&r);
+}
+
+/* Sends GO (go) to this rank's children. */
+static void tree_go_down(int64_t go)
+{
+	go_out = go;
+	tree_send(&go_out, tree_peer[TREE_CHILD1]);
+	tree_send(&go_out, tree_peer[TREE_CHILD2]);
+}
+
+/* The first collective query's handshake over the tree; 1 for GO. */
+static int tree_handshake(int64_t arrived, int64_t timeout, int64_t end)
+{
+	/* The children's WANT (the earliest deadline of their subtrees). */
+	int64_t deadline = arrived + timeout;
+	int came = 1;
+	for (int i = TREE_CHILD1; i <= TREE_CHILD2 && came; i++) {
+		if (tree_peer[i] < 0)
+			continue;
+		came = 0;
+		if (tree_req[i] == MPI_REQUEST_NULL && tree_in[i] == 0)
+			break; /* its receive could not be posted: never complete */
+		if (!wait_until(&tree_req[i], end))
+			break; /* a subtree did not come in time: this rank gives up, so do its ancestors */
+		came = 1;
+		if (tree_in[i] < deadline)
+			deadline = tree_in[i];
+	}
+	int64_t go = 0;
+	if (!came) {
+		/* Its subtree gives up with it (GO 0); the ancestors, which
+		 * never get its WANT, give up at their deadlines. */
+	} else if (popmon_proc.rank == 0) {
+		/* Every rank came at least half the timeout before the first
+		 * deadline: none can have given up. */
+		go = realtime_ns() < deadline - timeout / 2;
+	} else {
+		want_out = deadline;
+		tree_send(&want_out, tree_peer[TREE_GO]);
+		/* Rank 0 decides before the first deadline; a late GO lands in
+		 * the receive, which stays posted until MPI_Finalize. */
+		go = wait_until(&tree_req[TREE_GO], end) && tree_in[TREE_GO] == 1;
+	}
+	tree_go_down(go);
+	return (int)go;
+}
+
+/* The first collective query: every rank is in it within the timeout, and
+ * then the queries' duplicate of MPI_COMM_WORLD is made. Returns 0, or
+ * DLB_ERR_TIMEOUT_. */
+static int first_query(int64_t arrived, int64_t timeout, int64_t end)
+{
+	first_done = 1;
+	int ok = popmon_proc.size <= 1 || tree_handshake(arrived, timeout, end);
+	if (ok && PMPI_Comm_dup(MPI_COMM_WORLD, &world) == MPI_SUCCESS) {
+		world_ready = 1;
+		return 0;
+	}
+	queries_broken = 1;
+	say_broken();
+	return DLB_ERR_TIMEOUT_;
+}
+
+/* Every rank's entry into the same collective query, within the timeout:
+ * one nonblocking reduction on the queries' own communicator of each
+ * rank's count of queries, arrival and deadline (a rank that gave up
+ * leaves its part behind: a later query of the others that matches it sees
+ * a deadline passed, or counts that differ, and fails too, instead of
+ * entering reductions that rank will never join). Returns 0 when every
+ * rank is here, else DLB_ERR_TIMEOUT_ (world is then unusable). */
+static int all_here(MPI_Comm comm, int64_t *count)
+{
+	if (queries_broken)
+		return DLB_ERR_TIMEOUT_;
+	int64_t timeout = query_timeout_ns();
+	int64_t end = (int64_t)popmon_monotonic_ns() + timeout, arrived = realtime_ns();
+	if (!first_done && first_query(arrived, timeout, end) != 0)
+		return DLB_ERR_TIMEOUT_;
+	/* [count, -count, arrival, -deadline]: MAX gives the extremes. */
+	/* Static: a handshake left pending writes into them later. */
+	static int64_t mine[4], all[4];
+	mine[0] = *count;
+	mine[1] = -*count;
+	mine[2] = arrived;
+	mine[3] = -(arrived + timeout);
+	++*count;
+	MPI_Request r;
+	if (PMPI_Iallreduce(mine, all, 4, MPI_INT64_T, MPI_MAX, comm == MPI_COMM_NULL ? world : comm, &r) != MPI_SUCCESS ||
+	    !wait_until(&r, end)) {
+		queries_broken = 1;
+		say_broken();
+		return DLB_ERR_TIMEOUT_;
+	}
+	/* Every rank arrived at least half the timeout before the first
+	 * deadline: none can have given up. */
+	if (all[0] != -all[1] || all[2] > -all[3] - timeout / 2) {
+		queries_broken = 1;
+		say_broken();
+		return DLB_ERR_TIMEOUT_;
+	}
+	return 0;
+}
+
+/* The query's node communicator, type and operation, made at the first
+ * query that every rank entered. */
 static int setup(void)
 {
-	if (world != MPI_COMM_NULL)
+	if (node_made)
 		return 0;
-	if (PMPI_Comm_dup(MPI_COMM_WORLD, &world) != MPI_SUCCESS)
-		return -1;
+	node_made = 1;
 	if (PMPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS)
 		node = MPI_COMM_NULL;
 	PMPI_Type_contiguous(POPMON_TS_N, MPI_DOUBLE, &sums_type);
@@ -395,18 +619,38 @@ static int setup(void)
 	return 0;
 }
 
+/* MPI_Finalize: the first query's receives that never completed. */
+static void first_end(void)
+{
+	for (int i = 0; i < TREE_N; i++) {
+		if (tree_req[i] == MPI_REQUEST_NULL)
+			continue;
+		PMPI_Cancel(&tree_req[i]);
+		PMPI_Wait(&tree_req[i], MPI_STATUS_IGNORE);
+	}
+}
+
 void popmon_talp_finalize(void)
 {
-	/* MPI_Finalize: what the first query made (MPICH reports a datatype
-	 * left behind). Every rank queried together, so every rank frees. */
-	if (world == MPI_COMM_NULL)
+	first_end();
+	/* MPI_Finalize: what the queries made (MPICH reports a datatype left
+	 * behind). A communicator with a query's handshake still pending (a
+	 * query some ranks never called) is left as it is: freeing it would
+	 * need the others. */
+	if (queries_broken) {
+		world = node = MPI_COMM_NULL;
 		return;
-	PMPI_Op_free(&sums_op);
-	PMPI_Type_free(&sums_type);
-	if (node != MPI_COMM_NULL)
-		PMPI_Comm_free(&node);
-	PMPI_Comm_free(&world);
-	world = MPI_COMM_NULL;
+	}
+	if (node_made) {
+		PMPI_Op_free(&sums_op);
+		PMPI_Type_free(&sums_type);
+		if (node != MPI_COMM_NULL)
+			PMPI_Comm_free(&node);
+	}
+	if (world_ready)
+		PMPI_Comm_free(&world);
+	world = node = MPI_COMM_NULL;
+	world_ready = node_made = 0;
 }
 
 /* The query's own time is MPI time of the calling thread (not an MPI call
@@ -496,6 +740,33 @@ static int reduce(const struct popmon_talp_proc *p, double h, int node_only, dou
 	return 0;
 }
 
+/* The collective part of a query (in the caller's MPI state): every rank
+ * here in time, then the reductions of p (name hash h) into s, and the
+ * node's id. */
+static int collective(const struct popmon_talp_proc *p, double h, int node_only, double s[POPMON_TS_N],
+		      int *node_id)
+{
+	/* A node query is collective over the node once its communicator is
+	 * made (the first query makes it, over every rank). */
+	int on_node = node_only && node_made && node != MPI_COMM_NULL;
+	int here = all_here(on_node ? node : MPI_COMM_NULL, &queries_done[on_node]);
+	if (here != 0)
+		return here;
+	if (setup() != 0)
+		return DLB_ERR_NOINIT_;
+	if (node_only && node == MPI_COMM_NULL)
+		return DLB_ERR_NOCOMP_;
+	int rc = reduce(p, h, node_only, s);
+	if (node_id) {
+		/* The node's lowest rank of MPI_COMM_WORLD. */
+		int lowest = popmon_proc.rank;
+		if (node != MPI_COMM_NULL)
+			PMPI_Allreduce(&popmon_proc.rank, &lowest, 1, MPI_INT, MPI_MIN, node);
+		*node_id = lowest;
+	}
+	return rc;
+}
+
 /* A collective query of region idx (-1: unknown here, name asked: for the
  * hash) in window over all ranks or the node: s and this process's region
  * name. Every rank reaches the reductions whatever happens here. */
@@ -520,10 +791,8 @@ static int query(int idx, const char *asked, int window, int node_only, double s
 			*node_id = 0;
 		return rc;
 	}
-	if (setup() != 0)
-		return DLB_ERR_NOINIT_;
-	if (node_only && node == MPI_COMM_NULL)
-		return DLB_ERR_NOCOMP_;
+	/* This process's part first (the query's own time, MPI time of the
+	 * caller, shows in the next call), then the collective part. */
 	struct popmon_talp_proc p;
 	int bad = my_part(idx, window, 0, &p, name);
 	if (bad)
@@ -531,18 +800,10 @@ static int query(int idx, const char *asked, int window, int node_only, double s
 	if (idx < 0)
 		snprintf(name, POPMON_NAME_MAX, "%s", asked ? asked : "");
 	double h = name[0] ? name_hash(idx == 0 ? "Global" : name) : 0;
-	int rc = reduce(&p, h, node_only, s);
-	if (node_id) {
-		/* The node's lowest rank of MPI_COMM_WORLD. */
-		int lowest = popmon_proc.rank;
-		if (node != MPI_COMM_NULL) {
-			int entered = enter_mpi_state();
-			PMPI_Allreduce(&popmon_proc.rank, &lowest, 1, MPI_INT, MPI_MIN, node);
-			leave_mpi_state(entered);
-		}
-		*node_id = lowest;
-	}
-	return bad ? bad : rc;
+	int entered = enter_mpi_state();
+	int rc = collective(&p, h, node_only, s, node_id);
+	leave_mpi_state(entered);
+	return bad && rc != DLB_ERR_TIMEOUT_ ? bad : rc;
 }
 
 int popmon_api_metrics(const char *region, int window, struct popmon_metrics *out);

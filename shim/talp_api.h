@@ -137,6 +137,8 @@ void popmon_talp_fill_dlb(const double s[POPMON_TS_N], const struct popmon_metri
 void popmon_talp_fill_node(const double s[POPMON_TS_N], const struct popmon_metrics *m, const char *name,
 			   int node_id, struct dlb_node_metrics_compat *out);
 
+/* Starts the queries' own duplicate of MPI_COMM_WORLD (MPI_Init). */
+void popmon_talp_mpi_init(void);
 /* Frees what the runtime queries made (MPI_Finalize). */
 void popmon_talp_finalize(void);
 

@@ -32,6 +32,7 @@ func TestEnvC(t *testing.T) {
 	period := []string{"int", "POPMON_GPU_COUNTERS_PERIOD_US", "1000", "10", "1000000"}
 	size := []string{"size", "POPMON_TRACE_BUFFER", "67108864", "1024", "1073741824"}
 	gpuCounters := []string{"mode", "POPMON_GPU_COUNTERS", "1"}
+	timeout := []string{"seconds", "POPMON_QUERY_TIMEOUT", "5000000000", "1000000", "86400000000000"}
 	for _, c := range []struct {
 		name  string
 		args  []string
@@ -60,6 +61,16 @@ func TestEnvC(t *testing.T) {
 		{"size garbage", size, "64q", "67108864", "trailing characters after the size"},
 		{"size negative", size, "-1m", "67108864", "not a size"},
 		{"size empty", size, "", "67108864", "empty, not a size; using 64m"},
+		{"seconds unset", timeout, unset, "5000000000", ""},
+		{"seconds whole", timeout, "2", "2000000000", ""},
+		{"seconds fraction", timeout, "0.25", "250000000", ""},
+		{"seconds too small", timeout, "0.0001", "5000000000", "popmon: POPMON_QUERY_TIMEOUT=0.0001: outside 0.001-86400 seconds; using 5"},
+		{"seconds too large", timeout, "1e9", "5000000000", "POPMON_QUERY_TIMEOUT=1e9: not a number of seconds; using 5"},
+		{"seconds negative", timeout, "-1", "5000000000", "not a number of seconds"},
+		{"seconds nan", timeout, "nan", "5000000000", "not a number of seconds"},
+		{"seconds unit", timeout, "5s", "5000000000", "trailing characters after the number of seconds"},
+		{"seconds empty", timeout, "", "5000000000", "empty, not a number of seconds; using 5"},
+		{"seconds above", timeout, "100000", "5000000000", "outside 0.001-86400 seconds"},
 		{"mode off", gpuCounters, "off", "0", ""},
 		{"mode yes", gpuCounters, "yes", "2", ""},
 		{"mode auto", gpuCounters, "auto", "1", ""},

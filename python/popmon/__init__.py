@@ -28,12 +28,14 @@ stopped on the way out.
 import ctypes
 import functools
 import inspect
+import os
 import threading
+import weakref
 
 __all__ = [
     "region", "Region", "measured", "metrics", "metrics_local", "report",
     "WINDOW_RUN", "WINDOW_SINCE_LAST", "SUCCESS", "NOUPDT", "ERR_NOENT",
-    "ERR_NOTMEASURED", "ERR_NOINIT", "ERR_UNKNOWN",
+    "ERR_NOTMEASURED", "ERR_NOINIT", "ERR_TIMEOUT", "ERR_UNKNOWN",
 ]
 
 #: window of metrics(): since the region was registered (or reset)
@@ -47,6 +49,7 @@ NOUPDT = 2
 ERR_NOENT = -11
 ERR_NOTMEASURED = -16
 ERR_NOINIT = -2
+ERR_TIMEOUT = -9
 ERR_UNKNOWN = -1
 
 
@@ -119,6 +122,10 @@ def _name_bytes(name):
     return str(name).encode("utf-8", "surrogateescape")
 
 
+# Every Region, named or anonymous (a fork resets their locks).
+_every_region = weakref.WeakSet()
+
+
 class Region(object):
     """A named region: a context manager, a decorator, or start()/stop().
 
@@ -131,6 +138,7 @@ class Region(object):
         self._handle = None
         self._depth = 0
         self._lock = threading.Lock()
+        _every_region.add(self)
 
     def __repr__(self):
         return "popmon.region(%r)" % (self.name,)
@@ -206,6 +214,24 @@ _regions = {}
 _regions_lock = threading.Lock()
 
 
+def _after_fork_in_child():
+    # A fork (os.fork, multiprocessing's fork start method) copies the
+    # locks as they were: one that another thread of the parent held then
+    # (inside a region's start or stop) would stay held in the child
+    # forever. The child has only the forking thread, inside none of the
+    # other threads' regions: every region starts afresh, unlocked. (The
+    # library does not measure a forked child: its regions do nothing.)
+    global _regions_lock
+    _regions_lock = threading.Lock()
+    for r in list(_every_region):
+        r._lock = threading.Lock()
+        r._depth = 0
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def region(name):
     """The region called name (a str): `with popmon.region("solve"):` or
     `@popmon.region("setup")`. Used bare as a decorator
@@ -255,9 +281,11 @@ def metrics(name=None, window=WINDOW_RUN):
     useful_ns, mpi_ns, ..., parallel_efficiency, mpi_load_balance, ...
 
     Collective in an MPI program: every rank must call it, in the same
-    order as its other collective queries. A process without MPI gets its
-    own. None when not measured, when no rank visited the region in the
-    window, or outside MPI_Init..MPI_Finalize of an MPI program."""
+    order as its other collective queries (one that not every rank makes
+    returns None after POPMON_QUERY_TIMEOUT seconds, default 5, with one
+    line). A process without MPI gets its own. None when not measured, when
+    no rank visited the region in the window, or outside
+    MPI_Init..MPI_Finalize of an MPI program."""
     return _query("popmon_api_metrics", name, window)
 
 

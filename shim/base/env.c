@@ -73,6 +73,44 @@ long long popmon_env_int(const char *name, long long dflt, long long lo, long lo
 	return x;
 }
 
+long long popmon_env_seconds_ns(const char *name, long long dflt_ns, long long lo_ns, long long hi_ns)
+{
+	const char *v = getenv(name);
+	if (!v)
+		return dflt_ns;
+	char fb[32], text[96];
+	snprintf(fb, sizeof fb, "%g", (double)dflt_ns / 1e9);
+	char *end;
+	errno = 0;
+	double d = strtod(v, &end);
+	if (!*v) {
+		bad(name, v, "empty, not a number of seconds", fb);
+		return dflt_ns;
+	}
+	/* Digits and one point only: no sign, exponent, hex, inf or nan. */
+	int digits = 0, points = 0;
+	for (const char *c = v; c < end; c++) {
+		digits += *c >= '0' && *c <= '9';
+		points += *c == '.';
+		if ((*c < '0' || *c > '9') && *c != '.')
+			digits = -1000;
+	}
+	if (end == v || digits <= 0 || points > 1) {
+		bad(name, v, "not a number of seconds", fb);
+		return dflt_ns;
+	}
+	if (*end) {
+		bad(name, v, "trailing characters after the number of seconds", fb);
+		return dflt_ns;
+	}
+	if (errno == ERANGE || d * 1e9 < (double)lo_ns || d * 1e9 > (double)hi_ns) {
+		snprintf(text, sizeof text, "outside %g-%g seconds", (double)lo_ns / 1e9, (double)hi_ns / 1e9);
+		bad(name, v, text, fb);
+		return dflt_ns;
+	}
+	return (long long)(d * 1e9);
+}
+
 /* "64m" as bytes in text. */
 static void show_size(unsigned long long b, char *text, size_t n)
 {

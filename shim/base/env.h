@@ -10,6 +10,10 @@
 /* An integer in [lo, hi]; dflt when unset or bad. */
 long long popmon_env_int(const char *name, long long dflt, long long lo, long long hi);
 
+/* A duration in seconds, with a fraction ("5", "0.5", "2.25"), as
+ * nanoseconds in [lo_ns, hi_ns]; dflt_ns when unset or bad. */
+long long popmon_env_seconds_ns(const char *name, long long dflt_ns, long long lo_ns, long long hi_ns);
+
 /* A size in bytes: a number with an optional suffix k, m or g (KiB, MiB,
  * GiB; "64m", "1g", "512KiB", "2MB"), in [lo, hi]; dflt when unset or bad.
  * why_hi says why hi is the bound ("" : "the largest popmon takes"). */

@@ -26,7 +26,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -173,26 +176,53 @@ static void registry_leave(void)
 	reg_self[0] = '\0';
 }
 
+static void pause_briefly(void)
+{
+	struct timespec ts = {0, 200000}; /* 0.2 ms: the wait costs no CPU */
+	nanosleep(&ts, NULL);
+}
+
 /* Without a session folder (popmon exec, a library preloaded by hand) rank
  * 0 cannot read a registry, so the ranks that carry the library say so at
  * MPI_Init: each sends rank 0 one empty message, tag MPI_TAG_UB, on
  * MPI_COMM_WORLD, and rank 0 posts one receive per rank, from that rank, in
  * its own MPI_Init hook, before the program's first call there. MPI matches
  * a message with the earliest posted receive, so the program never sees one
- * (nor a probe of it); a receive completes at rank 0's next MPI call, after
- * which it costs nothing: only the receives of ranks without the library
- * stay posted. At finalize rank 0 waits for the ranks that announced
- * themselves, however late, and 3 s for the others, as with a registry
- * (docs/library.md, "Finalize"). Under popmon run nothing is sent: the
- * registry says the same. */
+ * (nor a probe of it). Rank 0 in turn sends every other rank one empty
+ * message, same tag ("rank 0 carries the library"; sent and freed, no
+ * wait), which each carrying rank receives into a receive it posted in its
+ * own MPI_Init hook: so a rank knows at finalize whether rank 0 carries the
+ * library (and will gather its records, however late it comes) or not (the
+ * job's rank 0 was started without popmon: `mpirun -np 1 ./app : -np 1
+ * popmon exec -- ./app`), where waiting for it would hang. Nothing waits in
+ * MPI_Init. A receive completes at its rank's next MPI call, after which it
+ * costs nothing: only the receives of ranks without the library stay
+ * posted until finalize. At finalize rank 0 waits for the ranks that
+ * announced themselves, however late, and 3 s for the others, as with a
+ * registry (docs/library.md, "Finalize"); a rank that gave up waiting for
+ * rank 0's message sends its HELLO marked so, which ends rank 0's wait for
+ * it. Under popmon run nothing is sent: the registry says the same. */
 static MPI_Request *announce_req; /* rank 0: a receive per rank; NULL when not used */
-static char announce_buf;
+static char announce_buf, carries_buf;
+static MPI_Request carries_req = MPI_REQUEST_NULL; /* other ranks: rank 0's message */
+static int announcing, rank0_said;                 /* other ranks */
 
 static int announce_tag(void)
 {
 	int *ub = NULL, flag = 0;
 	PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
 	return flag && ub && *ub >= 32767 ? *ub : 32767;
+}
+
+/* Other ranks: whether rank 0's message has come (so far). */
+static int rank0_carries(void)
+{
+	if (!rank0_said && carries_req != MPI_REQUEST_NULL) {
+		int done = 0;
+		PMPI_Test(&carries_req, &done, MPI_STATUS_IGNORE);
+		rank0_said = done;
+	}
+	return rank0_said;
 }
 
 static void announce_init(void)
@@ -203,6 +233,11 @@ static void announce_init(void)
 		return;
 	int tag = announce_tag();
 	if (popmon_proc.rank != 0) {
+		/* The receive of rank 0's message first: posted before the
+		 * program's first call, it is the one the message matches. */
+		if (PMPI_Irecv(&carries_buf, 0, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &carries_req) != MPI_SUCCESS)
+			return;
+		announcing = 1;
 		MPI_Request r;
 		if (PMPI_Isend(NULL, 0, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &r) == MPI_SUCCESS)
 			PMPI_Request_free(&r);
@@ -210,11 +245,16 @@ static void announce_init(void)
 	}
 	announce_req = malloc(sizeof *announce_req * (size_t)size);
 	if (!announce_req)
-		return; /* rank 0 then waits for every rank, as before */
+		return;
 	announce_req[0] = MPI_REQUEST_NULL;
 	for (int k = 1; k < size; k++)
 		if (PMPI_Irecv(&announce_buf, 0, MPI_BYTE, k, tag, MPI_COMM_WORLD, &announce_req[k]) != MPI_SUCCESS)
 			announce_req[k] = MPI_REQUEST_NULL;
+	for (int k = 1; k < size; k++) {
+		MPI_Request r;
+		if (PMPI_Isend(NULL, 0, MPI_BYTE, k, tag, MPI_COMM_WORLD, &r) == MPI_SUCCESS)
+			PMPI_Request_free(&r);
+	}
 }
 
 /* Rank 0: whether rank k announced itself (so far). */
@@ -230,9 +270,14 @@ static int announced(int k)
 }
 
 /* Rank 0, at the end of the handshake: the receives of ranks that never
- * announced themselves are cancelled. */
+ * announced themselves are cancelled. Other ranks: the receive of rank
+ * 0's message that never came. */
 static void announce_end(void)
 {
+	if (carries_req != MPI_REQUEST_NULL) {
+		PMPI_Cancel(&carries_req);
+		PMPI_Wait(&carries_req, MPI_STATUS_IGNORE);
+	}
 	if (!announce_req)
 		return;
 	for (int k = 1; k < popmon_proc.size; k++) {
@@ -323,6 +368,7 @@ void popmon_mpi_init_hook(void)
 	 * run. */
 	registry_join();
 	announce_init();
+	popmon_talp_mpi_init();
 	popmon_intercept_check();
 	/* The Global region measures the run between MPI_Init and MPI_Finalize,
 	 * as TALP does: from here, where MPI_Init returns to the program. */
@@ -344,6 +390,7 @@ struct hello {
 	int64_t sent_ns; /* the sender's clock (CLOCK_MONOTONIC) */
 	uint64_t boot;   /* hash of the sender's boot id: same kernel clock */
 	int64_t rank;
+	int64_t gave_up; /* 1: the sender gave up waiting for rank 0 (popmon exec) */
 };
 
 struct verdict {
@@ -362,7 +409,9 @@ struct handshake {
 	unsigned char *members; /* V_PARTIAL: one byte per world rank */
 	int64_t offset_ns;
 	char missing[256];     /* "2-3,7" (rank 0) */
+	char gave_up[256];     /* the missing ranks that gave up waiting for rank 0 (rank 0) */
 	int registry_known;    /* rank 0: whether the registry told who carries the library */
+	int say_why;           /* another rank that gave up without a session: it says why */
 };
 
 static uint64_t boot_hash(void)
@@ -381,12 +430,6 @@ static uint64_t boot_hash(void)
 	for (const char *p = id; *p; p++)
 		h = (h ^ (unsigned char)*p) * 1099511628211ull;
 	return h ? h : 1;
-}
-
-static void pause_briefly(void)
-{
-	struct timespec ts = {0, 200000}; /* 0.2 ms: the wait costs no CPU */
-	nanosleep(&ts, NULL);
 }
 
 /* Appends rank r to a compact list ("2-3,7") of missing ranks. */
@@ -416,6 +459,23 @@ static void ranges_end(char *out, size_t n, int last, int start)
 		snprintf(out + len, n - len, "-%d", last);
 }
 
+/* How long another rank waits for READY at finalize when it may never
+ * come, under `popmon run` (rank 0 did not register, or this rank could
+ * not), and how long a rank without a session waits for rank 0's message
+ * (sent from rank 0's MPI_Init hook: its coming does not depend on when
+ * rank 0 reaches finalize) before it concludes that rank 0 does not carry
+ * the library. Shared memory delivers that message at once; a transport
+ * that needs rank 0's progress to send it (Open MPI's TCP) sends it at
+ * rank 0's next MPI call: a rank 0 that makes none between MPI_Init and a
+ * finalize over 10 s after this rank's leaves this rank giving up. Rank 0,
+ * which saw its announcement, then gets its HELLO marked "gave up"
+ * (hello_gave_up) and counts it missing, instead of waiting for it
+ * forever (docs/library.md; popmon run has no such case). MPICH 4.0.2
+ * over UCX's TCP can still hang in its own PMPI_Finalize on rank 0 then:
+ * UCX keeps flushing that undelivered message to a rank already waiting
+ * in the process manager's barrier; nothing here can take it back. */
+static const int64_t UNREGISTERED_WAIT_NS = 3000000000LL, CARRIES_WAIT_NS = 10000000000LL;
+
 /* Rank 0's side: READY to every rank that may carry the library, HELLO
  * back from those that do, then VERDICT to them (a rank that arrives after
  * the decision finds its verdict waiting). Under `popmon run` the registry
@@ -428,7 +488,10 @@ static void ranges_end(char *out, size_t n, int last, int start)
  * (announce_init) play its part; when neither can be had (out of memory)
  * every rank is contacted and waited for; with a session whose registry
  * rank 0 cannot read, for as long as HELLOs keep coming (60 s after the
- * last). */
+ * last). A HELLO marked "gave up" (it may come before rank 0 posts its
+ * receive: that one then matches it) counts its rank missing and gets no
+ * VERDICT; READY is sent and freed, so a rank that never receives it
+ * holds nothing up. */
 static void handshake_root(struct handshake *hs, int size)
 {
 	MPI_Comm w = MPI_COMM_WORLD;
@@ -436,7 +499,8 @@ static void handshake_root(struct handshake *hs, int size)
 	struct hello *hellos = calloc((size_t)size, sizeof *hellos);
 	MPI_Request *req = calloc((size_t)size, sizeof *req);
 	unsigned char *contacted = calloc((size_t)size, 1);
-	if (!arrived || !hellos || !req || !contacted) {
+	unsigned char *gave_up = calloc((size_t)size, 1);
+	if (!arrived || !hellos || !req || !contacted || !gave_up) {
 		/* Cannot track the ranks: the collectives alone (as before). */
 		hs->status = V_COMPLETE;
 		goto out;
@@ -447,10 +511,10 @@ static void handshake_root(struct handshake *hs, int size)
 	/* Who carries the library: the registry's entries, or the ranks that
 	 * announced themselves; either way the others get 3 s. */
 	int selective = usable || announce_req != NULL;
-	char ready = 1;
+	static const char ready = 1; /* sent and freed: it outlives this call */
 	for (int k = 0; k < size; k++)
 		req[k] = MPI_REQUEST_NULL;
-	int pending = 0, came = 0;
+	int pending = 0, came = 0, quit = 0;
 	/* Contacts the ranks that may carry the library (registered ones when
 	 * the registry is usable). */
 	int64_t now = (int64_t)popmon_monotonic_ns();
@@ -462,7 +526,11 @@ static void handshake_root(struct handshake *hs, int size)
 					continue;
 				contacted[k] = 1;
 				pending++;
-				PMPI_Send(&ready, 1, MPI_CHAR, k, TAG_READY, w);
+				/* Sent and freed: a rank that gave up never
+				 * receives it, which must not hold rank 0. */
+				MPI_Request rr;
+				if (PMPI_Isend(&ready, 1, MPI_CHAR, k, TAG_READY, w, &rr) == MPI_SUCCESS)
+					PMPI_Request_free(&rr);
 				PMPI_Irecv(&hellos[k], (int)sizeof hellos[k], MPI_BYTE, k, TAG_HELLO, w, &req[k]);
 			}
 			next_check = selective ? now + 100000000LL : INT64_MAX; /* look again every 0.1 s */
@@ -472,11 +540,19 @@ static void handshake_root(struct handshake *hs, int size)
 			PMPI_Testany(size, req, &which, &flag, MPI_STATUS_IGNORE);
 		now = (int64_t)popmon_monotonic_ns();
 		if (flag && which != MPI_UNDEFINED) {
-			arrived[which] = now;
 			last_progress = now;
 			pending--;
-			if (++came == size - 1)
-				break; /* every rank has come */
+			if (hellos[which].gave_up) {
+				/* It gave up waiting for rank 0 (its HELLO says
+				 * so): missing, and it waits for no VERDICT. */
+				gave_up[which] = 1;
+				quit++;
+			} else {
+				arrived[which] = now;
+				came++;
+			}
+			if (came + quit == size - 1)
+				break; /* every rank has come or given up */
 			continue;
 		}
 		if (pending == 0 && (!selective || now > grace_end))
@@ -486,7 +562,7 @@ static void handshake_root(struct handshake *hs, int size)
 		pause_briefly();
 	}
 	announce_end();
-	int present = 1, last = -1, start = -1;
+	int present = 1, last = -1, start = -1, glast = -1, gstart = -1;
 	for (int k = 1; k < size; k++) {
 		if (arrived[k]) {
 			present++;
@@ -497,8 +573,11 @@ static void handshake_root(struct handshake *hs, int size)
 			PMPI_Wait(&req[k], MPI_STATUS_IGNORE);
 		}
 		ranges_add(hs->missing, sizeof hs->missing, k, &last, &start);
+		if (gave_up[k])
+			ranges_add(hs->gave_up, sizeof hs->gave_up, k, &glast, &gstart);
 	}
 	ranges_end(hs->missing, sizeof hs->missing, last, start);
+	ranges_end(hs->gave_up, sizeof hs->gave_up, glast, gstart);
 	hs->present = present;
 	hs->status = present == size ? V_COMPLETE : V_PARTIAL;
 	if (hs->status == V_PARTIAL) {
@@ -510,8 +589,8 @@ static void handshake_root(struct handshake *hs, int size)
 		}
 	}
 	for (int k = 1; k < size; k++) {
-		if (!contacted[k])
-			continue;
+		if (!contacted[k] || gave_up[k])
+			continue; /* a rank that gave up is in PMPI_Finalize: nothing for it */
 		int st = hs->status;
 		if (!arrived[k] || (st == V_PARTIAL && !hs->members))
 			st = V_EXCLUDED;
@@ -530,13 +609,36 @@ out:
 	free(hellos);
 	free(req);
 	free(contacted);
+	free(gave_up);
+}
+
+/* A rank without a session that gives up waiting for rank 0 still sends
+ * it a HELLO, marked "gave up" (sent and freed: it waits for nothing).
+ * Rank 0's message may merely be late (over a network it can leave rank 0
+ * only at rank 0's next MPI call), and a rank 0 that carries the library
+ * and saw this rank's announcement waits for its HELLO however late: this
+ * one ends that wait with the rank counted missing. A rank 0 without the
+ * library gets it unreceived, as it does the announcement. */
+static void hello_gave_up(void)
+{
+	static struct hello h; /* outlives the freed send */
+	h.boot = boot_hash();
+	h.rank = popmon_proc.rank;
+	h.gave_up = 1;
+	h.sent_ns = (int64_t)popmon_monotonic_ns();
+	MPI_Request r;
+	if (PMPI_Isend(&h, (int)sizeof h, MPI_BYTE, 0, TAG_HELLO, MPI_COMM_WORLD, &r) == MPI_SUCCESS)
+		PMPI_Request_free(&r);
 }
 
 /* Another rank's side: wait for rank 0's READY, HELLO, wait for the
- * VERDICT (rank 0 sends it to every rank it contacted). Under `popmon run`
- * the wait for READY is bounded (10 s) when it may never come: rank 0 did
- * not register (it does not carry the library), or this rank could not
- * register (rank 0 does not see it). */
+ * VERDICT (rank 0 sends it to every rank it contacted). The wait for READY
+ * is bounded when it may never come: under `popmon run` (3 s) when rank 0
+ * did not register (it does not carry the library) or this rank could not
+ * register (rank 0 does not see it); under `popmon exec` (10 s) while rank
+ * 0's message saying that it carries the library has not come (then it
+ * sends rank 0 a HELLO marked "gave up": hello_gave_up). Once that
+ * message is here, READY is waited for however late rank 0 comes. */
 static void handshake_rank(struct handshake *hs, int size)
 {
 	MPI_Comm w = MPI_COMM_WORLD;
@@ -544,29 +646,41 @@ static void handshake_rank(struct handshake *hs, int size)
 	MPI_Request r;
 	PMPI_Irecv(&ready, 1, MPI_CHAR, 0, TAG_READY, w, &r);
 	int session = getenv("POPMON_SESSION") && *getenv("POPMON_SESSION");
-	int bounded = session && (!registry_usable() || !registry_has(0));
-	int64_t give_up = (int64_t)popmon_monotonic_ns() + 10000000000LL; /* 10 s */
+	int bounded = session ? !registry_usable() || !registry_has(0) : announcing && !rank0_carries();
+	int64_t give_up = (int64_t)popmon_monotonic_ns() + (session ? UNREGISTERED_WAIT_NS : CARRIES_WAIT_NS);
 	int done = 0;
 	for (;;) {
 		PMPI_Test(&r, &done, MPI_STATUS_IGNORE);
 		if (done)
 			break;
+		if (bounded && !session && rank0_carries())
+			bounded = 0; /* rank 0 carries the library: it comes, however late */
 		if (bounded && (int64_t)popmon_monotonic_ns() > give_up) {
+			MPI_Status st;
+			int cancelled = 1;
 			PMPI_Cancel(&r);
-			PMPI_Wait(&r, MPI_STATUS_IGNORE);
+			PMPI_Wait(&r, &st);
+			PMPI_Test_cancelled(&st, &cancelled);
+			if (!cancelled)
+				break; /* READY came meanwhile: the normal path */
+			announce_end();
 			hs->status = 0;
+			hs->say_why = !session; /* popmon run says it for every rank */
+			if (!session)
+				hello_gave_up();
 			return;
 		}
 		pause_briefly();
 	}
-	struct hello h = {.boot = boot_hash(), .rank = popmon_proc.rank};
-	h.sent_ns = (int64_t)popmon_monotonic_ns();
-	PMPI_Send(&h, (int)sizeof h, MPI_BYTE, 0, TAG_HELLO, w);
+	announce_end();
 	struct verdict v;
 	/* Poll rather than block: a busy-waiting MPI would take a core from
 	 * the ranks still computing. */
 	PMPI_Irecv(&v, (int)sizeof v, MPI_BYTE, 0, TAG_VERDICT, w, &r);
-	for (done = 0;;) {
+	struct hello h = {.boot = boot_hash(), .rank = popmon_proc.rank};
+	h.sent_ns = (int64_t)popmon_monotonic_ns();
+	PMPI_Send(&h, (int)sizeof h, MPI_BYTE, 0, TAG_HELLO, w);
+	for (;;) {
 		PMPI_Test(&r, &done, MPI_STATUS_IGNORE);
 		if (done)
 			break;
@@ -601,6 +715,30 @@ static void handshake(struct handshake *hs)
 		handshake_root(hs, size);
 	else
 		handshake_rank(hs, size);
+}
+
+/* Why ranks are missing: those that gave up waiting for rank 0 (their
+ * HELLO said so) and the others, which the library did not reach. */
+static void incomplete_reason(const struct handshake *hs, char *out, size_t n)
+{
+	int size = popmon_proc.size;
+	const char *quit = hs->gave_up;
+	const char *quit_why =
+		"gave up waiting for rank 0 at MPI_Finalize: rank 0's message that it carries the library, sent at its "
+		"MPI_Init, had not come after 10 s (over a network it can leave rank 0 only at rank 0's next MPI call, "
+		"and rank 0 made none before reaching MPI_Finalize later; popmon run has no such wait)";
+	if (*quit && strcmp(quit, hs->missing) == 0) {
+		snprintf(out, n, "rank%s %s of %d %s", strpbrk(quit, ",-") ? "s" : "", quit, size, quit_why);
+		return;
+	}
+	int len = snprintf(out, n,
+			   "the measurement library did not reach rank%s %s of %d: their processes ran "
+			   "without LD_PRELOAD (a launcher that does not pass the environment on to other "
+			   "nodes, or a library file that is not visible there)",
+			   strpbrk(hs->missing, ",-") ? "s" : "", hs->missing, size);
+	if (*quit && len > 0 && (size_t)len < n)
+		snprintf(out + len, n - (size_t)len, "; of these, rank%s %s %s", strpbrk(quit, ",-") ? "s" : "", quit,
+			 quit_why);
 }
 
 /* Appends names (NUL-separated) to a growing buffer. */
@@ -1074,14 +1212,10 @@ static void finish_run(struct popmon_run *run, const struct handshake *hs, const
 		memcpy(fn->hist, x + 2, sizeof fn->hist);
 	}
 	run->fns = fns;
-	char incomplete[512];
+	char incomplete[1024];
 	if (hs->status == V_PARTIAL) {
 		run->missing = hs->missing;
-		snprintf(incomplete, sizeof incomplete,
-			 "the measurement library did not reach rank%s %s of %d: their processes ran "
-			 "without LD_PRELOAD (a launcher that does not pass the environment on to other "
-			 "nodes, or a library file that is not visible there)",
-			 strpbrk(hs->missing, ",-") ? "s" : "", hs->missing, popmon_proc.size);
+		incomplete_reason(hs, incomplete, sizeof incomplete);
 		run->incomplete_reason = incomplete;
 	}
 	int len = 0, version = 0, subversion = 0, provided = MPI_THREAD_SINGLE;
@@ -1391,6 +1525,40 @@ profile:;
 	return multinode;
 }
 
+/* Without a session, a rank whose rank 0 does not carry the library says
+ * so: one line per node (the first such process there takes an abstract
+ * socket's name for the job, which the kernel releases at its exit; no
+ * file is left behind), naming the processes measured. */
+static void say_rank0_absent(void)
+{
+	char key[128];
+	registry_key(key, sizeof key);
+	struct sockaddr_un a;
+	memset(&a, 0, sizeof a);
+	a.sun_family = AF_UNIX;
+	int n = snprintf(a.sun_path + 1, sizeof a.sun_path - 1, "popmon-%u-%.60s-%d-norank0", (unsigned)getuid(), key,
+			 popmon_proc.size);
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
+								   (size_t)n)) != 0) {
+		close(fd);
+		return; /* another process of this job on this node said it */
+	}
+	/* fd stays open until the process ends: the name stays taken. */
+	char line[512];
+	int len = snprintf(line, sizeof line,
+			   "popmon: rank 0 did not load the measurement library, so the ranks that did (rank %d of %d "
+			   "among them) have no rank 0 to gather their measurement: no measurement of them written (start "
+			   "rank 0 with popmon too: popmon on the first part of an MPMD line; a rank 0 that has the library "
+			   "but whose word, sent at its MPI_Init, came over 10 s late writes one without them)\n",
+			   popmon_proc.rank, popmon_proc.size);
+	if (len > (int)sizeof line - 1)
+		len = (int)sizeof line - 1;
+	if (write(2, line, (size_t)len) < 0) {
+		/* ignore */
+	}
+}
+
 /* MPICH before 4.2 can hang in MPI_Finalize across nodes when a rank is
  * still waiting for a peer that has already parked in the final barrier
  * (upstream MPICH commit 08d8105b removed that barrier); the traffic of
@@ -1464,6 +1632,8 @@ void popmon_mpi_finalize_hook(void)
 			PMPI_Comm_free(&comm);
 		}
 #endif
+	} else if (hs.status == 0 && popmon_proc.rank != 0 && hs.say_why) {
+		say_rank0_absent();
 	} else if (hs.status == 0 && popmon_proc.rank != 0) {
 		popmon_write_unmeasured("rank 0 did not take part in popmon's finalize (the measurement library "
 					"did not reach it): no measurement written");

@@ -4,6 +4,7 @@
  * values and what each must give:
  *
  *   ./env_test int NAME DEFAULT LO HI      prints "value N"
+ *   ./env_test seconds NAME DFLT_NS LO_NS HI_NS  prints "value N" (nanoseconds)
  *   ./env_test size NAME DEFAULT LO HI     prints "value N"
  *   ./env_test mode NAME DEFAULT           prints "value N" (0 off, 1 auto, 2 on)
  *   ./env_test switch NAME DEFAULT BAD_AS  prints "value N"
@@ -31,6 +32,8 @@ int main(int argc, char **argv)
 	for (int twice = 0; twice < 2; twice++) { /* a second read says nothing more */
 		if (strcmp(kind, "int") == 0 && argc == 6)
 			v = popmon_env_int(name, atoll(argv[3]), atoll(argv[4]), atoll(argv[5]));
+		else if (strcmp(kind, "seconds") == 0 && argc == 6)
+			v = popmon_env_seconds_ns(name, atoll(argv[3]), atoll(argv[4]), atoll(argv[5]));
 		else if (strcmp(kind, "size") == 0 && argc == 6)
 			v = (long long)popmon_env_size(name, strtoull(argv[3], NULL, 10), strtoull(argv[4], NULL, 10),
 						       strtoull(argv[5], NULL, 10), "");
