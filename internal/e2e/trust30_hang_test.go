@@ -117,7 +117,7 @@ func TestMPMDExecCombinations(t *testing.T) {
 					if err == nil {
 						t.Errorf("a measurement without rank 0")
 					}
-					const want = "popmon: rank 0 did not load the measurement library, so the ranks that did"
+					const want = "popmon: rank 0 did not say within 10 s that it loaded the measurement library, so the ranks that did"
 					if n := strings.Count(se, want); n != 1 {
 						t.Errorf("%d lines %q, want 1:\n%s", n, want, se)
 					}
@@ -702,7 +702,7 @@ func TestExecQuietRank0OverTCP(t *testing.T) {
 					took.Round(time.Second), so, se)
 			}
 			m := readChecked(t, out)
-			const line = "popmon: rank 0 did not load the measurement library, so the ranks that did (rank 1 of 2"
+			const line = "popmon: rank 0 did not say within 10 s that it loaded the measurement library, so the ranks that did (rank 1 of 2"
 			if m.Incomplete == nil {
 				t.Logf("rank 0's message came in time: complete (%v)", took.Round(100*time.Millisecond))
 				if len(m.Processes) != 2 || strings.Contains(se, line) {

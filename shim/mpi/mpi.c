@@ -1547,10 +1547,11 @@ static void say_rank0_absent(void)
 	/* fd stays open until the process ends: the name stays taken. */
 	char line[512];
 	int len = snprintf(line, sizeof line,
-			   "popmon: rank 0 did not load the measurement library, so the ranks that did (rank %d of %d "
-			   "among them) have no rank 0 to gather their measurement: no measurement of them written (start "
-			   "rank 0 with popmon too: popmon on the first part of an MPMD line; a rank 0 that has the library "
-			   "but whose word, sent at its MPI_Init, came over 10 s late writes one without them)\n",
+			   "popmon: rank 0 did not say within 10 s that it loaded the measurement library, so the ranks "
+			   "that did (rank %d of %d among them) have no rank 0 to gather their measurement: no measurement "
+			   "of them written (start rank 0 with popmon too: popmon on the first part of an MPMD line; a rank "
+			   "0 that has the library but whose word, sent at its MPI_Init, came late writes one without them; "
+			   "popmon run -- mpirun ... does not depend on that word)\n",
 			   popmon_proc.rank, popmon_proc.size);
 	if (len > (int)sizeof line - 1)
 		len = (int)sizeof line - 1;
