@@ -230,14 +230,7 @@ func writeDataC(b *bytes.Buffer, c *Call, next string) {
 			fmt.Fprintf(b, "\tpopmon_dpre_%s(%s);\n", c.Data, pre)
 		}
 	}
-	args := make([]string, len(c.Params))
-	for i, p := range c.Params {
-		args[i] = p.Name
-		if s, ok := subst[p.Name]; ok {
-			args[i] = s
-		}
-	}
-	fmt.Fprintf(b, "\tint popmon_r = %s(%s);\n", next, strings.Join(args, ", "))
+	fmt.Fprintf(b, "\tint popmon_r = %s(%s);\n", next, strings.Join(c.argsWith(subst), ", "))
 	post := []string{}
 	if r.Slot {
 		post = append(post, c.DataID())
@@ -293,6 +286,17 @@ func writePollC(b *bytes.Buffer, c *Call, r dataRole, next string) {
 		fmt.Fprintf(b, "popmon_dpoll_save(&popmon_p, %s, %s);\n", strings.Join(r.Poll, ", "), sts)
 		saved, cond = "&popmon_p", "popmon_p.n > 0 && "+r.Done
 	}
+	fmt.Fprintf(b, "\tint popmon_r = %s(%s);\n", next, strings.Join(c.argsWith(subst), ", "))
+	post := append([]string{"popmon_r", saved}, dataArgs(r.Args, subst)...)
+	if r.Statuses != "" {
+		post = append(post, "popmon_sa")
+	}
+	fmt.Fprintf(b, "\tif (%s)\n\t\tpopmon_d_%s(%s);\n", cond, c.Data, strings.Join(post, ", "))
+}
+
+// argsWith is the call's arguments by name, each replaced by its entry in
+// subst where it has one (a wrapper's own status array, say).
+func (c *Call) argsWith(subst map[string]string) []string {
 	args := make([]string, len(c.Params))
 	for i, p := range c.Params {
 		args[i] = p.Name
@@ -300,10 +304,5 @@ func writePollC(b *bytes.Buffer, c *Call, r dataRole, next string) {
 			args[i] = s
 		}
 	}
-	fmt.Fprintf(b, "\tint popmon_r = %s(%s);\n", next, strings.Join(args, ", "))
-	post := append([]string{"popmon_r", saved}, dataArgs(r.Args, subst)...)
-	if r.Statuses != "" {
-		post = append(post, "popmon_sa")
-	}
-	fmt.Fprintf(b, "\tif (%s)\n\t\tpopmon_d_%s(%s);\n", cond, c.Data, strings.Join(post, ", "))
+	return args
 }
