@@ -53,6 +53,8 @@ type nodeJob struct {
 	// env is added to mpirun's environment; Open MPI is also told to pass
 	// it on to the other nodes (-x), as a user must (MPICH passes it all).
 	env []string
+	// stdout, when set, receives the job's standard output.
+	stdout *string
 }
 
 // runNodeJob runs job under popmon in form (formRun or formExec) with impl
@@ -94,6 +96,9 @@ func runNodeJob(t *testing.T, c *cluster, impl mpiImpl, form string, job nodeJob
 		t.Fatalf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(argv, " "), code, so, se)
 	}
 	t.Logf("%s form: %v", form, time.Since(start).Round(10*time.Millisecond))
+	if job.stdout != nil {
+		*job.stdout = so
+	}
 	if form == formExec && !strings.Contains(se, "popmon: measurement written to "+out) {
 		t.Errorf("rank 0 did not announce the file:\n%s", se)
 	}
