@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -204,13 +205,19 @@ func TestSlurmInitUsefulTime(t *testing.T) {
 }
 
 // runCommand runs argv with a deadline and returns its stdout, stderr and
-// exit code (-1 when it had to be killed at the deadline).
+// exit code (-1 when it had to be killed at the deadline). It runs in a
+// process group of its own, killed whole at the deadline: a hung job
+// leaves no launcher or rank behind, and no pipe they hold keeps the test
+// waiting.
 func runCommand(t *testing.T, timeout time.Duration, env []string, argv ...string) (string, string, int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
 	var so, se strings.Builder
 	cmd.Stdout, cmd.Stderr = &so, &se
 	err := cmd.Run()

@@ -1,13 +1,10 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -22,34 +19,6 @@ import (
 // without the library, 10 s at most for a rank whose rank 0 lacks it, plus
 // the program's own time).
 const hangDeadline = 45 * time.Second
-
-// runBounded runs argv like runCommand, in a process group of its own that
-// it kills whole at the deadline (a hung job's launcher and ranks would
-// otherwise outlive popmon and hold its output open): a hang fails the test
-// at the deadline and leaves no process behind. Exit code -1: killed.
-func runBounded(t *testing.T, timeout time.Duration, env []string, argv ...string) (string, string, int) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	var so, se strings.Builder
-	cmd.Stdout, cmd.Stderr = &so, &se
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		return so.String(), se.String(), -1
-	}
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("%s: %v", strings.Join(argv, " "), err)
-	}
-	return so.String(), se.String(), code
-}
 
 // prebuild builds the library for impl into the tests' cache first, so
 // that the deadlines time the runs, not a compilation.
@@ -105,7 +74,7 @@ func TestMPMDExecCombinations(t *testing.T) {
 				out := filepath.Join(t.TempDir(), "m.json")
 				argv := mpmdLine(impl, c.pattern, prog, out)
 				start := time.Now()
-				so, se, code := runBounded(t, hangDeadline, nil, argv...)
+				so, se, code := runCommand(t, hangDeadline, nil, argv...)
 				took := time.Since(start)
 				if code != 0 || !strings.Contains(so, "ok ") {
 					t.Fatalf("%s: exit %d after %v (-1: killed at the deadline: a hang)\nstdout:\n%s\nstderr:\n%s",
@@ -171,7 +140,7 @@ func TestExecRank0LateFinalize(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "m.json")
 			argv := append(launch(impl, 2), popmonBin, "exec", "--mpicc", impl.mpicc, "-o", out, "--", bin)
 			start := time.Now()
-			so, se, code := runBounded(t, hangDeadline, nil, argv...)
+			so, se, code := runCommand(t, hangDeadline, nil, argv...)
 			took := time.Since(start)
 			if code != 0 || !strings.Contains(so, "ok late") {
 				t.Fatalf("exit %d after %v (-1: a hang)\nstdout:\n%s\nstderr:\n%s", code, took.Round(time.Second), so, se)
@@ -217,7 +186,7 @@ func TestMPMDRunPartlyPreloaded(t *testing.T) {
 				}
 				out := filepath.Join(t.TempDir(), "m.json")
 				start := time.Now()
-				so, se, code := runBounded(t, hangDeadline, nil,
+				so, se, code := runCommand(t, hangDeadline, nil,
 					append([]string{popmonBin, "run", "--format", "none", "--mpicc", impl.mpicc, "-o", out, "--"}, argv...)...)
 				took := time.Since(start)
 				if code == -1 || !strings.Contains(so, "ok ") {
@@ -318,7 +287,7 @@ func TestForkInsideRegion(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "f.json")
 	start := time.Now()
-	so, se, code := runBounded(t, hangDeadline, pyEnv, popmonBin, "run", "--format", "none", "--mpicc", impl.mpicc,
+	so, se, code := runCommand(t, hangDeadline, pyEnv, popmonBin, "run", "--format", "none", "--mpicc", impl.mpicc,
 		"-o", out, "--", pythonBin(t), script)
 	if code != 0 || !strings.Contains(so, "children stuck 0\n") {
 		t.Fatalf("exit %d after %v\nstdout:\n%s\nstderr:\n%s", code, time.Since(start).Round(time.Second), so, se)
@@ -403,7 +372,7 @@ func TestForkInsideRegionC(t *testing.T) {
 	bin := compileMPI(t, impl, "forker", forkerC)
 	prebuild(t, impl)
 	out := filepath.Join(t.TempDir(), "f.json")
-	so, se, code := runBounded(t, hangDeadline, nil, popmonBin, "run", "--format", "none", "--mpicc", impl.mpicc,
+	so, se, code := runCommand(t, hangDeadline, nil, popmonBin, "run", "--format", "none", "--mpicc", impl.mpicc,
 		"-o", out, "--", bin)
 	if code != 0 || !strings.Contains(so, "children stuck 0\n") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, so, se)
@@ -529,7 +498,7 @@ func TestCollectiveQueryOneRank(t *testing.T) {
 func runPopmonDeadline(t *testing.T, impl mpiImpl, argv ...string) (string, string, string, int) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "m.json")
-	so, se, code := runBounded(t, hangDeadline, nil,
+	so, se, code := runCommand(t, hangDeadline, nil,
 		append([]string{popmonBin, "run", "--format", "none", "--mpicc", impl.mpicc, "-o", out, "--"}, argv...)...)
 	return out, so, se, code
 }
@@ -695,7 +664,7 @@ func TestExecQuietRank0OverTCP(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "m.json")
 			argv := append(launch(impl, 2), popmonBin, "exec", "--mpicc", impl.mpicc, "-o", out, "--", bin)
 			start := time.Now()
-			so, se, code := runBounded(t, 30*time.Second, env, argv...)
+			so, se, code := runCommand(t, 30*time.Second, env, argv...)
 			took := time.Since(start)
 			if code != 0 || !strings.Contains(so, "ok 0") || !strings.Contains(so, "ok 1") {
 				t.Fatalf("exit %d after %v (-1: killed at the deadline: a hang)\nstdout:\n%s\nstderr:\n%s", code,
