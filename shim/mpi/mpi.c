@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "accounts.h"
+#include "mpi/owncost.h"
 #include "base/clock.h"
 #include "base/env.h"
 #include "base/process.h"
@@ -370,6 +371,7 @@ void popmon_mpi_init_hook(void)
 	announce_init();
 	popmon_talp_mpi_init();
 	popmon_intercept_check();
+	popmon_owncost_calibrate(); /* popmon's own cost per call (owncost.h) */
 	/* The Global region measures the run between MPI_Init and MPI_Finalize,
 	 * as TALP does: from here, where MPI_Init returns to the program. */
 	popmon_proc.init_tick = popmon_now();
