@@ -1373,7 +1373,7 @@ profile:;
 	struct dbl_int *loc = calloc(POPMON_FN_COUNT, sizeof *loc), *maxloc = calloc(POPMON_FN_COUNT, sizeof *maxloc);
 	popmon_fn_totals(calls, ticks);
 	for (int f = 0; f < POPMON_FN_COUNT; f++) {
-		ns[f] = (int64_t)popmon_ticks_to_ns(ticks[f]);
+		ns[f] = popmon_owncost_fn_ns(calls[f], (int64_t)popmon_ticks_to_ns(ticks[f]));
 		loc[f].v = (double)ns[f];
 		loc[f].rank = popmon_proc.rank;
 	}

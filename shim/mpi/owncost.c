@@ -46,6 +46,14 @@ static __attribute__((noinline)) int calib_bare(void)
 	return calib_next();
 }
 
+int64_t popmon_owncost_fn_ns(uint64_t calls, int64_t ns)
+{
+	double in = (double)calls * (double)popmon_owncost_ticks[0] / 1024.0 * popmon_ns_per_tick();
+	if (!(in > 0))
+		return ns;
+	return (double)ns > in ? ns - (int64_t)(in + 0.5) : 0;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
