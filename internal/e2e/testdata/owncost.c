@@ -12,8 +12,7 @@
  *            runs without popmon;
  *   compute: the chunk alone;
  *   polls:   the chunk, then MPI_Test (intercepted), inside the region
- *            "polls" (popmon's API), which only rank 0 visits, and the
- *            round's own region "roundNN" (00 to 19).
+ *            "polls" (popmon's API), which only rank 0 visits.
  * Rank 1 sleeps meanwhile (1 ms naps, PMPI_Iprobe between them for rank 0's
  * word that it is done), so that rank 0 has a CPU to itself.
  * Without popmon the polls loop is the bare loop: its useful time is the
@@ -75,12 +74,7 @@ int main(int argc, char **argv)
 	}
 	MPI_Request req;
 	PMPI_Irecv(&got, 1, MPI_INT, 1, TAG_REQ, MPI_COMM_WORLD, &req);
-	popmon_region_t polls = popmon_region_register("polls"), round[ROUNDS];
-	for (int r = 0; r < ROUNDS; r++) {
-		char name[16];
-		snprintf(name, sizeof name, "round%02d", r);
-		round[r] = popmon_region_register(name);
-	}
+	popmon_region_t polls = popmon_region_register("polls");
 	unsigned long long x = 1;
 	double bare = 0, comp = 0, wrapped = 0;
 	double mbare = 1e30, mcomp = 1e30, mwrapped = 1e30; /* the least disturbed round's */
@@ -95,14 +89,12 @@ int main(int argc, char **argv)
 			chunk(&x);
 		double t2 = MPI_Wtime();
 		popmon_region_start(polls);
-		popmon_region_start(round[r]);
 		double t3 = MPI_Wtime();
 		for (long i = 0; i < per; i++) {
 			chunk(&x);
 			MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
 		}
 		double t4 = MPI_Wtime();
-		popmon_region_stop(round[r]);
 		popmon_region_stop(polls);
 		bare += t1 - t0;
 		comp += t2 - t1;
