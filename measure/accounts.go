@@ -65,3 +65,65 @@ func (a *ProcessAccounts) PrimarySerialUseful() int64 {
 	}
 	return min(max(a.UsefulNS-a.ParallelUsefulNS, 0), a.PrimaryUseful())
 }
+
+// WithoutInstrumentation returns a as the metrics see it (POP-METRICS.md
+// §1, docs/metrics.md "popmon's own cost"): popmon's own cost
+// (InstrumentationNS) taken out of the run, as if the process had run for
+// ElapsedNS − InstrumentationNS / CPUs, and the account itself 0. The
+// other accounts are unchanged, so when a adds up (the invariant, with the
+// instrumentation among the accounts) the result adds up too.
+func (a ProcessAccounts) WithoutInstrumentation() ProcessAccounts {
+	if a.InstrumentationNS <= 0 {
+		return a
+	}
+	cpus := int64(max(a.CPUs, 1))
+	a.ElapsedNS = max(a.ElapsedNS-(a.InstrumentationNS+cpus/2)/cpus, 0)
+	a.InstrumentationNS = 0
+	return a
+}
+
+// HasInstrumentation reports whether any process of m has popmon's own cost
+// as an account of its own (instrumentation_ns), in the full or the summary
+// form.
+func (m *Measurement) HasInstrumentation() bool {
+	if m == nil {
+		return false
+	}
+	for i := range m.Regions {
+		g := &m.Regions[i]
+		if g.Summary != nil && g.Summary.Sum.InstrumentationNS > 0 {
+			return true
+		}
+		for j := range g.Processes {
+			if g.Processes[j].InstrumentationNS > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// WithoutInstrumentation returns m with every process's accounts in the
+// full form replaced by [ProcessAccounts.WithoutInstrumentation]: a copy of
+// the regions (m itself is not changed), or m when no process has the
+// account. Regions in the summary form are kept as they are: their
+// reduced accounts cannot be taken apart per process, so their metrics
+// count popmon's own cost in the elapsed time.
+func (m *Measurement) WithoutInstrumentation() *Measurement {
+	if !m.HasInstrumentation() {
+		return m
+	}
+	c := *m
+	c.Regions = make([]Region, len(m.Regions))
+	for i, g := range m.Regions {
+		if len(g.Processes) > 0 {
+			ps := make([]ProcessAccounts, len(g.Processes))
+			for j, p := range g.Processes {
+				ps[j] = p.WithoutInstrumentation()
+			}
+			g.Processes = ps
+		}
+		c.Regions[i] = g
+	}
+	return &c
+}

@@ -10,7 +10,7 @@ import (
 // region add up to its elapsed time × its CPUs:
 //
 //	useful + mpi + mpi_worker_idle + omp_serialization + omp_load_imbalance
-//	  + omp_scheduling + gpu_runtime + other = elapsed × cpus
+//	  + omp_scheduling + gpu_runtime + other + instrumentation = elapsed × cpus
 //
 // A measurement that breaks it by more than [InvariantTolerance] (plus
 // [InvariantSlackNS] per CPU for clock granularity) was measured or
@@ -83,7 +83,8 @@ func (v AccountViolation) String() string {
 func seconds(ns int64) float64 { return float64(ns) / 1e9 }
 
 // AccountsNS returns the sum of a's time accounts: useful, MPI, MPI worker
-// idle, the three OpenMP accounts, GPU runtime and other time, saturated
+// idle, the three OpenMP accounts, GPU runtime, other time and popmon's
+// own cost (instrumentation), saturated
 // at math.MaxInt64.
 func (a *ProcessAccounts) AccountsNS() int64 {
 	return satInt(a.accounts())
@@ -92,7 +93,7 @@ func (a *ProcessAccounts) AccountsNS() int64 {
 func (a *ProcessAccounts) accounts() float64 {
 	return float64(a.UsefulNS) + float64(a.MPINS) + float64(a.MPIWorkerIdleNS) +
 		float64(a.OMPSerializationNS) + float64(a.OMPLoadImbalanceNS) + float64(a.OMPSchedulingNS) +
-		float64(a.GPURuntimeNS) + float64(a.OtherNS)
+		float64(a.GPURuntimeNS) + float64(a.OtherNS) + float64(a.InstrumentationNS)
 }
 
 // CheckAccounts returns the places where m breaks the accounts invariant

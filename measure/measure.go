@@ -366,6 +366,15 @@ type ProcessAccounts struct {
 	OMPSchedulingNS int64 `json:"omp_scheduling_ns,omitempty"`
 	// GPURuntimeNS is G_i.
 	GPURuntimeNS int64 `json:"gpu_runtime_ns,omitempty"`
+	// InstrumentationNS is X_i: popmon's own cost inside the process's
+	// wrapped calls (entry, bookkeeping, exit; calibrated per call at
+	// start-up), which libpopmon keeps out of both UsefulNS and MPINS. It
+	// is one of the accounts (the invariant includes it); the metrics
+	// leave it out: they see the process as if it had run for
+	// ElapsedNS − InstrumentationNS/CPUs ([ProcessAccounts.WithoutInstrumentation]).
+	// Files of older libraries, partial measurements and imports lack it
+	// (0: the own cost, if any, is inside the other accounts).
+	InstrumentationNS int64 `json:"instrumentation_ns,omitempty"`
 	// OtherNS is O_i: time that was neither useful nor inside a runtime
 	// (MPI, OpenMP, GPU), summed over all threads. Only imported traces
 	// have it (states other than Running outside runtime calls: I/O,

@@ -230,6 +230,7 @@ func (b *SummaryBuilder) Add(a *ProcessAccounts, first, count int) {
 		{&u.MPINS, &a.MPINS}, {&u.MPIWorkerIdleNS, &a.MPIWorkerIdleNS},
 		{&u.OMPSerializationNS, &a.OMPSerializationNS}, {&u.OMPLoadImbalanceNS, &a.OMPLoadImbalanceNS},
 		{&u.OMPSchedulingNS, &a.OMPSchedulingNS}, {&u.GPURuntimeNS, &a.GPURuntimeNS},
+		{&u.InstrumentationNS, &a.InstrumentationNS},
 		{&u.OtherNS, &a.OtherNS}, {&u.MPICalls, &a.MPICalls}, {&u.OMPParallels, &a.OMPParallels},
 		{&u.OMPTasks, &a.OMPTasks}, {&u.GPURuntimeCalls, &a.GPURuntimeCalls},
 		{&u.Cycles, &a.Cycles}, {&u.Instructions, &a.Instructions},

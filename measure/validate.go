@@ -303,6 +303,7 @@ func (a *ProcessAccounts) fields() []field {
 		{"omp_load_imbalance_ns", a.OMPLoadImbalanceNS},
 		{"omp_scheduling_ns", a.OMPSchedulingNS},
 		{"gpu_runtime_ns", a.GPURuntimeNS},
+		{"instrumentation_ns", a.InstrumentationNS},
 		{"mpi_calls", a.MPICalls},
 		{"omp_parallels", a.OMPParallels},
 		{"omp_tasks", a.OMPTasks},

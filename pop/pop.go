@@ -222,6 +222,10 @@ type Totals struct {
 	// OtherNS is O: time neither useful nor in a runtime (imported traces
 	// only), charged with MPI time.
 	OtherNS int64
+	// InstrumentationNS is X = Σ_i X_i: popmon's own cost in the wrapped
+	// calls, which the metrics leave out (docs/metrics.md, "popmon's own
+	// cost"); 0 for files without the account.
+	InstrumentationNS int64
 	// MPICalls is Σ MPI calls.
 	MPICalls int64
 	// OMPParallels is Σ OpenMP parallel regions.
@@ -337,14 +341,20 @@ func ComputeWith(m *measure.Measurement, model Model, opt Options) (*Report, err
 	if err := m.Validate(); err != nil {
 		return nil, fmt.Errorf("compute %s metrics: %w", model, err)
 	}
+	// popmon's own cost is neither useful nor MPI time: the metrics see
+	// each process as if it had run without it (docs/metrics.md).
+	wo := m.WithoutInstrumentation()
 	var rep *Report
 	switch model {
 	case ModelPOPHybrid:
-		rep = computeHybrid(m)
+		rep = computeHybrid(wo)
 	case ModelPOPAdditive:
-		rep = computeAdditive(m, opt)
+		rep = computeAdditive(wo, opt)
 	default:
-		rep = computeTALP(m)
+		rep = computeTALP(wo)
+	}
+	if wo != m {
+		restoreWallTime(rep, m)
 	}
 	if why := m.Refusal(); why != "" {
 		// A number a user cannot trust is worse than none.
@@ -365,6 +375,33 @@ func ComputeWith(m *measure.Measurement, model Model, opt Options) (*Report, err
 		}
 	}
 	return rep, nil
+}
+
+// restoreWallTime gives rep's regions, computed from m without popmon's own
+// cost, their wall time back (T = max_i E_i of m) and the instrumentation
+// total (Totals.InstrumentationNS): the run's time stays what the clock
+// said; only the metrics leave popmon's own cost out.
+func restoreWallTime(rep *Report, m *measure.Measurement) {
+	for i := range rep.Regions {
+		r := &rep.Regions[i]
+		for j := range m.Regions {
+			g := &m.Regions[j]
+			if g.Name != r.Name {
+				continue
+			}
+			if g.Summary != nil {
+				r.Totals.InstrumentationNS = g.Summary.Sum.InstrumentationNS
+				break
+			}
+			var el, x int64
+			for _, p := range g.Processes {
+				el = max(el, p.ElapsedNS)
+				x += p.InstrumentationNS
+			}
+			r.ElapsedNS, r.Totals.InstrumentationNS = el, x
+			break
+		}
+	}
 }
 
 // ComputeAll applies every model of [Models] to m, in that order.

@@ -490,6 +490,8 @@ static void write_summary(FILE *f, const struct popmon_region_sum *s, int with_c
 	for (int k = 0; k < POPMON_NSUM; k++) {
 		if (!with_counters && (k == POPMON_SUM_CYCLES || k == POPMON_SUM_INSTRUCTIONS))
 			continue;
+		if (k == POPMON_SUM_INSTR && s->sum[k] == 0)
+			continue; /* absent, as in files of older libraries */
 		fprintf(f, ", \"%s\": %lld", popmon_sum_keys[k], (long long)s->sum[k]);
 	}
 	fprintf(f, "}, \"elapsed_max_ns\": %lld, \"min_mpi_process_ns\": %.17g, \"min_mpi_node_ns\": %.17g, "
@@ -650,6 +652,7 @@ static void write_json(FILE *f, const struct popmon_run *run)
 			rec_field(f, "omp_load_imbalance_ns", x->t[POPMON_ST_OMP_LOAD_IMBALANCE], &first);
 			rec_field(f, "omp_scheduling_ns", x->t[POPMON_ST_OMP_SCHEDULING], &first);
 			rec_field(f, "gpu_runtime_ns", x->t[POPMON_ST_GPU_RUNTIME], &first);
+			rec_field(f, "instrumentation_ns", x->instr, &first);
 			rec_field(f, "mpi_calls", x->mpi_calls, &first);
 			rec_field(f, "omp_parallels", x->omp_parallels, &first);
 			rec_field(f, "omp_tasks", x->omp_tasks, &first);
@@ -1009,6 +1012,14 @@ void popmon_write_run(const struct popmon_run *run)
 	}
 }
 
+/* popmon's own cost per call in ns (reduce.h). */
+static void owncost_now(struct popmon_owncost *c)
+{
+	double ns = popmon_ns_per_tick() / 1024.0;
+	c->in_ns = (double)popmon_owncost_ticks[0] * ns;
+	c->out_ns = (double)popmon_owncost_ticks[1] * ns;
+}
+
 const char *popmon_region_rec(int idx, int cpus, struct popmon_region_rec *rec)
 {
 	const char *name = "";
@@ -1042,6 +1053,9 @@ const char *popmon_region_rec(int idx, int cpus, struct popmon_region_rec *rec)
 	for (int d = 0; d < POPMON_GC_DEVICES; d++)
 		for (int q = 0; q < POPMON_GC_N; q++)
 			rec->gpu_c[d][q] = (int64_t)a.gpu_c[d][q];
+	struct popmon_owncost own;
+	owncost_now(&own);
+	popmon_owncost_apply(rec, &own);
 	return name;
 }
 

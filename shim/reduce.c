@@ -24,8 +24,43 @@ const char *const popmon_sum_keys[POPMON_NSUM] = {
 	"gpu_runtime_ns", "mpi_calls", "omp_parallels", "omp_tasks",
 	"gpu_runtime_calls", "cycles", "instructions", "primary_useful_ns",
 	"primary_mpi_ns", "primary_parallel_ns", "primary_serial_useful_ns", "parallel_useful_ns",
-	"thread_useful_max_ns",
+	"thread_useful_max_ns", "instrumentation_ns",
 };
+
+uint64_t popmon_owncost_ticks[2];
+
+/* calls x ns, rounded (saturating, never negative). */
+static int64_t calls_ns(int64_t calls, double ns)
+{
+	if (calls <= 0 || !(ns > 0))
+		return 0;
+	double v = (double)calls * ns + 0.5;
+	return v >= 9.2e18 ? INT64_MAX : (int64_t)v;
+}
+
+static int64_t take(int64_t *from, int64_t want)
+{
+	int64_t v = want < *from ? want : *from;
+	if (v < 0)
+		v = 0;
+	*from -= v;
+	return v;
+}
+
+void popmon_owncost_apply(struct popmon_region_rec *rec, const struct popmon_owncost *c)
+{
+	int64_t in = calls_ns(rec->mpi_calls, c->in_ns), out = calls_ns(rec->mpi_calls, c->out_ns);
+	in = take(&rec->t[POPMON_ST_MPI], in);
+	out = take(&rec->t[POPMON_ST_USEFUL], out);
+	rec->instr += in + out;
+	take(&rec->prim_mpi, in);
+	take(&rec->prim_serial_useful, out);
+	take(&rec->prim_useful, out);
+	if (rec->prim_serial_useful > rec->prim_useful)
+		rec->prim_serial_useful = rec->prim_useful;
+	if (rec->thr_useful_max > rec->t[POPMON_ST_USEFUL])
+		rec->thr_useful_max = rec->t[POPMON_ST_USEFUL];
+}
 
 static int64_t sat_add(int64_t a, int64_t b)
 {
@@ -91,7 +126,7 @@ void popmon_sum_proc(struct popmon_region_sum *s, const struct popmon_region_rec
 		x->t[POPMON_ST_GPU_RUNTIME], x->mpi_calls, x->omp_parallels, x->omp_tasks,
 		x->gpu_calls, with_counters ? x->cycles : 0, with_counters ? x->instructions : 0, x->prim_useful,
 		x->prim_mpi, x->prim_parallel, x->prim_serial_useful, x->par_useful,
-		x->thr_useful_max,
+		x->thr_useful_max, x->instr,
 	};
 	struct popmon_region_sum p;
 	popmon_sum_init(&p);

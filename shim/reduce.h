@@ -18,8 +18,30 @@ struct popmon_region_rec {
 	int64_t cycles, instructions; /* during useful time; 0 without counters */
 	int64_t gpu_k[POPMON_GPU_DEVICES], gpu_a[POPMON_GPU_DEVICES]; /* by device ordinal */
 	int64_t gpu_c[POPMON_GC_DEVICES][POPMON_GC_N];                 /* device counters, by ordinal */
+	int64_t instr; /* popmon's own cost in the MPI calls (popmon_owncost_apply): neither useful nor MPI */
 };
 #define POPMON_REC_FIELDS (sizeof(struct popmon_region_rec) / sizeof(int64_t))
+
+/* popmon's own cost per outermost MPI call (docs/library.md, "popmon's own
+ * cost"), calibrated at MPI_Init on the process's own machine
+ * (mpi/owncost.c) in clock ticks x 1024 (0 until then): [0] the part
+ * between the call's two clock readings, which the accounts book as MPI
+ * time, [1] the part before the first and after the second, which they book
+ * as the time around the call (useful time as a rule). */
+extern uint64_t popmon_owncost_ticks[2];
+
+/* The same per call in nanoseconds. */
+struct popmon_owncost {
+	double in_ns, out_ns;
+};
+
+/* Moves popmon's own cost out of rec's MPI and useful time into its
+ * instrumentation account (rec->instr): mpi_calls x c's costs, each part at
+ * most what the account it comes from holds; the primary thread's accounts
+ * (prim_mpi, prim_useful, prim_serial_useful) lose the same (MPI calls are
+ * the primary thread's as a rule). The accounts' sum, and so the invariant
+ * of POP-METRICS.md section 1 with instr among the accounts, is unchanged. */
+void popmon_owncost_apply(struct popmon_region_rec *rec, const struct popmon_owncost *c);
 
 /* reduce.c: the summary form's reduction (docs/library.md, "Finalize").
  * Every field combines associatively and commutatively (sums, minima and
@@ -32,7 +54,7 @@ enum {
 	POPMON_SUM_GPU_RUNTIME, POPMON_SUM_MPI_CALLS, POPMON_SUM_OMP_PARALLELS, POPMON_SUM_OMP_TASKS,
 	POPMON_SUM_GPU_CALLS, POPMON_SUM_CYCLES, POPMON_SUM_INSTRUCTIONS, POPMON_SUM_PRIM_USEFUL,
 	POPMON_SUM_PRIM_MPI, POPMON_SUM_PRIM_PARALLEL, POPMON_SUM_PRIM_SERIAL_USEFUL, POPMON_SUM_PAR_USEFUL,
-	POPMON_SUM_THR_USEFUL_MAX, POPMON_NSUM
+	POPMON_SUM_THR_USEFUL_MAX, POPMON_SUM_INSTR, POPMON_NSUM
 };
 extern const char *const popmon_sum_keys[POPMON_NSUM]; /* the accounts' JSON keys */
 struct popmon_extreme {

@@ -174,6 +174,22 @@ func orDefault(s, def string) string {
 	return s
 }
 
+// ownCostLine is the sentence on popmon's own cost in region r ("" when the
+// measurement has no instrumentation account): how much CPU time it took,
+// its share of the region's CPU time (T × C), and that the metrics leave it
+// out.
+func ownCostLine(r *pop.RegionReport) string {
+	x := r.Totals.InstrumentationNS
+	if x <= 0 {
+		return ""
+	}
+	s := "popmon's own cost: " + units.Duration(x)
+	if cpu := float64(r.ElapsedNS) * float64(r.CPUs); cpu > 0 {
+		s += " (" + units.Percent(float64(x)/cpu) + " of the CPU time)"
+	}
+	return s + ", left out of the metrics"
+}
+
 // textRegion writes one region; device is the title of its device tree
 // block ([deviceBlock]).
 func textRegion(b *bufio.Writer, r *pop.RegionReport, device string) {
@@ -188,6 +204,9 @@ func textRegion(b *bufio.Writer, r *pop.RegionReport, device string) {
 		res += fmt.Sprintf(", %s", plural(int(min(r.Totals.Visits, 1<<31)), "visit", ""))
 	}
 	fmt.Fprintf(b, "### Resources: %s\n", res)
+	if line := ownCostLine(r); line != "" {
+		fmt.Fprintf(b, "### %s\n", line)
+	}
 	if r.Refused != "" {
 		fmt.Fprintf(b, "No POP metrics: %s.\n", safetext.Text(r.Refused))
 		return

@@ -36,7 +36,7 @@ var cLayers = []struct {
 	}},
 	{"output", []string{"output.c"}},
 	{"start-up", []string{"core.c"}},
-	{"MPI path", []string{"mpi/mpi.c"}},
+	{"MPI path", []string{"mpi/mpi.c", "mpi/owncost.c"}},
 	{"MPI wrappers", []string{"mpi/mpi_wrappers.c"}},
 }
 

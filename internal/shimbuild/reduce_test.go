@@ -26,7 +26,7 @@ func TestReduceC(t *testing.T) {
 		if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
 			t.Fatalf("%s %s: %v\n%s", cc, strings.Join(args, " "), err, out)
 		}
-		for _, s := range []string{"tree", "extremes", "hist", "omp"} {
+		for _, s := range []string{"tree", "extremes", "hist", "omp", "owncost"} {
 			t.Run(cc+"/"+s, func(t *testing.T) {
 				out, err := exec.Command(bin, s).CombinedOutput()
 				if err != nil || !strings.Contains(string(out), "ok "+s) {

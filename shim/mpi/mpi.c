@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "accounts.h"
+#include "mpi/owncost.h"
 #include "base/clock.h"
 #include "base/env.h"
 #include "base/process.h"
@@ -370,6 +371,7 @@ void popmon_mpi_init_hook(void)
 	announce_init();
 	popmon_talp_mpi_init();
 	popmon_intercept_check();
+	popmon_owncost_calibrate(); /* popmon's own cost per call (owncost.h) */
 	/* The Global region measures the run between MPI_Init and MPI_Finalize,
 	 * as TALP does: from here, where MPI_Init returns to the program. */
 	popmon_proc.init_tick = popmon_now();
@@ -1371,7 +1373,7 @@ profile:;
 	struct dbl_int *loc = calloc(POPMON_FN_COUNT, sizeof *loc), *maxloc = calloc(POPMON_FN_COUNT, sizeof *maxloc);
 	popmon_fn_totals(calls, ticks);
 	for (int f = 0; f < POPMON_FN_COUNT; f++) {
-		ns[f] = (int64_t)popmon_ticks_to_ns(ticks[f]);
+		ns[f] = popmon_owncost_fn_ns(calls[f], (int64_t)popmon_ticks_to_ns(ticks[f]));
 		loc[f].v = (double)ns[f];
 		loc[f].rank = popmon_proc.rank;
 	}

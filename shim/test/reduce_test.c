@@ -6,7 +6,7 @@
  *
  *   cc -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -Ishim \
  *      shim/base/{clock,process,threads,warn}.c shim/reduce.c shim/test/reduce_test.c -lm -ldl -lpthread -o reduce_test
- *   ./reduce_test tree|extremes|hist|omp
+ *   ./reduce_test tree|extremes|hist|omp|owncost
  *   ./reduce_test bench P REGIONS   (one line: the simulated reduction)
  *
  * Exits 0 and prints "ok SCENARIO" on success, prints "FAIL ..." lines and
@@ -294,6 +294,73 @@ static void bench(long p, int regions)
 	free(one);
 }
 
+/* popmon_owncost_apply: calls x cost moves out of MPI and useful time into
+ * the instrumentation account, no account goes below 0, the accounts' sum
+ * is unchanged, the primary thread's accounts follow. */
+static void test_owncost(void)
+{
+	static const struct {
+		int64_t calls, useful, mpi, prim_useful, prim_serial, prim_mpi;
+		double in_ns, out_ns;
+		int64_t want_useful, want_mpi, want_instr, want_prim_useful, want_prim_mpi;
+	} cases[] = {
+		/* 1000 calls x (20 + 15) ns: 20 us out of MPI, 15 us out of useful. */
+		{1000, 1000000, 500000, 1000000, 800000, 500000, 20, 15, 985000, 480000, 35000, 985000, 480000},
+		/* Uncalibrated: nothing moves. */
+		{1000, 1000000, 500000, 1000000, 1000000, 500000, 0, 0, 1000000, 500000, 0, 1000000, 500000},
+		/* More own cost than MPI time: MPI time goes to 0, not below. */
+		{1000000, 1000000, 5000, 1000000, 1000000, 5000, 20, 0.5, 500000, 0, 505000, 500000, 0},
+		/* No calls. */
+		{0, 1000, 1000, 1000, 1000, 1000, 20, 15, 1000, 1000, 0, 1000, 1000},
+		/* Fractions of a ns per call add up: 3 x 0.5 ns, rounded. */
+		{3, 100, 100, 100, 100, 100, 0.5, 0.5, 98, 98, 4, 98, 98},
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		struct popmon_region_rec x;
+		memset(&x, 0, sizeof x);
+		x.visits = 1;
+		x.cpus = 1;
+		x.mpi_calls = cases[k].calls;
+		x.t[POPMON_ST_USEFUL] = cases[k].useful;
+		x.t[POPMON_ST_MPI] = cases[k].mpi;
+		x.prim_useful = cases[k].prim_useful;
+		x.prim_serial_useful = cases[k].prim_serial;
+		x.prim_mpi = cases[k].prim_mpi;
+		x.thr_useful_max = cases[k].useful;
+		int64_t before = x.t[POPMON_ST_USEFUL] + x.t[POPMON_ST_MPI];
+		struct popmon_owncost c = {cases[k].in_ns, cases[k].out_ns};
+		popmon_owncost_apply(&x, &c);
+		CHECK(x.t[POPMON_ST_USEFUL] == cases[k].want_useful && x.t[POPMON_ST_MPI] == cases[k].want_mpi &&
+			      x.instr == cases[k].want_instr,
+		      "case %zu: useful %lld, MPI %lld, instrumentation %lld; want %lld, %lld, %lld", k,
+		      (long long)x.t[POPMON_ST_USEFUL], (long long)x.t[POPMON_ST_MPI], (long long)x.instr,
+		      (long long)cases[k].want_useful, (long long)cases[k].want_mpi, (long long)cases[k].want_instr);
+		CHECK(x.t[POPMON_ST_USEFUL] + x.t[POPMON_ST_MPI] + x.instr == before, "case %zu: the accounts' sum changed", k);
+		CHECK(x.prim_useful == cases[k].want_prim_useful && x.prim_mpi == cases[k].want_prim_mpi &&
+			      x.prim_serial_useful <= x.prim_useful && x.thr_useful_max <= x.t[POPMON_ST_USEFUL],
+		      "case %zu: primary useful %lld, serial %lld, MPI %lld, thread max %lld", k, (long long)x.prim_useful,
+		      (long long)x.prim_serial_useful, (long long)x.prim_mpi, (long long)x.thr_useful_max);
+	}
+	/* The summary form sums the account. */
+	struct popmon_region_rec y;
+	memset(&y, 0, sizeof y);
+	y.visits = 1;
+	y.cpus = 1;
+	y.elapsed_ns = 1000;
+	y.t[POPMON_ST_USEFUL] = 900;
+	y.instr = 100;
+	struct popmon_region_sum s, one;
+	popmon_sum_init(&s);
+	for (int r = 0; r < 2; r++) {
+		popmon_sum_init(&one);
+		popmon_sum_proc(&one, &y, r, 0);
+		popmon_sum_combine(&one, &s);
+	}
+	CHECK(s.sum[POPMON_SUM_INSTR] == 200, "summary: instrumentation %lld, want 200", (long long)s.sum[POPMON_SUM_INSTR]);
+	if (!failures)
+		printf("ok owncost\n");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -308,6 +375,8 @@ int main(int argc, char **argv)
 		test_hist();
 	else if (strcmp(argv[1], "omp") == 0)
 		test_omp();
+	else if (strcmp(argv[1], "owncost") == 0)
+		test_owncost();
 	else if (strcmp(argv[1], "bench") == 0 && argc == 4)
 		bench(atol(argv[2]), atoi(argv[3]));
 	else {
