@@ -416,6 +416,17 @@ func parse(data []byte) (*file, error) {
 		*c.dst = int(v)
 	}
 	f.regions, f.global, f.renamed = orderRegions(f.regions)
+	if f.global >= 0 {
+		// DLB counts MPI_Init and MPI_Finalize in the whole-run region,
+		// one each per rank; popmon's Global runs between them (Write
+		// puts them back).
+		g := &f.regions[0]
+		ranks := g.ranks
+		if ranks <= 0 {
+			ranks = f.res.ranks
+		}
+		g.mpiCalls = max(g.mpiCalls-2*int64(ranks), 0)
+	}
 	return f, nil
 }
 

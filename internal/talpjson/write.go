@@ -57,6 +57,10 @@ func Write(w io.Writer, m *measure.Measurement, regions []pop.RegionReport) erro
 		t := &g.Totals
 		o := ojson.Object{
 			{"numCpus", g.CPUs},
+			// DLB main: the OpenMP threads taking part, over all
+			// processes; popmon's CPUs are its threads (the largest
+			// team plus MPI threads: docs/coming-from-dlb.md).
+			{"numOmpThreads", g.CPUs},
 			{"numMpiRanks", ranks(g.Processes)},
 			{"numNodes", g.Nodes},
 			{"avgCpus", ojson.Float(g.CPUs)},
@@ -68,7 +72,7 @@ func Write(w io.Writer, m *measure.Measurement, regions []pop.RegionReport) erro
 		}
 		o = append(o, ojson.Object{
 			{"numMeasurements", t.Visits},
-			{"numMpiCalls", t.MPICalls},
+			{"numMpiCalls", t.MPICalls + initFinalizeCalls(m, g)},
 			{"numOmpParallels", t.OMPParallels},
 			{"numOmpTasks", t.OMPTasks},
 			{"numGpuRuntimeCalls", t.GPURuntimeCalls},
@@ -92,6 +96,8 @@ func Write(w io.Writer, m *measure.Measurement, regions []pop.RegionReport) erro
 			// (DLB: maxima per process); 0 without device accounts.
 			{"gpuUsefulTime", roundNS(g.Device.SumUsefulNS)},
 			{"gpuCommunicationTime", roundNS(g.Device.SumActiveNS - g.Device.SumUsefulNS)},
+			// DLB main writes it and never sets it (0).
+			{"gpuInactiveTime", 0},
 			{"maxGpuUsefulTime", roundNS(g.Device.MaxUsefulNS)},
 			{"maxGpuActiveTime", roundNS(g.Device.MaxActiveNS)},
 		}...)
@@ -118,6 +124,17 @@ func Write(w io.Writer, m *measure.Measurement, regions []pop.RegionReport) erro
 	}
 	out = append(out, ojson.Member{"Application", app})
 	return ojson.WriteIndented(w, out)
+}
+
+// initFinalizeCalls is what DLB counts in the whole-run region and popmon
+// does not: MPI_Init and MPI_Finalize, one each per process (popmon's Global
+// runs from MPI_Init's return to MPI_Finalize's entry, so neither call is
+// in it; [Read] takes them out again).
+func initFinalizeCalls(m *measure.Measurement, g *pop.RegionReport) int64 {
+	if !m.HasMPI() || g.Name != measure.GlobalRegion {
+		return 0
+	}
+	return 2 * int64(g.Processes)
 }
 
 // hasDevice reports whether the region has model talp's device tree.
