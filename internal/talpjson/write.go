@@ -27,11 +27,21 @@ import (
 // 1.0, and every efficiency of a region without measured time as 0.0.
 // Write refuses a region whose metrics were refused.
 func Write(w io.Writer, m *measure.Measurement, regions []pop.RegionReport) error {
+	out, err := document(m, regions)
+	if err != nil {
+		return err
+	}
+	return ojson.WriteIndented(w, out)
+}
+
+// document is the whole file of [Write], which [WriteCSV] and [WriteText]
+// write in DLB's other layouts.
+func document(m *measure.Measurement, regions []pop.RegionReport) (ojson.Object, error) {
 	for i := range regions {
 		if regions[i].Refused != "" {
 			// TALP's readers would compute the region's efficiencies from
 			// times that do not add up.
-			return fmt.Errorf("no talp-json for region %q: %s", regions[i].Name, regions[i].Refused)
+			return nil, fmt.Errorf("no talp-json for region %q: %s", regions[i].Name, regions[i].Refused)
 		}
 	}
 	out := ojson.Object{{"dlbVersion", DLBVersion}, {"popmonVersion", m.Tool.Version}}
@@ -123,7 +133,7 @@ func Write(w io.Writer, m *measure.Measurement, regions []pop.RegionReport) erro
 		app = append(app, ojson.Member{g.Name, o})
 	}
 	out = append(out, ojson.Member{"Application", app})
-	return ojson.WriteIndented(w, out)
+	return out, nil
 }
 
 // initFinalizeCalls is what DLB counts in the whole-run region and popmon
