@@ -23,11 +23,13 @@
 
 #include "accounts.h"
 #include "base/clock.h"
+#include "base/dlbargs.h"
 #include "base/env.h"
 #include "base/process.h"
 #include "base/threads.h"
 #include "base/warn.h"
 #include "counters.h"
+#include "dlb_output.h"
 #include "gpu.h"
 #include "gpu_counters.h"
 #include "live.h"
@@ -940,7 +942,7 @@ void popmon_write_run(const struct popmon_run *run)
 	char base[PATH_MAX + 512], final[PATH_MAX + 544], exe[PATH_MAX];
 	const char *out = getenv("POPMON_OUTPUT");
 	const char *session = getenv("POPMON_SESSION");
-	int announce = 0;
+	int announce = 0, dlb_temp = 0;
 	if (session && *session) {
 		char host[64] = "host";
 		gethostname(host, sizeof host - 1);
@@ -949,6 +951,12 @@ void popmon_write_run(const struct popmon_run *run)
 	} else if (out && *out) {
 		snprintf(base, sizeof base, "%s", out);
 		announce = 1;
+	} else if (popmon_dlb.talp) {
+		/* DLB_ARGS="--talp ...": DLB's output is what was asked for;
+		 * the measurement it comes from is a temporary file. */
+		const char *tmp = getenv("TMPDIR");
+		snprintf(base, sizeof base, "%.3900s/popmon-dlb-%d.json", tmp && *tmp ? tmp : "/tmp", popmon_proc.pid);
+		dlb_temp = 1;
 	} else {
 		char ts[32];
 		time_t now = time(NULL);
@@ -984,7 +992,7 @@ void popmon_write_run(const struct popmon_run *run)
 	}
 	/* popmon exec -o FILE --force replaces FILE (a link itself, not what
 	 * it points to); otherwise nothing is overwritten. */
-	int replace = announce && out && *out && popmon_env_switch("POPMON_OUTPUT_FORCE", 0, 0);
+	int replace = dlb_temp || (announce && out && *out && popmon_env_switch("POPMON_OUTPUT_FORCE", 0, 0));
 	if (write_as(run, base, replace, final, sizeof final) != 0) {
 		/* Never lose what was measured to a full file system: keep it
 		 * where there is room and say where. */
@@ -998,7 +1006,11 @@ void popmon_write_run(const struct popmon_run *run)
 			    base, strerror(e));
 		return;
 	}
-	if (announce && !popmon_env_switch("POPMON_QUIET", 0, 1)) {
+	/* DLB_ARGS's output (dlb_output.c); the temporary measurement goes
+	 * once it is written (kept, and named, when it could not be). */
+	if (popmon_dlb_output(final, session && *session) == 0 && dlb_temp)
+		unlink(final);
+	if (announce && !popmon_env_switch("POPMON_QUIET", 0, 1) && !popmon_dlb.quiet && !popmon_dlb.silent) {
 		char line[PATH_MAX + 640];
 		int n = snprintf(line, sizeof line, "popmon: measurement written to %s\n", final);
 		if (n > (int)sizeof line - 1)
