@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "base/dlbargs.h"
-#include "base/warn.h"
+#include "base/process.h"
 
 struct popmon_dlb_args popmon_dlb;
 
@@ -246,8 +246,11 @@ static void apply(const struct opt *o, const char *v, int has_value, char *ignor
 			snprintf(what, sizeof what, "--talp-model=%s (popmon computes hybrid-v2)", v);
 			append(ignored, ni, what);
 		}
-	} else if (strcmp(name, "--talp-region-select") == 0)
+	} else if (strcmp(name, "--talp-region-select") == 0) {
 		set_select(v);
+		if (!popmon_dlb_region_selected("Global"))
+			append(ignored, ni, "--talp-region-select leaving out global (popmon always measures Global)");
+	}
 	else if (strcmp(name, "--talp-openmp") == 0) {
 		if (b)
 			a->openmp = 1;
@@ -290,7 +293,7 @@ void popmon_dlb_args_parse(void)
 	if (!env || !*env)
 		return;
 	a->set = 1;
-	char buf[8192], ignored[1024] = "", bad[1024] = "";
+	char buf[8192], ignored[3072] = "", bad[1024] = "";
 	snprintf(buf, sizeof buf, "%s", env);
 	for (char *save = NULL, *w = strtok_r(buf, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save)) {
 		char *eq = strchr(w, '=');
@@ -306,7 +309,7 @@ void popmon_dlb_args_parse(void)
 			char pos[256];
 			snprintf(pos, sizeof pos, "--%s", w + 5);
 			for (int i = 0; i < NOPTS && !o; i++)
-				if (strcmp(pos, opts[i].name) == 0 && opts[i].kind == K_BOOL)
+				if (strcmp(pos, opts[i].name) == 0 && (opts[i].kind == K_BOOL || opts[i].kind == K_TALP))
 					o = &opts[i];
 			neg = o != NULL;
 		}
@@ -325,14 +328,28 @@ void popmon_dlb_args_parse(void)
 		} else
 			apply(o, v, eq != NULL, ignored, sizeof ignored, bad, sizeof bad);
 	}
-	if (a->silent)
+	if (a->silent || !popmon_warns_aloud())
 		return;
+	/* One line, one write (longer than a warning's record). */
+	char line[4400];
+	int n = 0;
 	if (*ignored && *bad)
-		popmon_warn_once("dlbargs", "DLB_ARGS: popmon does not act on %s; not understood: %s", ignored, bad);
+		n = snprintf(line, sizeof line, "popmon: DLB_ARGS: popmon does not act on %s; not understood: %s\n", ignored,
+			     bad);
 	else if (*ignored)
-		popmon_warn_once("dlbargs", "DLB_ARGS: popmon does not act on %s", ignored);
+		n = snprintf(line, sizeof line, "popmon: DLB_ARGS: popmon does not act on %s\n", ignored);
 	else if (*bad)
-		popmon_warn_once("dlbargs", "DLB_ARGS: not understood: %s", bad);
+		n = snprintf(line, sizeof line, "popmon: DLB_ARGS: not understood: %s\n", bad);
+	if (a->verbose && n >= 0 && n < (int)sizeof line)
+		n += snprintf(line + n, sizeof line - (size_t)n,
+			      "popmon: DLB_ARGS: TALP %s, output %s%s\n", a->talp ? "on" : "off",
+			      a->format == POPMON_DLB_OUT_NONE ? "the summary on stderr" : a->output,
+			      a->select_set ? ", regions selected" : "");
+	if (n > (int)sizeof line - 1)
+		n = (int)sizeof line - 1;
+	if (n > 0 && write(2, line, (size_t)n) < 0) {
+		/* nothing sensible to do */
+	}
 }
 
 void popmon_dlb_help(FILE *f, int level)
