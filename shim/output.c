@@ -609,6 +609,8 @@ static void write_json(FILE *f, const struct popmon_run *run)
 		fprintf(f, ", \"pid\": %lld, \"cpus\": %lld", (long long)pr->pid, (long long)pr->cpus);
 		if (pr->mpi_threads > 0)
 			fprintf(f, ", \"mpi_threads\": %lld", (long long)pr->mpi_threads);
+		if (pr->affinity_cpus > 0)
+			fprintf(f, ", \"affinity_cpus\": %lld", (long long)pr->affinity_cpus);
 		fputs("}", f);
 	}
 	fputs("\n  ],\n  \"regions\": [", f);
@@ -1126,7 +1128,8 @@ void popmon_write_single(void)
 	int cpus = popmon_cpus();
 	for (int r = 0; r < nreg; r++)
 		names[r] = popmon_region_rec(r, cpus, &recs[r]);
-	struct popmon_proc_rec proc = {.rank = 0, .node = 0, .pid = popmon_proc.pid, .cpus = cpus};
+	struct popmon_proc_rec proc = {.rank = 0, .node = 0, .pid = popmon_proc.pid, .cpus = cpus,
+				       .affinity_cpus = popmon_affinity_cpus()};
 	gethostname(proc.hostname, sizeof proc.hostname - 1);
 	struct popmon_ctr_info ci; /* first: with counters on it may warn */
 	popmon_counters_info(&ci);

@@ -103,3 +103,52 @@ func TestCSVAndText(t *testing.T) {
 		}
 	}
 }
+
+// TestHardwareCPUs: with the processes' affinity masks recorded, numCpus
+// is DLB's count of hardware CPUs, Σ min(threads, affinity CPUs), and
+// numOmpThreads the threads (2 ranks of 2 threads bound to 1 CPU each: 2
+// and 4, test_hybrid's "numCpus == min(4, cpu_count)" on 2 CPUs).
+func TestHardwareCPUs(t *testing.T) {
+	m, _ := roundTrip(t)
+	for i := range m.Processes {
+		m.Processes[i].CPUs, m.Processes[i].AffinityCPUs = 2, 1
+	}
+	for r := range m.Regions {
+		for i := range m.Regions[r].Processes {
+			a := &m.Regions[r].Processes[i]
+			a.CPUs, a.UsefulNS = 2, 2*a.UsefulNS+a.ElapsedNS-a.UsefulNS-a.MPINS // accounts add up for 2 CPUs
+		}
+	}
+	rep, err := pop.Compute(m, pop.ModelTALP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := talpjson.Write(&b, m, rep.Regions); err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Resources   map[string]float64
+		Application map[string]map[string]float64
+	}
+	if err := json.Unmarshal(b.Bytes(), &f); err != nil {
+		t.Fatal(err)
+	}
+	if f.Resources["numCpus"] != 2 {
+		t.Errorf("resources numCpus %v, want 2", f.Resources["numCpus"])
+	}
+	for _, name := range []string{"Global", "After"} {
+		if g := f.Application[name]; g["numCpus"] != 2 || g["numOmpThreads"] != 4 {
+			t.Errorf("%s: numCpus %v numOmpThreads %v, want 2 and 4", name, g["numCpus"], g["numOmpThreads"])
+		}
+	}
+	m.Processes[1].AffinityCPUs = 0 // one process without a record: popmon's CPUs
+	b.Reset()
+	if err := talpjson.Write(&b, m, rep.Regions); err != nil {
+		t.Fatal(err)
+	}
+	json.Unmarshal(b.Bytes(), &f)
+	if f.Application["Global"]["numCpus"] != 4 {
+		t.Errorf("without every affinity: numCpus %v, want 4", f.Application["Global"]["numCpus"])
+	}
+}

@@ -56,7 +56,7 @@ func document(m *measure.Measurement, regions []pop.RegionReport) (ojson.Object,
 	}
 	r := m.Resources
 	out = append(out, ojson.Member{"resources", ojson.Object{
-		{"numCpus", r.CPUs},
+		{"numCpus", hardwareCPUs(m, "", r.CPUs)},
 		{"numNodes", r.Nodes},
 		{"numMpiRanks", ranks(r.Processes)},
 		{"numGpus", r.GPUs},
@@ -66,7 +66,7 @@ func document(m *measure.Measurement, regions []pop.RegionReport) (ojson.Object,
 		g := &regions[i]
 		t := &g.Totals
 		o := ojson.Object{
-			{"numCpus", g.CPUs},
+			{"numCpus", hardwareCPUs(m, g.Name, g.CPUs)},
 			// DLB main: the OpenMP threads taking part, over all
 			// processes; popmon's CPUs are its threads (the largest
 			// team plus MPI threads: docs/coming-from-dlb.md).
@@ -134,6 +134,44 @@ func document(m *measure.Measurement, regions []pop.RegionReport) (ojson.Object,
 	}
 	out = append(out, ojson.Member{"Application", app})
 	return out, nil
+}
+
+// hardwareCPUs is DLB's numCpus of a region (the whole run for ""): the
+// hardware CPUs its processes' threads can run on, Σ min(cpus, affinity
+// CPUs) over the processes that visited it, where the measurement recorded
+// their affinity masks; otherwise (and for a region in summary form) cpus,
+// popmon's CPUs, which are threads. The two differ only with more threads
+// than CPUs (docs/coming-from-dlb.md).
+func hardwareCPUs(m *measure.Measurement, region string, cpus int) int {
+	aff := make(map[int]int, len(m.Processes))
+	for _, p := range m.Processes {
+		if p.AffinityCPUs <= 0 {
+			return cpus
+		}
+		aff[p.Rank] = p.AffinityCPUs
+	}
+	if len(aff) == 0 {
+		return cpus
+	}
+	sum := 0
+	if region == "" {
+		for _, p := range m.Processes {
+			sum += min(p.CPUs, p.AffinityCPUs)
+		}
+		return sum
+	}
+	reg, ok := m.Region(region)
+	if !ok || reg.Summary != nil {
+		return cpus
+	}
+	for _, a := range reg.Processes {
+		n, ok := aff[a.Rank]
+		if !ok {
+			return cpus
+		}
+		sum += min(a.CPUs, n)
+	}
+	return sum
 }
 
 // initFinalizeCalls is what DLB counts in the whole-run region and popmon
