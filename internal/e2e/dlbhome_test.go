@@ -227,6 +227,22 @@ func TestDLBHomeMPI(t *testing.T) {
 					os.WriteFile(run, []byte(so), 0o644)
 					r := readTALP(t, run)
 					checkSendrecv(t, r, k)
+					if p.name == "C" {
+						// popmon run around the job script that preloads the
+						// prefix: measured once (2 processes, not 4), and
+						// DLB's file written as asked.
+						out2 := filepath.Join(t.TempDir(), "talp2.json")
+						argv := append(withDLBArgs(impl, 2, lib, "--talp --talp-output-file="+out2), p.bin, fmt.Sprint(k*1000))
+						m2, rso, rse, code := runPopmon(t, nil, []string{"--mpicc", impl.mpicc}, argv...)
+						if code != 0 {
+							t.Fatalf("popmon run around the preloaded job: exit %d\n%s%s", code, rso, rse)
+						}
+						mm := readChecked(t, m2)
+						if g, ok := mm.Global(); !ok || len(mm.Processes) != 2 || len(g.Processes) != 2 || g.Processes[0].Visits != 1 {
+							t.Errorf("popmon run around the job: %d processes", len(mm.Processes))
+						}
+						checkSendrecv(t, readTALP(t, out2), k)
+					}
 					for _, key := range []string{"numMpiCalls", "numMeasurements", "numCpus", "numMpiRanks", "numOmpThreads"} {
 						for _, reg := range []string{"Global", "After"} {
 							if a, b := f.region(t, reg)[key], r.region(t, reg)[key]; a != b {
