@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/popmon/popmon/internal/dlbhome"
@@ -39,6 +40,9 @@ func dlbHomeCmd(env *Env, args []string) error {
 		return fail(ExitUsage, "dlb-home takes one folder (popmon dlb-home DIR)")
 	}
 	res, err := dlbhome.Layout(context.Background(), fs.Arg(0), dlbhome.Options{MPICC: *mpicc, NoMPI: *noMPI, Log: env.Stderr})
+	if errors.Is(err, dlbhome.ErrTarget) {
+		return fail(ExitUsage, "%v", err)
+	}
 	if err != nil {
 		return fail(ExitEnv, "%v", err)
 	}

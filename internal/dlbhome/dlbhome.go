@@ -39,6 +39,10 @@ const Marker = ".popmon-dlb-home"
 // a program linked with -ldlb needs libdlb.so itself.
 var MPILibs = []string{"libdlb_mpi.so", "libdlb_mpic.so", "libdlb_mpif.so"}
 
+// ErrTarget is the error of a DIR that cannot be a prefix (not a folder,
+// or a folder that holds something else).
+var ErrTarget = errors.New("not a place for a prefix")
+
 // Options choose how the prefix is built.
 type Options struct {
 	// MPICC is the MPI compiler wrapper for the MPI libraries ("": as
@@ -130,7 +134,7 @@ func checkTarget(dir string) error {
 		return err
 	}
 	if !st.IsDir() {
-		return fmt.Errorf("%s exists and is not a folder", dir)
+		return fmt.Errorf("%w: %s exists and is not a folder", ErrTarget, dir)
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -142,7 +146,7 @@ func checkTarget(dir string) error {
 	if _, err := os.Stat(filepath.Join(dir, Marker)); err == nil {
 		return nil
 	}
-	return fmt.Errorf("%s is not empty and not a prefix popmon dlb-home laid out (no %s): give an empty or new folder", dir, Marker)
+	return fmt.Errorf("%w: %s is not empty and not a prefix popmon dlb-home laid out (no %s): give an empty or new folder", ErrTarget, dir, Marker)
 }
 
 // writeHeaders writes DLB's headers (files/include) into dir.
