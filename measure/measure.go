@@ -234,6 +234,10 @@ type Process struct {
 	// MPIThreads is how many of the CPUs are MPI threads: threads other
 	// than the primary and OpenMP threads that called MPI (0 when none).
 	MPIThreads int `json:"mpi_threads,omitempty"`
+	// AffinityCPUs is the number of hardware CPUs in the process's
+	// affinity mask at start-up (0: not recorded): the CPUs its threads
+	// could run on, which DLB/TALP counts as numCpus (talpjson).
+	AffinityCPUs int `json:"affinity_cpus,omitempty"`
 }
 
 // Incomplete says which processes of a job a measurement lacks.

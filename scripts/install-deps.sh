@@ -9,7 +9,8 @@
 # prometheus
 # (with promtool) and tmux for the live-view tests (popmon serve, popmon top);
 # python3-mpi4py (with python3) for the Python tests (Debian's mpi4py is built
-# for Open MPI; MPICH's Python test calls MPI through ctypes); on x86-64 the
+# for Open MPI; MPICH's Python test calls MPI through ctypes); python3-pytest to
+# run DLB's own functional TALP tests by hand (docs/coming-from-dlb.md); on x86-64 the
 # AArch64 cross compiler (the tests build the library's AArch64 entry points).
 # As root it installs with apt-get; otherwise it prints the command to run.
 set -eu
@@ -19,7 +20,7 @@ set -eu
 # python3-mpi4py, the AArch64 cross compiler).
 pkgs="build-essential gfortran libopenmpi-dev openmpi-bin mpich libmpich-dev libomp-dev"
 if [ "${1:-}" = test ]; then
-	pkgs="$pkgs clang chromium fonts-dejavu-core iproute2 slurm-wlm prometheus tmux python3-mpi4py"
+	pkgs="$pkgs clang chromium fonts-dejavu-core iproute2 slurm-wlm prometheus tmux python3-mpi4py python3-pytest"
 	if [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then
 		pkgs="$pkgs gcc-aarch64-linux-gnu"
 	fi

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/dlbargs.h"
 #include "base/process.h"
 #include "base/threads.h"
 #include "base/warn.h"
@@ -179,6 +180,18 @@ static void init_process(void)
 		popmon_counters_probe();
 		return;
 	}
+	if (getenv("POPMON_DLB_HELP")) { /* bin/dlb -h, -hh of popmon dlb-home's prefix */
+		popmon_proc.inert = 1;
+		popmon_dlb_help(stdout, getenv("POPMON_DLB_HELP")[0] == '2' ? 2 : 1);
+		fflush(stdout);
+		return;
+	}
+	if (getenv("POPMON_DLB_AFFINITY")) { /* bin/dlb -l, --affinity */
+		popmon_proc.inert = 1;
+		popmon_dlb_affinity(stdout);
+		fflush(stdout);
+		return;
+	}
 	if (popmon_env_true("POPMON_DISABLE")) {
 		popmon_proc.inert = 1;
 		return;
@@ -190,6 +203,15 @@ static void init_process(void)
 		popmon_proc.inert = 1;
 		__atomic_store_n(&popmon_proc.dormant, dormancy, __ATOMIC_RELEASE);
 		pthread_atfork(NULL, NULL, atfork_child);
+		return;
+	}
+	/* DLB_ARGS (docs/coming-from-dlb.md). Loaded as DLB (libdlb*.so of
+	 * popmon dlb-home's prefix), the library measures as DLB does: only
+	 * with --talp, unless popmon run or popmon exec asks. */
+	popmon_dlb_args_parse();
+	const char *session = getenv("POPMON_SESSION"), *exec_pid = getenv("POPMON_PID");
+	if (!popmon_dlb.talp && popmon_dlb_loaded_as() && !(session && *session) && !(exec_pid && *exec_pid)) {
+		popmon_proc.inert = 1;
 		return;
 	}
 	start_measuring();

@@ -23,11 +23,13 @@
 
 #include "accounts.h"
 #include "base/clock.h"
+#include "base/dlbargs.h"
 #include "base/env.h"
 #include "base/process.h"
 #include "base/threads.h"
 #include "base/warn.h"
 #include "counters.h"
+#include "dlb_output.h"
 #include "gpu.h"
 #include "gpu_counters.h"
 #include "live.h"
@@ -609,6 +611,8 @@ static void write_json(FILE *f, const struct popmon_run *run)
 		fprintf(f, ", \"pid\": %lld, \"cpus\": %lld", (long long)pr->pid, (long long)pr->cpus);
 		if (pr->mpi_threads > 0)
 			fprintf(f, ", \"mpi_threads\": %lld", (long long)pr->mpi_threads);
+		if (pr->affinity_cpus > 0)
+			fprintf(f, ", \"affinity_cpus\": %lld", (long long)pr->affinity_cpus);
 		fputs("}", f);
 	}
 	fputs("\n  ],\n  \"regions\": [", f);
@@ -943,7 +947,7 @@ void popmon_write_run(const struct popmon_run *run)
 	char base[PATH_MAX + 512], final[PATH_MAX + 544], exe[PATH_MAX];
 	const char *out = getenv("POPMON_OUTPUT");
 	const char *session = getenv("POPMON_SESSION");
-	int announce = 0;
+	int announce = 0, dlb_temp = 0;
 	if (session && *session) {
 		char host[64] = "host";
 		gethostname(host, sizeof host - 1);
@@ -952,6 +956,12 @@ void popmon_write_run(const struct popmon_run *run)
 	} else if (out && *out) {
 		snprintf(base, sizeof base, "%s", out);
 		announce = 1;
+	} else if (popmon_dlb.talp) {
+		/* DLB_ARGS="--talp ...": DLB's output is what was asked for;
+		 * the measurement it comes from is a temporary file. */
+		const char *tmp = getenv("TMPDIR");
+		snprintf(base, sizeof base, "%.3900s/popmon-dlb-%d.json", tmp && *tmp ? tmp : "/tmp", popmon_proc.pid);
+		dlb_temp = 1;
 	} else {
 		char ts[32];
 		time_t now = time(NULL);
@@ -987,7 +997,7 @@ void popmon_write_run(const struct popmon_run *run)
 	}
 	/* popmon exec -o FILE --force replaces FILE (a link itself, not what
 	 * it points to); otherwise nothing is overwritten. */
-	int replace = announce && out && *out && popmon_env_switch("POPMON_OUTPUT_FORCE", 0, 0);
+	int replace = dlb_temp || (announce && out && *out && popmon_env_switch("POPMON_OUTPUT_FORCE", 0, 0));
 	if (write_as(run, base, replace, final, sizeof final) != 0) {
 		/* Never lose what was measured to a full file system: keep it
 		 * where there is room and say where. */
@@ -1001,7 +1011,11 @@ void popmon_write_run(const struct popmon_run *run)
 			    base, strerror(e));
 		return;
 	}
-	if (announce && !popmon_env_switch("POPMON_QUIET", 0, 1)) {
+	/* DLB_ARGS's output (dlb_output.c); the temporary measurement goes
+	 * once it is written (kept, and named, when it could not be). */
+	if (popmon_dlb_output(final, session && *session) == 0 && dlb_temp)
+		unlink(final);
+	if (announce && !popmon_env_switch("POPMON_QUIET", 0, 1) && !popmon_dlb.quiet && !popmon_dlb.silent) {
 		char line[PATH_MAX + 640];
 		int n = snprintf(line, sizeof line, "popmon: measurement written to %s\n", final);
 		if (n > (int)sizeof line - 1)
@@ -1128,7 +1142,8 @@ void popmon_write_single(void)
 	int cpus = popmon_cpus();
 	for (int r = 0; r < nreg; r++)
 		names[r] = popmon_region_rec(r, cpus, &recs[r]);
-	struct popmon_proc_rec proc = {.rank = 0, .node = 0, .pid = popmon_proc.pid, .cpus = cpus};
+	struct popmon_proc_rec proc = {.rank = 0, .node = 0, .pid = popmon_proc.pid, .cpus = cpus,
+				       .affinity_cpus = popmon_affinity_cpus()};
 	gethostname(proc.hostname, sizeof proc.hostname - 1);
 	struct popmon_ctr_info ci; /* first: with counters on it may warn */
 	popmon_counters_info(&ci);

@@ -20,6 +20,7 @@ struct popmon_proc_rec {
 	int64_t ctr_method, ctr_mode;
 	char ctr_reason[200];
 	int64_t mpi_threads;  /* MPI threads' slots (CPUs beyond the OpenMP team) */
+	int64_t affinity_cpus; /* hardware CPUs of the affinity mask (0: unknown) */
 	int64_t bypass_kind;  /* POPMON_BYPASS_*: MPI calls that never reached the library */
 	char bypass_reason[600];
 };

@@ -25,6 +25,7 @@
 #define POPMON_BUILDING_LIBRARY
 #include "accounts.h"
 #include "base/clock.h"
+#include "base/dlbargs.h"
 #include "base/process.h"
 #include "base/threads.h"
 #include "base/warn.h"
@@ -821,6 +822,11 @@ const void *DLB_MonitoringRegionGetMPIRegion(void)
 
 void *DLB_MonitoringRegionRegister(const char *name)
 {
+	/* DLB_ARGS --talp-region-select: a region left out counts nothing
+	 * (its calls return DLB_NOUPDT) and is in no output. */
+	if (name && *name && strcasecmp(name, "Global") != 0 && !popmon_dlb_region_selected(name) &&
+	    !popmon_proc.inert)
+		return (popmon_region_t)&refused_region;
 	return region_register(name, 1);
 }
 

@@ -156,8 +156,8 @@ func checkModel(model, format string) error {
 	if err != nil {
 		return fail(ExitUsage, "%v", err)
 	}
-	if format == report.FormatTALPJSON && (len(models) != 1 || models[0] != pop.ModelTALP) {
-		return fail(ExitUsage, "--format talp-json has DLB/TALP's metrics only (model talp), not --model %s: use --format json for other models", model)
+	if strings.HasPrefix(format, "talp-") && (len(models) != 1 || models[0] != pop.ModelTALP) {
+		return fail(ExitUsage, "--format %s has DLB/TALP's metrics only (model talp), not --model %s: use --format json for other models", format, model)
 	}
 	return nil
 }

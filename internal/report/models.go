@@ -49,7 +49,7 @@ func RenderAll(w io.Writer, format string, reps []*pop.Report, m *measure.Measur
 		err = jsonModels(w, reps, m, opts)
 	case FormatCSV:
 		err = csvModels(w, reps, opts)
-	case FormatTALPJSON:
+	case FormatTALPJSON, FormatTALPCSV, FormatTALPText:
 		for _, rep := range reps {
 			if rep.Model != pop.ModelTALP {
 				err = errTALPModel(rep.Model)

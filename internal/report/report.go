@@ -21,13 +21,17 @@ const (
 	FormatJSON     = "json"
 	FormatCSV      = "csv"
 	FormatTALPJSON = "talp-json"
+	// FormatTALPCSV and FormatTALPText are DLB's other layouts of the
+	// same file (--talp-output-file=*.csv, other extensions).
+	FormatTALPCSV  = "talp-csv"
+	FormatTALPText = "talp-text"
 	// FormatOMPRegionsCSV is the per-parallel-region overhead table alone.
 	FormatOMPRegionsCSV = "omp-regions-csv"
 )
 
 // Formats returns the format names Render accepts, the default first.
 func Formats() []string {
-	return []string{FormatText, FormatJSON, FormatCSV, FormatTALPJSON, FormatOMPRegionsCSV}
+	return []string{FormatText, FormatJSON, FormatCSV, FormatTALPJSON, FormatTALPCSV, FormatTALPText, FormatOMPRegionsCSV}
 }
 
 // Options adjust what a renderer prints.
@@ -54,7 +58,7 @@ func Render(w io.Writer, format string, rep *pop.Report, m *measure.Measurement,
 	if rep == nil {
 		return fmt.Errorf("render %s report: no report", format)
 	}
-	if format == FormatTALPJSON && rep.Model != pop.ModelTALP && rep.Model != "" {
+	if isTALP(format) && rep.Model != pop.ModelTALP && rep.Model != "" {
 		return fmt.Errorf("render %s report: %w", format, errTALPModel(rep.Model))
 	}
 	var err error
@@ -65,8 +69,8 @@ func Render(w io.Writer, format string, rep *pop.Report, m *measure.Measurement,
 		err = JSON(w, rep, m, opts)
 	case FormatCSV:
 		err = CSV(w, rep, opts)
-	case FormatTALPJSON:
-		err = TALPJSON(w, rep, m, opts)
+	case FormatTALPJSON, FormatTALPCSV, FormatTALPText:
+		err = TALPLayout(w, format, rep, m, opts)
 	case FormatOMPRegionsCSV:
 		if m == nil {
 			return fmt.Errorf("render %s report: no measurement", format)

@@ -120,11 +120,11 @@ func computeModels(t *testing.T, m *measure.Measurement, file, name string) []*p
 }
 
 func TestGolden(t *testing.T) {
-	ext := map[string]string{FormatText: "txt", FormatJSON: "json", FormatCSV: "csv", FormatTALPJSON: "talp.json"}
+	ext := map[string]string{FormatText: "txt", FormatJSON: "json", FormatCSV: "csv", FormatTALPJSON: "talp.json", FormatTALPCSV: "talp.csv", FormatTALPText: "talp.txt"}
 	for _, c := range goldenCases {
 		reps, m := loadModels(t, c.file, c.model)
 		for _, f := range Formats() {
-			if f == FormatTALPJSON && c.model != "" {
+			if isTALP(f) && c.model != "" {
 				continue // talp-json has model talp only
 			}
 			t.Run(c.name+"/"+f, func(t *testing.T) {

@@ -13,6 +13,17 @@ import (
 // TALPJSON writes the report (all regions, or the one opts names) in
 // DLB/TALP's JSON layout: [talpjson.Write], which owns the format.
 func TALPJSON(w io.Writer, rep *pop.Report, m *measure.Measurement, opts Options) error {
+	return TALPLayout(w, FormatTALPJSON, rep, m, opts)
+}
+
+// isTALP reports whether format is one of DLB/TALP's layouts.
+func isTALP(format string) bool {
+	return format == FormatTALPJSON || format == FormatTALPCSV || format == FormatTALPText
+}
+
+// TALPLayout writes the report in one of DLB/TALP's layouts (talp-json,
+// talp-csv with its header, talp-text): talpjson owns them all.
+func TALPLayout(w io.Writer, format string, rep *pop.Report, m *measure.Measurement, opts Options) error {
 	if m == nil {
 		return errors.New("talp-json needs the measurement, not only the report")
 	}
@@ -24,6 +35,12 @@ func TALPJSON(w io.Writer, rep *pop.Report, m *measure.Measurement, opts Options
 	regs, err := regions(rep, opts)
 	if err != nil {
 		return err
+	}
+	switch format {
+	case FormatTALPCSV:
+		return talpjson.WriteCSV(w, m, regs, true)
+	case FormatTALPText:
+		return talpjson.WriteText(w, m, regs, "")
 	}
 	return talpjson.Write(w, m, regs)
 }

@@ -22,7 +22,7 @@ var cLayers = []struct {
 	files []string // sources and headers; a .c's .h of the same name is in its layer
 }{
 	{"base", []string{
-		"base/clock.c", "base/env.c", "base/process.c", "base/threads.c", "base/warn.c",
+		"base/clock.c", "base/dlbargs.c", "base/env.c", "base/process.c", "base/threads.c", "base/warn.c",
 		// Declarations only: the public API, the generated call table
 		// (whose name and kind tables mpi/mpi_wrappers.c defines, see
 		// generatedData) and the ABIs of OMPT, CUPTI and rocprofiler.
@@ -31,10 +31,10 @@ var cLayers = []struct {
 	{"subsystems", []string{
 		"accounts.c", "counters.c", "dispatch.c", "intercept.c",
 		"gpu.c", "gpu_cupti.c", "gpu_cupti_pm.c", "gpu_counters.c", "gpu_rocm.c", "gpu_pool.c",
-		"live.c", "live_read.c", "ompt.c", "regions.c", "talp_api.c", "reduce.c",
+		"live.c", "live_read.c", "ompt.c", "regions.c", "talp_api.c", "dlb_compat.c", "reduce.c",
 		"mpi/mpidata.c", "mpi/trace.c",
 	}},
-	{"output", []string{"output.c"}},
+	{"output", []string{"output.c", "dlb_output.c"}},
 	{"start-up", []string{"core.c"}},
 	{"MPI path", []string{"mpi/mpi.c", "mpi/owncost.c"}},
 	{"MPI wrappers", []string{"mpi/mpi_wrappers.c"}},

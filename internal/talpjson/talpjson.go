@@ -416,6 +416,31 @@ func parse(data []byte) (*file, error) {
 		*c.dst = int(v)
 	}
 	f.regions, f.global, f.renamed = orderRegions(f.regions)
+	if f.popmonVersion != "" {
+		// popmon's numCpus counts the hardware CPUs of the processes'
+		// affinity masks (Write), its numOmpThreads its CPUs, the
+		// threads, whose times the file has: the measurement's CPUs.
+		for i := range f.regions {
+			r := &f.regions[i]
+			if r.ompThreads > r.cpus {
+				if i == 0 && f.global >= 0 && f.res.cpus == r.cpus {
+					f.res.cpus = r.ompThreads
+				}
+				r.cpus = r.ompThreads
+			}
+		}
+	}
+	if f.global >= 0 {
+		// DLB counts MPI_Init and MPI_Finalize in the whole-run region,
+		// one each per rank; popmon's Global runs between them (Write
+		// puts them back).
+		g := &f.regions[0]
+		ranks := g.ranks
+		if ranks <= 0 {
+			ranks = f.res.ranks
+		}
+		g.mpiCalls = max(g.mpiCalls-2*int64(ranks), 0)
+	}
 	return f, nil
 }
 

@@ -27,11 +27,21 @@ import (
 // 1.0, and every efficiency of a region without measured time as 0.0.
 // Write refuses a region whose metrics were refused.
 func Write(w io.Writer, m *measure.Measurement, regions []pop.RegionReport) error {
+	out, err := document(m, regions)
+	if err != nil {
+		return err
+	}
+	return ojson.WriteIndented(w, out)
+}
+
+// document is the whole file of [Write], which [WriteCSV] and [WriteText]
+// write in DLB's other layouts.
+func document(m *measure.Measurement, regions []pop.RegionReport) (ojson.Object, error) {
 	for i := range regions {
 		if regions[i].Refused != "" {
 			// TALP's readers would compute the region's efficiencies from
 			// times that do not add up.
-			return fmt.Errorf("no talp-json for region %q: %s", regions[i].Name, regions[i].Refused)
+			return nil, fmt.Errorf("no talp-json for region %q: %s", regions[i].Name, regions[i].Refused)
 		}
 	}
 	out := ojson.Object{{"dlbVersion", DLBVersion}, {"popmonVersion", m.Tool.Version}}
@@ -46,7 +56,7 @@ func Write(w io.Writer, m *measure.Measurement, regions []pop.RegionReport) erro
 	}
 	r := m.Resources
 	out = append(out, ojson.Member{"resources", ojson.Object{
-		{"numCpus", r.CPUs},
+		{"numCpus", hardwareCPUs(m, "", r.CPUs)},
 		{"numNodes", r.Nodes},
 		{"numMpiRanks", ranks(r.Processes)},
 		{"numGpus", r.GPUs},
@@ -56,7 +66,11 @@ func Write(w io.Writer, m *measure.Measurement, regions []pop.RegionReport) erro
 		g := &regions[i]
 		t := &g.Totals
 		o := ojson.Object{
-			{"numCpus", g.CPUs},
+			{"numCpus", hardwareCPUs(m, g.Name, g.CPUs)},
+			// DLB main: the OpenMP threads taking part, over all
+			// processes; popmon's CPUs are its threads (the largest
+			// team plus MPI threads: docs/coming-from-dlb.md).
+			{"numOmpThreads", g.CPUs},
 			{"numMpiRanks", ranks(g.Processes)},
 			{"numNodes", g.Nodes},
 			{"avgCpus", ojson.Float(g.CPUs)},
@@ -68,7 +82,7 @@ func Write(w io.Writer, m *measure.Measurement, regions []pop.RegionReport) erro
 		}
 		o = append(o, ojson.Object{
 			{"numMeasurements", t.Visits},
-			{"numMpiCalls", t.MPICalls},
+			{"numMpiCalls", t.MPICalls + initFinalizeCalls(m, g)},
 			{"numOmpParallels", t.OMPParallels},
 			{"numOmpTasks", t.OMPTasks},
 			{"numGpuRuntimeCalls", t.GPURuntimeCalls},
@@ -92,6 +106,8 @@ func Write(w io.Writer, m *measure.Measurement, regions []pop.RegionReport) erro
 			// (DLB: maxima per process); 0 without device accounts.
 			{"gpuUsefulTime", roundNS(g.Device.SumUsefulNS)},
 			{"gpuCommunicationTime", roundNS(g.Device.SumActiveNS - g.Device.SumUsefulNS)},
+			// DLB main writes it and never sets it (0).
+			{"gpuInactiveTime", 0},
 			{"maxGpuUsefulTime", roundNS(g.Device.MaxUsefulNS)},
 			{"maxGpuActiveTime", roundNS(g.Device.MaxActiveNS)},
 		}...)
@@ -117,7 +133,56 @@ func Write(w io.Writer, m *measure.Measurement, regions []pop.RegionReport) erro
 		app = append(app, ojson.Member{g.Name, o})
 	}
 	out = append(out, ojson.Member{"Application", app})
-	return ojson.WriteIndented(w, out)
+	return out, nil
+}
+
+// hardwareCPUs is DLB's numCpus of a region (the whole run for ""): the
+// hardware CPUs its processes' threads can run on, Σ min(cpus, affinity
+// CPUs) over the processes that visited it, where the measurement recorded
+// their affinity masks; otherwise (and for a region in summary form) cpus,
+// popmon's CPUs, which are threads. The two differ only with more threads
+// than CPUs (docs/coming-from-dlb.md).
+func hardwareCPUs(m *measure.Measurement, region string, cpus int) int {
+	aff := make(map[int]int, len(m.Processes))
+	for _, p := range m.Processes {
+		if p.AffinityCPUs <= 0 {
+			return cpus
+		}
+		aff[p.Rank] = p.AffinityCPUs
+	}
+	if len(aff) == 0 {
+		return cpus
+	}
+	sum := 0
+	if region == "" {
+		for _, p := range m.Processes {
+			sum += min(p.CPUs, p.AffinityCPUs)
+		}
+		return sum
+	}
+	reg, ok := m.Region(region)
+	if !ok || reg.Summary != nil {
+		return cpus
+	}
+	for _, a := range reg.Processes {
+		n, ok := aff[a.Rank]
+		if !ok {
+			return cpus
+		}
+		sum += min(a.CPUs, n)
+	}
+	return sum
+}
+
+// initFinalizeCalls is what DLB counts in the whole-run region and popmon
+// does not: MPI_Init and MPI_Finalize, one each per process (popmon's Global
+// runs from MPI_Init's return to MPI_Finalize's entry, so neither call is
+// in it; [Read] takes them out again).
+func initFinalizeCalls(m *measure.Measurement, g *pop.RegionReport) int64 {
+	if !m.HasMPI() || g.Name != measure.GlobalRegion {
+		return 0
+	}
+	return 2 * int64(g.Processes)
 }
 
 // hasDevice reports whether the region has model talp's device tree.

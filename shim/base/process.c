@@ -4,6 +4,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -123,4 +124,12 @@ int popmon_warns_aloud(void)
 	if (popmon_proc.mpi_initialized)
 		return popmon_proc.rank == 0;
 	return popmon_env_rank(NULL) <= 0;
+}
+
+int popmon_affinity_cpus(void)
+{
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof set, &set) != 0)
+		return 0;
+	return CPU_COUNT(&set);
 }

@@ -1306,7 +1306,8 @@ static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 		align_global(comm, hs, &mine[0], cpus, &start_skew, &end_skew);
 
 	struct popmon_proc_rec me = {.rank = popmon_proc.rank, .node = leader, .pid = popmon_proc.pid,
-				     .cpus = cpus, .mpi_threads = popmon_mpi_thread_count()};
+				     .cpus = cpus, .mpi_threads = popmon_mpi_thread_count(),
+				     .affinity_cpus = popmon_affinity_cpus()};
 	const struct popmon_intercept *ic = popmon_intercept_result();
 	if (ic->bypassed) {
 		me.bypass_kind = ic->kind;

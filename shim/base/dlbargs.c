@@ -1,0 +1,424 @@
+/* dlbargs.c: DLB_ARGS parsed (dlbargs.h). Bottom layer: calls nothing above
+ * it. The option names, forms and defaults are DLB 3.7's documented ones
+ * (`dlb -hh` of DLB 3.7); what popmon does with each is in the table and in
+ * docs/coming-from-dlb.md. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "base/dlbargs.h"
+#include "base/process.h"
+
+struct popmon_dlb_args popmon_dlb;
+
+enum kind { K_BOOL, K_INT, K_STR, K_TALP, K_SUMMARY, K_MODEL, K_PATH };
+
+/* acted: 1 popmon acts on it; 0 parsed, and named in the one line when
+ * given with another value than its default. */
+static const struct opt {
+	const char *name;
+	enum kind kind;
+	const char *dflt;
+	int acted;
+	const char *help;
+} opts[] = {
+	{"--talp", K_TALP, "none", 1,
+	 "measure: components mpi, openmp, gpu, hwc, default (all), none; popmon measures every component it finds"},
+	{"--talp-output-file", K_PATH, "", 1,
+	 "rank 0 writes DLB's file at MPI_Finalize (at exit without MPI): *.json, *.csv (rows appended), other: text; %h %p %j %%"},
+	{"--talp-summary", K_SUMMARY, "pop-metrics", 1,
+	 "pop-metrics (acted on); process, pop-raw, node: not written"},
+	{"--talp-model", K_MODEL, "hybrid-v2", 1, "hybrid-v2 (popmon's model talp); hybrid-v1: not available"},
+	{"--talp-region-select", K_STR, "", 1, "[(include|exclude):]all|global|NAME,... regions measured"},
+	{"--talp-openmp", K_BOOL, "no", 1, "deprecated (--talp=openmp): OpenMP is measured through OMPT whenever the runtime has it"},
+	{"--talp-papi", K_BOOL, "no", 1, "deprecated (--talp=hwc): hardware counters through perf_event when the machine allows"},
+	{"--ompt", K_BOOL, "yes", 1, "OpenMP through OMPT (always on in popmon)"},
+	{"--talp-external-profiler", K_BOOL, "no", 1, "live accounts for popmon top/serve/query (always published by popmon)"},
+	{"--talp-partial-output", K_BOOL, "no", 0, "one file per process: not written, rank 0 writes one file"},
+	{"--talp-regions-per-proc", K_INT, "100", 0, "deprecated in DLB: popmon's region table is its own"},
+	{"--talp-gpu-backend", K_STR, "", 0, "popmon chooses CUPTI or rocprofiler-sdk itself"},
+	{"--verbose", K_STR, "no", 1, "any value: rank 0 says what popmon does with DLB_ARGS"},
+	{"--verbose-format", K_STR, "node:spid", 0, "no DLB verbose messages"},
+	{"--quiet", K_BOOL, "no", 1, "no popmon notes (warnings still)"},
+	{"--silent", K_BOOL, "no", 1, "no popmon output at all but the requested files"},
+	{"--shm-size-multiplier", K_INT, "1", 0, "popmon's live files have no DLB shared memory to size"},
+	{"--shm-key", K_STR, "", 0, "no DLB shared memory"},
+	{"--lewi", K_BOOL, "no", 0, "LeWI: not in popmon"},
+	{"--drom", K_BOOL, "no", 0, "DROM: not in popmon"},
+	{"--mngo", K_BOOL, "no", 0, "not in popmon"},
+	{"--barrier", K_BOOL, "yes", 0, "DLB_Barrier: not in popmon"},
+	{"--mode", K_STR, "polling", 0, "LeWI/DROM interaction: not in popmon"},
+	{"--instrument", K_STR, "all", 0, "Extrae: not in popmon"},
+	{"--instrument-counters", K_BOOL, "no", 0, "Extrae: not in popmon"},
+	{"--instrument-extrae-nthreads", K_INT, "0", 0, "Extrae: not in popmon"},
+	{"--lewi-keep-one-cpu", K_BOOL, "no", 0, "LeWI: not in popmon"},
+	{"--lewi-respect-cpuset", K_BOOL, "yes", 0, "LeWI: not in popmon"},
+	{"--lewi-respect-mask", K_BOOL, "yes", 0, "LeWI: not in popmon"},
+	{"--lewi-mpi", K_BOOL, "no", 0, "LeWI: not in popmon"},
+	{"--lewi-mpi-calls", K_STR, "all", 0, "LeWI: not in popmon"},
+	{"--lewi-barrier", K_BOOL, "yes", 0, "LeWI: not in popmon"},
+	{"--lewi-barrier-select", K_STR, "", 0, "LeWI: not in popmon"},
+	{"--lewi-affinity", K_STR, "auto", 0, "LeWI: not in popmon"},
+	{"--lewi-ompt", K_STR, "borrow", 0, "LeWI: not in popmon"},
+	{"--lewi-greedy", K_BOOL, "no", 0, "LeWI: not in popmon"},
+	{"--lewi-warmup", K_BOOL, "no", 0, "LeWI: not in popmon"},
+	{"--lewi-max-parallelism", K_INT, "0", 0, "LeWI: not in popmon"},
+	{"--lewi-color", K_INT, "0", 0, "LeWI: not in popmon"},
+	{"--mngo-mode", K_STR, "regions", 0, "not in popmon"},
+	{"--mngo-helper-thread-interval", K_INT, "30", 0, "not in popmon"},
+	{"--mngo-lb-in-threshold", K_INT, "10", 0, "not in popmon"},
+	{"--mngo-lb-out-threshold", K_INT, "5", 0, "not in popmon"},
+	{"--barrier-id", K_INT, "0", 0, "DLB_Barrier: not in popmon"},
+	{"--preinit-pid", K_INT, "0", 0, "DLB_PreInit: not in popmon"},
+	{"--ompt-thread-manager", K_STR, "omp5", 0, "LeWI: not in popmon"},
+	{"--plugin", K_STR, "", 0, "DLB plugins: not in popmon"},
+	{"--debug-opts", K_STR, "", 0, "DLB debugging: not in popmon"},
+};
+enum { NOPTS = sizeof opts / sizeof opts[0] };
+
+/* 1, 0, or -1 for a word that is no boolean. */
+static int bool_word(const char *v)
+{
+	static const char *const yes[] = {"yes", "true", "1", "on", NULL}, *const no[] = {"no", "false", "0", "off", NULL};
+	for (int i = 0; yes[i]; i++)
+		if (strcasecmp(v, yes[i]) == 0)
+			return 1;
+	for (int i = 0; no[i]; i++)
+		if (strcasecmp(v, no[i]) == 0)
+			return 0;
+	return -1;
+}
+
+static void append(char *dst, size_t n, const char *s)
+{
+	size_t l = strlen(dst);
+	if (l + 1 < n)
+		snprintf(dst + l, n - l, "%s%s", l ? ", " : "", s);
+}
+
+/* Expands --talp-output-file's tokens: %h host, %p pid, %j the job id, %%. */
+static void expand(const char *in, char *out, size_t n)
+{
+	size_t o = 0;
+	for (const char *p = in; *p && o + 1 < n; p++) {
+		char tok[128] = "";
+		if (*p != '%' || !p[1]) {
+			out[o++] = *p;
+			continue;
+		}
+		switch (*++p) {
+		case 'h':
+			gethostname(tok, sizeof tok - 1);
+			break;
+		case 'p':
+			snprintf(tok, sizeof tok, "%d", (int)getpid());
+			break;
+		case 'j': {
+			const char *j = getenv("SLURM_JOB_ID");
+			if (!j)
+				j = getenv("FLUX_JOB_ID");
+			snprintf(tok, sizeof tok, "%s", j ? j : "0");
+			break;
+		}
+		case '%':
+			tok[0] = '%';
+			break;
+		default:
+			tok[0] = '%';
+			tok[1] = *p;
+			break;
+		}
+		for (const char *t = tok; *t && o + 1 < n; t++)
+			out[o++] = *t;
+	}
+	out[o] = '\0';
+}
+
+static void set_talp(const char *v, char *bad, size_t nbad)
+{
+	struct popmon_dlb_args *a = &popmon_dlb;
+	a->mpi = a->openmp = a->gpu = a->hwc = 0;
+	a->talp = 1;
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s", v);
+	for (char *save = NULL, *c = strtok_r(buf, ",", &save); c; c = strtok_r(NULL, ",", &save)) {
+		if (strcasecmp(c, "default") == 0 || bool_word(c) == 1)
+			a->mpi = a->openmp = a->gpu = a->hwc = 1;
+		else if (strcasecmp(c, "none") == 0 || bool_word(c) == 0)
+			a->talp = 0;
+		else if (strcasecmp(c, "mpi") == 0)
+			a->mpi = 1;
+		else if (strcasecmp(c, "openmp") == 0)
+			a->openmp = 1;
+		else if (strcasecmp(c, "gpu") == 0)
+			a->gpu = 1;
+		else if (strcasecmp(c, "hwc") == 0)
+			a->hwc = 1;
+		else {
+			char what[300];
+			snprintf(what, sizeof what, "--talp=%s (unknown component %s)", v, c);
+			append(bad, nbad, what);
+		}
+	}
+}
+
+static void set_select(const char *v)
+{
+	struct popmon_dlb_args *a = &popmon_dlb;
+	a->select_set = 1;
+	a->select_include = 1;
+	if (strncasecmp(v, "include:", 8) == 0)
+		v += 8;
+	else if (strncasecmp(v, "exclude:", 8) == 0) {
+		v += 8;
+		a->select_include = 0;
+	}
+	snprintf(a->select, sizeof a->select, ",%s,", v);
+	char buf[1024];
+	snprintf(buf, sizeof buf, "%s", v);
+	for (char *save = NULL, *c = strtok_r(buf, ",", &save); c; c = strtok_r(NULL, ",", &save)) {
+		if (strcasecmp(c, "all") == 0)
+			a->select_all = 1;
+		else if (strcasecmp(c, "global") == 0)
+			a->select_global = 1;
+	}
+}
+
+int popmon_dlb_region_selected(const char *name)
+{
+	const struct popmon_dlb_args *a = &popmon_dlb;
+	if (!a->select_set)
+		return 1;
+	int listed = a->select_all;
+	if (!name || strcasecmp(name, "Global") == 0)
+		listed = listed || a->select_global;
+	else if (!listed) {
+		char key[300];
+		snprintf(key, sizeof key, ",%s,", name);
+		listed = strstr(a->select, key) != NULL;
+	}
+	return a->select_include ? listed : !listed;
+}
+
+static void apply(const struct opt *o, const char *v, int has_value, char *ignored, size_t ni, char *bad, size_t nb)
+{
+	struct popmon_dlb_args *a = &popmon_dlb;
+	char what[600];
+	int b = 1;
+	if (o->kind == K_BOOL) {
+		b = has_value ? bool_word(v) : 1;
+		if (b < 0) {
+			snprintf(what, sizeof what, "%s=%s (not yes or no)", o->name, v);
+			append(bad, nb, what);
+			return;
+		}
+	}
+	const char *name = o->name;
+	if (strcmp(name, "--talp") == 0)
+		set_talp(has_value ? v : "default", bad, nb);
+	else if (strcmp(name, "--talp-output-file") == 0) {
+		expand(v, a->output, sizeof a->output);
+		const char *dot = strrchr(a->output, '.'), *slash = strrchr(a->output, '/');
+		if (dot && (!slash || dot > slash) && strcmp(dot, ".json") == 0)
+			a->format = POPMON_DLB_OUT_JSON;
+		else if (dot && (!slash || dot > slash) && strcmp(dot, ".csv") == 0)
+			a->format = POPMON_DLB_OUT_CSV;
+		else
+			a->format = *a->output ? POPMON_DLB_OUT_TEXT : POPMON_DLB_OUT_NONE;
+	} else if (strcmp(name, "--talp-summary") == 0) {
+		a->summary_pop = 0;
+		char buf[256];
+		snprintf(buf, sizeof buf, "%s", v);
+		for (char *save = NULL, *c = strtok_r(buf, ":", &save); c; c = strtok_r(NULL, ":", &save)) {
+			if (strcasecmp(c, "pop-metrics") == 0 || strcasecmp(c, "pop-raw") == 0)
+				a->summary_pop = 1;
+			else {
+				snprintf(what, sizeof what, "--talp-summary=%s", c);
+				append(ignored, ni, what);
+			}
+		}
+	} else if (strcmp(name, "--talp-model") == 0) {
+		if (strcasecmp(v, "hybrid-v2") != 0) {
+			snprintf(what, sizeof what, "--talp-model=%s (popmon computes hybrid-v2)", v);
+			append(ignored, ni, what);
+		}
+	} else if (strcmp(name, "--talp-region-select") == 0) {
+		set_select(v);
+		if (!popmon_dlb_region_selected("Global"))
+			append(ignored, ni, "--talp-region-select leaving out global (popmon always measures Global)");
+	}
+	else if (strcmp(name, "--talp-openmp") == 0) {
+		if (b)
+			a->openmp = 1;
+	} else if (strcmp(name, "--talp-papi") == 0) {
+		if (b)
+			a->hwc = 1;
+	} else if (strcmp(name, "--ompt") == 0) {
+		if (!b)
+			append(ignored, ni, "--no-ompt (popmon always uses OMPT)");
+	} else if (strcmp(name, "--talp-external-profiler") == 0)
+		a->external_profiler = b;
+	else if (strcmp(name, "--verbose") == 0)
+		a->verbose = !has_value || bool_word(v) != 0;
+	else if (strcmp(name, "--quiet") == 0)
+		a->quiet = b;
+	else if (strcmp(name, "--silent") == 0)
+		a->silent = b;
+	else if (!o->acted) {
+		/* Said only when it asks for something: its default is what
+		 * popmon does anyway. */
+		const char *given = o->kind == K_BOOL ? (b ? "yes" : "no") : (has_value ? v : "yes");
+		if (strcasecmp(given, o->dflt) != 0) {
+			if (o->kind == K_BOOL)
+				snprintf(what, sizeof what, "%s%s", b ? "--" : "--no-", o->name + 2);
+			else
+				snprintf(what, sizeof what, "%s=%s", o->name, given);
+			append(ignored, ni, what);
+		}
+	}
+}
+
+void popmon_dlb_args_parse(void)
+{
+	struct popmon_dlb_args *a = &popmon_dlb;
+	if (a->parsed)
+		return;
+	a->parsed = 1;
+	a->summary_pop = 1;
+	const char *env = getenv("DLB_ARGS");
+	if (!env || !*env)
+		return;
+	a->set = 1;
+	char buf[8192], ignored[3072] = "", bad[1024] = "";
+	snprintf(buf, sizeof buf, "%s", env);
+	for (char *save = NULL, *w = strtok_r(buf, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save)) {
+		char *eq = strchr(w, '=');
+		const char *v = eq ? eq + 1 : "";
+		if (eq)
+			*eq = '\0';
+		int neg = 0;
+		const struct opt *o = NULL;
+		for (int i = 0; i < NOPTS && !o; i++)
+			if (strcmp(w, opts[i].name) == 0)
+				o = &opts[i];
+		if (!o && strncmp(w, "--no-", 5) == 0) {
+			char pos[256];
+			snprintf(pos, sizeof pos, "--%s", w + 5);
+			for (int i = 0; i < NOPTS && !o; i++)
+				if (strcmp(pos, opts[i].name) == 0 && (opts[i].kind == K_BOOL || opts[i].kind == K_TALP))
+					o = &opts[i];
+			neg = o != NULL;
+		}
+		if (!o) {
+			char what[300];
+			snprintf(what, sizeof what, "%s (unknown)", w);
+			append(bad, sizeof bad, what);
+			continue;
+		}
+		if (neg)
+			apply(o, "no", 1, ignored, sizeof ignored, bad, sizeof bad);
+		else if (o->kind != K_BOOL && o->kind != K_TALP && o->kind != K_STR && !eq) {
+			char what[300];
+			snprintf(what, sizeof what, "%s (needs =VALUE)", w);
+			append(bad, sizeof bad, what);
+		} else
+			apply(o, v, eq != NULL, ignored, sizeof ignored, bad, sizeof bad);
+	}
+	if (a->silent || !popmon_warns_aloud())
+		return;
+	/* One line, one write (longer than a warning's record). */
+	char line[4400];
+	int n = 0;
+	if (*ignored && *bad)
+		n = snprintf(line, sizeof line, "popmon: DLB_ARGS: popmon does not act on %s; not understood: %s\n", ignored,
+			     bad);
+	else if (*ignored)
+		n = snprintf(line, sizeof line, "popmon: DLB_ARGS: popmon does not act on %s\n", ignored);
+	else if (*bad)
+		n = snprintf(line, sizeof line, "popmon: DLB_ARGS: not understood: %s\n", bad);
+	if (a->verbose && n >= 0 && n < (int)sizeof line)
+		n += snprintf(line + n, sizeof line - (size_t)n,
+			      "popmon: DLB_ARGS: TALP %s, output %s%s\n", a->talp ? "on" : "off",
+			      a->format == POPMON_DLB_OUT_NONE ? "the summary on stderr" : a->output,
+			      a->select_set ? ", regions selected" : "");
+	if (n > (int)sizeof line - 1)
+		n = (int)sizeof line - 1;
+	if (n > 0 && write(2, line, (size_t)n) < 0) {
+		/* nothing sensible to do */
+	}
+}
+
+void popmon_dlb_help(FILE *f, int level)
+{
+	popmon_dlb_args_parse();
+	fprintf(f, "DLB - Dynamic Load Balancing (popmon's TALP), DLB 3.7 interface.\n\n"
+		   "DLB_ARGS options (current value from DLB_ARGS, else the default):\n");
+	const char *env = getenv("DLB_ARGS");
+	for (int i = 0; i < NOPTS; i++) {
+		const struct opt *o = &opts[i];
+		if (level < 2 && !o->acted)
+			continue;
+		const char *cur = o->dflt;
+		char val[512];
+		if (env) {
+			const char *p = strstr(env, o->name);
+			size_t n = strlen(o->name);
+			while (p && p[n] && p[n] != '=' && p[n] != ' ')
+				p = strstr(p + 1, o->name);
+			if (p) {
+				if (p[n] == '=') {
+					size_t k = strcspn(p + n + 1, " \t");
+					snprintf(val, sizeof val, "%.*s", (int)k, p + n + 1);
+				} else
+					snprintf(val, sizeof val, "%s", o->kind == K_TALP ? "default" : "yes");
+				cur = val;
+			}
+		}
+		fprintf(f, "  %-28s %-14s %s%s\n", o->name, *cur ? cur : "(none)", o->acted ? "" : "[not acted on] ",
+			level >= 2 ? o->help : "");
+	}
+	if (level < 2)
+		fputs("\nRun dlb -hh for every DLB option and what popmon does with it.\n", f);
+}
+
+int popmon_dlb_loaded_as(void)
+{
+	Dl_info info;
+	if (!dladdr((void *)popmon_dlb_loaded_as, &info) || !info.dli_fname)
+		return 0;
+	const char *base = strrchr(info.dli_fname, '/');
+	base = base ? base + 1 : info.dli_fname;
+	return strncmp(base, "libdlb", 6) == 0;
+}
+
+void popmon_dlb_affinity(FILE *f)
+{
+	cpu_set_t set;
+	char host[64] = "", list[4096] = "";
+	gethostname(host, sizeof host - 1);
+	if (sched_getaffinity(0, sizeof set, &set) == 0) {
+		for (int c = 0; c < CPU_SETSIZE; c++) {
+			if (!CPU_ISSET(c, &set))
+				continue;
+			int e = c;
+			while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, &set))
+				e++;
+			char r[32];
+			if (e > c)
+				snprintf(r, sizeof r, "%s%d-%d", *list ? "," : "", c, e);
+			else
+				snprintf(r, sizeof r, "%s%d", *list ? "," : "", c);
+			if (strlen(list) + strlen(r) < sizeof list)
+				strcat(list, r);
+			c = e;
+		}
+	}
+	fprintf(f, "DLB[%s:%d]: Process affinity: [%s]\n", host, (int)getpid(), list);
+}

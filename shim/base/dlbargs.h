@@ -1,0 +1,52 @@
+/* dlbargs.h: DLB_ARGS, DLB's option string, parsed in one place (dlbargs.c),
+ * the bottom layer. The library reads it when it is loaded as DLB (the
+ * prefix `popmon dlb-home` lays out: lib/libdlb*.so) or preloaded by hand
+ * with DLB_ARGS set; docs/coming-from-dlb.md lists what each option does. */
+#ifndef POPMON_DLBARGS_H
+#define POPMON_DLBARGS_H
+
+#include <stdio.h>
+
+/* The output formats of --talp-output-file, by extension as DLB: .json,
+ * .csv, anything else plain text; none: the summary on stderr. */
+enum { POPMON_DLB_OUT_NONE = 0, POPMON_DLB_OUT_JSON, POPMON_DLB_OUT_CSV, POPMON_DLB_OUT_TEXT };
+
+struct popmon_dlb_args {
+	int parsed;   /* popmon_dlb_args_parse ran */
+	int set;      /* DLB_ARGS is set and not empty */
+	int talp;     /* --talp with a component other than none */
+	int mpi, openmp, gpu, hwc; /* --talp's components (default: all) */
+	int summary_pop;           /* --talp-summary has pop-metrics (default) */
+	int external_profiler;     /* --talp-external-profiler */
+	int verbose, quiet, silent;
+	int format;                /* POPMON_DLB_OUT_* */
+	char output[4096];         /* --talp-output-file, tokens %h %p %j %% expanded */
+	/* --talp-region-select: include (1) or exclude (0) the regions listed;
+	 * "all" and "global" as DLB. */
+	int select_set, select_include, select_all, select_global;
+	char select[1024]; /* the list, ",a,b," (delimited, for lookups) */
+};
+
+extern struct popmon_dlb_args popmon_dlb;
+
+/* Parses DLB_ARGS once (later calls do nothing). Options popmon does not act
+ * on, unknown ones and bad values are named in one `popmon:` line. */
+void popmon_dlb_args_parse(void);
+
+/* Whether a region of this name is measured under --talp-region-select
+ * (always 1 without it). The global region is "Global" (any case). */
+int popmon_dlb_region_selected(const char *name);
+
+/* `dlb -h` (level 1) and `dlb -hh` (level 2): DLB's TALP options, what popmon
+ * does with each and the current values from DLB_ARGS, on f. */
+void popmon_dlb_help(FILE *f, int level);
+
+/* Whether this library was loaded under one of DLB's names (libdlb*.so, the
+ * prefix of `popmon dlb-home`): then, as DLB, it measures only with --talp
+ * (or under popmon run / popmon exec). */
+int popmon_dlb_loaded_as(void);
+
+/* `dlb --affinity` (`-l`, `-a`): the process's CPUs, as DLB prints them. */
+void popmon_dlb_affinity(FILE *f);
+
+#endif /* POPMON_DLBARGS_H */
