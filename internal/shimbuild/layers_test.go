@@ -26,7 +26,7 @@ var cLayers = []struct {
 		// Declarations only: the public API, the generated call table
 		// (whose name and kind tables mpi/mpi_wrappers.c defines, see
 		// generatedData) and the ABIs of OMPT, CUPTI and rocprofiler.
-		"popmon.h", "mpi_calls.h", "ompt_abi.h", "gpu_abi.h", "gpu_rocm_abi.h",
+		"popmon.h", "mpi_calls.h", "ompt_abi.h", "gpu_abi.h", "gpu_rocm_abi.h", "gpu_cbids.h",
 	}},
 	{"subsystems", []string{
 		"accounts.c", "counters.c", "dispatch.c", "intercept.c",
