@@ -143,7 +143,11 @@ static __thread int gpu_self __attribute__((tls_model("initial-exec")));
 
 static void cupti_flush(void);
 static void cupti_measured(struct popmon_gpu_proc *out);
-static const struct popmon_gpu_ops cupti_ops = {POPMON_GPU_VENDOR_NVIDIA, cupti_flush, cupti_measured};
+static int cupti_device_of(const void *p);
+static const struct popmon_gpu_ops cupti_ops = {.vendor = POPMON_GPU_VENDOR_NVIDIA,
+						.flush = cupti_flush,
+						.measured = cupti_measured,
+						.device_of = cupti_device_of};
 
 /* The pool's process function, under the GPU lock: decodes and accounts
  * every record of a completed buffer (a discard buffer's are counted as
@@ -394,6 +398,7 @@ static int load_driver(void)
 	if (!real.device_uuid)
 		RESOLVE(h, device_uuid, "cuDeviceGetUuid");
 	RESOLVE(h, device_name, "cuDeviceGetName");
+	RESOLVE(h, pointer_attribute, "cuPointerGetAttribute");
 	RESOLVE(h, pm.ctx_push, "cuCtxPushCurrent_v2");
 	RESOLVE(h, pm.ctx_pop, "cuCtxPopCurrent_v2");
 	RESOLVE(h, pm.ctx_device, "cuCtxGetDevice");
@@ -660,6 +665,30 @@ int InitializeInjection(void)
 		fail_with(POPMON_GPU_WHY_OTHER_BACKEND, 0, NULL);
 	}
 	return 1;
+}
+
+/* ------------------------------------------------------------------ CUDA-aware MPI */
+
+/* The device ordinal of device memory at p, or -1: host memory (the
+ * driver's CUDA_ERROR_INVALID_VALUE for memory it does not know), managed
+ * or host-registered memory, or no cuPointerGetAttribute. One driver call
+ * for a host buffer, two for a device one; never a callback of ours (the
+ * id is not enabled, and gpu_self covers a CUPTI without per-id enabling). */
+static int cupti_device_of(const void *p)
+{
+	const struct popmon_gpu_backend *b = popmon_gpu_backend;
+	if (!b || !b->pointer_attribute)
+		return -1;
+	unsigned int type = 0;
+	int ordinal = -1, d = -1;
+	gpu_self = 1;
+	if (b->pointer_attribute(&type, POPMON_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (unsigned long long)(uintptr_t)p) == 0 &&
+	    type == POPMON_CU_MEMORYTYPE_DEVICE &&
+	    b->pointer_attribute(&ordinal, POPMON_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+				 (unsigned long long)(uintptr_t)p) == 0)
+		d = ordinal;
+	gpu_self = 0;
+	return d;
 }
 
 /* ------------------------------------------------------------------ snapshots */
