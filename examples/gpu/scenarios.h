@@ -48,8 +48,7 @@
  *                     kernel u -> sync; rank 1 works u on the host and
  *                     sends its buffer, rank 0 receives into its buffer
  *                     (waits u inside MPI_Recv: a CUDA-aware MPI moving
- *                     device memory, device communication); the message
- *                     keeps the ranks in step.
+ *                     device memory, device communication) -> MPI_Barrier.
  *                     Needs an MPI that takes device pointers.
  *
  * Rank r uses device r mod (number of devices). c is the copy time measured
@@ -340,8 +339,7 @@ static inline void gpu_pop_once(const struct gpu_ops *g, int mode, int rank, dou
 		} else {
 			MPI_Recv(gpu_pop_dbuf, GPU_POP_V13_BYTES, MPI_BYTE, 1, 13, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 		}
-		/* No barrier: the message keeps the ranks in step (a barrier's
-		 * wake-up would be time of neither kind). */
+		MPI_Barrier(MPI_COMM_WORLD);
 		break;
 	case 1:
 		g->kernel(u, 0);
