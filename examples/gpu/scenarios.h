@@ -323,7 +323,7 @@ static inline void gpu_pop_expected_storm(long n, int t, double d_us, int exact)
 }
 
 /* V13's device buffer and its size (an eager message on both MPIs). */
-#define GPU_POP_V13_BYTES 4096
+#define GPU_POP_V13_BYTES 1024
 static void *gpu_pop_dbuf;
 
 /* One repetition of mode. */
