@@ -3,7 +3,8 @@
 # GPU (CUDA, measured through CUPTI) or, with --vendor amd, an AMD GPU (HIP,
 # measured through rocprofiler-sdk), in one command: builds popmon and
 # examples/gpu/gpu_pop.cu (AMD: examples/gpu/gpu_pop_hip.cpp, the same
-# program through hipcc), runs the scenarios V1-V10 (examples/gpu/README.md)
+# program through hipcc), runs the scenarios V1-V13 (examples/gpu/README.md)
+# and the OpenACC one (ACC: examples/openacc/acc_pop.c)
 # under `popmon run --gpu on`, prints measured against expected values with
 # PASS/FAIL, and measures the cost per runtime call, per kernel launch and per
 # launch of a launch-bound loop: uninstrumented, under popmon --gpu off and
@@ -58,11 +59,20 @@
 #                        $MPIRUN, else mpicc, mpicxx, mpirun
 #   --reps R             repetitions per scenario (default 3)
 #   --unit MS            the time unit u of the scenarios (default 100)
-#   --only LIST          scenarios to run, e.g. V1,V6 (default V1,...,V10,C;
+#   --only LIST          scenarios to run, e.g. V1,V6 (default V1,...,V13,C,ACC;
 #                        V8 needs 2 GPUs and is skipped with one; V9 runs
 #                        from 1 and from 4 host threads; C, the device
 #                        counters, needs ncu (Nsight Compute, with the CUDA
-#                        toolkit) on a GPU and is NVIDIA only)
+#                        toolkit) on a GPU and is NVIDIA only; V11-V13, device
+#                        communication (an NCCL-named kernel, a device-to-
+#                        device copy, MPI moving device buffers), and ACC are
+#                        NVIDIA only; V13 needs a CUDA-aware MPI: it runs when
+#                        ompi_info says Open MPI was built with CUDA, or with
+#                        GPU_VALIDATE_CUDA_AWARE=1, else it is skipped; ACC
+#                        needs an OpenACC compiler for the GPU: ACC_CC (default
+#                        nvc, NVIDIA HPC SDK) with ACC_FLAGS (default
+#                        -acc=gpu), as the MPI wrapper's compiler; on the
+#                        fake stack, GCC's -fopenacc host fallback)
 #   --launches N         V9's kernel launches in all (default 1000000)
 #   --overhead N         calls and launches timed per overhead row (default
 #                        100000; 0 skips the overhead table)
@@ -86,7 +96,8 @@
 # Environment: NVCC (default nvcc), NVCC_ARCH (default native), NVCC_FLAGS,
 # CUDA_HOME (default /usr/local/cuda); ROCM_PATH (default /opt/rocm), HIPCC,
 # HIP_ARCH (hipcc's --offload-arch, default native), HIPCC_FLAGS; CC
-# (default cc), PYTHON, POPMON, MPICC, MPICXX, MPIRUN.
+# (default cc), PYTHON, POPMON, MPICC, MPICXX, MPIRUN; ACC_CC, ACC_FLAGS,
+# GPU_VALIDATE_CUDA_AWARE (above).
 #
 # Output: a line per expected value (scenario, metric, expected ± tolerance,
 # measured, PASS or FAIL), the overhead table, and a summary. On a GPU the
@@ -250,7 +261,7 @@ ncu_expect() {
 		}' "$1"
 }
 
-reps=3 unit=100 only="V1,V2,V3,V4,V5,V6,V7,V8,V9,V10,C" launches=1000000 overhead_n=100000 out="" fake=0 mpi="" vendor=nvidia
+reps=3 unit=100 only="V1,V2,V3,V4,V5,V6,V7,V8,V9,V10,V11,V12,V13,C,ACC" launches=1000000 overhead_n=100000 out="" fake=0 mpi="" vendor=nvidia
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--vendor | --mpi | --reps | --unit | --only | --launches | --overhead | --out)
@@ -297,7 +308,7 @@ case "$launches" in '' | *[!0-9]* | 0) echo "gpu-validate: --launches wants a po
 case "$overhead_n" in '' | *[!0-9]*) echo "gpu-validate: --overhead wants an integer" >&2 && usage ;; esac
 modes=$(echo "$only" | tr ',' ' ')
 for m in $modes; do
-	case "$m" in V[1-9] | V10 | C) ;; *) echo "gpu-validate: unknown scenario '$m' (V1 ... V10, C)" >&2 && usage ;; esac
+	case "$m" in V[1-9] | V1[0-3] | C | ACC) ;; *) echo "gpu-validate: unknown scenario '$m' (V1 ... V13, C, ACC)" >&2 && usage ;; esac
 done
 [ -n "$modes" ] || usage
 case "$mpi" in
@@ -587,6 +598,50 @@ counters_scenario() {
 }
 
 echo
+# cuda_aware: whether the MPI takes device pointers (GPU_VALIDATE_CUDA_AWARE
+# 1 or 0, else Open MPI's ompi_info).
+cuda_aware() {
+	case "${GPU_VALIDATE_CUDA_AWARE:-}" in
+	1) return 0 ;;
+	0) return 1 ;;
+	esac
+	command -v ompi_info >/dev/null 2>&1 &&
+		ompi_info --parsable --all 2>/dev/null | grep -q 'mpi_built_with_cuda_support:value:true'
+}
+
+# acc_scenario: examples/openacc/acc_pop.c built with an OpenACC compiler
+# (the fake stack: GCC's host fallback, -fopenacc; a GPU: ACC_CC, default
+# nvc, with ACC_FLAGS, default -acc=gpu) and measured on 2 ranks; it prints
+# its own expected device offload efficiency (from its own clocks).
+acc_scenario() {
+	acc=$dir/acc_pop
+	if [ "$fake" = 1 ]; then
+		acc_build="$MPICC -fopenacc -DACC_POP_SLEEP"
+	else
+		acc_cc=${ACC_CC:-nvc}
+		if ! command -v "$acc_cc" >/dev/null 2>&1; then
+			echo "ACC          skipped: no OpenACC compiler for the GPU ($acc_cc; set ACC_CC and ACC_FLAGS)"
+			return 0
+		fi
+		acc_build="env OMPI_CC=$acc_cc MPICH_CC=$acc_cc $MPICC ${ACC_FLAGS:--acc=gpu}"
+	fi
+	# shellcheck disable=SC2086 # acc_build is a command line
+	if ! $acc_build -O1 -I"$root/shim" -I"$root/examples" -o "$acc" "$root/examples/openacc/acc_pop.c" \
+		>"$dir/build-acc.log" 2>&1; then
+		if [ "$fake" = 1 ]; then
+			echo "ACC          skipped: $MPICC has no OpenACC (-fopenacc): see $dir/build-acc.log"
+		else
+			printf "%-12s build failed  FAIL (%s)\n" ACC "$dir/build-acc.log"
+			runs=$((runs + 1)) fails=$((fails + 1))
+		fi
+		return 0
+	fi
+	saved_prog=$prog
+	prog=$acc
+	scenario ACC 2 "$reps $unit"
+	prog=$saved_prog
+}
+
 printf "%-12s %-30s %-17s %9s  %s\n" scenario metric "expected ± tol" measured result
 for m in $modes; do
 	std="$m $reps $unit"
@@ -626,6 +681,26 @@ for m in $modes; do
 			echo "C            skipped: device counters are read on NVIDIA GPUs only"
 		else
 			counters_scenario
+		fi
+		;;
+	V11 | V12 | V13 | ACC)
+		if [ "$vendor" = amd ]; then
+			printf "%-12s skipped: NVIDIA only for now\n" "$m"
+		elif [ "$m" = V12 ] && [ "$fake" = 1 ]; then
+			scenario "$m-peer" 1 "$std" "$devices_var=2"
+			scenario "$m-dtod" 1 "$std" "$devices_var=1"
+		elif [ "$m" = V13 ]; then
+			if [ "$fake" = 1 ]; then
+				scenario "$m" 2 "$std" "$devices_var=2"
+			elif cuda_aware; then
+				scenario "$m" 2 "$std"
+			else
+				echo "V13          skipped: needs a CUDA-aware MPI (GPU_VALIDATE_CUDA_AWARE=1 says it is one)"
+			fi
+		elif [ "$m" = ACC ]; then
+			acc_scenario
+		else
+			scenario "$m" 1 "$std"
 		fi
 		;;
 	*) scenario "$m" 1 "$std" ;;

@@ -197,6 +197,7 @@ struct gdev {
 struct kslot {
 	const char *ptr; /* the backend's name pointer: the key, with the device */
 	uint32_t device, used;
+	int comm; /* device communication (NCCL): not in K */
 	uint64_t count, time, min, max;
 	char name[POPMON_GPU_NAME];
 };
@@ -262,7 +263,21 @@ static void safe_name(const char *p, char *out, size_t n)
 		snprintf(out, n, "%s", "(unnamed kernel)");
 }
 
-static void kernel_add(const struct popmon_gpu_record *r)
+int popmon_gpu_comm_kernel(const char *s)
+{
+	/* A mangled C++ name (_Z<length>name...): the name itself. */
+	if (s[0] == '_' && s[1] == 'Z') {
+		s += 2;
+		if (*s == 'N') /* a nested name: its first component */
+			s++;
+		while (*s >= '0' && *s <= '9')
+			s++;
+	}
+	return strncmp(s, "ncclKernel", 10) == 0 || strncmp(s, "ncclDevKernel", 13) == 0;
+}
+
+/* Under the GPU lock: the kernel into the table; returns its slot. */
+static const struct kslot *kernel_add(const struct popmon_gpu_record *r)
 {
 	uint64_t d = r->end - r->start;
 	uintptr_t h = ((uintptr_t)r->name * 0x9e3779b97f4a7c15ull) ^ r->device;
@@ -274,6 +289,7 @@ static void kernel_add(const struct popmon_gpu_record *r)
 			s->ptr = r->name;
 			s->device = r->device;
 			safe_name(r->name, s->name, sizeof s->name);
+			s->comm = popmon_gpu_comm_kernel(s->name);
 			k = s;
 			break;
 		}
@@ -296,6 +312,7 @@ static void kernel_add(const struct popmon_gpu_record *r)
 		k->max = d;
 	k->count++;
 	k->time += d;
+	return k;
 }
 
 /* Under the GPU lock: one decoded record into the accounts (gpu.h). */
@@ -304,8 +321,8 @@ void popmon_gpu_account_locked(const struct popmon_gpu_record *r)
 	struct gdev *d = &devs[r->device];
 	d->used++;
 	if (r->cls == POPMON_GPU_KERNEL) {
-		popmon_gpu_union_add(&d->k, r->start, r->end, NULL, 0);
-		kernel_add(r);
+		if (!kernel_add(r)->comm)
+			popmon_gpu_union_add(&d->k, r->start, r->end, NULL, 0);
 	} else {
 		copies[r->copy].count++;
 		copies[r->copy].bytes += r->bytes;
@@ -399,6 +416,8 @@ int popmon_gpu_activate(const struct popmon_gpu_ops *backend)
 	if (!__atomic_compare_exchange_n(&ops, &none, backend, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return -1;
 	__atomic_store_n(&popmon_gpu_active, 1, __ATOMIC_RELEASE);
+	if (backend->device_of && popmon_env_switch("POPMON_GPU_MPI", 1, 1))
+		__atomic_store_n(&popmon_gpu_mpi_check, 1, __ATOMIC_RELEASE);
 	if (popmon_live)
 		__atomic_store_n(&popmon_live->gpu_active, (uint32_t)backend->vendor, __ATOMIC_RELEASE);
 	return 0;
@@ -409,6 +428,39 @@ int popmon_gpu_mode(void)
 	return popmon_env_mode("POPMON_GPU", 1);
 }
 
+
+/* ------------------------------------------------------------------ CUDA-aware MPI */
+
+int popmon_gpu_mpi_check;
+static __thread int mpi_device __attribute__((tls_model("initial-exec")));
+
+uint64_t popmon_gpu_mpi_buffers(const void *a, const void *b)
+{
+	const void *p[2] = {a, b};
+	for (int i = 0; i < 2; i++) {
+		if (!p[i])
+			continue;
+		int d = ops->device_of(p[i]);
+		if (d >= 0 && d < POPMON_GPU_DEVICES) {
+			mpi_device = d;
+			uint64_t now = popmon_monotonic_ns();
+			return now ? now : 1;
+		}
+	}
+	return 0;
+}
+
+void popmon_gpu_mpi_done(uint64_t t0)
+{
+	uint64_t t1 = popmon_monotonic_ns();
+	if (t1 <= t0)
+		return;
+	pthread_mutex_lock(&popmon_gpu_lock);
+	struct gdev *d = &devs[mpi_device];
+	d->used++;
+	popmon_gpu_union_add(&d->a, t0, t1, &d->gaps, global_start_ns());
+	pthread_mutex_unlock(&popmon_gpu_lock);
+}
 
 /* ------------------------------------------------------------------ snapshots */
 

@@ -127,6 +127,10 @@ struct popmon_gpu_ops {
 	/* At finish, after the last flush: the backend's part of the record
 	 * (versions, lost and rejected records, clock) and its warnings. */
 	void (*measured)(struct popmon_gpu_proc *out);
+	/* Optional: the device ordinal of the device memory at p, or -1 (host
+	 * memory, or not the vendor's): how a CUDA-aware MPI call's device
+	 * buffers are found (popmon_gpu_mpi_enter). */
+	int (*device_of)(const void *p);
 };
 /* Makes backend the one that measures this process's GPUs: 0, or -1 when
  * another already does (the first to start wins). */
@@ -153,6 +157,31 @@ int popmon_gpu_thread(void *(*fn)(void *));
 
 
 
+
+/* ------------------------------------------------------------------ device communication */
+
+/* NCCL's kernels (ncclKernel_*, ncclDevKernel_*, mangled or not) move data
+ * between devices: they are device communication (the union A), never
+ * device computation (K). 1 when the kernel name s is one of them. */
+int popmon_gpu_comm_kernel(const char *s);
+
+/* A CUDA-aware MPI given device buffers moves device memory: the MPI call's
+ * span is device communication of the buffer's device (added to its union
+ * A, so it counts where no kernel runs). The generated wrappers of the calls
+ * that start transfers call popmon_gpu_mpi_enter with their buffers before
+ * the call (NULL for none) and, when it returned non-zero, popmon_gpu_mpi_done
+ * after it. popmon_gpu_mpi_check is 0 (one load, nothing called) unless a
+ * backend that can tell device pointers measures this process: the MPI path
+ * of a process without GPU measurement is unchanged. */
+extern int popmon_gpu_mpi_check;
+uint64_t popmon_gpu_mpi_buffers(const void *a, const void *b);
+void popmon_gpu_mpi_done(uint64_t t0);
+static inline uint64_t popmon_gpu_mpi_enter(const void *a, const void *b)
+{
+	if (__builtin_expect(!__atomic_load_n(&popmon_gpu_mpi_check, __ATOMIC_RELAXED), 1))
+		return 0;
+	return popmon_gpu_mpi_buffers(a, b);
+}
 
 /* Delivers the records CUPTI holds (cuptiActivityFlushAll(0)); call with no
  * GPU lock held (the region lock may be held: the buffer path never takes

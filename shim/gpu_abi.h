@@ -311,6 +311,15 @@ struct popmon_gpu_backend {
 	int (*device_name)(char *name, int len, int device);                      /* cuDeviceGetName */
 	/* PM sampling (device counters): the entry points, NULL when absent. */
 	struct popmon_pm_backend pm;
+	/* cuPointerGetAttribute (optional; ptr is a CUdeviceptr): a CUDA-aware
+	 * MPI call's buffers (gpu.h, popmon_gpu_mpi_enter). */
+	int (*pointer_attribute)(void *data, int attribute, unsigned long long ptr);
+};
+/* CUpointer_attribute values and the memory type libpopmon reads. */
+enum {
+	POPMON_CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
+	POPMON_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
+	POPMON_CU_MEMORYTYPE_DEVICE = 2,
 };
 
 #endif /* POPMON_GPU_ABI_H */

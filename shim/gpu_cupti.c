@@ -28,6 +28,7 @@
 #include "base/threads.h"
 #include "base/warn.h"
 #include "gpu.h"
+#include "gpu_cbids.h"
 #include "gpu_cupti.h"
 #include "gpu_cupti_pm.h"
 #include "gpu_pool.h"
@@ -142,7 +143,11 @@ static __thread int gpu_self __attribute__((tls_model("initial-exec")));
 
 static void cupti_flush(void);
 static void cupti_measured(struct popmon_gpu_proc *out);
-static const struct popmon_gpu_ops cupti_ops = {POPMON_GPU_VENDOR_NVIDIA, cupti_flush, cupti_measured};
+static int cupti_device_of(const void *p);
+static const struct popmon_gpu_ops cupti_ops = {.vendor = POPMON_GPU_VENDOR_NVIDIA,
+						.flush = cupti_flush,
+						.measured = cupti_measured,
+						.device_of = cupti_device_of};
 
 /* The pool's process function, under the GPU lock: decodes and accounts
  * every record of a completed buffer (a discard buffer's are counted as
@@ -393,6 +398,7 @@ static int load_driver(void)
 	if (!real.device_uuid)
 		RESOLVE(h, device_uuid, "cuDeviceGetUuid");
 	RESOLVE(h, device_name, "cuDeviceGetName");
+	RESOLVE(h, pointer_attribute, "cuPointerGetAttribute");
 	RESOLVE(h, pm.ctx_push, "cuCtxPushCurrent_v2");
 	RESOLVE(h, pm.ctx_pop, "cuCtxPopCurrent_v2");
 	RESOLVE(h, pm.ctx_device, "cuCtxGetDevice");
@@ -478,45 +484,16 @@ static int cupti_candidates(char out[][PATH_MAX], int max)
 	return n;
 }
 
-/* The API calls whose time matters (CUPTI's callback ids, stable across
- * versions: cupti_runtime_cbid.h and cupti_driver_cbid.h). Trivial getters
- * (cudaGetDevice, cudaGetLastError, cuCtxGetCurrent, ...) are not among
- * them: they cost the program nothing measurable, and a callback on each
- * would cost more than the call. Driver ids are enabled too, for programs
- * that launch through the driver API (Triton, CuPy, Numba); inside a
- * runtime call they only nest (counted once). */
-static const uint16_t runtime_cbids[] = {
-	/* launches */
-	13, 211, 214, 269, 270, 272, 284, 285, 430, 431,
-	/* graphs: instantiate, launch, update, upload */
-	310, 311, 312, 335, 348, 349, 418, 436,
-	/* synchronisation: thread, stream, event, stream-wait-event, device */
-	126, 131, 137, 147, 165, 239, 247,
-	/* copies */
-	31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 144, 145, 160, 161, 162, 163, 215, 216,
-	217, 218, 219, 220, 223, 224, 225, 226, 227, 228, 229, 230, 231, 232, 245, 246, 249, 250, 482, 483,
-	/* memsets */
-	49, 50, 51, 52, 142, 143, 233, 234, 235, 236, 243, 244,
-	/* device set-up and memory: cudaSetDevice (creates the context),
-	 * cudaMalloc, MallocPitch, Free, MallocArray, FreeArray, MallocHost,
-	 * FreeHost, HostAlloc, HostRegister, DeviceReset, MallocManaged */
-	16, 20, 21, 22, 23, 24, 25, 26, 27, 152, 164, 206,
-};
-static const uint16_t driver_cbids[] = {
-	/* launches */
-	115, 116, 117, 307, 442, 477, 478, 480, 527, 528, 652, 653,
-	/* graphs */
-	513, 514, 515, 561, 580, 581, 643, 656,
-	/* synchronisation: context, event, stream, stream-wait-event */
-	17, 121, 126, 295, 436, 440,
-	/* copies */
-	276, 277, 278, 279, 280, 281, 282, 283, 284, 285, 286, 287, 288, 289, 290, 291, 292, 293, 305, 306, 318, 319,
-	320, 321, 397, 398, 399, 400, 401, 402, 403, 404, 405, 406, 407, 408, 409, 410, 418, 419, 420, 421, 422, 423,
-	424, 425, 426, 427, 776, 777, 778, 779,
-	/* memsets */
-	216, 218, 220, 222, 224, 226, 249, 250, 251, 252, 253, 254, 411, 412, 413, 414, 415, 416, 428, 429, 430, 431,
-	432, 433,
-};
+/* The API calls whose time matters: popmon_cupti_runtime_cbids and
+ * popmon_cupti_driver_cbids (gpu_cbids.h, generated from the one table
+ * shim/gen/cupti_cbids.txt of name -> id per CUDA version). Trivial getters
+ * (cudaGetDevice, cudaGetLastError, cuCtxGetCurrent, cuPointerGetAttribute,
+ * ...) are not among them: they cost the program nothing measurable, and a
+ * callback on each would cost more than the call. Driver ids are enabled
+ * too, for programs that launch through the driver API (Triton, CuPy,
+ * Numba); inside a runtime call they only nest (counted once). */
+#define runtime_cbids popmon_cupti_runtime_cbids
+#define driver_cbids popmon_cupti_driver_cbids
 
 /* Enables the callbacks of runtime_cbids and driver_cbids. An id this CUPTI
  * does not know is skipped; the launch ids must be accepted. Without
@@ -531,12 +508,12 @@ static int enable_api_callbacks(const struct popmon_gpu_backend *b)
 	}
 	for (size_t i = 0; i < sizeof runtime_cbids / sizeof runtime_cbids[0]; i++) {
 		rc = b->enable_callback(1, subscriber, POPMON_CUPTI_CB_DOMAIN_RUNTIME_API, runtime_cbids[i]);
-		if (rc != 0 && runtime_cbids[i] == 211)
+		if (rc != 0 && runtime_cbids[i] == POPMON_CBID_RT_cudaLaunchKernel_v7000)
 			return rc; /* cudaLaunchKernel: every CUPTI since CUDA 7 has it */
 	}
 	for (size_t i = 0; i < sizeof driver_cbids / sizeof driver_cbids[0]; i++) {
 		rc = b->enable_callback(1, subscriber, POPMON_CUPTI_CB_DOMAIN_DRIVER_API, driver_cbids[i]);
-		if (rc != 0 && driver_cbids[i] == 307)
+		if (rc != 0 && driver_cbids[i] == POPMON_CBID_DRV_cuLaunchKernel)
 			return rc; /* cuLaunchKernel */
 	}
 	return 0;
@@ -688,6 +665,30 @@ int InitializeInjection(void)
 		fail_with(POPMON_GPU_WHY_OTHER_BACKEND, 0, NULL);
 	}
 	return 1;
+}
+
+/* ------------------------------------------------------------------ CUDA-aware MPI */
+
+/* The device ordinal of device memory at p, or -1: host memory (the
+ * driver's CUDA_ERROR_INVALID_VALUE for memory it does not know), managed
+ * or host-registered memory, or no cuPointerGetAttribute. One driver call
+ * for a host buffer, two for a device one; never a callback of ours (the
+ * id is not enabled, and gpu_self covers a CUPTI without per-id enabling). */
+static int cupti_device_of(const void *p)
+{
+	const struct popmon_gpu_backend *b = popmon_gpu_backend;
+	if (!b || !b->pointer_attribute)
+		return -1;
+	unsigned int type = 0;
+	int ordinal = -1, d = -1;
+	gpu_self = 1;
+	if (b->pointer_attribute(&type, POPMON_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (unsigned long long)(uintptr_t)p) == 0 &&
+	    type == POPMON_CU_MEMORYTYPE_DEVICE &&
+	    b->pointer_attribute(&ordinal, POPMON_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+				 (unsigned long long)(uintptr_t)p) == 0)
+		d = ordinal;
+	gpu_self = 0;
+	return d;
 }
 
 /* ------------------------------------------------------------------ snapshots */

@@ -480,7 +480,7 @@ static const struct popmon_rocm_backend *resolve(popmon_rocp_fn from)
 
 static void rocm_flush(void);
 static void rocm_measured(struct popmon_gpu_proc *out);
-static const struct popmon_gpu_ops rocm_ops = {POPMON_GPU_VENDOR_AMD, rocm_flush, rocm_measured};
+static const struct popmon_gpu_ops rocm_ops = {.vendor = POPMON_GPU_VENDOR_AMD, .flush = rocm_flush, .measured = rocm_measured};
 
 /* The live file's partial measurement: the SDK has no flush period. */
 static void *flusher(void *arg)

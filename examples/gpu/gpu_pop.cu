@@ -93,6 +93,16 @@ extern "C" __global__ void storm_kernel(unsigned long long ns)
 		;
 }
 
+// V11: named as NCCL names its kernels (ncclDevKernel_*), so that popmon
+// counts it as device communication; extern "C" so that the record carries
+// the plain name (a mangled one, as on AMD, is recognised too).
+extern "C" __global__ void ncclDevKernel_popmon_spin(unsigned long long ns)
+{
+	unsigned long long t0 = globaltimer();
+	while (globaltimer() - t0 < ns)
+		NAP();
+}
+
 KERNEL void empty_kernel(void)
 {
 }
@@ -109,6 +119,7 @@ enum { TINY_N = 1024 };
 static cudaStream_t streams[2];
 static void *host_buf, *dev_buf;
 static size_t copy_bytes;
+static double copy_ms_measured; // c, from warm_up
 static cudaEvent_t k_start, k_end, c_end, e0, e1;
 static int device;
 static cudaStream_t tstreams[GPU_POP_MAX_THREADS];
@@ -192,7 +203,8 @@ static double warm_up(double target_ms)
 	CK(cudaMalloc(&dev_buf, copy_bytes));
 	memset(host_buf, 1, copy_bytes);
 	time_copies(copy_bytes, 1);
-	return time_copies(copy_bytes, 3);
+	copy_ms_measured = time_copies(copy_bytes, 3);
+	return copy_ms_measured;
 }
 
 static void kernel(double ms, int stream)
@@ -295,11 +307,39 @@ static void thread_sync(int i)
 	CK(cudaStreamSynchronize(tstreams[i]));
 }
 
+static void nccl_kernel(double ms)
+{
+	ncclDevKernel_popmon_spin<<<1, 1, 0, streams[0]>>>((unsigned long long)(ms * 1e6));
+}
+
+// V12: device-to-device copies of the copy buffer, one after the other,
+// until the calibrated copy time c has passed (a DtoD copy is much faster
+// than the host-to-device one c was calibrated with); the gaps between
+// them are a few us each.
+static void peer_copy(void)
+{
+	static void *dev_buf2;
+	if (!dev_buf2)
+		CK(cudaMalloc(&dev_buf2, copy_bytes));
+	double t0 = gpu_pop_now_ms();
+	do
+		CK(cudaMemcpy(dev_buf2, dev_buf, copy_bytes, cudaMemcpyDeviceToDevice));
+	while (gpu_pop_now_ms() - t0 < copy_ms_measured);
+}
+
+// V13: a device buffer that MPI moves (a CUDA-aware MPI only).
+static void *device_buffer(size_t bytes)
+{
+	void *p = NULL;
+	return cudaMalloc(&p, bytes) == cudaSuccess ? p : NULL;
+}
+
 int main(int argc, char **argv)
 {
 	const struct gpu_ops ops = { setup, warm_up, kernel, sync_device, copy, host, call,
 				     empty_launch, copy_hidden, kernel_on, sync_on, thread_begin,
 				     thread_end, thread_kernel, thread_tiny, thread_sync,
+				     nccl_kernel, peer_copy, device_buffer,
 				     2 /* warm-up kernels */, 0 /* durations not exact */ };
 	return gpu_pop_main(argc, argv, &ops);
 }

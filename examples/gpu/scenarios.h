@@ -2,7 +2,7 @@
  * 22), shared by the real CUDA program (gpu_pop.cu) and the fake-CUDA one
  * (fake/fake_pop.c), so that both run exactly the same timelines.
  *
- * Usage: gpu_pop MODE [REPS [UNIT_MS]]    (MODE V1 ... V8, V10; defaults 3
+ * Usage: gpu_pop MODE [REPS [UNIT_MS]]    (MODE V1 ... V8, V10 ... V13; defaults 3
  *                                          repetitions, u = 100 ms)
  *        gpu_pop V9 [--launches N] [--threads T] [--kernel-us D]
  *                                         (defaults N = 1000000, T = 1,
@@ -39,6 +39,17 @@
  *                     at the next repetition's barrier). The kernels cover
  *                     [0, u/2], [u/4, 3u/4], [u/2, u], [3u/4, 5u/4]: the
  *                     device is busy 5u/4 of 2u (union; the sum is 2u)
+ *   V11 NCCL-like     kernel u -> sync -> an NCCL kernel (named
+ *                     ncclDevKernel_*: device communication, not
+ *                     computation) of u -> sync -> host u
+ *   V12 peer copy     kernel u -> sync -> synchronous device-to-device copy
+ *                     c (PtoP between two devices, DtoD on one) -> host u
+ *   V13 CUDA-aware MPI 2 ranks, each with a device buffer (cudaMalloc):
+ *                     kernel u -> sync; rank 1 works u on the host and
+ *                     sends its buffer, rank 0 receives into its buffer
+ *                     (waits u inside MPI_Recv: a CUDA-aware MPI moving
+ *                     device memory, device communication) -> MPI_Barrier.
+ *                     Needs an MPI that takes device pointers.
  *
  * Rank r uses device r mod (number of devices). c is the copy time measured
  * by the program (the real one sizes its pinned copy for c ~ u).
@@ -57,6 +68,10 @@
  *   V7    2u      0.375     3/7       0.50       1       1         0.50
  *   V8    2u      0.50      0.50      0.375      0.75    1         0.50
  *   V10   2u      0.75      0.75      0.625      1       1         0.625
+ *   V11   3u      1/3       1/3       1/3        1       0.50      2/3
+ *   V12   2u+c    u/(2u+c)  u/(2u+c)  u/(2u+c)   1       u/(u+c)   (u+c)/(2u+c)
+ *   V13   2u      -         -         N=2: 0.50  1       0.50      1
+ *                                     (device metrics only; N=1: gpu PE 1)
  *
  * MPI: one rank: 1, 1, 1; V6 and V7: MPI PE = LB = LB in = 0.875, comm
  * efficiency = LB out = 1 (one node). V10: host metrics are the primary
@@ -152,6 +167,14 @@ struct gpu_ops {
 	void (*thread_tiny)(int i);
 	/** cudaStreamSynchronize of thread i's stream. */
 	void (*thread_sync)(int i);
+	/** V11: a kernel of ms named as NCCL names its kernels
+	 *  (ncclDevKernel_...), on stream 0. */
+	void (*nccl_kernel)(double ms);
+	/** V12: a synchronous device-to-device copy of the calibrated time c
+	 *  (to another device when there is one: peer, else on the device). */
+	void (*peer_copy)(void);
+	/** V13: device memory of bytes on the rank's device (cudaMalloc). */
+	void *(*device_buffer)(size_t bytes);
 	/** Kernels warm_up launches (the overhead mode's count includes them). */
 	int warm_up_kernels;
 	/** 1 when kernels last exactly the time asked (the fake device). */
@@ -183,6 +206,12 @@ static inline int gpu_pop_mode(const char *s)
 		return 0;
 	if (strcmp(s, "V10") == 0)
 		return 10;
+	if (strcmp(s, "V11") == 0)
+		return 11;
+	if (strcmp(s, "V12") == 0)
+		return 12;
+	if (strcmp(s, "V13") == 0)
+		return 13;
 	if (s[0] == 'V' && s[1] >= '1' && s[1] <= '9' && s[2] == '\0')
 		return s[1] - '0';
 	return -1;
@@ -235,6 +264,28 @@ static inline void gpu_pop_expected(int mode, int reps, double u, double c, int 
 		gpe = gorch = 1.25 * u / t;
 		break;
 	}
+	if (mode == 13) { /* device metrics only: the host's are the MPI wait's */
+		gpu_pop_expect("elapsed_s", reps * t / 1e3, 0.1 * reps * t / 1e3);
+		gpu_pop_expect("gpu_parallel_efficiency", ndev >= 2 ? 0.5 : 1, 0.02);
+		gpu_pop_expect("gpu_load_balance", 1, 0.02);
+		gpu_pop_expect("gpu_communication_efficiency", 0.5, 0.02);
+		gpu_pop_expect("gpu_orchestration_efficiency", 1, 0.02);
+		return;
+	}
+	switch (mode) {
+	case 11: /* Gu = u (the NCCL kernel is Gc), G = 2u */
+		t = 3 * u;
+		pe = off = gpe = 1.0 / 3;
+		gcomm = 0.5;
+		gorch = 2.0 / 3;
+		break;
+	case 12:
+		t = 2 * u + c;
+		pe = off = gpe = u / t;
+		gcomm = u / (u + c);
+		gorch = (u + c) / t;
+		break;
+	}
 	double mpi = ranks == 2 ? 0.875 : 1;
 	gpu_pop_expect("elapsed_s", reps * t / 1e3, 0.1 * reps * t / 1e3);
 	gpu_pop_expect("parallel_efficiency", pe, 0.02);
@@ -271,10 +322,25 @@ static inline void gpu_pop_expected_storm(long n, int t, double d_us, int exact)
 	gpu_pop_expect("gpu_communication_efficiency", 1, 0.02);
 }
 
+/* V13's device buffer and its size (an eager message on both MPIs). */
+#define GPU_POP_V13_BYTES 1024
+static void *gpu_pop_dbuf;
+
 /* One repetition of mode. */
 static inline void gpu_pop_once(const struct gpu_ops *g, int mode, int rank, double u)
 {
 	switch (mode) {
+	case 13:
+		g->kernel(u, 0);
+		g->sync();
+		if (rank == 1) {
+			g->host(u);
+			MPI_Send(gpu_pop_dbuf, GPU_POP_V13_BYTES, MPI_BYTE, 0, 13, MPI_COMM_WORLD);
+		} else {
+			MPI_Recv(gpu_pop_dbuf, GPU_POP_V13_BYTES, MPI_BYTE, 1, 13, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		}
+		MPI_Barrier(MPI_COMM_WORLD);
+		break;
 	case 1:
 		g->kernel(u, 0);
 		g->sync();
@@ -313,6 +379,19 @@ static inline void gpu_pop_once(const struct gpu_ops *g, int mode, int rank, dou
 		g->sync();
 		g->host(rank == 0 ? u : u / 2);
 		MPI_Barrier(MPI_COMM_WORLD);
+		break;
+	case 11:
+		g->kernel(u, 0);
+		g->sync();
+		g->nccl_kernel(u);
+		g->sync();
+		g->host(u);
+		break;
+	case 12:
+		g->kernel(u, 0);
+		g->sync();
+		g->peer_copy();
+		g->host(u);
 		break;
 	case 8:
 		g->kernel_on(0, u);
@@ -452,7 +531,7 @@ static inline int gpu_pop_usage(const char *argv0, int rank)
 {
 	if (rank == 0)
 		fprintf(stderr,
-			"usage: %s V1|V2|V3|V4|V5|V6|V7|V8|V10 [REPS [UNIT_MS]] | "
+			"usage: %s V1|V2|V3|V4|V5|V6|V7|V8|V10|V11|V12|V13 [REPS [UNIT_MS]] | "
 			"V9 [--launches N] [--threads T] [--kernel-us D] | overhead [N]\n",
 			argv0);
 	return 2;
@@ -501,7 +580,7 @@ static inline int gpu_pop_main(int argc, char **argv, const struct gpu_ops *g)
 		if (rc != 0)
 			rc = gpu_pop_usage(argv[0], rank);
 	}
-	if (rc == 0 && (mode == 6 || mode == 7) && size != 2) {
+	if (rc == 0 && (mode == 6 || mode == 7 || mode == 13) && size != 2) {
 		if (rank == 0)
 			fprintf(stderr, "%s: V%d needs 2 ranks, not %d\n", argv[0], mode, size);
 		rc = 2;
@@ -527,6 +606,10 @@ static inline int gpu_pop_main(int argc, char **argv, const struct gpu_ops *g)
 		return rc;
 	}
 	double c = g->warm_up(u);
+	if (mode == 13 && (gpu_pop_dbuf = g->device_buffer(GPU_POP_V13_BYTES)) == NULL) {
+		fprintf(stderr, "%s: rank %d: no device memory for V13\n", argv[0], rank);
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
 	if (mode == 8) { /* device 1's context, outside the region */
 		g->kernel_on(1, 1);
 		g->sync_on(1);

@@ -726,7 +726,7 @@ func TestGPUValidateScript(t *testing.T) {
 		{[]string{"--bogus"}, "unknown argument '--bogus'"},
 		{[]string{"--reps", "0"}, "--reps wants a positive integer"},
 		{[]string{"--unit", "ten"}, "--unit wants a positive integer"},
-		{[]string{"--only", "V1,V11"}, "unknown scenario 'V11'"},
+		{[]string{"--only", "V1,V14"}, "unknown scenario 'V14'"},
 		{[]string{"--launches", "0"}, "--launches wants a positive integer"},
 		{[]string{"--overhead", "many"}, "--overhead wants an integer"},
 		{[]string{"--mpi", "lam"}, "--mpi openmpi or mpich"},
@@ -796,8 +796,11 @@ func TestGPUValidateScript(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("gpu-validate.sh --fake: exit %d\n%s", code, out)
 	}
-	if n, want := len(regexp.MustCompile(`(?m)^V.*  PASS$`).FindAllString(out, -1)), 10*(5+2*3+1+1)+2*6; n != want {
-		t.Errorf("%d values PASS, want %d (10 per run of V1-V8 and V10, 13 runs; 6 per V9 run, 2 runs)\n%s", n, want, out)
+	if n, want := len(regexp.MustCompile(`(?m)^V.*  PASS$`).FindAllString(out, -1)), 10*(5+2*3+1+1+3)+2*6+5; n != want {
+		t.Errorf("%d values PASS, want %d (10 per run of V1-V8 and V10-V12, 16 runs; 6 per V9 run, 2 runs; 5 of V13)\n%s", n, want, out)
+	}
+	if n := len(regexp.MustCompile(`(?m)^ACC .*device_offload_efficiency.*  PASS$`).FindAllString(out, -1)); n != 1 {
+		t.Errorf("%d values of scenario ACC PASS, want 1 (its device offload efficiency)\n%s", n, out)
 	}
 	if n, want := len(regexp.MustCompile(`(?m)^C .*  PASS$`).FindAllString(out, -1)), 4*4; n != want {
 		t.Errorf("%d values of scenario C PASS, want %d (4 per region: instructions, DRAM bytes, occupancy, SM frequency)\n%s", n, want, out)
@@ -812,7 +815,9 @@ func TestGPUValidateScript(t *testing.T) {
 		"(PyTorch rows: not on the fake stack)", "thresholds not judged on the fake stack",
 		"C            instr/gpu_instructions", "C            occ_quarter/gpu_achieved_occupancy    0.250 ± 0.03       0.250  PASS",
 		"C            dram/gpu_dram_bytes", "C            long-kernel loop:",
-		"gpu-validate: all 17 runs PASS"} {
+		"V11          gpu_communication_efficiency      0.500 ± 0.02 ", "V12-peer     gpu_communication_efficiency      0.500 ± 0.02 ",
+		"V13          gpu_communication_efficiency      0.500 ± 0.02 ",
+		"gpu-validate: all 22 runs PASS"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

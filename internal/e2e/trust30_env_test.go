@@ -79,7 +79,7 @@ func newEnvJob(t *testing.T) *envJob {
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "PATH", "LD_LIBRARY_PATH", "PYTHONPATH", "LD_PRELOAD", "CUDA_INJECTION64_PATH", "OMPI_MCA_mca_base_env_list":
+		case "PATH", "LD_LIBRARY_PATH", "PYTHONPATH", "LD_PRELOAD", "CUDA_INJECTION64_PATH", "ACC_PROFLIB", "OMPI_MCA_mca_base_env_list":
 			continue
 		}
 		base = append(base, kv)
@@ -183,8 +183,12 @@ func envDiff(plain, got map[string]string, given map[string]bool, openMPI bool) 
 	if v, ok := got["CUDA_INJECTION64_PATH"]; ok && v != lib {
 		bad = append(bad, fmt.Sprintf("CUDA_INJECTION64_PATH=%q: want the library %q", v, lib))
 	}
+	if v, ok := got["ACC_PROFLIB"]; ok && v != lib {
+		bad = append(bad, fmt.Sprintf("ACC_PROFLIB=%q: want the library %q", v, lib))
+	}
 	own := func(k string) bool {
 		return strings.HasPrefix(k, "POPMON_") || k == "LD_PRELOAD" || k == "PYTHONPATH" || k == "CUDA_INJECTION64_PATH" ||
+			k == "ACC_PROFLIB" ||
 			(openMPI && k == "OMPI_MCA_mca_base_env_list")
 	}
 	if list, ok := got["OMPI_MCA_mca_base_env_list"]; ok && openMPI {

@@ -24,9 +24,10 @@ func checkGPUMode(mode string) error {
 }
 
 // gpuEnv adds to set what GPU measurement needs: POPMON_GPU for a --gpu
-// value, and CUDA_INJECTION64_PATH naming the library lib, through which
+// value, CUDA_INJECTION64_PATH naming the library lib, through which
 // the CUDA driver starts libpopmon's GPU measurement inside cuInit (only in
-// processes that use CUDA). With mode off (the flag, else $POPMON_GPU) the
+// processes that use CUDA), and ACC_PROFLIB naming it too, through which an
+// OpenACC runtime registers libpopmon's profiling callbacks. With mode off (the flag, else $POPMON_GPU) the
 // driver is left alone; when another tool's library is already injected
 // (nsys, ncu) it is left in place, and the library says why the GPU was not
 // measured (in the file; with --gpu on also in its one warning line).
@@ -43,6 +44,12 @@ func gpuEnv(mode, lib string, set map[string]string, getenv func(string) string)
 	}
 	if eff == gpuOff || eff == "0" || eff == "no" {
 		return nil
+	}
+	// OpenACC runtimes load the profiling library ACC_PROFLIB names (GCC's
+	// libgomp does not look for acc_register_library in the process): the
+	// same library, unless another tool's is named.
+	if cur := getenv("ACC_PROFLIB"); cur == "" || cur == lib || strings.HasPrefix(filepath.Base(cur), "libpopmon") {
+		set["ACC_PROFLIB"] = lib
 	}
 	if cur := getenv("CUDA_INJECTION64_PATH"); cur != "" && cur != lib && !strings.HasPrefix(filepath.Base(cur), "libpopmon") {
 		return nil

@@ -177,6 +177,13 @@ func TestGPUEnv(t *testing.T) {
 			if got := set["CUDA_INJECTION64_PATH"]; got != tc.wantInj {
 				t.Errorf("CUDA_INJECTION64_PATH = %q, want %q", got, tc.wantInj)
 			}
+			wantACC := lib
+			if tc.mode == "off" || tc.env["POPMON_GPU"] == "off" && tc.mode == "" {
+				wantACC = ""
+			}
+			if got := set["ACC_PROFLIB"]; got != wantACC {
+				t.Errorf("ACC_PROFLIB = %q, want %q", got, wantACC)
+			}
 			if got := set["POPMON_GPU"]; got != tc.wantMode {
 				t.Errorf("POPMON_GPU = %q, want %q", got, tc.wantMode)
 			}

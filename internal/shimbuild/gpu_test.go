@@ -55,6 +55,7 @@ func TestGPUC(t *testing.T) {
 		{"reentrant", "a flush delivering buffers synchronously under the region lock, and from the context-destroy callback: no deadlock"},
 		{"clock", "the timestamp callback is CLOCK_MONOTONIC and records are clipped on it"},
 		{"clock calibrated", "no timestamp callback: the offset to CUPTI's CLOCK_REALTIME is calibrated"},
+		{"commkernel", "NCCL's kernels (ncclKernel_*, ncclDevKernel_*, plain or mangled) are device communication; other names are not"},
 		{"counters", "device counter samples: whole before a snapshot, prorated across it, none after; values never go back; a full ring folds the oldest exactly; negative and NaN increments count 0"},
 	}
 	for _, cc := range cCompilers(t) {

@@ -26,12 +26,12 @@ var cLayers = []struct {
 		// Declarations only: the public API, the generated call table
 		// (whose name and kind tables mpi/mpi_wrappers.c defines, see
 		// generatedData) and the ABIs of OMPT, CUPTI and rocprofiler.
-		"popmon.h", "mpi_calls.h", "ompt_abi.h", "gpu_abi.h", "gpu_rocm_abi.h",
+		"popmon.h", "mpi_calls.h", "ompt_abi.h", "gpu_abi.h", "gpu_rocm_abi.h", "gpu_cbids.h",
 	}},
 	{"subsystems", []string{
 		"accounts.c", "counters.c", "dispatch.c", "intercept.c",
 		"gpu.c", "gpu_cupti.c", "gpu_cupti_pm.c", "gpu_counters.c", "gpu_rocm.c", "gpu_pool.c",
-		"live.c", "live_read.c", "ompt.c", "regions.c", "talp_api.c", "dlb_compat.c", "reduce.c",
+		"live.c", "live_read.c", "ompt.c", "openacc.c", "regions.c", "talp_api.c", "dlb_compat.c", "reduce.c",
 		"mpi/mpidata.c", "mpi/trace.c",
 	}},
 	{"output", []string{"output.c", "dlb_output.c"}},

@@ -94,6 +94,27 @@ var dataRoles = map[string]dataRole{
 	"barrier":              {Args: []string{"comm"}, Coll: true}, // no bytes: for the trace
 }
 
+// deviceBuffers returns the buffers of a call that starts transfers (a
+// data role with its own slot), as C arguments of popmon_gpu_mpi_enter
+// (gpu.h: a CUDA-aware MPI moving device memory is device communication):
+// buf, or sendbuf and recvbuf; nil for every other call.
+func (c *Call) deviceBuffers() []string {
+	if r, ok := dataRoles[c.Data]; !ok || !r.Slot {
+		return nil
+	}
+	switch {
+	case c.hasParam("buf"):
+		return []string{"buf", "NULL"}
+	case c.hasParam("sendbuf") && c.hasParam("recvbuf"):
+		return []string{"sendbuf", "recvbuf"}
+	case c.hasParam("recvbuf"):
+		return []string{"NULL", "recvbuf"}
+	case c.hasParam("sendbuf"):
+		return []string{"sendbuf", "NULL"}
+	}
+	return nil
+}
+
 func dataRoleNames() string {
 	names := make([]string, 0, len(dataRoles))
 	for n := range dataRoles {

@@ -98,6 +98,7 @@ func GenerateWrappers(calls []*Call, pass []string) []byte {
 #include "base/threads.h"
 #include "base/warn.h"
 #include "dispatch.h"
+#include "gpu.h"
 #include "live.h"
 #include "mpi/mpi.h"
 #include "mpi/mpidata.h"
@@ -287,10 +288,17 @@ func writeC(b *bytes.Buffer, c *Call) {
 			b.WriteString("\tpopmon_mpi_abort_hook(errorcode);\n")
 		}
 		b.WriteString("\tpopmon_mpi_enter();\n")
+		bufs := c.deviceBuffers()
+		if len(bufs) > 0 {
+			fmt.Fprintf(b, "\tuint64_t popmon_g = popmon_gpu_mpi_enter(%s);\n", strings.Join(bufs, ", "))
+		}
 		if c.Data != "" {
 			writeDataC(b, c, fmt.Sprintf("((__typeof__(&%s))popmon_next_fn(%s))", c.PMPIName(), c.ID()))
 		} else {
 			fmt.Fprintf(b, "\t%s popmon_r = %s;\n", c.Return, call)
+		}
+		if len(bufs) > 0 {
+			b.WriteString("\tif (__builtin_expect(popmon_g != 0, 0))\n\t\tpopmon_gpu_mpi_done(popmon_g);\n")
 		}
 		fmt.Fprintf(b, "\tpopmon_mpi_leave(%s);\n", c.ID())
 		b.WriteString("\treturn popmon_r;\n")

@@ -1,7 +1,8 @@
 // Command gen writes libpopmon's MPI interception layer from the call list
 // mpi_calls.txt: shim/mpi_calls.h (enum popmon_fn, the function ids, and
 // enum popmon_kind) and shim/mpi_wrappers.c (the name and kind tables and
-// the C and Fortran PMPI wrappers); and, for the Go side, the event trace's
+// the C and Fortran PMPI wrappers); the CUPTI callback-id table
+// cupti_cbids.txt as shim/gpu_cbids.h (cbids.go); and, for the Go side, the event trace's
 // classification of the same calls (internal/trace/mpicalls_gen.go), which
 // the native trace and the Paraver reader use.
 //
@@ -56,7 +57,12 @@ func Generate(in string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", passPath, err)
 	}
+	cbids, err := generateCbids(filepath.Join(filepath.Dir(in), cbidsData))
+	if err != nil {
+		return nil, err
+	}
 	return map[string][]byte{
+		cbidsFile:    cbids,
 		headerFile:   GenerateHeader(calls, pass),
 		wrappersFile: GenerateWrappers(calls, pass),
 		goKindsFile:  GenerateGoKinds(calls),
@@ -72,7 +78,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}
-	for _, name := range []string{headerFile, wrappersFile, goKindsFile} {
+	for _, name := range []string{headerFile, wrappersFile, goKindsFile, cbidsFile} {
 		path := filepath.Join(*out, name)
 		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, files[name]) {
 			continue // unchanged: keep the timestamp

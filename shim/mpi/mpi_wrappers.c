@@ -31,6 +31,7 @@
 #include "base/threads.h"
 #include "base/warn.h"
 #include "dispatch.h"
+#include "gpu.h"
 #include "live.h"
 #include "mpi/mpi.h"
 #include "mpi/mpidata.h"
@@ -1554,8 +1555,11 @@ static inline popmon_fvoid popmon_fortran_resolve(void **cache, const char *cons
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Bsend)(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Bsend))popmon_next_fn(POPMON_FN_MPI_Bsend))(buf, count, datatype, dest, tag, comm);
 	popmon_d_send(POPMON_D_MPI_Bsend, popmon_r, count, datatype, dest, tag, comm);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Bsend);
 	return popmon_r;
 }
@@ -1639,8 +1643,11 @@ void mpi_bsend_f08ts_(void *buf, void *count, void *datatype, void *dest, void *
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Bsend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Bsend_c))popmon_next_fn(POPMON_FN_MPI_Bsend_c))(buf, count, datatype, dest, tag, comm);
 	popmon_d_send(POPMON_D_MPI_Bsend_c, popmon_r, count, datatype, dest, tag, comm);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Bsend_c);
 	return popmon_r;
 }
@@ -1682,8 +1689,11 @@ void mpi_bsend_f08ts_large_(void *buf, void *count, void *datatype, void *dest, 
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Bsend_init)(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Bsend_init))popmon_next_fn(POPMON_FN_MPI_Bsend_init))(buf, count, datatype, dest, tag, comm, request);
 	popmon_d_send_init(POPMON_D_MPI_Bsend_init, popmon_r, count, datatype, dest, tag, comm, request);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Bsend_init);
 	return popmon_r;
 }
@@ -1767,8 +1777,11 @@ void mpi_bsend_init_f08ts_(void *buf, void *count, void *datatype, void *dest, v
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Bsend_init_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Bsend_init_c))popmon_next_fn(POPMON_FN_MPI_Bsend_init_c))(buf, count, datatype, dest, tag, comm, request);
 	popmon_d_send_init(POPMON_D_MPI_Bsend_init_c, popmon_r, count, datatype, dest, tag, comm, request);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Bsend_init_c);
 	return popmon_r;
 }
@@ -2762,8 +2775,11 @@ void mpi_get_count_f08_large_(void *status, void *datatype, void *count, void *i
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ibsend)(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Ibsend))popmon_next_fn(POPMON_FN_MPI_Ibsend))(buf, count, datatype, dest, tag, comm, request);
 	popmon_d_isend(POPMON_D_MPI_Ibsend, popmon_r, count, datatype, dest, tag, comm, request);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Ibsend);
 	return popmon_r;
 }
@@ -2847,8 +2863,11 @@ void mpi_ibsend_f08ts_(void *buf, void *count, void *datatype, void *dest, void 
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ibsend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Ibsend_c))popmon_next_fn(POPMON_FN_MPI_Ibsend_c))(buf, count, datatype, dest, tag, comm, request);
 	popmon_d_isend(POPMON_D_MPI_Ibsend_c, popmon_r, count, datatype, dest, tag, comm, request);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Ibsend_c);
 	return popmon_r;
 }
@@ -2961,8 +2980,11 @@ void mpi_improbe_f08_(void *source, void *tag, void *comm, void *flag, void *mes
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Imrecv)(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Imrecv))popmon_next_fn(POPMON_FN_MPI_Imrecv))(buf, count, datatype, message, request);
 	popmon_d_imrecv(POPMON_D_MPI_Imrecv, popmon_r, count, datatype, request);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Imrecv);
 	return popmon_r;
 }
@@ -3047,8 +3069,11 @@ void mpi_imrecv_f08ts_(void *buf, void *count, void *datatype, void *message, vo
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Imrecv_c)(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Imrecv_c))popmon_next_fn(POPMON_FN_MPI_Imrecv_c))(buf, count, datatype, message, request);
 	popmon_d_imrecv(POPMON_D_MPI_Imrecv_c, popmon_r, count, datatype, request);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Imrecv_c);
 	return popmon_r;
 }
@@ -3158,8 +3183,11 @@ void mpi_iprobe_f08_(void *source, void *tag, void *comm, void *flag, void *stat
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Irecv)(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Irecv))popmon_next_fn(POPMON_FN_MPI_Irecv))(buf, count, datatype, source, tag, comm, request);
 	popmon_d_irecv(POPMON_D_MPI_Irecv, popmon_r, count, datatype, source, tag, comm, request);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Irecv);
 	return popmon_r;
 }
@@ -3243,8 +3271,11 @@ void mpi_irecv_f08ts_(void *buf, void *count, void *datatype, void *source, void
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Irecv_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Irecv_c))popmon_next_fn(POPMON_FN_MPI_Irecv_c))(buf, count, datatype, source, tag, comm, request);
 	popmon_d_irecv(POPMON_D_MPI_Irecv_c, popmon_r, count, datatype, source, tag, comm, request);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Irecv_c);
 	return popmon_r;
 }
@@ -3286,8 +3317,11 @@ void mpi_irecv_f08ts_large_(void *buf, void *count, void *datatype, void *source
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Irsend)(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Irsend))popmon_next_fn(POPMON_FN_MPI_Irsend))(buf, count, datatype, dest, tag, comm, request);
 	popmon_d_isend(POPMON_D_MPI_Irsend, popmon_r, count, datatype, dest, tag, comm, request);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Irsend);
 	return popmon_r;
 }
@@ -3371,8 +3405,11 @@ void mpi_irsend_f08ts_(void *buf, void *count, void *datatype, void *dest, void 
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Irsend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Irsend_c))popmon_next_fn(POPMON_FN_MPI_Irsend_c))(buf, count, datatype, dest, tag, comm, request);
 	popmon_d_isend(POPMON_D_MPI_Irsend_c, popmon_r, count, datatype, dest, tag, comm, request);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Irsend_c);
 	return popmon_r;
 }
@@ -3414,8 +3451,11 @@ void mpi_irsend_f08ts_large_(void *buf, void *count, void *datatype, void *dest,
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Isend)(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Isend))popmon_next_fn(POPMON_FN_MPI_Isend))(buf, count, datatype, dest, tag, comm, request);
 	popmon_d_isend(POPMON_D_MPI_Isend, popmon_r, count, datatype, dest, tag, comm, request);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Isend);
 	return popmon_r;
 }
@@ -3499,8 +3539,11 @@ void mpi_isend_f08ts_(void *buf, void *count, void *datatype, void *dest, void *
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Isend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Isend_c))popmon_next_fn(POPMON_FN_MPI_Isend_c))(buf, count, datatype, dest, tag, comm, request);
 	popmon_d_isend(POPMON_D_MPI_Isend_c, popmon_r, count, datatype, dest, tag, comm, request);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Isend_c);
 	return popmon_r;
 }
@@ -3543,8 +3586,11 @@ void mpi_isend_f08ts_large_(void *buf, void *count, void *datatype, void *dest, 
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Isendrecv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Isendrecv))popmon_next_fn(POPMON_FN_MPI_Isendrecv))(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
 	popmon_d_isendrecv(POPMON_D_MPI_Isendrecv, popmon_r, sendcount, sendtype, dest, sendtag, recvcount, recvtype, source, recvtag, comm, request);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Isendrecv);
 	return popmon_r;
 }
@@ -3629,8 +3675,11 @@ void mpi_isendrecv_f08ts_(void *sendbuf, void *sendcount, void *sendtype, void *
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Isendrecv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Isendrecv_c))popmon_next_fn(POPMON_FN_MPI_Isendrecv_c))(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
 	popmon_d_isendrecv(POPMON_D_MPI_Isendrecv_c, popmon_r, sendcount, sendtype, dest, sendtag, recvcount, recvtype, source, recvtag, comm, request);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Isendrecv_c);
 	return popmon_r;
 }
@@ -3673,8 +3722,11 @@ void mpi_isendrecv_f08ts_large_(void *sendbuf, void *sendcount, void *sendtype, 
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Isendrecv_replace)(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Isendrecv_replace))popmon_next_fn(POPMON_FN_MPI_Isendrecv_replace))(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
 	popmon_d_isendrecv_replace(POPMON_D_MPI_Isendrecv_replace, popmon_r, count, datatype, dest, sendtag, source, recvtag, comm, request);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Isendrecv_replace);
 	return popmon_r;
 }
@@ -3759,8 +3811,11 @@ void mpi_isendrecv_replace_f08ts_(void *buf, void *count, void *datatype, void *
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Isendrecv_replace_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Isendrecv_replace_c))popmon_next_fn(POPMON_FN_MPI_Isendrecv_replace_c))(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
 	popmon_d_isendrecv_replace(POPMON_D_MPI_Isendrecv_replace_c, popmon_r, count, datatype, dest, sendtag, source, recvtag, comm, request);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Isendrecv_replace_c);
 	return popmon_r;
 }
@@ -3802,8 +3857,11 @@ void mpi_isendrecv_replace_f08ts_large_(void *buf, void *count, void *datatype, 
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Issend)(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Issend))popmon_next_fn(POPMON_FN_MPI_Issend))(buf, count, datatype, dest, tag, comm, request);
 	popmon_d_isend(POPMON_D_MPI_Issend, popmon_r, count, datatype, dest, tag, comm, request);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Issend);
 	return popmon_r;
 }
@@ -3887,8 +3945,11 @@ void mpi_issend_f08ts_(void *buf, void *count, void *datatype, void *dest, void 
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Issend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Issend_c))popmon_next_fn(POPMON_FN_MPI_Issend_c))(buf, count, datatype, dest, tag, comm, request);
 	popmon_d_isend(POPMON_D_MPI_Issend_c, popmon_r, count, datatype, dest, tag, comm, request);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Issend_c);
 	return popmon_r;
 }
@@ -4001,10 +4062,13 @@ void mpi_mprobe_f08_(void *source, void *tag, void *comm, void *message, void *s
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Mrecv)(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	MPI_Status popmon_st;
 	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
 	int popmon_r = ((__typeof__(&PMPI_Mrecv))popmon_next_fn(POPMON_FN_MPI_Mrecv))(buf, count, datatype, message, popmon_sp);
 	popmon_d_mrecv(POPMON_D_MPI_Mrecv, popmon_r, count, datatype, popmon_sp);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Mrecv);
 	return popmon_r;
 }
@@ -4089,10 +4153,13 @@ void mpi_mrecv_f08ts_(void *buf, void *count, void *datatype, void *message, voi
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Mrecv_c)(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	MPI_Status popmon_st;
 	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
 	int popmon_r = ((__typeof__(&PMPI_Mrecv_c))popmon_next_fn(POPMON_FN_MPI_Mrecv_c))(buf, count, datatype, message, popmon_sp);
 	popmon_d_mrecv(POPMON_D_MPI_Mrecv_c, popmon_r, count, datatype, popmon_sp);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Mrecv_c);
 	return popmon_r;
 }
@@ -4202,10 +4269,13 @@ void mpi_probe_f08_(void *source, void *tag, void *comm, void *status, void *ier
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Recv)(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	MPI_Status popmon_st;
 	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
 	int popmon_r = ((__typeof__(&PMPI_Recv))popmon_next_fn(POPMON_FN_MPI_Recv))(buf, count, datatype, source, tag, comm, popmon_sp);
 	popmon_d_recv(POPMON_D_MPI_Recv, popmon_r, count, datatype, source, tag, comm, popmon_sp);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Recv);
 	return popmon_r;
 }
@@ -4289,10 +4359,13 @@ void mpi_recv_f08ts_(void *buf, void *count, void *datatype, void *source, void 
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Recv_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	MPI_Status popmon_st;
 	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
 	int popmon_r = ((__typeof__(&PMPI_Recv_c))popmon_next_fn(POPMON_FN_MPI_Recv_c))(buf, count, datatype, source, tag, comm, popmon_sp);
 	popmon_d_recv(POPMON_D_MPI_Recv_c, popmon_r, count, datatype, source, tag, comm, popmon_sp);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Recv_c);
 	return popmon_r;
 }
@@ -4334,8 +4407,11 @@ void mpi_recv_f08ts_large_(void *buf, void *count, void *datatype, void *source,
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Recv_init)(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Recv_init))popmon_next_fn(POPMON_FN_MPI_Recv_init))(buf, count, datatype, source, tag, comm, request);
 	popmon_d_recv_init(POPMON_D_MPI_Recv_init, popmon_r, count, datatype, source, tag, comm, request);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Recv_init);
 	return popmon_r;
 }
@@ -4419,8 +4495,11 @@ void mpi_recv_init_f08ts_(void *buf, void *count, void *datatype, void *source, 
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Recv_init_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Recv_init_c))popmon_next_fn(POPMON_FN_MPI_Recv_init_c))(buf, count, datatype, source, tag, comm, request);
 	popmon_d_recv_init(POPMON_D_MPI_Recv_init_c, popmon_r, count, datatype, source, tag, comm, request);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Recv_init_c);
 	return popmon_r;
 }
@@ -4813,8 +4892,11 @@ void mpi_request_get_status_some_f08_(void *incount, void *array_of_requests, vo
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Rsend)(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Rsend))popmon_next_fn(POPMON_FN_MPI_Rsend))(buf, count, datatype, dest, tag, comm);
 	popmon_d_send(POPMON_D_MPI_Rsend, popmon_r, count, datatype, dest, tag, comm);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Rsend);
 	return popmon_r;
 }
@@ -4898,8 +4980,11 @@ void mpi_rsend_f08ts_(void *buf, void *count, void *datatype, void *dest, void *
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Rsend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Rsend_c))popmon_next_fn(POPMON_FN_MPI_Rsend_c))(buf, count, datatype, dest, tag, comm);
 	popmon_d_send(POPMON_D_MPI_Rsend_c, popmon_r, count, datatype, dest, tag, comm);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Rsend_c);
 	return popmon_r;
 }
@@ -4941,8 +5026,11 @@ void mpi_rsend_f08ts_large_(void *buf, void *count, void *datatype, void *dest, 
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Rsend_init)(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Rsend_init))popmon_next_fn(POPMON_FN_MPI_Rsend_init))(buf, count, datatype, dest, tag, comm, request);
 	popmon_d_send_init(POPMON_D_MPI_Rsend_init, popmon_r, count, datatype, dest, tag, comm, request);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Rsend_init);
 	return popmon_r;
 }
@@ -5026,8 +5114,11 @@ void mpi_rsend_init_f08ts_(void *buf, void *count, void *datatype, void *dest, v
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Rsend_init_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Rsend_init_c))popmon_next_fn(POPMON_FN_MPI_Rsend_init_c))(buf, count, datatype, dest, tag, comm, request);
 	popmon_d_send_init(POPMON_D_MPI_Rsend_init_c, popmon_r, count, datatype, dest, tag, comm, request);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Rsend_init_c);
 	return popmon_r;
 }
@@ -5069,8 +5160,11 @@ void mpi_rsend_init_f08ts_large_(void *buf, void *count, void *datatype, void *d
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Send)(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Send))popmon_next_fn(POPMON_FN_MPI_Send))(buf, count, datatype, dest, tag, comm);
 	popmon_d_send(POPMON_D_MPI_Send, popmon_r, count, datatype, dest, tag, comm);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Send);
 	return popmon_r;
 }
@@ -5154,8 +5248,11 @@ void mpi_send_f08ts_(void *buf, void *count, void *datatype, void *dest, void *t
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Send_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Send_c))popmon_next_fn(POPMON_FN_MPI_Send_c))(buf, count, datatype, dest, tag, comm);
 	popmon_d_send(POPMON_D_MPI_Send_c, popmon_r, count, datatype, dest, tag, comm);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Send_c);
 	return popmon_r;
 }
@@ -5197,8 +5294,11 @@ void mpi_send_f08ts_large_(void *buf, void *count, void *datatype, void *dest, v
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Send_init)(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Send_init))popmon_next_fn(POPMON_FN_MPI_Send_init))(buf, count, datatype, dest, tag, comm, request);
 	popmon_d_send_init(POPMON_D_MPI_Send_init, popmon_r, count, datatype, dest, tag, comm, request);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Send_init);
 	return popmon_r;
 }
@@ -5282,8 +5382,11 @@ void mpi_send_init_f08ts_(void *buf, void *count, void *datatype, void *dest, vo
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Send_init_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Send_init_c))popmon_next_fn(POPMON_FN_MPI_Send_init_c))(buf, count, datatype, dest, tag, comm, request);
 	popmon_d_send_init(POPMON_D_MPI_Send_init_c, popmon_r, count, datatype, dest, tag, comm, request);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Send_init_c);
 	return popmon_r;
 }
@@ -5325,10 +5428,13 @@ void mpi_send_init_f08ts_large_(void *buf, void *count, void *datatype, void *de
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Sendrecv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	MPI_Status popmon_st;
 	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
 	int popmon_r = ((__typeof__(&PMPI_Sendrecv))popmon_next_fn(POPMON_FN_MPI_Sendrecv))(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, popmon_sp);
 	popmon_d_sendrecv(POPMON_D_MPI_Sendrecv, popmon_r, sendcount, sendtype, dest, sendtag, recvcount, recvtype, source, recvtag, comm, popmon_sp);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Sendrecv);
 	return popmon_r;
 }
@@ -5412,10 +5518,13 @@ void mpi_sendrecv_f08ts_(void *sendbuf, void *sendcount, void *sendtype, void *d
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Sendrecv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	MPI_Status popmon_st;
 	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
 	int popmon_r = ((__typeof__(&PMPI_Sendrecv_c))popmon_next_fn(POPMON_FN_MPI_Sendrecv_c))(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, popmon_sp);
 	popmon_d_sendrecv(POPMON_D_MPI_Sendrecv_c, popmon_r, sendcount, sendtype, dest, sendtag, recvcount, recvtype, source, recvtag, comm, popmon_sp);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Sendrecv_c);
 	return popmon_r;
 }
@@ -5457,10 +5566,13 @@ void mpi_sendrecv_f08ts_large_(void *sendbuf, void *sendcount, void *sendtype, v
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Sendrecv_replace)(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	MPI_Status popmon_st;
 	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
 	int popmon_r = ((__typeof__(&PMPI_Sendrecv_replace))popmon_next_fn(POPMON_FN_MPI_Sendrecv_replace))(buf, count, datatype, dest, sendtag, source, recvtag, comm, popmon_sp);
 	popmon_d_sendrecv_replace(POPMON_D_MPI_Sendrecv_replace, popmon_r, count, datatype, dest, sendtag, source, recvtag, comm, popmon_sp);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Sendrecv_replace);
 	return popmon_r;
 }
@@ -5544,10 +5656,13 @@ void mpi_sendrecv_replace_f08ts_(void *buf, void *count, void *datatype, void *d
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Sendrecv_replace_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	MPI_Status popmon_st;
 	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
 	int popmon_r = ((__typeof__(&PMPI_Sendrecv_replace_c))popmon_next_fn(POPMON_FN_MPI_Sendrecv_replace_c))(buf, count, datatype, dest, sendtag, source, recvtag, comm, popmon_sp);
 	popmon_d_sendrecv_replace(POPMON_D_MPI_Sendrecv_replace_c, popmon_r, count, datatype, dest, sendtag, source, recvtag, comm, popmon_sp);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Sendrecv_replace_c);
 	return popmon_r;
 }
@@ -5985,8 +6100,11 @@ void mpi_session_iflush_buffer_f08_(void *session, void *request, void *ierror)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ssend)(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Ssend))popmon_next_fn(POPMON_FN_MPI_Ssend))(buf, count, datatype, dest, tag, comm);
 	popmon_d_send(POPMON_D_MPI_Ssend, popmon_r, count, datatype, dest, tag, comm);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Ssend);
 	return popmon_r;
 }
@@ -6070,8 +6188,11 @@ void mpi_ssend_f08ts_(void *buf, void *count, void *datatype, void *dest, void *
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ssend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Ssend_c))popmon_next_fn(POPMON_FN_MPI_Ssend_c))(buf, count, datatype, dest, tag, comm);
 	popmon_d_send(POPMON_D_MPI_Ssend_c, popmon_r, count, datatype, dest, tag, comm);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Ssend_c);
 	return popmon_r;
 }
@@ -6113,8 +6234,11 @@ void mpi_ssend_f08ts_large_(void *buf, void *count, void *datatype, void *dest, 
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ssend_init)(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Ssend_init))popmon_next_fn(POPMON_FN_MPI_Ssend_init))(buf, count, datatype, dest, tag, comm, request);
 	popmon_d_send_init(POPMON_D_MPI_Ssend_init, popmon_r, count, datatype, dest, tag, comm, request);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Ssend_init);
 	return popmon_r;
 }
@@ -6198,8 +6322,11 @@ void mpi_ssend_init_f08ts_(void *buf, void *count, void *datatype, void *dest, v
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ssend_init_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Ssend_init_c))popmon_next_fn(POPMON_FN_MPI_Ssend_init_c))(buf, count, datatype, dest, tag, comm, request);
 	popmon_d_send_init(POPMON_D_MPI_Ssend_init_c, popmon_r, count, datatype, dest, tag, comm, request);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Ssend_init_c);
 	return popmon_r;
 }
@@ -11640,8 +11767,11 @@ void mpi_unpack_external_f08ts_large_(void *datarep, void *inbuf, void *insize, 
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Allgather))popmon_next_fn(POPMON_FN_MPI_Allgather))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	popmon_d_allgather(POPMON_D_MPI_Allgather, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, NULL, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Allgather);
 	return popmon_r;
 }
@@ -11725,8 +11855,11 @@ void mpi_allgather_f08ts_(void *sendbuf, void *sendcount, void *sendtype, void *
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Allgather_c))popmon_next_fn(POPMON_FN_MPI_Allgather_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	popmon_d_allgather(POPMON_D_MPI_Allgather_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, NULL, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Allgather_c);
 	return popmon_r;
 }
@@ -11769,8 +11902,11 @@ void mpi_allgather_f08ts_large_(void *sendbuf, void *sendcount, void *sendtype, 
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgather_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Allgather_init))popmon_next_fn(POPMON_FN_MPI_Allgather_init))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	popmon_d_allgather(POPMON_D_MPI_Allgather_init, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request, 1);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Allgather_init);
 	return popmon_r;
 }
@@ -11855,8 +11991,11 @@ void mpi_allgather_init_f08ts_(void *sendbuf, void *sendcount, void *sendtype, v
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgather_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Allgather_init_c))popmon_next_fn(POPMON_FN_MPI_Allgather_init_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	popmon_d_allgather(POPMON_D_MPI_Allgather_init_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request, 1);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Allgather_init_c);
 	return popmon_r;
 }
@@ -11898,8 +12037,11 @@ void mpi_allgather_init_f08ts_large_(void *sendbuf, void *sendcount, void *sendt
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Allgatherv))popmon_next_fn(POPMON_FN_MPI_Allgatherv))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	popmon_d_allgatherv(POPMON_D_MPI_Allgatherv, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, NULL, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Allgatherv);
 	return popmon_r;
 }
@@ -11983,8 +12125,11 @@ void mpi_allgatherv_f08ts_(void *sendbuf, void *sendcount, void *sendtype, void 
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Allgatherv_c))popmon_next_fn(POPMON_FN_MPI_Allgatherv_c))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	popmon_d_allgatherv(POPMON_D_MPI_Allgatherv_c, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, NULL, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Allgatherv_c);
 	return popmon_r;
 }
@@ -12027,8 +12172,11 @@ void mpi_allgatherv_f08ts_large_(void *sendbuf, void *sendcount, void *sendtype,
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgatherv_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Allgatherv_init))popmon_next_fn(POPMON_FN_MPI_Allgatherv_init))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 	popmon_d_allgatherv(POPMON_D_MPI_Allgatherv_init, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request, 1);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Allgatherv_init);
 	return popmon_r;
 }
@@ -12113,8 +12261,11 @@ void mpi_allgatherv_init_f08ts_(void *sendbuf, void *sendcount, void *sendtype, 
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgatherv_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Allgatherv_init_c))popmon_next_fn(POPMON_FN_MPI_Allgatherv_init_c))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 	popmon_d_allgatherv(POPMON_D_MPI_Allgatherv_init_c, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request, 1);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Allgatherv_init_c);
 	return popmon_r;
 }
@@ -12156,8 +12307,11 @@ void mpi_allgatherv_init_f08ts_large_(void *sendbuf, void *sendcount, void *send
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Allreduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Allreduce))popmon_next_fn(POPMON_FN_MPI_Allreduce))(sendbuf, recvbuf, count, datatype, op, comm);
 	popmon_d_allreduce(POPMON_D_MPI_Allreduce, popmon_r, count, datatype, comm, NULL, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Allreduce);
 	return popmon_r;
 }
@@ -12241,8 +12395,11 @@ void mpi_allreduce_f08ts_(void *sendbuf, void *recvbuf, void *count, void *datat
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Allreduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Allreduce_c))popmon_next_fn(POPMON_FN_MPI_Allreduce_c))(sendbuf, recvbuf, count, datatype, op, comm);
 	popmon_d_allreduce(POPMON_D_MPI_Allreduce_c, popmon_r, count, datatype, comm, NULL, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Allreduce_c);
 	return popmon_r;
 }
@@ -12285,8 +12442,11 @@ void mpi_allreduce_f08ts_large_(void *sendbuf, void *recvbuf, void *count, void 
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Allreduce_init)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Allreduce_init))popmon_next_fn(POPMON_FN_MPI_Allreduce_init))(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	popmon_d_allreduce(POPMON_D_MPI_Allreduce_init, popmon_r, count, datatype, comm, request, 1);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Allreduce_init);
 	return popmon_r;
 }
@@ -12371,8 +12531,11 @@ void mpi_allreduce_init_f08ts_(void *sendbuf, void *recvbuf, void *count, void *
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Allreduce_init_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Allreduce_init_c))popmon_next_fn(POPMON_FN_MPI_Allreduce_init_c))(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	popmon_d_allreduce(POPMON_D_MPI_Allreduce_init_c, popmon_r, count, datatype, comm, request, 1);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Allreduce_init_c);
 	return popmon_r;
 }
@@ -12414,8 +12577,11 @@ void mpi_allreduce_init_f08ts_large_(void *sendbuf, void *recvbuf, void *count, 
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoall)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Alltoall))popmon_next_fn(POPMON_FN_MPI_Alltoall))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	popmon_d_alltoall(POPMON_D_MPI_Alltoall, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, NULL, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoall);
 	return popmon_r;
 }
@@ -12499,8 +12665,11 @@ void mpi_alltoall_f08ts_(void *sendbuf, void *sendcount, void *sendtype, void *r
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Alltoall_c))popmon_next_fn(POPMON_FN_MPI_Alltoall_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	popmon_d_alltoall(POPMON_D_MPI_Alltoall_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, NULL, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoall_c);
 	return popmon_r;
 }
@@ -12543,8 +12712,11 @@ void mpi_alltoall_f08ts_large_(void *sendbuf, void *sendcount, void *sendtype, v
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoall_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Alltoall_init))popmon_next_fn(POPMON_FN_MPI_Alltoall_init))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	popmon_d_alltoall(POPMON_D_MPI_Alltoall_init, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request, 1);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoall_init);
 	return popmon_r;
 }
@@ -12629,8 +12801,11 @@ void mpi_alltoall_init_f08ts_(void *sendbuf, void *sendcount, void *sendtype, vo
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoall_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Alltoall_init_c))popmon_next_fn(POPMON_FN_MPI_Alltoall_init_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	popmon_d_alltoall(POPMON_D_MPI_Alltoall_init_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request, 1);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoall_init_c);
 	return popmon_r;
 }
@@ -12672,8 +12847,11 @@ void mpi_alltoall_init_f08ts_large_(void *sendbuf, void *sendcount, void *sendty
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallv)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Alltoallv))popmon_next_fn(POPMON_FN_MPI_Alltoallv))(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	popmon_d_alltoallv(POPMON_D_MPI_Alltoallv, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, NULL, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoallv);
 	return popmon_r;
 }
@@ -12757,8 +12935,11 @@ void mpi_alltoallv_f08ts_(void *sendbuf, void *sendcounts, void *sdispls, void *
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Alltoallv_c))popmon_next_fn(POPMON_FN_MPI_Alltoallv_c))(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	popmon_d_alltoallv(POPMON_D_MPI_Alltoallv_c, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, NULL, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoallv_c);
 	return popmon_r;
 }
@@ -12801,8 +12982,11 @@ void mpi_alltoallv_f08ts_large_(void *sendbuf, void *sendcounts, void *sdispls, 
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallv_init)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Alltoallv_init))popmon_next_fn(POPMON_FN_MPI_Alltoallv_init))(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 	popmon_d_alltoallv(POPMON_D_MPI_Alltoallv_init, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request, 1);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoallv_init);
 	return popmon_r;
 }
@@ -12887,8 +13071,11 @@ void mpi_alltoallv_init_f08ts_(void *sendbuf, void *sendcounts, void *sdispls, v
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallv_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Alltoallv_init_c))popmon_next_fn(POPMON_FN_MPI_Alltoallv_init_c))(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 	popmon_d_alltoallv(POPMON_D_MPI_Alltoallv_init_c, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request, 1);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoallv_init_c);
 	return popmon_r;
 }
@@ -12931,8 +13118,11 @@ void mpi_alltoallv_init_f08ts_large_(void *sendbuf, void *sendcounts, void *sdis
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallw)(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Alltoallw))popmon_next_fn(POPMON_FN_MPI_Alltoallw))(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	popmon_d_alltoallw(POPMON_D_MPI_Alltoallw, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtypes, recvcounts, sizeof(*recvcounts), recvtypes, comm, NULL, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoallw);
 	return popmon_r;
 }
@@ -13017,8 +13207,11 @@ void mpi_alltoallw_f08ts_(void *sendbuf, void *sendcounts, void *sdispls, void *
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Alltoallw_c))popmon_next_fn(POPMON_FN_MPI_Alltoallw_c))(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	popmon_d_alltoallw(POPMON_D_MPI_Alltoallw_c, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtypes, recvcounts, sizeof(*recvcounts), recvtypes, comm, NULL, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoallw_c);
 	return popmon_r;
 }
@@ -13061,8 +13254,11 @@ void mpi_alltoallw_f08ts_large_(void *sendbuf, void *sendcounts, void *sdispls, 
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallw_init)(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Alltoallw_init))popmon_next_fn(POPMON_FN_MPI_Alltoallw_init))(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 	popmon_d_alltoallw(POPMON_D_MPI_Alltoallw_init, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtypes, recvcounts, sizeof(*recvcounts), recvtypes, comm, request, 1);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoallw_init);
 	return popmon_r;
 }
@@ -13147,8 +13343,11 @@ void mpi_alltoallw_init_f08ts_(void *sendbuf, void *sendcounts, void *sdispls, v
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallw_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Alltoallw_init_c))popmon_next_fn(POPMON_FN_MPI_Alltoallw_init_c))(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 	popmon_d_alltoallw(POPMON_D_MPI_Alltoallw_init_c, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtypes, recvcounts, sizeof(*recvcounts), recvtypes, comm, request, 1);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Alltoallw_init_c);
 	return popmon_r;
 }
@@ -13589,8 +13788,11 @@ void mpi_bcast_init_f08ts_large_(void *buffer, void *count, void *datatype, void
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Exscan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Exscan))popmon_next_fn(POPMON_FN_MPI_Exscan))(sendbuf, recvbuf, count, datatype, op, comm);
 	popmon_d_allreduce(POPMON_D_MPI_Exscan, popmon_r, count, datatype, comm, NULL, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Exscan);
 	return popmon_r;
 }
@@ -13675,8 +13877,11 @@ void mpi_exscan_f08ts_(void *sendbuf, void *recvbuf, void *count, void *datatype
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Exscan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Exscan_c))popmon_next_fn(POPMON_FN_MPI_Exscan_c))(sendbuf, recvbuf, count, datatype, op, comm);
 	popmon_d_allreduce(POPMON_D_MPI_Exscan_c, popmon_r, count, datatype, comm, NULL, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Exscan_c);
 	return popmon_r;
 }
@@ -13719,8 +13924,11 @@ void mpi_exscan_f08ts_large_(void *sendbuf, void *recvbuf, void *count, void *da
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Exscan_init)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Exscan_init))popmon_next_fn(POPMON_FN_MPI_Exscan_init))(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	popmon_d_allreduce(POPMON_D_MPI_Exscan_init, popmon_r, count, datatype, comm, request, 1);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Exscan_init);
 	return popmon_r;
 }
@@ -13805,8 +14013,11 @@ void mpi_exscan_init_f08ts_(void *sendbuf, void *recvbuf, void *count, void *dat
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Exscan_init_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Exscan_init_c))popmon_next_fn(POPMON_FN_MPI_Exscan_init_c))(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	popmon_d_allreduce(POPMON_D_MPI_Exscan_init_c, popmon_r, count, datatype, comm, request, 1);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Exscan_init_c);
 	return popmon_r;
 }
@@ -13848,8 +14059,11 @@ void mpi_exscan_init_f08ts_large_(void *sendbuf, void *recvbuf, void *count, voi
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Gather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Gather))popmon_next_fn(POPMON_FN_MPI_Gather))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	popmon_d_gather(POPMON_D_MPI_Gather, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm, NULL, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Gather);
 	return popmon_r;
 }
@@ -13933,8 +14147,11 @@ void mpi_gather_f08ts_(void *sendbuf, void *sendcount, void *sendtype, void *rec
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Gather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Gather_c))popmon_next_fn(POPMON_FN_MPI_Gather_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	popmon_d_gather(POPMON_D_MPI_Gather_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm, NULL, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Gather_c);
 	return popmon_r;
 }
@@ -13977,8 +14194,11 @@ void mpi_gather_f08ts_large_(void *sendbuf, void *sendcount, void *sendtype, voi
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Gather_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Gather_init))popmon_next_fn(POPMON_FN_MPI_Gather_init))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	popmon_d_gather(POPMON_D_MPI_Gather_init, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm, request, 1);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Gather_init);
 	return popmon_r;
 }
@@ -14063,8 +14283,11 @@ void mpi_gather_init_f08ts_(void *sendbuf, void *sendcount, void *sendtype, void
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Gather_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Gather_init_c))popmon_next_fn(POPMON_FN_MPI_Gather_init_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	popmon_d_gather(POPMON_D_MPI_Gather_init_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm, request, 1);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Gather_init_c);
 	return popmon_r;
 }
@@ -14106,8 +14329,11 @@ void mpi_gather_init_f08ts_large_(void *sendbuf, void *sendcount, void *sendtype
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Gatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Gatherv))popmon_next_fn(POPMON_FN_MPI_Gatherv))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 	popmon_d_gatherv(POPMON_D_MPI_Gatherv, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, root, comm, NULL, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Gatherv);
 	return popmon_r;
 }
@@ -14191,8 +14417,11 @@ void mpi_gatherv_f08ts_(void *sendbuf, void *sendcount, void *sendtype, void *re
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Gatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Gatherv_c))popmon_next_fn(POPMON_FN_MPI_Gatherv_c))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 	popmon_d_gatherv(POPMON_D_MPI_Gatherv_c, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, root, comm, NULL, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Gatherv_c);
 	return popmon_r;
 }
@@ -14235,8 +14464,11 @@ void mpi_gatherv_f08ts_large_(void *sendbuf, void *sendcount, void *sendtype, vo
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Gatherv_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Gatherv_init))popmon_next_fn(POPMON_FN_MPI_Gatherv_init))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
 	popmon_d_gatherv(POPMON_D_MPI_Gatherv_init, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, root, comm, request, 1);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Gatherv_init);
 	return popmon_r;
 }
@@ -14321,8 +14553,11 @@ void mpi_gatherv_init_f08ts_(void *sendbuf, void *sendcount, void *sendtype, voi
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Gatherv_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Gatherv_init_c))popmon_next_fn(POPMON_FN_MPI_Gatherv_init_c))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
 	popmon_d_gatherv(POPMON_D_MPI_Gatherv_init_c, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, root, comm, request, 1);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Gatherv_init_c);
 	return popmon_r;
 }
@@ -14365,8 +14600,11 @@ void mpi_gatherv_init_f08ts_large_(void *sendbuf, void *sendcount, void *sendtyp
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Iallgather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Iallgather))popmon_next_fn(POPMON_FN_MPI_Iallgather))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	popmon_d_allgather(POPMON_D_MPI_Iallgather, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Iallgather);
 	return popmon_r;
 }
@@ -14451,8 +14689,11 @@ void mpi_iallgather_f08ts_(void *sendbuf, void *sendcount, void *sendtype, void 
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Iallgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Iallgather_c))popmon_next_fn(POPMON_FN_MPI_Iallgather_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	popmon_d_allgather(POPMON_D_MPI_Iallgather_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Iallgather_c);
 	return popmon_r;
 }
@@ -14495,8 +14736,11 @@ void mpi_iallgather_f08ts_large_(void *sendbuf, void *sendcount, void *sendtype,
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Iallgatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Iallgatherv))popmon_next_fn(POPMON_FN_MPI_Iallgatherv))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	popmon_d_allgatherv(POPMON_D_MPI_Iallgatherv, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Iallgatherv);
 	return popmon_r;
 }
@@ -14581,8 +14825,11 @@ void mpi_iallgatherv_f08ts_(void *sendbuf, void *sendcount, void *sendtype, void
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Iallgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Iallgatherv_c))popmon_next_fn(POPMON_FN_MPI_Iallgatherv_c))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	popmon_d_allgatherv(POPMON_D_MPI_Iallgatherv_c, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Iallgatherv_c);
 	return popmon_r;
 }
@@ -14625,8 +14872,11 @@ void mpi_iallgatherv_f08ts_large_(void *sendbuf, void *sendcount, void *sendtype
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Iallreduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Iallreduce))popmon_next_fn(POPMON_FN_MPI_Iallreduce))(sendbuf, recvbuf, count, datatype, op, comm, request);
 	popmon_d_allreduce(POPMON_D_MPI_Iallreduce, popmon_r, count, datatype, comm, request, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Iallreduce);
 	return popmon_r;
 }
@@ -14711,8 +14961,11 @@ void mpi_iallreduce_f08ts_(void *sendbuf, void *recvbuf, void *count, void *data
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Iallreduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Iallreduce_c))popmon_next_fn(POPMON_FN_MPI_Iallreduce_c))(sendbuf, recvbuf, count, datatype, op, comm, request);
 	popmon_d_allreduce(POPMON_D_MPI_Iallreduce_c, popmon_r, count, datatype, comm, request, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Iallreduce_c);
 	return popmon_r;
 }
@@ -14755,8 +15008,11 @@ void mpi_iallreduce_f08ts_large_(void *sendbuf, void *recvbuf, void *count, void
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ialltoall)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Ialltoall))popmon_next_fn(POPMON_FN_MPI_Ialltoall))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	popmon_d_alltoall(POPMON_D_MPI_Ialltoall, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Ialltoall);
 	return popmon_r;
 }
@@ -14841,8 +15097,11 @@ void mpi_ialltoall_f08ts_(void *sendbuf, void *sendcount, void *sendtype, void *
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ialltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Ialltoall_c))popmon_next_fn(POPMON_FN_MPI_Ialltoall_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	popmon_d_alltoall(POPMON_D_MPI_Ialltoall_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Ialltoall_c);
 	return popmon_r;
 }
@@ -14885,8 +15144,11 @@ void mpi_ialltoall_f08ts_large_(void *sendbuf, void *sendcount, void *sendtype, 
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ialltoallv)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Ialltoallv))popmon_next_fn(POPMON_FN_MPI_Ialltoallv))(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	popmon_d_alltoallv(POPMON_D_MPI_Ialltoallv, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Ialltoallv);
 	return popmon_r;
 }
@@ -14971,8 +15233,11 @@ void mpi_ialltoallv_f08ts_(void *sendbuf, void *sendcounts, void *sdispls, void 
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ialltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Ialltoallv_c))popmon_next_fn(POPMON_FN_MPI_Ialltoallv_c))(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	popmon_d_alltoallv(POPMON_D_MPI_Ialltoallv_c, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Ialltoallv_c);
 	return popmon_r;
 }
@@ -15015,8 +15280,11 @@ void mpi_ialltoallv_f08ts_large_(void *sendbuf, void *sendcounts, void *sdispls,
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ialltoallw)(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Ialltoallw))popmon_next_fn(POPMON_FN_MPI_Ialltoallw))(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	popmon_d_alltoallw(POPMON_D_MPI_Ialltoallw, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtypes, recvcounts, sizeof(*recvcounts), recvtypes, comm, request, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Ialltoallw);
 	return popmon_r;
 }
@@ -15101,8 +15369,11 @@ void mpi_ialltoallw_f08ts_(void *sendbuf, void *sendcounts, void *sdispls, void 
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ialltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Ialltoallw_c))popmon_next_fn(POPMON_FN_MPI_Ialltoallw_c))(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	popmon_d_alltoallw(POPMON_D_MPI_Ialltoallw_c, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtypes, recvcounts, sizeof(*recvcounts), recvtypes, comm, request, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Ialltoallw_c);
 	return popmon_r;
 }
@@ -15346,8 +15617,11 @@ void mpi_ibcast_f08ts_large_(void *buffer, void *count, void *datatype, void *ro
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Iexscan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Iexscan))popmon_next_fn(POPMON_FN_MPI_Iexscan))(sendbuf, recvbuf, count, datatype, op, comm, request);
 	popmon_d_allreduce(POPMON_D_MPI_Iexscan, popmon_r, count, datatype, comm, request, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Iexscan);
 	return popmon_r;
 }
@@ -15432,8 +15706,11 @@ void mpi_iexscan_f08ts_(void *sendbuf, void *recvbuf, void *count, void *datatyp
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Iexscan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Iexscan_c))popmon_next_fn(POPMON_FN_MPI_Iexscan_c))(sendbuf, recvbuf, count, datatype, op, comm, request);
 	popmon_d_allreduce(POPMON_D_MPI_Iexscan_c, popmon_r, count, datatype, comm, request, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Iexscan_c);
 	return popmon_r;
 }
@@ -15476,8 +15753,11 @@ void mpi_iexscan_f08ts_large_(void *sendbuf, void *recvbuf, void *count, void *d
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Igather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Igather))popmon_next_fn(POPMON_FN_MPI_Igather))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	popmon_d_gather(POPMON_D_MPI_Igather, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm, request, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Igather);
 	return popmon_r;
 }
@@ -15562,8 +15842,11 @@ void mpi_igather_f08ts_(void *sendbuf, void *sendcount, void *sendtype, void *re
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Igather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Igather_c))popmon_next_fn(POPMON_FN_MPI_Igather_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	popmon_d_gather(POPMON_D_MPI_Igather_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm, request, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Igather_c);
 	return popmon_r;
 }
@@ -15606,8 +15889,11 @@ void mpi_igather_f08ts_large_(void *sendbuf, void *sendcount, void *sendtype, vo
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Igatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Igatherv))popmon_next_fn(POPMON_FN_MPI_Igatherv))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
 	popmon_d_gatherv(POPMON_D_MPI_Igatherv, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, root, comm, request, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Igatherv);
 	return popmon_r;
 }
@@ -15692,8 +15978,11 @@ void mpi_igatherv_f08ts_(void *sendbuf, void *sendcount, void *sendtype, void *r
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Igatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Igatherv_c))popmon_next_fn(POPMON_FN_MPI_Igatherv_c))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
 	popmon_d_gatherv(POPMON_D_MPI_Igatherv_c, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, root, comm, request, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Igatherv_c);
 	return popmon_r;
 }
@@ -16376,8 +16665,11 @@ void mpi_ineighbor_alltoallw_f08ts_large_(void *sendbuf, void *sendcounts, void 
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ireduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Ireduce))popmon_next_fn(POPMON_FN_MPI_Ireduce))(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 	popmon_d_reduce(POPMON_D_MPI_Ireduce, popmon_r, count, datatype, root, comm, request, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Ireduce);
 	return popmon_r;
 }
@@ -16462,8 +16754,11 @@ void mpi_ireduce_f08ts_(void *sendbuf, void *recvbuf, void *count, void *datatyp
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ireduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Ireduce_c))popmon_next_fn(POPMON_FN_MPI_Ireduce_c))(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 	popmon_d_reduce(POPMON_D_MPI_Ireduce_c, popmon_r, count, datatype, root, comm, request, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Ireduce_c);
 	return popmon_r;
 }
@@ -16506,8 +16801,11 @@ void mpi_ireduce_f08ts_large_(void *sendbuf, void *recvbuf, void *count, void *d
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ireduce_scatter)(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Ireduce_scatter))popmon_next_fn(POPMON_FN_MPI_Ireduce_scatter))(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 	popmon_d_reduce_scatter(POPMON_D_MPI_Ireduce_scatter, popmon_r, recvcounts, sizeof(*recvcounts), datatype, comm, request, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Ireduce_scatter);
 	return popmon_r;
 }
@@ -16592,8 +16890,11 @@ void mpi_ireduce_scatter_f08ts_(void *sendbuf, void *recvbuf, void *recvcounts, 
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ireduce_scatter_c)(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Ireduce_scatter_c))popmon_next_fn(POPMON_FN_MPI_Ireduce_scatter_c))(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 	popmon_d_reduce_scatter(POPMON_D_MPI_Ireduce_scatter_c, popmon_r, recvcounts, sizeof(*recvcounts), datatype, comm, request, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Ireduce_scatter_c);
 	return popmon_r;
 }
@@ -16636,8 +16937,11 @@ void mpi_ireduce_scatter_f08ts_large_(void *sendbuf, void *recvbuf, void *recvco
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ireduce_scatter_block)(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Ireduce_scatter_block))popmon_next_fn(POPMON_FN_MPI_Ireduce_scatter_block))(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 	popmon_d_reduce_scatter_block(POPMON_D_MPI_Ireduce_scatter_block, popmon_r, recvcount, datatype, comm, request, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Ireduce_scatter_block);
 	return popmon_r;
 }
@@ -16722,8 +17026,11 @@ void mpi_ireduce_scatter_block_f08ts_(void *sendbuf, void *recvbuf, void *recvco
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ireduce_scatter_block_c)(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Ireduce_scatter_block_c))popmon_next_fn(POPMON_FN_MPI_Ireduce_scatter_block_c))(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 	popmon_d_reduce_scatter_block(POPMON_D_MPI_Ireduce_scatter_block_c, popmon_r, recvcount, datatype, comm, request, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Ireduce_scatter_block_c);
 	return popmon_r;
 }
@@ -16766,8 +17073,11 @@ void mpi_ireduce_scatter_block_f08ts_large_(void *sendbuf, void *recvbuf, void *
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Iscan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Iscan))popmon_next_fn(POPMON_FN_MPI_Iscan))(sendbuf, recvbuf, count, datatype, op, comm, request);
 	popmon_d_allreduce(POPMON_D_MPI_Iscan, popmon_r, count, datatype, comm, request, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Iscan);
 	return popmon_r;
 }
@@ -16852,8 +17162,11 @@ void mpi_iscan_f08ts_(void *sendbuf, void *recvbuf, void *count, void *datatype,
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Iscan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Iscan_c))popmon_next_fn(POPMON_FN_MPI_Iscan_c))(sendbuf, recvbuf, count, datatype, op, comm, request);
 	popmon_d_allreduce(POPMON_D_MPI_Iscan_c, popmon_r, count, datatype, comm, request, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Iscan_c);
 	return popmon_r;
 }
@@ -16896,8 +17209,11 @@ void mpi_iscan_f08ts_large_(void *sendbuf, void *recvbuf, void *count, void *dat
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Iscatter)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Iscatter))popmon_next_fn(POPMON_FN_MPI_Iscatter))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	popmon_d_scatter(POPMON_D_MPI_Iscatter, popmon_r, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Iscatter);
 	return popmon_r;
 }
@@ -16982,8 +17298,11 @@ void mpi_iscatter_f08ts_(void *sendbuf, void *sendcount, void *sendtype, void *r
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Iscatter_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Iscatter_c))popmon_next_fn(POPMON_FN_MPI_Iscatter_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	popmon_d_scatter(POPMON_D_MPI_Iscatter_c, popmon_r, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Iscatter_c);
 	return popmon_r;
 }
@@ -17026,8 +17345,11 @@ void mpi_iscatter_f08ts_large_(void *sendbuf, void *sendcount, void *sendtype, v
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Iscatterv)(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Iscatterv))popmon_next_fn(POPMON_FN_MPI_Iscatterv))(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	popmon_d_scatterv(POPMON_D_MPI_Iscatterv, popmon_r, sendcounts, sizeof(*sendcounts), sendtype, recvbuf, recvcount, recvtype, root, comm, request, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Iscatterv);
 	return popmon_r;
 }
@@ -17112,8 +17434,11 @@ void mpi_iscatterv_f08ts_(void *sendbuf, void *sendcounts, void *displs, void *s
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Iscatterv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Iscatterv_c))popmon_next_fn(POPMON_FN_MPI_Iscatterv_c))(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	popmon_d_scatterv(POPMON_D_MPI_Iscatterv_c, popmon_r, sendcounts, sizeof(*sendcounts), sendtype, recvbuf, recvcount, recvtype, root, comm, request, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Iscatterv_c);
 	return popmon_r;
 }
@@ -18669,8 +18994,11 @@ void mpi_op_free_f08_(void *op, void *ierror)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Reduce))popmon_next_fn(POPMON_FN_MPI_Reduce))(sendbuf, recvbuf, count, datatype, op, root, comm);
 	popmon_d_reduce(POPMON_D_MPI_Reduce, popmon_r, count, datatype, root, comm, NULL, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce);
 	return popmon_r;
 }
@@ -18754,8 +19082,11 @@ void mpi_reduce_f08ts_(void *sendbuf, void *recvbuf, void *count, void *datatype
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Reduce_c))popmon_next_fn(POPMON_FN_MPI_Reduce_c))(sendbuf, recvbuf, count, datatype, op, root, comm);
 	popmon_d_reduce(POPMON_D_MPI_Reduce_c, popmon_r, count, datatype, root, comm, NULL, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce_c);
 	return popmon_r;
 }
@@ -18798,8 +19129,11 @@ void mpi_reduce_f08ts_large_(void *sendbuf, void *recvbuf, void *count, void *da
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_init)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Reduce_init))popmon_next_fn(POPMON_FN_MPI_Reduce_init))(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
 	popmon_d_reduce(POPMON_D_MPI_Reduce_init, popmon_r, count, datatype, root, comm, request, 1);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce_init);
 	return popmon_r;
 }
@@ -18884,8 +19218,11 @@ void mpi_reduce_init_f08ts_(void *sendbuf, void *recvbuf, void *count, void *dat
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_init_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Reduce_init_c))popmon_next_fn(POPMON_FN_MPI_Reduce_init_c))(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
 	popmon_d_reduce(POPMON_D_MPI_Reduce_init_c, popmon_r, count, datatype, root, comm, request, 1);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce_init_c);
 	return popmon_r;
 }
@@ -19055,8 +19392,11 @@ void mpi_reduce_local_f08ts_large_(void *inbuf, void *inoutbuf, void *count, voi
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter)(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter))(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 	popmon_d_reduce_scatter(POPMON_D_MPI_Reduce_scatter, popmon_r, recvcounts, sizeof(*recvcounts), datatype, comm, NULL, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce_scatter);
 	return popmon_r;
 }
@@ -19140,8 +19480,11 @@ void mpi_reduce_scatter_f08ts_(void *sendbuf, void *recvbuf, void *recvcounts, v
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter_c)(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter_c))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter_c))(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 	popmon_d_reduce_scatter(POPMON_D_MPI_Reduce_scatter_c, popmon_r, recvcounts, sizeof(*recvcounts), datatype, comm, NULL, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce_scatter_c);
 	return popmon_r;
 }
@@ -19184,8 +19527,11 @@ void mpi_reduce_scatter_f08ts_large_(void *sendbuf, void *recvbuf, void *recvcou
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter_block)(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter_block))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter_block))(sendbuf, recvbuf, recvcount, datatype, op, comm);
 	popmon_d_reduce_scatter_block(POPMON_D_MPI_Reduce_scatter_block, popmon_r, recvcount, datatype, comm, NULL, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce_scatter_block);
 	return popmon_r;
 }
@@ -19270,8 +19616,11 @@ void mpi_reduce_scatter_block_f08ts_(void *sendbuf, void *recvbuf, void *recvcou
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter_block_c)(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter_block_c))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter_block_c))(sendbuf, recvbuf, recvcount, datatype, op, comm);
 	popmon_d_reduce_scatter_block(POPMON_D_MPI_Reduce_scatter_block_c, popmon_r, recvcount, datatype, comm, NULL, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce_scatter_block_c);
 	return popmon_r;
 }
@@ -19314,8 +19663,11 @@ void mpi_reduce_scatter_block_f08ts_large_(void *sendbuf, void *recvbuf, void *r
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter_block_init)(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter_block_init))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter_block_init))(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
 	popmon_d_reduce_scatter_block(POPMON_D_MPI_Reduce_scatter_block_init, popmon_r, recvcount, datatype, comm, request, 1);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce_scatter_block_init);
 	return popmon_r;
 }
@@ -19400,8 +19752,11 @@ void mpi_reduce_scatter_block_init_f08ts_(void *sendbuf, void *recvbuf, void *re
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter_block_init_c)(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter_block_init_c))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter_block_init_c))(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
 	popmon_d_reduce_scatter_block(POPMON_D_MPI_Reduce_scatter_block_init_c, popmon_r, recvcount, datatype, comm, request, 1);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce_scatter_block_init_c);
 	return popmon_r;
 }
@@ -19444,8 +19799,11 @@ void mpi_reduce_scatter_block_init_f08ts_large_(void *sendbuf, void *recvbuf, vo
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter_init)(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter_init))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter_init))(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
 	popmon_d_reduce_scatter(POPMON_D_MPI_Reduce_scatter_init, popmon_r, recvcounts, sizeof(*recvcounts), datatype, comm, request, 1);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce_scatter_init);
 	return popmon_r;
 }
@@ -19530,8 +19888,11 @@ void mpi_reduce_scatter_init_f08ts_(void *sendbuf, void *recvbuf, void *recvcoun
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter_init_c)(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter_init_c))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter_init_c))(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
 	popmon_d_reduce_scatter(POPMON_D_MPI_Reduce_scatter_init_c, popmon_r, recvcounts, sizeof(*recvcounts), datatype, comm, request, 1);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Reduce_scatter_init_c);
 	return popmon_r;
 }
@@ -19573,8 +19934,11 @@ void mpi_reduce_scatter_init_f08ts_large_(void *sendbuf, void *recvbuf, void *re
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Scan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Scan))popmon_next_fn(POPMON_FN_MPI_Scan))(sendbuf, recvbuf, count, datatype, op, comm);
 	popmon_d_allreduce(POPMON_D_MPI_Scan, popmon_r, count, datatype, comm, NULL, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Scan);
 	return popmon_r;
 }
@@ -19658,8 +20022,11 @@ void mpi_scan_f08ts_(void *sendbuf, void *recvbuf, void *count, void *datatype, 
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Scan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Scan_c))popmon_next_fn(POPMON_FN_MPI_Scan_c))(sendbuf, recvbuf, count, datatype, op, comm);
 	popmon_d_allreduce(POPMON_D_MPI_Scan_c, popmon_r, count, datatype, comm, NULL, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Scan_c);
 	return popmon_r;
 }
@@ -19702,8 +20069,11 @@ void mpi_scan_f08ts_large_(void *sendbuf, void *recvbuf, void *count, void *data
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Scan_init)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Scan_init))popmon_next_fn(POPMON_FN_MPI_Scan_init))(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	popmon_d_allreduce(POPMON_D_MPI_Scan_init, popmon_r, count, datatype, comm, request, 1);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Scan_init);
 	return popmon_r;
 }
@@ -19788,8 +20158,11 @@ void mpi_scan_init_f08ts_(void *sendbuf, void *recvbuf, void *count, void *datat
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Scan_init_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Scan_init_c))popmon_next_fn(POPMON_FN_MPI_Scan_init_c))(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	popmon_d_allreduce(POPMON_D_MPI_Scan_init_c, popmon_r, count, datatype, comm, request, 1);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Scan_init_c);
 	return popmon_r;
 }
@@ -19831,8 +20204,11 @@ void mpi_scan_init_f08ts_large_(void *sendbuf, void *recvbuf, void *count, void 
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatter)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Scatter))popmon_next_fn(POPMON_FN_MPI_Scatter))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	popmon_d_scatter(POPMON_D_MPI_Scatter, popmon_r, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Scatter);
 	return popmon_r;
 }
@@ -19916,8 +20292,11 @@ void mpi_scatter_f08ts_(void *sendbuf, void *sendcount, void *sendtype, void *re
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatter_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Scatter_c))popmon_next_fn(POPMON_FN_MPI_Scatter_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	popmon_d_scatter(POPMON_D_MPI_Scatter_c, popmon_r, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Scatter_c);
 	return popmon_r;
 }
@@ -19960,8 +20339,11 @@ void mpi_scatter_f08ts_large_(void *sendbuf, void *sendcount, void *sendtype, vo
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatter_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Scatter_init))popmon_next_fn(POPMON_FN_MPI_Scatter_init))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	popmon_d_scatter(POPMON_D_MPI_Scatter_init, popmon_r, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, 1);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Scatter_init);
 	return popmon_r;
 }
@@ -20046,8 +20428,11 @@ void mpi_scatter_init_f08ts_(void *sendbuf, void *sendcount, void *sendtype, voi
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatter_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Scatter_init_c))popmon_next_fn(POPMON_FN_MPI_Scatter_init_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	popmon_d_scatter(POPMON_D_MPI_Scatter_init_c, popmon_r, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, 1);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Scatter_init_c);
 	return popmon_r;
 }
@@ -20089,8 +20474,11 @@ void mpi_scatter_init_f08ts_large_(void *sendbuf, void *sendcount, void *sendtyp
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatterv)(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Scatterv))popmon_next_fn(POPMON_FN_MPI_Scatterv))(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	popmon_d_scatterv(POPMON_D_MPI_Scatterv, popmon_r, sendcounts, sizeof(*sendcounts), sendtype, recvbuf, recvcount, recvtype, root, comm, NULL, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Scatterv);
 	return popmon_r;
 }
@@ -20174,8 +20562,11 @@ void mpi_scatterv_f08ts_(void *sendbuf, void *sendcounts, void *displs, void *se
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatterv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Scatterv_c))popmon_next_fn(POPMON_FN_MPI_Scatterv_c))(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	popmon_d_scatterv(POPMON_D_MPI_Scatterv_c, popmon_r, sendcounts, sizeof(*sendcounts), sendtype, recvbuf, recvcount, recvtype, root, comm, NULL, 0);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Scatterv_c);
 	return popmon_r;
 }
@@ -20218,8 +20609,11 @@ void mpi_scatterv_f08ts_large_(void *sendbuf, void *sendcounts, void *displs, vo
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatterv_init)(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Scatterv_init))popmon_next_fn(POPMON_FN_MPI_Scatterv_init))(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	popmon_d_scatterv(POPMON_D_MPI_Scatterv_init, popmon_r, sendcounts, sizeof(*sendcounts), sendtype, recvbuf, recvcount, recvtype, root, comm, request, 1);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Scatterv_init);
 	return popmon_r;
 }
@@ -20304,8 +20698,11 @@ void mpi_scatterv_init_f08ts_(void *sendbuf, void *sendcounts, void *displs, voi
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatterv_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
 	popmon_mpi_enter();
+	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Scatterv_init_c))popmon_next_fn(POPMON_FN_MPI_Scatterv_init_c))(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	popmon_d_scatterv(POPMON_D_MPI_Scatterv_init_c, popmon_r, sendcounts, sizeof(*sendcounts), sendtype, recvbuf, recvcount, recvtype, root, comm, request, 1);
+	if (__builtin_expect(popmon_g != 0, 0))
+		popmon_gpu_mpi_done(popmon_g);
 	popmon_mpi_leave(POPMON_FN_MPI_Scatterv_init_c);
 	return popmon_r;
 }

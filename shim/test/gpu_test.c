@@ -934,6 +934,31 @@ static void scenario_counters(void)
 	      (unsigned long long)v[2], (unsigned long long)v[3]);
 }
 
+/* NCCL's kernels by name, plain or mangled, are device communication;
+ * other kernels, and names that only contain the words, are not. */
+static void scenario_commkernel(void)
+{
+	static const struct {
+		const char *name;
+		int comm;
+	} cases[] = {
+		{"ncclKernel_AllReduce_RING_LL_Sum_float", 1},
+		{"ncclDevKernel_AllReduce_Sum_f32_RING_LL", 1},
+		{"ncclDevKernel_Generic", 1},
+		{"_Z29ncclDevKernel_Generic_4ncclDevKernelArgs4", 1},
+		{"_Z24ncclKernel_SendRecv_RING_LL_Sum_int8_tP11ncclDevComm", 1},
+		{"_ZN4nccl13ncclDevKernelEv", 0},
+		{"spin_kernel", 0},
+		{"my_ncclKernel", 0},
+		{"nccl_reduce", 0},
+		{"_Z11spin_kernely", 0},
+		{"", 0},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		CHECK(popmon_gpu_comm_kernel(cases[i].name) == cases[i].comm, "%s: communication %d, want %d",
+		      cases[i].name, popmon_gpu_comm_kernel(cases[i].name), cases[i].comm);
+}
+
 int main(int argc, char **argv)
 {
 	const char *s = argc > 1 ? argv[1] : "";
@@ -958,6 +983,8 @@ int main(int argc, char **argv)
 		scenario_clock(arg);
 	else if (strcmp(s, "counters") == 0)
 		scenario_counters();
+	else if (strcmp(s, "commkernel") == 0)
+		scenario_commkernel();
 	else {
 		printf("FAIL unknown scenario %s\n", s);
 		return 2;

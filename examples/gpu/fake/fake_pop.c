@@ -133,11 +133,40 @@ static void thread_sync(int i)
 	fakecuda_stream_sync(i + 1);
 }
 
+#ifndef FAKE_HIP
+static void nccl_kernel(double ms)
+{
+	fakecuda_launch("ncclDevKernel_AllReduce_Sum_f32_RING_LL", ms, 0);
+}
+
+/* Peer copy from the next device (PtoP) when there is one, else a copy on
+ * the device (DtoD). */
+static void peer_copy(void)
+{
+	int n = 0;
+	cuDeviceGetCount(&n);
+	if (n >= 2)
+		fakecuda_memcpy((size_t)(copy_ms * 25e6), copy_ms, FAKECUDA_PTOP, 0, 0, (device + 1) % n);
+	else
+		fakecuda_memcpy((size_t)(copy_ms * 25e6), copy_ms, FAKECUDA_DTOD, 0, 0, 0);
+}
+
+static void *device_buffer(size_t bytes)
+{
+	return fakecuda_malloc(bytes);
+}
+#else
+#define nccl_kernel NULL
+#define peer_copy NULL
+#define device_buffer NULL
+#endif
+
 int main(int argc, char **argv)
 {
 	const struct gpu_ops ops = { setup, warm_up, kernel, sync_device, copy, work_ms, call,
 				     empty_launch, copy_hidden, kernel_on, sync_on, thread_begin,
 				     thread_end, thread_kernel, thread_tiny, thread_sync,
+				     nccl_kernel, peer_copy, device_buffer,
 				     1 /* warm-up kernels */, 1 /* exact durations */ };
 	return gpu_pop_main(argc, argv, &ops);
 }

@@ -57,7 +57,8 @@ enum {
 	RT_MEMCPY = 31, RT_MEMCPY_ASYNC = 41, RT_MEMSET_ASYNC = 51, RT_GET_DEVICE = 17,
 	RT_SET_DEVICE = 16, RT_STREAM_SYNC = 131, RT_DEVICE_SYNC = 165, RT_LAUNCH = 211,
 	DRV_MEMCPY = 305, DRV_MEMCPY_ASYNC = 306, DRV_MEMSET_ASYNC = 216, DRV_CTX_SYNC = 17,
-	DRV_STREAM_SYNC = 126, DRV_LAUNCH = 307, DRV_CTX_GET_DEVICE = 15
+	DRV_STREAM_SYNC = 126, DRV_LAUNCH = 307, DRV_CTX_GET_DEVICE = 15,
+	RT_MALLOC = 20, DRV_MEM_ALLOC = 243
 };
 
 #define MAX_DEVICES 16
@@ -606,4 +607,61 @@ int fakecuda_drv_sync(void)
 	sleep_until(busy_until(-1));
 	drv_end(&c);
 	return 0;
+}
+
+/* ---- device memory (cudaMalloc) and pointer queries ------------------- */
+
+/* The fake's "device memory" is host memory (so that an MPI library can
+ * move it, as a CUDA-aware MPI moves real device memory), remembered with
+ * its device so that cuPointerGetAttribute can answer. */
+#define MAX_ALLOCATIONS 64
+static struct {
+	char *p;
+	size_t n;
+	int device;
+} allocations[MAX_ALLOCATIONS];
+static int nallocations;
+
+void *fakecuda_malloc(size_t bytes)
+{
+	struct call c = { RT_MALLOC, DRV_MEM_ALLOC, 0, "cudaMalloc", "cuMemAlloc_v2", NULL };
+	call_begin(&c);
+	char *p = bytes ? calloc(1, bytes) : NULL;
+	pthread_mutex_lock(&mu);
+	if (p && nallocations < MAX_ALLOCATIONS) {
+		allocations[nallocations].p = p;
+		allocations[nallocations].n = bytes;
+		allocations[nallocations].device = current;
+		nallocations++;
+	} else {
+		free(p);
+		p = NULL;
+	}
+	pthread_mutex_unlock(&mu);
+	call_end(&c);
+	return p;
+}
+
+/* CUpointer_attribute MEMORY_TYPE (2: CUmemorytype, 1 host, 2 device) and
+ * DEVICE_ORDINAL (9); CUDA_ERROR_INVALID_VALUE for memory the driver does
+ * not know, as for plain host memory on a real driver. No callback: a
+ * trivial query. */
+int cuPointerGetAttribute(void *data, int attribute, unsigned long long ptr)
+{
+	const char *q = (const char *)(uintptr_t)ptr;
+	int found = -1;
+	pthread_mutex_lock(&mu);
+	for (int i = 0; i < nallocations; i++)
+		if (q >= allocations[i].p && q < allocations[i].p + allocations[i].n)
+			found = allocations[i].device;
+	pthread_mutex_unlock(&mu);
+	if (found < 0 || !data)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (attribute == 2)
+		*(unsigned int *)data = 2;
+	else if (attribute == 9)
+		*(int *)data = found;
+	else
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
 }

@@ -86,6 +86,11 @@ int fakecuda_sms(void);
 double fakecuda_sm_mhz(void);
 #define FAKECUDA_MAX_WARPS 64
 
+/** Device memory of `bytes` on the current device (cudaMalloc): host
+ *  memory underneath, which MPI can move, known to cuPointerGetAttribute
+ *  as device memory (CUDA-aware MPI); NULL when out of slots (64). */
+void *fakecuda_malloc(size_t bytes);
+
 /** A cheap runtime call that does no device work (cudaGetDevice). */
 int fakecuda_get_device(int *ordinal);
 

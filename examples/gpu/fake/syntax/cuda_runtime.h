@@ -15,7 +15,7 @@ typedef int cudaError_t;
 enum { cudaSuccess = 0 };
 typedef struct CUstream_st *cudaStream_t;
 typedef struct CUevent_st *cudaEvent_t;
-enum cudaMemcpyKind { cudaMemcpyHostToDevice = 1 };
+enum cudaMemcpyKind { cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToDevice = 3 };
 enum { cudaStreamNonBlocking = 1 };
 
 struct dim3 {

@@ -17,7 +17,7 @@ typedef int hipError_t;
 enum { hipSuccess = 0 };
 typedef struct ihipStream_t *hipStream_t;
 typedef struct ihipEvent_t *hipEvent_t;
-enum hipMemcpyKind { hipMemcpyHostToDevice = 1 };
+enum hipMemcpyKind { hipMemcpyHostToDevice = 1, hipMemcpyDeviceToDevice = 3 };
 enum hipDeviceAttribute_t { hipDeviceAttributeWallClockRate = 10000 };
 enum { hipStreamNonBlocking = 1, hipHostMallocDefault = 0 };
 
