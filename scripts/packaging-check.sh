@@ -60,6 +60,11 @@ export HOME="$work/home" TMPDIR="$work/tmp"
 mkdir -p "$HOME" "$TMPDIR"
 chmod 700 "$HOME" "$TMPDIR"
 unset XDG_CACHE_HOME POPMON_CACHE_DIR POPMON_MPICC PYTHONPATH || true
+# Nothing comes from the network: a download anything tries (EasyBuild's
+# ConfigureMake family asks for a recent config.guess, and fails over to none)
+# goes to a closed port.
+export http_proxy=http://127.0.0.1:9 https_proxy=http://127.0.0.1:9 HTTP_PROXY=http://127.0.0.1:9 HTTPS_PROXY=http://127.0.0.1:9
+unset no_proxy NO_PROXY || true
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1
 
 version=$(sed -n 's/^const Version = "\(.*\)"$/\1/p' "$root/embed.go")
