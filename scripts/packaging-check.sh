@@ -90,9 +90,7 @@ ln "$tarball" "$mirror/_source-cache/archive/${sha256:0:2}/$sha256.tar.gz"
 
 step "Spack 1.1, spack-packages, clingo from $shared"
 cd "$work"
-for f in spack-1.1.0 spack-packages-2025.11.0; do
-	tar xzf "$shared/$f.tar.gz"
-done
+tar xzf "$shared/spack-1.1.0.tar.gz"
 spack_root="$work/spack-1.1.0"
 builtin="$work/spack-packages-2025.11.0/repos/spack_repo/builtin"
 # Spack indexes a repository by loading every one of its package files: the
@@ -102,17 +100,19 @@ builtin="$work/spack-packages-2025.11.0/repos/spack_repo/builtin"
 # with these externals (found by trying; a package missing from this list
 # fails the check with Spack's "not found" message). POPMON_PACKAGING_FULL=1
 # uses the whole repository.
-if [ "${POPMON_PACKAGING_FULL:-0}" != 1 ]; then
+if [ "${POPMON_PACKAGING_FULL:-0}" = 1 ]; then
+	tar xzf "$shared/spack-packages-2025.11.0.tar.gz"
+else
 	reached="binutils boost compiler_wrapper cuda elfutils gcc gcc_runtime glibc go hip hwloc icu4c
 		libarchive llvm llvm_amdgpu mbedtls mpich musl nccl ncurses openmpi prrte ucc ucx valgrind
 		yaksa zstd"
-	trimmed="$work/builtin/spack_repo/builtin"
-	mkdir -p "$trimmed/packages"
-	cp -r "$builtin/__init__.py" "$builtin/repo.yaml" "$builtin/build_systems" "$trimmed/"
+	members="__init__.py repo.yaml build_systems"
 	for p in $reached; do
-		cp -r "$builtin/packages/$p" "$trimmed/packages/"
+		members="$members packages/$p"
 	done
-	builtin=$trimmed
+	# shellcheck disable=SC2086
+	tar xzf "$shared/spack-packages-2025.11.0.tar.gz" \
+		$(printf "spack-packages-2025.11.0/repos/spack_repo/builtin/%s " $members)
 fi
 # Spack's solver imports clingo: the prebuilt module, else built from its source.
 clingo="$work/clingo"
