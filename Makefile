@@ -1,5 +1,6 @@
 # popmon: `make demo` sets up and measures the bundled example; `make test`
-# runs the whole test suite (unit and end-to-end, Open MPI and MPICH).
+# runs the whole test suite (unit and end-to-end, Open MPI and MPICH) and the
+# packaging check (Spack, EasyBuild, modules; scripts/packaging-check.sh).
 
 GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 BIN := bin/popmon
@@ -9,7 +10,7 @@ EXAMPLES := build/examples
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 
-.PHONY: all deps deps-test build demo test test-unit bench generate lint clean FORCE
+.PHONY: all deps deps-test build demo test test-unit packaging-check bench generate lint clean FORCE
 
 all: build
 
@@ -30,6 +31,12 @@ demo: deps build
 test: deps-test
 	$(GO) vet ./...
 	$(GO) test -count=1 -p 1 -timeout 40m ./...
+	@./scripts/packaging-check.sh
+
+# Installs popmon offline with Spack and EasyBuild from ../shared/packaging and
+# measures a program through their modules (docs/install.md); `make test` runs it.
+packaging-check:
+	@./scripts/packaging-check.sh
 
 test-unit:
 	$(GO) test -short ./...

@@ -11,16 +11,21 @@
 # python3-mpi4py (with python3) for the Python tests (Debian's mpi4py is built
 # for Open MPI; MPICH's Python test calls MPI through ctypes); python3-pytest to
 # run DLB's own functional TALP tests by hand (docs/coming-from-dlb.md); on x86-64 the
-# AArch64 cross compiler (the tests build the library's AArch64 entry points).
+# AArch64 cross compiler (the tests build the library's AArch64 entry points);
+# lmod, flake8, black and isort for the packaging check
+# (scripts/packaging-check.sh: `module load`, `spack style`), and cmake and
+# python3-cffi for its fallback build of clingo.
 # As root it installs with apt-get; otherwise it prints the command to run.
 set -eu
 
 # `install-deps.sh` installs what the demo needs; `install-deps.sh test` also
 # what the tests need (clang, Chromium, iproute2, slurm-wlm, prometheus, tmux,
-# python3-mpi4py, the AArch64 cross compiler).
+# python3-mpi4py, the AArch64 cross compiler, lmod, flake8, black, isort,
+# cmake, python3-cffi).
 pkgs="build-essential gfortran libopenmpi-dev openmpi-bin mpich libmpich-dev libomp-dev"
 if [ "${1:-}" = test ]; then
 	pkgs="$pkgs clang chromium fonts-dejavu-core iproute2 slurm-wlm prometheus tmux python3-mpi4py python3-pytest"
+	pkgs="$pkgs lmod flake8 black isort cmake python3-cffi"
 	if [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then
 		pkgs="$pkgs gcc-aarch64-linux-gnu"
 	fi
