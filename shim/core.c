@@ -241,7 +241,6 @@ static void start_measuring(void)
 		return;
 	}
 	popmon_counters_init(primary);
-	popmon_ompt_probe();
 	/* Without MPI the Global region spans the whole process; MPI_Init
 	 * restarts it. */
 	popmon_regions_restart_global(popmon_now());

@@ -31,7 +31,7 @@ var cLayers = []struct {
 	{"subsystems", []string{
 		"accounts.c", "counters.c", "dispatch.c", "intercept.c",
 		"gpu.c", "gpu_cupti.c", "gpu_cupti_pm.c", "gpu_counters.c", "gpu_rocm.c", "gpu_pool.c",
-		"live.c", "live_read.c", "ompt.c", "regions.c", "talp_api.c", "reduce.c",
+		"live.c", "live_read.c", "ompt.c", "gomp.c", "regions.c", "talp_api.c", "reduce.c",
 		"mpi/mpidata.c", "mpi/trace.c",
 	}},
 	{"output", []string{"output.c"}},

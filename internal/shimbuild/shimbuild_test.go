@@ -126,7 +126,7 @@ func TestBuildAndCache(t *testing.T) {
 			// Every exported name is popmon's or a deliberate compatibility
 			// name (MPI's, DLB's, the GPU runtimes' tool entry points,
 			// the pthread_create wrapper).
-			compat := regexp.MustCompile(`^(popmon_|MPI_|PMPI_|MPIX_|PMPIX_|mpi_|pmpi_|DLB_|InitializeInjection$|ompt_start_tool$|rocprofiler_configure$|rocprofiler_set_api_table$|pthread_create$|_init$|_fini$)`)
+			compat := regexp.MustCompile(`^(popmon_|MPI_|PMPI_|MPIX_|PMPIX_|mpi_|pmpi_|DLB_|GOMP_|InitializeInjection$|ompt_start_tool$|rocprofiler_configure$|rocprofiler_set_api_table$|pthread_create$|_init$|_fini$)`)
 			for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 				f := strings.Fields(line)
 				if name := f[len(f)-1]; !compat.MatchString(name) {
