@@ -351,9 +351,9 @@ void GOMP_parallel_end(void)
 #define WAIT(sync, call)                                                        \
 	do {                                                                    \
 		struct popmon_thread *t_ = popmon_tls;                          \
-		popmon_omp_wait_begin(t_);                                      \
+		popmon_omp_wait_begin(t_, sync);                                \
 		call;                                                           \
-		popmon_omp_wait_end(t_, sync);                                  \
+		popmon_omp_wait_end(t_);                                        \
 	} while (0)
 
 #define WAIT_VOID(name, sync)                                                   \

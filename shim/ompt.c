@@ -420,21 +420,22 @@ static void add_sync(struct popmon_thread *t, uint64_t ticks)
 		in->m[t->omp_index].sync += ticks;
 }
 
-void popmon_omp_wait_begin(struct popmon_thread *t)
+void popmon_omp_wait_begin(struct popmon_thread *t, int synchronization)
 {
 	if (!t)
 		return;
 	uint64_t now = popmon_now();
 	t->omp_wait_begin = now;
+	t->omp_wait_kind = (uint32_t)synchronization;
 	push_state(t, POPMON_ST_IDLE, now);
 }
 
-void popmon_omp_wait_end(struct popmon_thread *t, int synchronization)
+void popmon_omp_wait_end(struct popmon_thread *t)
 {
 	if (!t)
 		return;
 	uint64_t now = popmon_now();
-	if (synchronization)
+	if (t->omp_wait_kind)
 		add_sync(t, popmon_delta(t->omp_wait_begin, now));
 	pop_state(t, now);
 }
@@ -449,12 +450,10 @@ static void on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t e
 	struct popmon_thread *t = popmon_tls;
 	if (!t)
 		return;
-	if (endpoint == ompt_scope_begin) {
-		t->omp_wait_kind = kind;
-		popmon_omp_wait_begin(t);
-	} else {
-		popmon_omp_wait_end(t, explicit_wait(kind));
-	}
+	if (endpoint == ompt_scope_begin)
+		popmon_omp_wait_begin(t, explicit_wait(kind));
+	else
+		popmon_omp_wait_end(t);
 }
 
 static void on_mutex_acquire(ompt_mutex_t kind, unsigned int hint, unsigned int impl,
@@ -466,7 +465,7 @@ static void on_mutex_acquire(ompt_mutex_t kind, unsigned int hint, unsigned int 
 	(void)codeptr_ra;
 	if (kind == ompt_mutex_atomic)
 		return;
-	popmon_omp_wait_begin(popmon_tls);
+	popmon_omp_wait_begin(popmon_tls, 1);
 }
 
 static void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t wait_id, const void *codeptr_ra)
@@ -475,7 +474,7 @@ static void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t wait_id, const v
 	(void)codeptr_ra;
 	if (kind == ompt_mutex_atomic)
 		return;
-	popmon_omp_wait_end(popmon_tls, 1);
+	popmon_omp_wait_end(popmon_tls);
 }
 
 enum { TASK_EXPLICIT = 0x706f706d }; /* marks explicit tasks in task_data */
@@ -505,10 +504,18 @@ void popmon_omp_task_run(struct popmon_thread *t, int begin)
 	if (!t)
 		return;
 	uint64_t now = popmon_now();
-	if (begin)
+	if (begin) {
+		/* Run inside a wait (a barrier, a taskwait): the wait so far
+		 * is synchronization, the task's time is not. */
+		if (t->nstack > 0 && t->state == POPMON_ST_IDLE && t->omp_wait_kind)
+			add_sync(t, popmon_delta(t->omp_wait_begin, now));
 		push_state(t, POPMON_ST_USEFUL, now);
-	else
+	} else {
 		pop_state(t, now); /* back to where it ran (barrier, taskwait, ...) */
+		/* The wait resumes (after a wait inside the task, with that
+		 * wait's kind: an approximation for waits nested in tasks). */
+		t->omp_wait_begin = now;
+	}
 }
 
 static void on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t prior_task_status,

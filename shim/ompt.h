@@ -69,11 +69,12 @@ void popmon_omp_implicit_end(struct popmon_thread *t, int mark_end);
 /* The team has joined: t (the encountering thread) closes the instance
  * (NULL: a nested region's end). */
 void popmon_omp_parallel_end(struct popmon_thread *t, void *inst);
-/* t waits (barrier, taskwait, taskgroup, critical, lock, ordered); at the
- * end, synchronization says whether the wait was an explicit one (ompP's
- * synchronization category) rather than an implicit barrier. */
-void popmon_omp_wait_begin(struct popmon_thread *t);
-void popmon_omp_wait_end(struct popmon_thread *t, int synchronization);
+/* t waits (barrier, taskwait, taskgroup, critical, lock, ordered) until
+ * popmon_omp_wait_end; synchronization says whether the wait is an explicit
+ * one (ompP's synchronization category) rather than an implicit barrier.
+ * Explicit tasks run inside a wait are not part of it. */
+void popmon_omp_wait_begin(struct popmon_thread *t, int synchronization);
+void popmon_omp_wait_end(struct popmon_thread *t);
 /* An explicit task was created by t; one begins (begin 1) or stops running
  * on t (begin 0). */
 void popmon_omp_task_created(struct popmon_thread *t);
