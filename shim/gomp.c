@@ -65,17 +65,48 @@ static int (*thread_num_fn)(void);
 static int (*max_threads_fn)(void);
 
 /* The runtime's own function name: the next definition after libpopmon's,
- * or libgomp's when a library opened it privately (RTLD_LOCAL, as Python
- * modules do), where RTLD_NEXT does not look. Its absence is not
- * survivable (the program called it): one line, then abort. */
-static void *real_sym(const char *name)
+ * or, where RTLD_NEXT does not look (a runtime that a library opened
+ * privately, RTLD_LOCAL, as Python modules are opened), the one the caller
+ * (code at the address caller) would have bound to: its object's own
+ * dependencies, then the runtimes already loaded. NULL when none. */
+static void *lookup(const char *name, const void *caller)
 {
 	void *f = dlsym(RTLD_NEXT, name);
-	if (!f) {
-		void *h = dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD);
-		if (h)
+	if (f)
+		return f;
+	Dl_info info;
+	if (caller && dladdr(caller, &info) && info.dli_fname) {
+		void *h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+		if (h) {
 			f = dlsym(h, name);
+			dlclose(h);
+			Dl_info mine, found;
+			/* Not libpopmon's own (the caller may depend on it). */
+			if (f && dladdr((void *)(uintptr_t)&lookup, &mine) && dladdr(f, &found) &&
+			    mine.dli_fbase == found.dli_fbase)
+				f = NULL;
+			if (f)
+				return f;
+		}
 	}
+	static const char *const runtimes[] = {"libgomp.so.1", "libomp.so.5", "libomp.so", "libiomp5.so", NULL};
+	for (int i = 0; runtimes[i]; i++) {
+		void *h = dlopen(runtimes[i], RTLD_LAZY | RTLD_NOLOAD);
+		if (!h)
+			continue;
+		f = dlsym(h, name);
+		dlclose(h);
+		if (f)
+			return f;
+	}
+	return NULL;
+}
+
+/* lookup's result, which must exist (the program called the function):
+ * else one line, then abort. */
+static void *real_sym(const char *name, const void *caller)
+{
+	void *f = lookup(name, caller);
 	if (!f) {
 		static const char head[] = "popmon: the OpenMP runtime's ";
 		static const char tail[] = " was not found: cannot continue\n";
@@ -93,9 +124,30 @@ static void *real_sym(const char *name)
 	static __typeof__(type) real_##name;                                    \
 	__typeof__(type) r_ = __atomic_load_n(&real_##name, __ATOMIC_RELAXED);  \
 	if (__builtin_expect(!r_, 0)) {                                         \
-		r_ = (type)real_sym(#name);                                     \
+		r_ = (__typeof__(type))real_sym(#name, __builtin_return_address(0)); \
 		__atomic_store_n(&real_##name, r_, __ATOMIC_RELAXED);           \
 	}
+
+/* Whether the runtime that defines GOMP_parallel for code at caller is
+ * LLVM's (or Intel's) OpenMP runtime, whose GOMP_* compatibility entry
+ * points report to OMPT. */
+static int llvm_runtime(const void *caller)
+{
+	if (dlsym(RTLD_DEFAULT, "__kmpc_fork_call"))
+		return 1;
+	void *gp = lookup("GOMP_parallel", caller);
+	Dl_info info;
+	if (!gp || !dladdr(gp, &info) || !info.dli_fname)
+		return 0;
+	void *h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return 0;
+	int llvm = dlsym(h, "__kmpc_fork_call") != NULL;
+	dlclose(h);
+	return llvm;
+}
+
+static const void *first_caller; /* the code of the first GOMP call */
 
 static void decide(void)
 {
@@ -103,24 +155,28 @@ static void decide(void)
 	int m = PASS;
 	if (popmon_proc.inert) {
 		m = PASS;
-	} else if (dlsym(RTLD_DEFAULT, "__kmpc_fork_call")) {
+	} else if (llvm_runtime(first_caller)) {
 		m = PASS; /* LLVM's libomp: measured through OMPT (ompt.c) */
 	} else if (popmon_env_switch("POPMON_NO_OMPT", 0, 1)) {
 		popmon_omp_off("GNU libgomp"); /* --openmp=off */
 	} else {
-		num_threads_fn = (int (*)(void))real_sym("omp_get_num_threads");
-		thread_num_fn = (int (*)(void))real_sym("omp_get_thread_num");
-		max_threads_fn = (int (*)(void))real_sym("omp_get_max_threads");
+		num_threads_fn = (int (*)(void))real_sym("omp_get_num_threads", first_caller);
+		thread_num_fn = (int (*)(void))real_sym("omp_get_thread_num", first_caller);
+		max_threads_fn = (int (*)(void))real_sym("omp_get_max_threads", first_caller);
 		popmon_omp_measured_by("GNU libgomp", POPMON_OMP_BY_GOMP);
 		m = MEASURE;
 	}
 	__atomic_store_n(&mode, m, __ATOMIC_RELEASE);
 }
 
-static inline int measuring(void)
+/* Whether the wrappers measure (decided at the first call, from code at
+ * caller). */
+#define measuring() measuring_from(__builtin_return_address(0))
+static inline __attribute__((always_inline)) int measuring_from(const void *caller)
 {
 	int m = __atomic_load_n(&mode, __ATOMIC_ACQUIRE);
 	if (__builtin_expect(m == UNDECIDED, 0)) {
+		__atomic_store_n(&first_caller, caller, __ATOMIC_RELAXED);
 		pthread_once(&decided, decide);
 		m = __atomic_load_n(&mode, __ATOMIC_ACQUIRE);
 	}

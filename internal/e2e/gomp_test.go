@@ -287,3 +287,62 @@ func TestGompPassThrough(t *testing.T) {
 		t.Errorf("%d parallel constructs measured with --openmp=off", len(m.OMPRegions))
 	}
 }
+
+// TestGompLoadedByLibrary: GNU libgomp that a library opened at run time
+// (the PyTorch case, gomp_once_test.go's program), globally (RTLD_GLOBAL) or
+// privately (RTLD_LOCAL, as Python opens its modules, where RTLD_NEXT does
+// not find the runtime), is measured in place: the regions around its
+// parallel regions get OpenMP metrics.
+func TestGompLoadedByLibrary(t *testing.T) {
+	impl := impls(t)[0]
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("no gcc")
+	}
+	bin := t.TempDir()
+	build := func(args ...string) {
+		t.Helper()
+		if b, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, b)
+		}
+	}
+	write := func(name, text string) string {
+		p := filepath.Join(bin, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	lib := filepath.Join(bin, "libwork.so")
+	build("gcc", "-O2", "-fopenmp", "-fPIC", "-shared", "-o", lib, write("work.c", gompWork))
+	for _, mode := range []string{"RTLD_GLOBAL", "RTLD_LOCAL"} {
+		t.Run(mode, func(t *testing.T) {
+			app := filepath.Join(bin, "app_"+mode)
+			src := strings.Replace(gompApp, "RTLD_NOW | RTLD_GLOBAL", "RTLD_NOW | "+mode, 1)
+			build(impl.mpicc, "-O2", "-I"+filepath.Join(repoRoot, "shim"), "-o", app, write(mode+".c", src), "-ldl")
+			file, so, se, code := runPopmon(t, append([]string{"OMP_NUM_THREADS=2"}, ompEnv...), []string{"--mpicc", impl.mpicc}, append(launch(impl, 2), app, lib)...)
+			if code != 0 || strings.Count(so, "ok\n") != 2 {
+				t.Fatalf("exit %d, output %q\n%s", code, so, se)
+			}
+			m := readChecked(t, file)
+			if m.OpenMP == nil || !m.OpenMP.OMPT || m.OpenMP.Method != "GOMP interposition" {
+				t.Fatalf("openmp %+v, want GNU libgomp measured in place\n%s", m.OpenMP, se)
+			}
+			rep := compute(t, m, pop.ModelTALP)
+			for _, region := range []string{"load", "train"} {
+				g, ok := rep.Region(region)
+				if !ok {
+					t.Errorf("no region %s", region)
+					continue
+				}
+				if v, ok := g.Value("omp_load_balance"); !ok || v < 0.9 {
+					t.Errorf("%s: omp_load_balance %.3f (measured %v), want ≈ 1 (2 threads sleeping alike)", region, v, ok)
+				}
+			}
+			for _, p := range m.Processes {
+				if p.CPUs != 2 {
+					t.Errorf("rank %d: %d CPUs, want 2", p.Rank, p.CPUs)
+				}
+			}
+		})
+	}
+}
