@@ -151,6 +151,9 @@ static const void *first_caller; /* the code of the first GOMP call */
 
 static void decide(void)
 {
+	/* A parallel region in another library's constructor may come before
+	 * libpopmon's own. */
+	popmon_ensure_init();
 	popmon_wake(POPMON_WAKE_COMPUTE); /* an OpenMP program named like a utility */
 	int m = PASS;
 	if (popmon_proc.inert) {

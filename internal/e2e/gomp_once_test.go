@@ -133,7 +133,7 @@ func TestOpenMPNotMeasuredSaidOnce(t *testing.T) {
 			if n := strings.Count(se, why); n != 1 {
 				t.Errorf("popmon run's stderr says it %d times, want once:\n%s", n, se)
 			}
-			if !strings.Contains(se, "\nOpenMP:    not measured: "+why+"\n") {
+			if !strings.Contains(se, "\nOpenMP:    GNU libgomp · not measured: "+why+"\n") {
 				t.Errorf("the header lacks it:\n%s", se)
 			}
 			if n := strings.Count(se, "OpenMP Parallel efficiency ...... not measured: see OpenMP above\n"); n != c.regions {
