@@ -183,7 +183,9 @@ static inline __attribute__((always_inline)) int measuring_from(const void *call
 		pthread_once(&decided, decide);
 		m = __atomic_load_n(&mode, __ATOMIC_ACQUIRE);
 	}
-	return m == MEASURE;
+	/* A forked child is inert (core.c): its copy of the thread records
+	 * is not even mapped. */
+	return m == MEASURE && !popmon_proc.inert;
 }
 
 static inline struct popmon_thread *self(void)

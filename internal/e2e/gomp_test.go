@@ -346,3 +346,61 @@ func TestGompLoadedByLibrary(t *testing.T) {
 		})
 	}
 }
+
+// gompFork runs OpenMP constructs in a forked child (which does not exec):
+// the child is inert, its copy of the library's thread records not even
+// mapped, so the GOMP wrappers must pass straight through there.
+const gompFork = `#define _POSIX_C_SOURCE 200809L
+#include <omp.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(void)
+{
+	int n = 0;
+#pragma omp parallel num_threads(2)
+	{
+#pragma omp critical
+		n++;
+	}
+	pid_t p = fork();
+	if (p == 0) {
+#pragma omp critical
+		n++;
+#pragma omp barrier
+		_exit(n == 3 ? 0 : 1);
+	}
+	int st = 0;
+	waitpid(p, &st, 0);
+	printf("ok %d %d\n", n, WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st));
+	return 0;
+}
+`
+
+// TestGompForkedChild: a forked child's critical section and barrier do
+// not crash it (they did, SIGSEGV, before the wrappers checked for an
+// inert process), and the parent is measured.
+func TestGompForkedChild(t *testing.T) {
+	impls(t) // skips in -short mode
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed")
+	}
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "fork")
+	src := filepath.Join(dir, "fork.c")
+	if err := os.WriteFile(src, []byte(gompFork), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("gcc", "-fopenmp", "-O2", "-o", prog, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	out := filepath.Join(t.TempDir(), "f.json")
+	so, se, code := popmon(t, ompEnv, "run", "--no-mpi", "--format", "none", "-o", out, "--", prog)
+	if code != 0 || so != "ok 2 0\n" {
+		t.Fatalf("exit %d, output %q (want \"ok 2 0\": the child's exit status 0)\n%s", code, so, se)
+	}
+	m := readChecked(t, out)
+	if m.OpenMP == nil || m.OpenMP.Method != "GOMP interposition" {
+		t.Errorf("openmp %+v, want the parent measured by GOMP interposition", m.OpenMP)
+	}
+}
