@@ -149,10 +149,13 @@ static int llvm_runtime(const void *caller)
 
 static const void *first_caller; /* the code of the first GOMP call */
 
+static int deciding; /* decide is running: start-up's probe must not wait for it */
+
 static void decide(void)
 {
+	__atomic_store_n(&deciding, 1, __ATOMIC_RELAXED);
 	/* A parallel region in another library's constructor may come before
-	 * libpopmon's own. */
+	 * libpopmon's own (whose start-up probes too: see deciding). */
 	popmon_ensure_init();
 	popmon_wake(POPMON_WAKE_COMPUTE); /* an OpenMP program named like a utility */
 	int m = PASS;
@@ -192,6 +195,21 @@ static inline struct popmon_thread *self(void)
 {
 	struct popmon_thread *t = popmon_tls;
 	return t ? t : popmon_thread_slow();
+}
+
+void popmon_gomp_probe(void)
+{
+	/* libgomp initialises in its constructor (reading OMP_NUM_THREADS
+	 * then), before the program runs: a program linked with it has its
+	 * OpenMP runtime, and the runtime's CPUs, from the start, as a program
+	 * on libomp has from the runtime's first use (OMPT's tool start), even
+	 * if it never enters a parallel region. A dormant process waits for
+	 * its first GOMP call (which wakes it); a libgomp opened later is
+	 * decided at its first call. */
+	if (__atomic_load_n(&deciding, __ATOMIC_RELAXED) || popmon_proc.inert || popmon_proc.dormant ||
+	    !dlsym(RTLD_NEXT, "GOMP_parallel"))
+		return; /* (called from decide itself: start-up, a dormant process woken) */
+	pthread_once(&decided, decide);
 }
 
 unsigned int popmon_gomp_team_size(unsigned int requested)

@@ -6,6 +6,11 @@
 #ifndef POPMON_GOMP_H
 #define POPMON_GOMP_H
 
+/* Start-up (core.c): when the program is linked with GNU libgomp, decide
+ * now to measure it (the runtime is there from the start, as on libomp
+ * from its first use), or to pass through (LLVM's libomp, --openmp=off). */
+void popmon_gomp_probe(void);
+
 /* The team size of the next outermost parallel region a GOMP wrapper
  * starts: requested is the program's num_threads (0: the runtime's
  * default); the value returned is what libgomp is asked for. Today the
