@@ -31,8 +31,9 @@
  *    taskloop (libgomp writes each task's bounds at the start of its data,
  *    which a header would shift), host teams (GOMP_teams_reg).
  *
- * Each wrapper decides once (the first GOMP call) whether it measures or
- * passes straight through: it passes through in an inert process, with
+ * The wrappers decide once (at start-up for a program linked with libgomp,
+ * popmon_gomp_probe; else at the first GOMP call) whether they measure or
+ * pass straight through: through in an inert process, with
  * --openmp=off (POPMON_NO_OMPT), and when the runtime is LLVM's libomp
  * (which exports GOMP_* for GCC's programs and reports to OMPT: counting
  * here too would count twice). Hot paths: one thread-local load, no lock,

@@ -404,3 +404,50 @@ func TestGompForkedChild(t *testing.T) {
 		t.Errorf("openmp %+v, want the parent measured by GOMP interposition", m.OpenMP)
 	}
 }
+
+// gompNoRegion uses the OpenMP runtime but never enters a parallel region
+// (as LAMMPS without its OPENMP package): 100 ms of serial work.
+const gompNoRegion = `#define _POSIX_C_SOURCE 200809L
+#include <omp.h>
+#include <stdio.h>
+#include <time.h>
+int main(void)
+{
+	struct timespec r = {0, 100000000};
+	nanosleep(&r, NULL);
+	printf("ok %d\n", omp_get_max_threads());
+	return 0;
+}
+`
+
+// TestGompNoParallelRegion: the process holds the runtime's CPUs
+// (OMP_NUM_THREADS = 2) on libgomp from the start, as on libomp from the
+// runtime's first use: its second CPU idles the whole run, serialization
+// 0.5 on both (on libgomp it was 1 CPU and 1.0 before the start-up probe).
+func TestGompNoParallelRegion(t *testing.T) {
+	needLibomp(t)
+	impls(t) // skips in -short mode
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "noregion.c")
+	prog := filepath.Join(dir, "noregion")
+	if err := os.WriteFile(src, []byte(gompNoRegion), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("gcc", "-fopenmp", "-O2", "-o", prog, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	gm, lm, g, l := gompPair(t, []string{"OMP_NUM_THREADS=2"}, []string{"--no-mpi"}, prog)
+	checkAll(t, g, "libgomp", []want{
+		{pop.ModelTALP, "Global", "parallel_efficiency", 0.5},
+		{pop.ModelTALP, "Global", "omp_serialization_efficiency", 0.5},
+	})
+	sameMetrics(t, g, l, "Global")
+	for _, m := range []*measure.Measurement{gm, lm} {
+		if m.Processes[0].CPUs != 2 {
+			t.Errorf("%s: %d CPUs, want 2", m.OpenMP.Method, m.Processes[0].CPUs)
+		}
+	}
+}
