@@ -134,7 +134,9 @@ func TestGompOpenMPOnly(t *testing.T) {
 
 // TestGompHybrid: hybrid programs (the primary waits in MPI while its
 // workers idle; a num_threads clause larger than OMP_NUM_THREADS) with
-// both MPIs, on libgomp in place and on libomp.
+// both MPIs, on libgomp in place and on libomp. (Their designed values on
+// libgomp are TestHybridMPIWorkerIdle's and TestNumThreadsOverride's gcc
+// cases, which run in place now.)
 func TestGompHybrid(t *testing.T) {
 	needLibomp(t)
 	for _, impl := range impls(t) {
@@ -148,11 +150,6 @@ func TestGompHybrid(t *testing.T) {
 			}
 			argv := append(append(launch(impl, 2), prog), args...)
 			_, _, g, l := gompPair(t, []string{"OMP_NUM_THREADS=2"}, []string{"--mpicc", impl.mpicc}, argv...)
-			checkAll(t, g, "libgomp", []want{
-				{pop.ModelTALP, "Global", "parallel_efficiency", 2.0 / 3},
-				{pop.ModelTALP, "Global", "omp_serialization_efficiency", 5.0 / 6},
-				{pop.ModelTALP, "Global", "omp_load_balance", 1},
-			})
 			sameMetrics(t, g, l, "Global")
 		})
 		t.Run(impl.name+"/team_override", func(t *testing.T) {
@@ -168,10 +165,6 @@ func TestGompHybrid(t *testing.T) {
 					t.Errorf("libgomp: rank %d: %d CPUs, want 4 (the largest team)", p.Rank, p.CPUs)
 				}
 			}
-			checkAll(t, g, "libgomp", []want{
-				{pop.ModelTALP, "Global", "parallel_efficiency", 0.625},
-				{pop.ModelTALP, "Global", "omp_serialization_efficiency", 0.625},
-			})
 			sameMetrics(t, g, l, "Global")
 		})
 	}
