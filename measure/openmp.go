@@ -6,8 +6,12 @@ type OpenMP struct {
 	// Runtime is the runtime's name and version as OMPT reports it, or
 	// "GNU libgomp".
 	Runtime string `json:"runtime"`
-	// OMPT reports whether OpenMP events were measured.
+	// OMPT reports whether OpenMP events were measured (through OMPT or,
+	// on GNU libgomp, by interposing its entry points: Method).
 	OMPT bool `json:"ompt"`
+	// Method says how OpenMP was measured: "OMPT" or "GOMP interposition"
+	// ("" in files of older libraries, which measured through OMPT only).
+	Method string `json:"method,omitempty"`
 	// Reason says, when OMPT is false, why and how to fix it.
 	Reason string `json:"reason,omitempty"`
 	// MaxThreads is omp_get_max_threads() at start-up: the CPUs of each

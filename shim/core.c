@@ -26,6 +26,7 @@
 #include "gpu_rocm.h"
 #include "intercept.h"
 #include "live.h"
+#include "gomp.h"
 #include "ompt.h"
 #include "output.h"
 #include "regions.h"
@@ -263,7 +264,7 @@ static void start_measuring(void)
 		return;
 	}
 	popmon_counters_init(primary);
-	popmon_ompt_probe();
+	popmon_gomp_probe();
 	/* Without MPI the Global region spans the whole process; MPI_Init
 	 * restarts it. */
 	popmon_regions_restart_global(popmon_now());

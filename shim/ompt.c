@@ -54,7 +54,7 @@ static int ompt_active;          /* the runtime started our tool */
 static char runtime_name[128];
 static int runtime_seen;         /* an OpenMP runtime is loaded */
 static const char *no_ompt_reason;
-static int gomp_at_start;        /* libgomp was loaded when the library started */
+static const char *method;       /* how it is measured: POPMON_OMP_BY_OMPT or _BY_GOMP */
 static int primary_charged;      /* the primary charges its idle workers */
 static int runtime_cpus(void);
 static void start_charging(struct popmon_thread *t);
@@ -199,23 +199,20 @@ static void on_thread_end(ompt_data_t *thread_data)
 		popmon_switch(t, POPMON_ST_IDLE, popmon_now());
 }
 
-static void on_parallel_begin(ompt_data_t *encountering_task_data,
-			      const ompt_frame_t *encountering_task_frame, ompt_data_t *parallel_data,
-			      unsigned int requested_parallelism, int flags, const void *codeptr_ra)
+/* ------------------------------------------------------------------ events
+ * Runtime-neutral: ompt.c's callbacks below and gomp.c's wrappers of
+ * libgomp's entry points (GOMP interposition) both call these. */
+
+void *popmon_omp_parallel_begin(struct popmon_thread *t, unsigned int requested, const void *codeptr)
 {
-	(void)encountering_task_data;
-	(void)encountering_task_frame;
-	(void)flags;
-	parallel_data->ptr = NULL;
-	struct popmon_thread *t = self();
 	if (!t)
-		return;
+		return NULL;
 	if (t->omp_inst || t->omp_nested) {
 		/* Nested: part of this thread's work; counted as TALP counts
 		 * parallel regions (every one, nested included). */
 		t->omp_nested++;
 		POPMON_ADD(t->extra[POPMON_X_PARALLELS], 1);
-		return;
+		return NULL;
 	}
 	struct ring *ring = t->omp_ring;
 	if (!ring) {
@@ -223,24 +220,78 @@ static void on_parallel_begin(ompt_data_t *encountering_task_data,
 		ring = calloc(1, sizeof *ring);
 		if (!ring) {
 			popmon_warn_once("nomem", "out of memory for OpenMP accounting");
-			return;
+			return NULL;
 		}
 		t->omp_ring = ring;
 	}
 	struct instance *in = &ring->inst[ring->next++ % RING];
 	uint64_t now = popmon_now();
 	in->begin = now;
-	in->codeptr = codeptr_ra;
+	in->codeptr = codeptr;
 	in->n = 0;
-	in->requested = requested_parallelism;
+	in->requested = requested;
 	uint32_t cpus = (uint32_t)popmon_omp_team_cpus();
-	uint32_t team = requested_parallelism < cpus ? requested_parallelism : cpus;
+	uint32_t team = requested < cpus ? requested : cpus;
 	/* Forking: the primary waits; CPUs outside the team are idle. */
 	popmon_switch(t, POPMON_ST_IDLE, now);
 	if (t->slot == 0)
 		t->rate = cpus > team ? cpus - team : 0;
 	t->omp_parallel = in;
-	parallel_data->ptr = in;
+	return in;
+}
+
+static void on_parallel_begin(ompt_data_t *encountering_task_data,
+			      const ompt_frame_t *encountering_task_frame, ompt_data_t *parallel_data,
+			      unsigned int requested_parallelism, int flags, const void *codeptr_ra)
+{
+	(void)encountering_task_data;
+	(void)encountering_task_frame;
+	(void)flags;
+	parallel_data->ptr = popmon_omp_parallel_begin(self(), requested_parallelism, codeptr_ra);
+}
+
+int popmon_omp_implicit_begin(struct popmon_thread *t, void *inst, unsigned int n, unsigned int index)
+{
+	struct instance *in = inst;
+	if (!t || !in || index >= MAX_TEAM || t->omp_inst)
+		return 0; /* nested team, or too large: not accounted */
+	uint64_t now = popmon_now();
+	in->n = n;
+	popmon_switch(t, POPMON_ST_USEFUL, now);
+	in->m[index].t = t;
+	in->m[index].useful0 = t->acc[POPMON_ST_USEFUL];
+	in->m[index].mpi0 = t->acc[POPMON_ST_MPI];
+	in->m[index].task_begin = now;
+	in->m[index].task_end = 0;
+	in->m[index].sync = 0;
+	t->omp_inst = in;
+	t->omp_index = index;
+	t->nstack = 0;
+	if (t->slot == 0) {
+		if (!primary_charged)
+			start_charging(t);
+		/* omp_set_num_threads / num_threads may exceed the default:
+		 * the process holds as many CPUs as its largest team. */
+		if ((int)n > popmon_omp_team_cpus())
+			popmon_cpus_grow_omp((int)n, in->begin);
+		uint32_t cpus = (uint32_t)popmon_omp_team_cpus();
+		t->rate = cpus > n ? cpus - n : 0;
+	}
+	return 1;
+}
+
+void popmon_omp_implicit_end(struct popmon_thread *t, int mark_end)
+{
+	if (!t || !t->omp_inst)
+		return;
+	uint64_t now = popmon_now();
+	struct instance *in = t->omp_inst;
+	if (mark_end && t->omp_index < MAX_TEAM && in->m[t->omp_index].t == t &&
+	    in->m[t->omp_index].task_end == 0)
+		in->m[t->omp_index].task_end = now;
+	t->omp_inst = NULL;
+	t->nstack = 0;
+	popmon_switch(t, POPMON_ST_IDLE, now);
 }
 
 static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parallel_data,
@@ -252,57 +303,21 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parall
 	struct popmon_thread *t = self();
 	if (!t)
 		return;
-	uint64_t now = popmon_now();
 	if (endpoint == ompt_scope_begin) {
-		struct instance *in = parallel_data ? parallel_data->ptr : NULL;
-		task_data->value = 0;
-		if (!in || index >= MAX_TEAM || t->omp_inst)
-			return; /* nested team, or too large: not accounted */
-		task_data->value = 1;
-		in->n = actual_parallelism;
-		popmon_switch(t, POPMON_ST_USEFUL, now);
-		in->m[index].t = t;
-		in->m[index].useful0 = t->acc[POPMON_ST_USEFUL];
-		in->m[index].mpi0 = t->acc[POPMON_ST_MPI];
-		in->m[index].task_begin = now;
-		in->m[index].task_end = 0;
-		in->m[index].sync = 0;
-		t->omp_inst = in;
-		t->omp_index = index;
-		t->nstack = 0;
-		if (t->slot == 0) {
-			if (!primary_charged)
-				start_charging(t);
-			/* omp_set_num_threads / num_threads may exceed the default:
-			 * the process holds as many CPUs as its largest team. */
-			if ((int)actual_parallelism > popmon_omp_team_cpus())
-				popmon_cpus_grow_omp((int)actual_parallelism, in->begin);
-			uint32_t cpus = (uint32_t)popmon_omp_team_cpus();
-			t->rate = cpus > actual_parallelism ? cpus - actual_parallelism : 0;
-		}
+		task_data->value = (uint64_t)popmon_omp_implicit_begin(
+			t, parallel_data ? parallel_data->ptr : NULL, actual_parallelism, index);
 	} else if (endpoint == ompt_scope_end) {
-		if (task_data->value != 1 || !t->omp_inst)
+		if (task_data->value != 1)
 			return;
-		struct instance *in = t->omp_inst;
-		if (t->omp_index < MAX_TEAM && in->m[t->omp_index].t == t &&
-		    in->m[t->omp_index].task_end == 0)
-			in->m[t->omp_index].task_end = now;
-		t->omp_inst = NULL;
-		t->nstack = 0;
-		popmon_switch(t, POPMON_ST_IDLE, now);
+		popmon_omp_implicit_end(t, 1);
 	}
 }
 
-static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encountering_task_data,
-			    int flags, const void *codeptr_ra)
+void popmon_omp_parallel_end(struct popmon_thread *t, void *inst)
 {
-	(void)encountering_task_data;
-	(void)flags;
-	(void)codeptr_ra;
-	struct popmon_thread *t = popmon_tls;
 	if (!t)
 		return;
-	struct instance *in = parallel_data ? parallel_data->ptr : NULL;
+	struct instance *in = inst;
 	if (!in) {
 		if (t->omp_nested)
 			t->omp_nested--;
@@ -382,6 +397,15 @@ static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encounterin
 	POPMON_STORE(t->state, POPMON_ST_USEFUL);
 }
 
+static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encountering_task_data,
+			    int flags, const void *codeptr_ra)
+{
+	(void)encountering_task_data;
+	(void)flags;
+	(void)codeptr_ra;
+	popmon_omp_parallel_end(popmon_tls, parallel_data ? parallel_data->ptr : NULL);
+}
+
 static int explicit_wait(ompt_sync_region_t kind)
 {
 	return kind == ompt_sync_region_barrier_explicit || kind == ompt_sync_region_taskwait ||
@@ -396,6 +420,26 @@ static void add_sync(struct popmon_thread *t, uint64_t ticks)
 		in->m[t->omp_index].sync += ticks;
 }
 
+void popmon_omp_wait_begin(struct popmon_thread *t, int synchronization)
+{
+	if (!t)
+		return;
+	uint64_t now = popmon_now();
+	t->omp_wait_begin = now;
+	t->omp_wait_kind = (uint32_t)synchronization;
+	push_state(t, POPMON_ST_IDLE, now);
+}
+
+void popmon_omp_wait_end(struct popmon_thread *t)
+{
+	if (!t)
+		return;
+	uint64_t now = popmon_now();
+	if (t->omp_wait_kind)
+		add_sync(t, popmon_delta(t->omp_wait_begin, now));
+	pop_state(t, now);
+}
+
 static void on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t endpoint,
 				ompt_data_t *parallel_data, ompt_data_t *task_data,
 				const void *codeptr_ra)
@@ -406,44 +450,31 @@ static void on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t e
 	struct popmon_thread *t = popmon_tls;
 	if (!t)
 		return;
-	uint64_t now = popmon_now();
-	if (endpoint == ompt_scope_begin) {
-		t->omp_wait_begin = now;
-		t->omp_wait_kind = kind;
-		push_state(t, POPMON_ST_IDLE, now);
-	} else {
-		if (explicit_wait(kind))
-			add_sync(t, popmon_delta(t->omp_wait_begin, now));
-		pop_state(t, now);
-	}
+	if (endpoint == ompt_scope_begin)
+		popmon_omp_wait_begin(t, explicit_wait(kind));
+	else
+		popmon_omp_wait_end(t);
 }
 
 static void on_mutex_acquire(ompt_mutex_t kind, unsigned int hint, unsigned int impl,
 			     ompt_wait_id_t wait_id, const void *codeptr_ra)
 {
-	(void)kind;
 	(void)hint;
 	(void)impl;
 	(void)wait_id;
 	(void)codeptr_ra;
-	struct popmon_thread *t = popmon_tls;
-	if (!t || kind == ompt_mutex_atomic)
+	if (kind == ompt_mutex_atomic)
 		return;
-	uint64_t now = popmon_now();
-	t->omp_wait_begin = now;
-	push_state(t, POPMON_ST_IDLE, now);
+	popmon_omp_wait_begin(popmon_tls, 1);
 }
 
 static void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t wait_id, const void *codeptr_ra)
 {
 	(void)wait_id;
 	(void)codeptr_ra;
-	struct popmon_thread *t = popmon_tls;
-	if (!t || kind == ompt_mutex_atomic)
+	if (kind == ompt_mutex_atomic)
 		return;
-	uint64_t now = popmon_now();
-	add_sync(t, popmon_delta(t->omp_wait_begin, now));
-	pop_state(t, now);
+	popmon_omp_wait_end(popmon_tls);
 }
 
 enum { TASK_EXPLICIT = 0x706f706d }; /* marks explicit tasks in task_data */
@@ -459,9 +490,32 @@ static void on_task_create(ompt_data_t *encountering_task_data,
 	if (!(flags & ompt_task_explicit))
 		return;
 	new_task_data->value = TASK_EXPLICIT;
-	struct popmon_thread *t = popmon_tls;
+	popmon_omp_task_created(popmon_tls);
+}
+
+void popmon_omp_task_created(struct popmon_thread *t)
+{
 	if (t)
 		POPMON_ADD(t->extra[POPMON_X_TASKS], 1);
+}
+
+void popmon_omp_task_run(struct popmon_thread *t, int begin)
+{
+	if (!t)
+		return;
+	uint64_t now = popmon_now();
+	if (begin) {
+		/* Run inside a wait (a barrier, a taskwait): the wait so far
+		 * is synchronization, the task's time is not. */
+		if (t->nstack > 0 && t->state == POPMON_ST_IDLE && t->omp_wait_kind)
+			add_sync(t, popmon_delta(t->omp_wait_begin, now));
+		push_state(t, POPMON_ST_USEFUL, now);
+	} else {
+		pop_state(t, now); /* back to where it ran (barrier, taskwait, ...) */
+		/* The wait resumes (after a wait inside the task, with that
+		 * wait's kind: an approximation for waits nested in tasks). */
+		t->omp_wait_begin = now;
+	}
 }
 
 static void on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t prior_task_status,
@@ -470,14 +524,13 @@ static void on_task_schedule(ompt_data_t *prior_task_data, ompt_task_status_t pr
 	struct popmon_thread *t = popmon_tls;
 	if (!t)
 		return;
-	uint64_t now = popmon_now();
 	int prior_explicit = prior_task_data && prior_task_data->value == TASK_EXPLICIT;
 	int next_explicit = next_task_data && next_task_data->value == TASK_EXPLICIT;
 	(void)prior_task_status; /* completed, yielded or switched: it stops running here */
 	if (prior_explicit)
-		pop_state(t, now); /* back to where it ran (barrier, taskwait, ...) */
+		popmon_omp_task_run(t, 0);
 	if (next_explicit)
-		push_state(t, POPMON_ST_USEFUL, now);
+		popmon_omp_task_run(t, 1);
 }
 
 /* ------------------------------------------------------------------ tool */
@@ -502,10 +555,7 @@ static int tool_initialize(ompt_function_lookup_t lookup, int initial_device_num
 	REG(ompt_callback_task_create, on_task_create);
 	REG(ompt_callback_task_schedule, on_task_schedule);
 #undef REG
-	ompt_active = 1;
-	runtime_seen = 1;
-	popmon_cpus_grow_omp(runtime_cpus(), popmon_now());
-	start_charging(popmon_tls);
+	popmon_omp_measured_by(NULL, POPMON_OMP_BY_OMPT);
 	return 1; /* keep the tool */
 }
 
@@ -572,25 +622,12 @@ static void start_charging(struct popmon_thread *t)
 	t->rate = (uint32_t)(popmon_omp_team_cpus() - 1);
 }
 
-void popmon_ompt_probe(void)
-{
-	/* The runtime starts the tool when the program first uses OpenMP
-	 * (see ompt_start_tool). Only noted here, at start-up (the library's
-	 * constructor, before the program runs): whether GNU libgomp is
-	 * already loaded, i.e. part of the program as linked, rather than
-	 * loaded later by a library the program opens (PyTorch, NumPy). */
-	gomp_at_start = dlsym(RTLD_DEFAULT, "GOMP_parallel") != NULL;
-}
-
 /* Why OpenMP is not measured, for the file's "openmp" object, which every
  * report shows once, in its header (docs/openmp-regions.md, "When OpenMP is
- * not measured"). Nothing goes into the process's warnings: the report
- * would say it a second time under Warnings. On stderr it is said once (by
- * rank 0), and only where no popmon run will print the report, or the
- * sentence, at the end (popmon exec, a manual LD_PRELOAD), and not for
- * libgomp that a library loaded at run time with --openmp=auto: a runtime
- * the user did not ask about (PyTorch's, NumPy's) gets the plain note of the
- * report header only. */
+ * not measured"). GNU libgomp, which has no OMPT, is measured in place
+ * through its entry points (gomp.c); what is left is --openmp=off. A
+ * libgomp program that never entered a parallel region was measured all
+ * the same: it ran on one CPU. */
 static void no_ompt_check(void)
 {
 	static int done;
@@ -599,50 +636,45 @@ static void no_ompt_check(void)
 	done = 1;
 	if (!dlsym(RTLD_DEFAULT, "omp_get_max_threads"))
 		return; /* no OpenMP runtime in this program */
-	if (dlsym(RTLD_DEFAULT, "GOMP_parallel") && !dlsym(RTLD_DEFAULT, "__kmpc_fork_call")) {
+	/* libpopmon exports GOMP_parallel itself (gomp.c): the runtime's is
+	 * the next one. */
+	if (dlsym(RTLD_NEXT, "GOMP_parallel") && !dlsym(RTLD_DEFAULT, "__kmpc_fork_call")) {
 		runtime_seen = 1;
 		snprintf(runtime_name, sizeof runtime_name, "GNU libgomp");
-		/* The advice depends on what popmon run knew (POPMON_OPENMP_MODE,
-		 * POPMON_LIBOMP) and on when libgomp was loaded. */
-		static const char *const modes[] = {"auto", "libomp", "native", "off", NULL};
-		const char *mode = getenv("POPMON_OPENMP_MODE");
-		if (!popmon_env_word("POPMON_OPENMP_MODE", mode, modes, "auto"))
-			mode = NULL;
-		const char *libomp = getenv("POPMON_LIBOMP");
-		int automatic = !mode || !*mode || strcmp(mode, "auto") == 0;
-		int by_library = automatic && !gomp_at_start; /* not asked about */
-		if (mode && strcmp(mode, "off") == 0) {
+		if (popmon_env_switch("POPMON_NO_OMPT", 0, 1)) {
 			no_ompt_reason = "OpenMP measurement is off (popmon run --openmp=off)";
-			return; /* asked for: nothing to warn about */
-		}
-		if (mode && strcmp(mode, "native") == 0)
-			no_ompt_reason = "GNU libgomp has no OMPT and --openmp=native keeps it: run with "
-					 "popmon run --openmp=libomp (or auto) to measure OpenMP";
-		else if (by_library && libomp && *libomp)
-			no_ompt_reason = "GNU libgomp, which a library loaded at run time (as PyTorch and NumPy do), "
-					 "has no OMPT; popmon run --openmp=libomp measures it";
-		else if (by_library)
-			no_ompt_reason = "GNU libgomp, which a library loaded at run time (as PyTorch and NumPy do), "
-					 "has no OMPT; to measure it, install LLVM's libomp (apt-get install libomp-dev) "
-					 "and run with popmon run --openmp=libomp";
-		else if (libomp && *libomp)
-			no_ompt_reason = "GNU libgomp has no OMPT, and popmon did not see before the launch that "
-					 "the program uses it (started by a script?): run with popmon run --openmp=libomp";
-		else
-			no_ompt_reason = "GNU libgomp has no OMPT: install LLVM's libomp (apt-get install libomp-dev) "
-					 "and run with popmon run --openmp=libomp";
-		const char *session = getenv("POPMON_SESSION");
-		if (by_library || (session && *session) || popmon_proc.inert || !popmon_warns_aloud())
 			return;
-		char line[400];
-		int n = snprintf(line, sizeof line, "popmon: OpenMP metrics not measured: %s\n", no_ompt_reason);
-		if (n > (int)sizeof line - 1)
-			n = (int)sizeof line - 1;
-		if (write(2, line, (size_t)n) < 0) {
-			/* nothing sensible to do */
 		}
+		ompt_active = 1;
+		method = POPMON_OMP_BY_GOMP;
 	}
 	/* An OMPT runtime that never started the tool was never used. */
+}
+
+void popmon_omp_measured_by(const char *runtime, const char *how)
+{
+	if (ompt_active)
+		return;
+	if (runtime)
+		snprintf(runtime_name, sizeof runtime_name, "%s", runtime);
+	method = how;
+	runtime_seen = 1;
+	ompt_active = 1;
+	popmon_cpus_grow_omp(runtime_cpus(), popmon_now());
+	start_charging(popmon_tls);
+}
+
+void popmon_omp_off(const char *runtime)
+{
+	if (runtime && !runtime_seen)
+		snprintf(runtime_name, sizeof runtime_name, "%s", runtime);
+	runtime_seen = 1;
+	no_ompt_reason = "OpenMP measurement is off (popmon run --openmp=off)";
+}
+
+const char *popmon_openmp_method(void)
+{
+	return ompt_active && method ? method : "";
 }
 
 int popmon_openmp_info(const char **runtime, int *ompt, const char **reason, int *max_threads)

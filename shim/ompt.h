@@ -7,7 +7,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-void popmon_ompt_probe(void);  /* start-up: lets the OpenMP runtime initialise OMPT */
 /* The openmp object of the measurement file: runtime, whether measured,
  * why not. Returns 0 when the program uses no OpenMP runtime. */
 int popmon_openmp_info(const char **runtime, int *ompt, const char **reason, int *max_threads);
@@ -39,5 +38,46 @@ int popmon_omp_rows(struct popmon_omp_row **rows);
 void popmon_cpus_grow_omp(int n, uint64_t until);
 /* "module+0xaddress" of construct slot idx; 0 when empty. */
 int popmon_omp_construct_name(int idx, char *out, size_t n);
+
+/* ------------------------------------------------------------------
+ * The OpenMP events, runtime-neutral: OMPT's callbacks (this file) and the
+ * wrappers of GNU libgomp's entry points (gomp.c) both report through these,
+ * so both runtimes feed the same accounts (ompt.c's header comment). t is
+ * the calling thread's record (NULL: nothing is done).
+ */
+struct popmon_thread;
+#define POPMON_OMP_BY_OMPT "OMPT"
+#define POPMON_OMP_BY_GOMP "GOMP interposition"
+/* The runtime is measured from now on (runtime: its name, NULL to keep the
+ * one known; how: POPMON_OMP_BY_*): the process gains the runtime's CPUs
+ * and the primary starts charging its idle workers. Once. */
+void popmon_omp_measured_by(const char *runtime, const char *how);
+/* The runtime is there but not measured (--openmp=off). */
+void popmon_omp_off(const char *runtime);
+/* How OpenMP was measured ("" when it was not). */
+const char *popmon_openmp_method(void);
+/* t encounters a parallel region of requested threads at codeptr (its
+ * return address): the instance to pass to the team's implicit tasks and
+ * to popmon_omp_parallel_end, NULL for a nested (or unaccounted) one. */
+void *popmon_omp_parallel_begin(struct popmon_thread *t, unsigned int requested, const void *codeptr);
+/* t begins its implicit task index of a team of n in instance inst (NULL:
+ * nothing); 1 when accounted (then end it with popmon_omp_implicit_end). */
+int popmon_omp_implicit_begin(struct popmon_thread *t, void *inst, unsigned int n, unsigned int index);
+/* t's implicit task ended; mark_end: the end is the task's (OMPT), not
+ * before the join barrier (the encountering thread in gomp.c). */
+void popmon_omp_implicit_end(struct popmon_thread *t, int mark_end);
+/* The team has joined: t (the encountering thread) closes the instance
+ * (NULL: a nested region's end). */
+void popmon_omp_parallel_end(struct popmon_thread *t, void *inst);
+/* t waits (barrier, taskwait, taskgroup, critical, lock, ordered) until
+ * popmon_omp_wait_end; synchronization says whether the wait is an explicit
+ * one (ompP's synchronization category) rather than an implicit barrier.
+ * Explicit tasks run inside a wait are not part of it. */
+void popmon_omp_wait_begin(struct popmon_thread *t, int synchronization);
+void popmon_omp_wait_end(struct popmon_thread *t);
+/* An explicit task was created by t; one begins (begin 1) or stops running
+ * on t (begin 0). */
+void popmon_omp_task_created(struct popmon_thread *t);
+void popmon_omp_task_run(struct popmon_thread *t, int begin);
 
 #endif /* POPMON_OMPT_H */

@@ -745,6 +745,10 @@ static void write_json(FILE *f, const struct popmon_run *run)
 		fputs(",\n  \"openmp\": {\"runtime\": ", f);
 		json_str(f, rt);
 		fprintf(f, ", \"ompt\": %s", ompt ? "true" : "false");
+		if (ompt && *popmon_openmp_method()) {
+			fputs(", \"method\": ", f);
+			json_str(f, popmon_openmp_method());
+		}
 		if (reason && *reason) {
 			fputs(", \"reason\": ", f);
 			json_str(f, reason);

@@ -12,7 +12,7 @@ const doctorHelp = `
 Checks what popmon can measure on this machine and says how to fix what is
 missing: MPI compilers and launchers, building the measurement library, the
 clock, hardware counters, GPUs (CUDA driver and CUPTI; HIP runtime and
-rocprofiler-sdk), OpenMP (OMPT) and Fortran support.`
+rocprofiler-sdk), OpenMP (OMPT on libomp, GOMP interposition on libgomp) and Fortran support.`
 
 func doctorCmd(env *Env, args []string) error {
 	fs := newFlags("doctor", "[--mpicc PATH]", doctorHelp, env.Stderr)

@@ -20,7 +20,7 @@ func (m *measureFlags) register(fs interface {
 	fs.StringVar(&m.GitCommit, "git-commit", "", "record this commit in the measurement (default: the CI environment of GitLab CI / GitHub Actions)")
 	fs.StringVar(&m.GitBranch, "git-branch", "", "record this branch in the measurement (default: the CI environment)")
 	fs.StringVar(&m.GitTime, "git-time", "", "record this commit time (RFC 3339) in the measurement (default: the CI environment)")
-	fs.StringVar(&m.OpenMP, "openmp", launch.OpenMPAuto, "OpenMP runtime: auto (preload LLVM libomp for GCC/libgomp programs, which have no OMPT), libomp, native, off")
+	fs.StringVar(&m.OpenMP, "openmp", launch.OpenMPAuto, "OpenMP: auto (measure the program's own runtime: OMPT on libomp, GOMP interposition on libgomp), libomp (run GCC programs on LLVM's libomp), native (= auto), off")
 	fs.StringVar(&m.GPU, "gpu", "", "GPU metrics: auto (programs that use CUDA, through CUPTI, or HIP, through rocprofiler-sdk), on (warn when they cannot be measured), off (default $POPMON_GPU, else auto)")
 	fs.StringVar(&m.GPUCounters, "gpu-counters", "", "GPU device counters (instructions, IPC, SM frequency, occupancy, DRAM bytes per region, NVIDIA through CUPTI PM sampling): auto (where the GPU and permissions allow), on (warn when they cannot be read), off (default $POPMON_GPU_COUNTERS, else auto)")
 	fs.StringVar(&m.Records, "max-process-records", "", "per-process records in the measurement up to this many processes; above, a summary form (default $POPMON_MAX_PROCESS_RECORDS, else 4096)")

@@ -1,7 +1,7 @@
 // Package doctor checks what popmon can measure on this machine (popmon
 // doctor): MPI compilers and launchers, building the measurement library,
 // the library cache, the clock, the live files' place, hardware counters and
-// GPUs (asked of the built library's probes), OpenMP (OMPT) and Fortran; each
+// GPUs (asked of the built library's probes), OpenMP (which runtime is measured how) and Fortran; each
 // check says how to fix what is missing.
 package doctor
 
@@ -187,14 +187,47 @@ func clockCheck() check {
 	return check{ok: true, warn: true, what: "clock", detail: "no invariant TSC: CLOCK_MONOTONIC (~22 ns per read) is used"}
 }
 
-func omptCheck() check {
-	if p := launch.FindLibomp(); p != "" {
-		return check{ok: true, what: "OpenMP (OMPT)", detail: "LLVM libomp found: " + p +
-			" (clang programs use it; GCC programs, whose libgomp has no OMPT, are run on it: --openmp=auto)"}
+// libgompCandidates are where Debian, Ubuntu and RPM systems install GNU
+// libgomp.
+var libgompCandidates = []string{
+	"/usr/lib/x86_64-linux-gnu/libgomp.so.1", "/usr/lib/aarch64-linux-gnu/libgomp.so.1",
+	"/usr/lib64/libgomp.so.1", "/usr/lib/libgomp.so.1",
+}
+
+func firstFile(paths []string) string {
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p
+		}
 	}
-	return check{ok: true, warn: true, what: "OpenMP (OMPT)",
-		detail: "LLVM libomp not found: OpenMP metrics need an OMPT runtime (GCC's libgomp has none)",
-		fix:    "apt-get install libomp-dev"}
+	return ""
+}
+
+func omptCheck() check {
+	return openmpCheck(launch.FindLibomp(), firstFile(libgompCandidates))
+}
+
+// openmpCheck says which OpenMP runtimes of the machine (their paths, ""
+// when absent) are measured how: LLVM's libomp through OMPT, GNU libgomp
+// in place by GOMP interposition (docs/cli.md, "OpenMP"). Neither missing
+// runtime is a fault: a program brings its own.
+func openmpCheck(libomp, libgomp string) check {
+	var parts []string
+	if libgomp != "" {
+		parts = append(parts, "GNU libgomp "+libgomp+": GCC programs measured on it in place (GOMP interposition)")
+	}
+	if libomp != "" {
+		parts = append(parts, "LLVM libomp "+libomp+": clang programs measured through OMPT; --openmp=libomp runs GCC programs on it")
+	}
+	if len(parts) == 0 {
+		return check{ok: true, what: "OpenMP", detail: "no OpenMP runtime found in the usual places: programs that bring one are measured (OMPT on libomp, GOMP interposition on libgomp)"}
+	}
+	c := check{ok: true, what: "OpenMP", detail: strings.Join(parts, "; ")}
+	if libomp == "" {
+		c.detail += "; --openmp=libomp needs LLVM's libomp"
+		c.fix = "apt-get install libomp-dev (only for --openmp=libomp)"
+	}
+	return c
 }
 
 var _ io.Writer = (*bytes.Buffer)(nil)

@@ -465,7 +465,7 @@ func TestTop(t *testing.T) {
 func TestPartialOpenMPAndCounters(t *testing.T) {
 	impl := impls(t)[0]
 	dir := examples(t, impl)
-	compilers(t, dir, "hybrid_mpi_idle") // skips without libomp
+	compilers(t, dir, "hybrid_mpi_idle") // skips without an OpenMP build
 	if _, err := os.Stat(filepath.Join(dir, "hybrid_mpi_idle.clang")); err != nil {
 		t.Skip("hybrid_mpi_idle.clang was not built (no clang)")
 	}

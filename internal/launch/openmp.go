@@ -1,9 +1,7 @@
 package launch
 
 import (
-	"fmt"
 	"os"
-	"strings"
 
 	"github.com/popmon/popmon/internal/binscan"
 	"github.com/popmon/popmon/internal/fault"
@@ -11,9 +9,9 @@ import (
 
 // OpenMP modes of --openmp.
 const (
-	OpenMPAuto   = "auto"   // preload libomp for programs linked with GNU libgomp
-	openmpLibomp = "libomp" // always preload LLVM's libomp
-	openmpNative = "native" // use the program's own runtime (no OMPT with libgomp)
+	OpenMPAuto   = "auto"   // measure the program's own runtime: OMPT on libomp, GOMP interposition on libgomp
+	openmpLibomp = "libomp" // always preload LLVM's libomp (GCC's programs then run on it, measured through OMPT)
+	openmpNative = "native" // the same as auto (before GOMP interposition it kept libgomp unmeasured)
 	openmpOff    = "off"    // do not measure OpenMP
 )
 
@@ -58,45 +56,16 @@ func locateLibomp(user string, candidates []string) (string, error) {
 	return "", nil
 }
 
-// gompPrograms returns, for each application program of a scanned command
-// line whose shared-library closure contains GNU libgomp, its name and how
-// libgomp enters it ("lmp (lmp → liblammps.so.0 → libgomp.so.1)"). Fully
-// static programs are left out: nothing can be preloaded into them.
-func gompPrograms(res *binscan.Result) []string {
-	if res == nil {
-		return nil
-	}
-	var out []string
-	seen := map[string]bool{}
-	for _, p := range res.Programs {
-		if p.Kind != binscan.KindELF || p.Static || p.Gomp == nil || seen[p.Path] {
-			continue
-		}
-		seen[p.Path] = true
-		out = append(out, fmt.Sprintf("%s (%s)", p.Arg, p.Gomp))
-	}
-	return out
-}
-
-// openmpEnv returns what to add to the preload list and the environment for
-// the --openmp mode and command line, and a note for the user to print once
-// (or ""). With --openmp=auto it reads the command line's programs with
-// binscan (cmdline as popmon will start it, in popmon's own environment:
-// the application behind a launcher is found through PATH, libgomp through
-// the programs' shared libraries). The environment always has
+// OpenMPFor returns what to add to the preload list and the environment for
+// the --openmp mode, and a note for the user to print once (or "", always
+// today). The program's own OpenMP runtime is measured where it is (auto,
+// native): LLVM's libomp through OMPT, GNU libgomp through its entry points
+// (the library's GOMP interposition); only --openmp=libomp swaps libgomp
+// for LLVM's libomp. res, what binscan read of the command line, is not
+// needed for that any more (nil is fine). The environment always has
 // POPMON_OPENMP_MODE, and POPMON_LIBOMP when LLVM's libomp was found.
-func openmpEnv(mode string, cmdline []string) (preload []string, env map[string]string, note string, err error) {
-	var res *binscan.Result
-	if (mode == OpenMPAuto || mode == "") && len(cmdline) > 0 {
-		res, _ = binscan.Scan(cmdline, os.Environ()) // an empty command line is the only error
-	}
-	return OpenMPFor(mode, res)
-}
-
-// OpenMPFor is openmpEnv for a command line binscan has already read (nil:
-// none); callers that scan the command line for other reasons pass their
-// result instead of scanning twice.
 func OpenMPFor(mode string, res *binscan.Result) (preload []string, env map[string]string, note string, err error) {
+	_ = res
 	switch mode {
 	case OpenMPAuto, "", openmpLibomp, openmpNative, openmpOff:
 	default:
@@ -107,7 +76,7 @@ func OpenMPFor(mode string, res *binscan.Result) (preload []string, env map[stri
 	}
 	env = map[string]string{envOpenMPMode: mode}
 	var lib string
-	if mode == OpenMPAuto || mode == openmpLibomp {
+	if mode == openmpLibomp {
 		if lib, err = locateLibomp(os.Getenv(envLibomp), libompCandidates); err != nil {
 			return nil, nil, "", err
 		}
@@ -121,21 +90,11 @@ func OpenMPFor(mode string, res *binscan.Result) (preload []string, env map[stri
 	case openmpOff:
 		env["POPMON_NO_OMPT"] = "1"
 		return nil, env, "", nil
-	case openmpNative:
-		return nil, env, "", nil
 	case openmpLibomp:
 		if lib == "" {
 			return nil, nil, "", fault.Envf("--openmp=libomp: LLVM's libomp not found: apt-get install libomp-dev, or set POPMON_LIBOMP")
 		}
 		return []string{lib}, env, "", nil
 	}
-	gomp := gompPrograms(res)
-	if len(gomp) == 0 {
-		return nil, env, "", nil
-	}
-	if lib == "" {
-		return nil, env, fmt.Sprintf("popmon: %s uses GNU libgomp, which has no OMPT: OpenMP metrics will be missing (apt-get install libomp-dev, or set POPMON_LIBOMP, to measure them)",
-			strings.Join(gomp, "; ")), nil
-	}
-	return []string{lib}, env, "", nil
+	return nil, env, "", nil
 }

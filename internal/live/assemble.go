@@ -180,7 +180,7 @@ func Assemble(procs []Proc, job Job, pp *measure.Partial) (*measure.Measurement,
 		for _, pr := range procs {
 			maxCPUs = max(maxCPUs, pr.Snap.CPUs)
 		}
-		m.OpenMP = &measure.OpenMP{Runtime: "measured through OMPT (the live files do not name the runtime)", OMPT: true, MaxThreads: maxCPUs}
+		m.OpenMP = &measure.OpenMP{Runtime: "measured (the live files do not name the runtime, nor whether OMPT or GOMP interposition measured it)", OMPT: true, MaxThreads: maxCPUs}
 	}
 	m.GPUDevices = devs
 	m.GPU = gpuOf(procs)

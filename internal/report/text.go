@@ -335,6 +335,9 @@ func textOpenMP(o *measure.OpenMP) string {
 		}
 		return line + " · not measured: " + why
 	}
+	if o.Method != "" {
+		line += " · measured by " + safetext.Text(o.Method)
+	}
 	if o.MaxThreads > 0 {
 		line += " · " + plural(o.MaxThreads, "thread", "") + " per process"
 	}

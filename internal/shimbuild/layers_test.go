@@ -31,7 +31,7 @@ var cLayers = []struct {
 	{"subsystems", []string{
 		"accounts.c", "counters.c", "dispatch.c", "intercept.c",
 		"gpu.c", "gpu_cupti.c", "gpu_cupti_pm.c", "gpu_counters.c", "gpu_rocm.c", "gpu_pool.c",
-		"live.c", "live_read.c", "ompt.c", "openacc.c", "regions.c", "talp_api.c", "dlb_compat.c", "reduce.c",
+		"live.c", "live_read.c", "ompt.c", "gomp.c", "openacc.c", "regions.c", "talp_api.c", "dlb_compat.c", "reduce.c",
 		"mpi/mpidata.c", "mpi/trace.c",
 	}},
 	{"output", []string{"output.c", "dlb_output.c"}},

@@ -124,16 +124,17 @@ func TestBuildAndCache(t *testing.T) {
 				t.Skipf("nm unavailable: %v", err)
 			}
 			// Every exported name is popmon's or a deliberate compatibility
-			// name (MPI's, DLB's, the GPU runtimes' tool entry points,
+			// name (MPI's, DLB's, GNU libgomp's entry points, which
+			// gomp.c interposes, the GPU runtimes' tool entry points,
 			// the pthread_create wrapper).
-			compat := regexp.MustCompile(`^(popmon_|MPI_|PMPI_|MPIX_|PMPIX_|mpi_|pmpi_|DLB_|InitializeInjection$|ompt_start_tool$|acc_register_library$|rocprofiler_configure$|rocprofiler_set_api_table$|pthread_create$|_init$|_fini$)`)
+			compat := regexp.MustCompile(`^(popmon_|MPI_|PMPI_|MPIX_|PMPIX_|mpi_|pmpi_|DLB_|GOMP_|InitializeInjection$|ompt_start_tool$|acc_register_library$|rocprofiler_configure$|rocprofiler_set_api_table$|pthread_create$|_init$|_fini$)`)
 			for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 				f := strings.Fields(line)
 				if name := f[len(f)-1]; !compat.MatchString(name) {
 					t.Errorf("%s exports %s: not popmon_ nor a compatibility name", lib.Path, name)
 				}
 			}
-			for _, sym := range []string{"MPI_Send", "MPI_Allreduce", "mpi_send_", "mpi_allreduce__", "popmon_api_region_start", "DLB_MonitoringRegionStart", "DLB_TALP_CollectPOPMetrics", "DLB_TALP_QueryPOPNodeMetrics", "popmon_api_metrics", "popmon_f_metrics"} {
+			for _, sym := range []string{"MPI_Send", "MPI_Allreduce", "mpi_send_", "mpi_allreduce__", "popmon_api_region_start", "DLB_MonitoringRegionStart", "DLB_TALP_CollectPOPMetrics", "DLB_TALP_QueryPOPNodeMetrics", "popmon_api_metrics", "popmon_f_metrics", "GOMP_parallel", "GOMP_barrier", "GOMP_task"} {
 				if !strings.Contains(string(out), " "+sym+"\n") {
 					t.Errorf("%s does not export %s", lib.Path, sym)
 				}

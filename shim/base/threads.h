@@ -118,7 +118,7 @@ struct popmon_thread {
 	uint32_t omp_index;
 	uint32_t omp_nested;      /* depth of ignored (nested) parallel regions encountered */
 	uint64_t omp_wait_begin;
-	uint32_t omp_wait_kind;
+	uint32_t omp_wait_kind;   /* the current wait is synchronization (explicit) */
 	uint32_t nstack;
 	uint32_t stack[POPMON_STATE_STACK];
 	uint64_t mpi_calls;             /* completed outermost MPI calls */
