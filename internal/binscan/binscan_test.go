@@ -222,14 +222,26 @@ func TestOpenMPILooksInWorkingDirectory(t *testing.T) {
 	needTool(t, "mpirun.openmpi")
 	needTool(t, "mpiexec.hydra")
 	bin := filepath.Join(dir, "bin")
-	res, err := scan(hostSystem, bin, []string{"mpirun.openmpi", "-np", "1", "lmp"}, env("/usr/bin"))
+	// PATH holds the two launchers only: a machine with LAMMPS installed has
+	// an lmp in /usr/bin, which both would find first.
+	path := t.TempDir()
+	for _, l := range []string{"mpirun.openmpi", "mpiexec.hydra"} {
+		full, err := exec.LookPath(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(full, filepath.Join(path, l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := scan(hostSystem, bin, []string{"mpirun.openmpi", "-np", "1", "lmp"}, env(path))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p := res.Programs[0]; p.Path != filepath.Join(bin, "lmp") {
 		t.Errorf("Open MPI: lmp at %q (%s), want the working directory's", p.Path, p.Note)
 	}
-	res, err = scan(hostSystem, bin, []string{"mpiexec.hydra", "-n", "1", "lmp"}, env("/usr/bin"))
+	res, err = scan(hostSystem, bin, []string{"mpiexec.hydra", "-n", "1", "lmp"}, env(path))
 	if err != nil {
 		t.Fatal(err)
 	}
