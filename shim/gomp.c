@@ -65,6 +65,26 @@ static int (*num_threads_fn)(void);
 static int (*thread_num_fn)(void);
 static int (*max_threads_fn)(void);
 
+/* Whether f is defined by a copy of libpopmon: this one, or another one in
+ * the same process (a program linked with -ldlb against `popmon dlb-home`'s
+ * libdlb.so while libdlb_mpi.so is preloaded), whose GOMP_* are wrappers
+ * too, never the runtime. */
+static int in_popmon(const void *f)
+{
+	Dl_info found;
+	if (!dladdr(f, &found) || !found.dli_fname)
+		return 0;
+	Dl_info mine;
+	if (dladdr((const void *)(uintptr_t)&popmon_gomp_probe, &mine) && mine.dli_fbase == found.dli_fbase)
+		return 1;
+	void *h = dlopen(found.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return 0;
+	int popmon = dlsym(h, "popmon_gomp_probe") != NULL;
+	dlclose(h);
+	return popmon;
+}
+
 /* The runtime's own function name: the next definition after libpopmon's,
  * or, where RTLD_NEXT does not look (a runtime that a library opened
  * privately, RTLD_LOCAL, as Python modules are opened), the one the caller
@@ -73,7 +93,7 @@ static int (*max_threads_fn)(void);
 static void *lookup(const char *name, const void *caller)
 {
 	void *f = dlsym(RTLD_NEXT, name);
-	if (f)
+	if (f && !in_popmon(f))
 		return f;
 	Dl_info info;
 	if (caller && dladdr(caller, &info) && info.dli_fname) {
@@ -81,12 +101,8 @@ static void *lookup(const char *name, const void *caller)
 		if (h) {
 			f = dlsym(h, name);
 			dlclose(h);
-			Dl_info mine, found;
-			/* Not libpopmon's own (the caller may depend on it). */
-			if (f && dladdr((void *)(uintptr_t)&lookup, &mine) && dladdr(f, &found) &&
-			    mine.dli_fbase == found.dli_fbase)
-				f = NULL;
-			if (f)
+			/* Not libpopmon's (the caller may depend on it). */
+			if (f && !in_popmon(f))
 				return f;
 		}
 	}
@@ -167,11 +183,17 @@ static void decide(void)
 	} else if (popmon_env_switch("POPMON_NO_OMPT", 0, 1)) {
 		popmon_omp_off("GNU libgomp"); /* --openmp=off */
 	} else {
-		num_threads_fn = (int (*)(void))real_sym("omp_get_num_threads", first_caller);
-		thread_num_fn = (int (*)(void))real_sym("omp_get_thread_num", first_caller);
-		max_threads_fn = (int (*)(void))real_sym("omp_get_max_threads", first_caller);
-		popmon_omp_measured_by("GNU libgomp", POPMON_OMP_BY_GOMP);
-		m = MEASURE;
+		num_threads_fn = (int (*)(void))lookup("omp_get_num_threads", first_caller);
+		thread_num_fn = (int (*)(void))lookup("omp_get_thread_num", first_caller);
+		max_threads_fn = (int (*)(void))lookup("omp_get_max_threads", first_caller);
+		if (num_threads_fn && thread_num_fn && max_threads_fn) {
+			popmon_omp_measured_by("GNU libgomp", POPMON_OMP_BY_GOMP);
+			m = MEASURE;
+		} else {
+			/* GOMP_* without the runtime's query functions: not a
+			 * runtime popmon knows; its calls go straight through. */
+			popmon_warn_once("gomp-runtime", "the OpenMP runtime that defines GOMP_parallel has no omp_get_num_threads: OpenMP is not measured");
+		}
 	}
 	__atomic_store_n(&mode, m, __ATOMIC_RELEASE);
 }
@@ -208,7 +230,7 @@ void popmon_gomp_probe(void)
 	 * its first GOMP call (which wakes it); a libgomp opened later is
 	 * decided at its first call. */
 	if (__atomic_load_n(&deciding, __ATOMIC_RELAXED) || popmon_proc.inert || popmon_proc.dormant ||
-	    !dlsym(RTLD_NEXT, "GOMP_parallel"))
+	    !lookup("GOMP_parallel", NULL))
 		return; /* (called from decide itself: start-up, a dormant process woken) */
 	pthread_once(&decided, decide);
 }
