@@ -638,7 +638,10 @@ acc_scenario() {
 	fi
 	saved_prog=$prog
 	prog=$acc
-	scenario ACC 2 "$reps $unit"
+	# One OpenMP thread per rank, as designed: GCC's OpenACC runtime is
+	# libgomp, which popmon measures as an OpenMP runtime (a rank holds its
+	# team size's CPUs, both cores under an MPI that does not bind).
+	scenario ACC 2 "$reps $unit" OMP_NUM_THREADS=1
 	prog=$saved_prog
 }
 
