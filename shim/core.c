@@ -22,8 +22,8 @@
 #include "counters.h"
 #include "dispatch.h"
 #include "gpu.h"
-#include "gpu_cupti.h"
-#include "gpu_rocm.h"
+#include "gpu_mode.h"
+#include "gpu_backends.h"
 #include "intercept.h"
 #include "live.h"
 #include "gomp.h"
@@ -172,8 +172,7 @@ static void init_process(void)
 	popmon_proc.size = 1;
 	if (getenv("POPMON_GPU_PROBE")) { /* popmon doctor: what CUDA and ROCm the library finds */
 		popmon_proc.inert = 1;
-		popmon_gpu_probe();
-		popmon_gpu_rocm_probe();
+		popmon_gpu_backends_probe();
 		return;
 	}
 	if (getenv("POPMON_COUNTERS_PROBE")) { /* popmon doctor: what hardware counters the library finds */

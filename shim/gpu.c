@@ -18,7 +18,6 @@
 #endif
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,15 +30,13 @@
 #include "base/threads.h"
 #include "counters.h"
 #include "gpu.h"
-#include "gpu_cupti.h"
-#include "gpu_rocm.h"
+#include "gpu_mode.h"
 #include "gpu_counters.h"
 #include "gpu_pool.h"
 #include "live.h"
 
 int popmon_gpu_active;
 const char *const popmon_gpu_copy_names[POPMON_GPU_NCOPY] = {"HtoD", "DtoH", "DtoD", "PtoP", "memset"};
-const char *const popmon_gpu_mode_names[3] = {"off", "auto", "on"};
 
 /* ------------------------------------------------------------------ unions */
 
@@ -390,21 +387,6 @@ int popmon_gpu_calibrate(int (*get_timestamp)(uint64_t *ns), int64_t *offset)
 	return 0;
 }
 
-int popmon_gpu_thread(void *(*fn)(void *))
-{
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_t t;
-	int rc = pthread_create(&t, &attr, fn, NULL);
-	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return rc == 0 ? 0 : -1;
-}
-
 int popmon_gpu_device_count(void)
 {
 	return __atomic_load_n(&ndevices, __ATOMIC_ACQUIRE);
@@ -421,11 +403,6 @@ int popmon_gpu_activate(const struct popmon_gpu_ops *backend)
 	if (popmon_live)
 		__atomic_store_n(&popmon_live->gpu_active, (uint32_t)backend->vendor, __ATOMIC_RELEASE);
 	return 0;
-}
-
-int popmon_gpu_mode(void)
-{
-	return popmon_env_mode("POPMON_GPU", 1);
 }
 
 
@@ -536,48 +513,39 @@ static int kernel_rows(struct popmon_gpu_kernel_row *out)
 	return n;
 }
 
-void popmon_gpu_finish(struct popmon_gpu_proc *out, uint64_t g0_ns, uint64_t g1_ns, int rank)
+int popmon_gpu_finish_measured(struct popmon_gpu_proc *out, uint64_t g0_ns, uint64_t g1_ns)
 {
 	memset(out, 0, sizeof *out);
-	int mode = popmon_gpu_mode();
-	out->mode = mode;
-	if (__atomic_load_n(&popmon_gpu_active, __ATOMIC_ACQUIRE)) {
-		popmon_gpu_flush();
-		out->vendor = ops->vendor;
-		ops->measured(out);
-		out->ctr_mode = popmon_gpu_counters_mode(); /* the backend says what it read, or why not */
-		pthread_mutex_lock(&popmon_gpu_lock);
-		popmon_gpu_pool_drain();
-		out->status = POPMON_GPU_MEASURED;
-		for (int d = 0; d < POPMON_GPU_DEVICES; d++) {
-			if (dev_uuid[d][0])
-				memcpy(out->dev[d].uuid, dev_uuid[d], sizeof out->dev[d].uuid);
-			else
-				snprintf(out->dev[d].uuid, sizeof out->dev[d].uuid, "GPU-ordinal-%d", d);
-			memcpy(out->dev[d].name, dev_name[d], sizeof out->dev[d].name);
-			out->dev[d].used = (int64_t)devs[d].used;
-			struct popmon_gpu_gaps g = devs[d].gaps;
-			popmon_gpu_union_gaps(&devs[d].a, g0_ns, g1_ns, &g);
-			out->dev[d].gaps = (int64_t)g.count;
-			out->dev[d].idle_ns = (int64_t)g.idle_ns;
-			out->dev[d].longest_ns = (int64_t)g.longest_ns;
-		}
-		for (int c = 0; c < POPMON_GPU_NCOPY; c++) {
-			out->copies[c].count = (int64_t)copies[c].count;
-			out->copies[c].bytes = (int64_t)copies[c].bytes;
-			out->copies[c].time_ns = (int64_t)copies[c].time;
-		}
-		out->nkernels = kernel_rows(out->kernels);
-		pthread_mutex_unlock(&popmon_gpu_lock);
-	} else if (!popmon_gpu_rocm_why(out, mode)) {
-		popmon_gpu_cupti_why(out, mode);
+	out->mode = popmon_gpu_mode();
+	if (!__atomic_load_n(&popmon_gpu_active, __ATOMIC_ACQUIRE))
+		return 0;
+	popmon_gpu_flush();
+	out->vendor = ops->vendor;
+	ops->measured(out);
+	out->ctr_mode = popmon_gpu_counters_mode(); /* the backend says what it read, or why not */
+	pthread_mutex_lock(&popmon_gpu_lock);
+	popmon_gpu_pool_drain();
+	out->status = POPMON_GPU_MEASURED;
+	for (int d = 0; d < POPMON_GPU_DEVICES; d++) {
+		if (dev_uuid[d][0])
+			memcpy(out->dev[d].uuid, dev_uuid[d], sizeof out->dev[d].uuid);
+		else
+			snprintf(out->dev[d].uuid, sizeof out->dev[d].uuid, "GPU-ordinal-%d", d);
+		memcpy(out->dev[d].name, dev_name[d], sizeof out->dev[d].name);
+		out->dev[d].used = (int64_t)devs[d].used;
+		struct popmon_gpu_gaps g = devs[d].gaps;
+		popmon_gpu_union_gaps(&devs[d].a, g0_ns, g1_ns, &g);
+		out->dev[d].gaps = (int64_t)g.count;
+		out->dev[d].idle_ns = (int64_t)g.idle_ns;
+		out->dev[d].longest_ns = (int64_t)g.longest_ns;
 	}
-	const char *distinct = getenv("POPMON_GPU_TEST_DISTINCT_DEVICE_PER_RANK");
-	if (distinct && strcmp(distinct, "1") == 0 && rank >= 0) {
-		for (int d = 0; d < POPMON_GPU_DEVICES; d++) {
-			size_t l = strlen(out->dev[d].uuid);
-			snprintf(out->dev[d].uuid + l, sizeof out->dev[d].uuid - l, "-r%d", rank);
-		}
+	for (int c = 0; c < POPMON_GPU_NCOPY; c++) {
+		out->copies[c].count = (int64_t)copies[c].count;
+		out->copies[c].bytes = (int64_t)copies[c].bytes;
+		out->copies[c].time_ns = (int64_t)copies[c].time;
 	}
+	out->nkernels = kernel_rows(out->kernels);
+	pthread_mutex_unlock(&popmon_gpu_lock);
+	return 1;
 }
 

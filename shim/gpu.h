@@ -118,9 +118,22 @@ void popmon_gpu_api(struct popmon_thread *t, uint32_t site, uint64_t now);
 
 struct popmon_gpu_proc;
 
-/* What the layer asks of the backend that measures. */
+/* A backend: what it is called (the table of backends, gpu_backends.h,
+ * lists every one; the file and popmon doctor name it by these), and what
+ * the layer asks of the one that measures (it hands them over in
+ * popmon_gpu_activate: the layer never names a backend). */
 struct popmon_gpu_ops {
-	int vendor; /* POPMON_GPU_VENDOR_* */
+	int vendor;              /* POPMON_GPU_VENDOR_*: the record's and the live file's vendor */
+	const char *name;        /* the file's "method": "cupti", "rocprofiler-sdk" */
+	const char *vendor_name; /* a device's "vendor": "nvidia", "amd" */
+	/* The file's keys of the record's cupti_version and driver_version
+	 * (the vendor library's and runtime's versions). */
+	const char *version_key, *runtime_key;
+	/* popmon doctor's probe (POPMON_GPU_PROBE): key=value lines on stdout. */
+	void (*probe)(void);
+	/* Finish of a process no backend measured: 1 when this backend says
+	 * why in out (status, vendor, reason; mode on warns), else 0. */
+	int (*why)(struct popmon_gpu_proc *out, int mode);
 	/* Delivers what the vendor library holds (called with no GPU lock
 	 * held, possibly under the region lock). */
 	void (*flush)(void);
@@ -151,9 +164,6 @@ int popmon_gpu_device_count(void);
 /* The offset from a vendor clock to CLOCK_MONOTONIC: the narrowest of 8
  * brackets around get_timestamp (0 success; -1: it failed). */
 int popmon_gpu_calibrate(int (*get_timestamp)(uint64_t *ns), int64_t *offset);
-/* A detached thread of the GPU measurement running fn, with every signal
- * blocked (none of the program's is ever delivered to it): 0, or -1. */
-int popmon_gpu_thread(void *(*fn)(void *));
 
 
 
@@ -228,16 +238,13 @@ struct popmon_gpu_proc {
 	struct popmon_gpu_kernel_row kernels[POPMON_GPU_TOP];
 };
 
-/* Finalize (before the warnings are gathered): flushes, stops CUPTI, says
- * the one warning of mode on, and fills out. g0_ns, g1_ns: Global's span
- * (CLOCK_MONOTONIC) for the idle gaps; rank: for the test hook
- * POPMON_GPU_TEST_DISTINCT_DEVICE_PER_RANK. Safe to call more than once. */
-void popmon_gpu_finish(struct popmon_gpu_proc *out, uint64_t g0_ns, uint64_t g1_ns, int rank);
+/* The layer's part of finish (popmon_gpu_finish, gpu_backends.h): out
+ * cleared, the mode, and when a backend measures, its flush and part and
+ * the devices, copies and kernels; 1 then, else 0 (no backend measured:
+ * the backends say why). g0_ns, g1_ns: Global's span (CLOCK_MONOTONIC) for
+ * the idle gaps. */
+int popmon_gpu_finish_measured(struct popmon_gpu_proc *out, uint64_t g0_ns, uint64_t g1_ns);
 
-/* The mode of POPMON_GPU: 0 off, 1 auto (default), 2 on (popmon_env_mode:
- * another value is auto, with one line). */
-int popmon_gpu_mode(void);
-extern const char *const popmon_gpu_mode_names[3];
 
 
 

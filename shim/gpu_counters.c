@@ -7,27 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/env.h"
-#include "gpu.h"
 #include "gpu_counters.h"
 
 const char *const popmon_gc_keys[POPMON_GC_N] = {
 	"instructions", "sm_active_cycles", "sm_elapsed_cycles", "warps_active",
 	"dram_read_bytes", "dram_write_bytes", "sampled_ns",
 };
-
-int popmon_gpu_counters_mode(void)
-{
-	static int mode = -1;
-	int m = __atomic_load_n(&mode, __ATOMIC_RELAXED);
-	if (m >= 0)
-		return m;
-	m = popmon_env_mode("POPMON_GPU_COUNTERS", 1);
-	if (popmon_gpu_mode() == 0)
-		m = 0;
-	__atomic_store_n(&mode, m, __ATOMIC_RELAXED);
-	return m;
-}
 
 #define RING(d, k) ((d)->ring[((d)->head + (k)) % POPMON_GC_RING])
 

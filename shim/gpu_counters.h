@@ -39,10 +39,6 @@ enum {
 
 extern const char *const popmon_gc_keys[POPMON_GC_N];
 
-/* The mode of POPMON_GPU_COUNTERS: 0 off, 1 auto (default), 2 on; off
- * whenever GPU measurement is off. */
-int popmon_gpu_counters_mode(void);
-
 /* One device's samples (exported for shim/test/gpu_test.c). */
 struct popmon_gc_dev {
 	double final[POPMON_GC_N];  /* samples evicted from the ring */

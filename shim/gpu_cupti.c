@@ -28,6 +28,7 @@
 #include "base/threads.h"
 #include "base/warn.h"
 #include "gpu.h"
+#include "gpu_mode.h"
 #include "gpu_cbids.h"
 #include "gpu_cupti.h"
 #include "gpu_cupti_pm.h"
@@ -144,10 +145,18 @@ static __thread int gpu_self __attribute__((tls_model("initial-exec")));
 static void cupti_flush(void);
 static void cupti_measured(struct popmon_gpu_proc *out);
 static int cupti_device_of(const void *p);
-static const struct popmon_gpu_ops cupti_ops = {.vendor = POPMON_GPU_VENDOR_NVIDIA,
-						.flush = cupti_flush,
-						.measured = cupti_measured,
-						.device_of = cupti_device_of};
+static int cupti_why(struct popmon_gpu_proc *out, int mode);
+static void cupti_probe(void);
+const struct popmon_gpu_ops popmon_gpu_cupti_ops = {.vendor = POPMON_GPU_VENDOR_NVIDIA,
+						    .name = "cupti",
+						    .vendor_name = "nvidia",
+						    .version_key = "cupti_version",
+						    .runtime_key = "driver_version",
+						    .probe = cupti_probe,
+						    .why = cupti_why,
+						    .flush = cupti_flush,
+						    .measured = cupti_measured,
+						    .device_of = cupti_device_of};
 
 /* The pool's process function, under the GPU lock: decodes and accounts
  * every record of a completed buffer (a discard buffer's are counted as
@@ -283,7 +292,7 @@ static void gpu_callback(void *userdata, int domain, uint32_t cbid, const void *
 			if (cbdata)
 				memcpy(&ctx, (const uint8_t *)cbdata + POPMON_RESDATA_CONTEXT, sizeof ctx);
 			gpu_self = 1;
-			popmon_cupti_pm_context(popmon_gpu_backend, ctx);
+			popmon_cupti_pm_context(popmon_gpu_backend, ctx, cupti_version);
 			gpu_self = 0;
 		}
 		else if (cbid == POPMON_CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
@@ -652,7 +661,7 @@ int InitializeInjection(void)
 		fail_with(POPMON_GPU_WHY_CUPTI_ERROR, rc, call);
 		return 1;
 	}
-	if (popmon_gpu_activate(&cupti_ops) != 0) {
+	if (popmon_gpu_activate(&popmon_gpu_cupti_ops) != 0) {
 		/* Another backend measures this process's GPUs (a HIP program on
 		 * an NVIDIA machine): CUPTI records nothing, times nothing. */
 		const struct popmon_gpu_backend *b = popmon_gpu_backend;
@@ -699,11 +708,6 @@ static void cupti_flush(void)
 	popmon_gpu_backend->flush_all(0);
 	popmon_cupti_pm_flush();
 	gpu_self = 0;
-}
-
-unsigned popmon_cupti_version_of(void)
-{
-	return cupti_version;
 }
 
 /* ------------------------------------------------------------------ finish */
@@ -760,7 +764,7 @@ static void cupti_measured(struct popmon_gpu_proc *out)
 		say_lost(gone);
 }
 
-void popmon_gpu_cupti_why(struct popmon_gpu_proc *out, int mode)
+static int cupti_why(struct popmon_gpu_proc *out, int mode)
 {
 	if (failed) {
 		out->status = POPMON_GPU_UNMEASURED;
@@ -768,12 +772,12 @@ void popmon_gpu_cupti_why(struct popmon_gpu_proc *out, int mode)
 		out->cupti_version = cupti_version;
 		out->driver_version = driver_version;
 		snprintf(out->reason, sizeof out->reason, "%s", reason);
-		return;
+		return 1;
 	}
 	if (mode == 0) {
 		out->status = POPMON_GPU_UNUSED;
 		popmon_gpu_reason(out->reason, sizeof out->reason, POPMON_GPU_WHY_OFF, 0, NULL);
-		return;
+		return 1;
 	}
 	/* Never injected: CUDA used (its driver is loaded) or not. */
 	void *h = dlopen("libcuda.so.1", RTLD_NOLOAD | RTLD_NOW);
@@ -792,11 +796,12 @@ void popmon_gpu_cupti_why(struct popmon_gpu_proc *out, int mode)
 	}
 	if (mode == 2)
 		popmon_warn_once("gpu", "GPU measurement requested but %s", out->reason);
+	return 1;
 }
 
 /* ------------------------------------------------------------------ doctor */
 
-void popmon_gpu_probe(void)
+static void cupti_probe(void)
 {
 	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!h) {

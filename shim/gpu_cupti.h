@@ -1,6 +1,6 @@
 /* gpu_cupti.h: the NVIDIA backend of the GPU measurement (gpu_cupti.c: CUPTI):
- * its entry points, the record decoder, the reasons and popmon doctor's
- * probe. */
+ * its entry points, the record decoder, the reasons and its ops (the
+ * backend table's entry, gpu_backends.h). */
 #ifndef POPMON_GPU_CUPTI_H
 #define POPMON_GPU_CUPTI_H
 
@@ -20,13 +20,12 @@ int InitializeInjection(void);
  * outside [lo, hi] and devices >= ndev are rejected. */
 void popmon_gpu_decode(const uint8_t *rec, uint64_t lo, uint64_t hi, uint32_t ndev, struct popmon_gpu_record *out);
 
-/* Finish of a process the CUPTI backend did not measure: why (CUDA not
- * used, off, not injected, another tool injected, its error); gpu.c asks
- * it after the rocprofiler-sdk backend (gpu_rocm.h). */
-void popmon_gpu_cupti_why(struct popmon_gpu_proc *out, int mode);
-
-/* cuptiGetVersion's value (0 before CUPTI started). */
-unsigned popmon_cupti_version_of(void);
+/* The backend (gpu_backends.h lists it): its why says why a process it did
+ * not measure was not measured (CUDA not used, off, not injected, another
+ * tool injected, its error) and always answers; its probe is popmon
+ * doctor's (POPMON_GPU_PROBE=1 in the constructor): what it finds on stdout
+ * as key=value lines. */
+extern const struct popmon_gpu_ops popmon_gpu_cupti_ops;
 
 /* Reason texts (one sentence with the fix), shared with popmon doctor. */
 enum popmon_gpu_why {
@@ -41,9 +40,5 @@ enum popmon_gpu_why {
 	POPMON_GPU_WHY_OTHER_BACKEND, /* another backend already measures the devices */
 };
 void popmon_gpu_reason(char *buf, size_t n, int why, int err, const char *detail);
-
-/* popmon doctor's probe (POPMON_GPU_PROBE=1 in the constructor): prints
- * what it finds on stdout as key=value lines. */
-void popmon_gpu_probe(void);
 
 #endif /* POPMON_GPU_CUPTI_H */

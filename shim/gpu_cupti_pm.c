@@ -30,9 +30,10 @@
 #include "base/clock.h"
 #include "base/env.h"
 #include "base/process.h"
+#include "base/threads.h"
 #include "base/warn.h"
 #include "gpu.h"
-#include "gpu_cupti.h"
+#include "gpu_mode.h"
 #include "gpu_cupti_pm.h"
 #include "gpu_counters.h"
 
@@ -214,6 +215,7 @@ static void host_release(struct pmdev *p)
 }
 
 static void *pm_thread(void *arg);
+static unsigned pm_cupti_version; /* cuptiGetVersion's, from the backend (popmon_cupti_pm_context) */
 
 /* Starts sampling device dev (pm_lock held): 0, or -1 with the reason. */
 static int start_device(int dev)
@@ -226,7 +228,7 @@ static int start_device(int dev)
 	    !b->set_config || !b->start || !b->decode || !b->data_size || !b->data_init || !b->data_info ||
 	    !b->sample_info) {
 		fail("this CUPTI (API version %u) has no PM sampling: device counters need CUDA 12.6 or newer",
-		     popmon_cupti_version_of());
+		     pm_cupti_version);
 		return -1;
 	}
 	if (!profiler_ready) {
@@ -353,7 +355,7 @@ static int start_device(int dev)
 	p->running = 1;
 	if (!thread_started) {
 		thread_started = 1;
-		popmon_gpu_thread(pm_thread);
+		popmon_helper_thread(pm_thread);
 	}
 	return 0;
 undo:
@@ -369,7 +371,7 @@ undo:
 	return -1;
 }
 
-void popmon_cupti_pm_context(const struct popmon_gpu_backend *b, void *ctx)
+void popmon_cupti_pm_context(const struct popmon_gpu_backend *b, void *ctx, unsigned cupti_version)
 {
 	if (popmon_gpu_counters_mode() == 0)
 		return;
@@ -384,6 +386,7 @@ void popmon_cupti_pm_context(const struct popmon_gpu_backend *b, void *ctx)
 	}
 	pthread_mutex_lock(&pm_lock);
 	pmb = b;
+	pm_cupti_version = cupti_version;
 	if (!period_ns) {
 		period_ns = (uint64_t)popmon_env_int("POPMON_GPU_COUNTERS_PERIOD_US", 1000, 10, 1000000) * 1000u;
 		if (popmon_gpu_calibrate(realtime_stamp, &offset) != 0)

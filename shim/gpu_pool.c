@@ -18,7 +18,7 @@
 #include <time.h>
 
 #include "base/env.h"
-#include "gpu.h"
+#include "base/threads.h"
 #include "gpu_pool.h"
 
 enum { B_FREE = 0, B_HELD, B_DONE, B_DIRTY };
@@ -321,7 +321,7 @@ int popmon_gpu_pool_start(popmon_gpu_process_fn process, pthread_mutex_t *lock)
 		if (!b)
 			break;
 	}
-	int rc = popmon_gpu_thread(worker);
+	int rc = popmon_helper_thread(worker);
 	/* Without a worker, buffers are processed and zeroed by the flushes
 	 * (on the flushing thread), and the pool grows only on request. */
 	pthread_mutex_lock(&mu);

@@ -43,6 +43,7 @@
 #include "base/threads.h"
 #include "base/warn.h"
 #include "gpu.h"
+#include "gpu_mode.h"
 #include "gpu_counters.h"
 #include "gpu_rocm.h"
 #include "live.h"
@@ -480,7 +481,17 @@ static const struct popmon_rocm_backend *resolve(popmon_rocp_fn from)
 
 static void rocm_flush(void);
 static void rocm_measured(struct popmon_gpu_proc *out);
-static const struct popmon_gpu_ops rocm_ops = {.vendor = POPMON_GPU_VENDOR_AMD, .flush = rocm_flush, .measured = rocm_measured};
+static int rocm_why(struct popmon_gpu_proc *out, int mode);
+static void rocm_probe(void);
+const struct popmon_gpu_ops popmon_gpu_rocm_ops = {.vendor = POPMON_GPU_VENDOR_AMD,
+						   .name = "rocprofiler-sdk",
+						   .vendor_name = "amd",
+						   .version_key = "rocprofiler_sdk_version",
+						   .runtime_key = "hip_runtime_version",
+						   .probe = rocm_probe,
+						   .why = rocm_why,
+						   .flush = rocm_flush,
+						   .measured = rocm_measured};
 
 /* The live file's partial measurement: the SDK has no flush period. */
 static void *flusher(void *arg)
@@ -586,14 +597,14 @@ static int tool_initialize(popmon_rocp_fn client_finalize, void *tool_data)
 		fail_with(WHY_SDK_ERROR, call, rc);
 		return -1;
 	}
-	if (popmon_gpu_activate(&rocm_ops) != 0) {
+	if (popmon_gpu_activate(&popmon_gpu_rocm_ops) != 0) {
 		backend->stop_context(ctx);
 		fail_with(WHY_OTHER, NULL, 0);
 		return -1;
 	}
 	__atomic_store_n(&active, 1, __ATOMIC_RELEASE);
 	if (popmon_live)
-		popmon_gpu_thread(flusher);
+		popmon_helper_thread(flusher);
 	return 0;
 }
 
@@ -731,7 +742,7 @@ static int hip_loaded(void)
 	return 0;
 }
 
-int popmon_gpu_rocm_why(struct popmon_gpu_proc *out, int mode)
+static int rocm_why(struct popmon_gpu_proc *out, int mode)
 {
 	if (failed) {
 		out->status = POPMON_GPU_UNMEASURED;
@@ -754,7 +765,7 @@ int popmon_gpu_rocm_why(struct popmon_gpu_proc *out, int mode)
 
 /* ------------------------------------------------------------------ doctor */
 
-void popmon_gpu_rocm_probe(void)
+static void rocm_probe(void)
 {
 	static const char *const hips[] = {"libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6",
 					   "libamdhip64.so.5"};

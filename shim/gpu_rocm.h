@@ -7,18 +7,16 @@
 
 #include "gpu.h"
 
-/* Finish of a process no backend measured: the rocprofiler-sdk backend
- * says why when HIP was used (1; no SDK, its error, its version), else 0
- * and the CUPTI backend says it (gpu_cupti.h). */
-int popmon_gpu_rocm_why(struct popmon_gpu_proc *out, int mode);
+/* The backend (gpu_backends.h lists it): its why answers when HIP was used
+ * (no SDK, its error, its version), else leaves it to the default backend
+ * (CUPTI's); its probe is its part of popmon doctor's. */
+extern const struct popmon_gpu_ops popmon_gpu_rocm_ops;
 
-/* The AMD backend (gpu_rocm.c): the entry points rocprofiler-register and
- * rocprofiler-sdk look for, and its part of popmon doctor's probe. */
+/* The entry points rocprofiler-register and rocprofiler-sdk look for. */
 struct popmon_rocp_configure_result;
 struct popmon_rocp_configure_result *rocprofiler_configure(uint32_t version, const char *runtime_version,
 							   uint32_t priority, void *client);
 int rocprofiler_set_api_table(const char *name, uint64_t lib_version, uint64_t lib_instance, void **tables,
 			      uint64_t num_tables);
-void popmon_gpu_rocm_probe(void);
 
 #endif /* POPMON_GPU_ROCM_H */

@@ -13,6 +13,7 @@
 #include "base/process.h"
 #include "base/threads.h"
 #include "gpu.h"
+#include "gpu_mode.h"
 #include "openacc.h"
 
 /* Open OpenACC spans of this thread (an end without its start, from before

@@ -31,6 +31,8 @@
 #include "counters.h"
 #include "dlb_output.h"
 #include "gpu.h"
+#include "gpu_mode.h"
+#include "gpu_backends.h"
 #include "gpu_counters.h"
 #include "live.h"
 #include "ompt.h"
@@ -343,13 +345,13 @@ static void write_gpu(FILE *f, const struct popmon_run *run, const struct gpu_ma
 	json_str(f, popmon_gpu_mode_names[mode >= 0 && mode <= 2 ? mode : 1]);
 	fprintf(f, ", \"available\": %s", measured > 0 && unmeasured == 0 ? "true" : "false");
 	const struct popmon_gpu_proc *v = first ? first : why;
-	int amd = v && v->vendor == POPMON_GPU_VENDOR_AMD;
+	const struct popmon_gpu_ops *b = popmon_gpu_backend_of(v ? v->vendor : 0);
 	if (measured > 0)
-		fprintf(f, ", \"method\": \"%s\"", amd ? "rocprofiler-sdk" : "cupti");
+		fprintf(f, ", \"method\": \"%s\"", b->name);
 	if (v && v->cupti_version)
-		fprintf(f, ", \"%s\": %lld", amd ? "rocprofiler_sdk_version" : "cupti_version", (long long)v->cupti_version);
+		fprintf(f, ", \"%s\": %lld", b->version_key, (long long)v->cupti_version);
 	if (v && v->driver_version)
-		fprintf(f, ", \"%s\": %lld", amd ? "hip_runtime_version" : "driver_version", (long long)v->driver_version);
+		fprintf(f, ", \"%s\": %lld", b->runtime_key, (long long)v->driver_version);
 	if (measured > 0)
 		fprintf(f, ", \"clock\": \"%s\", \"dropped_records\": %lld, \"rejected_records\": %lld",
 			calibrated ? "calibrated" : "monotonic", (long long)dropped, (long long)rejected);
@@ -371,7 +373,7 @@ static void write_gpu(FILE *f, const struct popmon_run *run, const struct gpu_ma
 			fputs(", \"name\": ", f);
 			json_str(f, run->gpu[q].dev[e].name);
 		}
-		fprintf(f, ", \"vendor\": \"%s\"", run->gpu[q].vendor == POPMON_GPU_VENDOR_AMD ? "amd" : "nvidia");
+		fprintf(f, ", \"vendor\": \"%s\"", popmon_gpu_backend_of(run->gpu[q].vendor)->vendor_name);
 		const struct popmon_gpu_proc *sp = NULL;
 		int so = gpu_sampler(run, m, j, &sp);
 		if (sp)

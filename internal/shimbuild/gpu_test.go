@@ -8,7 +8,8 @@ import (
 )
 
 // buildGPUTest compiles shim/test/gpu_test.c with shim/gpu.c, gpu_cupti.c,
-// gpu_cupti_pm.c, gpu_counters.c, gpu_rocm.c and gpu_pool.c (the GPU measurement, with CUPTI and the CUDA
+// gpu_cupti_pm.c, gpu_counters.c, gpu_rocm.c, gpu_pool.c, gpu_mode.c and
+// gpu_backends.c (the GPU measurement, with CUPTI and the CUDA
 // driver replaced by the test's fake backend) and the bottom layer
 // (shim/base) with compiler cc, warnings as errors, and returns the program.
 func buildGPUTest(t *testing.T, cc string) string {
@@ -20,6 +21,7 @@ func buildGPUTest(t *testing.T, cc string) string {
 	args = append(args, baseSources(t, shim)...)
 	args = append(args, filepath.Join(shim, "gpu.c"), filepath.Join(shim, "gpu_cupti.c"), filepath.Join(shim, "gpu_cupti_pm.c"),
 		filepath.Join(shim, "gpu_counters.c"), filepath.Join(shim, "gpu_rocm.c"), filepath.Join(shim, "gpu_pool.c"),
+		filepath.Join(shim, "gpu_mode.c"), filepath.Join(shim, "gpu_backends.c"),
 		filepath.Join(shim, "test", "gpu_test.c"),
 		"-ldl", "-lpthread", "-o", bin)
 	if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {

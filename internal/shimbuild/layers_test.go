@@ -30,8 +30,9 @@ var cLayers = []struct {
 	}},
 	{"subsystems", []string{
 		"accounts.c", "counters.c", "dispatch.c", "intercept.c",
-		"gpu.c", "gpu_cupti.c", "gpu_cupti_pm.c", "gpu_counters.c", "gpu_rocm.c", "gpu_pool.c",
-		"live.c", "live_read.c", "ompt.c", "gomp.c", "openacc.c", "regions.c", "talp_api.c", "dlb_compat.c", "reduce.c",
+		"gpu_mode.c", "gpu_counters.c", "gpu_pool.c", "gpu.c", "gpu_cupti_pm.c", "gpu_cupti.c", "gpu_rocm.c", "openacc.c",
+		"gpu_backends.c",
+		"live.c", "live_read.c", "ompt.c", "gomp.c", "regions.c", "talp_api.c", "dlb_compat.c", "reduce.c",
 		"mpi/mpidata.c", "mpi/trace.c",
 	}},
 	{"output", []string{"output.c", "dlb_output.c"}},
@@ -40,21 +41,71 @@ var cLayers = []struct {
 	{"MPI wrappers", []string{"mpi/mpi_wrappers.c"}},
 }
 
+// cSublayers orders files inside a layer, lowest first: a file of one
+// sublayer includes and calls only its own sublayer's and lower ones' (and
+// the lower layers'). Files of the layer in no sublayer are not ordered
+// against them: the subsystems' GPU part is ordered, and the rest of the
+// subsystems stays one group while the events circle (regions.c and ompt.c
+// calling live.c and mpi/trace.c, which call them back) is there, through
+// which gpu.c (live.c's header) and regions.c (popmon_gpu_flush) also meet.
+var cSublayers = map[string][]struct {
+	name  string
+	files []string
+}{
+	"subsystems": {
+		{"GPU modes", []string{"gpu_mode.c"}},
+		{"GPU support", []string{"gpu_counters.c", "gpu_pool.c"}},
+		{"GPU accounting", []string{"gpu.c"}},
+		{"GPU backend parts", []string{"gpu_cupti_pm.c"}},
+		{"GPU backends", []string{"gpu_cupti.c", "gpu_rocm.c", "openacc.c"}},
+		{"GPU backend table", []string{"gpu_backends.c"}},
+	},
+}
+
 // generatedData is the generated file whose data objects (the call
 // table's names and kinds, the dispatch slots) every layer may read: they
 // are tables, not functions, and mpi_calls.h (base) and dispatch.h declare
 // them.
 const generatedData = "mpi/mpi_wrappers.c"
 
-// layerTable returns each file's layer (index in cLayers): the sources and
-// headers listed, and each listed source's header of the same name.
-func layerTable() map[string]int {
-	m := map[string]int{}
+// place is a file's layer (index in cLayers) and sublayer (index in its
+// layer's cSublayers, -1 for none).
+type place struct{ layer, sub int }
+
+// name is the place's name in messages: the sublayer's, else the layer's.
+func (p place) name() string {
+	if p.sub >= 0 {
+		return cSublayers[cLayers[p.layer].name][p.sub].name
+	}
+	return cLayers[p.layer].name
+}
+
+// above reports whether p is above q: a higher layer, or a higher sublayer
+// of the same layer (files in no sublayer are not ordered within theirs).
+func (p place) above(q place) bool {
+	if p.layer != q.layer {
+		return p.layer > q.layer
+	}
+	return p.sub >= 0 && q.sub >= 0 && p.sub > q.sub
+}
+
+// layerTable returns each file's place: the sources and headers listed, and
+// each listed source's header of the same name.
+func layerTable() map[string]place {
+	m := map[string]place{}
+	add := func(f string, p place) {
+		m[f] = p
+		if strings.HasSuffix(f, ".c") {
+			m[strings.TrimSuffix(f, ".c")+".h"] = p
+		}
+	}
 	for i, l := range cLayers {
 		for _, f := range l.files {
-			m[f] = i
-			if strings.HasSuffix(f, ".c") {
-				m[strings.TrimSuffix(f, ".c")+".h"] = i
+			add(f, place{i, -1})
+		}
+		for j, sl := range cSublayers[l.name] {
+			for _, f := range sl.files {
+				add(f, place{i, j})
 			}
 		}
 	}
@@ -66,7 +117,7 @@ var includeRe = regexp.MustCompile(`(?m)^\s*#\s*include\s+"([^"]+)"`)
 // includeViolations returns the includes of sources (by path) that name a
 // header of a higher layer than the including file's, and the library files
 // the table does not place.
-func includeViolations(sources map[string][]byte, layer map[string]int) []string {
+func includeViolations(sources map[string][]byte, layer map[string]place) []string {
 	var bad []string
 	for name, b := range sources {
 		if !strings.HasSuffix(name, ".c") && !strings.HasSuffix(name, ".h") {
@@ -92,8 +143,8 @@ func includeViolations(sources map[string][]byte, layer map[string]int) []string
 				}
 				continue // a header of the system or of a test stub
 			}
-			if to > from {
-				bad = append(bad, fmt.Sprintf("%s (%s) includes %s (%s)", name, cLayers[from].name, inc, cLayers[to].name))
+			if to.above(from) {
+				bad = append(bad, fmt.Sprintf("%s (%s) includes %s (%s)", name, from.name(), inc, to.name()))
 			}
 		}
 	}
@@ -130,7 +181,7 @@ func nmSymbols(obj string) (defs map[string]byte, undef []string, err error) {
 // callViolations compiles every source of the library (as the MPI build
 // does, with compiler and extra flags) in dir and returns each reference of a file to a
 // symbol defined by a file of a higher layer.
-func callViolations(t *testing.T, compiler string, extra []string, dir string, sources map[string][]byte, layer map[string]int) []string {
+func callViolations(t *testing.T, compiler string, extra []string, dir string, sources map[string][]byte, layer map[string]place) []string {
 	t.Helper()
 	var cfiles []string
 	for name := range sources {
@@ -181,14 +232,17 @@ func callViolations(t *testing.T, compiler string, extra []string, dir string, s
 	}
 	var bad []string
 	for i, r := range results {
-		from := layer[cfiles[i]]
+		from, ok := layer[cfiles[i]]
+		if !ok {
+			from = place{0, -1} // in no layer: includeViolations says so
+		}
 		for _, s := range r.undef {
 			def, ok := owner[s]
 			if !ok || mpiName(s) {
 				continue // the C library's, MPI's, CUDA's...
 			}
-			if to := layer[def]; to > from {
-				bad = append(bad, fmt.Sprintf("%s (%s) uses %s of %s (%s)", cfiles[i], cLayers[from].name, s, def, cLayers[to].name))
+			if to, ok := layer[def]; ok && to.above(from) {
+				bad = append(bad, fmt.Sprintf("%s (%s) uses %s of %s (%s)", cfiles[i], from.name(), s, def, to.name()))
 			}
 		}
 	}
@@ -247,7 +301,9 @@ func TestLayers(t *testing.T) {
 }
 
 // TestLayersCatch shows that the check fails on an upward include and an
-// upward call: the bottom layer's clock.c made to call regions.c.
+// upward call between layers, the bottom layer's clock.c made to call
+// regions.c, and between the subsystems' GPU sublayers, the leaf gpu_mode.c
+// made to call the accounting layer's popmon_gpu_flush (gpu.c).
 func TestLayersCatch(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles C: skipped with -short")
@@ -268,25 +324,36 @@ func TestLayersCatch(t *testing.T) {
 	}
 	bad["base/clock.c"] = append(append([]byte{}, sources["base/clock.c"]...),
 		[]byte("\n#include \"regions.h\"\nvoid popmon_layers_test_upcall(void);\nvoid popmon_layers_test_upcall(void)\n{\n\tpopmon_regions_lock();\n}\n")...)
+	bad["gpu_mode.c"] = append(append([]byte{}, sources["gpu_mode.c"]...),
+		[]byte("\n#include \"gpu.h\"\nvoid popmon_layers_test_gpu_upcall(void);\nvoid popmon_layers_test_gpu_upcall(void)\n{\n\tpopmon_gpu_flush();\n}\n")...)
 	layer := layerTable()
-	inc := includeViolations(bad, layer)
-	if len(inc) != 1 || !strings.Contains(inc[0], "base/clock.c (base) includes regions.h (subsystems)") {
-		t.Errorf("upward include not caught: %q", inc)
+	want := map[string]bool{
+		"base/clock.c (base) includes regions.h (subsystems)":    false,
+		"gpu_mode.c (GPU modes) includes gpu.h (GPU accounting)": false,
+	}
+	for _, v := range includeViolations(bad, layer) {
+		if _, ok := want[v]; ok {
+			want[v] = true
+		} else {
+			t.Errorf("unexpected: %s", v)
+		}
 	}
 	dir := t.TempDir()
 	if err := writeTree(dir, bad); err != nil {
 		t.Fatal(err)
 	}
-	calls := callViolations(t, compiler, []string{"-DPOPMON_NO_MPI"}, dir, bad, layer)
-	found := false
-	for _, c := range calls {
-		if strings.Contains(c, "base/clock.c (base) uses popmon_regions_lock of regions.c (subsystems)") {
-			found = true
+	want["base/clock.c (base) uses popmon_regions_lock of regions.c (subsystems)"] = false
+	want["gpu_mode.c (GPU modes) uses popmon_gpu_flush of gpu.c (GPU accounting)"] = false
+	for _, c := range callViolations(t, compiler, []string{"-DPOPMON_NO_MPI"}, dir, bad, layer) {
+		if _, ok := want[c]; ok {
+			want[c] = true
 		} else {
 			t.Errorf("unexpected: %s", c)
 		}
 	}
-	if !found {
-		t.Errorf("upward call not caught: %q", calls)
+	for v, caught := range want {
+		if !caught {
+			t.Errorf("not caught: %s", v)
+		}
 	}
 }

@@ -173,6 +173,10 @@ void popmon_thread_publish(struct popmon_thread *t);
 /* The tick at which the calling thread started, when it was created through
  * pthread_create after the library loaded (0 otherwise). */
 uint64_t popmon_thread_birth(void);
+/* A detached helper thread of the library (the GPU activity pool's, a
+ * backend's flusher or sampler) running fn(NULL), with every signal blocked
+ * (none of the program's is ever delivered to it): 0, or -1. */
+int popmon_helper_thread(void *(*fn)(void *));
 /* Vacant slots (an MPI thread that exited; core.c): the lock they are
  * kept under, taking the vacant record whose vacancy began by birth
  * (NULL: none), and vacating t. */

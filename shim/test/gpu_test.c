@@ -35,6 +35,7 @@
 #include "base/threads.h"
 #include "counters.h"
 #include "gpu.h"
+#include "gpu_backends.h"
 #include "gpu_cupti.h"
 #include "gpu_counters.h"
 #include "gpu_pool.h"
