@@ -54,9 +54,10 @@ run() {
 }
 
 # The DLB stand-in, and the TALP-instrumented program linked against it.
-run "$CC" $CFLAGS -fPIC -shared -Wl,-soname,libdlb.so -o "$out/libdlb.so" "$here/dlbstub/dlb_stub.c"
+dlbinc=$here/../internal/dlbhome/files/include # DLB's headers as `popmon dlb-home` installs them
+run "$CC" $CFLAGS -I"$dlbinc" -fPIC -shared -Wl,-soname,libdlb.so -o "$out/libdlb.so" "$here/dlbstub/dlb_stub.c"
 for p in talp_regions talp_api talp_monitor; do
-	run "$CC" $CFLAGS -I"$here/dlbstub" -I"$shim" -o "$out/$p" "$here/$p.c" \
+	run "$CC" $CFLAGS -I"$dlbinc" -I"$shim" -o "$out/$p" "$here/$p.c" \
 		-L"$out" -Wl,-rpath,"$out" -ldlb
 done
 

@@ -20,7 +20,7 @@ import (
 func buildTALPTest(t *testing.T, cc string) string {
 	t.Helper()
 	shim := filepath.Join("..", "..", "shim")
-	stub := filepath.Join("..", "..", "examples", "dlbstub")
+	stub := filepath.Join("..", "dlbhome", "files", "include") // DLB's headers as dlb-home installs them
 	bin := filepath.Join(t.TempDir(), "talp_test")
 	args := []string{"-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE", "-DPOPMON_NO_MPI",
 		"-I", shim, "-I", stub}
@@ -139,7 +139,7 @@ func TestTALPC(t *testing.T) {
 	scenarios := []struct{ name, what string }{
 		{"layout", "dlb_pop_metrics_t 384 B (num_cpus @128, elapsed_time @208, useful_time @216, " +
 			"parallel_efficiency @320, mpi_load_balance @332), dlb_node_metrics_t 184 B (@136, @168), " +
-			"dlb_node_times_t 24 B, in libpopmon and in examples/dlbstub/dlb_talp.h alike"},
+			"dlb_node_times_t 24 B, in libpopmon and in dlb-home's dlb_talp.h alike"},
 		{"window", "popmon_metrics_local: since-last windows on scripted accounts, a CPU joining between " +
 			"calls, the run window, an older (smaller) structure, bad arguments"},
 		{"live", "the third-party queries on a well-formed live file (pid, Global 3 s useful / 1 s MPI, " +

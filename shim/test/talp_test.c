@@ -4,7 +4,7 @@
  * calls (regions, OpenMP, the live file) stubbed out.
  *
  *   talp_test layout   the DLB structures of shim/talp_api.h and of
- *                      examples/dlbstub/dlb_talp.h against the released
+ *                      internal/dlbhome/files/include/dlb_talp.h against the released
  *                      DLB 3.6/3.7 sizes and offsets; prints "ok layout".
  *   talp_test model    reads processes from stdin, one per line:
  *                        node cpus elapsed u mpi mw iser ilb isch g
