@@ -8,7 +8,6 @@ import (
 	"github.com/popmon/popmon/internal/pages"
 	"github.com/popmon/popmon/internal/runs"
 	"github.com/popmon/popmon/internal/term"
-	"github.com/popmon/popmon/internal/trace"
 	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 )
@@ -67,7 +66,8 @@ func pagesCmd(env *Env, args []string) error {
 		return fail(ExitUsage, "%v", err)
 	}
 	opts := pages.Options{
-		Input: *in, Output: *out, Model: m, Regions: regions, SkipBad: *skipBad, Title: *title,
+		Input: *in, Output: *out, Model: m, Regions: regions, Title: *title,
+		Read: runs.ReadOptions{SkipBad: *skipBad, ToolVersion: Version},
 		Warn: func(err error) {
 			var w *runs.Warning
 			if errors.As(err, &w) {
@@ -77,10 +77,6 @@ func pagesCmd(env *Env, args []string) error {
 			fmt.Fprintf(env.Stderr, "popmon pages: skipping: %v\n", err)
 		},
 	}
-	opts.Fit = pages.ModelFit
-	opts.RunTables = pages.WaitStates(func(source string) (*trace.Trace, error) {
-		return loadTrace(source, inputOptions{skipBad: *skipBad})
-	})
 	if term.IsTerminal(env.Stderr) {
 		opts.Progress = env.Stderr
 	}
