@@ -1,13 +1,13 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/popmon/popmon/internal/fault"
 	"github.com/popmon/popmon/internal/outfile"
 	"github.com/popmon/popmon/internal/session"
 )
@@ -45,7 +45,7 @@ func unwrittenResult(job error, published, unwritten int, sess *session.Result) 
 		return job
 	}
 	if unwritten > 0 || (published == 0 && sess != nil && sess.Full != "") {
-		return &exitError{code: ExitNotWritten, err: errors.New("")}
+		return fault.Silent(fault.NotWritten)
 	}
 	return nil
 }

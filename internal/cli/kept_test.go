@@ -174,14 +174,11 @@ func TestKeepUnwrittenSaysWhere(t *testing.T) {
 // failed: its own code first. It used to exit 0.
 func TestUnwrittenExitCode(t *testing.T) {
 	code := func(err error) int {
-		var ee *exitError
 		if err == nil {
 			return 0
 		}
-		if errors.As(err, &ee) {
-			return ee.code
-		}
-		return -1
+		c, _ := exitCode(err)
+		return c
 	}
 	job := jobStatus{code: 3}.result()
 	full := &session.Result{Full: "the file system of /x is full (0 KiB free)"}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/popmon/popmon/internal/fault"
 	"github.com/popmon/popmon/internal/pages"
 	"github.com/popmon/popmon/internal/runs"
 	"github.com/popmon/popmon/internal/term"
@@ -59,11 +60,11 @@ func pagesCmd(env *Env, args []string) error {
 	}
 	if *in == "" || *out == "" || fs.NArg() != 0 {
 		fs.Usage()
-		return fail(ExitUsage, "expected -i DIR and -o SITE and no other arguments")
+		return fault.Usagef("expected -i DIR and -o SITE and no other arguments")
 	}
 	m, err := pop.ParseModel(*model)
 	if err != nil {
-		return fail(ExitUsage, "%v", err)
+		return fault.Usagef("%v", err)
 	}
 	opts := pages.Options{
 		Input: *in, Output: *out, Model: m, Regions: regions, Title: *title,
@@ -83,10 +84,10 @@ func pagesCmd(env *Env, args []string) error {
 	res, err := pages.Generate(opts)
 	var re *measure.RegionError
 	if errors.As(err, &re) {
-		return fail(ExitUsage, "%v", err)
+		return fault.Usagef("%v", err)
 	}
 	if err != nil {
-		return fail(ExitInput, "%v", err)
+		return fault.Inputf("%v", err)
 	}
 	fmt.Fprintf(env.Stdout, "popmon pages: wrote %s/index.html: %d experiment(s), %d run(s)", strings.TrimRight(*out, "/"), res.Experiments, res.Runs)
 	if res.Skipped > 0 {

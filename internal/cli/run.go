@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/popmon/popmon/internal/fault"
 	"github.com/popmon/popmon/internal/live"
 	"github.com/popmon/popmon/internal/liveapi"
 	"github.com/popmon/popmon/internal/report"
@@ -63,7 +64,7 @@ func runCmd(env *Env, args []string) error {
 	cmdline := fs.Args()
 	if len(cmdline) == 0 {
 		fs.Usage()
-		return fail(ExitUsage, "no command given: popmon run -- COMMAND [ARGS...]")
+		return fault.Usagef("no command given: popmon run -- COMMAND [ARGS...]")
 	}
 	if err := checkFormat(*format, true); err != nil {
 		return err
@@ -81,7 +82,7 @@ func runCmd(env *Env, args []string) error {
 		return err
 	}
 	if _, err := pop.ParseModels(*model); err != nil {
-		return fail(ExitUsage, "%v", err)
+		return fault.Usagef("%v", err)
 	}
 	if mf.output != "" {
 		if err := outfile.CheckTarget(mf.output, mf.force); err != nil {
@@ -90,7 +91,7 @@ func runCmd(env *Env, args []string) error {
 	}
 	path, err := lookCommand(cmdline[0])
 	if err != nil {
-		return fail(notRunnable(err), "cannot run %s: %v", cmdline[0], err)
+		return notRunnable(err, "cannot run %s: %v", cmdline[0], err)
 	}
 	scan := launch.ScanCommand(cmdline)
 	ctx := context.Background()
@@ -105,7 +106,7 @@ func runCmd(env *Env, args []string) error {
 	}
 	sessionDir, err := os.MkdirTemp(outDir, ".popmon-session-")
 	if err != nil {
-		return fail(ExitEnv, "cannot create a session folder next to the output in %s: %v", outDir, err)
+		return fault.Envf("cannot create a session folder next to the output in %s: %v", outDir, err)
 	}
 	keep := false // a measurement that could not be moved stays in the session folder
 	defer func() {
@@ -181,7 +182,7 @@ func runCmd(env *Env, args []string) error {
 		if svc != nil {
 			svc.Close()
 		}
-		return fail(notRunnable(err), "cannot start %s: %v", cmdline[0], err)
+		return notRunnable(err, "cannot start %s: %v", cmdline[0], err)
 	}
 	if sampler != nil {
 		sampler.Start()

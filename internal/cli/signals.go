@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/popmon/popmon/internal/fault"
 	"github.com/popmon/popmon/internal/term"
 )
 
@@ -23,15 +24,7 @@ type jobStatus struct {
 // result is the error runCmd returns for the job's ending: nil for exit 0,
 // its exit code otherwise, or its signal (popmon then ends by the same
 // signal, see Env.Raise).
-func (s jobStatus) result() error {
-	switch {
-	case s.signal != 0:
-		return &exitError{code: 128 + int(s.signal), signal: s.signal, err: errors.New("")}
-	case s.code != 0:
-		return &exitError{code: s.code, err: errors.New("")}
-	}
-	return nil
-}
+func (s jobStatus) result() error { return fault.JobEnded(s.code, s.signal) }
 
 // forwardedSignals are the signals popmon run passes on to the job.
 var forwardedSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT,
