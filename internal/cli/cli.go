@@ -8,8 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
-	"os/exec"
 	"sort"
 	"strings"
 	"syscall"
@@ -36,18 +34,6 @@ const (
 	ExitNotExec    = 126 // the command was found but cannot be executed (POSIX)
 	ExitNotFound   = 127 // the command was not found (POSIX)
 )
-
-// notRunnable is the error of a command that could not be started:
-// fault.NotFound (exit 127) when it does not exist, fault.NotExec (126)
-// when it exists but cannot be executed (a folder, a file without execute
-// permission, an unknown format), as a POSIX shell says.
-func notRunnable(err error, format string, a ...any) error {
-	kind := fault.NotExec
-	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
-		kind = fault.NotFound
-	}
-	return &fault.Error{Kind: kind, Err: fmt.Errorf(format, a...)}
-}
 
 // exitCode is the one mapping of errors to popmon's exit codes: a fault's
 // kind decides it (the measured job's own code, or 128 + the signal that

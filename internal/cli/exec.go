@@ -67,7 +67,7 @@ func execCmd(env *Env, args []string) error {
 	}
 	path, err := lookCommand(argv[0])
 	if err != nil {
-		return notRunnable(err, "cannot run %s: %v", argv[0], err)
+		return fault.NotRunnable(err, "cannot run %s: %v", argv[0], err)
 	}
 	scan := launch.ScanCommand(argv)
 	lib, err := mf.Build(context.Background(), env.Stderr, scan)

@@ -14,20 +14,6 @@ import (
 	"github.com/popmon/popmon/internal/outfile"
 )
 
-// jobEnd is what popmon run saw of the command's ending (pid, its exit
-// status, the signal it passed on), for a job whose processes did not all
-// say why they ended.
-func jobEnd(st jobStatus, pid int, argv []string) live.JobEnd {
-	e := live.JobEnd{PID: pid, Signal: int(st.signal), Code: st.code}
-	if len(argv) > 0 {
-		e.Name = filepath.Base(argv[0])
-	}
-	if st.forwarded != 0 {
-		e.Forwarded = live.SignalName(int(st.forwarded)) + " sent to popmon run"
-	}
-	return e
-}
-
 const recoverHelp = `Assembles the measurement of a job whose popmon run was itself killed,
 from the session folder it left next to the output (.popmon-session-*) and
 the processes' live files. The measurement is marked partial, says why the
@@ -105,7 +91,7 @@ func recoverCmd(env *Env, args []string) error {
 		}
 		target = filepath.Join(filepath.Dir(folder), filepath.Base(name))
 	}
-	view, viewed := readBack(path, target) // -o /dev/null: the report all the same
+	view, viewed := session.ReadBack(path, target) // -o /dev/null: the report all the same
 	defer viewed()
 	var final string
 	if frc {
@@ -118,7 +104,7 @@ func recoverCmd(env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stderr, "popmon: measurement written to %s\n", final)
 	if *format != "none" {
-		if err := renderFile(env, env.Stderr, shown(view, final), *format, reportOptions{model: "talp"}); err != nil {
+		if err := renderFile(env, env.Stderr, session.Shown(view, final), *format, reportOptions{model: "talp"}); err != nil {
 			fmt.Fprintf(env.Stderr, "popmon: %v\n", err)
 		}
 	}

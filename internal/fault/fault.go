@@ -10,6 +10,8 @@ package fault
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os/exec"
 	"syscall"
 )
 
@@ -66,6 +68,18 @@ func JobEnded(code int, sig syscall.Signal) error {
 		return nil
 	}
 	return &Error{Kind: Job, Err: errors.New(""), Code: code, Signal: sig}
+}
+
+// NotRunnable is the error of a command that could not be started (err):
+// NotFound when it does not exist, NotExec when it exists but cannot be
+// executed (a folder, a file without execute permission, an unknown
+// format), as a POSIX shell tells them apart.
+func NotRunnable(err error, format string, a ...any) error {
+	kind := NotExec
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+		kind = NotFound
+	}
+	return &Error{Kind: kind, Err: fmt.Errorf(format, a...)}
 }
 
 // KindOf is the kind of err's first fault in its chain, and whether it has
