@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/popmon/popmon/internal/fault"
 	"github.com/popmon/popmon/internal/shimbuild"
 )
 
@@ -44,7 +45,7 @@ func buildCmd(env *Env, args []string) error {
 	py, perr := shimbuild.PythonDir(lib.Cache)
 	if *python {
 		if perr != nil {
-			return fail(ExitEnv, "cannot place popmon's Python modules: %v", perr)
+			return fault.Envf("cannot place popmon's Python modules: %v", perr)
 		}
 		fmt.Fprintln(env.Stdout, py)
 		return nil

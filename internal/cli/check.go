@@ -72,24 +72,24 @@ func checkCmd(env *Env, args []string) error {
 	}
 	if *baseline == "" {
 		fs.Usage()
-		return fail(ExitUsage, "--baseline FILE|DIR is required")
+		return fault.Usagef("--baseline FILE|DIR is required")
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
-		return fail(ExitUsage, "expected exactly one new run file, got %d", fs.NArg())
+		return fault.Usagef("expected exactly one new run file, got %d", fs.NArg())
 	}
 	if *slowdown < 0 || math.IsNaN(*slowdown) {
-		return fail(ExitUsage, "--max-slowdown must be ≥ 0 (0 is off), got %v", *slowdown)
+		return fault.Usagef("--max-slowdown must be ≥ 0 (0 is off), got %v", *slowdown)
 	}
 	m, err := pop.ParseModel(*model)
 	if err != nil {
-		return fail(ExitUsage, "%v", err)
+		return fault.Usagef("%v", err)
 	}
 	newPath := fs.Arg(0)
 	ro := runs.ReadOptions{SkipBad: *skipBad, ToolVersion: Version}
 	nr, err := runs.LoadWith(newPath, m, ro)
 	if err != nil {
-		return fail(ExitInput, "new run %v", err)
+		return fault.Inputf("new run %v", err)
 	}
 	warnRun(env, "check", nr)
 	br, err := pickBaseline(env, *baseline, nr, m, ro)
@@ -102,16 +102,16 @@ func checkCmd(env *Env, args []string) error {
 	}
 	rows, err := compare.Runs(br, nr, metrics, regions, drops, *slowdown)
 	if kind, _ := fault.KindOf(err); err != nil && kind == fault.Usage {
-		return fail(ExitUsage, "%v", err)
+		return fault.Usagef("%v", err)
 	} else if err != nil {
-		return fail(ExitInput, "%v", err)
+		return fault.Inputf("%v", err)
 	}
 	regressions, err := compare.Print(env.Stdout, br, nr, rows, drops, *all)
 	if err != nil {
-		return fail(ExitFailure, "%v", err)
+		return fault.Failf("%v", err)
 	}
 	if regressions > 0 {
-		return fail(ExitFailure, "%d regression(s) against the baseline %s", regressions, br.Source)
+		return fault.Failf("%d regression(s) against the baseline %s", regressions, br.Source)
 	}
 	return nil
 }
@@ -132,14 +132,14 @@ func pickBaseline(env *Env, path string, nr *runs.Run, m pop.Model, ro runs.Read
 	if err != nil || !st.IsDir() {
 		r, err := runs.LoadWith(path, m, ro)
 		if err != nil {
-			return nil, fail(ExitInput, "baseline %v", err)
+			return nil, fault.Inputf("baseline %v", err)
 		}
 		warnRun(env, "check", r)
 		return r, nil
 	}
 	all, err := runs.LoadAll([]string{path}, m, ro.SkipBad, loadWarner(env, "check"))
 	if err != nil {
-		return nil, fail(ExitInput, "baseline %v (--skip-bad skips such files)", err)
+		return nil, fault.Inputf("baseline %v (--skip-bad skips such files)", err)
 	}
 	return runs.NewestLike(all, nr), nil
 }

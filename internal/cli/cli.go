@@ -8,8 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
-	"os/exec"
 	"sort"
 	"strings"
 	"syscall"
@@ -37,45 +35,35 @@ const (
 	ExitNotFound   = 127 // the command was not found (POSIX)
 )
 
-// notRunnable is the exit code for a command that could not be started:
-// 127 when it does not exist, 126 when it exists but cannot be executed (a
-// folder, a file without execute permission, an unknown format), as a
-// POSIX shell says.
-func notRunnable(err error) int {
-	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
-		return ExitNotFound
+// exitCode is the one mapping of errors to popmon's exit codes: a fault's
+// kind decides it (the measured job's own code, or 128 + the signal that
+// ended it, with that signal to end popmon by); any other error is
+// ExitFailure.
+func exitCode(err error) (int, syscall.Signal) {
+	var f *fault.Error
+	if !errors.As(err, &f) {
+		return ExitFailure, 0
 	}
-	return ExitNotExec
-}
-
-// exitError carries an exit code with an error message.
-type exitError struct {
-	code   int
-	err    error
-	signal syscall.Signal // the measured job's ending signal, 0 for none
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-func fail(code int, format string, a ...any) error {
-	return &exitError{code: code, err: fmt.Errorf(format, a...)}
-}
-
-// launchCode gives a fault (package fault: a launch's bad option or what
-// the machine lacks, an output file that must not be written or could not
-// be) its exit code: ExitUsage, ExitEnv, ExitInput or ExitFailure.
-func launchCode(err error) error {
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return err
+	switch f.Kind {
+	case fault.Usage:
+		return ExitUsage, 0
+	case fault.Env:
+		return ExitEnv, 0
+	case fault.Input:
+		return ExitInput, 0
+	case fault.NotWritten:
+		return ExitNotWritten, 0
+	case fault.NotFound:
+		return ExitNotFound, 0
+	case fault.NotExec:
+		return ExitNotExec, 0
+	case fault.Job:
+		if f.Signal != 0 {
+			return 128 + int(f.Signal), f.Signal
+		}
+		return f.Code, 0
 	}
-	kind, ok := fault.KindOf(err)
-	if !ok {
-		return err
-	}
-	codes := map[fault.Kind]int{fault.Usage: ExitUsage, fault.Env: ExitEnv, fault.Input: ExitInput, fault.Failure: ExitFailure}
-	return &exitError{code: codes[kind], err: err}
+	return ExitFailure, 0
 }
 
 // Env is what a command sees of the outside world.
@@ -142,25 +130,21 @@ func Main(args []string, env *Env) int {
 		if c.name != name {
 			continue
 		}
-		err := launchCode(c.run(env, args[1:]))
+		err := c.run(env, args[1:])
 		if err == nil {
 			return ExitOK
 		}
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
 		}
-		var ee *exitError
-		if errors.As(err, &ee) {
-			if ee.err != nil && ee.err.Error() != "" {
-				fmt.Fprintf(env.Stderr, "popmon %s: %s\n", name, safetext.Text(ee.err.Error()))
-			}
-			if ee.signal != 0 && env.RaiseSignals {
-				raiseSignal(ee.signal)
-			}
-			return ee.code
+		code, sig := exitCode(err)
+		if _, isFault := fault.KindOf(err); !isFault || err.Error() != "" {
+			fmt.Fprintf(env.Stderr, "popmon %s: %s\n", name, safetext.Text(err.Error()))
 		}
-		fmt.Fprintf(env.Stderr, "popmon %s: %s\n", name, safetext.Text(err.Error()))
-		return ExitFailure
+		if sig != 0 && env.RaiseSignals {
+			raiseSignal(sig)
+		}
+		return code
 	}
 	fmt.Fprintf(env.Stderr, "popmon: unknown command %q; run 'popmon help' for the list\n", name)
 	return ExitUsage
@@ -212,7 +196,7 @@ func parse(fs *flag.FlagSet, args []string) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return &exitError{code: ExitUsage, err: errors.New("")}
+		return fault.Silent(fault.Usage)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/popmon/popmon/internal/dlbhome"
+	"github.com/popmon/popmon/internal/fault"
 )
 
 const dlbHomeHelp = `
@@ -37,14 +38,14 @@ func dlbHomeCmd(env *Env, args []string) error {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return fail(ExitUsage, "dlb-home takes one folder (popmon dlb-home DIR)")
+		return fault.Usagef("dlb-home takes one folder (popmon dlb-home DIR)")
 	}
 	res, err := dlbhome.Layout(context.Background(), fs.Arg(0), dlbhome.Options{MPICC: *mpicc, NoMPI: *noMPI, Log: env.Stderr})
 	if errors.Is(err, dlbhome.ErrTarget) {
-		return fail(ExitUsage, "%v", err)
+		return fault.Usagef("%v", err)
 	}
 	if err != nil {
-		return fail(ExitEnv, "%v", err)
+		return fault.Envf("%v", err)
 	}
 	fmt.Fprintln(env.Stdout, res.Dir)
 	mpi := res.MPI

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/popmon/popmon/internal/doctor"
+	"github.com/popmon/popmon/internal/fault"
 )
 
 const doctorHelp = `
@@ -24,7 +25,7 @@ func doctorCmd(env *Env, args []string) error {
 	defer cancel()
 	bad := doctor.Run(ctx, *mpicc).Print(env.Stdout)
 	if bad > 0 {
-		return &exitError{code: ExitEnv, err: fmt.Errorf("%d problem(s) found", bad)}
+		return fault.Envf("%d problem(s) found", bad)
 	}
 	fmt.Fprintln(env.Stdout, "popmon can measure MPI programs here.")
 	return nil

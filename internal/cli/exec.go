@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"syscall"
 
+	"github.com/popmon/popmon/internal/fault"
 	"github.com/popmon/popmon/internal/launch"
 
 	"github.com/popmon/popmon/internal/outfile"
@@ -39,7 +40,7 @@ func execCmd(env *Env, args []string) error {
 	argv := fs.Args()
 	if len(argv) == 0 {
 		fs.Usage()
-		return fail(ExitUsage, "no program given: popmon exec -- APP [ARGS...]")
+		return fault.Usagef("no program given: popmon exec -- APP [ARGS...]")
 	}
 	if err := launch.CheckCountersMode(mf.Counters); err != nil {
 		return err
@@ -55,7 +56,7 @@ func execCmd(env *Env, args []string) error {
 		}
 		abs, err := filepath.Abs(mf.output)
 		if err != nil {
-			return fail(ExitUsage, "bad output path %s: %v", mf.output, err)
+			return fault.Usagef("bad output path %s: %v", mf.output, err)
 		}
 		set["POPMON_OUTPUT"] = abs
 		if mf.force {
@@ -66,7 +67,7 @@ func execCmd(env *Env, args []string) error {
 	}
 	path, err := lookCommand(argv[0])
 	if err != nil {
-		return fail(notRunnable(err), "cannot run %s: %v", argv[0], err)
+		return fault.NotRunnable(err, "cannot run %s: %v", argv[0], err)
 	}
 	scan := launch.ScanCommand(argv)
 	lib, err := mf.Build(context.Background(), env.Stderr, scan)
@@ -94,7 +95,7 @@ func execCmd(env *Env, args []string) error {
 		fmt.Fprintln(env.Stderr, line)
 	}
 	if err := syscall.Exec(path, argv, environ); err != nil {
-		return fail(126, "cannot execute %s: %v", path, err)
+		return &fault.Error{Kind: fault.NotExec, Err: fmt.Errorf("cannot execute %s: %v", path, err)}
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/popmon/popmon/internal/fault"
 	"github.com/popmon/popmon/internal/paraver"
 	"github.com/popmon/popmon/internal/runs"
 	"github.com/popmon/popmon/internal/units"
@@ -43,17 +44,17 @@ func importCmd(env *Env, args []string) error {
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
-		return fail(ExitUsage, "expected exactly one trace, got %d", fs.NArg())
+		return fault.Usagef("expected exactly one trace, got %d", fs.NArg())
 	}
 	path := fs.Arg(0)
 	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() && !paraver.IsTraceFile(path) {
-		return fail(ExitInput, "%s is not a Paraver trace: give a .prv or .prv.gz file starting with #Paraver", path)
+		return fault.Inputf("%s is not a Paraver trace: give a .prv or .prv.gz file starting with #Paraver", path)
 	}
 	if *app < 1 {
-		return fail(ExitUsage, "--app %d: applications are numbered from 1", *app)
+		return fault.Usagef("--app %d: applications are numbered from 1", *app)
 	}
 	if *force && *output == "" {
-		return fail(ExitUsage, "--force needs -o FILE: without -o, import picks a new numbered name and never replaces a file")
+		return fault.Usagef("--force needs -o FILE: without -o, import picks a new numbered name and never replaces a file")
 	}
 	// Check the output before the (long) import.
 	var out *outfile.File
@@ -76,20 +77,20 @@ func importCmd(env *Env, args []string) error {
 		return err
 	}
 	if f.Kind != runs.KindParaver {
-		return fail(ExitInput, "%s is not a Paraver trace: give a .prv or .prv.gz file starting with #Paraver", path)
+		return fault.Inputf("%s is not a Paraver trace: give a .prv or .prv.gz file starting with #Paraver", path)
 	}
 	m := f.Measurement
 	var name string
 	if out != nil {
 		if err := measure.Write(out, m); err != nil {
-			return fail(ExitFailure, "writing %s: %v", target, err)
+			return fault.Failf("writing %s: %v", target, err)
 		}
 		if err := out.Commit(); err != nil {
 			return err
 		}
 		name = target
 	} else if name, err = writeNumbered(m, target); err != nil {
-		return fail(ExitFailure, "writing the measurement: %v", err)
+		return fault.Failf("writing the measurement: %v", err)
 	}
 	threads := 0
 	for _, p := range m.Processes {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/popmon/popmon/internal/fault"
 	"github.com/popmon/popmon/internal/runs"
 	"github.com/popmon/popmon/internal/term"
 	"github.com/popmon/popmon/measure"
@@ -42,7 +43,7 @@ func openRun(env *Env, path string, opt inputOptions) (*runs.File, error) {
 		p.Clear()
 	}
 	if err != nil {
-		return nil, fail(ExitInput, "%v", err)
+		return nil, fault.Inputf("%v", err)
 	}
 	if f.Kind == runs.KindParaver {
 		for _, w := range f.Measurement.Warnings {

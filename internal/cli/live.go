@@ -7,25 +7,12 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/popmon/popmon/internal/fault"
 	"github.com/popmon/popmon/internal/live"
 	"github.com/popmon/popmon/internal/session"
 
 	"github.com/popmon/popmon/internal/outfile"
 )
-
-// jobEnd is what popmon run saw of the command's ending (pid, its exit
-// status, the signal it passed on), for a job whose processes did not all
-// say why they ended.
-func jobEnd(st jobStatus, pid int, argv []string) live.JobEnd {
-	e := live.JobEnd{PID: pid, Signal: int(st.signal), Code: st.code}
-	if len(argv) > 0 {
-		e.Name = filepath.Base(argv[0])
-	}
-	if st.forwarded != 0 {
-		e.Forwarded = live.SignalName(int(st.forwarded)) + " sent to popmon run"
-	}
-	return e
-}
 
 const recoverHelp = `Assembles the measurement of a job whose popmon run was itself killed,
 from the session folder it left next to the output (.popmon-session-*) and
@@ -47,31 +34,31 @@ func recoverCmd(env *Env, args []string) error {
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
-		return fail(ExitUsage, "recover takes one session folder")
+		return fault.Usagef("recover takes one session folder")
 	}
 	if err := checkFormat(*format, true); err != nil {
 		return err
 	}
 	folder := filepath.Clean(fs.Arg(0))
 	if err := session.OwnFolder(folder); err != nil {
-		return fail(ExitInput, "%s is not a session folder of yours: %v; nothing was read or removed", folder, err)
+		return fault.Inputf("%s is not a session folder of yours: %v; nothing was read or removed", folder, err)
 	}
 	info, err := session.ReadInfo(folder)
 	var unreadable *session.UnreadableError
 	if errors.As(err, &unreadable) {
-		return fail(ExitInput, "%v", err)
+		return fault.Inputf("%v", err)
 	} else if err != nil {
-		return fail(ExitInput, "%s is not a popmon run session folder with live files (%v)", folder, err)
+		return fault.Inputf("%s is not a popmon run session folder with live files (%v)", folder, err)
 	}
 	// The session folder may be anyone's (a shared project folder, an
 	// unpacked archive): its live_dir is read and removed only when it is
 	// a live folder popmon run makes for this user.
 	if err := session.CheckLiveDir(folder, info.LiveDir); err != nil {
-		return fail(ExitInput, "%s: refusing its live folder %q: %v; nothing was read or removed", folder, info.LiveDir, err)
+		return fault.Inputf("%s: refusing its live folder %q: %v; nothing was read or removed", folder, info.LiveDir, err)
 	}
 	s, err := live.ScanSession(info.LiveDir, filepath.Join(folder, "nodes"))
 	if err != nil {
-		return fail(ExitInput, "%v", err)
+		return fault.Inputf("%v", err)
 	}
 	defer s.Close()
 	// A job that finished: rank 0's measurement is in the session folder,
@@ -88,7 +75,7 @@ func recoverCmd(env *Env, args []string) error {
 	} else {
 		p, m, err := session.WritePartial(s, info, live.JobEnd{}, "recover", folder)
 		if err != nil {
-			return fail(ExitInput, "cannot recover %s: %v", folder, err)
+			return fault.Inputf("cannot recover %s: %v", folder, err)
 		}
 		path, command = p, m.Command
 	}
@@ -104,7 +91,7 @@ func recoverCmd(env *Env, args []string) error {
 		}
 		target = filepath.Join(filepath.Dir(folder), filepath.Base(name))
 	}
-	view, viewed := readBack(path, target) // -o /dev/null: the report all the same
+	view, viewed := session.ReadBack(path, target) // -o /dev/null: the report all the same
 	defer viewed()
 	var final string
 	if frc {
@@ -113,11 +100,11 @@ func recoverCmd(env *Env, args []string) error {
 		final, err = outfile.PublishNumbered(path, target)
 	}
 	if err != nil {
-		return fail(ExitEnv, "cannot write %s: %v; the measurement is in %s", target, err, path)
+		return fault.Envf("cannot write %s: %v; the measurement is in %s", target, err, path)
 	}
 	fmt.Fprintf(env.Stderr, "popmon: measurement written to %s\n", final)
 	if *format != "none" {
-		if err := renderFile(env, env.Stderr, shown(view, final), *format, reportOptions{model: "talp"}); err != nil {
+		if err := renderFile(env, env.Stderr, session.Shown(view, final), *format, reportOptions{model: "talp"}); err != nil {
 			fmt.Fprintf(env.Stderr, "popmon: %v\n", err)
 		}
 	}

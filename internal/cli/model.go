@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/popmon/popmon/internal/fault"
 	"github.com/popmon/popmon/internal/model"
 	"github.com/popmon/popmon/internal/report"
 	"github.com/popmon/popmon/internal/runs"
@@ -47,26 +48,26 @@ func modelCmd(env *Env, args []string) error {
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()
-		return fail(ExitUsage, "expected measurement files or directories")
+		return fault.Usagef("expected measurement files or directories")
 	}
 	if !contains(report.ModelFormats(), *format) {
-		return fail(ExitUsage, "unknown format %q: use one of %s", *format, strings.Join(report.ModelFormats(), ", "))
+		return fault.Usagef("unknown format %q: use one of %s", *format, strings.Join(report.ModelFormats(), ", "))
 	}
 	if !(*threshold > 0 && *threshold <= 1) {
-		return fail(ExitUsage, "--threshold %g: give a time share in (0, 1], e.g. 0.05", *threshold)
+		return fault.Usagef("--threshold %g: give a time share in (0, 1], e.g. 0.05", *threshold)
 	}
 	predictX, err := cpuList("--predict", *predict)
 	if err != nil {
-		return fail(ExitUsage, "%v", err)
+		return fault.Usagef("%v", err)
 	}
 	holdX, err := cpuList("--holdout", *holdout)
 	if err != nil {
-		return fail(ExitUsage, "%v", err)
+		return fault.Usagef("%v", err)
 	}
 	models := strings.Split(*fitModel, ",")
 	sm, err := pop.ParseScalingMode(*mode)
 	if err != nil {
-		return fail(ExitUsage, "%v", err)
+		return fault.Usagef("%v", err)
 	}
 	rs, err := loadStudy(env, "model", fs.Args(), pop.ModelTALP, *skipBad)
 	if err != nil {
@@ -78,14 +79,14 @@ func modelCmd(env *Env, args []string) error {
 	}
 	in, err := runs.ScalingInput(rs, pop.ModelTALP, sm, runs.FitReference(rs, name, holdX), name)
 	if err != nil {
-		return fail(ExitUsage, "%v", err)
+		return fault.Usagef("%v", err)
 	}
 	s, err := pop.Scale(in)
 	if err != nil {
-		return fail(ExitUsage, "%v", err)
+		return fault.Usagef("%v", err)
 	}
 	if len(s.Regions) == 0 {
-		return fail(ExitUsage, "no run has region %q", name)
+		return fault.Usagef("no run has region %q", name)
 	}
 	g := &s.Regions[0]
 	pts, factors := runs.ModelPoints(rs, g)
@@ -96,11 +97,11 @@ func modelCmd(env *Env, args []string) error {
 	res, err := model.Fit(pts, model.Options{Models: models, Holdout: holdX, Predict: predictX,
 		Threshold: *threshold, Weak: s.Mode == pop.ScalingWeak, Factors: factors, Notes: notes})
 	if err != nil {
-		return fail(ExitUsage, "%v", err)
+		return fault.Usagef("%v", err)
 	}
 	info := report.ModelInfo{Region: g.Name, ModeReason: s.ModeReason}
 	if err := report.RenderModel(env.Stdout, *format, res, info); err != nil {
-		return fail(ExitFailure, "%v", err)
+		return fault.Failf("%v", err)
 	}
 	return nil
 }

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/popmon/popmon/internal/fault"
 	"github.com/popmon/popmon/internal/pages"
 	"github.com/popmon/popmon/internal/runs"
 	"github.com/popmon/popmon/internal/term"
-	"github.com/popmon/popmon/internal/trace"
 	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 )
@@ -60,14 +60,15 @@ func pagesCmd(env *Env, args []string) error {
 	}
 	if *in == "" || *out == "" || fs.NArg() != 0 {
 		fs.Usage()
-		return fail(ExitUsage, "expected -i DIR and -o SITE and no other arguments")
+		return fault.Usagef("expected -i DIR and -o SITE and no other arguments")
 	}
 	m, err := pop.ParseModel(*model)
 	if err != nil {
-		return fail(ExitUsage, "%v", err)
+		return fault.Usagef("%v", err)
 	}
 	opts := pages.Options{
-		Input: *in, Output: *out, Model: m, Regions: regions, SkipBad: *skipBad, Title: *title,
+		Input: *in, Output: *out, Model: m, Regions: regions, Title: *title,
+		Read: runs.ReadOptions{SkipBad: *skipBad, ToolVersion: Version},
 		Warn: func(err error) {
 			var w *runs.Warning
 			if errors.As(err, &w) {
@@ -77,20 +78,16 @@ func pagesCmd(env *Env, args []string) error {
 			fmt.Fprintf(env.Stderr, "popmon pages: skipping: %v\n", err)
 		},
 	}
-	opts.Fit = pages.ModelFit
-	opts.RunTables = pages.WaitStates(func(source string) (*trace.Trace, error) {
-		return loadTrace(source, inputOptions{skipBad: *skipBad})
-	})
 	if term.IsTerminal(env.Stderr) {
 		opts.Progress = env.Stderr
 	}
 	res, err := pages.Generate(opts)
 	var re *measure.RegionError
 	if errors.As(err, &re) {
-		return fail(ExitUsage, "%v", err)
+		return fault.Usagef("%v", err)
 	}
 	if err != nil {
-		return fail(ExitInput, "%v", err)
+		return fault.Inputf("%v", err)
 	}
 	fmt.Fprintf(env.Stdout, "popmon pages: wrote %s/index.html: %d experiment(s), %d run(s)", strings.TrimRight(*out, "/"), res.Experiments, res.Runs)
 	if res.Skipped > 0 {

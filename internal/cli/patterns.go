@@ -3,6 +3,7 @@ package cli
 import (
 	"io"
 
+	"github.com/popmon/popmon/internal/fault"
 	"github.com/popmon/popmon/internal/patterns"
 
 	"github.com/popmon/popmon/internal/outfile"
@@ -12,7 +13,7 @@ import (
 // critical path of a trace (see loadTrace), as text or JSON.
 func reportPatterns(env *Env, path, format, output string, force bool, opt inputOptions) error {
 	if format != "text" && format != "json" {
-		return fail(ExitUsage, "--patterns prints text or json, not %s", format)
+		return fault.Usagef("--patterns prints text or json, not %s", format)
 	}
 	var out *outfile.File
 	if output != "" {
@@ -28,7 +29,7 @@ func reportPatterns(env *Env, path, format, output string, force bool, opt input
 	}
 	res, err := patterns.Analyze(tr, patterns.Options{})
 	if err != nil {
-		return fail(ExitInput, "%s: %v", path, err)
+		return fault.Inputf("%s: %v", path, err)
 	}
 	var w io.Writer = env.Stdout
 	if out != nil {
@@ -40,7 +41,7 @@ func reportPatterns(env *Env, path, format, output string, force bool, opt input
 		err = patterns.WriteText(w, path, res)
 	}
 	if err != nil {
-		return fail(ExitFailure, "%v", err)
+		return fault.Failf("%v", err)
 	}
 	if out != nil {
 		return out.Commit()

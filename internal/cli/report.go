@@ -1,10 +1,10 @@
 package cli
 
 import (
-	"errors"
 	"io"
 	"strings"
 
+	"github.com/popmon/popmon/internal/fault"
 	"github.com/popmon/popmon/internal/report"
 	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
@@ -61,7 +61,7 @@ func checkFormat(f string, allowNone bool) error {
 	if allowNone && f == "none" {
 		return nil
 	}
-	return fail(ExitUsage, "unknown format %q: use one of %s", f, strings.Join(formats, ", "))
+	return fault.Usagef("unknown format %q: use one of %s", f, strings.Join(formats, ", "))
 }
 
 func reportCmd(env *Env, args []string) error {
@@ -80,11 +80,11 @@ func reportCmd(env *Env, args []string) error {
 	}
 	st, err := pop.ParseSerTransfer(*serTransfer)
 	if err != nil {
-		return fail(ExitUsage, "--ser-transfer: %v", err)
+		return fault.Usagef("--ser-transfer: %v", err)
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
-		return fail(ExitUsage, "expected exactly one measurement file, got %d", fs.NArg())
+		return fault.Usagef("expected exactly one measurement file, got %d", fs.NArg())
 	}
 	if err := checkFormat(*format, false); err != nil {
 		return err
@@ -93,20 +93,20 @@ func reportCmd(env *Env, args []string) error {
 		return err
 	}
 	if *force && *output == "" {
-		return fail(ExitUsage, "--force needs -o FILE")
+		return fault.Usagef("--force needs -o FILE")
 	}
 	if *patterns {
 		if *overTime || *region != "" {
-			return fail(ExitUsage, "--patterns analyses the whole trace: drop --over-time and --region")
+			return fault.Usagef("--patterns analyses the whole trace: drop --over-time and --region")
 		}
 		return reportPatterns(env, fs.Arg(0), *format, *output, *force, inputOptions{skipBad: *skipBad})
 	}
 	opts := reportOptions{region: *region, model: *model, input: inputOptions{skipBad: *skipBad}, overTime: *overTime, serTransfer: st}
 	if *overTime && *format != "text" && *format != "csv" {
-		return fail(ExitUsage, "--over-time prints text or csv, not %s", *format)
+		return fault.Usagef("--over-time prints text or csv, not %s", *format)
 	}
 	if *overTime && *model == pop.AllModels {
-		return fail(ExitUsage, "--over-time shows one model: choose it with --model")
+		return fault.Usagef("--over-time shows one model: choose it with --model")
 	}
 	if *output == "" {
 		refused, err := renderReport(env, env.Stdout, fs.Arg(0), *format, opts)
@@ -137,7 +137,7 @@ func refusedExit(refused bool) error {
 	if !refused {
 		return nil
 	}
-	return &exitError{code: ExitInput, err: errors.New("")}
+	return fault.Silent(fault.Input)
 }
 
 // modelNames lists the --model values: the models, then "all".
@@ -154,10 +154,10 @@ func modelNames() string {
 func checkModel(model, format string) error {
 	models, err := pop.ParseModels(model)
 	if err != nil {
-		return fail(ExitUsage, "%v", err)
+		return fault.Usagef("%v", err)
 	}
 	if strings.HasPrefix(format, "talp-") && (len(models) != 1 || models[0] != pop.ModelTALP) {
-		return fail(ExitUsage, "--format %s has DLB/TALP's metrics only (model talp), not --model %s: use --format json for other models", format, model)
+		return fault.Usagef("--format %s has DLB/TALP's metrics only (model talp), not --model %s: use --format json for other models", format, model)
 	}
 	return nil
 }
@@ -183,12 +183,12 @@ func renderReport(env *Env, w io.Writer, path, format string, opts reportOptions
 	}
 	models, err := pop.ParseModels(opts.model)
 	if err != nil {
-		return false, fail(ExitUsage, "%v", err)
+		return false, fault.Usagef("%v", err)
 	}
 	region := opts.region
 	if region != "" {
 		if region, err = measure.MatchRegion(m.RegionNames(), region, "in "+path); err != nil {
-			return false, fail(ExitUsage, "%v", err)
+			return false, fault.Usagef("%v", err)
 		}
 	}
 	if opts.overTime {
@@ -197,10 +197,10 @@ func renderReport(env *Env, w io.Writer, path, format string, opts reportOptions
 		}
 		ivs, err := pop.OverTime(m, models[0], region)
 		if err != nil {
-			return false, fail(ExitInput, "%s: %v", path, err)
+			return false, fault.Inputf("%s: %v", path, err)
 		}
 		if err := report.RenderOverTime(w, format, region, ivs, m.Series.IntervalNS); err != nil {
-			return false, fail(ExitUsage, "%v", err)
+			return false, fault.Usagef("%v", err)
 		}
 		return false, nil
 	}
@@ -208,7 +208,7 @@ func renderReport(env *Env, w io.Writer, path, format string, opts reportOptions
 	for _, model := range models {
 		rep, err := pop.ComputeWith(m, model, pop.Options{SerTransfer: opts.serTransfer})
 		if err != nil {
-			return false, fail(ExitInput, "%s: %v", path, err)
+			return false, fault.Inputf("%s: %v", path, err)
 		}
 		rep.Source = path
 		reps = append(reps, rep)
@@ -216,9 +216,9 @@ func renderReport(env *Env, w io.Writer, path, format string, opts reportOptions
 	refused = refusedShown(reps[0], region)
 	if err := report.RenderAll(w, format, reps, m, report.Options{Region: region}); err != nil {
 		if refused {
-			return true, fail(ExitInput, "%s: %v", path, err)
+			return true, fault.Inputf("%s: %v", path, err)
 		}
-		return false, fail(ExitUsage, "%v", err)
+		return false, fault.Usagef("%v", err)
 	}
 	// The report said why it shows no metrics; scripts see an unusable
 	// input, as popmon scaling and popmon check do.

@@ -10,17 +10,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/popmon/popmon/internal/live"
-	"github.com/popmon/popmon/internal/liveapi"
-	"github.com/popmon/popmon/internal/report"
-
-	"github.com/popmon/popmon/internal/session"
-	"github.com/popmon/popmon/pop"
-
+	"github.com/popmon/popmon/internal/fault"
 	"github.com/popmon/popmon/internal/launch"
-
+	"github.com/popmon/popmon/internal/live"
 	"github.com/popmon/popmon/internal/outfile"
+	"github.com/popmon/popmon/internal/report"
+	"github.com/popmon/popmon/internal/session"
 	"github.com/popmon/popmon/internal/subprocess"
+	"github.com/popmon/popmon/internal/term"
+	"github.com/popmon/popmon/pop"
 )
 
 const runHelp = `
@@ -63,7 +61,7 @@ func runCmd(env *Env, args []string) error {
 	cmdline := fs.Args()
 	if len(cmdline) == 0 {
 		fs.Usage()
-		return fail(ExitUsage, "no command given: popmon run -- COMMAND [ARGS...]")
+		return fault.Usagef("no command given: popmon run -- COMMAND [ARGS...]")
 	}
 	if err := checkFormat(*format, true); err != nil {
 		return err
@@ -81,7 +79,7 @@ func runCmd(env *Env, args []string) error {
 		return err
 	}
 	if _, err := pop.ParseModels(*model); err != nil {
-		return fail(ExitUsage, "%v", err)
+		return fault.Usagef("%v", err)
 	}
 	if mf.output != "" {
 		if err := outfile.CheckTarget(mf.output, mf.force); err != nil {
@@ -90,197 +88,56 @@ func runCmd(env *Env, args []string) error {
 	}
 	path, err := lookCommand(cmdline[0])
 	if err != nil {
-		return fail(notRunnable(err), "cannot run %s: %v", cmdline[0], err)
+		return fault.NotRunnable(err, "cannot run %s: %v", cmdline[0], err)
 	}
 	scan := launch.ScanCommand(cmdline)
-	ctx := context.Background()
-	lib, err := mf.Build(ctx, env.Stderr, scan)
+	lib, err := mf.Build(context.Background(), env.Stderr, scan)
 	if err != nil {
 		return err
 	}
-
-	outDir := "."
-	if k, _ := outfile.TargetKind(mf.output); mf.output != "" && k != outfile.Through {
-		outDir = filepath.Dir(mf.output) // not /dev for -o /dev/null
-	}
-	sessionDir, err := os.MkdirTemp(outDir, ".popmon-session-")
-	if err != nil {
-		return fail(ExitEnv, "cannot create a session folder next to the output in %s: %v", outDir, err)
-	}
-	keep := false // a measurement that could not be moved stays in the session folder
-	defer func() {
-		if !keep {
-			os.RemoveAll(sessionDir)
-		}
-	}()
-	absSession, _ := filepath.Abs(sessionDir)
-
-	// The live files: each process keeps its accounts there while it runs,
-	// so that a job that is killed, crashes or aborts still gets a
-	// (partial) measurement.
-	vars := map[string]string{"POPMON_SESSION": absSession}
-	if self, err := os.Executable(); err == nil {
-		vars["POPMON_BIN"] = self // the node agent (agent.go) on the other nodes
-	}
-	if *traced {
-		session.TraceEnv(vars, absSession, *traceBuffer)
-	}
-	liveDir, err := session.MakeLiveDir(absSession)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "popmon: %v: a job that does not reach MPI_Finalize will leave no measurement\n", err)
-	}
-	var sampler *live.Sampler
 	cwd, _ := os.Getwd()
-	info := session.Info{LiveDir: liveDir, Command: cmdline, Cwd: cwd, Launcher: launch.LauncherKind(scan),
-		JobID: os.Getenv("SLURM_JOB_ID"), MPILibrary: lib.MPI, Output: mf.output, Force: mf.force}
-	if liveDir != "" {
-		vars["POPMON_LIVE_DIR"] = liveDir
-		if err := session.WriteInfo(absSession, info); err != nil {
-			fmt.Fprintf(env.Stderr, "popmon: %v\n", err)
-		}
-		sampler = live.NewSampler(liveDir, live.DefaultInterval)
-		sampler.ReadCopies(filepath.Join(absSession, "nodes"))
-		defer func() {
-			sampler.Close()
-			if !keep {
-				os.RemoveAll(liveDir)
+	job := session.Job{
+		Argv: cmdline, Path: path, Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr,
+		Info: session.Info{Command: cmdline, Cwd: cwd, Launcher: launch.LauncherKind(scan),
+			JobID: os.Getenv("SLURM_JOB_ID"), MPILibrary: lib.MPI, Output: mf.output, Force: mf.force},
+		Scan: scan, Refusals: launch.Refusals(scan), Trace: *traced, TraceBuffer: *traceBuffer,
+		Environ: func(vars map[string]string) ([]string, []string, error) {
+			// An enclosing run's or exec's variables go; this run's are in vars.
+			environ, note, err := mf.Environment(lib, scan, vars, subprocess.SessionVars)
+			if err != nil {
+				return nil, nil, err
 			}
-		}()
-	}
-
-	cmd := &exec.Cmd{Path: path}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = env.Stdin, env.Stdout, env.Stderr
-	// An enclosing run's or exec's variables go; this run's are in vars.
-	environ, note, err := mf.Environment(lib, scan, vars, subprocess.SessionVars)
-	if err != nil {
-		return err
-	}
-	var launchArgv []string
-	launchArgv, environ = launch.OpenMPIExportArgs(cmdline, scan, environ, os.Getenv("OMPI_MCA_mca_base_env_list"))
-	// argv[0] is the word the user typed, as a shell passes it: Open MPI's
-	// mpirun takes an absolute argv[0] for --prefix (its folder's bin and
-	// lib first in the ranks' PATH and LD_LIBRARY_PATH), which would run
-	// another python3 or test in the ranks than the same command line
-	// without popmon.
-	cmd.Args, cmd.Env = append([]string{cmdline[0]}, launchArgv[1:]...), environ
-	if note != "" {
-		fmt.Fprintln(env.Stderr, note)
-	}
-	cantMeasure := launch.Refusals(scan)
-	var svc *liveapi.Service
-	if sampler != nil && lo.active() {
-		// The live view reads what the sampler read (docs/live-metrics.md).
-		if svc, err = lo.start(env, sampler.Latest, time.Second, info); err != nil {
-			return err
-		}
-	} else if lo.active() {
-		fmt.Fprintln(env.Stderr, "popmon: no live metrics without a live folder")
-	}
-	started := time.Now()
-	if err := cmd.Start(); err != nil {
-		if svc != nil {
-			svc.Close()
-		}
-		return fail(notRunnable(err), "cannot start %s: %v", cmdline[0], err)
-	}
-	if sampler != nil {
-		sampler.Start()
-	}
-	st := waitForwarding(cmd)
-	if svc != nil {
-		svc.Close()
-	}
-	if sampler != nil {
-		sampler.Stop()
-	}
-
-	sess, err := session.Read(absSession, cmd.Process.Pid, session.FindKept(absSession, liveDir)...)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "popmon: %v\n", err)
-	}
-	if nmpi := countMPI(sess.Files); nmpi == 1 && sampler != nil {
-		// The job finished: its file gets the time series popmon sampled.
-		for _, f := range sess.Files {
-			if f.MPI {
-				if err := session.AddSeries(sampler, f.Path); err != nil {
-					fmt.Fprintf(env.Stderr, "popmon: no time series in the measurement: %v\n", err)
+			argv, environ := launch.OpenMPIExportArgs(cmdline, scan, environ, os.Getenv("OMPI_MCA_mca_base_env_list"))
+			if note != "" {
+				fmt.Fprintln(env.Stderr, note)
+			}
+			return environ, argv, nil
+		},
+		Report: func(path string, final bool) {
+			if *format != "none" {
+				if err := renderFile(env, env.Stderr, path, *format, reportOptions{model: *model}); err != nil {
+					fmt.Fprintf(env.Stderr, "popmon: %v\n", err)
 				}
 			}
-		}
+			if !final {
+				return
+			}
+			if line := report.OpenMPEndNote(path, *format); line != "" { // where the report does not say it
+				fmt.Fprintln(env.Stderr, line)
+			}
+		},
+		InForeground: term.InForeground,
 	}
-	if sampler != nil {
-		// A job that did not finish (the only one, or the last of a
-		// script): assemble what the live files hold, if it got as far
-		// as measuring anything. Processes that said why they are not
-		// measured (unmeasured-*.txt: e.g. srun's wrong --mpi) left
-		// nothing to assemble.
-		if normal, n := sampler.Ended(); n > 0 && !normal && len(sess.Unmeasured) == 0 {
-			p, m, err := session.WritePartial(sampler, info, jobEnd(st, cmd.Process.Pid, cmdline), "run", absSession)
+	if lo.active() {
+		job.Live = func(latest func() []*live.Snapshot, info session.Info) (func(), error) {
+			svc, err := lo.start(env, latest, time.Second, info)
 			if err != nil {
-				fmt.Fprintf(env.Stderr, "popmon: no partial measurement: %v\n", err)
-			} else {
-				sess.Files = append(sess.Files, session.File{Path: p, MPI: m.MPI != nil, Command: m.Command})
+				return nil, err
 			}
+			return svc.Close, nil
 		}
 	}
-	published, unwritten := 0, 0
-	for i, f := range sess.Files {
-		target, force := mf.output, mf.force
-		if target == "" {
-			target, force = outfile.DefaultName(f.Command), false
-		}
-		view, viewed := readBack(f.Path, target) // -o /dev/null: the report all the same
-		var final string
-		if i == 0 && force {
-			final, err = outfile.Replace(f.Path, target)
-		} else if i == 0 && mf.output != "" {
-			// Checked before the run; a file that appeared meanwhile is
-			// not overwritten: the measurement gets the next number.
-			if final, err = outfile.PublishNumbered(f.Path, target); err == nil && final != target {
-				fmt.Fprintf(env.Stderr, "popmon: %s appeared during the run and is left alone\n", target)
-			}
-		} else {
-			final, err = outfile.PublishNumbered(f.Path, target)
-		}
-		if err != nil {
-			viewed()
-			keep = keepUnwritten(env, f.Path, target, err, absSession, *format, *model) || keep
-			unwritten++
-			continue
-		}
-		published++
-		if *traced && f.MPI && i == 0 {
-			// The run's measurement stands without the replay: what
-			// went wrong is said, one line each.
-			for _, line := range session.AttachTrace(absSession, final) {
-				fmt.Fprintf(env.Stderr, "popmon: %s\n", line)
-			}
-		}
-		fmt.Fprintf(env.Stderr, "popmon: measurement written to %s\n", final)
-		if *format != "none" {
-			if err := renderFile(env, env.Stderr, shown(view, final), *format, reportOptions{model: *model}); err != nil {
-				fmt.Fprintf(env.Stderr, "popmon: %v\n", err)
-			}
-		}
-		if line := report.OpenMPEndNote(shown(view, final), *format); line != "" { // where the report does not say it
-			fmt.Fprintln(env.Stderr, line)
-		}
-		viewed()
-	}
-	if published+unwritten == 0 { // the job's popmon exec -o wrote it
-		published = execOutputs(env, scan, started, *format, *model)
-	}
-	if published == 0 && unwritten == 0 {
-		measured := -1 // unknown without live files
-		if sampler != nil {
-			_, measured = sampler.Ended()
-		}
-		sess.Saw(measured, os.Environ())
-		for _, line := range sess.Explain(cmdline[0], cantMeasure, st.signal) {
-			fmt.Fprintf(env.Stderr, "popmon: %s\n", line)
-		}
-	}
-	return unwrittenResult(st.result(), published, unwritten, sess)
+	return session.Run(job)
 }
 
 // lookCommand resolves a command's name through PATH as a shell does, a
@@ -295,14 +152,4 @@ func lookCommand(name string) (string, error) {
 		return path, nil
 	}
 	return path, err
-}
-
-func countMPI(files []session.File) int {
-	n := 0
-	for _, f := range files {
-		if f.MPI {
-			n++
-		}
-	}
-	return n
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/popmon/popmon/internal/fault"
 	"github.com/popmon/popmon/internal/report"
 	"github.com/popmon/popmon/internal/runs"
 	"github.com/popmon/popmon/internal/term"
@@ -44,22 +45,22 @@ func scalingCmd(env *Env, args []string) error {
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()
-		return fail(ExitUsage, "expected measurement files or directories")
+		return fault.Usagef("expected measurement files or directories")
 	}
 	okFormat := false
 	for _, f := range report.ScalingFormats() {
 		okFormat = okFormat || f == *format
 	}
 	if !okFormat {
-		return fail(ExitUsage, "unknown format %q: use one of %s", *format, strings.Join(report.ScalingFormats(), ", "))
+		return fault.Usagef("unknown format %q: use one of %s", *format, strings.Join(report.ScalingFormats(), ", "))
 	}
 	m, err := pop.ParseModel(*model)
 	if err != nil {
-		return fail(ExitUsage, "%v", err)
+		return fault.Usagef("%v", err)
 	}
 	sm, err := pop.ParseScalingMode(*mode)
 	if err != nil {
-		return fail(ExitUsage, "%v", err)
+		return fault.Usagef("%v", err)
 	}
 	rs, err := loadStudy(env, "scaling", fs.Args(), m, *skipBad)
 	if err != nil {
@@ -68,20 +69,20 @@ func scalingCmd(env *Env, args []string) error {
 	refIdx := -1
 	if *ref != "" {
 		if refIdx, err = runs.FindReference(rs, *ref); err != nil {
-			return fail(ExitUsage, "%v", err)
+			return fault.Usagef("%v", err)
 		}
 	}
 	in, err := runs.ScalingInput(rs, m, sm, refIdx, *region)
 	if err != nil {
-		return fail(ExitUsage, "%v", err)
+		return fault.Usagef("%v", err)
 	}
 	s, err := pop.Scale(in)
 	if err != nil {
-		return fail(ExitUsage, "%v", err)
+		return fault.Usagef("%v", err)
 	}
 	opts := report.ScalingOptions{Color: term.IsTerminal(env.Stdout) && os.Getenv("NO_COLOR") == ""}
 	if err := report.RenderScaling(env.Stdout, *format, s, opts); err != nil {
-		return fail(ExitFailure, "%v", err)
+		return fault.Failf("%v", err)
 	}
 	return nil
 }
@@ -91,10 +92,10 @@ func scalingCmd(env *Env, args []string) error {
 func loadStudy(env *Env, cmd string, paths []string, m pop.Model, skipBad bool) ([]*runs.Run, error) {
 	rs, err := runs.LoadAll(paths, m, skipBad, loadWarner(env, cmd))
 	if err != nil {
-		return nil, fail(ExitInput, "%v (--skip-bad skips such files)", err)
+		return nil, fault.Inputf("%v (--skip-bad skips such files)", err)
 	}
 	if len(rs) == 0 {
-		return nil, fail(ExitInput, "no usable runs in %s: give popmon measurements, DLB/TALP JSON files or Paraver traces", strings.Join(paths, " "))
+		return nil, fault.Inputf("no usable runs in %s: give popmon measurements, DLB/TALP JSON files or Paraver traces", strings.Join(paths, " "))
 	}
 	return rs, nil
 }

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/popmon/popmon/internal/fault"
 	"github.com/popmon/popmon/internal/live"
 	"github.com/popmon/popmon/internal/liveapi"
 	"github.com/popmon/popmon/internal/outfile"
@@ -50,15 +51,15 @@ func (o *liveOutput) active() bool { return o.addr != "" || o.textfile != "" }
 // check validates the options before the job starts.
 func (o *liveOutput) check() error {
 	if o.window <= 0 || o.window > 10*time.Minute {
-		return fail(ExitUsage, "--metrics-window %v: between 1s and 10m", o.window)
+		return fault.Usagef("--metrics-window %v: between 1s and 10m", o.window)
 	}
 	if o.textfile != "" {
 		if fi, err := os.Stat(o.textfile); err != nil || !fi.IsDir() {
-			return fail(ExitUsage, "--prom-textfile %s: not a folder", o.textfile)
+			return fault.Usagef("--prom-textfile %s: not a folder", o.textfile)
 		}
 	}
 	if o.addrFile != "" && o.addr == "" {
-		return fail(ExitUsage, "--serve-addr-file needs --serve ADDR")
+		return fault.Usagef("--serve-addr-file needs --serve ADDR")
 	}
 	return nil
 }
@@ -75,7 +76,7 @@ func (o *liveOutput) start(env *Env, src func() []*live.Snapshot, every time.Dur
 	if o.addr != "" {
 		a, err := svc.Listen(o.addr)
 		if err != nil {
-			return nil, fail(ExitEnv, "%v", err)
+			return nil, fault.Envf("%v", err)
 		}
 		if host, _, err := net.SplitHostPort(a.String()); err == nil {
 			if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
@@ -85,7 +86,7 @@ func (o *liveOutput) start(env *Env, src func() []*live.Snapshot, every time.Dur
 		if o.addrFile != "" {
 			if err := outfile.WriteAtomic(o.addrFile, []byte(a.String()+"\n")); err != nil {
 				svc.Close()
-				return nil, fail(ExitEnv, "--serve-addr-file: %v", err)
+				return nil, fault.Envf("--serve-addr-file: %v", err)
 			}
 		}
 	}
@@ -114,17 +115,17 @@ func serveCmd(env *Env, args []string) error {
 	}
 	if fs.NArg() > 1 {
 		fs.Usage()
-		return fail(ExitUsage, "serve takes at most one session folder")
+		return fault.Usagef("serve takes at most one session folder")
 	}
 	if err := o.check(); err != nil {
 		return err
 	}
 	if *every < 100*time.Millisecond {
-		return fail(ExitUsage, "--interval %v is too short: at least 100ms (a reader must not slow the job)", *every)
+		return fault.Usagef("--interval %v is too short: at least 100ms (a reader must not slow the job)", *every)
 	}
 	dir, info, err := session.FindLive(fs.Arg(0))
 	if err != nil {
-		return fail(ExitInput, "%v", err)
+		return fault.Inputf("%v", err)
 	}
 	info.LiveDir = dir
 	s := live.NewSampler(dir, *every)
@@ -157,7 +158,7 @@ func serveCmd(env *Env, args []string) error {
 			}
 		case err != nil:
 			if _, serr := os.Stat(dir); serr != nil {
-				return fail(ExitInput, "the live folder %s is gone: the job ended", dir)
+				return fault.Inputf("the live folder %s is gone: the job ended", dir)
 			}
 		}
 	}
@@ -180,18 +181,18 @@ func queryCmd(env *Env, args []string) error {
 	}
 	if fs.NArg() > 1 {
 		fs.Usage()
-		return fail(ExitUsage, "query takes at most one session folder")
+		return fault.Usagef("query takes at most one session folder")
 	}
 	if *format != "text" && *format != "json" {
-		return fail(ExitUsage, "--format %q: use text or json", *format)
+		return fault.Usagef("--format %q: use text or json", *format)
 	}
 	d, err := live.ParseWindow(*window)
 	if err != nil {
-		return fail(ExitUsage, "--window: %v", err)
+		return fault.Usagef("--window: %v", err)
 	}
 	dir, info, err := session.FindLive(fs.Arg(0))
 	if err != nil {
-		return fail(ExitInput, "%v", err)
+		return fault.Inputf("%v", err)
 	}
 	s := live.NewSampler(dir, time.Second)
 	defer s.Close()
@@ -207,19 +208,19 @@ func queryCmd(env *Env, args []string) error {
 		v, err = svc.Tick()
 	}
 	if err != nil {
-		return fail(ExitInput, "%s: %v", dir, err)
+		return fault.Inputf("%s: %v", dir, err)
 	}
 	w, _ := v.Window(live.WindowName(d))
 	if *region != "" {
 		rr, ok := v.Run.Report.Region(*region)
 		if !ok {
-			return fail(ExitInput, "no region %q in the job: its regions are %q", *region, v.Run.Report.RegionNames())
+			return fault.Inputf("no region %q in the job: its regions are %q", *region, v.Run.Report.RegionNames())
 		}
 		*region = rr.Name
 	}
 	if *format == "json" {
 		if err := liveapi.WriteRegions(env.Stdout, w, *region); err != nil {
-			return fail(ExitFailure, "%v", err)
+			return fault.Failf("%v", err)
 		}
 		return nil
 	}
@@ -231,7 +232,7 @@ func queryCmd(env *Env, args []string) error {
 	fmt.Fprintf(&b, "Window: %s (%s) · %d running, %d finalized, %d ended\n", w.Name, units.FixedSeconds(w.SpanNS, 1),
 		v.Count(live.ProcRunning), v.Count(live.ProcFinalized), v.Count(live.ProcEnded))
 	if err := report.Render(&b, report.FormatText, w.Report, w.M, report.Options{Region: *region}); err != nil {
-		return fail(ExitFailure, "%v", err)
+		return fault.Failf("%v", err)
 	}
 	_, err = env.Stdout.Write(b.Bytes())
 	return err

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -9,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/popmon/popmon/internal/fault"
 	"github.com/popmon/popmon/internal/live"
 	"github.com/popmon/popmon/internal/liveapi"
 	"github.com/popmon/popmon/internal/session"
@@ -39,14 +39,14 @@ func topCmd(env *Env, args []string) error {
 	}
 	if fs.NArg() > 1 {
 		fs.Usage()
-		return fail(ExitUsage, "top takes at most one session folder")
+		return fault.Usagef("top takes at most one session folder")
 	}
 	if *every < 100*time.Millisecond {
-		return fail(ExitUsage, "--interval %v is too short: at least 100ms (a reader must not slow the job)", *every)
+		return fault.Usagef("--interval %v is too short: at least 100ms (a reader must not slow the job)", *every)
 	}
 	dir, info, err := session.FindLive(fs.Arg(0))
 	if err != nil {
-		return fail(ExitInput, "%v", err)
+		return fault.Inputf("%v", err)
 	}
 	s := live.NewSampler(dir, *every)
 	defer s.Close()
@@ -79,7 +79,7 @@ func topCmd(env *Env, args []string) error {
 		select {
 		case sig := <-sigs:
 			ss, _ := sig.(syscall.Signal)
-			return &exitError{code: 128 + int(ss), signal: ss, err: errors.New("")}
+			return fault.JobEnded(0, ss)
 		case k := <-keys:
 			if quit := st.Key(k); quit {
 				return nil
@@ -88,7 +88,7 @@ func topCmd(env *Env, args []string) error {
 		case <-tick.C:
 			nv, err := svc.Tick()
 			if err != nil {
-				return fail(ExitInput, "%v", err)
+				return fault.Inputf("%v", err)
 			}
 			v = nv
 			st.Record(v)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/popmon/popmon/internal/fault"
 	"github.com/popmon/popmon/internal/paraver"
 	"github.com/popmon/popmon/internal/perfetto"
 
@@ -30,7 +31,7 @@ func traceCmd(env *Env, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprintf(env.Stderr, "Usage: popmon trace export [options] TRACE\n%s\n", traceHelp)
 		if len(args) == 0 {
-			return fail(ExitUsage, "expected a subcommand: export")
+			return fault.Usagef("expected a subcommand: export")
 		}
 		return nil
 	}
@@ -38,7 +39,7 @@ func traceCmd(env *Env, args []string) error {
 	case "export":
 		return traceExport(env, args[1:])
 	}
-	return fail(ExitUsage, "unknown subcommand %q: use popmon trace export", args[0])
+	return fault.Usagef("unknown subcommand %q: use popmon trace export", args[0])
 }
 
 func traceExport(env *Env, args []string) error {
@@ -54,10 +55,10 @@ func traceExport(env *Env, args []string) error {
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
-		return fail(ExitUsage, "expected exactly one trace, got %d", fs.NArg())
+		return fault.Usagef("expected exactly one trace, got %d", fs.NArg())
 	}
 	if *format != "prv" && *format != "perfetto" {
-		return fail(ExitUsage, "--format %q: use prv or perfetto", *format)
+		return fault.Usagef("--format %q: use prv or perfetto", *format)
 	}
 	sel, err := traceSelection(*ranks, *window)
 	if err != nil {
@@ -90,7 +91,7 @@ func traceExport(env *Env, args []string) error {
 		return err
 	}
 	if tr, err = tr.Filter(sel); err != nil {
-		return fail(ExitUsage, "%v", err)
+		return fault.Usagef("%v", err)
 	}
 	if *format == "perfetto" {
 		out, err := outfile.Create(targets[0], *force)
@@ -99,17 +100,17 @@ func traceExport(env *Env, args []string) error {
 		}
 		defer out.Abort()
 		if err := perfetto.Write(out, tr); err != nil {
-			return fail(ExitFailure, "writing %s: %v", targets[0], err)
+			return fault.Failf("writing %s: %v", targets[0], err)
 		}
 		if err := out.Commit(); err != nil {
 			return err
 		}
 	} else if err := paraver.WriteTrace(prefix, tr); err != nil {
-		return fail(ExitFailure, "writing %s: %v", strings.Join(targets, ", "), err)
+		return fault.Failf("writing %s: %v", strings.Join(targets, ", "), err)
 	}
 	for _, t := range targets {
 		if _, err := os.Stat(t); errors.Is(err, os.ErrNotExist) {
-			return fail(ExitFailure, "%s was not written", t)
+			return fault.Failf("%s was not written", t)
 		}
 	}
 	fmt.Fprintf(env.Stderr, "popmon: %s (%s) → %s\n", path, tr.Summary(), strings.Join(targets, ", "))

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/popmon/popmon/internal/fault"
 	"github.com/popmon/popmon/internal/runs"
 	"github.com/popmon/popmon/internal/trace"
 )
@@ -16,7 +17,7 @@ import (
 func loadTrace(path string, opt inputOptions) (*trace.Trace, error) {
 	tr, err := runs.LoadTrace(path, runs.ReadOptions{SkipBad: opt.skipBad, App: opt.app, ToolVersion: Version})
 	if err != nil {
-		return nil, fail(ExitInput, "%v", err)
+		return nil, fault.Inputf("%v", err)
 	}
 	return tr, nil
 }
@@ -40,14 +41,14 @@ func traceSelection(ranks, window string) (trace.Selection, error) {
 	if ranks != "" {
 		rs, err := trace.ParseRanks(ranks)
 		if err != nil {
-			return sel, fail(ExitUsage, "--ranks: %v", err)
+			return sel, fault.Usagef("--ranks: %v", err)
 		}
 		sel.Ranks = rs
 	}
 	if window != "" {
 		from, to, err := trace.ParseWindow(window)
 		if err != nil {
-			return sel, fail(ExitUsage, "--window: %v", err)
+			return sel, fault.Usagef("--window: %v", err)
 		}
 		sel.From, sel.To = from, to
 	}

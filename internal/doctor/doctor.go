@@ -50,7 +50,7 @@ func Run(ctx context.Context, mpicc string) *Report {
 			fix: "apt-get install libopenmpi-dev openmpi-bin (or mpich libmpich-dev), or pass --mpicc"})
 	} else {
 		add(check{ok: true, what: "MPI compiler wrapper", detail: cc})
-		lib, err := shimbuild.Build(ctx, shimbuild.Options{MPICC: mpicc})
+		lib, err := shimbuild.Build(ctx, shimbuild.Options{MPICC: cc})
 		var unsafe *shimbuild.UnsafeCacheError
 		switch {
 		case errors.As(err, &unsafe): // the message says the fix
@@ -75,12 +75,9 @@ func Run(ctx context.Context, mpicc string) *Report {
 			}
 		}
 	}
-	for _, variant := range []struct{ cc, run, name string }{
-		{"mpicc.openmpi", "mpirun.openmpi", "Open MPI"},
-		{"mpicc.mpich", "mpirun.mpich", "MPICH"},
-	} {
-		if p, err := exec.LookPath(variant.cc); err == nil {
-			add(check{ok: true, what: variant.name, detail: p + " (use --mpicc " + variant.cc + " with " + variant.run + ")"})
+	for _, w := range shimbuild.MPIWrappers {
+		if p, err := exec.LookPath(w.MPICC); err == nil {
+			add(check{ok: true, what: w.Family, detail: p + " (use --mpicc " + w.MPICC + " with " + w.Launcher + ")"})
 		}
 	}
 	if p, err := exec.LookPath("mpirun"); err == nil {

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"slices"
 	"sort"
 	"strings"
@@ -255,25 +254,6 @@ func JobMPI(scan *binscan.Result) binscan.MPI {
 	return m
 }
 
-// mpiccCandidates are the compiler wrappers of each MPI as Debian and Ubuntu
-// install them side by side, then the generic name.
-var mpiccCandidates = map[binscan.MPI][]string{
-	binscan.OpenMPI: {"mpicc.openmpi", "mpicc"},
-	binscan.MPICH:   {"mpicc.mpich", "mpicc"},
-}
-
-// libraryMPI names the MPI family of a built library from its description
-// (shimbuild.Library.MPI), NoMPI when it does not say.
-func libraryMPI(desc string) binscan.MPI {
-	switch {
-	case strings.HasPrefix(desc, "Open MPI"):
-		return binscan.OpenMPI
-	case strings.HasPrefix(desc, "MPICH"):
-		return binscan.MPICH
-	}
-	return binscan.NoMPI
-}
-
 // Build returns the measurement library for the job: built with the MPI
 // compiler wrapper the user names (--mpicc, $POPMON_MPICC), else with the
 // wrapper of the MPI the job runs (the launcher's, or the one the program
@@ -282,43 +262,33 @@ func libraryMPI(desc string) binscan.MPI {
 // library itself stays inert if it happens anyway).
 func (m *Options) Build(ctx context.Context, stderr io.Writer, scan *binscan.Result) (*shimbuild.Library, error) {
 	job := JobMPI(scan)
-	explicit := m.MPICC != "" || os.Getenv("POPMON_MPICC") != ""
-	try := []string{m.MPICC}
-	if !explicit && !m.NoMPI {
-		if c, ok := mpiccCandidates[job]; ok {
-			try = nil
-			for _, name := range c {
-				if _, err := exec.LookPath(name); err == nil {
-					try = append(try, name)
-				}
-			}
-			if len(try) == 0 {
-				// A compute node without compilers: the library that
-				// `popmon build` put into the (shared) cache serves.
-				if lib, err := shimbuild.FindBuilt(shimbuild.Options{MPIFamily: mpiFamily(job)}); err == nil {
-					return lib, nil
-				}
-				return nil, fault.Envf("the job runs %s (%s) but no MPI compiler wrapper of it is installed (%s) and the library cache holds no library built for it by this popmon: install its development package, pass --mpicc, or run 'popmon build --mpicc WRAPPER' where one is installed, with the same cache (POPMON_CACHE_DIR)",
-					job, jobMPIHow(scan), strings.Join(c, ", "))
-			}
+	family := mpiFamily(job)
+	choice := shimbuild.ChooseMPICC(m.MPICC, family, m.NoMPI)
+	if len(choice.Try) == 0 {
+		// A compute node without compilers: the library that
+		// `popmon build` put into the (shared) cache serves.
+		if lib, err := shimbuild.FindBuilt(shimbuild.Options{MPIFamily: family}); err == nil {
+			return lib, nil
 		}
+		return nil, fault.Envf("the job runs %s (%s) but no MPI compiler wrapper of it is installed (%s) and the library cache holds no library built for it by this popmon: install its development package, pass --mpicc, or run 'popmon build --mpicc WRAPPER' where one is installed, with the same cache (POPMON_CACHE_DIR)",
+			job, jobMPIHow(scan), strings.Join(choice.Family, ", "))
 	}
 	var lastErr error
-	for _, mpicc := range try {
-		lib, err := shimbuild.Build(ctx, shimbuild.Options{MPICC: mpicc, NoMPI: m.NoMPI, Log: stderr, MPIFamily: mpiFamily(job)})
+	for _, mpicc := range choice.Try {
+		lib, err := shimbuild.Build(ctx, shimbuild.Options{MPICC: mpicc, NoMPI: m.NoMPI, Log: stderr, MPIFamily: family})
 		if err != nil {
 			if errors.Is(err, shimbuild.ErrNoMPICC) {
 				return nil, fault.Envf("%v (or --no-mpi for a program without MPI)", err)
 			}
 			return nil, &fault.Error{Kind: fault.Env, Err: err}
 		}
-		built := libraryMPI(lib.MPI)
-		if m.NoMPI || job == binscan.NoMPI || job == binscan.UnknownMPI || built == binscan.NoMPI || built == job {
+		built := shimbuild.LibraryFamily(lib.MPI)
+		if m.NoMPI || family == "" || built == "" || built == family {
 			return lib, nil
 		}
 		lastErr = fault.Envf("the job runs %s (%s), but %s builds the measurement library for %s: pass --mpicc with the compiler wrapper of %s (e.g. %s)",
-			job, jobMPIHow(scan), lib.Compiler, built, job, strings.Join(mpiccCandidates[job], " or "))
-		if explicit {
+			job, jobMPIHow(scan), lib.Compiler, built, job, strings.Join(choice.Family, " or "))
+		if choice.Explicit {
 			return nil, lastErr
 		}
 	}
@@ -326,8 +296,8 @@ func (m *Options) Build(ctx context.Context, stderr io.Writer, scan *binscan.Res
 }
 
 // mpiFamily is how the descriptions of libraries built for job's MPI
-// start (shimbuild.Options.MPIFamily; libraryMPI reads them the same way):
-// the family's name; empty when the job's MPI is not known.
+// start (shimbuild.Options.MPIFamily, shimbuild.LibraryFamily): the
+// family's name; empty when the job's MPI is not known.
 func mpiFamily(job binscan.MPI) string {
 	if job == binscan.OpenMPI || job == binscan.MPICH {
 		return string(job)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/popmon/popmon/internal/trace"
 )
 
 // Law is a growth law y(x) = a + b·g(x) of a component over x CPUs.
@@ -326,14 +328,22 @@ type CommFit struct {
 // libraries' default on shared memory).
 const EagerLimit = 32 << 10
 
-var p2pCalls = map[string]bool{"MPI_Send": true, "MPI_Recv": true, "MPI_Isend": true, "MPI_Irecv": true,
-	"MPI_Ssend": true, "MPI_Bsend": true, "MPI_Rsend": true, "MPI_Issend": true, "MPI_Sendrecv": true,
-	"MPI_Sendrecv_replace": true}
-
-var collCalls = map[string]bool{"MPI_Bcast": true, "MPI_Reduce": true, "MPI_Allreduce": true,
-	"MPI_Allgather": true, "MPI_Allgatherv": true, "MPI_Alltoall": true, "MPI_Alltoallv": true,
-	"MPI_Gather": true, "MPI_Gatherv": true, "MPI_Scatter": true, "MPI_Scatterv": true,
-	"MPI_Reduce_scatter": true, "MPI_Reduce_scatter_block": true, "MPI_Scan": true, "MPI_Exscan": true}
+// commCall classifies an MPI call for the communication models by
+// trace.CallKind, the one classification of MPI calls: point-to-point
+// (blocking or not, Sendrecv included), or a blocking collective that moves
+// data over the whole communicator (not MPI_Barrier, which moves none, nor
+// the neighbourhood collectives, whose cost follows the topology rather
+// than log2 x).
+func commCall(name string) (p2p, coll bool) {
+	kind, op := trace.CallKind(name)
+	switch kind {
+	case trace.KindSend, trace.KindRecv, trace.KindSendrecv, trace.KindIsend, trace.KindIrecv:
+		return true, false
+	case trace.KindCollective:
+		return false, op != trace.CollBarrier && op != trace.CollOther
+	}
+	return false, false
+}
 
 // Sample is one (message size, time per call) observation with its
 // weight (the calls it stands for) and the CPUs of its run.
@@ -352,11 +362,12 @@ func fitComm(fit []Point) CommFits {
 	if out, ok := fitTraceComm(fit); ok {
 		return out
 	}
-	var eager, rdv, coll []Sample
+	var eager, rdv, colls []Sample
 	var bytes, calls bool
 	for _, p := range fit {
 		for _, c := range p.Calls {
-			if c.Calls <= 0 || (!p2pCalls[c.Name] && !collCalls[c.Name]) {
+			p2p, coll := commCall(c.Name)
+			if c.Calls <= 0 || (!p2p && !coll) {
 				continue
 			}
 			calls = true
@@ -367,8 +378,8 @@ func fitComm(fit []Point) CommFits {
 			bytes = true
 			s := Sample{X: float64(p.CPUs), Bytes: b / float64(c.Calls), TimeS: c.TimeS / float64(c.Calls), Weight: float64(c.Calls)}
 			switch {
-			case collCalls[c.Name]:
-				coll = append(coll, s)
+			case coll:
+				colls = append(colls, s)
 			case s.Bytes < EagerLimit:
 				eager = append(eager, s)
 			default:
@@ -397,10 +408,10 @@ func fitComm(fit []Point) CommFits {
 			missing = append(missing, fmt.Sprintf("%s: %d samples, too few or too alike for 3 parameters", g.id, len(g.s)))
 		}
 	}
-	if f, ok := FitColl(coll); ok {
+	if f, ok := FitColl(colls); ok {
 		out.Fits = append(out.Fits, f)
-	} else if len(coll) > 0 {
-		missing = append(missing, fmt.Sprintf("collective: %d samples, too few or too alike (needs several CPU counts and sizes)", len(coll)))
+	} else if len(colls) > 0 {
+		missing = append(missing, fmt.Sprintf("collective: %d samples, too few or too alike (needs several CPU counts and sizes)", len(colls)))
 	}
 	out.Missing = strings.Join(missing, "; ")
 	return out

@@ -362,3 +362,21 @@ func TestRSquared(t *testing.T) {
 		t.Error("constant data with errors: R² should be undefined")
 	}
 }
+
+// TestCommCall checks the communication models' classes of MPI calls,
+// taken from trace.CallKind.
+func TestCommCall(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		p2p, coll bool
+	}{
+		{"MPI_Send", true, false}, {"MPI_Irecv", true, false}, {"MPI_Sendrecv_replace", true, false},
+		{"MPI_Allreduce", false, true}, {"MPI_Reduce_scatter_block", false, true}, {"MPI_Scatterv", false, true},
+		{"MPI_Barrier", false, false}, {"MPI_Neighbor_alltoall", false, false}, {"MPI_Iallreduce", false, false},
+		{"MPI_Wait", false, false}, {"MPI_Comm_rank", false, false}, {"not_mpi", false, false},
+	} {
+		if p2p, coll := commCall(c.name); p2p != c.p2p || coll != c.coll {
+			t.Errorf("commCall(%s) = %v, %v, want %v, %v", c.name, p2p, coll, c.p2p, c.coll)
+		}
+	}
+}

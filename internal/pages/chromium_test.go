@@ -67,7 +67,7 @@ func TestChromiumRendersSite(t *testing.T) {
 	if _, err := os.Stat(talpData); err == nil {
 		copyTree(t, talpData, filepath.Join(in, "talp")) // more experiments
 	}
-	if _, err := Generate(Options{Input: in, Output: site, Fit: handCurve(t), RunTables: traceTables(t)}); err != nil {
+	if _, err := Generate(Options{Input: in, Output: site, fit: handCurve(t), runTables: traceTables(t)}); err != nil {
 		t.Fatal(err)
 	}
 	artifacts := os.Getenv("POPMON_TEST_ARTIFACTS")

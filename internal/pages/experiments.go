@@ -132,10 +132,10 @@ func uniqueSlug(s string, used map[string]bool) string {
 }
 
 // loadExperiments reads the run files of exps in parallel. A bad file is
-// an error naming it, unless skipBad: then warn gets the error and the
+// an error naming it, unless read.SkipBad: then warn gets the error and the
 // file is left out. Experiments left without runs are dropped (with a
 // warning).
-func loadExperiments(exps []*Experiment, model pop.Model, skipBad bool, warn func(error), prog *progress) ([]*Experiment, int, error) {
+func loadExperiments(exps []*Experiment, model pop.Model, read runs.ReadOptions, warn func(error), prog *progress) ([]*Experiment, int, error) {
 	type job struct{ e, f int }
 	var jobs []job
 	for i, e := range exps {
@@ -156,7 +156,7 @@ func loadExperiments(exps []*Experiment, model pop.Model, skipBad bool, warn fun
 		go func() {
 			defer wg.Done()
 			for j := range ch {
-				r, err := runs.LoadWith(exps[j.e].Files[j.f], model, runs.ReadOptions{SkipBad: skipBad})
+				r, err := runs.LoadWith(exps[j.e].Files[j.f], model, read)
 				results[j.e][j.f], errs[j.e][j.f] = r, err
 				prog.step()
 			}
@@ -183,7 +183,7 @@ func loadExperiments(exps []*Experiment, model pop.Model, skipBad bool, warn fun
 				e.Runs = append(e.Runs, r)
 				continue
 			}
-			if !skipBad {
+			if !read.SkipBad {
 				return nil, 0, fmt.Errorf("%w (use --skip-bad to leave bad files out)", err)
 			}
 			skipped++

@@ -169,7 +169,7 @@ type regionView struct {
 	Charts      []template.HTML
 	HistoryNote string
 	// Tables are the newest run's tables of this region (distribution at
-	// scale, GPU, the RunTables hook).
+	// scale, GPU, a traced run's wait states).
 	Tables    []Table
 	ProcChart template.HTML
 	ProcNote  string

@@ -8,13 +8,13 @@ import (
 	"github.com/popmon/popmon/internal/runs"
 )
 
-// ModelFit is popmon pages' model hook (Options.Fit): the runtime model popmon model
+// modelFit is the model of a strong-scaling chart: the runtime model popmon model
 // fits by default (basicanalysis' amdahl factor projection, or Amdahl on
 // the runtime when the factors cannot be composed) drawn as a speedup
 // curve over the measured CPUs and predicted at 2× and 4× the largest.
 // nil when no model can be fitted (fewer than three configurations, weak
 // scaling, a failed fit).
-func ModelFit(in FitInput) *ModelCurve {
+func modelFit(in FitInput) *ModelCurve {
 	if in.Region == nil || len(in.Points) < 3 {
 		return nil
 	}

@@ -11,10 +11,10 @@ import (
 )
 
 // ModelCurve is a fitted scaling model drawn on a region's speedup chart
-// (the hook for `popmon model`): the curve as a dashed grey line named
-// "model: <Name>", and the predictions beyond the measured range as
-// hollow markers with their values written next to them. Options.Fit
-// returns it.
+// (the runtime model of `popmon model`, modelFit): the curve as a dashed
+// grey line named "model: <Name>", and the predictions beyond the
+// measured range as hollow markers with their values written next to
+// them.
 type ModelCurve struct {
 	// Name names the model ("amdahl"); the legend says "model: amdahl".
 	Name string
@@ -30,7 +30,7 @@ type ModelCurve struct {
 	Note string
 }
 
-// FitInput is what Options.Fit gets for one region of a strong-scaling
+// FitInput is what modelFit gets for one region of a strong-scaling
 // experiment with two configurations or more.
 type FitInput struct {
 	// Experiment and the region's scaling table (Region.Name is the

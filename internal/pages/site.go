@@ -34,9 +34,11 @@ type Options struct {
 	Model pop.Model
 	// Regions are the regions shown (empty: Global).
 	Regions []string
-	// SkipBad leaves unreadable files out (Warn gets the errors) instead
-	// of failing.
-	SkipBad bool
+	// Read says how runs are read, the traces of traced runs included
+	// (the runs of a popmon pages command line); Read.SkipBad
+	// also leaves unreadable files out (Warn gets the errors) instead of
+	// failing.
+	Read runs.ReadOptions
 	// Title is the site title (empty: DefaultTitle).
 	Title string
 	// Warn receives warnings (nil: dropped).
@@ -44,17 +46,11 @@ type Options struct {
 	// Progress receives progress lines for long work (nil: quiet); the
 	// caller sets it only for a terminal.
 	Progress io.Writer
-	// Fit, when set, fits a scaling model to a region's strong-scaling
-	// table (the hook of popmon model); a non-nil result is drawn on the
-	// region's speedup chart: the curve as "model: <name>" and the
-	// predictions as labelled hollow markers. nil (and a nil result): no
-	// model on the charts.
-	Fit func(in FitInput) *ModelCurve
-	// RunTables, when set, returns more tables of the newest run of an
-	// experiment in a region, shown after the MPI call profile (the hook
-	// for the wait states of a traced run: r.Measurement.Trace says where
-	// its trace is). nil: none.
-	RunTables func(r *runs.Run, region string) []Table
+
+	// fit and runTables replace, in tests, the fitted runtime model
+	// (modelFit) and a traced run's wait-state tables (waitStates).
+	fit       func(in FitInput) *ModelCurve
+	runTables func(r *runs.Run, region string) []Table
 }
 
 // Result says what Generate did.
@@ -81,6 +77,12 @@ func Generate(opts Options) (*Result, error) {
 	if opts.Title == "" {
 		opts.Title = DefaultTitle
 	}
+	if opts.fit == nil {
+		opts.fit = modelFit
+	}
+	if opts.runTables == nil {
+		opts.runTables = waitStates(opts.Read)
+	}
 	// Refuse a foreign output folder before any long work.
 	if _, err := checkOutput(opts.Output); err != nil {
 		return nil, err
@@ -97,7 +99,7 @@ func Generate(opts Options) (*Result, error) {
 		return nil, fmt.Errorf("input %s: no run files (*.json, *.prv, *.prv.gz) below it", opts.Input)
 	}
 	prog := newProgress(opts.Progress, fmt.Sprintf("reading %d files", nfiles), nfiles)
-	exps, skipped, err := loadExperiments(exps, opts.Model, opts.SkipBad, opts.Warn, prog)
+	exps, skipped, err := loadExperiments(exps, opts.Model, opts.Read, opts.Warn, prog)
 	if err != nil {
 		return nil, err
 	}
@@ -265,8 +267,8 @@ func experimentPage(e *Experiment, opts Options) (*expPage, error) {
 			if g := &sc.Regions[k]; g.Name == name { // names are case-sensitive
 				rv.Table = tableOf(g, cols, opts.Input)
 				var model *ModelCurve
-				if opts.Fit != nil && sc.Mode == pop.ScalingStrong && len(g.Runs) > 1 {
-					model = opts.Fit(FitInput{Experiment: e.Name, Region: g, Runs: cols, Points: scalingPoints(g)})
+				if sc.Mode == pop.ScalingStrong && len(g.Runs) > 1 {
+					model = opts.fit(FitInput{Experiment: e.Name, Region: g, Runs: cols, Points: scalingPoints(g)})
 				}
 				if model != nil {
 					rv.ModelNote = model.Note
@@ -286,9 +288,7 @@ func experimentPage(e *Experiment, opts Options) (*expPage, error) {
 			rv.Tables = append(rv.Tables, distributionTable(u, mp, np))
 		}
 		rv.Tables = append(rv.Tables, gpuTables(n, rv.Name)...)
-		if opts.RunTables != nil {
-			rv.Tables = append(rv.Tables, opts.RunTables(n, rv.Name)...)
-		}
+		rv.Tables = append(rv.Tables, opts.runTables(n, rv.Name)...)
 		p.Regions = append(p.Regions, rv)
 	}
 	if t := mpiCallTable(n.Measurement); t != nil {

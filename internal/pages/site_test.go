@@ -319,7 +319,7 @@ func TestBadFiles(t *testing.T) {
 		t.Error("site written despite the error")
 	}
 	var warned []error
-	res, err := Generate(Options{Input: in, Output: out, SkipBad: true, Warn: func(e error) { warned = append(warned, e) }})
+	res, err := Generate(Options{Input: in, Output: out, Read: runs.ReadOptions{SkipBad: true}, Warn: func(e error) { warned = append(warned, e) }})
 	if err != nil {
 		t.Fatal(err)
 	}

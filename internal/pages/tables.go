@@ -13,8 +13,8 @@ import (
 )
 
 // Table is a table of a run shown on an experiment page: the MPI call
-// profile, the GPU tables, the per-process quantiles, and what the
-// Options.RunTables hook adds (wait states of a traced run).
+// profile, the GPU tables, the per-process quantiles, and the wait states
+// of a traced run.
 type Table struct {
 	// Title is shown above the table; Note under it.
 	Title, Note string

@@ -1,4 +1,6 @@
-// Package session owns the session folder of popmon run (POPMON_SESSION):
+// Package session owns popmon run's lifecycle (Run: the job started,
+// waited for and sampled, its measurements collected, published and
+// reported) and the session folder of popmon run (POPMON_SESSION):
 // its layout and what popmon reads from it (the measurements, the
 // unmeasured-rank files, popmon-live.info), what popmon writes into it (the
 // partial measurement, the time series, the trace moved next to the

@@ -28,9 +28,6 @@ import (
 	"github.com/popmon/popmon/internal/subprocess"
 )
 
-// ErrNoMPICC is returned when no MPI compiler wrapper can be found.
-var ErrNoMPICC = errors.New("no mpicc on PATH: install libopenmpi-dev or mpich, or pass --mpicc")
-
 // Options choose how the library is built.
 type Options struct {
 	// MPICC is the MPI C compiler wrapper; empty means $POPMON_MPICC, then
@@ -70,25 +67,6 @@ type Library struct {
 	SHA256 string
 	// Cache is the cache folder the library is in.
 	Cache CacheLocation
-}
-
-// FindMPICC returns the MPI compiler wrapper chosen by opts, or ErrNoMPICC.
-func FindMPICC(explicit string) (string, error) {
-	name := explicit
-	if name == "" {
-		name = os.Getenv("POPMON_MPICC")
-	}
-	if name == "" {
-		name = "mpicc"
-	}
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if explicit != "" || os.Getenv("POPMON_MPICC") != "" {
-			return "", fmt.Errorf("MPI compiler %q not found: check --mpicc / POPMON_MPICC", name)
-		}
-		return "", ErrNoMPICC
-	}
-	return p, nil
 }
 
 // Build returns the library for opts, compiling it if the cache has none.

@@ -2,7 +2,6 @@ package shimbuild
 
 import (
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,22 +11,6 @@ import (
 
 	popmon "github.com/popmon/popmon"
 )
-
-func TestFindMPICCMissing(t *testing.T) {
-	t.Setenv("PATH", t.TempDir())
-	t.Setenv("POPMON_MPICC", "")
-	_, err := FindMPICC("")
-	if !errors.Is(err, ErrNoMPICC) {
-		t.Fatalf("err = %v, want ErrNoMPICC", err)
-	}
-	if !strings.Contains(err.Error(), "install libopenmpi-dev or mpich, or pass --mpicc") {
-		t.Errorf("error does not say how to fix: %v", err)
-	}
-	_, err = FindMPICC("mpicc.nonexistent")
-	if err == nil || !strings.Contains(err.Error(), "mpicc.nonexistent") {
-		t.Errorf("explicit missing compiler: err = %v, want it named", err)
-	}
-}
 
 func TestSourcesEmbedded(t *testing.T) {
 	src, err := sourceFiles()

@@ -5,18 +5,17 @@ import (
 
 	"github.com/popmon/popmon/internal/patterns"
 	"github.com/popmon/popmon/internal/runs"
-	"github.com/popmon/popmon/internal/trace"
 	"github.com/popmon/popmon/measure"
 )
 
-// WaitStates is popmon pages' RunTables hook: for a traced run (a
+// waitStates returns the newest run's tables beyond its metrics: for a traced run (a
 // Paraver trace, or a measurement of popmon run --trace whose trace
 // folder is still next to it) the wait-state table and the critical path
 // of popmon report --patterns, shown with the Global region. Runs without
 // a trace get no table; a trace that cannot be read or analysed gets a
-// table whose note says why. load reads a run's trace (runs.LoadTrace,
-// through the command line's options).
-func WaitStates(load func(source string) (*trace.Trace, error)) func(r *runs.Run, region string) []Table {
+// table whose note says why. read says how the trace is read
+// (runs.LoadTrace).
+func waitStates(read runs.ReadOptions) func(r *runs.Run, region string) []Table {
 	return func(r *runs.Run, region string) []Table {
 		if region != measure.GlobalRegion || r == nil {
 			return nil
@@ -26,7 +25,7 @@ func WaitStates(load func(source string) (*trace.Trace, error)) func(r *runs.Run
 			return nil
 		}
 		title := "Wait states (traced run " + r.Label + ")"
-		tr, err := load(r.Source)
+		tr, err := runs.LoadTrace(r.Source, read)
 		if err != nil {
 			return []Table{{Title: title, Note: "Not analysed: " + strings.TrimSpace(err.Error()) + "."}}
 		}

@@ -1,4 +1,4 @@
-package cli
+package session
 
 import (
 	"bytes"
@@ -11,9 +11,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/popmon/popmon/internal/fault"
 	"github.com/popmon/popmon/measure"
-
-	"github.com/popmon/popmon/internal/session"
 )
 
 // fullTmpfs mounts a 64 KiB tmpfs on a new folder and fills it; skipped
@@ -68,7 +67,7 @@ func TestPartialKeptWhenSessionFails(t *testing.T) {
 			shm := t.TempDir()
 			live := filepath.Join(shm, "run-7")
 			for i, want := range []string{"popmon-kept-42-partial.json", "popmon-kept-42-partial.1.json"} {
-				p, err := session.WriteKeeping(folder, "partial.json", live, m)
+				p, err := WriteKeeping(folder, "partial.json", live, m)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -85,12 +84,12 @@ func TestPartialKeptWhenSessionFails(t *testing.T) {
 			// The live folder inside the session (no /dev/shm): $TMPDIR.
 			tmpdir := t.TempDir()
 			t.Setenv("TMPDIR", tmpdir)
-			p, err := session.WriteKeeping(folder, "partial.json", filepath.Join(folder, "live"), m)
+			p, err := WriteKeeping(folder, "partial.json", filepath.Join(folder, "live"), m)
 			if err != nil || p != filepath.Join(tmpdir, "popmon-kept-42-partial.json") {
 				t.Errorf("kept in %s (%v), want %s", p, err, filepath.Join(tmpdir, "popmon-kept-42-partial.json"))
 			}
 			// popmon run finds them all, as files of the session.
-			kept := session.FindKept(folder, live)
+			kept := FindKept(folder, live)
 			if len(kept) != 3 {
 				t.Errorf("findKept: %v, want the 3 kept files", kept)
 			}
@@ -103,7 +102,7 @@ func TestPartialKeptWhenSessionFails(t *testing.T) {
 func TestPartialWrittenInSession(t *testing.T) {
 	folder := filepath.Join(t.TempDir(), ".popmon-session-1")
 	os.Mkdir(folder, 0o700)
-	p, err := session.WriteKeeping(folder, "partial.json", filepath.Join(t.TempDir(), "run-1"), testMeasurement(t))
+	p, err := WriteKeeping(folder, "partial.json", filepath.Join(t.TempDir(), "run-1"), testMeasurement(t))
 	if err != nil || p != filepath.Join(folder, "partial.json") {
 		t.Errorf("written to %s (%v), want the session folder", p, err)
 	}
@@ -121,11 +120,11 @@ func TestReadSessionKept(t *testing.T) {
 	kept := partialRun(t, shm, "popmon-kept-9-mpi-host-12.json")
 	partialRun(t, shm, "popmon-kept-8-mpi-host-13.json") // another session's
 	os.Symlink(kept, filepath.Join(shm, "popmon-kept-9-mpi-host-14.json"))
-	found := session.FindKept(folder, filepath.Join(shm, "run-1"))
+	found := FindKept(folder, filepath.Join(shm, "run-1"))
 	if len(found) != 1 || found[0] != kept {
 		t.Fatalf("findKept: %v, want [%s]", found, kept)
 	}
-	sess, err := session.Read(folder, 0, found...)
+	sess, err := Read(folder, 0, found...)
 	if err != nil || len(sess.Files) != 1 || !sess.Files[0].MPI || sess.Files[0].Path != kept || len(sess.Files[0].Command) == 0 {
 		t.Fatalf("readSession: %+v (%v)", sess, err)
 	}
@@ -133,7 +132,7 @@ func TestReadSessionKept(t *testing.T) {
 	// others' kept files go, as their files in the session folder do.
 	short := partialRun(t, shm, "popmon-kept-9-proc-host-20.json")
 	child := partialRun(t, shm, "popmon-kept-9-proc-host-21.json")
-	if sess, _ = session.Read(folder, 10, short, child); len(sess.Files) != 1 || sess.Files[0].MPI {
+	if sess, _ = Read(folder, 10, short, child); len(sess.Files) != 1 || sess.Files[0].MPI {
 		t.Fatalf("readSession of processes without MPI: %+v", sess)
 	}
 	if _, err := os.Stat(sess.Files[0].Path); err != nil {
@@ -151,20 +150,27 @@ func TestReadSessionKept(t *testing.T) {
 // written names the target, the reason without repeating the path, and the
 // kept file; the session folder stays only when the file is in it.
 func TestKeepUnwrittenSaysWhere(t *testing.T) {
-	var so, se bytes.Buffer
-	env := &Env{Stdout: &so, Stderr: &se}
+	var se bytes.Buffer
+	var reported []string
+	report := func(path string, final bool) {
+		if final {
+			t.Errorf("the report of a kept file %s is final", path)
+		}
+		reported = append(reported, path)
+		se.WriteString("(report)\n")
+	}
 	session := t.TempDir()
 	p := partialRun(t, t.TempDir(), "popmon-kept-1-partial.json")
 	err := &os.PathError{Op: "open", Path: "/full/m.json", Err: syscall.ENOSPC}
-	if keepUnwritten(env, p, "/full/m.json", err, session, "text", "talp") {
+	if keepUnwritten(&se, report, p, "/full/m.json", err, session) {
 		t.Error("a file outside the session folder keeps the session folder")
 	}
-	want := "popmon: cannot write /full/m.json: no space left on device; the measurement was kept in " + p +
+	want := "(report)\npopmon: cannot write /full/m.json: no space left on device; the measurement was kept in " + p +
 		" (move it there with mv once there is room)\n"
-	if !strings.HasSuffix(se.String(), want) || !strings.Contains(se.String(), "Load Balance") {
-		t.Errorf("stderr:\n%s\nwant the report, then %q", se.String(), want)
+	if se.String() != want || len(reported) != 1 || reported[0] != p {
+		t.Errorf("stderr:\n%s\nwant the report of %s, then %q", se.String(), p, want)
 	}
-	if !keepUnwritten(env, filepath.Join(session, "mpi-h-1.json"), "/full/m.json", err, session, "none", "talp") {
+	if !keepUnwritten(&se, nil, filepath.Join(session, "mpi-h-1.json"), "/full/m.json", err, session) {
 		t.Error("a file inside the session folder does not keep it")
 	}
 }
@@ -173,31 +179,34 @@ func TestKeepUnwrittenSaysWhere(t *testing.T) {
 // written where asked (or there was no room for any), unless the job
 // failed: its own code first. It used to exit 0.
 func TestUnwrittenExitCode(t *testing.T) {
+	// The exit code cli gives each: 0, 5 (fault.NotWritten), the job's.
 	code := func(err error) int {
-		var ee *exitError
-		if err == nil {
+		var f *fault.Error
+		switch kind, _ := fault.KindOf(err); {
+		case err == nil:
 			return 0
-		}
-		if errors.As(err, &ee) {
-			return ee.code
+		case kind == fault.NotWritten:
+			return 5
+		case kind == fault.Job && errors.As(err, &f):
+			return f.Code
 		}
 		return -1
 	}
 	job := jobStatus{code: 3}.result()
-	full := &session.Result{Full: "the file system of /x is full (0 KiB free)"}
+	full := &Result{Full: "the file system of /x is full (0 KiB free)"}
 	for _, c := range []struct {
 		job                  error
 		published, unwritten int
-		sess                 *session.Result
+		sess                 *Result
 		want                 int
 	}{
-		{nil, 0, 1, &session.Result{}, ExitNotWritten},
-		{nil, 1, 1, &session.Result{}, ExitNotWritten},
-		{job, 0, 1, &session.Result{}, 3},
-		{nil, 0, 0, full, ExitNotWritten},
+		{nil, 0, 1, &Result{}, 5},
+		{nil, 1, 1, &Result{}, 5},
+		{job, 0, 1, &Result{}, 3},
+		{nil, 0, 0, full, 5},
 		{nil, 1, 0, full, 0},
-		{nil, 1, 0, &session.Result{}, 0},
-		{nil, 0, 0, &session.Result{}, 0},
+		{nil, 1, 0, &Result{}, 0},
+		{nil, 0, 0, &Result{}, 0},
 	} {
 		if got := code(unwrittenResult(c.job, c.published, c.unwritten, c.sess)); got != c.want {
 			t.Errorf("%+v: exit %d, want %d", c, got, c.want)
@@ -213,7 +222,7 @@ func TestNothingWrittenOnFullFileSystem(t *testing.T) {
 	if err := os.Mkdir(folder, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	sess, err := session.Read(folder, 0)
+	sess, err := Read(folder, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +231,7 @@ func TestNothingWrittenOnFullFileSystem(t *testing.T) {
 		strings.Contains(lines, "MPI_Finalize") {
 		t.Errorf("explain:\n%s", lines)
 	}
-	if sess, _ := session.Read(t.TempDir(), 0); sess.Full != "" {
+	if sess, _ := Read(t.TempDir(), 0); sess.Full != "" {
 		t.Errorf("a folder with room is full: %q", sess.Full)
 	}
 }
@@ -235,13 +244,13 @@ func TestReadBack(t *testing.T) {
 	dir := t.TempDir()
 	src := filepath.Join(dir, "mpi-h-1.json")
 	os.WriteFile(src, []byte("{}"), 0o600)
-	if view, done := readBack(src, filepath.Join(dir, "out.json")); view != "" {
+	if view, done := ReadBack(src, filepath.Join(dir, "out.json")); view != "" {
 		t.Errorf("a regular target read from %q", view)
 	} else {
 		done()
 	}
-	view, done := readBack(src, "/dev/null")
-	if view == "" || shown(view, "/dev/null") != view {
+	view, done := ReadBack(src, "/dev/null")
+	if view == "" || Shown(view, "/dev/null") != view {
 		t.Fatalf("no second name for a device target")
 	}
 	os.Remove(src) // published: the source goes
@@ -252,4 +261,40 @@ func TestReadBack(t *testing.T) {
 	if _, err := os.Stat(view); err == nil {
 		t.Errorf("%s left behind", view)
 	}
+}
+
+// partialRun writes a partial measurement (version 3) of a 2-rank job cut
+// at 2 s after rank 1 called MPI_Abort(7): rank 0 U 1 s M 1 s, rank 1 U 2 s
+// (LB 0.75).
+func partialRun(t *testing.T, dir, name string) string {
+	t.Helper()
+	m := &measure.Measurement{
+		Format: measure.Format, Version: 3,
+		Tool:      measure.Tool{Name: "libpopmon", Version: "assembled by popmon"},
+		Timestamp: "2026-11-24T10:00:00Z", Command: []string{"./app"}, Cwd: "/tmp",
+		Launcher:  measure.Launcher{Kind: measure.LauncherNone},
+		MPI:       &measure.MPI{Library: "test", ThreadLevel: "unknown"},
+		Clock:     measure.Clock{Source: measure.ClockMonotonic},
+		Resources: measure.Resources{Processes: 2, Nodes: 1, CPUs: 2},
+		Processes: []measure.Process{{Rank: 0, Hostname: "h", PID: 10, CPUs: 1}, {Rank: 1, Hostname: "h", PID: 11, CPUs: 1}},
+		Regions: []measure.Region{{Name: measure.GlobalRegion, Processes: []measure.ProcessAccounts{
+			{Rank: 0, CPUs: 1, Visits: 1, ElapsedNS: 2e9, UsefulNS: 1e9, MPINS: 1e9},
+			{Rank: 1, CPUs: 1, Visits: 1, ElapsedNS: 2e9, UsefulNS: 2e9},
+		}}},
+		MPICalls: []measure.MPICall{},
+		Partial: &measure.Partial{Reason: measure.PartialAborted, Detail: "rank 1 called MPI_Abort(7) first", CutNS: 2e9,
+			Ranks: 2, Included: 2, AssembledBy: "run",
+			Ends: []measure.ProcessEnd{{Rank: 0, End: "killed", ValidUntilNS: 2e9}, {Rank: 1, End: "MPI_Abort(7)", ValidUntilNS: 2e9}}},
+	}
+	m.Warnings = []string{m.Partial.Sentence()}
+	path := filepath.Join(dir, name)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := measure.Write(f, m); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
