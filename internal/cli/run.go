@@ -12,7 +12,6 @@ import (
 
 	"github.com/popmon/popmon/internal/live"
 	"github.com/popmon/popmon/internal/liveapi"
-	"github.com/popmon/popmon/internal/report"
 
 	"github.com/popmon/popmon/internal/session"
 	"github.com/popmon/popmon/pop"
@@ -257,14 +256,7 @@ func runCmd(env *Env, args []string) error {
 			}
 		}
 		fmt.Fprintf(env.Stderr, "popmon: measurement written to %s\n", final)
-		if *format != "none" {
-			if err := renderFile(env, env.Stderr, shown(view, final), *format, reportOptions{model: *model}); err != nil {
-				fmt.Fprintf(env.Stderr, "popmon: %v\n", err)
-			}
-		}
-		if line := report.OpenMPEndNote(shown(view, final), *format); line != "" { // where the report does not say it
-			fmt.Fprintln(env.Stderr, line)
-		}
+		showReport(env, shown(view, final), *format, *model) // with the OpenMP line where the report does not say it
 		viewed()
 	}
 	if published+unwritten == 0 { // the job's popmon exec -o wrote it

@@ -204,6 +204,7 @@ func Assemble(procs []Proc, job Job, pp *measure.Partial) (*measure.Measurement,
 	if err := m.Validate(); err != nil {
 		return nil, fmt.Errorf("assembling the measurement from the live files: %w", err)
 	}
+	m.Violations() // derived once, here, for pop and the reports
 	return m, nil
 }
 

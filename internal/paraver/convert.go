@@ -939,6 +939,7 @@ func (im *importer) finish() (*measure.Measurement, error) {
 	if err := m.Validate(); err != nil {
 		return nil, fmt.Errorf("the converted trace is not a valid measurement (a popmon bug; please report it): %w", err)
 	}
+	m.Violations() // derived once, here, for pop and the reports
 	return m, nil
 }
 

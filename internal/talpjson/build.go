@@ -292,6 +292,7 @@ func build(f *file, path string) (*measure.Measurement, error) {
 	if err := m.Validate(); err != nil {
 		return nil, fmt.Errorf("the converted file is not a valid measurement (a popmon bug; please report it): %w", err)
 	}
+	m.Violations() // derived once, here, for pop and the reports
 	return m, nil
 }
 
