@@ -111,7 +111,7 @@ func decode(data []byte) (*Measurement, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
-	m.AccountViolations = CheckAccounts(m)
+	m.Violations()
 	return m, nil
 }
 

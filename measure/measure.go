@@ -122,9 +122,47 @@ type Measurement struct {
 	Summarized *Summarized `json:"summary,omitempty"`
 
 	// AccountViolations are the places where the accounts break the
-	// invariant of POP-METRICS.md §1 ([CheckAccounts]). [Read] and
-	// [ReadFile] fill it; it is not part of the file (Write ignores it).
+	// invariant of POP-METRICS.md §1 ([CheckAccounts]), derived once:
+	// every reader ([Read], [ReadFile], the importers, the live files'
+	// assembly) calls [Measurement.Violations] when it has built the
+	// measurement, and everything after it (pop's refusals, the reports'
+	// warnings) uses that result. It is not part of the file (Write
+	// ignores it).
 	AccountViolations []AccountViolation `json:"-"`
+	// checkedRegions is the region list AccountViolations was derived
+	// from: a copy of the measurement with other regions (a window, an
+	// interval, the summary form) is checked again.
+	checkedRegions regionsID
+}
+
+// regionsID identifies a measurement's region list: its first element
+// and length (a list replaced by another has another first element).
+type regionsID struct {
+	first *Region
+	n     int
+	ok    bool
+}
+
+// Violations returns the places where m breaks the accounts invariant
+// ([CheckAccounts]), derived once: on the first call, which records them
+// in AccountViolations, and taken from that record after it. A
+// measurement's readers call it once they have built it; a measurement
+// built otherwise (a test's) is checked on its first use, and a copy with
+// another region list (a live window, an interval, the summary form) on
+// the copy's first use. Accounts changed in place are not seen: check
+// them with CheckAccounts.
+func (m *Measurement) Violations() []AccountViolation {
+	if m == nil {
+		return nil
+	}
+	id := regionsID{n: len(m.Regions), ok: true}
+	if id.n > 0 {
+		id.first = &m.Regions[0]
+	}
+	if m.checkedRegions != id {
+		m.AccountViolations, m.checkedRegions = CheckAccounts(m), id
+	}
+	return m.AccountViolations
 }
 
 // Tool names the library that wrote a measurement file.

@@ -1,5 +1,11 @@
 package measure
 
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
 // OpenMP describes the OpenMP runtime of a run (docs/measurement-format.md,
 // "openmp"). It is present when the program used an OpenMP runtime.
 type OpenMP struct {
@@ -48,6 +54,22 @@ type OMPRegion struct {
 	// ThreadManagementNS is Σ thread time in the region outside its
 	// implicit task (fork and join).
 	ThreadManagementNS int64 `json:"thread_management_ns"`
+	// Location is where the construct is in the source, looked up in
+	// Module's debug information once after reading
+	// (symbolize.OMPRegions); nil until then. It is not part of the file.
+	Location *OMPLocation `json:"-"`
+}
+
+// OMPLocation is the source location of an OpenMP parallel construct: the
+// function that contains the directive and the directive's file and line,
+// each empty (0) when unknown, and why it is incomplete.
+type OMPLocation struct {
+	Function string
+	File     string
+	Line     int
+	// Err says why the location is incomplete (the module cannot be read
+	// or has no debug information); nil when it is not.
+	Err error
 }
 
 // Measured reports whether OpenMP events were measured: o is present and
@@ -70,4 +92,17 @@ func (o *OpenMP) NotMeasured() string {
 		return o.Runtime + " was not measured (no OMPT tool)"
 	}
 	return "the OpenMP runtime was not measured (no OMPT tool)"
+}
+
+// ReadOpenMP reads only the "openmp" object of a measurement file from r
+// (the decoder skips the rest without building values): nil when the file
+// has none. It fails for input that is not a JSON object.
+func ReadOpenMP(r io.Reader) (*OpenMP, error) {
+	var doc struct {
+		OpenMP *OpenMP `json:"openmp"`
+	}
+	if err := json.NewDecoder(r).Decode(&doc); err != nil {
+		return nil, fmt.Errorf("read measurement: %w", err)
+	}
+	return doc.OpenMP, nil
 }

@@ -15,7 +15,8 @@ const maxRefusedRanks = 5
 
 // accountRefusals returns, by region name, why the metrics of a region of
 // m cannot be trusted because a process's accounts break the invariant of
-// POP-METRICS.md §1 (measure.CheckAccounts) by more than its tolerance: one
+// POP-METRICS.md §1 by more than its tolerance (vs, the violations m's
+// reader derived: measure.Measurement.Violations): one
 // sentence naming the first such process, its accounts, its CPUs × elapsed
 // time, how far off they are and the tolerance, then how many others are
 // off. nil when every region adds up.
@@ -26,13 +27,13 @@ const maxRefusedRanks = 5
 // with more threads than CPUs); popmon then reproduces the efficiencies
 // DLB wrote, and the import's notes and the report's warnings say so
 // (docs/import.md).
-func accountRefusals(m *measure.Measurement) map[string]string {
+func accountRefusals(m *measure.Measurement, vs []measure.AccountViolation) map[string]string {
 	if m.Source != nil && m.Source.Kind == measure.SourceTALP {
 		return nil
 	}
 	byRegion := map[string][]measure.AccountViolation{}
 	var order []string
-	for _, v := range measure.CheckAccounts(m) {
+	for _, v := range vs {
 		if v.Rank < 0 {
 			continue // totals: TALP files only
 		}

@@ -131,6 +131,11 @@ type Report struct {
 	// efficiency the report computed them with; "" when it has none
 	// (another model, or no ideal-network replay).
 	SerTransfer SerTransfer
+	// Run is what renderers say about the run beside the metrics (its
+	// header, tables, warnings and notes, the accounts invariant's
+	// violations that the refusals come from): [NewRun] of the
+	// measurement. Nil for a report built without one.
+	Run *Run
 }
 
 // Region returns the report of the region called name, exactly (names are
@@ -356,6 +361,7 @@ func ComputeWith(m *measure.Measurement, model Model, opt Options) (*Report, err
 	if wo != m {
 		restoreWallTime(rep, m)
 	}
+	rep.Run = NewRun(m)
 	if why := m.Refusal(); why != "" {
 		// A number a user cannot trust is worse than none.
 		rep.Refused = why
@@ -364,7 +370,7 @@ func ComputeWith(m *measure.Measurement, model Model, opt Options) (*Report, err
 		}
 		return rep, nil
 	}
-	if why := accountRefusals(m); why != nil {
+	if why := accountRefusals(m, rep.Run.AccountViolations); why != nil {
 		// Accounts that do not add up were measured or converted wrongly:
 		// the region's efficiencies would be wrong by as much.
 		for i := range rep.Regions {

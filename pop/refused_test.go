@@ -117,6 +117,9 @@ func TestComputeRefusesRegionsWhoseAccountsDoNotAddUp(t *testing.T) {
 	// process short of its CPUs' time is off as well.
 	solve.Processes[0].UsefulNS = s / 2
 	solve.Processes[3].MPINS = 0
+	// Accounts changed in place are checked again, as a reader records
+	// them (measure.Measurement.Violations).
+	m.AccountViolations = measure.CheckAccounts(m)
 	rep, err := pop.Compute(m, pop.ModelTALP)
 	if err != nil {
 		t.Fatal(err)
@@ -132,6 +135,7 @@ func TestComputeRefusesRegionsWhoseAccountsDoNotAddUp(t *testing.T) {
 	m.Regions[1].Name = "solve"
 	m.Regions[1].Processes = append([]measure.ProcessAccounts(nil), io.Processes...)
 	m.Regions[1].Processes[1].UsefulNS += s / 200
+	m.AccountViolations = measure.CheckAccounts(m)
 	rep, err = pop.Compute(m, pop.ModelTALP)
 	if err != nil {
 		t.Fatal(err)

@@ -20,11 +20,11 @@ set -eu
 
 # `install-deps.sh` installs what the demo needs; `install-deps.sh test` also
 # what the tests need (clang, Chromium, iproute2, slurm-wlm, prometheus, tmux,
-# python3-mpi4py, the AArch64 cross compiler, lmod, flake8, black, isort,
+# python3-mpi4py, strace, the AArch64 cross compiler, lmod, flake8, black, isort,
 # cmake, python3-cffi).
 pkgs="build-essential gfortran libopenmpi-dev openmpi-bin mpich libmpich-dev libomp-dev"
 if [ "${1:-}" = test ]; then
-	pkgs="$pkgs clang chromium fonts-dejavu-core iproute2 slurm-wlm prometheus tmux python3-mpi4py python3-pytest"
+	pkgs="$pkgs clang chromium fonts-dejavu-core iproute2 slurm-wlm prometheus tmux python3-mpi4py python3-pytest strace"
 	pkgs="$pkgs lmod flake8 black isort cmake python3-cffi"
 	if [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then
 		pkgs="$pkgs gcc-aarch64-linux-gnu"

@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/popmon/popmon/internal/fault"
 	"github.com/popmon/popmon/internal/report"
+	"github.com/popmon/popmon/internal/symbolize"
 	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 
@@ -168,8 +171,47 @@ func checkModel(model, format string) error {
 // says why) and is no error: popmon run and popmon recover, which print
 // the report after writing the measurement, print nothing more.
 func renderFile(env *Env, w io.Writer, path, format string, opts reportOptions) error {
-	_, err := renderReport(env, w, path, format, opts)
+	_, _, err := renderRun(env, w, path, format, opts)
 	return err
+}
+
+// showReport is what popmon run prints after writing the measurement at
+// path: its report in format ("none": no report) and, where that report
+// does not say it, why OpenMP was not measured (report.OpenMPEndNote),
+// from the one read of the file.
+func showReport(env *Env, path, format, model string) {
+	why := ""
+	if format == "none" {
+		why = openMPNotMeasured(path)
+	} else {
+		_, run, err := renderRun(env, env.Stderr, path, format, reportOptions{model: model})
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "popmon: %v\n", err)
+		}
+		if run != nil {
+			why = run.OpenMPNotMeasured
+		}
+	}
+	if line := report.OpenMPEndNote(why, format); line != "" {
+		fmt.Fprintln(env.Stderr, line)
+	}
+}
+
+// openMPNotMeasured returns why the measurement file at path says OpenMP
+// was not measured ("" when it was, and when the file cannot be read: no
+// report is printed that would say what is wrong), reading only its
+// "openmp" object.
+func openMPNotMeasured(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	o, err := measure.ReadOpenMP(f)
+	if err != nil {
+		return ""
+	}
+	return o.NotMeasured()
 }
 
 // renderReport is renderFile that also says whether the report refused
@@ -177,18 +219,25 @@ func renderFile(env *Env, w io.Writer, path, format string, opts reportOptions) 
 // whole measurement, or those of a region it shows (every region, or the
 // one --region names), whose accounts do not add up.
 func renderReport(env *Env, w io.Writer, path, format string, opts reportOptions) (refused bool, err error) {
+	refused, _, err = renderRun(env, w, path, format, opts)
+	return refused, err
+}
+
+// renderRun is renderReport that also returns what the report said about
+// the run (pop.Run; nil when it computed no report).
+func renderRun(env *Env, w io.Writer, path, format string, opts reportOptions) (refused bool, run *pop.Run, err error) {
 	m, err := readMeasurement(env, path, opts.input)
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
 	models, err := pop.ParseModels(opts.model)
 	if err != nil {
-		return false, fault.Usagef("%v", err)
+		return false, nil, fault.Usagef("%v", err)
 	}
 	region := opts.region
 	if region != "" {
 		if region, err = measure.MatchRegion(m.RegionNames(), region, "in "+path); err != nil {
-			return false, fault.Usagef("%v", err)
+			return false, nil, fault.Usagef("%v", err)
 		}
 	}
 	if opts.overTime {
@@ -197,32 +246,36 @@ func renderReport(env *Env, w io.Writer, path, format string, opts reportOptions
 		}
 		ivs, err := pop.OverTime(m, models[0], region)
 		if err != nil {
-			return false, fault.Inputf("%s: %v", path, err)
+			return false, nil, fault.Inputf("%s: %v", path, err)
 		}
 		if err := report.RenderOverTime(w, format, region, ivs, m.Series.IntervalNS); err != nil {
-			return false, fault.Usagef("%v", err)
+			return false, nil, fault.Usagef("%v", err)
 		}
-		return false, nil
+		return false, nil, nil
+	}
+	if report.ShowsOMPRegions(format) {
+		// Once, after reading: the report prints the locations as they are.
+		symbolize.OMPRegions(m)
 	}
 	reps := make([]*pop.Report, 0, len(models))
 	for _, model := range models {
 		rep, err := pop.ComputeWith(m, model, pop.Options{SerTransfer: opts.serTransfer})
 		if err != nil {
-			return false, fault.Inputf("%s: %v", path, err)
+			return false, nil, fault.Inputf("%s: %v", path, err)
 		}
 		rep.Source = path
 		reps = append(reps, rep)
 	}
 	refused = refusedShown(reps[0], region)
-	if err := report.RenderAll(w, format, reps, m, report.Options{Region: region}); err != nil {
+	if err := report.RenderAll(w, format, reps, report.Options{Region: region}); err != nil {
 		if refused {
-			return true, fault.Inputf("%s: %v", path, err)
+			return true, reps[0].Run, fault.Inputf("%s: %v", path, err)
 		}
-		return false, fault.Usagef("%v", err)
+		return false, reps[0].Run, fault.Usagef("%v", err)
 	}
 	// The report said why it shows no metrics; scripts see an unusable
 	// input, as popmon scaling and popmon check do.
-	return refused, nil
+	return refused, reps[0].Run, nil
 }
 
 // refusedShown reports whether rep refuses the metrics of the whole

@@ -14,7 +14,6 @@ import (
 	"github.com/popmon/popmon/internal/launch"
 	"github.com/popmon/popmon/internal/live"
 	"github.com/popmon/popmon/internal/outfile"
-	"github.com/popmon/popmon/internal/report"
 	"github.com/popmon/popmon/internal/session"
 	"github.com/popmon/popmon/internal/subprocess"
 	"github.com/popmon/popmon/internal/term"
@@ -114,16 +113,14 @@ func runCmd(env *Env, args []string) error {
 			return environ, argv, nil
 		},
 		Report: func(path string, final bool) {
+			if final {
+				showReport(env, path, *format, *model) // with the OpenMP line where the report does not say it
+				return
+			}
 			if *format != "none" {
 				if err := renderFile(env, env.Stderr, path, *format, reportOptions{model: *model}); err != nil {
 					fmt.Fprintf(env.Stderr, "popmon: %v\n", err)
 				}
-			}
-			if !final {
-				return
-			}
-			if line := report.OpenMPEndNote(path, *format); line != "" { // where the report does not say it
-				fmt.Fprintln(env.Stderr, line)
 			}
 		},
 		InForeground: term.InForeground,

@@ -231,7 +231,7 @@ func queryCmd(env *Env, args []string) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "Window: %s (%s) · %d running, %d finalized, %d ended\n", w.Name, units.FixedSeconds(w.SpanNS, 1),
 		v.Count(live.ProcRunning), v.Count(live.ProcFinalized), v.Count(live.ProcEnded))
-	if err := report.Render(&b, report.FormatText, w.Report, w.M, report.Options{Region: *region}); err != nil {
+	if err := report.Render(&b, report.FormatText, w.Report, report.Options{Region: *region}); err != nil {
 		return fault.Failf("%v", err)
 	}
 	_, err = env.Stdout.Write(b.Bytes())

@@ -58,7 +58,30 @@ func Assemble(procs []Proc, job Job, pp *measure.Partial) (*measure.Measurement,
 	}
 	procs = append([]Proc(nil), procs...)
 	sort.Slice(procs, func(i, j int) bool { return procs[i].Snap.Rank < procs[j].Snap.Rank })
-	// Times in the file are relative to the earliest MPI_Init.
+	m, t0 := assembleHeader(procs, job)
+	if err := assembleProcesses(m, procs, job.Ranks, &p, t0); err != nil {
+		return nil, err
+	}
+	if pp != nil {
+		m.Version, m.Partial = 3, &p
+	}
+	assembleRegions(m, procs)
+	assembleRuntimes(m, procs)
+	if m.Partial != nil {
+		m.Warnings = []string{p.Sentence()}
+	}
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("assembling the measurement from the live files: %w", err)
+	}
+	m.Violations() // derived once, here, for pop and the reports
+	return m, nil
+}
+
+// assembleHeader returns the measurement of procs (in rank order) with its
+// header (tool, time, command, launcher, MPI, clock), and the time its
+// times are relative to: the earliest MPI_Init (or start, for a process
+// without MPI).
+func assembleHeader(procs []Proc, job Job) (*measure.Measurement, int64) {
 	var t0 int64 = math.MaxInt64
 	for _, pr := range procs {
 		s := pr.Snap
@@ -88,13 +111,20 @@ func Assemble(procs []Proc, job Job, pp *measure.Partial) (*measure.Measurement,
 	if first.ClockTSC {
 		m.Clock.Source = measure.ClockTSC
 	}
+	return m, t0
+}
+
+// assembleProcesses fills m's processes and resources from procs, and p's
+// cut, ends, size (at least jobRanks) and missing ranks; times relative to
+// t0. It fails for two live files of one rank.
+func assembleProcesses(m *measure.Measurement, procs []Proc, jobRanks int, p *measure.Partial, t0 int64) error {
 	nodes := map[string]int{}
 	ranks := map[int]bool{}
-	size := job.Ranks
+	size := jobRanks
 	for _, pr := range procs {
 		s := pr.Snap
 		if ranks[s.Rank] {
-			return nil, fmt.Errorf("two live files of rank %d (pids %d and others): mixed jobs in one live folder", s.Rank, s.PID)
+			return fmt.Errorf("two live files of rank %d (pids %d and others): mixed jobs in one live folder", s.Rank, s.PID)
 		}
 		ranks[s.Rank] = true
 		if _, ok := nodes[s.Host]; !ok {
@@ -125,11 +155,13 @@ func Assemble(procs []Proc, job Job, pp *measure.Partial) (*measure.Measurement,
 	}
 	p.MissingRanks = rankRanges(missing)
 	p.CutNS = max(p.CutNS, 0)
-	if pp != nil {
-		m.Version, m.Partial = 3, &p
-	}
+	return nil
+}
 
-	// Regions, in the order the lowest rank created them.
+// assembleRegions adds the regions of procs at their cuts to m, in the
+// order the lowest rank created them (the first always, the others where
+// a process visited them), with the GPU devices' accounts.
+func assembleRegions(m *measure.Measurement, procs []Proc) {
 	var names []string
 	seen := map[string]bool{}
 	for _, pr := range procs {
@@ -167,8 +199,16 @@ func Assemble(procs []Proc, job Job, pp *measure.Partial) (*measure.Measurement,
 			m.Regions = append(m.Regions, g)
 		}
 	}
+	m.GPUDevices = devs
+	if len(devs) > 0 {
+		m.Resources.GPUs = len(devs)
+	}
+}
 
-	// The MPI call profile at the cuts.
+// assembleRuntimes adds what procs say about the runtimes at their cuts:
+// the MPI call profile, the OpenMP constructs, the GPU and the hardware
+// counters (the regions' counts cleared where they were not measured).
+func assembleRuntimes(m *measure.Measurement, procs []Proc) {
 	snaps := make([]*Snapshot, len(procs))
 	for i, pr := range procs {
 		snaps[i] = pr.Snap
@@ -182,11 +222,7 @@ func Assemble(procs []Proc, job Job, pp *measure.Partial) (*measure.Measurement,
 		}
 		m.OpenMP = &measure.OpenMP{Runtime: "measured (the live files do not name the runtime, nor whether OMPT or GOMP interposition measured it)", OMPT: true, MaxThreads: maxCPUs}
 	}
-	m.GPUDevices = devs
 	m.GPU = gpuOf(procs)
-	if len(devs) > 0 {
-		m.Resources.GPUs = len(devs)
-	}
 	m.Counters = counters(procs)
 	if m.Counters != nil {
 		m.Resources.HardwareCounters = m.Counters.Available
@@ -198,13 +234,6 @@ func Assemble(procs []Proc, job Job, pp *measure.Partial) (*measure.Measurement,
 			}
 		}
 	}
-	if m.Partial != nil {
-		m.Warnings = []string{p.Sentence()}
-	}
-	if err := m.Validate(); err != nil {
-		return nil, fmt.Errorf("assembling the measurement from the live files: %w", err)
-	}
-	return m, nil
 }
 
 // ompRegions merges the processes' OpenMP constructs by module and

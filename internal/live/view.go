@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/popmon/popmon/internal/symbolize"
 	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 )
@@ -240,6 +241,9 @@ func (h *History) view(job Job, windows []time.Duration) (*View, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Once per view, in the process's one cached symbolizer: the windows
+	// share these regions, and every request renders them as they are.
+	symbolize.OMPRegions(m)
 	rep, err := pop.Compute(m, pop.ModelTALP)
 	if err != nil {
 		return nil, err

@@ -109,16 +109,16 @@ func checkRegion(w http.ResponseWriter, v *live.View, region string) (string, bo
 func WriteRegions(out io.Writer, w *live.WindowView, region string) error {
 	rep := w.Report
 	if rep == nil {
-		rep = &pop.Report{Model: pop.ModelTALP}
+		rep = &pop.Report{Model: pop.ModelTALP, Run: pop.NewRun(w.M)}
 	}
 	if region != "" {
-		one := &pop.Report{Model: rep.Model, Refused: rep.Refused}
+		one := &pop.Report{Model: rep.Model, Refused: rep.Refused, Run: rep.Run}
 		if rr, ok := rep.Region(region); ok {
 			one.Regions = []pop.RegionReport{*rr}
 		}
 		rep = one
 	}
-	return report.JSON(out, rep, w.M, report.Options{Window: w.Name, WindowNS: w.SpanNS})
+	return report.JSON(out, rep, report.Options{Window: w.Name, WindowNS: w.SpanNS})
 }
 
 // target resolves a request's view, region (checked against the run's;

@@ -119,14 +119,41 @@ func (c *LineChart) SVG() string {
 	var b svgBuf
 	b.start(w, total, c.Title)
 
+	fr, any := c.frame(w, h)
+	if !any {
+		b.text(w/2, h/2, "middle", "", "no data")
+		b.close()
+		return b.String()
+	}
+	c.drawAxes(&b, fr)
+	labels := c.drawSeries(&b, fr)
+	drawLabels(&b, labels, fr)
+	c.drawLegend(&b, h, perRow)
+	b.close()
+	return b.String()
+}
+
+// chartFrame is where a chart's data goes: the plot area (x0 … x1, y0 at
+// the bottom … y1), the data ranges after the axes' transforms (tx, ty:
+// log2 or none), the y ticks, and the scales from data to the area.
+type chartFrame struct {
+	h                    float64
+	x0, x1, y0, y1       float64
+	xmin, xmax, ylo, yhi float64
+	ystep                float64
+	yt                   []float64
+	tx, ty, sx, sy       func(float64) float64
+}
+
+// frame returns the frame of the chart in a w × h area; false when no
+// series has a point to draw.
+func (c *LineChart) frame(w, h float64) (chartFrame, bool) {
 	tx, ty := axisT(c.LogX), axisT(c.LogY)
 	x0, x1 := chartLeft, w-chartRight
 	y0, y1 := h-chartBottom, chartTop // y0 is the bottom
 	xmin, xmax, ymin, ymax, any := c.bounds(tx, ty)
 	if !any {
-		b.text(w/2, h/2, "middle", "", "no data")
-		b.close()
-		return b.String()
+		return chartFrame{}, false
 	}
 	if c.YFixed {
 		ymin, ymax = math.Min(ymin, ty(c.YMin)), math.Max(ymax, ty(c.YMax))
@@ -161,7 +188,16 @@ func (c *LineChart) SVG() string {
 	}
 	sx := func(x float64) float64 { return x0 + (tx(x)-xmin)/(xmax-xmin)*(x1-pad-x0) }
 	sy := func(y float64) float64 { return y0 - (ty(y)-ylo)/(yhi-ylo)*(y0-y1) }
+	return chartFrame{h: h, x0: x0, x1: x1, y0: y0, y1: y1, xmin: xmin, xmax: xmax, ylo: ylo, yhi: yhi,
+		ystep: ystep, yt: yt, tx: tx, ty: ty, sx: sx, sy: sy}, true
+}
 
+// drawAxes draws the grid, the ticks and their labels, the axes and their
+// titles.
+func (c *LineChart) drawAxes(b *svgBuf, fr chartFrame) {
+	h, x0, x1, y0, y1 := fr.h, fr.x0, fr.x1, fr.y0, fr.y1
+	xmin, xmax, ystep, yt := fr.xmin, fr.xmax, fr.ystep, fr.yt
+	tx, sx, sy := fr.tx, fr.sx, fr.sy
 	// Grid and y ticks.
 	for _, t := range yt {
 		v := t
@@ -212,9 +248,15 @@ func (c *LineChart) SVG() string {
 	b.line(x0, y0, x1, y0, "#333", 1)
 	b.line(x0, y0, x0, y1, "#333", 1)
 	b.text((x0+x1)/2, h-8, "middle", "", c.XLabel)
-	fmt.Fprintf(&b, `<text x="14" y="%s" text-anchor="middle" transform="rotate(-90 14 %s)">%s</text>`, f((y0+y1)/2), f((y0+y1)/2), esc(c.YLabel))
+	fmt.Fprintf(b, `<text x="14" y="%s" text-anchor="middle" transform="rotate(-90 14 %s)">%s</text>`, f((y0+y1)/2), f((y0+y1)/2), esc(c.YLabel))
 
-	// Lines and markers.
+}
+
+// drawSeries draws each series' line, markers and regression marks, and
+// returns the value labels of the series that have them, to be placed
+// together.
+func (c *LineChart) drawSeries(b *svgBuf, fr chartFrame) []valueLabel {
+	tx, ty, sx, sy := fr.tx, fr.ty, fr.sx, fr.sy
 	var labels []valueLabel
 	for i, s := range c.Series {
 		col := c.colour(i)
@@ -231,11 +273,11 @@ func (c *LineChart) SVG() string {
 			for _, p := range pts {
 				ps = append(ps, f(p.x)+","+f(p.y))
 			}
-			fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="1.5"%s points="%s"/>`, col, dashAttr(s.dash(i)), strings.Join(ps, " "))
+			fmt.Fprintf(b, `<polyline fill="none" stroke="%s" stroke-width="1.5"%s points="%s"/>`, col, dashAttr(s.dash(i)), strings.Join(ps, " "))
 		}
 		if len(pts) <= markerLimit && !s.NoMarkers {
 			for _, p := range pts {
-				marker(&b, p.x, p.y, i, col, s.Open)
+				marker(b, p.x, p.y, i, col, s.Open)
 			}
 		}
 		if s.Labels {
@@ -255,32 +297,40 @@ func (c *LineChart) SVG() string {
 			}
 		}
 		if d.Len() > 0 {
-			fmt.Fprintf(&b, `<path d="%s" stroke="#c0392b" stroke-width="2.5" class="regression"/>`, d.String())
+			fmt.Fprintf(b, `<path d="%s" stroke="#c0392b" stroke-width="2.5" class="regression"/>`, d.String())
 		}
 	}
+	return labels
+}
+
+// drawLabels places the value labels apart and draws them.
+func drawLabels(b *svgBuf, labels []valueLabel, fr chartFrame) {
+	y0, y1 := fr.y0, fr.y1
 	placeLabels(labels, y1, y0+labelHeight)
 	for _, l := range labels {
 		attr := ""
 		if l.id != "" {
 			attr = fmt.Sprintf(` data-metric="%s"`, esc(l.id))
 		}
-		fmt.Fprintf(&b, `<text x="%s" y="%s" text-anchor="start" class="v" style="fill:%s"%s>%s</text>`, f(l.x), f(l.y), l.colour, attr, esc(l.text))
+		fmt.Fprintf(b, `<text x="%s" y="%s" text-anchor="start" class="v" style="fill:%s"%s>%s</text>`, f(l.x), f(l.y), l.colour, attr, esc(l.text))
 	}
-	// Legend: colour, line style and marker of each series.
+}
+
+// drawLegend draws the legend below the h-high chart, perRow items a row:
+// colour, line style and marker of each series.
+func (c *LineChart) drawLegend(b *svgBuf, h float64, perRow int) {
 	for i, s := range c.Series {
 		lx := chartLeft + float64(i%perRow)*legendCol
 		ly := h + float64(i/perRow)*legendRow + 6
 		col := c.colour(i)
 		if !s.NoLine {
-			fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1.5"%s/>`, f(lx), f(ly), f(lx+22), f(ly), col, dashAttr(s.dash(i)))
+			fmt.Fprintf(b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1.5"%s/>`, f(lx), f(ly), f(lx+22), f(ly), col, dashAttr(s.dash(i)))
 		}
 		if !s.NoMarkers {
-			marker(&b, lx+11, ly, i, col, s.Open)
+			marker(b, lx+11, ly, i, col, s.Open)
 		}
 		b.text(lx+26, ly+4, "start", "s", truncate(s.Name, 30))
 	}
-	b.close()
-	return b.String()
 }
 
 // valueLabel is a value written next to its point.

@@ -759,17 +759,62 @@ func (th *thread) account(s int32, dt int64) {
 func (im *importer) finish() (*measure.Measurement, error) {
 	h := im.h
 	f, _ := scale(h.Unit)
-	end := im.end // in trace units
-	var notes, warnings []string
+	end, notes, warnings, err := im.complete()
+	if err != nil {
+		return nil, err
+	}
+	im.closeAt(end)
+	ns := func(v int64) int64 {
+		if v > math.MaxInt64/f {
+			return math.MaxInt64
+		}
+		return v * f
+	}
+	counters := im.sawInstr && im.sawCyc
+	m := im.header(counters)
+	g, nodes := im.global(m, end, counters, ns)
+	m.MPICalls = im.callProfile(ns)
+	m.Regions = []measure.Region{g}
+	m.Resources.Processes = len(im.tasks)
+	m.Resources.Nodes = max(nodes, 1)
+	for _, tk := range im.tasks {
+		m.Resources.CPUs += tk.declared
+	}
+	m.Source = &measure.Source{Kind: measure.SourceParaver, Path: im.opt.Path, Notes: append(im.notes(counters), notes...)}
+	m.Warnings = append(m.Warnings, warnings...)
+	if h.Date != "" {
+		m.Source.Tool = "Paraver trace written " + h.Date
+	}
+	if im.bad > 0 {
+		m.Warnings = append(m.Warnings, fmt.Sprintf("skipped %d malformed line(s) of the trace (--skip-bad); the first: %s", im.bad, im.firstBad))
+	}
+	if im.unsorted > 0 {
+		m.Warnings = append(m.Warnings, fmt.Sprintf("%d record(s) of the trace go back in time on their thread; their overlap was not counted twice (is the trace sorted?)", im.unsorted))
+	}
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("the converted trace is not a valid measurement (a popmon bug; please report it): %w", err)
+	}
+	m.Violations() // derived once, here, for pop and the reports
+	return m, nil
+}
+
+// complete checks that the trace is complete enough to import (records,
+// an end time, the declared tasks; with --skip-bad, what is there) and
+// returns the end time to close it at (in trace units), the notes and
+// warnings that say what was imported; it sorts the tasks by id.
+func (im *importer) complete() (end int64, notes, warnings []string, err error) {
+	h := im.h
+	f, _ := scale(h.Unit)
+	end = im.end // in trace units
 	skipped := ""
 	if im.bad > 0 {
 		skipped = fmt.Sprintf(" (%d malformed line(s) skipped; the first: %s)", im.bad, im.firstBad)
 	}
 	if im.records == 0 {
-		return nil, fmt.Errorf("the trace has a header but no records%s: it was cut short or never written; re-run mpi2prv or re-copy the file", skipped)
+		return 0, nil, nil, fmt.Errorf("the trace has a header but no records%s: it was cut short or never written; re-run mpi2prv or re-copy the file", skipped)
 	}
 	if end == 0 {
-		return nil, fmt.Errorf("the header's end time is 0: the trace has no duration to account (a damaged header); re-run mpi2prv or re-copy the file")
+		return 0, nil, nil, fmt.Errorf("the header's end time is 0: the trace has no duration to account (a damaged header); re-run mpi2prv or re-copy the file")
 	}
 	if im.cut != "" {
 		warnings = append(warnings, fmt.Sprintf("the trace file ends early (%s); the records before it were imported (--skip-bad)", im.cut))
@@ -777,10 +822,10 @@ func (im *importer) finish() (*measure.Measurement, error) {
 	if float64(im.last) < completeShare*float64(end) {
 		reach := fmt.Sprintf("its records stop at %s, %.1f %% of the %s its header declares", units.DurationSignificant(im.last*f), 100*float64(im.last)/float64(end), units.DurationSignificant(h.End))
 		if !im.opt.SkipBad {
-			return nil, fmt.Errorf("the trace is truncated: %s (a complete trace reaches at least %.0f %%)%s; %s", reach, 100*completeShare, skipped, cutShort)
+			return 0, nil, nil, fmt.Errorf("the trace is truncated: %s (a complete trace reaches at least %.0f %%)%s; %s", reach, 100*completeShare, skipped, cutShort)
 		}
 		if im.last == 0 {
-			return nil, fmt.Errorf("the trace is truncated: %s, so nothing can be imported; re-run mpi2prv or re-copy the file", reach)
+			return 0, nil, nil, fmt.Errorf("the trace is truncated: %s, so nothing can be imported; re-run mpi2prv or re-copy the file", reach)
 		}
 		end = im.last
 		notes = append(notes, fmt.Sprintf("elapsed = 0 … %s only: the trace is truncated (%s); imported up to where the records stop (--skip-bad)", units.DurationSignificant(end*f), reach))
@@ -789,11 +834,11 @@ func (im *importer) finish() (*measure.Measurement, error) {
 		notes = append(notes, "elapsed = the trace's whole duration from its header, for every process (one region, Global)")
 	}
 	if declared := len(h.Apps[im.app-1].Tasks); len(im.tasks) == 0 {
-		return nil, fmt.Errorf("none of the %d task(s) the header declares in application %d has a record: there is nothing to import (is it the right --app?)", declared, im.app)
+		return 0, nil, nil, fmt.Errorf("none of the %d task(s) the header declares in application %d has a record: there is nothing to import (is it the right --app?)", declared, im.app)
 	} else if len(im.tasks) < declared {
 		missing := im.byID.firstMissing()
 		if !im.opt.SkipBad {
-			return nil, fmt.Errorf("the header declares %d tasks in application %d but only %d of them have records (the first without: task %d): the header does not describe this trace (damaged, or another trace's); pass --skip-bad to import the tasks that are there", declared, im.app, len(im.tasks), missing)
+			return 0, nil, nil, fmt.Errorf("the header declares %d tasks in application %d but only %d of them have records (the first without: task %d): the header does not describe this trace (damaged, or another trace's); pass --skip-bad to import the tasks that are there", declared, im.app, len(im.tasks), missing)
 		}
 		notes = append(notes, fmt.Sprintf("processes = the %d tasks with records, of the %d the header declares (--skip-bad)", len(im.tasks), declared))
 		warnings = append(warnings, fmt.Sprintf("%d of the %d tasks the header declares have no record (the first: task %d) and are not in the measurement (--skip-bad)", declared-len(im.tasks), declared, missing))
@@ -818,7 +863,12 @@ func (im *importer) finish() (*measure.Measurement, error) {
 	if silent > 0 {
 		warnings = append(warnings, fmt.Sprintf("%d thread(s) the header declares have no record (the first: %s): they are counted as CPUs idle throughout the trace", silent, firstSilent))
 	}
+	return end, notes, warnings, nil
+}
 
+// closeAt closes what is open at end on every thread: parallel
+// instances, parked workers, MPI calls.
+func (im *importer) closeAt(end int64) {
 	for _, tk := range im.tasks {
 		tk.syncWorkers(end)
 		tk.threads[0].advance(end)
@@ -837,13 +887,13 @@ func (im *importer) finish() (*measure.Measurement, error) {
 			}
 		}
 	}
-	ns := func(v int64) int64 {
-		if v > math.MaxInt64/f {
-			return math.MaxInt64
-		}
-		return v * f
-	}
+}
 
+// header returns the measurement's header: tool, time, counters (counters
+// says whether the trace has instruction and cycle events), MPI and
+// OpenMP.
+func (im *importer) header(counters bool) *measure.Measurement {
+	h := im.h
 	m := &measure.Measurement{
 		Format: measure.Format, Version: measure.Version,
 		Tool:     measure.Tool{Name: "popmon import", Version: im.opt.ToolVersion},
@@ -855,7 +905,6 @@ func (im *importer) finish() (*measure.Measurement, error) {
 	if ts, ok := headerTime(h.Date); ok {
 		m.Timestamp = ts.Add(time.Duration(h.End)).UTC().Format(time.RFC3339)
 	}
-	counters := im.sawInstr && im.sawCyc
 	m.Resources.HardwareCounters = counters
 	if !counters {
 		m.Counters = &measure.Counters{Mode: measure.CountersAuto, Reason: "counters unavailable: the trace has no instruction and cycle events (42000050, 42000059)"}
@@ -874,6 +923,13 @@ func (im *importer) finish() (*measure.Measurement, error) {
 			Reason: "the trace has several threads per task but no OpenMP events (60000001, 60000018, 60000023)"}
 	}
 
+	return m
+}
+
+// global adds the processes to m and returns the Global region, the
+// trace's one region (elapsed time end, in trace units; ns converts), and
+// the number of nodes.
+func (im *importer) global(m *measure.Measurement, end int64, counters bool, ns func(int64) int64) (measure.Region, int) {
 	// Nodes: index in order of each node's lowest rank.
 	nodeIndex := map[int]int{}
 	for _, tk := range im.tasks {
@@ -918,28 +974,7 @@ func (im *importer) finish() (*measure.Measurement, error) {
 		a.PrimarySerialUsefulNS = ns(p.serialUseful)
 		g.Processes = append(g.Processes, a)
 	}
-	m.MPICalls = im.callProfile(ns)
-	m.Regions = []measure.Region{g}
-	m.Resources.Processes = len(im.tasks)
-	m.Resources.Nodes = max(len(nodeIndex), 1)
-	for _, tk := range im.tasks {
-		m.Resources.CPUs += tk.declared
-	}
-	m.Source = &measure.Source{Kind: measure.SourceParaver, Path: im.opt.Path, Notes: append(im.notes(counters), notes...)}
-	m.Warnings = append(m.Warnings, warnings...)
-	if h.Date != "" {
-		m.Source.Tool = "Paraver trace written " + h.Date
-	}
-	if im.bad > 0 {
-		m.Warnings = append(m.Warnings, fmt.Sprintf("skipped %d malformed line(s) of the trace (--skip-bad); the first: %s", im.bad, im.firstBad))
-	}
-	if im.unsorted > 0 {
-		m.Warnings = append(m.Warnings, fmt.Sprintf("%d record(s) of the trace go back in time on their thread; their overlap was not counted twice (is the trace sorted?)", im.unsorted))
-	}
-	if err := m.Validate(); err != nil {
-		return nil, fmt.Errorf("the converted trace is not a valid measurement (a popmon bug; please report it): %w", err)
-	}
-	return m, nil
+	return g, len(nodeIndex)
 }
 
 // callProfile aggregates the processes' MPI call profiles by call name:

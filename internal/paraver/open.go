@@ -2,6 +2,7 @@ package paraver
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -31,9 +32,19 @@ func IsTraceFile(path string) bool {
 		return false
 	}
 	defer f.Close()
-	head := make([]byte, 8)
+	head := make([]byte, len(traceMagic))
 	n, _ := io.ReadFull(f, head)
-	return string(head[:n]) == "#Paraver"
+	return IsTraceHead(head[:n])
+}
+
+// traceMagic is how a Paraver trace starts.
+const traceMagic = "#Paraver"
+
+// IsTraceHead reports whether a file's first bytes (at least 8 of them,
+// when it has that many) are those of a Paraver trace: [IsTraceFile] for
+// a reader that has opened the file already.
+func IsTraceHead(head []byte) bool {
+	return bytes.HasPrefix(head, []byte(traceMagic))
 }
 
 // Companions returns the .pcf and .row paths next to a trace: the trace's

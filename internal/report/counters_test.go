@@ -51,7 +51,7 @@ func loadLocal(t *testing.T, file, name string) ([]*pop.Report, *measure.Measure
 func renderReports(t *testing.T, format string, reps []*pop.Report, m *measure.Measurement) string {
 	t.Helper()
 	var b bytes.Buffer
-	if err := RenderAll(&b, format, reps, m, Options{}); err != nil {
+	if err := RenderAll(&b, format, withRuns(reps, m), Options{}); err != nil {
 		t.Fatalf("render %s: %v", format, err)
 	}
 	return b.String()
@@ -223,7 +223,7 @@ func TestTextCountersHeader(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			m := &measure.Measurement{Counters: tt.counters}
 			m.Resources.HardwareCounters = tt.hardware
-			if got := textCounters(m); got != tt.want {
+			if got := textCounters(runOf(m)); got != tt.want {
 				t.Errorf("textCounters = %q, want %q", got, tt.want)
 			}
 		})

@@ -44,11 +44,11 @@ var deviceLabels = map[string]string{
 // is computed over all devices of the run, so a run with devices of both
 // vendors has one block, "GPU Device (NVIDIA and AMD)" (TALP's title when
 // it does not know the vendor, with both named).
-func deviceBlock(m *measure.Measurement) string {
+func deviceBlock(m *pop.Run) string {
 	if m == nil {
 		return "NVIDIA Device"
 	}
-	switch v := m.GPUVendors(); {
+	switch v := m.GPUVendors; {
 	case len(v) > 1:
 		return "GPU Device (NVIDIA and AMD)"
 	case len(v) == 1 && v[0] == measure.GPUVendorAMD:
@@ -60,7 +60,7 @@ func deviceBlock(m *measure.Measurement) string {
 // hasAMD reports whether the run measured, or tried to measure, AMD GPUs:
 // an AMD device, or a "gpu" object of rocprofiler-sdk or with HIP's
 // versions.
-func hasAMD(m *measure.Measurement) bool {
+func hasAMD(m *pop.Run) bool {
 	if m == nil {
 		return false
 	}
@@ -86,7 +86,7 @@ const CountersNotValidated = "device counters are not yet validated on a GPU (ch
 
 // countersNotValidated returns [CountersNotValidated] for a run with
 // device counters while [CountersValidated] is false, else "".
-func countersNotValidated(m *measure.Measurement) string {
+func countersNotValidated(m *pop.Run) string {
 	if CountersValidated || m == nil || m.GPU == nil || m.GPU.Counters == nil || !m.GPU.Counters.Available {
 		return ""
 	}
@@ -98,6 +98,11 @@ func countersNotValidated(m *measure.Measurement) string {
 // by "; "), else "": what popmon pages notes under the run's GPU tables
 // and the JSON report's gpu_not_validated.
 func GPUNotValidated(m *measure.Measurement) string {
+	return gpuNotValidated(pop.NewRun(m))
+}
+
+// gpuNotValidated is [GPUNotValidated] of a report's run.
+func gpuNotValidated(m *pop.Run) string {
 	var out []string
 	for _, s := range []string{amdNotValidated(m), countersNotValidated(m)} {
 		if s != "" {
@@ -109,7 +114,7 @@ func GPUNotValidated(m *measure.Measurement) string {
 
 // amdNotValidated returns [AMDNotValidated] for a run with AMD GPUs while
 // [AMDValidated] is false, else "".
-func amdNotValidated(m *measure.Measurement) string {
+func amdNotValidated(m *pop.Run) string {
 	if AMDValidated || !hasAMD(m) {
 		return ""
 	}
@@ -123,7 +128,7 @@ const gpuOtherModels = "GPU:       no GPU metrics in this model (its tree has no
 
 // gpuRuntimeName names the GPU runtime of the run's devices: "CUDA
 // runtime", "HIP runtime" or, with both vendors, "CUDA and HIP runtimes".
-func gpuRuntimeName(m *measure.Measurement) string {
+func gpuRuntimeName(m *pop.Run) string {
 	switch deviceBlock(m) {
 	case "AMD Device":
 		return "HIP runtime"
@@ -173,23 +178,23 @@ func textDevice(b *bufio.Writer, title string, xs []pop.Metric) {
 // why; "" for a run without devices whose "gpu" object is absent or says
 // the program used no GPU runtime. A run with AMD GPUs ends with
 // [AMDNotValidated] while [AMDValidated] is false.
-func textGPU(m *measure.Measurement) string {
+func textGPU(m *pop.Run) string {
 	g := m.GPU
 	if len(m.GPUDevices) == 0 && (g == nil || g.Unused()) {
 		return "" // no GPU in the run: its report is as without GPU support
 	}
 	line := textGPUDevices(m)
-	if s := GPUNotValidated(m); s != "" {
+	if s := gpuNotValidated(m); s != "" {
 		line += " · " + s
 	}
 	return line
 }
 
 // textGPUDevices is textGPU without the validation sentence.
-func textGPUDevices(m *measure.Measurement) string {
+func textGPUDevices(m *pop.Run) string {
 	g := m.GPU
 	if len(m.GPUDevices) == 0 {
-		return "no device metrics: " + m.GPUNotMeasured()
+		return "no device metrics: " + m.GPUNotMeasured
 	}
 	names := map[string]int{}
 	var order []string
@@ -218,7 +223,7 @@ func textGPUDevices(m *measure.Measurement) string {
 	how, sep := gpuLibrary(g), ", "
 	// A run with devices of both vendors: the object has the versions of
 	// one vendor's library (that of the first process that measured).
-	if vs := m.GPUVendors(); len(vs) > 1 {
+	if vs := m.GPUVendors; len(vs) > 1 {
 		var other string
 		switch g.Vendor() {
 		case measure.GPUVendorAMD:
@@ -335,7 +340,7 @@ func hipVersion(v int64) string {
 }
 
 // deviceName names device d for a table: "0 NVIDIA H100" or "0".
-func deviceName(m *measure.Measurement, d int) string {
+func deviceName(m *pop.Run, d int) string {
 	if d >= 0 && d < len(m.GPUDevices) && m.GPUDevices[d].Name != "" {
 		return fmt.Sprintf("%d %s", d, safetext.Text(m.GPUDevices[d].Name))
 	}
@@ -355,6 +360,11 @@ type GPUTable struct {
 // with bytes and bandwidth, and each device's idle gaps inside Global.
 // popmon report's text output and popmon pages show them.
 func GPUTables(m *measure.Measurement) []GPUTable {
+	return gpuTables(pop.NewRun(m))
+}
+
+// gpuTables is [GPUTables] of a report's run.
+func gpuTables(m *pop.Run) []GPUTable {
 	var out []GPUTable
 	if len(m.GPUKernels) > 0 {
 		var total float64
@@ -393,12 +403,7 @@ func GPUTables(m *measure.Measurement) []GPUTable {
 		out = append(out, GPUTable{Title: "GPU memory operations (whole run, all processes and devices)", Rows: rows})
 	}
 	if len(m.GPUIdle) > 0 {
-		var T int64
-		if g, ok := m.Global(); ok {
-			for _, a := range g.Processes {
-				T = max(T, a.ElapsedNS)
-			}
-		}
+		T := m.GlobalElapsedNS
 		rows := [][]string{{"Device", "Gaps", "Idle", "Longest", "% of Global"}}
 		for _, g := range m.GPUIdle {
 			pct := "-"
@@ -413,8 +418,8 @@ func GPUTables(m *measure.Measurement) []GPUTable {
 }
 
 // textGPUTables writes the tables of GPUTables.
-func textGPUTables(b *bufio.Writer, m *measure.Measurement) {
-	for _, t := range GPUTables(m) {
+func textGPUTables(b *bufio.Writer, m *pop.Run) {
+	for _, t := range gpuTables(m) {
 		fmt.Fprintf(b, "\n%s\n", t.Title)
 		writeTable(b, t.Rows)
 		if t.More != "" {
@@ -437,14 +442,14 @@ func cut(s string, n int) string {
 // AMD GPUs while [AMDValidated] is false), "gpu_devices", "gpu_kernels",
 // "gpu_copies" and "gpu_idle" as the measurement has them; nothing for a
 // run without.
-func appendGPUJSON(out object, m *measure.Measurement) object {
+func appendGPUJSON(out object, m *pop.Run) object {
 	if m == nil {
 		return out
 	}
 	if m.GPU != nil {
 		out = append(out, member{"gpu", m.GPU})
 	}
-	if s := GPUNotValidated(m); s != "" {
+	if s := gpuNotValidated(m); s != "" {
 		out = append(out, member{"gpu_not_validated", s})
 	}
 	for _, l := range []struct {

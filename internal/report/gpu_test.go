@@ -53,7 +53,7 @@ func TestTextGPU(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := textGPU(&tt.m); got != tt.want {
+			if got := textGPU(runOf(&tt.m)); got != tt.want {
 				t.Errorf("textGPU = %q\nwant     %q", got, tt.want)
 			}
 		})
@@ -75,7 +75,7 @@ func TestTextGPUTables(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	b := bufio.NewWriter(&buf)
-	textGPUTables(b, m)
+	textGPUTables(b, runOf(m))
 	b.Flush()
 	out := buf.String()
 	for _, want := range []string{
@@ -135,10 +135,10 @@ func TestDeviceBlock(t *testing.T) {
 		{"both", &measure.Measurement{GPUDevices: []measure.GPUDevice{{UUID: "a", Vendor: "amd"}, {UUID: "b"}}}, "GPU Device (NVIDIA and AMD)", "CUDA and HIP runtimes"},
 	}
 	for _, tt := range tests {
-		if got := deviceBlock(tt.m); got != tt.block {
+		if got := deviceBlock(runOf(tt.m)); got != tt.block {
 			t.Errorf("%s: deviceBlock = %q, want %q", tt.name, got, tt.block)
 		}
-		if got := gpuRuntimeName(tt.m); got != tt.rtName {
+		if got := gpuRuntimeName(runOf(tt.m)); got != tt.rtName {
 			t.Errorf("%s: gpuRuntimeName = %q, want %q", tt.name, got, tt.rtName)
 		}
 	}

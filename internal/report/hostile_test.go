@@ -228,7 +228,7 @@ func TestHostileNamesOMPRegions(t *testing.T) {
 			}
 
 			var b bytes.Buffer
-			if err := OMPRegionsCSV(&b, m); err != nil {
+			if err := OMPRegionsCSV(&b, runOf(m)); err != nil {
 				t.Fatal(err)
 			}
 			checkSafeOutput(t, "omp csv", b.String())

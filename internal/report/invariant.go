@@ -5,34 +5,30 @@ import (
 	"math"
 
 	"github.com/popmon/popmon/measure"
+	"github.com/popmon/popmon/pop"
 )
 
 // maxAccountWarnings is how many invariant violations the text report
 // lists before summarising the rest in one line.
 const maxAccountWarnings = 5
 
-// accountViolations returns the accounts-invariant violations of m
-// (POP-METRICS.md §1): those the reader recorded, or, for a measurement
-// that did not come from measure.Read (an imported trace or TALP file),
-// those measure.CheckAccounts finds.
-func accountViolations(m *measure.Measurement) []measure.AccountViolation {
-	if m == nil {
+// accountViolations returns the accounts-invariant violations of the run
+// (POP-METRICS.md §1), as its reader derived them (pop.Run).
+func accountViolations(run *pop.Run) []measure.AccountViolation {
+	if run == nil {
 		return nil
 	}
-	if m.AccountViolations != nil {
-		return m.AccountViolations
-	}
-	return measure.CheckAccounts(m)
+	return run.AccountViolations
 }
 
 // accountWarnings returns the warning lines of the text report for the
-// invariant violations of m: one per violation, at most
+// invariant violations of the run: one per violation, at most
 // maxAccountWarnings, then one line counting the rest. Violations in the
 // regions of shown are left out: the report printed those regions' refusal
 // sentences (pop.RegionReport.Refused) in their place.
-func accountWarnings(m *measure.Measurement, shown map[string]bool) []string {
+func accountWarnings(run *pop.Run, shown map[string]bool) []string {
 	var vs []measure.AccountViolation
-	for _, v := range accountViolations(m) {
+	for _, v := range accountViolations(run) {
 		if !shown[v.Region] {
 			vs = append(vs, v)
 		}
@@ -49,10 +45,10 @@ func accountWarnings(m *measure.Measurement, shown map[string]bool) []string {
 }
 
 // appendAccountViolationsJSON adds the "account_violations" array of the
-// JSON report (docs/report-formats.md) when m breaks the accounts
+// JSON report (docs/report-formats.md) when the run breaks the accounts
 // invariant; nothing otherwise.
-func appendAccountViolationsJSON(out object, m *measure.Measurement) object {
-	vs := accountViolations(m)
+func appendAccountViolationsJSON(out object, run *pop.Run) object {
+	vs := accountViolations(run)
 	if len(vs) == 0 {
 		return out
 	}

@@ -68,15 +68,18 @@ func TestAccountWarnings(t *testing.T) {
 		t.Errorf("compute in JSON: %+v", r)
 	}
 
-	// A measurement that did not come from the reader (an import) is
-	// checked when rendered; many violations in regions not printed
-	// refused (a report computed before) are summarised.
-	m.AccountViolations = nil
-	for i := range m.Regions {
-		for k := range m.Regions[i].Processes {
-			m.Regions[i].Processes[k].UsefulNS *= 2
+	// A measurement built otherwise (a live window, an interval: a copy
+	// with another region list) is checked on its first use; many
+	// violations in regions not printed refused (a report computed
+	// before) are summarised.
+	c := *m
+	c.Regions = append([]measure.Region(nil), m.Regions...)
+	for i := range c.Regions {
+		for k := range c.Regions[i].Processes {
+			c.Regions[i].Processes[k].UsefulNS *= 2
 		}
 	}
+	m = &c
 	rep, _ = load(t, "mpi_imbalance.json")
 	text = render(t, FormatText, rep, m, Options{})
 	if n := strings.Count(text, "accounts do not add up:"); n != maxAccountWarnings || !strings.Contains(text, "accounts do not add up in ") {
@@ -96,7 +99,7 @@ func renderReportsAll(t *testing.T, m *measure.Measurement) string {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	if err := RenderAll(&b, FormatJSON, reps, m, Options{}); err != nil {
+	if err := RenderAll(&b, FormatJSON, withRuns(reps, m), Options{}); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
@@ -127,7 +130,7 @@ func TestRefusedRegionGolden(t *testing.T) {
 		}
 		for _, f := range []string{FormatText, FormatJSON, FormatCSV} {
 			var b strings.Builder
-			if err := RenderAll(&b, f, reps, m, Options{}); err != nil {
+			if err := RenderAll(&b, f, withRuns(reps, m), Options{}); err != nil {
 				t.Fatalf("%s %s: %v", name, f, err)
 			}
 			golden(t, name+"."+ext[f], b.String())
@@ -149,13 +152,13 @@ func TestRefusedRegionGolden(t *testing.T) {
 		t.Errorf("csv:\n%s", csv)
 	}
 	var b strings.Builder
-	err = Render(&b, FormatTALPJSON, rep, m, Options{})
+	err = Render(&b, FormatTALPJSON, withRun(rep, m), Options{})
 	if err == nil || !strings.Contains(err.Error(), `no talp-json for region "Global": the accounts of rank 0 do not add up`) {
 		t.Errorf("talp-json: err %v\n%s", err, b.String())
 	}
 	// Only a region that adds up: talp-json as usual.
 	b.Reset()
-	if err := Render(&b, FormatTALPJSON, rep, m, Options{Region: "compute"}); err != nil || !strings.Contains(b.String(), `"compute"`) {
+	if err := Render(&b, FormatTALPJSON, withRun(rep, m), Options{Region: "compute"}); err != nil || !strings.Contains(b.String(), `"compute"`) {
 		t.Errorf("talp-json of compute: %v\n%s", err, b.String())
 	}
 }

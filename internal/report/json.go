@@ -3,7 +3,6 @@ package report
 import (
 	"io"
 
-	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 )
 
@@ -32,7 +31,8 @@ const (
 // the measurement can be trusted (the sentence why; every "metrics" is then
 // empty), and in a region when no metric of that region can be (its
 // accounts do not add up; its "metrics" is then empty).
-func JSON(w io.Writer, rep *pop.Report, m *measure.Measurement, opts Options) error {
+func JSON(w io.Writer, rep *pop.Report, opts Options) error {
+	m := rep.Run
 	regs, err := regions(rep, opts)
 	if err != nil {
 		return err
@@ -47,7 +47,7 @@ func JSON(w io.Writer, rep *pop.Report, m *measure.Measurement, opts Options) er
 	if rep.Refused != "" {
 		out = append(out, member{"refused", rep.Refused})
 	}
-	out = appendSerTransferJSON(out, rep, m)
+	out = appendSerTransferJSON(out, rep)
 	if m != nil && m.Partial != nil {
 		out = append(out, member{"partial", m.Partial})
 	}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 )
 
@@ -24,12 +23,12 @@ import (
 // talp-json has only model talp and fails for several models. With one
 // report RenderAll is [Render]. The reports' Source is taken from the
 // first.
-func RenderAll(w io.Writer, format string, reps []*pop.Report, m *measure.Measurement, opts Options) error {
+func RenderAll(w io.Writer, format string, reps []*pop.Report, opts Options) error {
 	if len(reps) == 0 {
 		return fmt.Errorf("render %s report: no report", format)
 	}
 	if len(reps) == 1 {
-		return Render(w, format, reps[0], m, opts)
+		return Render(w, format, reps[0], opts)
 	}
 	for _, rep := range reps {
 		if rep == nil {
@@ -39,14 +38,14 @@ func RenderAll(w io.Writer, format string, reps []*pop.Report, m *measure.Measur
 	var err error
 	switch format {
 	case FormatOMPRegionsCSV:
-		if m == nil {
+		if reps[0].Run == nil {
 			return fmt.Errorf("render %s report: no measurement", format)
 		}
-		err = OMPRegionsCSV(w, m)
+		err = OMPRegionsCSV(w, reps[0].Run)
 	case FormatText:
-		err = textReports(w, reps, m, opts)
+		err = textReports(w, reps, opts)
 	case FormatJSON:
-		err = jsonModels(w, reps, m, opts)
+		err = jsonModels(w, reps, opts)
 	case FormatCSV:
 		err = csvModels(w, reps, opts)
 	case FormatTALPJSON, FormatTALPCSV, FormatTALPText:
@@ -74,7 +73,8 @@ func errTALPModel(model pop.Model) error {
 }
 
 // jsonModels writes the JSON report of several models.
-func jsonModels(w io.Writer, reps []*pop.Report, m *measure.Measurement, opts Options) error {
+func jsonModels(w io.Writer, reps []*pop.Report, opts Options) error {
+	m := reps[0].Run
 	out := object{{"format", JSONFormat}, {"version", JSONVersion}}
 	if reps[0].Source != "" {
 		out = append(out, member{"source", reps[0].Source})
@@ -90,7 +90,7 @@ func jsonModels(w io.Writer, reps []*pop.Report, m *measure.Measurement, opts Op
 		if rep.Refused != "" {
 			o = append(o, member{"refused", rep.Refused})
 		}
-		o = appendSerTransferJSON(o, rep, m)
+		o = appendSerTransferJSON(o, rep)
 		models = append(models, append(o, member{"regions", jsonRegions(ompReferenced(regs, m, ompReasonRefJSON))}))
 	}
 	out = append(out, member{"models", models})

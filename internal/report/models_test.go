@@ -15,7 +15,7 @@ func renderAll(t *testing.T, format string, file, models string, opts Options) s
 	t.Helper()
 	reps, m := loadModels(t, file, models)
 	var b bytes.Buffer
-	if err := RenderAll(&b, format, reps, m, opts); err != nil {
+	if err := RenderAll(&b, format, withRuns(reps, m), opts); err != nil {
 		t.Fatalf("RenderAll %s: %v", format, err)
 	}
 	return b.String()
@@ -171,17 +171,17 @@ func TestRenderAllErrors(t *testing.T) {
 		{"nil report", FormatCSV, []*pop.Report{reps[0], nil}, Options{}, "no report"},
 	}
 	for _, tt := range tests {
-		err := RenderAll(&bytes.Buffer{}, tt.format, tt.reps, m, tt.opts)
+		err := RenderAll(&bytes.Buffer{}, tt.format, withRuns(tt.reps, m), tt.opts)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: err = %v, want %q", tt.name, err, tt.want)
 		}
 	}
 	// Render refuses talp-json of another model too.
-	if err := Render(&bytes.Buffer{}, FormatTALPJSON, reps[1], m, Options{}); err == nil || !strings.Contains(err.Error(), "not model pop-hybrid") {
+	if err := Render(&bytes.Buffer{}, FormatTALPJSON, withRun(reps[1], m), Options{}); err == nil || !strings.Contains(err.Error(), "not model pop-hybrid") {
 		t.Errorf("Render talp-json of pop-hybrid: err = %v", err)
 	}
 	for _, f := range []string{FormatText, FormatJSON, FormatCSV} {
-		if err := RenderAll(failWriter{}, f, reps, m, Options{}); err == nil || !strings.Contains(err.Error(), "pipe closed") {
+		if err := RenderAll(failWriter{}, f, withRuns(reps, m), Options{}); err == nil || !strings.Contains(err.Error(), "pipe closed") {
 			t.Errorf("%s: err = %v, want the write error", f, err)
 		}
 	}

@@ -1,11 +1,7 @@
 package report
 
 import (
-	"encoding/json"
-	"os"
-
 	"github.com/popmon/popmon/internal/safetext"
-	"github.com/popmon/popmon/measure"
 )
 
 // Why OpenMP was not measured (GNU libgomp has no OMPT, --openmp=off, ...)
@@ -21,30 +17,14 @@ import (
 // measured.
 var openmpNoteFormats = map[string]bool{FormatText: true, FormatJSON: true}
 
-// OpenMPEndNote returns the line popmon run prints after the report of the
-// measurement file path, printed in format ("none": no report): "popmon:
-// OpenMP metrics not measured: <reason>" when the file says OpenMP was not
-// measured and the report does not say so; "" otherwise, and when the file
-// cannot be read (the report, or its absence, says what is wrong).
-func OpenMPEndNote(path, format string) string {
-	if openmpNoteFormats[format] {
-		return ""
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	// Only the "openmp" object: the decoder skips the rest unparsed into
-	// values.
-	var doc struct {
-		OpenMP *measure.OpenMP `json:"openmp"`
-	}
-	if err := json.NewDecoder(f).Decode(&doc); err != nil {
-		return ""
-	}
-	why := doc.OpenMP.NotMeasured()
-	if why == "" {
+// OpenMPEndNote returns the line popmon run prints after the report of a
+// measurement, printed in format ("none": no report), given why the
+// measurement says OpenMP was not measured (pop.Run.OpenMPNotMeasured,
+// measure.OpenMP.NotMeasured; "" when it was): "popmon: OpenMP metrics
+// not measured: <reason>" when there is a reason and the report does not
+// say it; "" otherwise.
+func OpenMPEndNote(why, format string) string {
+	if openmpNoteFormats[format] || why == "" {
 		return ""
 	}
 	return "popmon: OpenMP metrics not measured: " + safetext.Text(why)

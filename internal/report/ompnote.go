@@ -3,7 +3,6 @@ package report
 import (
 	"strings"
 
-	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 )
 
@@ -23,20 +22,20 @@ const (
 )
 
 // ompNotMeasured returns why the run's OpenMP runtime was not measured, ""
-// when it was or there was none (or m is nil).
-func ompNotMeasured(m *measure.Measurement) string {
-	if m == nil {
+// when it was or there was none (or run is nil).
+func ompNotMeasured(run *pop.Run) string {
+	if run == nil {
 		return ""
 	}
-	return m.OpenMP.NotMeasured()
+	return run.OpenMPNotMeasured
 }
 
 // ompReferenced returns regs with the reason of every metric that is not
 // measured because OpenMP was not (the reason ompNotMeasured gives)
 // replaced by ref. regs is not modified: the regions whose metrics change
 // are copies; without such a metric regs itself is returned.
-func ompReferenced(regs []pop.RegionReport, m *measure.Measurement, ref string) []pop.RegionReport {
-	why := ompNotMeasured(m)
+func ompReferenced(regs []pop.RegionReport, run *pop.Run, ref string) []pop.RegionReport {
+	why := ompNotMeasured(run)
 	if why == "" {
 		return regs
 	}
@@ -71,13 +70,13 @@ func ompReferenced(regs []pop.RegionReport, m *measure.Measurement, ref string) 
 // measured, which its header says (libpopmon also recorded that as a
 // warning in runs without MPI: "OpenMP metrics not measured: GNU libgomp
 // has no OMPT: ...", and older libraries in every run).
-func reportWarnings(m *measure.Measurement) []string {
-	why := ompNotMeasured(m)
+func reportWarnings(run *pop.Run) []string {
+	why := ompNotMeasured(run)
 	if why == "" {
-		return m.Warnings
+		return run.Warnings
 	}
 	var out []string
-	for _, w := range m.Warnings {
+	for _, w := range run.Warnings {
 		text := strings.TrimPrefix(w, "popmon: ")
 		if strings.Contains(text, why) || strings.HasPrefix(text, "OpenMP metrics not measured") || strings.Contains(text, "has no OMPT") {
 			continue
@@ -89,8 +88,8 @@ func reportWarnings(m *measure.Measurement) []string {
 
 // appendOMPNotMeasuredJSON adds "openmp_not_measured": why the run's
 // OpenMP runtime was not measured, when it was not.
-func appendOMPNotMeasuredJSON(out object, m *measure.Measurement) object {
-	if why := ompNotMeasured(m); why != "" {
+func appendOMPNotMeasuredJSON(out object, run *pop.Run) object {
+	if why := ompNotMeasured(run); why != "" {
 		out = append(out, member{"openmp_not_measured", why})
 	}
 	return out

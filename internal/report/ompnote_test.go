@@ -79,7 +79,7 @@ func TestOMPReferenced(t *testing.T) {
 		}},
 		{Name: "io", Metrics: []pop.Metric{{ID: pop.IDParallelEfficiency, Value: 1}}},
 	}
-	got := ompReferenced(regs, m, "see above")
+	got := ompReferenced(regs, runOf(m), "see above")
 	if got[0].Metrics[1].NotMeasured != "see above" || got[0].Metrics[2].NotMeasured != "needs a trace" || got[0].Metrics[0].Value != 0.5 {
 		t.Errorf("referenced: %+v", got[0].Metrics)
 	}
@@ -91,7 +91,7 @@ func TestOMPReferenced(t *testing.T) {
 	}
 	// Measured OpenMP, or none: regs itself.
 	for _, m := range []*measure.Measurement{nil, {}, {OpenMP: &measure.OpenMP{OMPT: true}}} {
-		if out := ompReferenced(regs, m, "x"); &out[0] != &regs[0] {
+		if out := ompReferenced(regs, runOf(m), "x"); &out[0] != &regs[0] {
 			t.Errorf("%+v: copied", m)
 		}
 	}

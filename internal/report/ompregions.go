@@ -16,7 +16,7 @@ import (
 	"github.com/popmon/popmon/internal/safetext"
 	"github.com/popmon/popmon/internal/symbolize"
 	"github.com/popmon/popmon/internal/units"
-	"github.com/popmon/popmon/measure"
+	"github.com/popmon/popmon/pop"
 )
 
 // topOMPRegions is how many OpenMP parallel constructs the text report
@@ -91,21 +91,19 @@ func (r *OMPRegionRow) Where() string {
 	return addr
 }
 
-// OMPRegionRows returns one row per entry of m.OMPRegions, sorted by total
-// overhead, largest first (then by wall time, then by location). It looks
-// the addresses up with sym (a new Symbolizer when sym is nil); a
-// construct whose module cannot be read or has no debug information keeps
-// a partial or empty Location and the reason in LocationErr. It returns
-// nil when m is nil or has no regions.
-func OMPRegionRows(m *measure.Measurement, sym *symbolize.Symbolizer) []OMPRegionRow {
-	if m == nil || len(m.OMPRegions) == 0 {
+// OMPRegionRows returns one row per OpenMP parallel construct of the run
+// (pop.Run.OMPRegions), sorted by total overhead, largest first (then by
+// wall time, then by location). Each row has the location its reader
+// looked up once (symbolize.OMPRegions; measure.OMPRegion.Location): a
+// construct whose module cannot be read or has no debug information has a
+// partial or empty Location and the reason in LocationErr. It returns nil
+// when run is nil or has no regions.
+func OMPRegionRows(run *pop.Run) []OMPRegionRow {
+	if run == nil || len(run.OMPRegions) == 0 {
 		return nil
 	}
-	if sym == nil {
-		sym = symbolize.New()
-	}
-	rows := make([]OMPRegionRow, len(m.OMPRegions))
-	for i, g := range m.OMPRegions {
+	rows := make([]OMPRegionRow, len(run.OMPRegions))
+	for i, g := range run.OMPRegions {
 		r := OMPRegionRow{
 			Module:               g.Module,
 			Address:              g.Address,
@@ -118,10 +116,11 @@ func OMPRegionRows(m *measure.Measurement, sym *symbolize.Symbolizer) []OMPRegio
 			LimitedParallelismNS: g.LimitedParallelismNS,
 			ThreadManagementNS:   g.ThreadManagementNS,
 		}
-		if g.Module == "" {
-			r.LocationErr = errors.New("the measurement names no module")
+		if l := g.Location; l != nil {
+			r.Location = symbolize.Location{Function: l.Function, File: l.File, Line: l.Line}
+			r.LocationErr = l.Err
 		} else {
-			r.Location, r.LocationErr = sym.Lookup(g.Module, g.Address)
+			r.LocationErr = errNotLookedUp
 		}
 		rows[i] = r
 	}
@@ -144,6 +143,17 @@ func OMPRegionRows(m *measure.Measurement, sym *symbolize.Symbolizer) []OMPRegio
 	return rows
 }
 
+// ShowsOMPRegions reports whether format prints the OpenMP parallel
+// constructs with their source locations (text, json, omp-regions-csv),
+// which the caller looks up once before rendering (symbolize.OMPRegions).
+func ShowsOMPRegions(format string) bool {
+	return format == FormatText || format == FormatJSON || format == FormatOMPRegionsCSV
+}
+
+// errNotLookedUp is the reason of a row whose construct's location its
+// reader did not look up (symbolize.OMPRegions was not called).
+var errNotLookedUp = errors.New("the location was not looked up")
+
 // ompSatSum adds v, saturating at the int64 limits.
 func ompSatSum(v ...int64) int64 {
 	var s int64
@@ -164,11 +174,8 @@ func ompSatSum(v ...int64) int64 {
 // constructs by overhead. It writes nothing for a run without OpenMP
 // regions, nor when the OpenMP runtime was not measured: the header's
 // "OpenMP:" line says so, and why, once.
-func textOMPRegions(b *bufio.Writer, m *measure.Measurement, top int) {
-	if m == nil {
-		return
-	}
-	writeOMPRegionsText(b, OMPRegionRows(m, nil), top)
+func textOMPRegions(b *bufio.Writer, run *pop.Run, top int) {
+	writeOMPRegionsText(b, OMPRegionRows(run), top)
 }
 
 // writeOMPRegionsText writes the table of the first top rows (all when top
@@ -264,9 +271,9 @@ func ompRegionsJSON(rows []OMPRegionRow) []object {
 }
 
 // appendOMPRegionsJSON adds the "omp_regions" key to the JSON report out
-// when m has OpenMP regions.
-func appendOMPRegionsJSON(out object, m *measure.Measurement) object {
-	rows := OMPRegionRows(m, nil)
+// when the run has OpenMP regions.
+func appendOMPRegionsJSON(out object, run *pop.Run) object {
+	rows := OMPRegionRows(run)
 	if len(rows) == 0 {
 		return out
 	}
@@ -281,15 +288,15 @@ var ompRegionsCSVHeader = []string{
 	"overhead_s", "overhead_pct", "module", "address",
 }
 
-// OMPRegionsCSV writes the OpenMP regions of m as a CSV table of its own
+// OMPRegionsCSV writes the OpenMP regions of the run as a CSV table of its own
 // (header ompRegionsCSVHeader, one row per construct, largest overhead
 // first; docs/openmp-regions.md). Unknown function, file and line, and the
 // percentages of a region without time, are empty fields. The text cells
 // (function, file, module) are made safe with safetext.CSVCell; numbers
 // are written as they are. The header is written even when m has no
 // regions.
-func OMPRegionsCSV(w io.Writer, m *measure.Measurement) error {
-	return writeOMPRegionsCSV(w, OMPRegionRows(m, nil))
+func OMPRegionsCSV(w io.Writer, run *pop.Run) error {
+	return writeOMPRegionsCSV(w, OMPRegionRows(run))
 }
 
 func writeOMPRegionsCSV(w io.Writer, rows []OMPRegionRow) error {

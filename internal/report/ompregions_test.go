@@ -15,7 +15,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/popmon/popmon/internal/symbolize"
 	"github.com/popmon/popmon/measure"
 )
 
@@ -66,9 +65,9 @@ func ompText(m *measure.Measurement, top int) string {
 	var buf bytes.Buffer
 	b := bufio.NewWriter(&buf)
 	if top == topOMPRegions {
-		textOMPRegions(b, m, top)
+		textOMPRegions(b, runOf(m), top)
 	} else {
-		writeOMPRegionsText(b, OMPRegionRows(m, nil), top)
+		writeOMPRegionsText(b, OMPRegionRows(runOf(m)), top)
 	}
 	b.Flush()
 	return buf.String()
@@ -80,23 +79,23 @@ func TestOMPRegionGolden(t *testing.T) {
 	ompGolden(t, "ompregions_top3.txt", ompText(m, 3))
 
 	var js bytes.Buffer
-	if err := writeIndented(&js, appendOMPRegionsJSON(object{{"format", JSONFormat}}, m)); err != nil {
+	if err := writeIndented(&js, appendOMPRegionsJSON(object{{"format", JSONFormat}}, runOf(m))); err != nil {
 		t.Fatal(err)
 	}
 	ompGolden(t, "ompregions.json", js.String())
 
 	var c bytes.Buffer
-	if err := OMPRegionsCSV(&c, m); err != nil {
+	if err := OMPRegionsCSV(&c, runOf(m)); err != nil {
 		t.Fatal(err)
 	}
 	ompGolden(t, "ompregions.csv", c.String())
 }
 
 func TestOMPRegionRows(t *testing.T) {
-	if OMPRegionRows(nil, nil) != nil || OMPRegionRows(&measure.Measurement{}, nil) != nil {
+	if OMPRegionRows(nil) != nil || OMPRegionRows(runOf(&measure.Measurement{})) != nil {
 		t.Error("rows of nothing")
 	}
-	rows := OMPRegionRows(ompMeasurement(), symbolize.New())
+	rows := OMPRegionRows(runOf(ompMeasurement()))
 	var order []string
 	for i := range rows {
 		r := &rows[i]
@@ -151,7 +150,7 @@ func TestOMPRegionNotMeasured(t *testing.T) {
 		if got := ompText(m, topOMPRegions); got != "" {
 			t.Errorf("%+v: %q", m, got)
 		}
-		if out := appendOMPRegionsJSON(object{}, m); len(out) != 0 {
+		if out := appendOMPRegionsJSON(object{}, runOf(m)); len(out) != 0 {
 			t.Errorf("%+v: json %v", m, out)
 		}
 	}
@@ -164,7 +163,7 @@ func TestOMPRegionNotMeasured(t *testing.T) {
 func TestOMPRegionJSONAndCSVShape(t *testing.T) {
 	m := ompMeasurement()
 	var js bytes.Buffer
-	if err := writeIndented(&js, appendOMPRegionsJSON(object{}, m)); err != nil {
+	if err := writeIndented(&js, appendOMPRegionsJSON(object{}, runOf(m))); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
@@ -189,7 +188,7 @@ func TestOMPRegionJSONAndCSVShape(t *testing.T) {
 	}
 
 	var c bytes.Buffer
-	if err := OMPRegionsCSV(&c, m); err != nil {
+	if err := OMPRegionsCSV(&c, runOf(m)); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&c).ReadAll()
@@ -205,7 +204,7 @@ func TestOMPRegionJSONAndCSVShape(t *testing.T) {
 }
 
 func TestOMPRegionWriteErrors(t *testing.T) {
-	if err := OMPRegionsCSV(ompFailWriter{}, ompMeasurement()); err == nil {
+	if err := OMPRegionsCSV(ompFailWriter{}, runOf(ompMeasurement())); err == nil {
 		t.Error("no error from a failing writer")
 	}
 }
@@ -251,7 +250,7 @@ func TestOMPRegionRealModule(t *testing.T) {
 		OMPRegions: []measure.OMPRegion{{Module: exe, Address: kernel.Value + 1, Executions: 1, Threads: 2,
 			WallNS: 1000, UsefulNS: 1500, ImbalanceNS: 500}},
 	}
-	rows := OMPRegionRows(m, nil)
+	rows := OMPRegionRows(runOf(m))
 	r := rows[0]
 	if r.LocationErr != nil || r.Location.Function != "kernel" || r.Location.File != src || r.Location.Line != 1 {
 		t.Fatalf("location %+v, %v; want kernel at %s:1", r.Location, r.LocationErr, src)
@@ -264,7 +263,7 @@ func TestOMPRegionRealModule(t *testing.T) {
 		t.Errorf("text:\n%s", txt)
 	}
 	var c bytes.Buffer
-	if err := OMPRegionsCSV(&c, m); err != nil || !strings.Contains(c.String(), "kernel,"+src+",1,1,2,") {
+	if err := OMPRegionsCSV(&c, runOf(m)); err != nil || !strings.Contains(c.String(), "kernel,"+src+",1,1,2,") {
 		t.Errorf("csv: %v\n%s", err, c.String())
 	}
 }

@@ -48,13 +48,14 @@ type Options struct {
 	WindowNS int64
 }
 
-// Render writes rep in the named format to w. m is the measurement rep was
-// computed from; the text format uses it for the run header, the MPI call
-// table and the warnings, talp-json for the run's resources and timestamp.
-// Render fails for an unknown format, an unknown region, a missing
-// measurement where the format needs one, talp-json of a model other than
-// talp, and write errors.
-func Render(w io.Writer, format string, rep *pop.Report, m *measure.Measurement, opts Options) error {
+// Render writes rep in the named format to w. What it says about the run
+// besides the metrics comes from rep.Run (pop.Run, what pop took from the
+// measurement): the text format's run header, MPI call table and
+// warnings, talp-json's resources and timestamp. Render fails for an
+// unknown format, an unknown region, a report without its Run where the
+// format needs one, talp-json of a model other than talp, and write
+// errors.
+func Render(w io.Writer, format string, rep *pop.Report, opts Options) error {
 	if rep == nil {
 		return fmt.Errorf("render %s report: no report", format)
 	}
@@ -64,18 +65,18 @@ func Render(w io.Writer, format string, rep *pop.Report, m *measure.Measurement,
 	var err error
 	switch format {
 	case FormatText:
-		err = Text(w, rep, m, opts)
+		err = Text(w, rep, opts)
 	case FormatJSON:
-		err = JSON(w, rep, m, opts)
+		err = JSON(w, rep, opts)
 	case FormatCSV:
 		err = CSV(w, rep, opts)
 	case FormatTALPJSON, FormatTALPCSV, FormatTALPText:
-		err = TALPLayout(w, format, rep, m, opts)
+		err = TALPLayout(w, format, rep, opts)
 	case FormatOMPRegionsCSV:
-		if m == nil {
+		if rep.Run == nil {
 			return fmt.Errorf("render %s report: no measurement", format)
 		}
-		err = OMPRegionsCSV(w, m)
+		err = OMPRegionsCSV(w, rep.Run)
 	default:
 		return fmt.Errorf("unknown report format %q: use one of %s", format, strings.Join(Formats(), ", "))
 	}

@@ -38,7 +38,7 @@ func load(t *testing.T, name string) (*pop.Report, *measure.Measurement) {
 func render(t *testing.T, format string, rep *pop.Report, m *measure.Measurement, opts Options) string {
 	t.Helper()
 	var b bytes.Buffer
-	if err := Render(&b, format, rep, m, opts); err != nil {
+	if err := Render(&b, format, withRun(rep, m), opts); err != nil {
 		t.Fatalf("Render %s: %v", format, err)
 	}
 	return b.String()
@@ -129,7 +129,7 @@ func TestGolden(t *testing.T) {
 			}
 			t.Run(c.name+"/"+f, func(t *testing.T) {
 				var b bytes.Buffer
-				if err := RenderAll(&b, f, reps, m, Options{Region: c.region}); err != nil {
+				if err := RenderAll(&b, f, withRuns(reps, m), Options{Region: c.region}); err != nil {
 					t.Fatal(err)
 				}
 				golden(t, c.name+"."+ext[f], b.String())
@@ -296,7 +296,7 @@ func TestRenderErrors(t *testing.T) {
 		{"no regions", FormatJSON, &pop.Report{}, m, Options{Region: "Global"}, `no region "Global": the measurement has no regions`},
 	}
 	for _, tt := range tests {
-		err := Render(&bytes.Buffer{}, tt.format, tt.rep, tt.m, tt.opts)
+		err := Render(&bytes.Buffer{}, tt.format, withRun(tt.rep, tt.m), tt.opts)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: err = %v, want %q", tt.name, err, tt.want)
 		}
@@ -310,7 +310,7 @@ func (failWriter) Write([]byte) (int, error) { return 0, errors.New("pipe closed
 func TestRenderWriteErrors(t *testing.T) {
 	rep, m := load(t, "mpi_imbalance.json")
 	for _, f := range Formats() {
-		err := Render(failWriter{}, f, rep, m, Options{})
+		err := Render(failWriter{}, f, withRun(rep, m), Options{})
 		if err == nil || !strings.Contains(err.Error(), "pipe closed") {
 			t.Errorf("%s: err = %v, want the write error", f, err)
 		}

@@ -5,17 +5,16 @@ import (
 	"fmt"
 
 	"github.com/popmon/popmon/internal/safetext"
-	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 )
 
 // textSerTransfer writes which definition of serialisation and transfer
 // efficiency a report printed, and the replay they come from.
-func textSerTransfer(b *bufio.Writer, rep *pop.Report, m *measure.Measurement) {
-	if rep.SerTransfer == "" || m == nil || m.IdealNetwork == nil {
+func textSerTransfer(b *bufio.Writer, rep *pop.Report) {
+	if rep.SerTransfer == "" || rep.Run == nil || rep.Run.IdealNetwork == nil {
 		return
 	}
-	in := m.IdealNetwork
+	in := rep.Run.IdealNetwork
 	fmt.Fprintf(b, "\nSerialisation and transfer: definition %s: %s.\n", rep.SerTransfer, rep.SerTransfer.Description())
 	fmt.Fprintf(b, "Ideal network (%s): T_ideal %.6f s, U_ideal,max %.6f s, eager limit %d bytes.\n",
 		safetext.Text(in.Method), float64(in.RuntimeNS)/1e9, float64(in.UsefulMaxNS)/1e9, in.EagerLimit)
@@ -23,11 +22,11 @@ func textSerTransfer(b *bufio.Writer, rep *pop.Report, m *measure.Measurement) {
 
 // appendSerTransferJSON adds the definition of serialisation and transfer
 // efficiency and the replay's values to a report object.
-func appendSerTransferJSON(o object, rep *pop.Report, m *measure.Measurement) object {
-	if rep.SerTransfer == "" || m == nil || m.IdealNetwork == nil {
+func appendSerTransferJSON(o object, rep *pop.Report) object {
+	if rep.SerTransfer == "" || rep.Run == nil || rep.Run.IdealNetwork == nil {
 		return o
 	}
-	in := m.IdealNetwork
+	in := rep.Run.IdealNetwork
 	return append(o, member{"ser_transfer", object{
 		{"definition", string(rep.SerTransfer)},
 		{"formula", rep.SerTransfer.Description()},

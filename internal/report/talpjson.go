@@ -6,14 +6,13 @@ import (
 	"io"
 
 	"github.com/popmon/popmon/internal/talpjson"
-	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 )
 
 // TALPJSON writes the report (all regions, or the one opts names) in
 // DLB/TALP's JSON layout: [talpjson.Write], which owns the format.
-func TALPJSON(w io.Writer, rep *pop.Report, m *measure.Measurement, opts Options) error {
-	return TALPLayout(w, FormatTALPJSON, rep, m, opts)
+func TALPJSON(w io.Writer, rep *pop.Report, opts Options) error {
+	return TALPLayout(w, FormatTALPJSON, rep, opts)
 }
 
 // isTALP reports whether format is one of DLB/TALP's layouts.
@@ -23,7 +22,8 @@ func isTALP(format string) bool {
 
 // TALPLayout writes the report in one of DLB/TALP's layouts (talp-json,
 // talp-csv with its header, talp-text): talpjson owns them all.
-func TALPLayout(w io.Writer, format string, rep *pop.Report, m *measure.Measurement, opts Options) error {
+func TALPLayout(w io.Writer, format string, rep *pop.Report, opts Options) error {
+	m := rep.Run
 	if m == nil {
 		return errors.New("talp-json needs the measurement, not only the report")
 	}

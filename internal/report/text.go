@@ -26,22 +26,23 @@ const topMPICalls = 5
 // measurement cannot give, "not measured: see OpenMP above" where the
 // reason is that OpenMP was not measured, which the header's "OpenMP:" line
 // says once; "No POP metrics: <why>." instead of the tree of a refused
-// region), then the top MPI calls and the warnings of the measurement. m
-// may be nil; its parts are then left out. Names and other text from the
+// region), then the top MPI calls and the warnings of the measurement
+// (rep.Run; without it those parts are left out). Names and other text from the
 // measurement are shown escaped (safetext.Text): no control character,
 // terminal escape or invalid UTF-8 reaches w.
-func Text(w io.Writer, rep *pop.Report, m *measure.Measurement, opts Options) error {
-	return textReports(w, []*pop.Report{rep}, m, opts)
+func Text(w io.Writer, rep *pop.Report, opts Options) error {
+	return textReports(w, []*pop.Report{rep}, opts)
 }
 
 // textReports writes the text report of one or more models of the same
 // measurement: the run header once, each model's title and region trees in
 // turn, then the parts of the measurement that do not depend on the model
-// (MPI calls, warnings) once. Every string that came from a file is
+// (MPI calls, warnings) once: those of the first report's Run. Every string that came from a file is
 // escaped where it is written (so that it cannot start a line or shift a
 // column); the whole report then passes safetext.Lines once more, so that
 // a line added without escaping cannot reach the terminal raw either.
-func textReports(w io.Writer, reps []*pop.Report, m *measure.Measurement, opts Options) error {
+func textReports(w io.Writer, reps []*pop.Report, opts Options) error {
+	run := reps[0].Run
 	var doc bytes.Buffer
 	b := bufio.NewWriter(&doc)
 	refused := map[string]bool{} // regions printed with their refusal
@@ -50,11 +51,11 @@ func textReports(w io.Writer, reps []*pop.Report, m *measure.Measurement, opts O
 		if err != nil {
 			return err
 		}
-		// Why OpenMP was not measured is in the header (m's "OpenMP:"
-		// line): the trees refer to it.
-		regs = ompReferenced(regs, m, ompReasonRefText)
+		// Why OpenMP was not measured is in the header (the run's
+		// "OpenMP:" line): the trees refer to it.
+		regs = ompReferenced(regs, run, ompReasonRefText)
 		if k == 0 {
-			textHeader(b, rep, m)
+			textHeader(b, rep, run)
 		} else {
 			b.WriteString("\n")
 			textTitle(b, rep)
@@ -63,25 +64,25 @@ func textReports(w io.Writer, reps []*pop.Report, m *measure.Measurement, opts O
 			fmt.Fprintf(b, "\nNo POP metrics: %s.\n", safetext.Text(rep.Refused))
 			continue
 		}
-		if rep.Model != pop.ModelTALP && m != nil && len(m.GPUDevices) > 0 {
-			fmt.Fprintf(b, gpuOtherModels+"\n", gpuRuntimeName(m))
+		if rep.Model != pop.ModelTALP && run != nil && len(run.GPUDevices) > 0 {
+			fmt.Fprintf(b, gpuOtherModels+"\n", gpuRuntimeName(run))
 		}
-		textSerTransfer(b, rep, m)
+		textSerTransfer(b, rep)
 		for i := range regs {
 			b.WriteString("\n")
-			textRegion(b, &regs[i], deviceBlock(m))
+			textRegion(b, &regs[i], deviceBlock(run))
 			if regs[i].Refused != "" {
 				refused[regs[i].Name] = true
 			}
 		}
 	}
-	if m != nil {
-		textMPICalls(b, m.MPICalls)
-		textOMPRegions(b, m, topOMPRegions)
-		textGPUTables(b, m)
+	if run != nil {
+		textMPICalls(b, run.MPICalls)
+		textOMPRegions(b, run, topOMPRegions)
+		textGPUTables(b, run)
 		// Accounts invariant first; a region refused for it has said so
 		// in its place.
-		warnings := append(accountWarnings(m, refused), reportWarnings(m)...)
+		warnings := append(accountWarnings(run, refused), reportWarnings(run)...)
 		if len(warnings) > 0 {
 			b.WriteString("\nWarnings\n")
 			for _, l := range warnings {
@@ -105,7 +106,7 @@ func textTitle(b *bufio.Writer, rep *pop.Report) {
 	fmt.Fprintf(b, "popmon POP metrics, model %s\n", model)
 }
 
-func textHeader(b *bufio.Writer, rep *pop.Report, m *measure.Measurement) {
+func textHeader(b *bufio.Writer, rep *pop.Report, m *pop.Run) {
 	textTitle(b, rep)
 	if rep.Source != "" {
 		fmt.Fprintf(b, "Source:    %s\n", safetext.Text(rep.Source))
@@ -300,8 +301,8 @@ func textLabelled(b *bufio.Writer, title string, labels map[string]string, xs []
 // textCounters describes the hardware counters of the run for the header:
 // what was measured, or that the computational metrics (IPC, frequency,
 // instructions) are missing and why.
-func textCounters(m *measure.Measurement) string {
-	if why := m.CountersNotMeasured(); why != "" {
+func textCounters(m *pop.Run) string {
+	if why := m.CountersNotMeasured; why != "" {
 		return "no computational metrics: " + why
 	}
 	line := "cycles and instructions during useful time"

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -105,14 +106,43 @@ func Open(path string, opt ReadOptions) (*File, error) {
 		return nil, &FileError{Path: path, Problem: "is empty",
 			Fix: "a job killed before it wrote its measurement leaves such a file; " + fixRemeasure}
 	}
-	if paraver.IsTraceFile(path) {
+	if paraver.IsTrace(path) {
 		return openTrace(path, opt)
 	}
-	data, err := os.ReadFile(path)
+	data, isTrace, err := readRun(path, st.Size())
 	if err != nil {
 		return nil, statError(path, err)
 	}
+	if isTrace {
+		return openTrace(path, opt)
+	}
 	return openJSON(path, data)
+}
+
+// readRun reads the file at path (size bytes as it was stated) in one
+// open: all of it, or, for a Paraver trace by its first bytes ("#Paraver",
+// paraver.IsTraceFile), only those (the import streams it).
+func readRun(path string, size int64) (data []byte, isTrace bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	head := make([]byte, 8) // paraver.IsTraceHead's
+	n, err := io.ReadFull(f, head)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return nil, false, err
+	}
+	if paraver.IsTraceHead(head[:n]) {
+		return nil, true, nil
+	}
+	var b bytes.Buffer
+	b.Grow(int(min(size, 1<<30)) + bytes.MinRead)
+	b.Write(head[:n])
+	if _, err := b.ReadFrom(f); err != nil {
+		return nil, false, err
+	}
+	return b.Bytes(), false, nil
 }
 
 // statError turns an error of os.Stat or os.ReadFile into a FileError.

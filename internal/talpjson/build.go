@@ -32,9 +32,61 @@ type placement struct {
 // build turns a parsed file into a measurement.
 func build(f *file, path string) (*measure.Measurement, error) {
 	regs := f.regions
-	ref := &regs[0] // the Global region, else the first
+	sh, err := shapeOf(f)
+	if err != nil {
+		return nil, err
+	}
+	notes := sh.notes
+	pl := placement{cpus: splitCounts(sh.cpus, sh.P), nodes: splitCounts(sh.P, sh.N)}
+	m := &measure.Measurement{
+		Format:    measure.Format,
+		Version:   measure.Version,
+		Tool:      measure.Tool{Name: ToolName, Version: f.dlbVersion},
+		Command:   []string{},
+		Launcher:  measure.Launcher{Kind: measure.LauncherNone},
+		Clock:     measure.Clock{Source: measure.ClockTALP},
+		MPICalls:  []measure.MPICall{},
+		Warnings:  []string{},
+		Git:       f.git,
+		Resources: measure.Resources{Processes: sh.P, Nodes: sh.N, GPUs: sh.gpus},
+	}
+	if f.timestamp != "" {
+		if t, ok := parseTime(f.timestamp); ok {
+			m.Timestamp = t.Format(time.RFC3339)
+		} else {
+			notes = append(notes, fmt.Sprintf("The file's timestamp %q is neither DLB's layout (%s) nor RFC 3339: the measurement has no timestamp.", f.timestamp, TimeLayout))
+		}
+	}
+	m.Resources.CPUs = int(pl.cpus.sum())
+	maxThreads := int(pl.cpus.first()) // the larger shares first
+	addProcesses(m, &pl, sh)
+	counters, dropped := setCounters(m, regs)
+	notes = append(notes, dropped...)
+	workerIdle := setRuntimes(m, regs, sh, maxThreads)
+	fd := addRegions(m, regs, &pl, sh, counters)
+	m.Source = source(f, path, sh, counters, workerIdle, maxThreads, len(m.GPUDevices), fd, notes)
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("the converted file is not a valid measurement (a popmon bug; please report it): %w", err)
+	}
+	m.Violations() // derived once, here, for pop and the reports
+	return m, nil
+}
 
-	// Resources: the "resources" object, else the Global region.
+// shape is the synthesized run's size: P processes on N nodes with cpus
+// CPUs in all, the file's GPUs, whether it has MPI and is converted in
+// summary form, and the notes on what was changed to make it consistent.
+type shape struct {
+	P, N, cpus, gpus int
+	hasMPI, summary  bool
+	notes            []string
+}
+
+// shapeOf returns the run's shape from the file's resources (the
+// "resources" object, else the Global region's, else the first region's),
+// or why the file is too large to convert.
+func shapeOf(f *file) (shape, error) {
+	regs := f.regions
+	ref := &regs[0] // the Global region, else the first
 	fileInt := func(key string, fileValue, regionValue int) int {
 		if f.resources.has(key) {
 			return fileValue
@@ -58,13 +110,13 @@ func build(f *file, path string) (*measure.Measurement, error) {
 	}
 	devices := deviceCount(regs, gpus)
 	if err := backed(regs, P, devices); err != nil {
-		return nil, err
+		return shape{}, err
 	}
 	if devices > maxDevices {
-		return nil, fmt.Errorf("the file declares %d GPUs (numGpus) with device times; popmon converts at most %d (more than any machine has), as each device gets its own accounts", devices, maxDevices)
+		return shape{}, fmt.Errorf("the file declares %d GPUs (numGpus) with device times; popmon converts at most %d (more than any machine has), as each device gets its own accounts", devices, maxDevices)
 	}
 	if len(regs)*devices > maxAccounts {
-		return nil, fmt.Errorf("%d regions × %d GPUs is more than popmon converts (%d device accounts)", len(regs), devices, maxAccounts)
+		return shape{}, fmt.Errorf("%d regions × %d GPUs is more than popmon converts (%d device accounts)", len(regs), devices, maxAccounts)
 	}
 	N := min(max(nodes, 1), P)
 	// Beyond a few thousand process accounts the measurement is in
@@ -74,7 +126,7 @@ func build(f *file, path string) (*measure.Measurement, error) {
 	// bound.
 	summary := P > summaryAbove || len(regs)*P > maxFullAccounts
 	if summary && len(regs)*N > maxAccounts {
-		return nil, fmt.Errorf("%d regions × %d nodes is more than popmon converts (%d node accounts)", len(regs), N, maxAccounts)
+		return shape{}, fmt.Errorf("%d regions × %d nodes is more than popmon converts (%d node accounts)", len(regs), N, maxAccounts)
 	}
 	if nodes > P {
 		notes = append(notes, fmt.Sprintf("The file lists %d nodes for %d MPI ranks: %d nodes were used.", nodes, P, N))
@@ -85,29 +137,13 @@ func build(f *file, path string) (*measure.Measurement, error) {
 		}
 		cpus = P
 	}
+	return shape{P: P, N: N, cpus: cpus, gpus: gpus, hasMPI: hasMPI, summary: summary, notes: notes}, nil
+}
 
-	pl := placement{cpus: splitCounts(cpus, P), nodes: splitCounts(P, N)}
-	m := &measure.Measurement{
-		Format:    measure.Format,
-		Version:   measure.Version,
-		Tool:      measure.Tool{Name: ToolName, Version: f.dlbVersion},
-		Command:   []string{},
-		Launcher:  measure.Launcher{Kind: measure.LauncherNone},
-		Clock:     measure.Clock{Source: measure.ClockTALP},
-		MPICalls:  []measure.MPICall{},
-		Warnings:  []string{},
-		Git:       f.git,
-		Resources: measure.Resources{Processes: P, Nodes: N, GPUs: gpus},
-	}
-	if f.timestamp != "" {
-		if t, ok := parseTime(f.timestamp); ok {
-			m.Timestamp = t.Format(time.RFC3339)
-		} else {
-			notes = append(notes, fmt.Sprintf("The file's timestamp %q is neither DLB's layout (%s) nor RFC 3339: the measurement has no timestamp.", f.timestamp, TimeLayout))
-		}
-	}
-	m.Resources.CPUs = int(pl.cpus.sum())
-	maxThreads := int(pl.cpus.first()) // the larger shares first
+// addProcesses adds the synthesized processes to m (placed on the nodes
+// in contiguous blocks, with their CPUs), or marks m as in summary form.
+func addProcesses(m *measure.Measurement, pl *placement, sh shape) {
+	P, summary := sh.P, sh.summary
 	if summary {
 		m.Version = max(m.Version, measure.SummaryVersion)
 		m.Summarized = &measure.Summarized{Processes: P, Limit: measure.DefaultProcessRecordLimit}
@@ -131,6 +167,14 @@ func build(f *file, path string) (*measure.Measurement, error) {
 		}
 	}
 
+}
+
+// setCounters records whether the file has hardware counters (those of
+// the Global region, else the first) and returns it, with the note on
+// regions whose counters were dropped.
+func setCounters(m *measure.Measurement, regs []region) (bool, []string) {
+	ref := &regs[0]
+	var notes []string
 	counters := ref.cycles > 0 && ref.instructions > 0 && !ref.badCounters
 	m.Resources.HardwareCounters = counters
 	switch {
@@ -152,7 +196,14 @@ func build(f *file, path string) (*measure.Measurement, error) {
 			notes = append(notes, fmt.Sprintf("The file has negative cycles/instructions (a DLB/PAPI error) for %s: their counters were dropped.", regionList(bad)))
 		}
 	}
+	return counters, notes
+}
 
+// setRuntimes records the run's GPU devices, OpenMP and MPI runtimes
+// (maxThreads: the largest CPUs of a process), and returns whether the
+// file has mpiWorkerIdleTime (DLB after 3.7.0).
+func setRuntimes(m *measure.Measurement, regs []region, sh shape, maxThreads int) bool {
+	gpus, hasMPI := sh.gpus, sh.hasMPI
 	omp, workerIdle := false, false
 	m.GPUDevices = gpuDevices(regs, gpus)
 	if len(m.GPUDevices) > 0 {
@@ -174,17 +225,33 @@ func build(f *file, path string) (*measure.Measurement, error) {
 	if hasMPI {
 		m.MPI = &measure.MPI{Library: MPILibrary, ThreadLevel: threadLevel}
 	}
+	return workerIdle
+}
 
+// findings are what the regions' conversion found that the source's notes
+// say: per MPI tier the regions and why, and the regions with each kind of
+// inconsistency or derivation.
+type findings struct {
+	dist, reasons                                                            map[mpiTier][]string
+	serShort, derived, notDerived, lbImpossible, gpuInexact, gpuDiffer, over []string
+	maxOver                                                                  float64
+	moreThreads                                                              bool // numOmpThreads > numCpus in a region that exceeds elapsed × CPUs
+	hybridMPI                                                                bool // a region with MPI time and several CPUs per rank
+}
+
+// addRegions adds the synthesized regions to m (in summary form when sh
+// says so) and returns what their conversion found.
+func addRegions(m *measure.Measurement, regs []region, pl *placement, sh shape, counters bool) findings {
+	summary, hasMPI := sh.summary, sh.hasMPI
 	dist := map[mpiTier][]string{}
 	reasons := map[mpiTier][]string{}
 	var serShort, derived, notDerived, lbImpossible, gpuInexact, gpuDiffer []string
 	var over []string
 	maxOver := 0.0
-	moreThreads := false // numOmpThreads > numCpus in a region that exceeds elapsed × CPUs
-	hybridMPI := false   // a region with MPI time and several CPUs per rank
+	moreThreads, hybridMPI := false, false
 	for i := range regs {
 		r := &regs[i]
-		sy, info := account(r, &pl, counters)
+		sy, info := account(r, pl, counters)
 		devs, exact := gpuAccounts(r, len(m.GPUDevices))
 		if !exact {
 			gpuInexact = append(gpuInexact, r.name)
@@ -224,7 +291,19 @@ func build(f *file, path string) (*measure.Measurement, error) {
 		}
 	}
 
-	// Notes: what was synthesized, and what the talp model's metrics mean.
+	return findings{dist: dist, reasons: reasons, serShort: serShort, derived: derived, notDerived: notDerived,
+		lbImpossible: lbImpossible, gpuInexact: gpuInexact, gpuDiffer: gpuDiffer,
+		over: over, maxOver: maxOver, moreThreads: moreThreads, hybridMPI: hybridMPI}
+}
+
+// source returns where the measurement came from and its notes: what was
+// synthesized, and what the talp model's metrics mean (devices: the
+// run's GPU devices; notes: those of the shape and the counters, last).
+func source(f *file, path string, sh shape, counters, workerIdle bool, maxThreads, devices int, fd findings, notes []string) *measure.Source {
+	regs, P, N, gpus, hasMPI := f.regions, sh.P, sh.N, sh.gpus, sh.hasMPI
+	dist, reasons := fd.dist, fd.reasons
+	serShort, derived, notDerived, lbImpossible, gpuInexact, gpuDiffer := fd.serShort, fd.derived, fd.notDerived, fd.lbImpossible, fd.gpuInexact, fd.gpuDiffer
+	over, maxOver, moreThreads, hybridMPI := fd.over, fd.maxOver, fd.moreThreads, fd.hybridMPI
 	src := &measure.Source{Kind: measure.SourceTALP, Path: path, Tool: "DLB " + f.dlbVersion}
 	switch {
 	case f.popmonVersion != "":
@@ -280,19 +359,14 @@ func build(f *file, path string) (*measure.Measurement, error) {
 	default:
 		src.Notes = append(src.Notes, "Per-process and per-thread times are not in TALP files (only sums and the MPI minima above), and popmon derives them only for one CPU per process with DLB's MPI minima when the sums show equal elapsed times: the pop-hybrid and pop-additive models report their metrics as not measured; the talp model's metrics depend only on the sums and minima, so they are TALP's.")
 	}
-	if len(m.GPUDevices) > 0 {
-		src.Notes = append(src.Notes, gpuNotes(len(m.GPUDevices), gpus, gpuInexact, gpuDiffer)...)
+	if devices > 0 {
+		src.Notes = append(src.Notes, gpuNotes(devices, gpus, gpuInexact, gpuDiffer)...)
 	}
 	if f.hasPerProcess {
 		src.Notes = append(src.Notes, perProcessNote(f, regs))
 	}
 	src.Notes = append(src.Notes, notes...)
-	m.Source = src
-
-	if err := m.Validate(); err != nil {
-		return nil, fmt.Errorf("the converted file is not a valid measurement (a popmon bug; please report it): %w", err)
-	}
-	return m, nil
+	return src
 }
 
 // backed checks that the file's times back the P processes and the gpus

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/popmon/popmon/internal/ojson"
-	"github.com/popmon/popmon/measure"
 	"github.com/popmon/popmon/pop"
 )
 
@@ -17,7 +16,7 @@ import (
 // false (DLB appends rows to an existing file), then one row per region,
 // its name quoted, the values in [Write]'s key order. Every row has the
 // first region's keys (a key another region lacks is empty).
-func WriteCSV(w io.Writer, m *measure.Measurement, regions []pop.RegionReport, header bool) error {
+func WriteCSV(w io.Writer, m *pop.Run, regions []pop.RegionReport, header bool) error {
 	doc, err := document(m, regions)
 	if err != nil {
 		return err
@@ -91,7 +90,7 @@ var textLabels = []struct{ key, label string }{
 // layout of --talp-output-file with another extension than .json or .csv
 // and, with prefix "DLB[host:pid]: ", of DLB's end-of-run summary on stderr.
 // Efficiencies have two decimals, as DLB prints them.
-func WriteText(w io.Writer, m *measure.Measurement, regions []pop.RegionReport, prefix string) error {
+func WriteText(w io.Writer, m *pop.Run, regions []pop.RegionReport, prefix string) error {
 	doc, err := document(m, regions)
 	if err != nil {
 		return err

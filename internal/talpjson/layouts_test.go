@@ -51,7 +51,7 @@ func TestMPIInitFinalizeCalls(t *testing.T) {
 		t.Errorf("Global: %d MPI calls in the measurement, want 6 (10 less MPI_Init and MPI_Finalize of 2 ranks)", calls)
 	}
 	var b bytes.Buffer
-	if err := talpjson.Write(&b, m, regs); err != nil {
+	if err := talpjson.Write(&b, pop.NewRun(m), regs); err != nil {
 		t.Fatal(err)
 	}
 	var f struct {
@@ -74,10 +74,10 @@ func TestMPIInitFinalizeCalls(t *testing.T) {
 func TestCSVAndText(t *testing.T) {
 	m, regs := roundTrip(t)
 	var c, c2, x bytes.Buffer
-	if err := talpjson.WriteCSV(&c, m, regs, true); err != nil {
+	if err := talpjson.WriteCSV(&c, pop.NewRun(m), regs, true); err != nil {
 		t.Fatal(err)
 	}
-	if err := talpjson.WriteCSV(&c2, m, regs, false); err != nil {
+	if err := talpjson.WriteCSV(&c2, pop.NewRun(m), regs, false); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(c.String()), "\n")
@@ -88,7 +88,7 @@ func TestCSVAndText(t *testing.T) {
 	if c2.String() != strings.Join(lines[1:], "\n")+"\n" {
 		t.Errorf("csv without header:\n%s", c2.String())
 	}
-	if err := talpjson.WriteText(&x, m, regs, "DLB[h:1]: "); err != nil {
+	if err := talpjson.WriteText(&x, pop.NewRun(m), regs, "DLB[h:1]: "); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
@@ -124,7 +124,7 @@ func TestHardwareCPUs(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := talpjson.Write(&b, m, rep.Regions); err != nil {
+	if err := talpjson.Write(&b, pop.NewRun(m), rep.Regions); err != nil {
 		t.Fatal(err)
 	}
 	var f struct {
@@ -144,7 +144,7 @@ func TestHardwareCPUs(t *testing.T) {
 	}
 	m.Processes[1].AffinityCPUs = 0 // one process without a record: popmon's CPUs
 	b.Reset()
-	if err := talpjson.Write(&b, m, rep.Regions); err != nil {
+	if err := talpjson.Write(&b, pop.NewRun(m), rep.Regions); err != nil {
 		t.Fatal(err)
 	}
 	json.Unmarshal(b.Bytes(), &f)

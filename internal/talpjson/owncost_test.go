@@ -29,7 +29,7 @@ func TestWriteOwnCost(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := talpjson.Write(&out, m, rep.Regions); err != nil {
+	if err := talpjson.Write(&out, pop.NewRun(m), rep.Regions); err != nil {
 		t.Fatal(err)
 	}
 	var doc map[string]any

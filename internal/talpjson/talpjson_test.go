@@ -613,7 +613,7 @@ func TestRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			var buf bytes.Buffer
-			if err := report.Render(&buf, report.FormatTALPJSON, want, orig, report.Options{}); err != nil {
+			if err := report.Render(&buf, report.FormatTALPJSON, want, report.Options{}); err != nil {
 				t.Fatal(err)
 			}
 			m, err := talpjson.Convert(buf.Bytes(), name+".talp.json")

@@ -1,6 +1,7 @@
 package talpjson
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -10,8 +11,8 @@ import (
 	"github.com/popmon/popmon/pop"
 )
 
-// Write writes the regions (model talp's reports of regions of m) in
-// DLB/TALP's JSON layout (DLB 3.7 key names, order and meanings, with
+// Write writes the regions (model talp's reports of the regions of run m)
+// in DLB/TALP's JSON layout (DLB 3.7 key names, order and meanings, with
 // DLB's mpiWorkerIdleTime of after 3.7.0) so TALP tooling such as
 // talp-pages reads it. Times mean what TALP's do: mpiTime is the time
 // threads spent inside MPI, mpiWorkerIdleTime the time OpenMP workers
@@ -26,7 +27,7 @@ import (
 // whose branch does not apply (no MPI, no OpenMP, no GPU) is written as
 // 1.0, and every efficiency of a region without measured time as 0.0.
 // Write refuses a region whose metrics were refused.
-func Write(w io.Writer, m *measure.Measurement, regions []pop.RegionReport) error {
+func Write(w io.Writer, m *pop.Run, regions []pop.RegionReport) error {
 	out, err := document(m, regions)
 	if err != nil {
 		return err
@@ -36,7 +37,10 @@ func Write(w io.Writer, m *measure.Measurement, regions []pop.RegionReport) erro
 
 // document is the whole file of [Write], which [WriteCSV] and [WriteText]
 // write in DLB's other layouts.
-func document(m *measure.Measurement, regions []pop.RegionReport) (ojson.Object, error) {
+func document(m *pop.Run, regions []pop.RegionReport) (ojson.Object, error) {
+	if m == nil {
+		return nil, errors.New("no run: the report was not computed from a measurement")
+	}
 	for i := range regions {
 		if regions[i].Refused != "" {
 			// TALP's readers would compute the region's efficiencies from
@@ -45,18 +49,18 @@ func document(m *measure.Measurement, regions []pop.RegionReport) (ojson.Object,
 		}
 	}
 	out := ojson.Object{{"dlbVersion", DLBVersion}, {"popmonVersion", m.Tool.Version}}
-	if t, err := m.Time(); err == nil {
+	if t := m.Time; !t.IsZero() {
 		out = append(out, ojson.Member{"timestamp", t.UTC().Format(TimeLayout)})
 	}
 	ranks := func(n int) int {
-		if m.HasMPI() {
+		if m.HasMPI {
 			return n
 		}
 		return 0 // DLB writes 0 MPI ranks for a program without MPI
 	}
 	r := m.Resources
 	out = append(out, ojson.Member{"resources", ojson.Object{
-		{"numCpus", hardwareCPUs(m, "", r.CPUs)},
+		{"numCpus", m.HardwareCPUs("", r.CPUs)},
 		{"numNodes", r.Nodes},
 		{"numMpiRanks", ranks(r.Processes)},
 		{"numGpus", r.GPUs},
@@ -66,7 +70,7 @@ func document(m *measure.Measurement, regions []pop.RegionReport) (ojson.Object,
 		g := &regions[i]
 		t := &g.Totals
 		o := ojson.Object{
-			{"numCpus", hardwareCPUs(m, g.Name, g.CPUs)},
+			{"numCpus", m.HardwareCPUs(g.Name, g.CPUs)},
 			// DLB main: the OpenMP threads taking part, over all
 			// processes; popmon's CPUs are its threads (the largest
 			// team plus MPI threads: docs/coming-from-dlb.md).
@@ -136,50 +140,12 @@ func document(m *measure.Measurement, regions []pop.RegionReport) (ojson.Object,
 	return out, nil
 }
 
-// hardwareCPUs is DLB's numCpus of a region (the whole run for ""): the
-// hardware CPUs its processes' threads can run on, Σ min(cpus, affinity
-// CPUs) over the processes that visited it, where the measurement recorded
-// their affinity masks; otherwise (and for a region in summary form) cpus,
-// popmon's CPUs, which are threads. The two differ only with more threads
-// than CPUs (docs/coming-from-dlb.md).
-func hardwareCPUs(m *measure.Measurement, region string, cpus int) int {
-	aff := make(map[int]int, len(m.Processes))
-	for _, p := range m.Processes {
-		if p.AffinityCPUs <= 0 {
-			return cpus
-		}
-		aff[p.Rank] = p.AffinityCPUs
-	}
-	if len(aff) == 0 {
-		return cpus
-	}
-	sum := 0
-	if region == "" {
-		for _, p := range m.Processes {
-			sum += min(p.CPUs, p.AffinityCPUs)
-		}
-		return sum
-	}
-	reg, ok := m.Region(region)
-	if !ok || reg.Summary != nil {
-		return cpus
-	}
-	for _, a := range reg.Processes {
-		n, ok := aff[a.Rank]
-		if !ok {
-			return cpus
-		}
-		sum += min(a.CPUs, n)
-	}
-	return sum
-}
-
 // initFinalizeCalls is what DLB counts in the whole-run region and popmon
 // does not: MPI_Init and MPI_Finalize, one each per process (popmon's Global
 // runs from MPI_Init's return to MPI_Finalize's entry, so neither call is
 // in it; [Read] takes them out again).
-func initFinalizeCalls(m *measure.Measurement, g *pop.RegionReport) int64 {
-	if !m.HasMPI() || g.Name != measure.GlobalRegion {
+func initFinalizeCalls(m *pop.Run, g *pop.RegionReport) int64 {
+	if !m.HasMPI || g.Name != measure.GlobalRegion {
 		return 0
 	}
 	return 2 * int64(g.Processes)
