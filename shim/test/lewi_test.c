@@ -389,6 +389,25 @@ static void scenario_off(void)
 	int cpus[4];
 	CHECK(popmon_lewi_team(cpus, 4) == 0, "team without --lewi");
 	CHECK(popmon_lewi_into_blocking_call() == POPMON_DLB_NOUPDT, "into without --lewi");
+
+	/* Liveness: this process, with its start time or none, is alive;
+	 * with another start time it is a reused pid; a reaped child and a
+	 * zombie are dead. */
+	pid_t me = getpid();
+	uint64_t start = popmon_lewi_shm_start_time(me);
+	CHECK(start > 0, "no start time for %d", (int)me);
+	CHECK(popmon_lewi_shm_alive(me, start), "alive with its start time");
+	CHECK(popmon_lewi_shm_alive(me, 0), "alive without a start time");
+	CHECK(!popmon_lewi_shm_alive(me, start + 1), "another start time: the pid reused, not this process");
+	pid_t z = fork();
+	if (z == 0)
+		_exit(0);
+	for (int i = 0; i < 500 && popmon_lewi_shm_alive(z, 0); i++)
+		sleep_ms(2);
+	CHECK(!popmon_lewi_shm_alive(z, 0), "zombie %d alive", (int)z);
+	waitpid(z, NULL, 0);
+	CHECK(!popmon_lewi_shm_alive(z, 0), "reaped %d alive", (int)z);
+	CHECK(!popmon_lewi_shm_alive(0, 0) && !popmon_lewi_shm_alive(-1, 0), "pid 0 or -1 alive");
 }
 
 /* A process SIGKILLed while its CPUs are lent and borrowed: the borrower
