@@ -383,6 +383,8 @@ static int take_back(int me, int cpu)
 		if (!popmon_lewi_shm_check(g, me))
 			return ret;
 		w = atomic_load(&R->cpu[cpu]);
+		if (c_owner(w) == me && c_guest(w) == me)
+			return POPMON_DLB_SUCCESS; /* the dead guest's cleaning gave it back */
 	}
 }
 

@@ -16,7 +16,9 @@ import (
 // clang, warnings as errors: forked processes on one registry of their own
 // (a key per run) lend, borrow, reclaim and return and get DLB's documented
 // codes and states (sequence); --lewi-keep-one-cpu keeps a CPU in a
-// blocking call (keep); LeWI off answers DLB_ERR_NOLEWI (off); a process
+// blocking call (keep); LeWI off answers DLB_ERR_NOLEWI, a process is dead
+// when reaped, a zombie or its pid reused, and a registry open to others or
+// of another layout is refused (off); a process
 // SIGKILLed while its CPUs are lent and borrowed (kill-lent, left a zombie)
 // or while it holds borrowed CPUs (kill-borrowed, reaped) leaves the others
 // with their CPUs back; four processes hammering the registry, one killed

@@ -16,6 +16,7 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -408,6 +409,22 @@ static void scenario_off(void)
 	waitpid(z, NULL, 0);
 	CHECK(!popmon_lewi_shm_alive(z, 0), "reaped %d alive", (int)z);
 	CHECK(!popmon_lewi_shm_alive(0, 0) && !popmon_lewi_shm_alive(-1, 0), "pid 0 or -1 alive");
+
+	/* A registry file that is open to others, or of another layout, is
+	 * refused, in one sentence. */
+	char name[256], why[512];
+	const char *key = "lewi-test-hostile";
+	popmon_lewi_shm_name(key, name, sizeof name);
+	unlink(name);
+	int fd = open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+	CHECK(fd >= 0 && fchmod(fd, 0644) == 0 && ftruncate(fd, 100) == 0, "cannot make %s", name);
+	CHECK(popmon_lewi_shm_attach(key, why, sizeof why) == POPMON_DLB_ERR_NOSHMEM && strstr(why, "open to other users"),
+	      "0644 registry: %s", why);
+	CHECK(fchmod(fd, 0600) == 0, "chmod");
+	CHECK(popmon_lewi_shm_attach(key, why, sizeof why) == POPMON_DLB_ERR_NOSHMEM && strstr(why, "another layout"),
+	      "registry of 100 bytes: %s", why);
+	close(fd);
+	unlink(name);
 }
 
 /* A process SIGKILLed while its CPUs are lent and borrowed: the borrower
@@ -455,10 +472,12 @@ static void scenario_kill_borrowed(void)
 	waitpid(B.pid, NULL, 0);
 	close(B.to);
 	close(B.from);
-	EXPECT(A, "reclaim", POPMON_DLB_SUCCESS);
+	EXPECT(A, "reclaimcpu 0", POPMON_DLB_SUCCESS); /* not NOTED: B is dead */
 	CPU(0, a, a, BUSY);
-	CPU(1, a, a, BUSY);
+	CPU(1, a, 0, LENT); /* B's cleaning made it idle */
 	CHECK(popmon_lewi_shm_pid(b) == 0, "dead B's slot %d still taken", b);
+	EXPECT(A, "reclaim", POPMON_DLB_SUCCESS);
+	CPU(1, a, a, BUSY);
 	CPU(2, 0, 0, DIS);
 	EXPECT(D, "outof", POPMON_DLB_SUCCESS);
 	CPU(4, D.slot, D.slot, BUSY);
