@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/dlbargs.h"
 #include "base/env.h"
 #include "base/warn.h"
@@ -33,6 +34,12 @@ static struct {
 	_Atomic int blocking;       /* threads inside blocking calls */
 	cpu_set_t blocking_lent;    /* what the first of them lent */
 	_Atomic long long last_sweep_ns;
+	/* CPU time lent in blocking calls and borrowed in parallel regions,
+	 * in popmon_now() ticks times CPUs; the open intervals' starts. */
+	_Atomic uint64_t lent_ticks, borrowed_ticks;
+	uint64_t lend_t0, borrow_t0;
+	int lend_n;
+	_Atomic int borrow_n; /* CPUs borrowed by the open region, 0 none */
 } L;
 
 static int atfork_set;
@@ -101,6 +108,9 @@ int popmon_lewi_init(const cpu_set_t *mask)
 	atomic_store(&L.blocking, 0);
 	CPU_ZERO(&L.blocking_lent);
 	atomic_store(&L.last_sweep_ns, 0);
+	atomic_store(&L.lent_ticks, 0);
+	atomic_store(&L.borrowed_ticks, 0);
+	atomic_store(&L.borrow_n, 0);
 	if (!atfork_set) {
 		atfork_set = 1;
 		pthread_atfork(NULL, NULL, lewi_forked);
@@ -468,6 +478,8 @@ int popmon_lewi_into_blocking_call(void)
 			CPU_SET(c, &L.blocking_lent);
 		any = 1;
 	}
+	L.lend_n = CPU_COUNT(&L.blocking_lent);
+	L.lend_t0 = popmon_now();
 	return any ? POPMON_DLB_SUCCESS : POPMON_DLB_NOUPDT;
 }
 
@@ -482,6 +494,8 @@ int popmon_lewi_out_of_blocking_call(void)
 	} while (!atomic_compare_exchange_weak(&L.blocking, &depth, depth - 1));
 	if (depth != 1)
 		return POPMON_DLB_NOUPDT; /* another thread is still inside */
+	atomic_fetch_add(&L.lent_ticks, popmon_delta(L.lend_t0, popmon_now()) * (uint64_t)L.lend_n);
+	L.lend_n = 0;
 	int acc = POPMON_DLB_NOUPDT;
 	for (int c = 0; c < ncpu(); c++)
 		if (CPU_ISSET(c, &L.blocking_lent))
@@ -501,6 +515,7 @@ int popmon_lewi_team(int *cpus, int max)
 {
 	if (!popmon_lewi_ready() || max < 1)
 		return 0;
+	popmon_lewi_team_end();
 	long long now = coarse_ns(), last = atomic_load(&L.last_sweep_ns);
 	if (now - last >= 100000000LL && atomic_compare_exchange_strong(&L.last_sweep_ns, &last, now))
 		popmon_lewi_shm_sweep(L.slot);
@@ -511,7 +526,10 @@ int popmon_lewi_team(int *cpus, int max)
 		limit = max;
 	/* Its own busy CPUs (even one a guest has not returned yet: DLB's
 	 * thread binding), then the borrowed ones. */
-	for (int pass = 0; pass < 2; pass++)
+	int own = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1)
+			own = n;
 		for (int c = 0; c < ncpu() && n < limit; c++) {
 			struct popmon_lewi_cpu w;
 			if (popmon_lewi_shm_cpu(c, &w) != 0)
@@ -520,6 +538,11 @@ int popmon_lewi_team(int *cpus, int max)
 				      : (w.owner != L.slot && w.guest == L.slot))
 				cpus[n++] = c;
 		}
+	}
+	if (n > own) {
+		L.borrow_t0 = popmon_now();
+		atomic_store(&L.borrow_n, n - own);
+	}
 	if (n == 0) { /* everything lent: the region still runs, on its first CPU */
 		for (int c = 0; c < ncpu() && n == 0; c++)
 			if (CPU_ISSET(c, &L.mask))
@@ -528,4 +551,26 @@ int popmon_lewi_team(int *cpus, int max)
 			cpus[n++] = 0;
 	}
 	return n;
+}
+
+void popmon_lewi_team_end(void)
+{
+	int nb = atomic_exchange(&L.borrow_n, 0);
+	if (nb > 0)
+		atomic_fetch_add(&L.borrowed_ticks, popmon_delta(L.borrow_t0, popmon_now()) * (uint64_t)nb);
+}
+
+void popmon_lewi_cpu_ticks(uint64_t *lent, uint64_t *borrowed)
+{
+	uint64_t now = popmon_now();
+	uint64_t l = atomic_load(&L.lent_ticks), b = atomic_load(&L.borrowed_ticks);
+	if (atomic_load(&L.blocking) > 0 && L.lend_n > 0)
+		l += popmon_delta(L.lend_t0, now) * (uint64_t)L.lend_n;
+	int nb = atomic_load(&L.borrow_n);
+	if (nb > 0)
+		b += popmon_delta(L.borrow_t0, now) * (uint64_t)nb;
+	if (lent)
+		*lent = l;
+	if (borrowed)
+		*borrowed = b;
 }

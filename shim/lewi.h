@@ -14,6 +14,7 @@
 #define POPMON_LEWI_H
 
 #include <sched.h>
+#include <stdint.h>
 
 /* Whether LeWI is asked for (DLB_ARGS --lewi, POPMON_LEWI). */
 int popmon_lewi_enabled(void);
@@ -78,5 +79,19 @@ int popmon_lewi_out_of_blocking_call(void);
  * LeWI is not active in this process (the runtime's own choice stands). Dead
  * processes are looked for at most every 100 ms. */
 int popmon_lewi_team(int *cpus, int max);
+
+/* The OpenMP side's hook after a parallel region: the CPUs the region
+ * borrowed stop counting as borrowed time (the next popmon_lewi_team does it
+ * too, for a runtime without an end event). */
+void popmon_lewi_team_end(void);
+
+/* The CPU time this process lent (its own CPUs, from entering to leaving
+ * blocking calls: lent whether or not another process used them) and
+ * borrowed (other processes' CPUs in its parallel regions, from
+ * popmon_lewi_team to popmon_lewi_team_end), in popmon_now() ticks times
+ * CPUs (popmon_ticks_to_ns converts), open intervals counted up to now. The
+ * DLB calls a program makes itself (DLB_Lend, DLB_Borrow, ...) are not
+ * counted. */
+void popmon_lewi_cpu_ticks(uint64_t *lent, uint64_t *borrowed);
 
 #endif /* POPMON_LEWI_H */

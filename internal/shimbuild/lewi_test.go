@@ -22,7 +22,9 @@ import (
 // SIGKILLed while its CPUs are lent and borrowed (kill-lent, left a zombie)
 // or while it holds borrowed CPUs (kill-borrowed, reaped) leaves the others
 // with their CPUs back; four processes hammering the registry, one killed
-// in the middle, end with exactly their own CPUs and no hang (stress).
+// in the middle, end with exactly their own CPUs and no hang (stress); the
+// CPU time lent in a blocking call and borrowed in a region is counted
+// (account).
 func TestLewiC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds C code")
@@ -44,6 +46,7 @@ func TestLewiC(t *testing.T) {
 			{"kill-lent", "--lewi"},
 			{"kill-borrowed", "--lewi"},
 			{"stress", "--lewi"},
+			{"account", "--lewi"},
 		} {
 			t.Run(cc+"/"+c.scenario, func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

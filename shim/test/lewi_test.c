@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "lewi.h"
 #include "lewi_shm.h"
 #include "seam.h"
@@ -101,6 +102,15 @@ static void child_loop(int in, int out, const char *mask)
 				size_t n = strlen(extra);
 				snprintf(extra + n, sizeof extra - n, "%s%d", i ? "," : " ", cpus[i]);
 			}
+		} else if (strcmp(cmd, "teamend") == 0) {
+			popmon_lewi_team_end();
+			r = 0;
+		} else if (strcmp(cmd, "ticks") == 0) {
+			uint64_t l = 0, b = 0;
+			popmon_lewi_cpu_ticks(&l, &b);
+			snprintf(extra, sizeof extra, " %llu %llu", (unsigned long long)popmon_ticks_to_ns(l) / 1000000,
+				 (unsigned long long)popmon_ticks_to_ns(b) / 1000000);
+			r = 0;
 		} else if (strcmp(cmd, "exit") == 0)
 			_exit(0);
 		else if (strcmp(cmd, "spin") == 0) {
@@ -379,6 +389,39 @@ static void scenario_keep(void)
 	stop(&B);
 }
 
+/* The CPU time lent and borrowed: A in a blocking call for 200 ms with its
+ * 2 CPUs lent, B running a region on them meanwhile: each at least 400
+ * CPU-ms (2 CPUs x 200 ms), and well below 800 (4 CPUs' worth), the pipe
+ * round trips around the sleep being the slack. */
+static void scenario_account(void)
+{
+	struct proc A = spawn("01"), B = spawn("23");
+	init(&A);
+	init(&B);
+	EXPECT(A, "into", POPMON_DLB_SUCCESS);
+	TEAM(B, "2,3,0,1");
+	sleep_ms(200);
+	EXPECT(B, "teamend", 0);
+	EXPECT(A, "outof", POPMON_DLB_NOTED);
+	char rest[200];
+	unsigned long long l = 0, b = 0;
+	ask(&A, "ticks", rest, sizeof rest);
+	sscanf(rest, "%llu %llu", &l, &b);
+	CHECK(l >= 400 && l < 700 && b == 0, "A lent %llu ms, borrowed %llu ms; want 400-700 and 0", l, b);
+	ask(&B, "ticks", rest, sizeof rest);
+	sscanf(rest, "%llu %llu", &l, &b);
+	CHECK(l == 0 && b >= 400 && b < 700, "B lent %llu ms, borrowed %llu ms; want 0 and 400-700", l, b);
+	/* B's next region returns them: nothing more is counted. */
+	TEAM(B, "2,3");
+	sleep_ms(50);
+	ask(&B, "ticks", rest, sizeof rest);
+	unsigned long long b2 = 0;
+	sscanf(rest, "%llu %llu", &l, &b2);
+	CHECK(b2 == b, "B borrowed %llu ms after returning, was %llu", b2, b);
+	stop(&A);
+	stop(&B);
+}
+
 /* LeWI off: every call DLB_ERR_NOLEWI, as DLB without --lewi. */
 static void scenario_off(void)
 {
@@ -549,6 +592,7 @@ int main(int argc, char **argv)
 		return 2;
 	alarm(60);
 	signal(SIGPIPE, SIG_IGN);
+	popmon_clock_start(NULL); /* the library's clock (TSC where there is one) */
 	const char *s = argv[1];
 	const char *key = getenv("POPMON_LEWI_KEY");
 	if (!key || !*key) {
@@ -579,6 +623,8 @@ int main(int argc, char **argv)
 			scenario_kill_borrowed();
 		else if (strcmp(s, "stress") == 0)
 			scenario_stress();
+		else if (strcmp(s, "account") == 0)
+			scenario_account();
 		else {
 			printf("FAIL: unknown scenario %s\n", s);
 			failures++;
