@@ -1,9 +1,10 @@
 /* dlb_compat.c: the rest of DLB 3.7's C API (<dlb.h>, <dlb_drom.h>), so that a
  * program built against DLB's headers and -ldlb links and runs against
  * libpopmon (the prefix of `popmon dlb-home`). popmon implements TALP
- * (regions.c, talp_api.c); LeWI and DROM are not in popmon: their calls
- * return DLB's codes for a module that is not enabled (DLB_ERR_NOLEWI,
- * DLB_ERR_NOCOMP), never crash, and touch none of their arguments. Only
+ * (regions.c, talp_api.c) and LeWI's calls (lewi.c, on with DLB_ARGS=--lewi or
+ * POPMON_LEWI=1; off, they return DLB_ERR_NOLEWI as DLB does); DROM is not in
+ * popmon: its calls return DLB_ERR_NOCOMP, never crash, and touch none of
+ * their arguments. Only
  * compatibility names are exported here. docs/coming-from-dlb.md lists
  * every call. */
 #ifndef _GNU_SOURCE
@@ -16,6 +17,7 @@
 
 #include "base/dlbargs.h"
 #include "base/process.h"
+#include "lewi.h"
 #include "talp_api.h"
 
 /* DLB 3.7's return codes (<dlb_errors.h>). */
@@ -28,7 +30,7 @@ enum {
 
 /* DLB_Init once: a second call is DLB_ERR_INIT, DLB_Finalize undoes it. */
 static int initialized;
-/* Callbacks kept for DLB_CallbackGet (LeWI never invokes them). */
+/* Callbacks kept for DLB_CallbackGet (popmon's LeWI does not invoke them). */
 static void (*callbacks[10])(void);
 static void *callback_args[10];
 
@@ -101,11 +103,14 @@ int DLB_TALP_CollectPOPNodeMetrics(void *monitor, struct dlb_node_metrics_compat
 int DLB_Init(int ncpus, const void *mask, const char *dlb_args)
 {
 	(void)ncpus;
-	(void)mask;
 	(void)dlb_args; /* popmon measures by DLB_ARGS or popmon run, not per call */
 	if (initialized)
 		return DLB_ERR_INIT;
 	initialized = 1;
+	/* LeWI (DLB_ARGS=--lewi): this process's CPUs (mask, else its
+	 * affinity) into the node's registry; its error is DLB_Init's. */
+	if (popmon_lewi_enabled())
+		return popmon_lewi_init((const cpu_set_t *)mask);
 	return DLB_SUCCESS;
 }
 
@@ -114,6 +119,7 @@ int DLB_Finalize(void)
 	if (!initialized)
 		return DLB_ERR_NOINIT;
 	initialized = 0;
+	popmon_lewi_finalize();
 	return DLB_SUCCESS;
 }
 
@@ -245,36 +251,40 @@ int DLB_AutoSizerEnd(void)
 
 /* ---------------------------------------------------------------- LeWI */
 
-#define LEWI0(f) \
-	int f(void) { return DLB_ERR_NOLEWI; }
-#define LEWI1(f, T, a) \
-	int f(T a) { (void)a; return DLB_ERR_NOLEWI; }
-#define LEWI2(f, T, a, U, b) \
-	int f(T a, U b) { (void)a; (void)b; return DLB_ERR_NOLEWI; }
+/* lewi.c's, with DLB's names: DLB_ERR_NOLEWI when LeWI is off (DLB_ARGS
+ * without --lewi, no POPMON_LEWI), DLB_ERR_NOINIT before DLB_Init. */
+#define LEWI0(f, g) \
+	int f(void) { return g(); }
+#define LEWI1(f, T, a, g) \
+	int f(T a) { return g(a); }
+#define LEWIM(f, g) \
+	int f(const void *mask) { return g((const cpu_set_t *)mask); }
+#define LEWI2M(f, g) \
+	int f(int ncpus, const void *mask) { return g(ncpus, (const cpu_set_t *)mask); }
 
-LEWI1(DLB_SetMaxParallelism, int, max)
-LEWI0(DLB_UnsetMaxParallelism)
-LEWI0(DLB_Lend)
-LEWI1(DLB_LendCpu, int, cpuid)
-LEWI1(DLB_LendCpus, int, ncpus)
-LEWI1(DLB_LendCpuMask, const void *, mask)
-LEWI0(DLB_Reclaim)
-LEWI1(DLB_ReclaimCpu, int, cpuid)
-LEWI1(DLB_ReclaimCpus, int, ncpus)
-LEWI1(DLB_ReclaimCpuMask, const void *, mask)
-LEWI1(DLB_AcquireCpu, int, cpuid)
-LEWI1(DLB_AcquireCpus, int, ncpus)
-LEWI1(DLB_AcquireCpuMask, const void *, mask)
-LEWI2(DLB_AcquireCpusInMask, int, ncpus, const void *, mask)
-LEWI0(DLB_Borrow)
-LEWI1(DLB_BorrowCpu, int, cpuid)
-LEWI1(DLB_BorrowCpus, int, ncpus)
-LEWI1(DLB_BorrowCpuMask, const void *, mask)
-LEWI2(DLB_BorrowCpusInMask, int, ncpus, const void *, mask)
-LEWI0(DLB_Return)
-LEWI1(DLB_ReturnCpu, int, cpuid)
-LEWI1(DLB_ReturnCpuMask, const void *, mask)
-LEWI1(DLB_CheckCpuAvailability, int, cpuid)
+LEWI1(DLB_SetMaxParallelism, int, max, popmon_lewi_set_max_parallelism)
+LEWI0(DLB_UnsetMaxParallelism, popmon_lewi_unset_max_parallelism)
+LEWI0(DLB_Lend, popmon_lewi_lend)
+LEWI1(DLB_LendCpu, int, cpuid, popmon_lewi_lend_cpu)
+LEWI1(DLB_LendCpus, int, ncpus, popmon_lewi_lend_cpus)
+LEWIM(DLB_LendCpuMask, popmon_lewi_lend_cpu_mask)
+LEWI0(DLB_Reclaim, popmon_lewi_reclaim)
+LEWI1(DLB_ReclaimCpu, int, cpuid, popmon_lewi_reclaim_cpu)
+LEWI1(DLB_ReclaimCpus, int, ncpus, popmon_lewi_reclaim_cpus)
+LEWIM(DLB_ReclaimCpuMask, popmon_lewi_reclaim_cpu_mask)
+LEWI1(DLB_AcquireCpu, int, cpuid, popmon_lewi_acquire_cpu)
+LEWI1(DLB_AcquireCpus, int, ncpus, popmon_lewi_acquire_cpus)
+LEWIM(DLB_AcquireCpuMask, popmon_lewi_acquire_cpu_mask)
+LEWI2M(DLB_AcquireCpusInMask, popmon_lewi_acquire_cpus_in_mask)
+LEWI0(DLB_Borrow, popmon_lewi_borrow)
+LEWI1(DLB_BorrowCpu, int, cpuid, popmon_lewi_borrow_cpu)
+LEWI1(DLB_BorrowCpus, int, ncpus, popmon_lewi_borrow_cpus)
+LEWIM(DLB_BorrowCpuMask, popmon_lewi_borrow_cpu_mask)
+LEWI2M(DLB_BorrowCpusInMask, popmon_lewi_borrow_cpus_in_mask)
+LEWI0(DLB_Return, popmon_lewi_return)
+LEWI1(DLB_ReturnCpu, int, cpuid, popmon_lewi_return_cpu)
+LEWIM(DLB_ReturnCpuMask, popmon_lewi_return_cpu_mask)
+LEWI1(DLB_CheckCpuAvailability, int, cpuid, popmon_lewi_check_cpu_availability)
 
 /* ---------------------------------------------------------------- DROM, barriers */
 

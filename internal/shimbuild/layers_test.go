@@ -33,6 +33,7 @@ var cLayers = []struct {
 		"gpu_mode.c", "gpu_counters.c", "gpu_pool.c", "gpu.c", "gpu_cupti_pm.c", "gpu_cupti.c", "gpu_rocm.c", "openacc.c",
 		"gpu_backends.c",
 		"live.c", "live_read.c", "ompt.c", "gomp.c", "regions.c", "talp_api.c", "dlb_compat.c", "reduce.c",
+		"lewi_shm.c", "lewi.c",
 		"mpi/mpidata.c", "mpi/trace.c",
 	}},
 	{"output", []string{"output.c", "dlb_output.c"}},
@@ -53,6 +54,8 @@ var cSublayers = map[string][]struct {
 	files []string
 }{
 	"subsystems": {
+		{"LeWI registry", []string{"lewi_shm.c"}},
+		{"LeWI", []string{"lewi.c"}},
 		{"GPU modes", []string{"gpu_mode.c"}},
 		{"GPU support", []string{"gpu_counters.c", "gpu_pool.c"}},
 		{"GPU accounting", []string{"gpu.c"}},

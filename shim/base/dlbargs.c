@@ -49,8 +49,8 @@ static const struct opt {
 	{"--quiet", K_BOOL, "no", 1, "no popmon notes (warnings still)"},
 	{"--silent", K_BOOL, "no", 1, "no popmon output at all but the requested files"},
 	{"--shm-size-multiplier", K_INT, "1", 0, "popmon's live files have no DLB shared memory to size"},
-	{"--shm-key", K_STR, "", 0, "no DLB shared memory"},
-	{"--lewi", K_BOOL, "no", 0, "LeWI: not in popmon"},
+	{"--shm-key", K_STR, "", 0, "the key of the LeWI registry (/dev/shm/popmon-lewi-UID-KEY); no other DLB shared memory"},
+	{"--lewi", K_BOOL, "no", 0, "LeWI: DLB's LeWI calls (DLB_Lend, DLB_Borrow, ...) only; not yet on MPI calls and parallel regions"},
 	{"--drom", K_BOOL, "no", 0, "DROM: not in popmon"},
 	{"--mngo", K_BOOL, "no", 0, "not in popmon"},
 	{"--barrier", K_BOOL, "yes", 0, "DLB_Barrier: not in popmon"},
@@ -58,7 +58,7 @@ static const struct opt {
 	{"--instrument", K_STR, "all", 0, "Extrae: not in popmon"},
 	{"--instrument-counters", K_BOOL, "no", 0, "Extrae: not in popmon"},
 	{"--instrument-extrae-nthreads", K_INT, "0", 0, "Extrae: not in popmon"},
-	{"--lewi-keep-one-cpu", K_BOOL, "no", 0, "LeWI: not in popmon"},
+	{"--lewi-keep-one-cpu", K_BOOL, "no", 0, "LeWI: kept for the blocking-call hook, not yet wired to MPI calls"},
 	{"--lewi-respect-cpuset", K_BOOL, "yes", 0, "LeWI: not in popmon"},
 	{"--lewi-respect-mask", K_BOOL, "yes", 0, "LeWI: not in popmon"},
 	{"--lewi-mpi", K_BOOL, "no", 0, "LeWI: not in popmon"},
@@ -69,7 +69,7 @@ static const struct opt {
 	{"--lewi-ompt", K_STR, "borrow", 0, "LeWI: not in popmon"},
 	{"--lewi-greedy", K_BOOL, "no", 0, "LeWI: not in popmon"},
 	{"--lewi-warmup", K_BOOL, "no", 0, "LeWI: not in popmon"},
-	{"--lewi-max-parallelism", K_INT, "0", 0, "LeWI: not in popmon"},
+	{"--lewi-max-parallelism", K_INT, "0", 0, "LeWI: the initial DLB_SetMaxParallelism"},
 	{"--lewi-color", K_INT, "0", 0, "LeWI: not in popmon"},
 	{"--mngo-mode", K_STR, "regions", 0, "not in popmon"},
 	{"--mngo-helper-thread-interval", K_INT, "30", 0, "not in popmon"},
@@ -221,6 +221,23 @@ static void apply(const struct opt *o, const char *v, int has_value, char *ignor
 		}
 	}
 	const char *name = o->name;
+	/* LeWI's options are kept for lewi.c (and named below while the
+	 * automatic LeWI is not wired in). */
+	if (strcmp(name, "--lewi") == 0)
+		a->lewi = b;
+	else if (strcmp(name, "--lewi-keep-one-cpu") == 0)
+		a->lewi_keep_one_cpu = b;
+	else if (strcmp(name, "--lewi-max-parallelism") == 0 && has_value) {
+		char *end;
+		long m = strtol(v, &end, 10);
+		if (*end || m < 0 || m > 1000000) {
+			snprintf(what, sizeof what, "%s=%s (not a count)", o->name, v);
+			append(bad, nb, what);
+			return;
+		}
+		a->lewi_max_parallelism = (int)m;
+	} else if (strcmp(name, "--shm-key") == 0)
+		snprintf(a->shm_key, sizeof a->shm_key, "%s", v);
 	if (strcmp(name, "--talp") == 0)
 		set_talp(has_value ? v : "default", bad, nb);
 	else if (strcmp(name, "--talp-output-file") == 0) {

@@ -25,6 +25,12 @@ struct popmon_dlb_args {
 	 * "all" and "global" as DLB. */
 	int select_set, select_include, select_all, select_global;
 	char select[1024]; /* the list, ",a,b," (delimited, for lookups) */
+	/* LeWI (lewi.c): --lewi, --lewi-keep-one-cpu, --lewi-max-parallelism
+	 * (0: none), --shm-key (the registry's key, "" the default). Parsed
+	 * and kept; the one line still names them while the MPI and OpenMP
+	 * sides do not act on them (docs/lewi.md). */
+	int lewi, lewi_keep_one_cpu, lewi_max_parallelism;
+	char shm_key[128];
 };
 
 extern struct popmon_dlb_args popmon_dlb;

@@ -1,0 +1,576 @@
+/* lewi.c: DLB's LeWI for this process (lewi.h) on the node's CPU registry
+ * (lewi_shm.c). The semantics are DLB 3.7's lewi_mask policy in polling mode
+ * (src/LB_policies/lewi_mask.c over src/LB_comm/shmem_cpuinfo.c): a process
+ * owns the CPUs it registered; lending one makes it available, borrowing
+ * takes an available one, reclaiming gets an owned one back at once when
+ * idle (DLB_SUCCESS) or when its guest returns it at its next parallel
+ * region (DLB_NOTED). No request queues (DLB's async mode), no SMT cores
+ * (every CPU its own core), --lewi-respect-cpuset as DLB's default. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysinfo.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/dlbargs.h"
+#include "base/env.h"
+#include "base/warn.h"
+#include "lewi.h"
+#include "lewi_shm.h"
+
+static struct {
+	_Atomic int ready;  /* registered (a child of fork: 0, by atfork) */
+	int slot;           /* the registry's slot */
+	int ncpu;           /* CPU ids looked at: 0..ncpu-1 */
+	cpu_set_t mask;     /* the CPUs it owns (registered) */
+	int keep_one;       /* --lewi-keep-one-cpu */
+	_Atomic int max_par;        /* DLB_SetMaxParallelism, 0 none */
+	_Atomic int blocking;       /* threads inside blocking calls */
+	cpu_set_t blocking_lent;    /* what the first of them lent */
+	_Atomic long long last_sweep_ns;
+	/* CPU time lent in blocking calls and borrowed in parallel regions,
+	 * in popmon_now() ticks times CPUs; the open intervals' starts. */
+	_Atomic uint64_t lent_ticks, borrowed_ticks;
+	uint64_t lend_t0, borrow_t0;
+	int lend_n;
+	_Atomic int borrow_n; /* CPUs borrowed by the open region, 0 none */
+} L;
+
+static int atfork_set;
+
+static void lewi_forked(void)
+{
+	atomic_store(&L.ready, 0);
+}
+
+int popmon_lewi_enabled(void)
+{
+	popmon_dlb_args_parse();
+	return popmon_dlb.lewi || popmon_env_switch("POPMON_LEWI", 0, 0);
+}
+
+int popmon_lewi_ready(void)
+{
+	return atomic_load_explicit(&L.ready, memory_order_acquire);
+}
+
+int popmon_lewi_slot(void)
+{
+	return popmon_lewi_ready() ? L.slot : 0;
+}
+
+int popmon_lewi_init(const cpu_set_t *mask)
+{
+	if (!popmon_lewi_enabled())
+		return POPMON_DLB_ERR_NOLEWI;
+	if (popmon_lewi_ready())
+		return POPMON_DLB_ERR_INIT;
+	const char *key = getenv("POPMON_LEWI_KEY");
+	if (!key || !*key)
+		key = popmon_dlb.shm_key;
+	char why[512];
+	int r = popmon_lewi_shm_attach(key, why, sizeof why);
+	if (r != POPMON_DLB_SUCCESS) {
+		popmon_warn_once("lewi", "%s; LeWI is off", why);
+		return r;
+	}
+	cpu_set_t own;
+	if (mask)
+		own = *mask;
+	else if (sched_getaffinity(0, sizeof own, &own) != 0) {
+		popmon_warn_once("lewi", "cannot read this process's CPUs; LeWI is off");
+		return POPMON_DLB_ERR_PERM;
+	}
+	int slot = 0;
+	r = popmon_lewi_shm_register(getpid(), &own, &slot);
+	if (r != POPMON_DLB_SUCCESS) {
+		popmon_warn_once("lewi", "%s; LeWI is off",
+				 r == POPMON_DLB_ERR_PERM  ? "some of this process's CPUs are another process's in the LeWI registry"
+				 : r == POPMON_DLB_ERR_NOMEM ? "the LeWI registry has no free process slot"
+							     : "the LeWI registry is not available");
+		return r;
+	}
+	int n = get_nprocs_conf();
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &own) && c + 1 > n)
+			n = c + 1;
+	L.ncpu = n < POPMON_LEWI_MAX_CPUS ? n : POPMON_LEWI_MAX_CPUS;
+	L.slot = slot;
+	L.mask = own;
+	L.keep_one = popmon_dlb.lewi_keep_one_cpu;
+	atomic_store(&L.max_par, popmon_dlb.lewi_max_parallelism);
+	atomic_store(&L.blocking, 0);
+	CPU_ZERO(&L.blocking_lent);
+	atomic_store(&L.last_sweep_ns, 0);
+	atomic_store(&L.lent_ticks, 0);
+	atomic_store(&L.borrowed_ticks, 0);
+	atomic_store(&L.borrow_n, 0);
+	if (!atfork_set) {
+		atfork_set = 1;
+		pthread_atfork(NULL, NULL, lewi_forked);
+	}
+	atomic_store_explicit(&L.ready, 1, memory_order_release);
+	return POPMON_DLB_SUCCESS;
+}
+
+int popmon_lewi_finalize(void)
+{
+	if (!popmon_lewi_ready())
+		return POPMON_DLB_NOUPDT;
+	atomic_store(&L.ready, 0);
+	popmon_lewi_shm_deregister(L.slot);
+	return POPMON_DLB_SUCCESS;
+}
+
+/* DLB's checks before every LeWI call. */
+static int guard(void)
+{
+	if (!popmon_lewi_ready())
+		return popmon_lewi_enabled() ? POPMON_DLB_ERR_NOINIT : POPMON_DLB_ERR_NOLEWI;
+	return POPMON_DLB_SUCCESS;
+}
+#define GUARD()                              \
+	do {                                 \
+		int g_ = guard();            \
+		if (g_ != POPMON_DLB_SUCCESS) \
+			return g_;           \
+	} while (0)
+
+/* The CPU ids to look at: this node's, and any a process registered. */
+static inline int ncpu(void)
+{
+	int n = popmon_lewi_shm_ncpus();
+	return n > L.ncpu ? n : L.ncpu;
+}
+
+static inline int in_mask(const cpu_set_t *m, int c)
+{
+	return !m || CPU_ISSET(c, m);
+}
+
+/* ---------------------------------------------------------------- lend */
+
+int popmon_lewi_lend(void)
+{
+	GUARD();
+	for (int c = 0; c < ncpu(); c++)
+		popmon_lewi_shm_lend(L.slot, c);
+	return POPMON_DLB_SUCCESS;
+}
+
+int popmon_lewi_lend_cpu(int cpuid)
+{
+	GUARD();
+	return popmon_lewi_shm_lend(L.slot, cpuid);
+}
+
+int popmon_lewi_lend_cpus(int ncpus)
+{
+	(void)ncpus;
+	GUARD();
+	return POPMON_DLB_ERR_NOPOL; /* not in DLB's lewi_mask policy either */
+}
+
+int popmon_lewi_lend_cpu_mask(const cpu_set_t *mask)
+{
+	GUARD();
+	for (int c = 0; c < ncpu(); c++)
+		if (in_mask(mask, c))
+			popmon_lewi_shm_lend(L.slot, c);
+	return POPMON_DLB_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- reclaim */
+
+/* DLB's priorities when reclaiming a mask: PERM, then NOTED, SUCCESS, NOUPDT. */
+static int worse(int acc, int r)
+{
+	if (acc == POPMON_DLB_ERR_PERM || r == POPMON_DLB_ERR_PERM)
+		return POPMON_DLB_ERR_PERM;
+	if (acc == POPMON_DLB_NOTED || r == POPMON_DLB_NOTED)
+		return POPMON_DLB_NOTED;
+	if (acc == POPMON_DLB_SUCCESS || r == POPMON_DLB_SUCCESS)
+		return POPMON_DLB_SUCCESS;
+	return POPMON_DLB_NOUPDT;
+}
+
+/* Whether cpu is one DLB's reclaim looks at: lent, or used by another. */
+static int reclaimable(int c)
+{
+	struct popmon_lewi_cpu w;
+	return popmon_lewi_shm_cpu(c, &w) == 0 && (w.state == POPMON_LEWI_LENT || (w.guest != w.owner && w.owner != 0));
+}
+
+static int reclaim_in(const cpu_set_t *mask)
+{
+	int acc = POPMON_DLB_NOUPDT;
+	for (int c = 0; c < ncpu(); c++)
+		if (in_mask(mask, c) && reclaimable(c))
+			acc = worse(acc, popmon_lewi_shm_reclaim(L.slot, c));
+	return acc;
+}
+
+int popmon_lewi_reclaim(void)
+{
+	GUARD();
+	return reclaim_in(&L.mask);
+}
+
+int popmon_lewi_reclaim_cpu(int cpuid)
+{
+	GUARD();
+	return popmon_lewi_shm_reclaim(L.slot, cpuid);
+}
+
+int popmon_lewi_reclaim_cpus(int ncpus)
+{
+	GUARD();
+	int acc = POPMON_DLB_NOUPDT;
+	for (int c = 0; c < ncpu() && ncpus > 0; c++) {
+		struct popmon_lewi_cpu w;
+		if (!CPU_ISSET(c, &L.mask) || popmon_lewi_shm_cpu(c, &w) != 0 || w.guest == L.slot)
+			continue;
+		int r = popmon_lewi_shm_reclaim(L.slot, c);
+		if (r == POPMON_DLB_SUCCESS || r == POPMON_DLB_NOTED) {
+			ncpus--;
+			acc = worse(acc, r);
+		}
+	}
+	return acc;
+}
+
+int popmon_lewi_reclaim_cpu_mask(const cpu_set_t *mask)
+{
+	GUARD();
+	return reclaim_in(mask);
+}
+
+/* ---------------------------------------------------------------- borrow, acquire */
+
+/* How many CPUs this process is the guest of. */
+static int guested(void)
+{
+	int n = 0;
+	for (int c = 0; c < ncpu(); c++) {
+		struct popmon_lewi_cpu w;
+		if (popmon_lewi_shm_cpu(c, &w) == 0 && w.guest == L.slot)
+			n++;
+	}
+	return n;
+}
+
+/* DLB's borrow of ncpus (0: as many as possible) among mask (NULL: all),
+ * its own idle CPUs first, within the maximum parallelism. */
+static int borrow_in(int ncpus, const cpu_set_t *mask)
+{
+	int room = ncpus > 0 ? ncpus : ncpu();
+	int max = atomic_load(&L.max_par);
+	if (max > 0) {
+		int left = max - guested();
+		if (left <= 0)
+			return POPMON_DLB_NOUPDT;
+		if (left < room)
+			room = left;
+	}
+	int got = 0;
+	for (int pass = 0; pass < 2 && got < room; pass++)
+		for (int c = 0; c < ncpu() && got < room; c++)
+			if (in_mask(mask, c) && (CPU_ISSET(c, &L.mask) != 0) == (pass == 0) &&
+			    popmon_lewi_shm_borrow(L.slot, c) == POPMON_DLB_SUCCESS)
+				got++;
+	return got ? POPMON_DLB_SUCCESS : POPMON_DLB_NOUPDT;
+}
+
+int popmon_lewi_borrow(void)
+{
+	GUARD();
+	return borrow_in(0, NULL);
+}
+
+int popmon_lewi_borrow_cpu(int cpuid)
+{
+	GUARD();
+	return popmon_lewi_shm_borrow(L.slot, cpuid);
+}
+
+int popmon_lewi_borrow_cpus(int ncpus)
+{
+	GUARD();
+	return ncpus > 0 ? borrow_in(ncpus, NULL) : POPMON_DLB_NOUPDT;
+}
+
+int popmon_lewi_borrow_cpu_mask(const cpu_set_t *mask)
+{
+	GUARD();
+	return borrow_in(0, mask);
+}
+
+int popmon_lewi_borrow_cpus_in_mask(int ncpus, const cpu_set_t *mask)
+{
+	GUARD();
+	return borrow_in(ncpus, mask);
+}
+
+int popmon_lewi_acquire_cpu(int cpuid)
+{
+	GUARD();
+	return popmon_lewi_shm_acquire(L.slot, cpuid);
+}
+
+int popmon_lewi_acquire_cpus_in_mask(int ncpus, const cpu_set_t *mask)
+{
+	GUARD();
+	/* DLB's order: its own idle CPUs, then its own ones a guest uses
+	 * (reclaimed: DLB_NOTED), then lent idle ones of others; within the
+	 * maximum parallelism. */
+	int want = ncpus > 0 ? ncpus : ncpu(), got = 0, noted = 0;
+	int max = atomic_load(&L.max_par);
+	if (max > 0) {
+		int left = max - guested();
+		if (left <= 0)
+			return POPMON_DLB_NOUPDT;
+		if (left < want)
+			want = left;
+	}
+	for (int pass = 0; pass < 2; pass++)
+		for (int c = 0; c < ncpu() && got < want; c++) {
+			struct popmon_lewi_cpu w;
+			if (!in_mask(mask, c) || !CPU_ISSET(c, &L.mask) || popmon_lewi_shm_cpu(c, &w) != 0 ||
+			    w.state == POPMON_LEWI_DISABLED || w.guest == L.slot || (w.guest == 0) != (pass == 0))
+				continue;
+			int r = popmon_lewi_shm_reclaim(L.slot, c);
+			if (r == POPMON_DLB_SUCCESS || r == POPMON_DLB_NOTED) {
+				got++;
+				noted |= r == POPMON_DLB_NOTED;
+			}
+		}
+	for (int c = 0; c < ncpu() && got < want; c++)
+		if (in_mask(mask, c) && !CPU_ISSET(c, &L.mask) && popmon_lewi_shm_borrow(L.slot, c) == POPMON_DLB_SUCCESS)
+			got++;
+	if (noted)
+		return POPMON_DLB_NOTED;
+	return got ? POPMON_DLB_SUCCESS : POPMON_DLB_NOUPDT;
+}
+
+int popmon_lewi_acquire_cpus(int ncpus)
+{
+	GUARD();
+	if (ncpus == 0)
+		return POPMON_DLB_SUCCESS; /* DLB: drops earlier requests; there are none */
+	return ncpus > 0 ? popmon_lewi_acquire_cpus_in_mask(ncpus, NULL) : POPMON_DLB_NOUPDT;
+}
+
+int popmon_lewi_acquire_cpu_mask(const cpu_set_t *mask)
+{
+	GUARD();
+	return popmon_lewi_acquire_cpus_in_mask(0, mask);
+}
+
+/* ---------------------------------------------------------------- return */
+
+static int return_in(const cpu_set_t *mask)
+{
+	int acc = POPMON_DLB_NOUPDT;
+	for (int c = 0; c < ncpu(); c++)
+		if (in_mask(mask, c) && popmon_lewi_shm_return(L.slot, c) == POPMON_DLB_SUCCESS)
+			acc = POPMON_DLB_SUCCESS;
+	return acc;
+}
+
+int popmon_lewi_return(void)
+{
+	GUARD();
+	return return_in(NULL);
+}
+
+int popmon_lewi_return_cpu(int cpuid)
+{
+	GUARD();
+	struct popmon_lewi_cpu w;
+	if (popmon_lewi_shm_cpu(cpuid, &w) != 0 || w.guest != L.slot)
+		return POPMON_DLB_ERR_PERM;
+	return popmon_lewi_shm_return(L.slot, cpuid);
+}
+
+int popmon_lewi_return_cpu_mask(const cpu_set_t *mask)
+{
+	GUARD();
+	return return_in(mask);
+}
+
+int popmon_lewi_check_cpu_availability(int cpuid)
+{
+	GUARD();
+	struct popmon_lewi_cpu w;
+	if (popmon_lewi_shm_cpu(cpuid, &w) != 0)
+		return POPMON_DLB_ERR_PERM;
+	if (w.owner != L.slot && (w.state == POPMON_LEWI_BUSY || w.state == POPMON_LEWI_DISABLED))
+		return POPMON_DLB_ERR_PERM; /* reclaimed or disabled */
+	if (w.guest == L.slot)
+		return POPMON_DLB_SUCCESS;
+	if (w.guest == 0)
+		return popmon_lewi_shm_acquire(L.slot, cpuid) == POPMON_DLB_SUCCESS ? POPMON_DLB_SUCCESS
+										: POPMON_DLB_NOTED;
+	if (w.owner == L.slot && w.state == POPMON_LEWI_LENT)
+		return POPMON_DLB_NOUPDT; /* mine, lent, not reclaimed yet */
+	return POPMON_DLB_NOTED;
+}
+
+/* ---------------------------------------------------------------- max parallelism */
+
+int popmon_lewi_set_max_parallelism(int max)
+{
+	GUARD();
+	if (max <= 0)
+		return POPMON_DLB_SUCCESS;
+	atomic_store(&L.max_par, max);
+	/* Lend what is beyond max: owned CPUs first in the count, then the
+	 * borrowed ones (DLB's shmem_cpuinfo__update_max_parallelism). */
+	int owned = 0;
+	for (int c = 0; c < ncpu(); c++)
+		if (CPU_ISSET(c, &L.mask) && ++owned > max)
+			popmon_lewi_shm_lend(L.slot, c);
+	int i = 0;
+	for (int c = 0; c < ncpu(); c++) {
+		struct popmon_lewi_cpu w;
+		if (CPU_ISSET(c, &L.mask) || popmon_lewi_shm_cpu(c, &w) != 0 || w.guest != L.slot)
+			continue;
+		if (owned + ++i > max)
+			popmon_lewi_shm_lend(L.slot, c);
+	}
+	return POPMON_DLB_SUCCESS;
+}
+
+int popmon_lewi_unset_max_parallelism(void)
+{
+	GUARD();
+	atomic_store(&L.max_par, 0);
+	return POPMON_DLB_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- hooks */
+
+int popmon_lewi_into_blocking_call(void)
+{
+	if (!popmon_lewi_ready())
+		return POPMON_DLB_NOUPDT;
+	if (atomic_fetch_add(&L.blocking, 1) != 0)
+		return POPMON_DLB_NOUPDT; /* another thread lent already */
+	int kept = -1;
+	if (L.keep_one)
+		for (int c = 0; c < ncpu() && kept < 0; c++)
+			if (CPU_ISSET(c, &L.mask))
+				kept = c;
+	CPU_ZERO(&L.blocking_lent);
+	int any = 0;
+	for (int c = 0; c < ncpu(); c++) {
+		struct popmon_lewi_cpu w;
+		if (c == kept || popmon_lewi_shm_cpu(c, &w) != 0 || w.guest != L.slot)
+			continue;
+		popmon_lewi_shm_lend(L.slot, c);
+		if (w.owner == L.slot)
+			CPU_SET(c, &L.blocking_lent);
+		any = 1;
+	}
+	L.lend_n = CPU_COUNT(&L.blocking_lent);
+	L.lend_t0 = popmon_now();
+	return any ? POPMON_DLB_SUCCESS : POPMON_DLB_NOUPDT;
+}
+
+int popmon_lewi_out_of_blocking_call(void)
+{
+	if (!popmon_lewi_ready())
+		return POPMON_DLB_NOUPDT;
+	int depth = atomic_load(&L.blocking);
+	do {
+		if (depth <= 0)
+			return POPMON_DLB_NOUPDT; /* not inside one */
+	} while (!atomic_compare_exchange_weak(&L.blocking, &depth, depth - 1));
+	if (depth != 1)
+		return POPMON_DLB_NOUPDT; /* another thread is still inside */
+	atomic_fetch_add(&L.lent_ticks, popmon_delta(L.lend_t0, popmon_now()) * (uint64_t)L.lend_n);
+	L.lend_n = 0;
+	int acc = POPMON_DLB_NOUPDT;
+	for (int c = 0; c < ncpu(); c++)
+		if (CPU_ISSET(c, &L.blocking_lent))
+			acc = worse(acc, popmon_lewi_shm_reclaim(L.slot, c));
+	CPU_ZERO(&L.blocking_lent);
+	return acc;
+}
+
+static long long coarse_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int popmon_lewi_team(int *cpus, int max)
+{
+	if (!popmon_lewi_ready() || max < 1)
+		return 0;
+	popmon_lewi_team_end();
+	long long now = coarse_ns(), last = atomic_load(&L.last_sweep_ns);
+	if (now - last >= 100000000LL && atomic_compare_exchange_strong(&L.last_sweep_ns, &last, now))
+		popmon_lewi_shm_sweep(L.slot);
+	return_in(NULL);
+	borrow_in(0, NULL);
+	int n = 0, limit = atomic_load(&L.max_par);
+	if (limit <= 0 || limit > max)
+		limit = max;
+	/* Its own busy CPUs (even one a guest has not returned yet: DLB's
+	 * thread binding), then the borrowed ones. */
+	int own = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1)
+			own = n;
+		for (int c = 0; c < ncpu() && n < limit; c++) {
+			struct popmon_lewi_cpu w;
+			if (popmon_lewi_shm_cpu(c, &w) != 0)
+				continue;
+			if (pass == 0 ? (w.owner == L.slot && w.state == POPMON_LEWI_BUSY)
+				      : (w.owner != L.slot && w.guest == L.slot))
+				cpus[n++] = c;
+		}
+	}
+	if (n > own) {
+		L.borrow_t0 = popmon_now();
+		atomic_store(&L.borrow_n, n - own);
+	}
+	if (n == 0) { /* everything lent: the region still runs, on its first CPU */
+		for (int c = 0; c < ncpu() && n == 0; c++)
+			if (CPU_ISSET(c, &L.mask))
+				cpus[n++] = c;
+		if (n == 0)
+			cpus[n++] = 0;
+	}
+	return n;
+}
+
+void popmon_lewi_team_end(void)
+{
+	int nb = atomic_exchange(&L.borrow_n, 0);
+	if (nb > 0)
+		atomic_fetch_add(&L.borrowed_ticks, popmon_delta(L.borrow_t0, popmon_now()) * (uint64_t)nb);
+}
+
+void popmon_lewi_cpu_ticks(uint64_t *lent, uint64_t *borrowed)
+{
+	uint64_t now = popmon_now();
+	uint64_t l = atomic_load(&L.lent_ticks), b = atomic_load(&L.borrowed_ticks);
+	if (atomic_load(&L.blocking) > 0 && L.lend_n > 0)
+		l += popmon_delta(L.lend_t0, now) * (uint64_t)L.lend_n;
+	int nb = atomic_load(&L.borrow_n);
+	if (nb > 0)
+		b += popmon_delta(L.borrow_t0, now) * (uint64_t)nb;
+	if (lent)
+		*lent = l;
+	if (borrowed)
+		*borrowed = b;
+}

@@ -1,0 +1,97 @@
+/* lewi.h: DLB's LeWI for this process (lewi.c) on the node's CPU registry
+ * (lewi_shm.h): the semantics of DLB's LeWI calls (DLB_Lend, DLB_Reclaim,
+ * DLB_Borrow, ... of <dlb.h>, which dlb_compat.c forwards here, with DLB's
+ * return codes) and the two hooks the MPI and OpenMP sides call.
+ *
+ * The foundation only: nothing in the MPI wrappers or the OpenMP side calls
+ * the hooks yet (docs/lewi.md). LeWI is on with DLB_ARGS=--lewi or
+ * POPMON_LEWI=1; its options: --lewi-keep-one-cpu, --lewi-max-parallelism,
+ * --shm-key (or POPMON_LEWI_KEY). Off, every call returns DLB_ERR_NOLEWI.
+ *
+ * The state is the process's (DLB's subprocess descriptor), not a thread's;
+ * a child of fork starts unregistered. No call allocates memory. */
+#ifndef POPMON_LEWI_H
+#define POPMON_LEWI_H
+
+#include <sched.h>
+#include <stdint.h>
+
+/* Whether LeWI is asked for (DLB_ARGS --lewi, POPMON_LEWI). */
+int popmon_lewi_enabled(void);
+
+/* Registers this process's CPUs (mask; NULL: its affinity now) in the
+ * registry: DLB_SUCCESS, DLB_ERR_NOLEWI (not asked for), DLB_ERR_INIT
+ * (already), DLB_ERR_NOSHMEM, DLB_ERR_NOMEM, DLB_ERR_PERM (DLB_Init's). A
+ * failure says why in one popmon: line. */
+int popmon_lewi_init(const cpu_set_t *mask);
+
+/* Gives the CPUs up (owned ones disabled, borrowed ones back): DLB_SUCCESS,
+ * DLB_NOUPDT when not registered. */
+int popmon_lewi_finalize(void);
+
+/* Whether this process is registered (LeWI on and initialized). */
+int popmon_lewi_ready(void);
+
+/* The registry slot of this process (0 when not registered). */
+int popmon_lewi_slot(void);
+
+/* DLB's LeWI calls (<dlb.h>), same names without the prefix, same codes;
+ * DLB_ERR_NOLEWI when LeWI is off, DLB_ERR_NOINIT when not registered. */
+int popmon_lewi_lend(void);
+int popmon_lewi_lend_cpu(int cpuid);
+int popmon_lewi_lend_cpus(int ncpus);
+int popmon_lewi_lend_cpu_mask(const cpu_set_t *mask);
+int popmon_lewi_reclaim(void);
+int popmon_lewi_reclaim_cpu(int cpuid);
+int popmon_lewi_reclaim_cpus(int ncpus);
+int popmon_lewi_reclaim_cpu_mask(const cpu_set_t *mask);
+int popmon_lewi_acquire_cpu(int cpuid);
+int popmon_lewi_acquire_cpus(int ncpus);
+int popmon_lewi_acquire_cpu_mask(const cpu_set_t *mask);
+int popmon_lewi_acquire_cpus_in_mask(int ncpus, const cpu_set_t *mask);
+int popmon_lewi_borrow(void);
+int popmon_lewi_borrow_cpu(int cpuid);
+int popmon_lewi_borrow_cpus(int ncpus);
+int popmon_lewi_borrow_cpu_mask(const cpu_set_t *mask);
+int popmon_lewi_borrow_cpus_in_mask(int ncpus, const cpu_set_t *mask);
+int popmon_lewi_return(void);
+int popmon_lewi_return_cpu(int cpuid);
+int popmon_lewi_return_cpu_mask(const cpu_set_t *mask);
+int popmon_lewi_check_cpu_availability(int cpuid);
+int popmon_lewi_set_max_parallelism(int max);
+int popmon_lewi_unset_max_parallelism(void);
+
+/* The MPI side's hooks: this process enters a blocking MPI call (it lends
+ * its CPUs, all but its first one with --lewi-keep-one-cpu, and gives back
+ * the CPUs it borrowed) and leaves it (it reclaims what it lent: DLB_NOTED
+ * while a guest still runs on one, which that guest returns at its next
+ * parallel region). Nested or concurrent calls from several threads lend at
+ * the first entry and reclaim at the last exit. DLB's codes; DLB_NOUPDT when
+ * not registered or nothing to do. */
+int popmon_lewi_into_blocking_call(void);
+int popmon_lewi_out_of_blocking_call(void);
+
+/* The OpenMP side's hook, before a parallel region: returns the CPUs its
+ * owners reclaimed (and those of processes that died), borrows the idle lent
+ * ones (within the maximum parallelism), and writes the CPUs the region may
+ * use into cpus (at most max: its own busy CPUs first, then the borrowed
+ * ones). Returns how many threads the region may use (at least 1), or 0 when
+ * LeWI is not active in this process (the runtime's own choice stands). Dead
+ * processes are looked for at most every 100 ms. */
+int popmon_lewi_team(int *cpus, int max);
+
+/* The OpenMP side's hook after a parallel region: the CPUs the region
+ * borrowed stop counting as borrowed time (the next popmon_lewi_team does it
+ * too, for a runtime without an end event). */
+void popmon_lewi_team_end(void);
+
+/* The CPU time this process lent (its own CPUs, from entering to leaving
+ * blocking calls: lent whether or not another process used them) and
+ * borrowed (other processes' CPUs in its parallel regions, from
+ * popmon_lewi_team to popmon_lewi_team_end), in popmon_now() ticks times
+ * CPUs (popmon_ticks_to_ns converts), open intervals counted up to now. The
+ * DLB calls a program makes itself (DLB_Lend, DLB_Borrow, ...) are not
+ * counted. */
+void popmon_lewi_cpu_ticks(uint64_t *lent, uint64_t *borrowed);
+
+#endif /* POPMON_LEWI_H */
