@@ -65,15 +65,18 @@ func document(m *measure.Measurement, regions []pop.RegionReport) (ojson.Object,
 	for i := range regions {
 		g := &regions[i]
 		t := &g.Totals
+		cpus := regionThreads(m, g.Name, g.CPUs)
 		o := ojson.Object{
-			{"numCpus", hardwareCPUs(m, g.Name, g.CPUs)},
+			{"numCpus", hardwareCPUs(m, g.Name, cpus)},
 			// DLB main: the OpenMP threads taking part, over all
 			// processes; popmon's CPUs are its threads (the largest
-			// team plus MPI threads: docs/coming-from-dlb.md).
-			{"numOmpThreads", g.CPUs},
+			// team plus MPI threads, nested teams' threads included;
+			// a region measured per thread: the threads that measured
+			// it: docs/coming-from-dlb.md).
+			{"numOmpThreads", cpus},
 			{"numMpiRanks", ranks(g.Processes)},
 			{"numNodes", g.Nodes},
-			{"avgCpus", ojson.Float(g.CPUs)},
+			{"avgCpus", ojson.Float(cpus)},
 			{"numGpus", g.GPUs},
 		}
 		if r.HardwareCounters {
@@ -169,7 +172,27 @@ func hardwareCPUs(m *measure.Measurement, region string, cpus int) int {
 		if !ok {
 			return cpus
 		}
-		sum += min(a.CPUs, n)
+		sum += min(max(a.CPUs, a.Threads), n)
+	}
+	return sum
+}
+
+// regionThreads is the threads of a region measured per thread (started
+// inside OpenMP parallel regions: its records have 1 CPU each and the
+// threads that measured it), summed over its processes, as DLB counts them;
+// cpus for any other region.
+func regionThreads(m *measure.Measurement, region string, cpus int) int {
+	reg, ok := m.Region(region)
+	if !ok || reg.Summary != nil {
+		return cpus
+	}
+	sum, per := 0, false
+	for _, a := range reg.Processes {
+		per = per || a.Threads > 0
+		sum += max(a.CPUs, a.Threads)
+	}
+	if !per {
+		return cpus
 	}
 	return sum
 }
