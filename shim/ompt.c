@@ -20,8 +20,10 @@
  *  - Waits (barriers, taskwait, taskgroup, locks, critical, ordered) switch
  *    a thread to IDLE; explicit tasks switch it to USEFUL wherever they run.
  *  - Nested parallel regions (as DLB/TALP counts them): a nested team's
- *    threads are CPUs of the process, which holds as many CPUs as threads
- *    were in teams at once (1 + Σ (n - 1) over the teams open together).
+ *    threads are CPUs of the process: the largest outermost team plus the
+ *    places of nested teams' threads 1 to n - 1 (their indices in every
+ *    enclosing team), as DLB counts the CPUs of bound threads, whichever
+ *    pool thread the runtime puts in a place.
  *    A nested instance is closed by its encountering thread like an
  *    outermost one (scheduling and load imbalance over its team); its
  *    workers are CPUs outside the outermost team, which the primary charges
@@ -83,8 +85,9 @@ struct instance {
 	uint32_t n;        /* actual team size */
 	uint32_t requested;
 	uint32_t depth;    /* 1: outermost */
-	uint32_t counted;  /* what the encountering thread added to team_extra (n - 1) */
 	void *prev_parallel; /* the encountering thread's omp_parallel before this one */
+	const struct instance *parent; /* the team the encountering thread runs in (NULL: none) */
+	uint32_t parent_index;         /* its index there */
 	uint64_t grow_k0, grow_s0; /* growth counters at the primary's implicit begin */
 	struct {
 		struct popmon_thread *t;
@@ -98,9 +101,15 @@ struct instance {
 	} m[MAX_TEAM];
 };
 
-/* Threads in teams beyond the first, over the teams open now (Σ n - 1):
- * the process needs 1 + team_extra CPUs. */
-static uint32_t team_extra;
+/* The places of nested teams' threads (popmon_omp_position of a nested
+ * team's threads 1 to n - 1: threads beyond those of the outermost teams),
+ * a set filled with atomics; and the largest outermost team. The process
+ * needs outer_max + npositions CPUs: DLB counts nested teams' threads as
+ * CPUs (bound threads: one CPU per place), however the runtime's pool
+ * assigns its threads to the places and whether the teams overlapped. */
+enum { POSITIONS = 4096 };
+static uint64_t positions[POSITIONS];
+static uint32_t npositions, outer_max;
 /* CPUs the OpenMP teams gained (Σ k) and Σ k × tick of each gain: what the
  * primary did not charge while inside an outermost region. */
 static uint64_t grow_k, grow_s;
@@ -263,8 +272,9 @@ void *popmon_omp_parallel_begin(struct popmon_thread *t, unsigned int requested,
 	in->n = 0;
 	in->requested = requested;
 	in->depth = depth;
-	in->counted = 0;
 	in->prev_parallel = t->omp_parallel;
+	in->parent = t->omp_inst;
+	in->parent_index = t->omp_index;
 	/* Forking: the encountering thread waits; CPUs outside the team are
 	 * idle (a nested team's: the enclosing region's rate holds them). */
 	popmon_switch(t, POPMON_ST_IDLE, now);
@@ -285,6 +295,30 @@ static void on_parallel_begin(ompt_data_t *encountering_task_data,
 	(void)encountering_task_frame;
 	(void)flags;
 	parallel_data->ptr = popmon_omp_parallel_begin(self(), requested_parallelism, codeptr_ra);
+}
+
+/* Adds place h (not 0) to the set; 1 when it was not there. Lock-free;
+ * a full set counts no more places. */
+static int position_new(uint64_t h)
+{
+	if (!h)
+		return 0;
+	for (uint32_t probe = 0; probe < POSITIONS; probe++) {
+		uint64_t *slot = &positions[(h + probe) % POSITIONS];
+		uint64_t v = __atomic_load_n(slot, __ATOMIC_RELAXED);
+		if (v == h)
+			return 0;
+		if (v == 0) {
+			uint64_t expected = 0;
+			if (__atomic_compare_exchange_n(slot, &expected, h, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+				__atomic_add_fetch(&npositions, 1, __ATOMIC_RELAXED);
+				return 1;
+			}
+			if (expected == h)
+				return 0;
+		}
+	}
+	return 0;
 }
 
 int popmon_omp_implicit_begin(struct popmon_thread *t, void *inst, unsigned int n, unsigned int index)
@@ -310,13 +344,18 @@ int popmon_omp_implicit_begin(struct popmon_thread *t, void *inst, unsigned int 
 	t->omp_inst = in;
 	t->omp_index = index;
 	t->nstack = 0;
-	if (index == 0 && t->omp_parallel == in && !in->counted && n > 1) {
-		/* The threads in teams at once: a nested team may need more
-		 * CPUs than any team before (as DLB counts them). */
-		in->counted = n - 1;
-		uint32_t extra = __atomic_add_fetch(&team_extra, n - 1, __ATOMIC_RELAXED);
-		int need = (int)extra + 1;
-		if (in->depth > 1 && need > popmon_omp_team_cpus()) {
+	if (in->depth == 1 && index == 0) {
+		uint32_t mx = __atomic_load_n(&outer_max, __ATOMIC_RELAXED);
+		while (n > mx && !__atomic_compare_exchange_n(&outer_max, &mx, n, 0, __ATOMIC_RELAXED,
+							       __ATOMIC_RELAXED)) {
+		}
+	}
+	if (in->depth > 1 && index > 0 && position_new(popmon_omp_position(t))) {
+		/* A nested team's thread in a place not seen before: one
+		 * more CPU when the process has fewer (as DLB counts them). */
+		int need = (int)__atomic_load_n(&outer_max, __ATOMIC_RELAXED) +
+			   (int)__atomic_load_n(&npositions, __ATOMIC_RELAXED);
+		if (need > popmon_omp_team_cpus()) {
 			int gained = popmon_cpus_grow_omp(need, in->begin);
 			if (gained > 0) {
 				__atomic_add_fetch(&grow_k, (uint64_t)gained, __ATOMIC_RELAXED);
@@ -442,8 +481,6 @@ void popmon_omp_parallel_end(struct popmon_thread *t, void *inst)
 		POPMON_ADD(t->acc[POPMON_ST_OMP_SCHEDULING], sch);
 		POPMON_ADD(t->acc[POPMON_ST_OMP_LOAD_IMBALANCE], lb);
 	}
-	if (in->counted)
-		__atomic_sub_fetch(&team_extra, in->counted, __ATOMIC_RELAXED);
 	if (nested) {
 		/* The workers' time was charged to serialization as CPUs
 		 * outside the outermost team: taken back (wrapping: readers sum
@@ -588,6 +625,27 @@ static void on_task_create(ompt_data_t *encountering_task_data,
 		return;
 	new_task_data->value = TASK_EXPLICIT;
 	popmon_omp_task_created(popmon_tls);
+}
+
+uint64_t popmon_omp_position(const struct popmon_thread *t)
+{
+	if (!t)
+		return 0;
+	uint64_t h = 1469598103934665603ull; /* FNV-1a over the indices, innermost first */
+	int any = 0;
+	const struct instance *in = t->omp_inst;
+	uint32_t idx = t->omp_index;
+	for (int d = 0; in && d <= MAX_DEPTH; d++) {
+		/* A team's thread 0 is the thread that encountered it: the
+		 * innermost zeros name the same thread as its enclosing place. */
+		if (idx != 0 || any) {
+			any = 1;
+			h = (h ^ (uint64_t)(idx + 1)) * 1099511628211ull;
+		}
+		idx = in->parent_index;
+		in = in->parent;
+	}
+	return any ? h : 0;
 }
 
 void popmon_omp_task_created(struct popmon_thread *t)

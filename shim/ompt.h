@@ -79,6 +79,12 @@ void popmon_omp_wait_end(struct popmon_thread *t);
 /* An explicit task was created by t; one begins (begin 1) or stops running
  * on t (begin 0). */
 void popmon_omp_task_created(struct popmon_thread *t);
+/* Where t runs in the teams as OpenMP numbers their threads (a hash of its
+ * index in each enclosing team, a team's thread 0 being the thread that
+ * encountered it): equal for the same place in the same nesting however
+ * the runtime assigns its pool's threads; 0 for the initial thread's place
+ * (and outside parallel regions). */
+uint64_t popmon_omp_position(const struct popmon_thread *t);
 void popmon_omp_task_run(struct popmon_thread *t, int begin);
 
 #endif /* POPMON_OMPT_H */

@@ -43,6 +43,7 @@
 #include "gpu_counters.h"
 #include "live.h"
 #include "mpi/trace.h"
+#include "ompt.h"
 #include "regions.h"
 #include "popmon.h"
 
@@ -76,6 +77,9 @@ struct dlb_monitor_compat {
 	void *_data;
 };
 
+/* Threads counted per region measured per thread. */
+#define POPMON_PT_POSITIONS 256
+
 struct region {
 	struct dlb_monitor_compat mon; /* first: the handle points here */
 	char name[POPMON_NAME_MAX];
@@ -92,7 +96,7 @@ struct region {
 	 * them and their accounts (ticks). */
 	uint64_t pt_visits, pt_elapsed;
 	uint32_t pt_threads;
-	uint64_t pt_mask[POPMON_MAX_THREADS / 64];
+	uint64_t pt_pos[POPMON_PT_POSITIONS]; /* the threads' places in the teams (ompt.h) */
 	struct popmon_accounts pt;
 };
 
@@ -752,6 +756,7 @@ static int thread_start(struct popmon_thread *t, int idx)
 	struct popmon_thread_region *e = &t->regions[n];
 	e->idx = idx;
 	e->start = now;
+	e->position = popmon_omp_position(t);
 	e->useful = t->acc[POPMON_ST_USEFUL];
 	e->mpi = t->acc[POPMON_ST_MPI];
 	e->gpu = t->acc[POPMON_ST_GPU_RUNTIME];
@@ -813,8 +818,14 @@ static int thread_stop(struct popmon_thread *t, int idx)
 		r->pt.ctr[c] += since(t->ctr.acc[c], e.ctr[c]);
 	r->pt_elapsed += el;
 	r->pt_visits++;
-	if (t->slot < POPMON_MAX_THREADS && !(r->pt_mask[t->slot / 64] & (1ull << (t->slot % 64)))) {
-		r->pt_mask[t->slot / 64] |= 1ull << (t->slot % 64);
+	/* The threads that measured it: their places in the teams (as DLB
+	 * counts the CPUs of bound threads), not the runtime's choice of pool
+	 * thread for a place. */
+	uint32_t k2 = 0;
+	while (k2 < r->pt_threads && k2 < POPMON_PT_POSITIONS && r->pt_pos[k2] != e.position)
+		k2++;
+	if (k2 == r->pt_threads && k2 < POPMON_PT_POSITIONS) {
+		r->pt_pos[k2] = e.position;
 		r->pt_threads++;
 	}
 	refresh_handle_locked(r);
@@ -895,7 +906,7 @@ int popmon_api_region_reset(popmon_region_t h)
 	r->visits = 0;
 	r->pt_visits = r->pt_elapsed = 0;
 	r->pt_threads = 0;
-	memset(r->pt_mask, 0, sizeof r->pt_mask);
+	memset(r->pt_pos, 0, sizeof r->pt_pos);
 	memset(&r->pt, 0, sizeof r->pt);
 	r->mon.num_resets++;
 	memset(r->thr + POPMON_DETAIL_THREADS, 0, sizeof(uint64_t) * POPMON_DETAIL_THREADS);

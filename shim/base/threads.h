@@ -153,6 +153,7 @@ struct popmon_thread {
 	struct popmon_thread_region {
 		int32_t idx;
 		uint64_t start;
+		uint64_t position; /* popmon_omp_position at the start */
 		uint64_t useful, mpi, gpu;
 		uint64_t mpi_calls, parallels, tasks, gpu_calls;
 		uint64_t ctr[POPMON_CTR_N];
