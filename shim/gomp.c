@@ -70,10 +70,28 @@ static int (*max_threads_fn)(void);
  * privately, RTLD_LOCAL, as Python modules are opened), the one the caller
  * (code at the address caller) would have bound to: its object's own
  * dependencies, then the runtimes already loaded. NULL when none. */
+/* Whether f is defined by another copy of libpopmon (a DLB prefix's
+ * libdlb.so, which a program links, next to the preloaded libdlb_mpi.so):
+ * its GOMP_* are wrappers too, not the runtime's. */
+static int popmon_copy(void *f)
+{
+	Dl_info info;
+	if (!f || !dladdr(f, &info) || !info.dli_fname)
+		return 0;
+	void *h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return 0;
+	void *mark = dlsym(h, "popmon_api_region_start");
+	Dl_info where;
+	int copy = mark && dladdr(mark, &where) && where.dli_fbase == info.dli_fbase;
+	dlclose(h);
+	return copy;
+}
+
 static void *lookup(const char *name, const void *caller)
 {
 	void *f = dlsym(RTLD_NEXT, name);
-	if (f)
+	if (f && !popmon_copy(f))
 		return f;
 	Dl_info info;
 	if (caller && dladdr(caller, &info) && info.dli_fname) {
@@ -82,9 +100,12 @@ static void *lookup(const char *name, const void *caller)
 			f = dlsym(h, name);
 			dlclose(h);
 			Dl_info mine, found;
-			/* Not libpopmon's own (the caller may depend on it). */
+			/* Not libpopmon's own (the caller may depend on it), nor
+			 * another copy's. */
 			if (f && dladdr((void *)(uintptr_t)&lookup, &mine) && dladdr(f, &found) &&
 			    mine.dli_fbase == found.dli_fbase)
+				f = NULL;
+			if (popmon_copy(f))
 				f = NULL;
 			if (f)
 				return f;
@@ -208,7 +229,7 @@ void popmon_gomp_probe(void)
 	 * its first GOMP call (which wakes it); a libgomp opened later is
 	 * decided at its first call. */
 	if (__atomic_load_n(&deciding, __ATOMIC_RELAXED) || popmon_proc.inert || popmon_proc.dormant ||
-	    !dlsym(RTLD_NEXT, "GOMP_parallel"))
+	    !lookup("GOMP_parallel", NULL))
 		return; /* (called from decide itself: start-up, a dormant process woken) */
 	pthread_once(&decided, decide);
 }

@@ -89,6 +89,7 @@ struct instance {
 	const struct instance *parent; /* the team the encountering thread runs in (NULL: none) */
 	uint32_t parent_index;         /* its index there */
 	uint64_t grow_k0, grow_s0; /* growth counters at the primary's implicit begin */
+	uint64_t credit0, nuseful0; /* nested_credit and nested_useful at an outermost begin */
 	struct {
 		struct popmon_thread *t;
 		uint64_t useful0, mpi0; /* accounts at implicit-task begin */
@@ -113,6 +114,10 @@ static uint32_t npositions, outer_max;
 /* CPUs the OpenMP teams gained (Σ k) and Σ k × tick of each gain: what the
  * primary did not charge while inside an outermost region. */
 static uint64_t grow_k, grow_s;
+/* Σ (n - 1) W over the nested instances closed, and their threads' useful
+ * time but the encountering ones': the outermost construct's profile takes
+ * them from its CPUs outside the team. */
+static uint64_t nested_credit, nested_useful;
 
 struct ring {
 	struct instance inst[RING];
@@ -275,6 +280,10 @@ void *popmon_omp_parallel_begin(struct popmon_thread *t, unsigned int requested,
 	in->prev_parallel = t->omp_parallel;
 	in->parent = t->omp_inst;
 	in->parent_index = t->omp_index;
+	if (depth == 1) {
+		in->credit0 = __atomic_load_n(&nested_credit, __ATOMIC_RELAXED);
+		in->nuseful0 = __atomic_load_n(&nested_useful, __ATOMIC_RELAXED);
+	}
 	/* Forking: the encountering thread waits; CPUs outside the team are
 	 * idle (a nested team's: the enclosing region's rate holds them). */
 	popmon_switch(t, POPMON_ST_IDLE, now);
@@ -491,6 +500,9 @@ void popmon_omp_parallel_end(struct popmon_thread *t, void *inst)
 				     POPMON_LOAD(t->acc[POPMON_ST_OMP_SERIALIZATION]) - (uint64_t)(n - 1) * w);
 		POPMON_ADD(t->omp_nested_cov, w > self_busy ? w - self_busy : 0);
 		POPMON_ADD(t->extra[POPMON_X_PAR_USEFUL], sum_useful - self_useful);
+		if (n > 1)
+			__atomic_add_fetch(&nested_credit, (uint64_t)(n - 1) * w, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&nested_useful, sum_useful - self_useful, __ATOMIC_RELAXED);
 	} else {
 		POPMON_ADD(t->extra[POPMON_X_PAR_WALL], w);
 		POPMON_ADD(t->extra[POPMON_X_PAR_USEFUL], sum_useful);
@@ -506,7 +518,23 @@ void popmon_omp_parallel_end(struct popmon_thread *t, void *inst)
 		}
 	}
 	POPMON_ADD(t->extra[POPMON_X_PARALLELS], 1);
-	construct_t *c = in->codeptr ? construct_of(in->codeptr) : NULL;
+	/* Constructs: outermost ones (a nested region's return address is
+	 * not reliable on libomp: its worker threads report the runtime's
+	 * own). Their CPUs outside the team that nested teams used are not
+	 * limited parallelism: those threads' useful time, and the rest as
+	 * imbalance. */
+	construct_t *c = !nested && in->codeptr ? construct_of(in->codeptr) : NULL;
+	if (c) {
+		uint64_t dc = __atomic_load_n(&nested_credit, __ATOMIC_RELAXED) - in->credit0;
+		uint64_t du = __atomic_load_n(&nested_useful, __ATOMIC_RELAXED) - in->nuseful0;
+		if (dc > limited)
+			dc = limited;
+		if (du > dc)
+			du = dc;
+		limited -= dc;
+		sum_useful += du;
+		imbalance += dc > du ? dc - du : 0;
+	}
 	if (c) {
 		/* Only the encountering thread updates a construct in practice
 		 * (outermost regions): relaxed load+store, no locked RMW. A
