@@ -13,7 +13,7 @@
 # Also amdahl (strong scaling with a designed serial fraction, for popmon model), init_sleep
 # (only a sleep between MPI_Init and MPI_Finalize) and imbalance_cxx (the demo in C++, built with
 # the MPI C++ wrapper $MPICXX / mpicxx.openmpi / mpicxx.mpich).
-# The OpenMP programs omp_serial omp_imbalance (no MPI) and hybrid_phases
+# The OpenMP programs omp_serial omp_imbalance omp_nested (no MPI) and hybrid_phases
 # hybrid_mpi_idle team_override malleable (MPI+OpenMP, with the MPI wrapper above) are built twice:
 # NAME.gcc (gcc -fopenmp: GNU libgomp) and NAME.clang (clang -fopenmp: LLVM
 # libomp, the runtime with OMPT; the MPI ones through the wrapper with
@@ -131,6 +131,9 @@ for pair in "gcc $GCC" "clang $CLANG"; do
 	for p in omp_serial omp_imbalance; do
 		run "$cc" $OMPFLAGS -I"$shim" -o "$out/$p.$suffix" "$here/$p.c"
 	done
+	# Nested teams and regions started inside parallel regions, TALP-instrumented.
+	run "$cc" $OMPFLAGS -I"$here/dlbstub" -o "$out/omp_nested.$suffix" "$here/omp_nested.c" \
+		-L"$out" -Wl,-rpath,"$out" -ldlb
 	for p in hybrid_phases hybrid_mpi_idle team_override malleable; do
 		run env OMPI_CC="$cc" MPICH_CC="$cc" "$CC" $OMPFLAGS -I"$shim" -o "$out/$p.$suffix" "$here/$p.c"
 	done

@@ -380,6 +380,17 @@ type Region struct {
 	Summary *RegionSummary `json:"summary,omitempty"`
 }
 
+// Threads is Σ [ProcessAccounts.Threads] over the region's processes: the
+// threads that measured a region measured per thread, 0 for any other
+// region (and in summary form).
+func (g *Region) Threads() int {
+	n := 0
+	for i := range g.Processes {
+		n += max(g.Processes[i].Threads, 0)
+	}
+	return n
+}
+
 // ProcessAccounts is the record of one process in one region: the time
 // accounts of POP-METRICS.md §1, in nanoseconds summed over all CPUs of the
 // process while the region was open, and event counts. A key missing from
@@ -391,6 +402,13 @@ type ProcessAccounts struct {
 	CPUs int `json:"cpus"`
 	// Visits is the number of completed start/stop pairs.
 	Visits int64 `json:"visits"`
+	// Threads is set when the region was measured per thread: started
+	// inside OpenMP parallel regions, where each thread's start and stop
+	// measure that thread alone (DLB 3.7+'s thread-local regions;
+	// docs/openmp-regions.md). It counts the threads that measured it;
+	// CPUs is then 1, Visits the measurements and ElapsedNS their summed
+	// time, so the accounts add up to ElapsedNS × 1. 0 otherwise.
+	Threads int `json:"threads,omitempty"`
 	// ElapsedNS is E_i, the wall time the region was open in this process.
 	ElapsedNS int64 `json:"elapsed_ns"`
 	// UsefulNS is U_i.

@@ -283,6 +283,9 @@ func (g *Region) validate(i int, ranks map[int]bool, names map[string]int, p *pr
 				p.add(ppath, "has negative %s (%d)", f.name, f.v)
 			}
 		}
+		if a.Threads < 0 || (a.Threads > 0 && a.CPUs != 1) {
+			p.add(ppath, "has threads %d with cpus %d (a region measured per thread has 1 CPU)", a.Threads, a.CPUs)
+		}
 	}
 }
 

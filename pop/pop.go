@@ -177,6 +177,10 @@ type RegionReport struct {
 	Nodes int
 	// CPUs is C = Σ_i cpus_i over those processes.
 	CPUs int
+	// Threads, for a region measured per thread (started inside OpenMP
+	// parallel regions: each process's record has 1 CPU), is Σ over the
+	// processes of the threads that measured it; 0 otherwise.
+	Threads int
 	// GPUs is the number of GPU devices of the run.
 	GPUs int
 	// Totals are the sums and derived times the metrics are computed from.
@@ -362,6 +366,11 @@ func ComputeWith(m *measure.Measurement, model Model, opt Options) (*Report, err
 		restoreWallTime(rep, m)
 	}
 	rep.Run = NewRun(m)
+	for i := range rep.Regions {
+		if g, ok := m.Region(rep.Regions[i].Name); ok {
+			rep.Regions[i].Threads = g.Threads()
+		}
+	}
 	if why := m.Refusal(); why != "" {
 		// A number a user cannot trust is worse than none.
 		rep.Refused = why

@@ -75,6 +75,9 @@ type Run struct {
 	// hardwareCPUs is DLB's numCpus by region name ("" for the whole
 	// run), where it differs from the region's CPUs.
 	hardwareCPUs map[string]int
+	// threads is, by region name, the threads of a region measured per
+	// thread (RegionThreads).
+	threads map[string]int
 }
 
 // NewRun returns what reports say about the run of m besides the metrics
@@ -122,6 +125,7 @@ func NewRun(m *measure.Measurement) *Run {
 		}
 	}
 	r.hardwareCPUs = hardwareCPUsOf(m)
+	r.threads = threadsOf(m)
 	return r
 }
 
@@ -176,7 +180,45 @@ regions:
 			if !ok {
 				continue regions
 			}
-			sum += min(a.CPUs, n)
+			sum += min(max(a.CPUs, a.Threads), n)
+		}
+		out[reg.Name] = sum
+	}
+	return out
+}
+
+// RegionThreads is the threads of a region measured per thread (started
+// inside OpenMP parallel regions: its records have 1 CPU each and the
+// threads that measured it), summed over its processes, as DLB counts them
+// (numOmpThreads, avgCpus); cpus for any other region.
+func (r *Run) RegionThreads(region string, cpus int) int {
+	if r == nil {
+		return cpus
+	}
+	if n, ok := r.threads[region]; ok {
+		return n
+	}
+	return cpus
+}
+
+// threadsOf returns [Run.RegionThreads] of every region measured per
+// thread (the first of a name, in full form).
+func threadsOf(m *measure.Measurement) map[string]int {
+	var out map[string]int
+	for i := range m.Regions {
+		reg := &m.Regions[i]
+		if reg.Summary != nil || reg.Threads() == 0 {
+			continue
+		}
+		if _, seen := out[reg.Name]; seen {
+			continue
+		}
+		sum := 0
+		for _, a := range reg.Processes {
+			sum += max(a.CPUs, a.Threads)
+		}
+		if out == nil {
+			out = map[string]int{}
 		}
 		out[reg.Name] = sum
 	}

@@ -80,7 +80,11 @@ static int in_popmon(const void *f)
 	void *h = dlopen(found.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
 	if (!h)
 		return 0;
-	int popmon = dlsym(h, "popmon_gomp_probe") != NULL;
+	/* dlsym on a handle also searches the object's dependencies: the
+	 * marker must be the object's own. */
+	void *mark = dlsym(h, "popmon_gomp_probe");
+	Dl_info where;
+	int popmon = mark && dladdr(mark, &where) && where.dli_fbase == found.dli_fbase;
 	dlclose(h);
 	return popmon;
 }

@@ -19,9 +19,23 @@
  *    parallel_end does not depend on those late events.)
  *  - Waits (barriers, taskwait, taskgroup, locks, critical, ordered) switch
  *    a thread to IDLE; explicit tasks switch it to USEFUL wherever they run.
- *  - Nested parallel regions are part of the enclosing thread's work: the
- *    encountering thread keeps its state, and threads of nested teams are
- *    not CPUs (their events are ignored).
+ *  - Nested parallel regions (as DLB/TALP counts them): a nested team's
+ *    threads are CPUs of the process: the largest outermost team plus the
+ *    places of nested teams' threads 1 to n - 1 (their indices in every
+ *    enclosing team), as DLB counts the CPUs of bound threads, whichever
+ *    pool thread the runtime puts in a place.
+ *    A nested instance is closed by its encountering thread like an
+ *    outermost one (scheduling and load imbalance over its team); its
+ *    workers are CPUs outside the outermost team, which the primary charges
+ *    to serialization, so the encountering thread takes (n - 1) W back from
+ *    serialization (its own account may wrap below zero: every reader sums
+ *    the accounts modulo 2^64). The encountering thread's time in the nested
+ *    region that the nested accounts hold (omp_nested_cov) is busy time for
+ *    the enclosing team, so nothing is counted twice. CPUs gained while the
+ *    primary is inside an outermost region (a nested team that needs more
+ *    threads than before) are charged by the primary when it closes it.
+ *    Nesting deeper than MAX_DEPTH is part of the enclosing thread's work
+ *    (its events are ignored).
  * Hot paths take no lock and allocate nothing: instances live in a ring
  * owned by the encountering thread (allocated at its first parallel region),
  * the per-construct table is a fixed open-addressing table updated with
@@ -59,24 +73,51 @@ static int primary_charged;      /* the primary charges its idle workers */
 static int runtime_cpus(void);
 static void start_charging(struct popmon_thread *t);
 
-enum { MAX_TEAM = 256, RING = 4, TABLE = POPMON_OMP_CONSTRUCTS };
+enum { MAX_TEAM = 256, RING = 8, MAX_DEPTH = 4, TABLE = POPMON_OMP_CONSTRUCTS };
 
-/* One instance of an outermost parallel region. Team members write their
- * own slots; the encountering thread reads them at parallel_end, after the
- * join barrier (which orders the writes before the reads). */
+/* One instance of a parallel region (outermost: depth 1). Team members
+ * write their own slots; the encountering thread reads them at
+ * parallel_end, after the join barrier (which orders the writes before the
+ * reads). */
 struct instance {
 	uint64_t begin;
 	const void *codeptr;
 	uint32_t n;        /* actual team size */
 	uint32_t requested;
+	uint32_t depth;    /* 1: outermost */
+	void *prev_parallel; /* the encountering thread's omp_parallel before this one */
+	const struct instance *parent; /* the team the encountering thread runs in (NULL: none) */
+	uint32_t parent_index;         /* its index there */
+	uint64_t grow_k0, grow_s0; /* growth counters at the primary's implicit begin */
+	uint64_t credit0, nuseful0; /* nested_credit and nested_useful at an outermost begin */
 	struct {
 		struct popmon_thread *t;
 		uint64_t useful0, mpi0; /* accounts at implicit-task begin */
+		uint64_t cov0;          /* omp_nested_cov at implicit-task begin */
 		uint64_t task_begin;    /* tick */
 		uint64_t task_end;      /* tick, 0 until seen */
 		uint64_t sync;          /* explicit waits, ticks */
+		void *prev_inst;        /* the thread's omp_inst, index and stack depth before */
+		uint32_t prev_index, prev_nstack;
 	} m[MAX_TEAM];
 };
+
+/* The places of nested teams' threads (popmon_omp_position of a nested
+ * team's threads 1 to n - 1: threads beyond those of the outermost teams),
+ * a set filled with atomics; and the largest outermost team. The process
+ * needs outer_max + npositions CPUs: DLB counts nested teams' threads as
+ * CPUs (bound threads: one CPU per place), however the runtime's pool
+ * assigns its threads to the places and whether the teams overlapped. */
+enum { POSITIONS = 4096 };
+static uint64_t positions[POSITIONS];
+static uint32_t npositions, outer_max;
+/* CPUs the OpenMP teams gained (Σ k) and Σ k × tick of each gain: what the
+ * primary did not charge while inside an outermost region. */
+static uint64_t grow_k, grow_s;
+/* Σ (n - 1) W over the nested instances closed, and their threads' useful
+ * time but the encountering ones': the outermost construct's profile takes
+ * them from its CPUs outside the team. */
+static uint64_t nested_credit, nested_useful;
 
 struct ring {
 	struct instance inst[RING];
@@ -207,12 +248,17 @@ void *popmon_omp_parallel_begin(struct popmon_thread *t, unsigned int requested,
 {
 	if (!t)
 		return NULL;
+	uint32_t depth = 1;
 	if (t->omp_inst || t->omp_nested) {
-		/* Nested: part of this thread's work; counted as TALP counts
-		 * parallel regions (every one, nested included). */
-		t->omp_nested++;
-		POPMON_ADD(t->extra[POPMON_X_PARALLELS], 1);
-		return NULL;
+		struct instance *outer = t->omp_inst;
+		depth = outer ? outer->depth + 1 : MAX_DEPTH + 1;
+		if (t->omp_nested || depth > MAX_DEPTH) {
+			/* Too deep: part of this thread's work; counted as TALP
+			 * counts parallel regions (every one, nested included). */
+			t->omp_nested++;
+			POPMON_ADD(t->extra[POPMON_X_PARALLELS], 1);
+			return NULL;
+		}
 	}
 	struct ring *ring = t->omp_ring;
 	if (!ring) {
@@ -230,12 +276,22 @@ void *popmon_omp_parallel_begin(struct popmon_thread *t, unsigned int requested,
 	in->codeptr = codeptr;
 	in->n = 0;
 	in->requested = requested;
-	uint32_t cpus = (uint32_t)popmon_omp_team_cpus();
-	uint32_t team = requested < cpus ? requested : cpus;
-	/* Forking: the primary waits; CPUs outside the team are idle. */
+	in->depth = depth;
+	in->prev_parallel = t->omp_parallel;
+	in->parent = t->omp_inst;
+	in->parent_index = t->omp_index;
+	if (depth == 1) {
+		in->credit0 = __atomic_load_n(&nested_credit, __ATOMIC_RELAXED);
+		in->nuseful0 = __atomic_load_n(&nested_useful, __ATOMIC_RELAXED);
+	}
+	/* Forking: the encountering thread waits; CPUs outside the team are
+	 * idle (a nested team's: the enclosing region's rate holds them). */
 	popmon_switch(t, POPMON_ST_IDLE, now);
-	if (t->slot == 0)
+	if (depth == 1 && t->slot == 0) {
+		uint32_t cpus = (uint32_t)popmon_omp_team_cpus();
+		uint32_t team = requested < cpus ? requested : cpus;
 		t->rate = cpus > team ? cpus - team : 0;
+	}
 	t->omp_parallel = in;
 	return in;
 }
@@ -250,24 +306,77 @@ static void on_parallel_begin(ompt_data_t *encountering_task_data,
 	parallel_data->ptr = popmon_omp_parallel_begin(self(), requested_parallelism, codeptr_ra);
 }
 
+/* Adds place h (not 0) to the set; 1 when it was not there. Lock-free;
+ * a full set counts no more places. */
+static int position_new(uint64_t h)
+{
+	if (!h)
+		return 0;
+	for (uint32_t probe = 0; probe < POSITIONS; probe++) {
+		uint64_t *slot = &positions[(h + probe) % POSITIONS];
+		uint64_t v = __atomic_load_n(slot, __ATOMIC_RELAXED);
+		if (v == h)
+			return 0;
+		if (v == 0) {
+			uint64_t expected = 0;
+			if (__atomic_compare_exchange_n(slot, &expected, h, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+				__atomic_add_fetch(&npositions, 1, __ATOMIC_RELAXED);
+				return 1;
+			}
+			if (expected == h)
+				return 0;
+		}
+	}
+	return 0;
+}
+
 int popmon_omp_implicit_begin(struct popmon_thread *t, void *inst, unsigned int n, unsigned int index)
 {
 	struct instance *in = inst;
-	if (!t || !in || index >= MAX_TEAM || t->omp_inst)
-		return 0; /* nested team, or too large: not accounted */
+	if (!t || !in || index >= MAX_TEAM)
+		return 0; /* too large: not accounted */
+	if (t->omp_inst && !(index == 0 && in->depth > 1 && t->omp_parallel == in))
+		return 0; /* in a team already: only a nested team's encountering thread */
 	uint64_t now = popmon_now();
 	in->n = n;
 	popmon_switch(t, POPMON_ST_USEFUL, now);
 	in->m[index].t = t;
 	in->m[index].useful0 = t->acc[POPMON_ST_USEFUL];
 	in->m[index].mpi0 = t->acc[POPMON_ST_MPI];
+	in->m[index].cov0 = t->omp_nested_cov;
 	in->m[index].task_begin = now;
 	in->m[index].task_end = 0;
 	in->m[index].sync = 0;
+	in->m[index].prev_inst = t->omp_inst;
+	in->m[index].prev_index = t->omp_index;
+	in->m[index].prev_nstack = t->nstack;
 	t->omp_inst = in;
 	t->omp_index = index;
 	t->nstack = 0;
+	if (in->depth == 1 && index == 0) {
+		uint32_t mx = __atomic_load_n(&outer_max, __ATOMIC_RELAXED);
+		while (n > mx && !__atomic_compare_exchange_n(&outer_max, &mx, n, 0, __ATOMIC_RELAXED,
+							       __ATOMIC_RELAXED)) {
+		}
+	}
+	if (in->depth > 1 && index > 0 && position_new(popmon_omp_position(t))) {
+		/* A nested team's thread in a place not seen before: one
+		 * more CPU when the process has fewer (as DLB counts them). */
+		int need = (int)__atomic_load_n(&outer_max, __ATOMIC_RELAXED) +
+			   (int)__atomic_load_n(&npositions, __ATOMIC_RELAXED);
+		if (need > popmon_omp_team_cpus()) {
+			int gained = popmon_cpus_grow_omp(need, in->begin);
+			if (gained > 0) {
+				__atomic_add_fetch(&grow_k, (uint64_t)gained, __ATOMIC_RELAXED);
+				__atomic_add_fetch(&grow_s, (uint64_t)gained * in->begin, __ATOMIC_RELAXED);
+			}
+		}
+	}
+	if (in->depth > 1)
+		return 1;
 	if (t->slot == 0) {
+		in->grow_k0 = __atomic_load_n(&grow_k, __ATOMIC_RELAXED);
+		in->grow_s0 = __atomic_load_n(&grow_s, __ATOMIC_RELAXED);
 		if (!primary_charged)
 			start_charging(t);
 		/* omp_set_num_threads / num_threads may exceed the default:
@@ -286,11 +395,20 @@ void popmon_omp_implicit_end(struct popmon_thread *t, int mark_end)
 		return;
 	uint64_t now = popmon_now();
 	struct instance *in = t->omp_inst;
-	if (mark_end && t->omp_index < MAX_TEAM && in->m[t->omp_index].t == t &&
-	    in->m[t->omp_index].task_end == 0)
-		in->m[t->omp_index].task_end = now;
-	t->omp_inst = NULL;
-	t->nstack = 0;
+	void *prev = NULL;
+	uint32_t prev_index = 0, prev_nstack = 0;
+	if (t->omp_index < MAX_TEAM && in->m[t->omp_index].t == t) {
+		if (mark_end && in->m[t->omp_index].task_end == 0)
+			in->m[t->omp_index].task_end = now;
+		/* Back in the enclosing team (a nested team's encountering
+		 * thread), or in none. */
+		prev = in->m[t->omp_index].prev_inst;
+		prev_index = in->m[t->omp_index].prev_index;
+		prev_nstack = in->m[t->omp_index].prev_nstack;
+	}
+	t->omp_inst = prev;
+	t->omp_index = prev ? prev_index : 0;
+	t->nstack = prev ? prev_nstack : 0;
 	popmon_switch(t, POPMON_ST_IDLE, now);
 }
 
@@ -328,20 +446,24 @@ void popmon_omp_parallel_end(struct popmon_thread *t, void *inst)
 	popmon_account(t, now);
 	uint64_t w = popmon_delta(in->begin, now);
 	uint32_t n = in->n < MAX_TEAM ? in->n : MAX_TEAM;
-	uint64_t max_busy = 0, sum_busy = 0, sum_useful = 0, self_useful = 0;
+	uint64_t max_busy = 0, sum_busy = 0, sum_useful = 0, self_useful = 0, self_busy = 0;
+	int nested = in->depth > 1;
 	uint64_t mgmt = 0, sync = 0, limited = 0, imbalance = 0;
 	for (uint32_t j = 0; j < n; j++) {
 		struct popmon_thread *m = in->m[j].t;
 		if (!m)
 			continue;
 		uint64_t u = POPMON_LOAD(m->acc[POPMON_ST_USEFUL]) - in->m[j].useful0;
-		uint64_t b = u + (POPMON_LOAD(m->acc[POPMON_ST_MPI]) - in->m[j].mpi0);
+		uint64_t b = u + (POPMON_LOAD(m->acc[POPMON_ST_MPI]) - in->m[j].mpi0) +
+			     (POPMON_LOAD(m->omp_nested_cov) - in->m[j].cov0);
 		if (b > w)
 			b = w;
 		sum_busy += b;
 		sum_useful += u;
-		if (m == t)
+		if (m == t) {
 			self_useful = u;
+			self_busy = b;
+		}
 		if (b > max_busy)
 			max_busy = b;
 		/* ompP categories of this thread. */
@@ -359,7 +481,7 @@ void popmon_omp_parallel_end(struct popmon_thread *t, void *inst)
 		imbalance += rest;
 	}
 	uint32_t cpus = (uint32_t)popmon_omp_team_cpus();
-	if (cpus > n)
+	if (cpus > n && !nested)
 		limited += (uint64_t)(cpus - n) * w;
 	/* TALP's accounts (POP-METRICS.md §1), written by their owner. */
 	if (n > 0) {
@@ -368,11 +490,51 @@ void popmon_omp_parallel_end(struct popmon_thread *t, void *inst)
 		POPMON_ADD(t->acc[POPMON_ST_OMP_SCHEDULING], sch);
 		POPMON_ADD(t->acc[POPMON_ST_OMP_LOAD_IMBALANCE], lb);
 	}
-	POPMON_ADD(t->extra[POPMON_X_PAR_WALL], w);
-	POPMON_ADD(t->extra[POPMON_X_PAR_USEFUL], sum_useful);
-	POPMON_ADD(t->extra[POPMON_X_PAR_SELF_USEFUL], self_useful);
+	if (nested) {
+		/* The workers' time was charged to serialization as CPUs
+		 * outside the outermost team: taken back (wrapping: readers sum
+		 * modulo 2^64). Our own time here that these accounts hold is
+		 * busy for the enclosing team. */
+		if (n > 1)
+			POPMON_STORE(t->acc[POPMON_ST_OMP_SERIALIZATION],
+				     POPMON_LOAD(t->acc[POPMON_ST_OMP_SERIALIZATION]) - (uint64_t)(n - 1) * w);
+		POPMON_ADD(t->omp_nested_cov, w > self_busy ? w - self_busy : 0);
+		POPMON_ADD(t->extra[POPMON_X_PAR_USEFUL], sum_useful - self_useful);
+		if (n > 1)
+			__atomic_add_fetch(&nested_credit, (uint64_t)(n - 1) * w, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&nested_useful, sum_useful - self_useful, __ATOMIC_RELAXED);
+	} else {
+		POPMON_ADD(t->extra[POPMON_X_PAR_WALL], w);
+		POPMON_ADD(t->extra[POPMON_X_PAR_USEFUL], sum_useful);
+		POPMON_ADD(t->extra[POPMON_X_PAR_SELF_USEFUL], self_useful);
+		if (t->slot == 0 && in->m[0].t == t) {
+			/* CPUs that nested teams added during this region, charged
+			 * by no one since they were gained: idle (serialization)
+			 * from their gain until now. */
+			uint64_t k = __atomic_load_n(&grow_k, __ATOMIC_RELAXED) - in->grow_k0;
+			uint64_t ks = __atomic_load_n(&grow_s, __ATOMIC_RELAXED) - in->grow_s0;
+			if (k)
+				POPMON_ADD(t->acc[POPMON_ST_OMP_SERIALIZATION], k * now - ks);
+		}
+	}
 	POPMON_ADD(t->extra[POPMON_X_PARALLELS], 1);
-	construct_t *c = in->codeptr ? construct_of(in->codeptr) : NULL;
+	/* Constructs: outermost ones (a nested region's return address is
+	 * not reliable on libomp: its worker threads report the runtime's
+	 * own). Their CPUs outside the team that nested teams used are not
+	 * limited parallelism: those threads' useful time, and the rest as
+	 * imbalance. */
+	construct_t *c = !nested && in->codeptr ? construct_of(in->codeptr) : NULL;
+	if (c) {
+		uint64_t dc = __atomic_load_n(&nested_credit, __ATOMIC_RELAXED) - in->credit0;
+		uint64_t du = __atomic_load_n(&nested_useful, __ATOMIC_RELAXED) - in->nuseful0;
+		if (dc > limited)
+			dc = limited;
+		if (du > dc)
+			du = dc;
+		limited -= dc;
+		sum_useful += du;
+		imbalance += dc > du ? dc - du : 0;
+	}
 	if (c) {
 		/* Only the encountering thread updates a construct in practice
 		 * (outermost regions): relaxed load+store, no locked RMW. A
@@ -388,10 +550,10 @@ void popmon_omp_parallel_end(struct popmon_thread *t, void *inst)
 		POPMON_ADD(c->limited, limited);
 		POPMON_ADD(c->mgmt, mgmt);
 	}
-	if (popmon_trace_omp) /* trace.c, in MPI builds */
+	if (popmon_trace_omp && !nested) /* trace.c, in MPI builds */
 		popmon_trace_omp(in->begin, now, n, c ? (int)(c - __atomic_load_n(&table, __ATOMIC_ACQUIRE)) : -1);
-	t->omp_parallel = NULL;
-	if (t->slot == 0)
+	t->omp_parallel = in->prev_parallel;
+	if (t->slot == 0 && !nested)
 		t->rate = cpus > 1 ? cpus - 1 : 0;
 	popmon_ctr_hook(t, t->state, POPMON_ST_USEFUL);
 	POPMON_STORE(t->state, POPMON_ST_USEFUL);
@@ -491,6 +653,27 @@ static void on_task_create(ompt_data_t *encountering_task_data,
 		return;
 	new_task_data->value = TASK_EXPLICIT;
 	popmon_omp_task_created(popmon_tls);
+}
+
+uint64_t popmon_omp_position(const struct popmon_thread *t)
+{
+	if (!t)
+		return 0;
+	uint64_t h = 1469598103934665603ull; /* FNV-1a over the indices, innermost first */
+	int any = 0;
+	const struct instance *in = t->omp_inst;
+	uint32_t idx = t->omp_index;
+	for (int d = 0; in && d <= MAX_DEPTH; d++) {
+		/* A team's thread 0 is the thread that encountered it: the
+		 * innermost zeros name the same thread as its enclosing place. */
+		if (idx != 0 || any) {
+			any = 1;
+			h = (h ^ (uint64_t)(idx + 1)) * 1099511628211ull;
+		}
+		idx = in->parent_index;
+		in = in->parent;
+	}
+	return any ? h : 0;
 }
 
 void popmon_omp_task_created(struct popmon_thread *t)
@@ -777,14 +960,16 @@ int popmon_omp_construct_name(int idx, char *out, size_t n)
 	return 1;
 }
 
-void popmon_cpus_grow_omp(int n, uint64_t until)
+int popmon_cpus_grow_omp(int n, uint64_t until)
 {
 	popmon_regions_lock();
 	int old = popmon_omp_team_cpus();
+	int gained = n > old ? n - old : 0;
 	if (n > old)
 		popmon_regions_grow_locked((uint32_t)(n - old), until);
 	if (n > __atomic_load_n(&popmon_omp_cpus, __ATOMIC_RELAXED))
 		__atomic_store_n(&popmon_omp_cpus, n, __ATOMIC_RELAXED);
 	popmon_live_publish();
 	popmon_regions_unlock();
+	return gained;
 }

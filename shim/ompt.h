@@ -31,11 +31,12 @@ struct popmon_omp_row {
 	int64_t executions, threads, wall_ns, useful_ns, imbalance_ns, sync_ns, limited_ns, mgmt_ns;
 };
 int popmon_omp_rows(struct popmon_omp_row **rows);
-/* The OpenMP runtime's teams may reach n threads (tool start, or a team
- * larger than before, accounted by its parallel-region instance from tick
- * until on): the process gains the CPUs it did not count, idle
- * (serialization) in every region until then. */
-void popmon_cpus_grow_omp(int n, uint64_t until);
+/* The OpenMP runtime's teams may reach n threads (tool start, a team
+ * larger than before, or nested teams holding more threads at once than
+ * before, accounted by its parallel-region instance from tick until on):
+ * the process gains the CPUs it did not count, idle (serialization) in
+ * every region until then. */
+int popmon_cpus_grow_omp(int n, uint64_t until); /* returns the CPUs gained */
 /* "module+0xaddress" of construct slot idx; 0 when empty. */
 int popmon_omp_construct_name(int idx, char *out, size_t n);
 
@@ -78,6 +79,12 @@ void popmon_omp_wait_end(struct popmon_thread *t);
 /* An explicit task was created by t; one begins (begin 1) or stops running
  * on t (begin 0). */
 void popmon_omp_task_created(struct popmon_thread *t);
+/* Where t runs in the teams as OpenMP numbers their threads (a hash of its
+ * index in each enclosing team, a team's thread 0 being the thread that
+ * encountered it): equal for the same place in the same nesting however
+ * the runtime assigns its pool's threads; 0 for the initial thread's place
+ * (and outside parallel regions). */
+uint64_t popmon_omp_position(const struct popmon_thread *t);
 void popmon_omp_task_run(struct popmon_thread *t, int begin);
 
 #endif /* POPMON_OMPT_H */

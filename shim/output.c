@@ -648,6 +648,8 @@ static void write_json(FILE *f, const struct popmon_run *run)
 			fprintf(f, "%s\n      {\"rank\": %lld, \"cpus\": %lld, \"visits\": %lld, ",
 				firstp ? "" : ",", (long long)run->procs[p].rank, (long long)x->cpus,
 				(long long)x->visits);
+			if (x->threads > 0)
+				fprintf(f, "\"threads\": %lld, ", (long long)x->threads);
 			firstp = 0;
 			int first = 1;
 			rec_field(f, "elapsed_ns", x->elapsed_ns, &first);
@@ -1048,7 +1050,8 @@ const char *popmon_region_rec(int idx, int cpus, struct popmon_region_rec *rec)
 	memset(rec, 0, sizeof *rec);
 	popmon_region_get(idx, &name, &visits, &elapsed, &a);
 	rec->visits = (int64_t)visits;
-	rec->cpus = cpus;
+	rec->threads = popmon_region_threads(idx);
+	rec->cpus = rec->threads > 0 ? 1 : cpus; /* per thread: one thread at a time */
 	rec->elapsed_ns = (int64_t)elapsed;
 	for (int s = 0; s < POPMON_NSTATES; s++)
 		rec->t[s] = (int64_t)a.t[s];

@@ -19,6 +19,7 @@ struct popmon_region_rec {
 	int64_t gpu_k[POPMON_GPU_DEVICES], gpu_a[POPMON_GPU_DEVICES]; /* by device ordinal */
 	int64_t gpu_c[POPMON_GC_DEVICES][POPMON_GC_N];                 /* device counters, by ordinal */
 	int64_t instr; /* popmon's own cost in the MPI calls (popmon_owncost_apply): neither useful nor MPI */
+	int64_t threads; /* measured per thread (cpus 1): the threads that measured it; else 0 */
 };
 #define POPMON_REC_FIELDS (sizeof(struct popmon_region_rec) / sizeof(int64_t))
 

@@ -6,6 +6,15 @@
  * difference. The hot path (MPI calls) never looks at regions, so the cost
  * of an MPI call does not depend on how many regions are open.
  *
+ * A region started on a thread inside an OpenMP parallel region is measured
+ * per thread, as DLB 3.7+ measures it (docs/openmp-regions.md, "Regions
+ * started inside a parallel region"): that thread's own time between its
+ * start and stop (useful, MPI, GPU runtime; the rest, its waits in the
+ * runtime, as OpenMP scheduling), summed over every thread's measurements;
+ * its record has 1 CPU, the measurements' summed time as elapsed time, and
+ * the threads that measured it. Starting takes no lock (the thread's own
+ * record holds the open measurements); stopping adds under the lock.
+ *
  * Bounded memory: at most POPMON_MAX_REGIONS regions live in a static table
  * (untouched entries cost no memory); registrations past that get a handle
  * that counts nothing. Region calls take one mutex: they are user calls, not
@@ -29,10 +38,12 @@
 #include "base/process.h"
 #include "base/threads.h"
 #include "base/warn.h"
+#include "counters.h"
 #include "gpu.h"
 #include "gpu_counters.h"
 #include "live.h"
 #include "mpi/trace.h"
+#include "ompt.h"
 #include "regions.h"
 #include "popmon.h"
 
@@ -66,6 +77,9 @@ struct dlb_monitor_compat {
 	void *_data;
 };
 
+/* Threads counted per region measured per thread. */
+#define POPMON_PT_POSITIONS 256
+
 struct region {
 	struct dlb_monitor_compat mon; /* first: the handle points here */
 	char name[POPMON_NAME_MAX];
@@ -77,6 +91,13 @@ struct region {
 	struct popmon_accounts snap; /* at the last start, ticks */
 	struct popmon_accounts tot;  /* accumulated, ticks */
 	uint64_t thr[2 * POPMON_DETAIL_THREADS]; /* [0, D): useful per thread at start; [D, 2D): accumulated */
+	/* Measured per thread (started inside parallel regions): completed
+	 * measurements, their summed ticks, the threads (by slot) that made
+	 * them and their accounts (ticks). */
+	uint64_t pt_visits, pt_elapsed;
+	uint32_t pt_threads;
+	uint64_t pt_pos[POPMON_PT_POSITIONS]; /* the threads' places in the teams (ompt.h) */
+	struct popmon_accounts pt;
 };
 
 /* Per-thread useful time at the current operation (under the lock). */
@@ -275,28 +296,37 @@ static int64_t tick_ns_abs(uint64_t tick)
 }
 
 /* Refreshes the public fields of a region's handle (nanoseconds). */
+/* Whether region r is reported from its per-thread measurements: it has
+ * them and no whole-process visit. */
+static int per_thread(const struct region *r)
+{
+	return r->visits == 0 && r->pt_visits > 0;
+}
+
 static void refresh_handle_locked(struct region *r)
 {
-	r->mon.num_measurements = (int)r->visits;
-	r->mon.num_cpus = popmon_cpus();
+	int pt = per_thread(r);
+	const struct popmon_accounts *a = pt ? &r->pt : &r->tot;
+	r->mon.num_measurements = (int)(pt ? r->pt_visits : r->visits);
+	r->mon.num_cpus = pt ? (int)r->pt_threads : popmon_cpus();
 	r->mon.avg_cpus = (float)r->mon.num_cpus;
-	r->mon.num_mpi_calls = (int64_t)r->tot.mpi_calls;
-	r->mon.num_omp_parallels = (int64_t)r->tot.omp_parallels;
-	r->mon.num_omp_tasks = (int64_t)r->tot.omp_tasks;
-	r->mon.num_gpu_runtime_calls = (int64_t)r->tot.gpu_calls;
-	r->mon.elapsed_time = (int64_t)popmon_ticks_to_ns(r->elapsed);
-	r->mon.useful_time = (int64_t)popmon_ticks_to_ns(r->tot.t[POPMON_ST_USEFUL]);
-	r->mon.mpi_time = (int64_t)popmon_ticks_to_ns(r->tot.t[POPMON_ST_MPI] +
-						   r->tot.t[POPMON_ST_MPI_WORKER_IDLE]);
+	r->mon.num_mpi_calls = (int64_t)a->mpi_calls;
+	r->mon.num_omp_parallels = (int64_t)a->omp_parallels;
+	r->mon.num_omp_tasks = (int64_t)a->omp_tasks;
+	r->mon.num_gpu_runtime_calls = (int64_t)a->gpu_calls;
+	r->mon.elapsed_time = (int64_t)popmon_ticks_to_ns(pt ? r->pt_elapsed : r->elapsed);
+	r->mon.useful_time = (int64_t)popmon_ticks_to_ns(a->t[POPMON_ST_USEFUL]);
+	r->mon.mpi_time = (int64_t)popmon_ticks_to_ns(a->t[POPMON_ST_MPI] +
+						   a->t[POPMON_ST_MPI_WORKER_IDLE]);
 	r->mon.omp_load_imbalance_time =
-		(int64_t)popmon_ticks_to_ns(r->tot.t[POPMON_ST_OMP_LOAD_IMBALANCE]);
-	r->mon.omp_scheduling_time = (int64_t)popmon_ticks_to_ns(r->tot.t[POPMON_ST_OMP_SCHEDULING]);
+		(int64_t)popmon_ticks_to_ns(a->t[POPMON_ST_OMP_LOAD_IMBALANCE]);
+	r->mon.omp_scheduling_time = (int64_t)popmon_ticks_to_ns(a->t[POPMON_ST_OMP_SCHEDULING]);
 	r->mon.omp_serialization_time =
-		(int64_t)popmon_ticks_to_ns(r->tot.t[POPMON_ST_OMP_SERIALIZATION]);
-	r->mon.gpu_runtime_time = (int64_t)popmon_ticks_to_ns(r->tot.t[POPMON_ST_GPU_RUNTIME]);
+		(int64_t)popmon_ticks_to_ns(a->t[POPMON_ST_OMP_SERIALIZATION]);
+	r->mon.gpu_runtime_time = (int64_t)popmon_ticks_to_ns(a->t[POPMON_ST_GPU_RUNTIME]);
 	/* 0 without counters, as DLB without PAPI. */
-	r->mon.cycles = (int64_t)r->tot.ctr[POPMON_CTR_CYCLES];
-	r->mon.instructions = (int64_t)r->tot.ctr[POPMON_CTR_INSTRUCTIONS];
+	r->mon.cycles = (int64_t)a->ctr[POPMON_CTR_CYCLES];
+	r->mon.instructions = (int64_t)a->ctr[POPMON_CTR_INSTRUCTIONS];
 }
 
 static void start_locked(int idx, uint64_t now)
@@ -520,10 +550,27 @@ int popmon_region_get(int i, const char **name, uint64_t *visits, uint64_t *elap
 		return 0;
 	struct region *r = &regions[i];
 	*name = r->name;
+	if (per_thread(r)) {
+		*visits = r->pt_visits;
+		*elapsed_ns = popmon_ticks_to_ns(r->pt_elapsed);
+		accounts_ns(&r->pt, ns);
+		return 1;
+	}
+	if (r->visits > 0 && r->pt_visits > 0)
+		popmon_warn_once("ptmixed", "region \"%s\" was started both outside and inside OpenMP parallel "
+				 "regions: its measurements by threads inside parallel regions are left out",
+				 r->name);
 	*visits = r->visits;
 	*elapsed_ns = popmon_ticks_to_ns(r->elapsed);
 	accounts_ns(&r->tot, ns);
 	return r->visits > 0;
+}
+
+int popmon_region_threads(int i)
+{
+	if (i < 0 || i >= nregions || !per_thread(&regions[i]))
+		return 0;
+	return (int)regions[i].pt_threads;
 }
 
 int popmon_region_sofar(int i, char name[POPMON_NAME_MAX], uint64_t *visits, uint64_t *elapsed_ns,
@@ -535,6 +582,14 @@ int popmon_region_sofar(int i, char name[POPMON_NAME_MAX], uint64_t *visits, uin
 		return -1;
 	}
 	struct region *r = &regions[i];
+	if (per_thread(r) && !r->open) {
+		memcpy(name, r->name, POPMON_NAME_MAX);
+		*visits = r->pt_visits;
+		*elapsed_ns = popmon_ticks_to_ns(r->pt_elapsed);
+		accounts_ns(&r->pt, ns);
+		unlock_regions();
+		return 1;
+	}
 	struct popmon_accounts tot = r->tot;
 	uint64_t elapsed = r->elapsed;
 	int open = r->open;
@@ -670,11 +725,122 @@ popmon_region_t popmon_api_region_global(void)
 	return popmon_proc.inert ? NULL : (popmon_region_t)&regions[GLOBAL_INDEX];
 }
 
+/* The calling thread's record when it runs inside an OpenMP parallel
+ * region (an implicit task of a measured team), else NULL. */
+static struct popmon_thread *in_parallel(void)
+{
+	struct popmon_thread *t = popmon_tls;
+	return t && t->omp_inst ? t : NULL;
+}
+
+/* Starts region idx on thread t alone (per thread). No lock: t's own
+ * record holds the open measurement. */
+static int thread_start(struct popmon_thread *t, int idx)
+{
+	if (idx == GLOBAL_INDEX) {
+		popmon_warn_once("ptglobal", "the Global region cannot be started or stopped inside an OpenMP "
+				 "parallel region (ignored)");
+		return POPMON_NOUPDT;
+	}
+	uint32_t n = t->nregions;
+	for (uint32_t k = 0; k < n && k < POPMON_THREAD_REGIONS; k++)
+		if (t->regions[k].idx == idx)
+			return POPMON_NOUPDT; /* open on this thread already (as DLB) */
+	if (n >= POPMON_THREAD_REGIONS) {
+		popmon_warn_once("ptdepth", "more than %d regions open at once on one thread inside a parallel "
+				 "region: the others are not measured", POPMON_THREAD_REGIONS);
+		return POPMON_NOUPDT;
+	}
+	uint64_t now = popmon_now();
+	popmon_switch(t, t->state, now); /* the thread's accounts up to now */
+	struct popmon_thread_region *e = &t->regions[n];
+	e->idx = idx;
+	e->start = now;
+	e->position = popmon_omp_position(t);
+	e->useful = t->acc[POPMON_ST_USEFUL];
+	e->mpi = t->acc[POPMON_ST_MPI];
+	e->gpu = t->acc[POPMON_ST_GPU_RUNTIME];
+	e->mpi_calls = t->mpi_calls;
+	e->parallels = t->extra[POPMON_X_PARALLELS];
+	e->tasks = t->extra[POPMON_X_TASKS];
+	e->gpu_calls = t->gpu_calls;
+	for (int c = 0; c < POPMON_CTR_N; c++)
+		e->ctr[c] = t->ctr.acc[c];
+	t->nregions = n + 1;
+	return POPMON_SUCCESS;
+}
+
+static uint64_t since(uint64_t now, uint64_t then)
+{
+	return now >= then ? now - then : 0;
+}
+
+/* Stops region idx (H_LAST: the thread's innermost) on thread t alone and
+ * adds the measurement to the region's per-thread accounts. */
+static int thread_stop(struct popmon_thread *t, int idx)
+{
+	if (idx == GLOBAL_INDEX)
+		return thread_start(t, idx); /* the same refusal */
+	uint32_t n = t->nregions < POPMON_THREAD_REGIONS ? t->nregions : POPMON_THREAD_REGIONS;
+	int k = -1;
+	for (int j = (int)n - 1; j >= 0; j--)
+		if (idx == H_LAST || t->regions[j].idx == idx) {
+			k = j;
+			break;
+		}
+	if (k < 0)
+		return idx == H_LAST ? POPMON_ERR_NOENT : POPMON_NOUPDT;
+	uint64_t now = popmon_now();
+	popmon_switch(t, t->state, now);
+	struct popmon_thread_region e = t->regions[k];
+	memmove(&t->regions[k], &t->regions[k + 1], sizeof e * (n - 1 - (uint32_t)k));
+	t->nregions = n - 1;
+	uint64_t el = since(now, e.start);
+	uint64_t u = since(t->acc[POPMON_ST_USEFUL], e.useful), m = since(t->acc[POPMON_ST_MPI], e.mpi),
+		 g = since(t->acc[POPMON_ST_GPU_RUNTIME], e.gpu);
+	/* The thread's own time: the rest is its waits in the OpenMP runtime
+	 * (DLB counts them as scheduling), so the accounts add up to el. */
+	uint64_t busy = u + m + g;
+	if (busy > el) {
+		el = busy;
+	}
+	lock_regions();
+	struct region *r = &regions[e.idx];
+	r->pt.t[POPMON_ST_USEFUL] += u;
+	r->pt.t[POPMON_ST_MPI] += m;
+	r->pt.t[POPMON_ST_GPU_RUNTIME] += g;
+	r->pt.t[POPMON_ST_OMP_SCHEDULING] += el - busy;
+	r->pt.mpi_calls += since(t->mpi_calls, e.mpi_calls);
+	r->pt.omp_parallels += since(t->extra[POPMON_X_PARALLELS], e.parallels);
+	r->pt.omp_tasks += since(t->extra[POPMON_X_TASKS], e.tasks);
+	r->pt.gpu_calls += since(t->gpu_calls, e.gpu_calls);
+	for (int c = 0; c < POPMON_CTR_N; c++)
+		r->pt.ctr[c] += since(t->ctr.acc[c], e.ctr[c]);
+	r->pt_elapsed += el;
+	r->pt_visits++;
+	/* The threads that measured it: their places in the teams (as DLB
+	 * counts the CPUs of bound threads), not the runtime's choice of pool
+	 * thread for a place. */
+	uint32_t k2 = 0;
+	while (k2 < r->pt_threads && k2 < POPMON_PT_POSITIONS && r->pt_pos[k2] != e.position)
+		k2++;
+	if (k2 == r->pt_threads && k2 < POPMON_PT_POSITIONS) {
+		r->pt_pos[k2] = e.position;
+		r->pt_threads++;
+	}
+	refresh_handle_locked(r);
+	unlock_regions();
+	return POPMON_SUCCESS;
+}
+
 int popmon_api_region_start(popmon_region_t h)
 {
 	int idx, rc;
 	if (!resolve(h, "start", 0, &idx, &rc))
 		return rc;
+	struct popmon_thread *pt = in_parallel();
+	if (pt)
+		return thread_start(pt, idx);
 	uint64_t now = popmon_now();
 	popmon_gpu_flush();
 	lock_regions();
@@ -695,6 +861,9 @@ int popmon_api_region_stop(popmon_region_t h)
 	int idx, rc;
 	if (!resolve(h, "stop", 1, &idx, &rc))
 		return rc;
+	struct popmon_thread *pt = in_parallel();
+	if (pt)
+		return thread_stop(pt, idx);
 	uint64_t now = popmon_now();
 	popmon_gpu_flush();
 	lock_regions();
@@ -735,6 +904,10 @@ int popmon_api_region_reset(popmon_region_t h)
 	memset(&r->tot, 0, sizeof r->tot);
 	r->elapsed = 0;
 	r->visits = 0;
+	r->pt_visits = r->pt_elapsed = 0;
+	r->pt_threads = 0;
+	memset(r->pt_pos, 0, sizeof r->pt_pos);
+	memset(&r->pt, 0, sizeof r->pt);
 	r->mon.num_resets++;
 	memset(r->thr + POPMON_DETAIL_THREADS, 0, sizeof(uint64_t) * POPMON_DETAIL_THREADS);
 	if (r->open) {

@@ -33,6 +33,10 @@ int popmon_region_count(void);
 int popmon_region_get(int i, const char **name, uint64_t *visits, uint64_t *elapsed_ns,
 		      struct popmon_accounts *ns);
 int popmon_region_find(const char *name); /* index or -1 */
+/* The threads that measured region i when popmon_region_get reports its
+ * per-thread measurements (it was started inside OpenMP parallel regions
+ * only: one CPU, elapsed time summed over the measurements); else 0. */
+int popmon_region_threads(int i);
 /* Region i's name and accounts so far (nanoseconds), an open visit counted
  * up to now without closing it; returns 1 when it was visited or is open,
  * 0 when not, -1 for no such region. Takes the region lock. */

@@ -252,7 +252,8 @@ static int my_part(int idx, int window, int local, struct popmon_talp_proc *p, c
 	int ompt = 0, maxthr;
 	p->omp_runtime = popmon_openmp_info(&rt, &ompt, &reason, &maxthr);
 	p->ompt = ompt;
-	p->cpus = popmon_cpus();
+	/* A region measured per thread: one thread's time at a time. */
+	p->cpus = idx >= 0 && popmon_region_threads(idx) > 0 ? 1 : popmon_cpus();
 	p->present = have > 0;
 	p->elapsed = (double)elapsed;
 	p->u = (double)a.t[POPMON_ST_USEFUL];

@@ -204,6 +204,10 @@ func textRegion(b *bufio.Writer, r *pop.RegionReport, device string) {
 	if r.Totals.Visits > 0 {
 		res += fmt.Sprintf(", %s", plural(int(min(r.Totals.Visits, 1<<31)), "visit", ""))
 	}
+	if r.Threads > 0 {
+		// docs/openmp-regions.md, "Regions started inside a parallel region".
+		res += fmt.Sprintf(" · measured per thread: %s, each visit one thread's, elapsed time their sum", plural(r.Threads, "thread", ""))
+	}
 	fmt.Fprintf(b, "### Resources: %s\n", res)
 	if line := ownCostLine(r); line != "" {
 		fmt.Fprintf(b, "### %s\n", line)

@@ -69,15 +69,18 @@ func document(m *pop.Run, regions []pop.RegionReport) (ojson.Object, error) {
 	for i := range regions {
 		g := &regions[i]
 		t := &g.Totals
+		cpus := m.RegionThreads(g.Name, g.CPUs)
 		o := ojson.Object{
-			{"numCpus", m.HardwareCPUs(g.Name, g.CPUs)},
+			{"numCpus", m.HardwareCPUs(g.Name, cpus)},
 			// DLB main: the OpenMP threads taking part, over all
 			// processes; popmon's CPUs are its threads (the largest
-			// team plus MPI threads: docs/coming-from-dlb.md).
-			{"numOmpThreads", g.CPUs},
+			// team plus MPI threads, nested teams' threads included;
+			// a region measured per thread: the threads that measured
+			// it: docs/coming-from-dlb.md).
+			{"numOmpThreads", cpus},
 			{"numMpiRanks", ranks(g.Processes)},
 			{"numNodes", g.Nodes},
-			{"avgCpus", ojson.Float(g.CPUs)},
+			{"avgCpus", ojson.Float(cpus)},
 			{"numGpus", g.GPUs},
 		}
 		if r.HardwareCounters {

@@ -34,6 +34,9 @@ const struct popmon_startup *popmon_startup_hooks(void)
 
 /* Start-up: 0 before, 1 while the calling thread runs it, 2 after. */
 static int init_state;
+/* The affinity mask's CPUs at start-up (0: not read). */
+static int affinity_at_start;
+static int read_affinity(void);
 
 void popmon_ensure_init(void)
 {
@@ -42,6 +45,9 @@ void popmon_ensure_init(void)
 	int expect = 0;
 	if (!__atomic_compare_exchange_n(&init_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return; /* done, or running (on this thread: a call from start-up itself) */
+	/* Before an OpenMP runtime binds the initial thread to one place
+	 * (OMP_PROC_BIND): the CPUs the process may run on. */
+	affinity_at_start = read_affinity();
 	const struct popmon_startup *h = popmon_startup_hooks();
 	if (h->init)
 		h->init();
@@ -127,6 +133,11 @@ int popmon_warns_aloud(void)
 }
 
 int popmon_affinity_cpus(void)
+{
+	return affinity_at_start > 0 ? affinity_at_start : read_affinity();
+}
+
+static int read_affinity(void)
 {
 	cpu_set_t set;
 	if (sched_getaffinity(0, sizeof set, &set) != 0)

@@ -71,8 +71,9 @@ int popmon_env_rank(int *size);
 /* Whether this process prints its warnings: rank 0 (or not an MPI rank);
  * the others' reach the measurement file through rank 0 at finalize. */
 int popmon_warns_aloud(void);
-/* The hardware CPUs of this process's affinity mask (0 when unknown): the
- * bound of the CPUs its threads can run on, which DLB counts as numCpus. */
+/* The hardware CPUs of this process's affinity mask at start-up (before an
+ * OpenMP runtime binds the initial thread; 0 when unknown): the bound of
+ * the CPUs its threads can run on, which DLB counts as numCpus. */
 int popmon_affinity_cpus(void);
 
 #endif /* POPMON_PROCESS_H */

@@ -49,6 +49,8 @@ enum popmon_extra {
 };
 
 #define POPMON_STATE_STACK 16
+/* User regions one thread can measure on its own at once (regions.c). */
+#define POPMON_THREAD_REGIONS 8
 
 /* Message-size histogram buckets (measure.MPICall.SizeHist): bucket 0 holds
  * messages of 0 bytes, bucket k of 2^(k-1) to 2^k - 1 bytes, the last one
@@ -116,7 +118,10 @@ struct popmon_thread {
 	void *omp_parallel;       /* instance this thread encountered (opened) */
 	void *omp_ring;           /* instances this thread can open */
 	uint32_t omp_index;
-	uint32_t omp_nested;      /* depth of ignored (nested) parallel regions encountered */
+	uint32_t omp_nested;      /* depth of ignored (too deeply nested) parallel regions encountered */
+	uint64_t omp_nested_cov;  /* ticks of this thread's time in nested regions it encountered that
+				   * those regions' own accounts hold (not busy there): its enclosing
+				   * team counts them as busy, so they are not counted twice */
 	uint64_t omp_wait_begin;
 	uint32_t omp_wait_kind;   /* the current wait is synchronization (explicit) */
 	uint32_t nstack;
@@ -141,6 +146,18 @@ struct popmon_thread {
 	void *dreq;
 	/* The thread's trace buffer (trace.c), NULL until its first record. */
 	void *trace;
+	/* User regions this thread measures on its own (regions.c: started
+	 * inside a parallel region), innermost last: the region, the tick and
+	 * the thread's own accounts at its start. */
+	uint32_t nregions;
+	struct popmon_thread_region {
+		int32_t idx;
+		uint64_t start;
+		uint64_t position; /* popmon_omp_position at the start */
+		uint64_t useful, mpi, gpu;
+		uint64_t mpi_calls, parallels, tasks, gpu_calls;
+		uint64_t ctr[POPMON_CTR_N];
+	} regions[POPMON_THREAD_REGIONS];
 } __attribute__((aligned(64)));
 
 /* The calling thread's record, or NULL before its first registration.
