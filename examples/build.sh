@@ -132,7 +132,7 @@ for pair in "gcc $GCC" "clang $CLANG"; do
 		run "$cc" $OMPFLAGS -I"$shim" -o "$out/$p.$suffix" "$here/$p.c"
 	done
 	# Nested teams and regions started inside parallel regions, TALP-instrumented.
-	run "$cc" $OMPFLAGS -I"$here/dlbstub" -o "$out/omp_nested.$suffix" "$here/omp_nested.c" \
+	run "$cc" $OMPFLAGS -I"$dlbinc" -o "$out/omp_nested.$suffix" "$here/omp_nested.c" \
 		-L"$out" -Wl,-rpath,"$out" -ldlb
 	for p in hybrid_phases hybrid_mpi_idle team_override malleable; do
 		run env OMPI_CC="$cc" MPICH_CC="$cc" "$CC" $OMPFLAGS -I"$shim" -o "$out/$p.$suffix" "$here/$p.c"
