@@ -65,8 +65,8 @@ var starters = map[string][]string{
 // userJob are the places that start the user's program, with the library
 // on purpose: file (from the module's root) and the starter it uses.
 var userJob = map[string]string{
-	"internal/cli/run.go":  "exec.Cmd",     // popmon run's COMMAND
-	"internal/cli/exec.go": "syscall.Exec", // popmon exec's APP
+	"internal/session/run.go": "exec.Cmd",     // popmon run's COMMAND
+	"internal/cli/exec.go":    "syscall.Exec", // popmon exec's APP
 }
 
 // TestOnlyHere: no package of popmon starts a program but through Command,
