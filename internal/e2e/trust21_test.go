@@ -106,17 +106,42 @@ func copyExecutable(t *testing.T, from, to string) {
 // MPI_Init and MPI_Finalize.
 const initSleepMS = 200
 
-// checkInitSleep asserts that every rank of m has, as useful time in the
-// Global region, the span the program measured itself between MPI_Init's
-// return and its call of MPI_Finalize (init_sleep's "span R NS" lines in
-// stdout; S ms of sleep, and what the scheduler added to it) ± 1 ms:
-// popmon's own work at MPI_Init (live file, session registry, the check of
-// where MPI calls go) and at MPI_Finalize is not the application's.
-// Before the fix: 205–207 ms for a 200 ms sleep.
-func checkInitSleep(t *testing.T, m *measure.Measurement, np int, stdout string) {
+// initSleepAttempts: how many times a check of init_sleep runs its job
+// before it fails. popmon's start and end ticks sit a few microseconds
+// from the program's own clock reads (MPI_Init's return, MPI_Finalize's
+// call), and on a loaded 2-core machine the scheduler now and then takes
+// the CPU in exactly that window: one job then shows a time slice (3–4 ms)
+// more. popmon's own work counted as the application's (the bug this
+// guards: 5–7 ms in every run) shows in every attempt.
+const initSleepAttempts = 3
+
+// checkInitSleep runs job (which runs init_sleep on np ranks and returns
+// the measurement and the job's stdout) until every rank of its
+// measurement has, as useful time in the Global region, the span the
+// program measured itself between MPI_Init's return and its call of
+// MPI_Finalize (init_sleep's "span R NS" lines in stdout; S ms of sleep,
+// and what the scheduler added to it) ± 1 ms, at most initSleepAttempts
+// times: popmon's own work at MPI_Init (live file, session registry, the
+// check of where MPI calls go) and at MPI_Finalize is not the
+// application's. Before the fix: 205–207 ms for a 200 ms sleep.
+func checkInitSleep(t *testing.T, np int, job func() (*measure.Measurement, string)) {
 	t.Helper()
+	var errs []string
+	for attempt := 1; attempt <= initSleepAttempts; attempt++ {
+		m, stdout := job()
+		errs = initSleepErrors(m, np, stdout)
+		if len(errs) == 0 {
+			return
+		}
+		t.Logf("attempt %d of %d: %s", attempt, initSleepAttempts, strings.Join(errs, "; "))
+	}
+	t.Errorf("every attempt was off; the last:\n%s", strings.Join(errs, "\n"))
+}
+
+// initSleepErrors says how m misses init_sleep's design (checkInitSleep).
+func initSleepErrors(m *measure.Measurement, np int, stdout string) []string {
 	if len(m.Regions) == 0 || len(m.Regions[0].Processes) != np {
-		t.Fatalf("want a Global region with %d processes, got %+v", np, m.Regions)
+		return []string{fmt.Sprintf("want a Global region with %d processes, got %+v", np, m.Regions)}
 	}
 	spans := map[int]float64{}
 	for _, line := range strings.Split(stdout, "\n") {
@@ -126,18 +151,20 @@ func checkInitSleep(t *testing.T, m *measure.Measurement, np int, stdout string)
 			spans[r] = float64(ns) / 1e6
 		}
 	}
+	var errs []string
 	for _, p := range m.Regions[0].Processes {
 		want, ok := spans[p.Rank]
 		if !ok || want < initSleepMS {
-			t.Errorf("rank %d: the program's own span %.3f ms (found: %v), want ≥ %d ms\nstdout:\n%s", p.Rank, want, ok, initSleepMS, stdout)
+			errs = append(errs, fmt.Sprintf("rank %d: the program's own span %.3f ms (found: %v), want ≥ %d ms\nstdout:\n%s", p.Rank, want, ok, initSleepMS, stdout))
 			continue
 		}
 		got := float64(p.UsefulNS) / 1e6
 		if got < want-1 || got > want+1 {
-			t.Errorf("rank %d: useful %.3f ms, want the program's span %.3f ± 1 ms (elapsed %.3f ms, MPI %.3f ms)",
-				p.Rank, got, want, float64(p.ElapsedNS)/1e6, float64(p.MPINS)/1e6)
+			errs = append(errs, fmt.Sprintf("rank %d: useful %.3f ms, want the program's span %.3f ± 1 ms (elapsed %.3f ms, MPI %.3f ms)",
+				p.Rank, got, want, float64(p.ElapsedNS)/1e6, float64(p.MPINS)/1e6))
 		}
 	}
+	return errs
 }
 
 // TestInitUsefulTime: the design of checkInitSleep on one node, both MPIs,
@@ -145,19 +172,23 @@ func checkInitSleep(t *testing.T, m *measure.Measurement, np int, stdout string)
 func TestInitUsefulTime(t *testing.T) {
 	for _, impl := range impls(t) {
 		t.Run(impl.name+"/run", func(t *testing.T) {
-			r := measureRun(t, impl, 2, "init_sleep", fmt.Sprint(initSleepMS))
-			checkInitSleep(t, r.m, 2, r.stdout)
+			checkInitSleep(t, 2, func() (*measure.Measurement, string) {
+				r := measureRun(t, impl, 2, "init_sleep", fmt.Sprint(initSleepMS))
+				return r.m, r.stdout
+			})
 		})
 		t.Run(impl.name+"/exec", func(t *testing.T) {
 			dir := examples(t, impl)
-			out := filepath.Join(t.TempDir(), "m.json")
-			argv := append(launch(impl, 2), popmonBin, "exec", "--mpicc", impl.mpicc, "-o", out, "--",
-				filepath.Join(dir, "init_sleep"), fmt.Sprint(initSleepMS))
-			so, se, code := runCommand(t, 3*time.Minute, nil, argv...)
-			if code != 0 || !strings.Contains(so, "ok ") {
-				t.Fatalf("exit %d\n%s%s", code, so, se)
-			}
-			checkInitSleep(t, readChecked(t, out), 2, so)
+			checkInitSleep(t, 2, func() (*measure.Measurement, string) {
+				out := filepath.Join(t.TempDir(), "m.json")
+				argv := append(launch(impl, 2), popmonBin, "exec", "--mpicc", impl.mpicc, "-o", out, "--",
+					filepath.Join(dir, "init_sleep"), fmt.Sprint(initSleepMS))
+				so, se, code := runCommand(t, 3*time.Minute, nil, argv...)
+				if code != 0 || !strings.Contains(so, "ok ") {
+					t.Fatalf("exit %d\n%s%s", code, so, se)
+				}
+				return readChecked(t, out), so
+			})
 		})
 	}
 }
@@ -167,9 +198,11 @@ func TestInitUsefulTime(t *testing.T) {
 func TestMultiNodeInitUsefulTime(t *testing.T) {
 	forms(t, func(t *testing.T, impl mpiImpl, form string) {
 		c := needCluster(t, 2)
-		var so string
-		m, _, _ := runNodeJob(t, c, impl, form, nodeJob{nodes: 2, perNode: 1, threads: 1, prog: "init_sleep", args: []string{fmt.Sprint(initSleepMS)}, stdout: &so})
-		checkInitSleep(t, m, 2, so)
+		checkInitSleep(t, 2, func() (*measure.Measurement, string) {
+			var so string
+			m, _, _ := runNodeJob(t, c, impl, form, nodeJob{nodes: 2, perNode: 1, threads: 1, prog: "init_sleep", args: []string{fmt.Sprint(initSleepMS)}, stdout: &so})
+			return m, so
+		})
 	})
 }
 
@@ -185,19 +218,21 @@ func TestSlurmInitUsefulTime(t *testing.T) {
 			srun := []string{"srun", "-N2", "-n2", "--ntasks-per-node=1", "--time=5", mpi}
 			for _, form := range []string{formExec, formRun} {
 				t.Run(form, func(t *testing.T) {
-					out := filepath.Join(t.TempDir(), "m.json")
-					measured := []string{"--mpicc", impl.mpicc, "-o", out, "--"}
-					var argv []string
-					if form == formExec {
-						argv = append(append(append(append([]string{}, srun...), popmonBin, "exec"), measured...), prog...)
-					} else {
-						argv = append(append(append([]string{popmonBin, "run", "--format", "none"}, measured...), srun...), prog...)
-					}
-					so, se, code := s.run(t, 3*time.Minute, nil, argv...)
-					if code != 0 || !strings.Contains(so, "ok ") {
-						t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, so, se)
-					}
-					checkInitSleep(t, readChecked(t, out), 2, so)
+					checkInitSleep(t, 2, func() (*measure.Measurement, string) {
+						out := filepath.Join(t.TempDir(), "m.json")
+						measured := []string{"--mpicc", impl.mpicc, "-o", out, "--"}
+						var argv []string
+						if form == formExec {
+							argv = append(append(append(append([]string{}, srun...), popmonBin, "exec"), measured...), prog...)
+						} else {
+							argv = append(append(append([]string{popmonBin, "run", "--format", "none"}, measured...), srun...), prog...)
+						}
+						so, se, code := s.run(t, 3*time.Minute, nil, argv...)
+						if code != 0 || !strings.Contains(so, "ok ") {
+							t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, so, se)
+						}
+						return readChecked(t, out), so
+					})
 				})
 			}
 		})
