@@ -21,6 +21,7 @@
 #include "core.h"
 #include "counters.h"
 #include "dispatch.h"
+#include "drom.h"
 #include "gpu.h"
 #include "gpu_mode.h"
 #include "gpu_backends.h"
@@ -264,6 +265,7 @@ static void start_measuring(void)
 	}
 	popmon_counters_init(primary);
 	popmon_gomp_probe();
+	popmon_drom_start(); /* DLB_ARGS=--drom, popmon run --drom */
 	/* Without MPI the Global region spans the whole process; MPI_Init
 	 * restarts it. */
 	popmon_regions_restart_global(popmon_now());
@@ -271,6 +273,7 @@ static void start_measuring(void)
 
 __attribute__((destructor)) static void popmon_fini(void)
 {
+	popmon_drom_stop();
 	if (popmon_proc.inert || popmon_proc.finalized)
 		return;
 	if (popmon_proc.mpi_initialized) {

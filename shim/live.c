@@ -515,7 +515,7 @@ void popmon_live_publish(void)
 	if (!h)
 		return;
 	POPMON_STORE(h->nthreads, (uint32_t)popmon_thread_count());
-	POPMON_STORE(h->cpus, (uint32_t)popmon_cpus());
+	POPMON_STORE(h->cpus, (uint32_t)popmon_cpus_now());
 	POPMON_STORE(h->nregions, (uint32_t)popmon_region_count());
 	publish_counters(h);
 	/* The pair is written tick first; a reader takes two reads that agree. */

@@ -58,6 +58,7 @@
 #include "base/threads.h"
 #include "base/warn.h"
 #include "counters.h"
+#include "drom.h"
 #include "live.h"
 #include "mpi/trace.h"
 #include "ompt.h"
@@ -303,6 +304,7 @@ static void on_parallel_begin(ompt_data_t *encountering_task_data,
 	(void)encountering_task_data;
 	(void)encountering_task_frame;
 	(void)flags;
+	popmon_drom_parallel_begin(); /* a new mask from DROM: this or the next region's team */
 	parallel_data->ptr = popmon_omp_parallel_begin(self(), requested_parallelism, codeptr_ra);
 }
 

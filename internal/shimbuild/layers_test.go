@@ -33,7 +33,7 @@ var cLayers = []struct {
 		"gpu_mode.c", "gpu_counters.c", "gpu_pool.c", "gpu.c", "gpu_cupti_pm.c", "gpu_cupti.c", "gpu_rocm.c", "openacc.c",
 		"gpu_backends.c",
 		"live.c", "live_read.c", "ompt.c", "gomp.c", "regions.c", "talp_api.c", "dlb_compat.c", "reduce.c",
-		"lewi_shm.c", "lewi.c",
+		"lewi_shm.c", "lewi.c", "drom_shm.c", "drom.c",
 		"mpi/mpidata.c", "mpi/trace.c",
 	}},
 	{"output", []string{"output.c", "dlb_output.c"}},
@@ -56,6 +56,8 @@ var cSublayers = map[string][]struct {
 	"subsystems": {
 		{"LeWI registry", []string{"lewi_shm.c"}},
 		{"LeWI", []string{"lewi.c"}},
+		{"DROM registry", []string{"drom_shm.c"}},
+		{"DROM", []string{"drom.c"}},
 		{"GPU modes", []string{"gpu_mode.c"}},
 		{"GPU support", []string{"gpu_counters.c", "gpu_pool.c"}},
 		{"GPU accounting", []string{"gpu.c"}},
