@@ -97,9 +97,9 @@ static void adopt(const cpu_set_t *mask)
 	if (first) {
 		double s = (double)(popmon_monotonic_ns() - popmon_proc.t0_ns) / 1e9;
 		popmon_warn_once("drom-changed",
-				 "DROM changed this process's CPUs during the run (first at %.1f s, to %d CPUs); "
+				 "DROM changed this process's CPUs during the run (first at %.1f s, to %d CPU%s); "
 				 "popmon top shows the CPUs it holds, the measurement counts its largest OpenMP team",
-				 s < 0 ? 0.0 : s, n);
+				 s < 0 ? 0.0 : s, n, n == 1 ? "" : "s");
 	}
 }
 
@@ -115,7 +115,9 @@ void popmon_drom_start(void)
 		return;
 	}
 	int slot = 0;
-	int r = popmon_drom_shm_register(getpid(), &own, 0, POPMON_DROM_FLAGS_NONE, &slot, &now);
+	const char *pre = getenv("POPMON_DROM_PREINIT_PID"); /* popmon taskset -c LIST -- cmd */
+	pid_t preinit_pid = pre ? (pid_t)atoi(pre) : 0;
+	int r = popmon_drom_shm_register(getpid(), preinit_pid, &own, 0, POPMON_DROM_FLAGS_NONE, &slot, &now);
 	if (r < 0) {
 		popmon_warn_once("drom", "%s; DROM is off in process %d",
 				 r == POPMON_DLB_ERR_PERM    ? "some of this process's CPUs are another process's in the DROM registry"
@@ -448,7 +450,7 @@ int popmon_drom_preinit(int pid, const cpu_set_t *mask, int flags, char ***next_
 	}
 	int slot = 0;
 	cpu_set_t out;
-	return popmon_drom_shm_register((pid_t)pid, mask, 1, flags, &slot, &out);
+	return popmon_drom_shm_register((pid_t)pid, 0, mask, 1, flags, &slot, &out);
 }
 
 int popmon_drom_post_finalize(int pid, int flags)

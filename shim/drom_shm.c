@@ -346,12 +346,25 @@ int popmon_drom_shm_poll(int slot, uint64_t *seen, cpu_set_t *mask)
 	return POPMON_DLB_SUCCESS;
 }
 
-int popmon_drom_shm_register(pid_t pid, const cpu_set_t *mask, int preinit, int flags, int *slot, cpu_set_t *out)
+int popmon_drom_shm_register(pid_t pid, pid_t preinit_pid, const cpu_set_t *mask, int preinit, int flags, int *slot,
+			     cpu_set_t *out)
 {
 	if (!R)
 		return POPMON_DLB_ERR_NOSHMEM;
 	popmon_drom_shm_sweep(0);
 	int s = popmon_drom_shm_find(pid);
+	if (!s && !preinit && preinit_pid > 0 && preinit_pid != pid) {
+		/* DLB's --preinit-pid: the slot popmon taskset preregistered for
+		 * itself before exec, which started this process (a launcher
+		 * between): the first process to come takes it over. */
+		int p = popmon_drom_shm_find(preinit_pid);
+		uint64_t w = p ? atomic_load(&R->slot[p].word) : 0;
+		if (p && (atomic_load(&R->slot[p].flags) & POPMON_DROM_PREREGISTERED) &&
+		    atomic_compare_exchange_strong(&R->slot[p].word, &w, s_make(pid, SLOT_LIVE, s_gen(w)))) {
+			atomic_store(&R->slot[p].start, popmon_lewi_shm_start_time(pid));
+			s = p;
+		}
+	}
 	if (s) {
 		int prereg = 0;
 		popmon_drom_shm_pid(s, &prereg);
