@@ -298,7 +298,7 @@ int popmon_drom_set_process_mask(int pid, const cpu_set_t *mask, int flags)
 	int slot = 0, r = target(pid, &slot);
 	if (r != POPMON_DLB_SUCCESS)
 		return r;
-	r = popmon_drom_shm_set(slot, mask);
+	r = popmon_drom_shm_set(slot, mask, self_pid(pid));
 	if (r != POPMON_DLB_SUCCESS)
 		return r;
 	if (self_pid(pid)) {

@@ -303,12 +303,12 @@ static void take(int me, int c)
 	bit_clr(R->slot[me].stolen, c);
 }
 
-int popmon_drom_shm_set(int slot, const cpu_set_t *mask)
+int popmon_drom_shm_set(int slot, const cpu_set_t *mask, int self)
 {
 	if (!slot_ok(slot))
 		return POPMON_DLB_ERR_NOPROC;
 	cpu_set_t cur, fut;
-	if (popmon_drom_shm_masks(slot, &cur, &fut) && !CPU_EQUAL(&fut, mask))
+	if (popmon_drom_shm_masks(slot, &cur, &fut) && !(self && CPU_EQUAL(&fut, mask)))
 		return POPMON_DLB_ERR_PDIRTY;
 	if (!stealable(slot, mask))
 		return POPMON_DLB_ERR_PERM;

@@ -96,10 +96,11 @@ int popmon_drom_shm_masks(int slot, cpu_set_t *cur, cpu_set_t *fut);
 
 /* DLB's set_new_mask: slot's future mask becomes mask, CPUs of other live
  * processes stolen (they become dirty), CPUs not in mask freed. DLB_SUCCESS,
- * DLB_ERR_PDIRTY (slot has a change pending, unless mask is that change),
+ * DLB_ERR_PDIRTY (slot has a change pending; for self, the caller's own
+ * slot, unless mask is that change),
  * DLB_ERR_PERM (a CPU's owner has a change pending, or a CPU out of
  * range: nothing changed). */
-int popmon_drom_shm_set(int slot, const cpu_set_t *mask);
+int popmon_drom_shm_set(int slot, const cpu_set_t *mask, int self);
 
 /* The process side: a new mask? The cheap check is one load of the slot's
  * seq against *seen. DLB_SUCCESS with the new mask in *mask (now current),

@@ -416,7 +416,7 @@ func (r *Registry) SetMask(pid int, m Mask, flags int) Code {
 	if s == 0 {
 		return NoProc
 	}
-	if _, fut, dirty := r.masks(s); dirty && fut != m {
+	if _, _, dirty := r.masks(s); dirty {
 		return PDirty
 	}
 	if !r.stealable(s, m) {
