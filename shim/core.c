@@ -212,6 +212,7 @@ static void init_process(void)
 	popmon_dlb_args_parse();
 	const char *session = getenv("POPMON_SESSION"), *exec_pid = getenv("POPMON_PID");
 	if (!popmon_dlb.talp && popmon_dlb_loaded_as() && !(session && *session) && !(exec_pid && *exec_pid)) {
+		popmon_drom_start(); /* DLB_ARGS=--drom alone: DROM through DLB_PollDROM */
 		popmon_proc.inert = 1;
 		return;
 	}
