@@ -301,6 +301,10 @@ func TestDROMAPI(t *testing.T) {
 	if out, err := exec.Command("cc", args...).CombinedOutput(); err != nil {
 		t.Fatalf("cc %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
+	// bin/dlb_taskset is popmon taskset.
+	if so, se, code := runCommand(t, 30*time.Second, dromKey(t), filepath.Join(home, "bin", "dlb_taskset"), "--list"); code != 0 || !strings.Contains(so, "no process registered") {
+		t.Errorf("bin/dlb_taskset --list: exit %d\n%s%s", code, so, se)
+	}
 	for _, c := range []struct{ name, dlbArgs, arg string }{
 		{"on", "--drom", ""},
 		{"off", "", "off"},
