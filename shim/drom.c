@@ -34,7 +34,7 @@
 static struct {
 	_Atomic int ready; /* registered (0 again in a child of fork) */
 	int slot;
-	uint64_t seen; /* the slot's seq last looked at */
+	_Atomic uint64_t seen; /* the slot's seq last looked at */
 	int admin;     /* DLB_DROM_Attach'ed */
 	int changes;   /* masks adopted */
 } D;
@@ -128,7 +128,7 @@ void popmon_drom_start(void)
 		return;
 	}
 	D.slot = slot;
-	D.seen = 0;
+	atomic_store(&D.seen, 0);
 	D.changes = 0;
 	if (!atfork_set) {
 		atfork_set = 1;
@@ -146,12 +146,27 @@ void popmon_drom_stop(void)
 	popmon_drom_shm_unregister(D.slot, 0);
 }
 
+/* One thread looks at a change (the one that moves seen on); the others
+ * (concurrent parallel regions, DLB_PollDROM) see nothing new. */
+static int poll_once(uint64_t seen, cpu_set_t *mask)
+{
+	uint64_t seq = popmon_drom_shm_seq(D.slot);
+	if (seq == seen || !atomic_compare_exchange_strong(&D.seen, &seen, seq))
+		return POPMON_DLB_NOUPDT;
+	/* This thread owns the change up to seq (a later one moves seen on
+	 * again and is looked at next time). */
+	return popmon_drom_shm_poll(D.slot, &seen, mask);
+}
+
 void popmon_drom_parallel_begin(void)
 {
 	if (!atomic_load_explicit(&D.ready, memory_order_relaxed))
 		return;
+	uint64_t seen = atomic_load_explicit(&D.seen, memory_order_relaxed);
+	if (popmon_drom_shm_seq(D.slot) == seen)
+		return; /* the hot path: nothing new */
 	cpu_set_t mask;
-	if (popmon_drom_shm_poll(D.slot, &D.seen, &mask) == POPMON_DLB_SUCCESS)
+	if (poll_once(seen, &mask) == POPMON_DLB_SUCCESS)
 		adopt(&mask);
 }
 
@@ -164,7 +179,7 @@ int popmon_drom_poll(int *ncpus, cpu_set_t *mask)
 	if (!atomic_load(&D.ready))
 		return POPMON_DLB_ERR_NOINIT;
 	cpu_set_t m;
-	int r = popmon_drom_shm_poll(D.slot, &D.seen, &m);
+	int r = poll_once(atomic_load(&D.seen), &m);
 	if (r == POPMON_DLB_SUCCESS) {
 		if (mask)
 			*mask = m;
@@ -265,7 +280,7 @@ int popmon_drom_get_process_mask(int pid, cpu_set_t *mask, int flags)
 		return POPMON_DLB_ERR_NOPROC;
 	if (self_pid(pid)) {
 		cpu_set_t cur;
-		if (popmon_drom_shm_poll(D.slot, &D.seen, mask) == POPMON_DLB_SUCCESS)
+		if (poll_once(atomic_load(&D.seen), mask) == POPMON_DLB_SUCCESS)
 			return POPMON_DLB_NOTED; /* the new one, now current */
 		popmon_drom_shm_masks(D.slot, mask, &cur);
 		return POPMON_DLB_SUCCESS;

@@ -323,6 +323,11 @@ int popmon_drom_shm_set(int slot, const cpu_set_t *mask, int self)
 	return POPMON_DLB_SUCCESS;
 }
 
+uint64_t popmon_drom_shm_seq(int slot)
+{
+	return slot_ok(slot) ? atomic_load_explicit(&R->slot[slot].seq, memory_order_acquire) : 0;
+}
+
 int popmon_drom_shm_poll(int slot, uint64_t *seen, cpu_set_t *mask)
 {
 	if (!slot_ok(slot))

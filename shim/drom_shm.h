@@ -107,6 +107,9 @@ int popmon_drom_shm_set(int slot, const cpu_set_t *mask, int self);
  * DLB_NOUPDT when nothing is pending. */
 int popmon_drom_shm_poll(int slot, uint64_t *seen, cpu_set_t *mask);
 
+/* The slot's change counter (the cheap check's load). */
+uint64_t popmon_drom_shm_seq(int slot);
+
 /* DLB_DROM_RecoverStolenCpus: the slot's stolen CPUs that are free now are
  * its again. DLB_SUCCESS (it had stolen CPUs), DLB_NOUPDT (none). */
 int popmon_drom_shm_recover(int slot);
