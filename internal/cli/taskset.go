@@ -63,7 +63,7 @@ func tasksetCmd(env *Env, args []string) error {
 		}
 	}
 	if len(cmd) > 0 && (list || remove != "" || pid != 0) || len(cmd) == 0 && ops != 1 {
-		return fault.Usagef("taskset takes one of --list, -p PID -c LIST, --remove LIST, or -c LIST -- CMD")
+		return fault.Usagef("give one of --list, -p PID -c LIST, --remove LIST, or -c LIST -- CMD")
 	}
 	if set != "" && len(cmd) == 0 && pid == 0 {
 		return fault.Usagef("-c LIST needs -p PID, or a command after --")
@@ -195,6 +195,10 @@ func tasksetList(env *Env, reg *drom.Registry, pid int) error {
 		}
 		return codeError(drom.NoProc, pid, drom.Mask{})
 	}
+	if len(ps) == 0 {
+		fmt.Fprintln(env.Stdout, "no process registered")
+		return nil
+	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PID\tCPUS\tNEW CPUS (NOT ADOPTED YET)\tSTATE")
 	for _, p := range ps {
@@ -207,11 +211,7 @@ func tasksetList(env *Env, reg *drom.Registry, pid int) error {
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", p.PID, listOrNone(p.Current), pending, state)
 	}
-	tw.Flush()
-	if len(ps) == 0 {
-		fmt.Fprintln(env.Stdout, "no process registered")
-	}
-	return nil
+	return tw.Flush()
 }
 
 func nodeCPUs() int {
