@@ -118,6 +118,15 @@ void popmon_drom_start(void)
 	const char *pre = getenv("POPMON_DROM_PREINIT_PID"); /* popmon taskset -c LIST -- cmd */
 	pid_t preinit_pid = pre ? (pid_t)atoi(pre) : 0;
 	int r = popmon_drom_shm_register(getpid(), preinit_pid, &own, 0, POPMON_DROM_FLAGS_NONE, &slot, &now);
+	if (r == POPMON_DLB_ERR_PERM) {
+		/* A program its parent started (system(), a helper) on the
+		 * parent's CPUs: the parent keeps them, quietly. */
+		int c = 0;
+		while (c < CPU_SETSIZE && !(CPU_ISSET(c, &own) && popmon_drom_shm_owner(c)))
+			c++;
+		if (c < CPU_SETSIZE && popmon_drom_shm_owner(c) == getppid())
+			return;
+	}
 	if (r < 0) {
 		popmon_warn_once("drom", "%s; DROM is off in process %d",
 				 r == POPMON_DLB_ERR_PERM    ? "some of this process's CPUs are another process's in the DROM registry"

@@ -323,6 +323,13 @@ int popmon_drom_shm_set(int slot, const cpu_set_t *mask, int self)
 	return POPMON_DLB_SUCCESS;
 }
 
+pid_t popmon_drom_shm_owner(int cpu)
+{
+	if (!R || cpu < 0 || cpu >= POPMON_DROM_MAX_CPUS)
+		return 0;
+	return popmon_drom_shm_pid(c_owner(atomic_load(&R->cpu[cpu])), NULL);
+}
+
 uint64_t popmon_drom_shm_seq(int slot)
 {
 	return slot_ok(slot) ? atomic_load_explicit(&R->slot[slot].seq, memory_order_acquire) : 0;

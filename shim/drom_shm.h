@@ -107,6 +107,9 @@ int popmon_drom_shm_set(int slot, const cpu_set_t *mask, int self);
  * DLB_NOUPDT when nothing is pending. */
 int popmon_drom_shm_poll(int slot, uint64_t *seen, cpu_set_t *mask);
 
+/* The pid of the live process that owns cpu (0: free or out of range). */
+pid_t popmon_drom_shm_owner(int cpu);
+
 /* The slot's change counter (the cheap check's load). */
 uint64_t popmon_drom_shm_seq(int slot);
 

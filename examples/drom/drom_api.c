@@ -76,6 +76,8 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "child") == 0)
 		child();
+	if (argc > 1 && strcmp(argv[1], "quiet") == 0)
+		return 0; /* started on its parent's CPUs: not registered, no line */
 	int n = 0;
 	cpu_set_t m, two = cpus(0, 1);
 	if (argc > 1 && strcmp(argv[1], "off") == 0) {
@@ -181,6 +183,16 @@ int main(int argc, char **argv)
 	EXPECT(DLB_DROM_PostFinalize(s, DLB_DROM_FLAGS_NONE), DLB_ERR_NOPROC);
 	kill(s, SIGKILL);
 	waitpid(s, NULL, 0);
+	/* A program this one starts on its own CPUs stays quiet. */
+	pid_t q = fork();
+	if (q == 0) {
+		execl("/proc/self/exe", argv[0], "quiet", (char *)NULL);
+		_exit(127);
+	}
+	int status = 0;
+	waitpid(q, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		printf("FAIL: the quiet child ended with status %d\n", status), failed = 1;
 	EXPECT(DLB_DROM_Detach(), DLB_SUCCESS);
 	printf("%s\n", failed ? "failed" : "ok");
 	return failed;

@@ -73,12 +73,21 @@ func TestOpenRefuses(t *testing.T) {
 		{"size", "another layout", func(p string) error { return os.WriteFile(p, make([]byte, 100), 0o600) }},
 		{"link", "cannot open", func(p string) error { return os.Symlink(filepath.Join(dir, "elsewhere"), p) }},
 		{"dir", "cannot open", func(p string) error { return os.Mkdir(p, 0o700) }},
+		{"owner", "belongs to another user", func(p string) error {
+			if err := os.WriteFile(p, make([]byte, Size), 0o600); err != nil {
+				return err
+			}
+			return os.Chown(p, 65534, 65534)
+		}},
 		{"magic", "another layout", func(p string) error {
 			b := make([]byte, Size)
 			b[0] = 1
 			return os.WriteFile(p, b, 0o600)
 		}},
 	} {
+		if tt.name == "owner" && os.Geteuid() != 0 {
+			continue // only root can give a file to another user
+		}
 		p := filepath.Join(dir, tt.name)
 		if err := tt.make(p); err != nil {
 			t.Fatal(err)

@@ -349,7 +349,7 @@ func TestDROMTasksetExec(t *testing.T) {
 }
 
 // TestDROMHostileRegistry: a registry that another user could write (mode
-// 0644), of another size, or a symbolic link is refused by popmon taskset
+// 0644), of another size, a symbolic link, or another user's is refused by popmon taskset
 // (one popmon line, exit 4) and by the library (one line, the program runs
 // on without DROM).
 func TestDROMHostileRegistry(t *testing.T) {
@@ -369,6 +369,15 @@ func TestDROMHostileRegistry(t *testing.T) {
 		}},
 		{"size", "another layout", func(p string) error { return os.WriteFile(p, make([]byte, 4096), 0o600) }},
 		{"symlink", "cannot open", func(p string) error { return os.Symlink("/tmp", p) }},
+		{"owner", "belongs to another user", func(p string) error {
+			if os.Geteuid() != 0 {
+				t.Skip("only root can give a file to another user")
+			}
+			if err := os.WriteFile(p, make([]byte, drom.Size), 0o600); err != nil {
+				return err
+			}
+			return os.Chown(p, 65534, 65534)
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			env := dromKey(t)
