@@ -51,7 +51,8 @@ type phaseRun struct {
 	stop   string
 	out    string
 	stderr strings.Builder
-	done   chan error
+	done   chan struct{} // closed when popmon run ended
+	err    error         // its Wait's error, once done
 }
 
 var phaseRe = regexp.MustCompile(`^phase \d+ threads (\d+)$`)
@@ -59,7 +60,7 @@ var phaseRe = regexp.MustCompile(`^phase \d+ threads (\d+)$`)
 func startPhases(t *testing.T, env []string, prog string) *phaseRun {
 	t.Helper()
 	dir := t.TempDir()
-	r := &phaseRun{teams: make(chan int, 10000), stop: filepath.Join(dir, "stop"), out: filepath.Join(dir, "m.json"), done: make(chan error, 1)}
+	r := &phaseRun{teams: make(chan int, 10000), stop: filepath.Join(dir, "stop"), out: filepath.Join(dir, "m.json"), done: make(chan struct{})}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
 	r.cmd = exec.CommandContext(ctx, popmonBin, "run", "--no-mpi", "--drom", "--format", "none", "-o", r.out, "--", prog, r.stop, "120")
@@ -82,8 +83,9 @@ func startPhases(t *testing.T, env []string, prog string) *phaseRun {
 				r.teams <- n
 			}
 		}
-		r.done <- r.cmd.Wait()
+		r.err = r.cmd.Wait()
 		close(r.teams)
+		close(r.done)
 	}()
 	t.Cleanup(func() {
 		os.WriteFile(r.stop, nil, 0o644)
@@ -208,9 +210,9 @@ func TestDROMTaskset(t *testing.T) {
 			}
 			os.WriteFile(r.stop, nil, 0o644)
 			select {
-			case err := <-r.done:
-				if err != nil {
-					t.Fatalf("popmon run: %v\n%s", err, r.stderr.String())
+			case <-r.done:
+				if r.err != nil {
+					t.Fatalf("popmon run: %v\n%s", r.err, r.stderr.String())
 				}
 			case <-time.After(60 * time.Second):
 				t.Fatal("the program did not stop")
