@@ -148,12 +148,23 @@ int DLB_SetObserverRole(bool thread_is_observer)
 	return DLB_SUCCESS;
 }
 
+/* dlb_callback_set_process_mask (3), called when DROM gives this process
+ * a new mask at DLB_PollDROM_Update (drom.c). */
+static void call_process_mask(const cpu_set_t *mask)
+{
+	void (*fn)(void) = callbacks[3];
+	if (fn)
+		((void (*)(const void *, void *))fn)(mask, callback_args[3]);
+}
+
 int DLB_CallbackSet(int which, void (*callback)(void), void *arg)
 {
 	if (which < 1 || which > 9)
 		return DLB_ERR_NOCBK;
 	callbacks[which] = callback;
 	callback_args[which] = arg;
+	if (which == 3)
+		popmon_drom_mask_hook(callback ? call_process_mask : NULL);
 	return DLB_SUCCESS;
 }
 

@@ -40,6 +40,13 @@ static struct {
 } D;
 
 static pthread_mutex_t apply_lock = PTHREAD_MUTEX_INITIALIZER;
+/* DLB's set_process_mask callback (DLB_CallbackSet), dlb_compat.c's. */
+static void (*_Atomic mask_hook)(const cpu_set_t *);
+
+void popmon_drom_mask_hook(void (*fn)(const cpu_set_t *))
+{
+	atomic_store(&mask_hook, fn);
+}
 static int atfork_set;
 
 static void drom_forked(void)
@@ -202,8 +209,12 @@ int popmon_drom_poll_update(void)
 {
 	cpu_set_t m;
 	int r = popmon_drom_poll(NULL, &m);
-	if (r == POPMON_DLB_SUCCESS)
+	if (r == POPMON_DLB_SUCCESS) {
 		adopt(&m);
+		void (*fn)(const cpu_set_t *) = atomic_load(&mask_hook);
+		if (fn)
+			fn(&m); /* as DLB's poll_drom_update: the program's own callback */
+	}
 	return r;
 }
 

@@ -28,6 +28,11 @@ void popmon_drom_stop(void);
  * omp_set_num_threads, the live file's CPUs). One atomic load otherwise. */
 void popmon_drom_parallel_begin(void);
 
+/* The program's set_process_mask callback (DLB_CallbackSet), called by
+ * DLB_PollDROM_Update and a process's own DLB_DROM_SetProcessMask after
+ * the new mask is adopted, as DLB calls it; NULL none. */
+void popmon_drom_mask_hook(void (*fn)(const cpu_set_t *));
+
 /* DLB's calls (<dlb.h>, <dlb_drom.h>), same names without the prefix. */
 int popmon_drom_poll(int *ncpus, cpu_set_t *mask);
 int popmon_drom_poll_update(void);

@@ -42,6 +42,16 @@ static cpu_set_t cpus(int a, int b)
 	return m;
 }
 
+/* dlb_callback_set_process_mask: the CPUs of the last mask given. */
+static int cb_calls, cb_cpus = -1;
+
+static void on_mask(const_dlb_cpu_set_t mask, void *arg)
+{
+	cb_calls++;
+	cb_cpus = CPU_COUNT((const cpu_set_t *)mask);
+	*(int *)arg = 1;
+}
+
 static void sleep_ms(int ms)
 {
 	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -108,8 +118,14 @@ int main(int argc, char **argv)
 	if (n != 2 || !CPU_EQUAL(&m, &two))
 		printf("FAIL: PollDROM gave %d CPUs, want 0-1\n", n), failed = 1;
 	EXPECT(DLB_PollDROM(&n, &m), DLB_NOUPDT);
-	/* Without DLB_NO_SYNC the process adopts it at once. */
+	/* Without DLB_NO_SYNC the process adopts it at once, and calls the
+	 * program's set_process_mask callback. */
+	int cb_arg = 0;
+	EXPECT(DLB_CallbackSet(dlb_callback_set_process_mask, (dlb_callback_t)on_mask, &cb_arg), DLB_SUCCESS);
 	EXPECT(DLB_DROM_SetProcessMask(0, &zero, DLB_DROM_FLAGS_NONE), DLB_SUCCESS);
+	if (cb_calls != 1 || cb_cpus != 1 || !cb_arg)
+		printf("FAIL: set_process_mask callback: %d calls, %d CPUs, want 1 call with CPU 0\n", cb_calls, cb_cpus), failed = 1;
+	EXPECT(DLB_CallbackSet(dlb_callback_set_process_mask, NULL, NULL), DLB_SUCCESS);
 	EXPECT(DLB_PollDROM(&n, &m), DLB_NOUPDT);
 	sched_getaffinity(0, sizeof m, &m);
 	if (!CPU_EQUAL(&m, &zero))
