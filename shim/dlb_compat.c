@@ -31,7 +31,7 @@ enum {
 
 /* DLB_Init once: a second call is DLB_ERR_INIT, DLB_Finalize undoes it. */
 static int initialized;
-/* Callbacks kept for DLB_CallbackGet (popmon's LeWI does not invoke them). */
+/* Callbacks kept for DLB_CallbackGet; DROM invokes set_process_mask (3). */
 static void (*callbacks[10])(void);
 static void *callback_args[10];
 

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 )
@@ -137,7 +138,7 @@ func adopt(r *Registry, pid int) {
 	s := r.Find(pid)
 	_, fut, _ := r.masks(s)
 	for i := range fut {
-		*r.slot(s, offCur+8*i) = fut[i]
+		atomic.StoreUint64(r.slot(s, offCur+8*i), fut[i])
 	}
 }
 
@@ -242,5 +243,47 @@ int main(void) {
 	// The slot fields (drom_shm.c asserts the same offsets).
 	if offCur != 32 || offStolen != 160 || offStolen+8*words > SlotSize {
 		t.Error("slot fields")
+	}
+}
+
+// TestConcurrentSet: four tools setting masks of three processes at once
+// (which adopt them meanwhile) end without a hang, with every process still
+// registered and only the CPUs asked for owned, each by one.
+func TestConcurrentSet(t *testing.T) {
+	r := open(t)
+	pids := []int{sleeper(t).Process.Pid, sleeper(t).Process.Pid, sleeper(t).Process.Pid}
+	for i, p := range pids {
+		if c := r.PreInit(p, mask(i), 0); c != Success {
+			t.Fatal(c)
+		}
+	}
+	done := make(chan struct{})
+	for g := 0; g < 4; g++ {
+		go func(g int) {
+			defer func() { done <- struct{}{} }()
+			for i := 0; i < 300; i++ {
+				p := pids[(g+i)%len(pids)]
+				r.SetMask(p, mask((g+i)%4, (g+2*i)%4), 0)
+				adopt(r, p) // the process's side, meanwhile
+			}
+		}(g)
+	}
+	for g := 0; g < 4; g++ {
+		<-done
+	}
+	var owned Mask
+	for _, p := range r.Procs() {
+		for _, c := range p.Future.CPUs() {
+			if owned.Has(c) {
+				t.Errorf("CPU %d has two owners", c)
+			}
+			owned.Set(c)
+		}
+		if p.Future.Minus(mask(0, 1, 2, 3)) != (Mask{}) {
+			t.Errorf("process %d owns %s, beyond CPUs 0-3", p.PID, p.Future)
+		}
+	}
+	if len(r.Procs()) != len(pids) {
+		t.Errorf("%d processes left, want %d", len(r.Procs()), len(pids))
 	}
 }
