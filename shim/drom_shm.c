@@ -364,26 +364,35 @@ int popmon_drom_shm_register(pid_t pid, pid_t preinit_pid, const cpu_set_t *mask
 	if (!R)
 		return POPMON_DLB_ERR_NOSHMEM;
 	popmon_drom_shm_sweep(0);
-	int s = popmon_drom_shm_find(pid);
+	int s = popmon_drom_shm_find(pid), from = 0;
 	if (!s && !preinit && preinit_pid > 0 && preinit_pid != pid) {
 		/* DLB's --preinit-pid: the slot popmon taskset preregistered for
 		 * itself before exec, which started this process (a launcher
-		 * between): the first process to come takes it over. */
+		 * between). A process on exactly its CPUs takes the slot over
+		 * (DLB's inheritance); one on some of them (a rank of the job)
+		 * takes those CPUs from it into a slot of its own (DLB's
+		 * "subset" case), and the slot goes when it has none left. */
 		int p = popmon_drom_shm_find(preinit_pid);
 		uint64_t w = p ? atomic_load(&R->slot[p].word) : 0;
-		if (p && (atomic_load(&R->slot[p].flags) & POPMON_DROM_PREREGISTERED) &&
-		    atomic_compare_exchange_strong(&R->slot[p].word, &w, s_make(pid, SLOT_LIVE, s_gen(w)))) {
-			atomic_store(&R->slot[p].start, popmon_lewi_shm_start_time(pid));
-			s = p;
+		cpu_set_t pcur, pfut;
+		if (p && (atomic_load(&R->slot[p].flags) & POPMON_DROM_PREREGISTERED)) {
+			popmon_drom_shm_masks(p, &pcur, &pfut);
+			if (!CPU_EQUAL(&pfut, mask))
+				from = p;
+			else if (atomic_compare_exchange_strong(&R->slot[p].word, &w, s_make(pid, SLOT_LIVE, s_gen(w)))) {
+				atomic_store(&R->slot[p].start, popmon_lewi_shm_start_time(pid));
+				s = p;
+			}
 		}
 	}
 	if (s) {
-		int prereg = 0;
-		popmon_drom_shm_pid(s, &prereg);
-		if (!prereg || preinit)
+		if (preinit)
 			return POPMON_DLB_ERR_INIT;
 		/* DLB's inheritance: the slot's mask (pending change included)
-		 * is the process's now. */
+		 * is the process's now. A live slot of this very pid that is not
+		 * preregistered is this process before an exec (the start time
+		 * matched): the image that registered it is gone, so it is taken
+		 * over the same way. */
 		atomic_fetch_and(&R->slot[s].flags, ~(uint64_t)POPMON_DROM_PREREGISTERED);
 		cpu_set_t cur;
 		uint64_t seen = 0;
@@ -399,7 +408,7 @@ int popmon_drom_shm_register(pid_t pid, pid_t preinit_pid, const cpu_set_t *mask
 			if (c >= POPMON_DROM_MAX_CPUS)
 				return POPMON_DLB_ERR_PERM;
 			int o = c_owner(atomic_load(&R->cpu[c]));
-			if (o && !check(o, 0))
+			if (o && o != from && !check(o, 0))
 				return POPMON_DLB_ERR_PERM;
 		}
 	} else if (!stealable(0, mask))
@@ -438,13 +447,22 @@ int popmon_drom_shm_register(pid_t pid, pid_t preinit_pid, const cpu_set_t *mask
 			int o = c_owner(w);
 			if (o == s)
 				break;
-			if (o && !check(o, s)) {
+			if (o && o != from && !check(o, s)) {
 				popmon_drom_shm_unregister(s, 0);
 				return POPMON_DLB_ERR_PERM; /* taken meanwhile */
 			}
-			if (atomic_compare_exchange_weak(&R->cpu[c], &w, c_make(w, s)))
+			if (atomic_compare_exchange_weak(&R->cpu[c], &w, c_make(w, s))) {
+				if (o && o == from) /* inherited: not pending there */
+					bit_clr(R->slot[from].cur, c);
 				break;
+			}
 		}
+	}
+	if (from) {
+		cpu_set_t fcur, ffut;
+		popmon_drom_shm_masks(from, &fcur, &ffut);
+		if (CPU_COUNT(&ffut) == 0)
+			popmon_drom_shm_unregister(from, 0);
 	}
 	*slot = s;
 	*out = *mask;

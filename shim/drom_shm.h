@@ -72,14 +72,16 @@ void popmon_drom_shm_name(const char *key, char *buf, size_t n);
 int popmon_drom_shm_find(pid_t pid);
 
 /* Registers pid with mask (DLB's shmem_procinfo init, and PreInit with
- * preinit set: the slot is preregistered for a process that will start):
- * a preregistered slot of pid is inherited (DLB_NOTED when its mask is not
- * mask: *out is what it holds now, to adopt), and so is the preregistered
- * slot of preinit_pid (> 0: the tool that started this process through a
- * launcher), by the first process that comes. Without DLB_STEAL_CPUS, a CPU
+ * preinit set: the slot is preregistered for a process that will start).
+ * A preregistered slot of pid is inherited (DLB_NOTED when its mask is not
+ * mask: *out is what it holds now, to adopt), and so is pid's own live slot
+ * (registered before an exec) and the preregistered slot of preinit_pid
+ * (> 0: the tool that started this process through a launcher) by a
+ * process on exactly its CPUs; a process on some of them takes those from
+ * it (the slot goes when it has none left). Without DLB_STEAL_CPUS, a CPU
  * of another live process is DLB_ERR_PERM (nothing registered); with it, it
  * is taken (DLB_ERR_PERM when that process has a change pending). Codes:
- * DLB_SUCCESS, DLB_NOTED, DLB_ERR_INIT (pid registered already),
+ * DLB_SUCCESS, DLB_NOTED, DLB_ERR_INIT (preinit: pid registered already),
  * DLB_ERR_NOMEM (no free slot), DLB_ERR_PERM, DLB_ERR_NOSHMEM. */
 int popmon_drom_shm_register(pid_t pid, pid_t preinit_pid, const cpu_set_t *mask, int preinit, int flags, int *slot,
 			     cpu_set_t *out);

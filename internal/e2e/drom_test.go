@@ -466,3 +466,30 @@ func TestDROMKilledProcess(t *testing.T) {
 	}
 	reg.PostFinalize(os.Getpid(), false)
 }
+
+// TestDROMTasksetLauncher: `popmon taskset -c 0,1 -- LAUNCHER` whose two
+// measured processes run on CPU 0 and CPU 1 (a job's ranks): each takes its
+// CPU from the slot popmon taskset preregistered (DLB's PreInit subset
+// case), neither takes the whole slot nor is refused.
+func TestDROMTasksetLauncher(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs OpenMP programs")
+	}
+	if n := len(mustAffinity(t)); n < 2 {
+		t.Skipf("needs 2 CPUs, this process has %d", n)
+	}
+	if _, err := exec.LookPath("taskset"); err != nil {
+		t.Skip("no taskset (util-linux)")
+	}
+	prog := dromPhases(t, "gcc")
+	so, se, code := popmon(t, nil, "build", "--no-mpi")
+	if code != 0 {
+		t.Fatalf("popmon build --no-mpi: exit %d\n%s%s", code, so, se)
+	}
+	env := append(dromKey(t), "LD_PRELOAD="+strings.TrimSpace(so))
+	script := fmt.Sprintf("cd %s && taskset -c 0 %s /nonexistent 0.3 & taskset -c 1 %s /nonexistent 0.3; wait", t.TempDir(), prog, prog)
+	so, se, code = popmon(t, env, "taskset", "-c", "0,1", "--", "sh", "-c", script)
+	if code != 0 || strings.Contains(se, "DROM") || strings.Count(so, "threads 1\n") < 4 || strings.Contains(so, "threads 2") {
+		t.Errorf("exit %d; want both processes on 1 thread and no DROM line\nstdout:\n%s\nstderr:\n%s", code, so, se)
+	}
+}
