@@ -487,7 +487,7 @@ func TestDROMTasksetLauncher(t *testing.T) {
 		t.Fatalf("popmon build --no-mpi: exit %d\n%s%s", code, so, se)
 	}
 	env := append(dromKey(t), "LD_PRELOAD="+strings.TrimSpace(so))
-	script := fmt.Sprintf("cd %s && taskset -c 0 %s /nonexistent 0.3 & taskset -c 1 %s /nonexistent 0.3; wait", t.TempDir(), prog, prog)
+	script := fmt.Sprintf("cd %s || exit 1; taskset -c 0 %s /nonexistent 0.3 & taskset -c 1 %s /nonexistent 0.3; wait", t.TempDir(), prog, prog)
 	so, se, code = popmon(t, env, "taskset", "-c", "0,1", "--", "sh", "-c", script)
 	if code != 0 || strings.Contains(se, "DROM") || strings.Count(so, "threads 1\n") < 4 || strings.Contains(so, "threads 2") {
 		t.Errorf("exit %d; want both processes on 1 thread and no DROM line\nstdout:\n%s\nstderr:\n%s", code, so, se)
