@@ -7,6 +7,9 @@
 # rounds (default 7), medians, per MPI. With BASE (a commit), the library built from BASE runs in the
 # same rounds too and its added cost gets a column. Prints the Markdown table of BENCHMARKS.md's
 # "Polling calls" section on stdout; scratch in build/bpoll. Not part of `make bench`.
+# STAT=min takes each run's fastest chunk of 1000 calls (bench/mpipoll.c's NAME_min_ns, and
+# bench/clock.c's rdtsc_min_ns for the floor) instead of its loops' means: on a shared machine a
+# loop's mean holds other processes' time slices, its fastest chunk none.
 # INSTR=1 adds a table of instructions per call (valgrind's callgrind, 100 k calls, one run each: the
 # same on a loaded machine, where the timings are noise) for plain, popmon (and BASE).
 set -euo pipefail
@@ -15,6 +18,8 @@ bin=${1:-bin/popmon}
 base=${2:-}
 rounds=${ROUNDS:-7}
 n=${N:-2000000}
+key=_
+[ "${STAT:-mean}" = min ] && key=_min_
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 out=$PWD/build/bpoll
 mkdir -p "$out"
@@ -28,7 +33,7 @@ fi
 cc -O2 -o "$out/clock" bench/clock.c
 : > "$out/clock.txt"
 for _ in $(seq "$rounds"); do "$out/clock" 5000000 >> "$out/clock.txt"; done
-tsc=$(grep ^rdtsc_ns "$out/clock.txt" | awk '{print $2}' | median)
+tsc=$(grep "^rdtsc${key}ns" "$out/clock.txt" | awk '{print $2}' | median)
 floor=$(awk -v t="$tsc" 'BEGIN {printf "%.2f", 2 * t}')
 
 calls="comm_rank test testany testsome testall request_get_status iprobe improbe"
@@ -64,10 +69,10 @@ for mpi in openmpi mpich; do
 		fi
 	done
 	for call in $calls; do
-		p=$(grep "^${call}_ns" "$out/plain-$mpi.txt" | awk '{print $2}' | median)
-		q=$(grep "^${call}_ns" "$out/popmon-$mpi.txt" | awk '{print $2}' | median)
+		p=$(grep "^${call}${key}ns" "$out/plain-$mpi.txt" | awk '{print $2}' | median)
+		q=$(grep "^${call}${key}ns" "$out/popmon-$mpi.txt" | awk '{print $2}' | median)
 		o=
-		[ -n "$old" ] && o=$(grep "^${call}_ns" "$out/old-$mpi.txt" | awk '{print $2}' | median)
+		[ -n "$old" ] && o=$(grep "^${call}${key}ns" "$out/old-$mpi.txt" | awk '{print $2}' | median)
 		awk -v mpi="$mpi" -v nm="$(name "$call")" -v p="$p" -v q="$q" -v f="$floor" -v o="$o" 'BEGIN {
 			printf "| %s | %s | %.1f | %.1f | %.1f | %.2f× |", mpi, nm, p, q, q - p, (q - p) / f
 			if (o != "") printf " %.1f |", o - p
@@ -76,7 +81,7 @@ for mpi in openmpi mpich; do
 	done
 done
 echo
-echo "Two rdtsc reads (the floor): $floor ns (bench/clock.c, median of $rounds rounds); $rounds rounds of $n calls per row."
+echo "Two rdtsc reads (the floor): $floor ns (bench/clock.c, median of $rounds rounds); $rounds rounds of $n calls per row; ${STAT:-mean} of each run."
 
 [ "${INSTR:-}" = 1 ] || exit 0
 command -v valgrind >/dev/null || { echo "(INSTR=1: valgrind is not installed)"; exit 0; }

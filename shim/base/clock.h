@@ -16,8 +16,11 @@
 #include <stdint.h>
 #include <time.h>
 
-/* 1 when the clock is the invariant TSC, 0 for CLOCK_MONOTONIC. */
-extern int popmon_clock_tsc;
+/* 1 when the clock is the invariant TSC, 0 for CLOCK_MONOTONIC. Hidden:
+ * the hot path loads it PC-relative, without the GOT. */
+extern int popmon_clock_tsc __attribute__((visibility("hidden")));
+
+uint64_t popmon_monotonic_ns(void);
 
 /* Start-up: chooses the clock (mode "monotonic" forces CLOCK_MONOTONIC,
  * else the invariant TSC when the CPU has one) and takes its origin
@@ -33,9 +36,7 @@ static inline __attribute__((always_inline)) uint64_t popmon_now(void)
 		return ((uint64_t)hi << 32) | lo;
 	}
 #endif
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return popmon_monotonic_ns(); /* out of line: the inlined hot path stays short */
 }
 
 #define POPMON_LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
@@ -49,7 +50,6 @@ static inline uint64_t popmon_delta(uint64_t a, uint64_t b)
 	return (int64_t)(b - a) > 0 ? b - a : 0;
 }
 
-uint64_t popmon_monotonic_ns(void);
 /* A tick and a CLOCK_MONOTONIC reading taken at the same moment. */
 void popmon_clock_pair(uint64_t *tick, uint64_t *ns);
 /* CLOCK_MONOTONIC nanoseconds of a tick of popmon_now(). */

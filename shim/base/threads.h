@@ -235,10 +235,14 @@ static inline uint32_t popmon_charge_state(uint32_t st)
 }
 
 /* Adds the time since the last change to the current state (and the idle
- * workers' charge); returns the elapsed ticks. */
+ * workers' charge); returns the elapsed ticks. The record's fields are
+ * loaded before seq turns odd (only the owner writes them): the fences
+ * below order the compiler, which would otherwise load them again. */
 static inline __attribute__((always_inline)) uint64_t popmon_account(struct popmon_thread *t, uint64_t now)
 {
+	uint32_t st = t->state, rate = t->rate;
 	uint64_t d = popmon_delta(t->last, now);
+	uint64_t a = t->acc[st];
 #ifndef POPMON_NO_LIVE_SEQ /* the benchmarks' baseline: the hot path before live files */
 	/* A reader in another process (live.h) retries while seq is odd or
 	 * has changed: on x86 the fences cost nothing but the compiler's
@@ -247,9 +251,11 @@ static inline __attribute__((always_inline)) uint64_t popmon_account(struct popm
 	POPMON_STORE(t->seq, seq + 1);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 #endif
-	POPMON_ADD(t->acc[t->state], d);
-	if (t->rate)
-		POPMON_ADD(t->acc[popmon_charge_state(t->state)], d * t->rate);
+	POPMON_STORE(t->acc[st], a + d);
+	if (__builtin_expect(rate != 0, 0)) {
+		uint32_t c = popmon_charge_state(st);
+		POPMON_ADD(t->acc[c], d * rate);
+	}
 	POPMON_STORE(t->last, now);
 #ifndef POPMON_NO_LIVE_SEQ
 	__atomic_store_n(&t->seq, seq + 2, __ATOMIC_RELEASE);

@@ -304,7 +304,7 @@ func writePollC(b *bytes.Buffer, c *Call, r dataRole, next string) {
 		} else {
 			b.WriteString("\t")
 		}
-		fmt.Fprintf(b, "popmon_dpoll_save(&popmon_p, %s, %s);\n", strings.Join(r.Poll, ", "), sts)
+		fmt.Fprintf(b, "popmon_dpoll_save(&popmon_p, popmon_t, %s, %s);\n", strings.Join(r.Poll, ", "), sts)
 		saved, cond = "&popmon_p", "popmon_p.n > 0 && "+r.Done
 	}
 	fmt.Fprintf(b, "\tint popmon_r = %s(%s);\n", next, strings.Join(c.argsWith(subst), ", "))

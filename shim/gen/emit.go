@@ -287,7 +287,7 @@ func writeC(b *bytes.Buffer, c *Call) {
 		if c.Hook == HookAbort {
 			b.WriteString("\tpopmon_mpi_abort_hook(errorcode);\n")
 		}
-		b.WriteString("\tpopmon_mpi_enter();\n")
+		b.WriteString("\tstruct popmon_thread *popmon_t = popmon_mpi_enter_t();\n")
 		bufs := c.deviceBuffers()
 		if len(bufs) > 0 {
 			fmt.Fprintf(b, "\tuint64_t popmon_g = popmon_gpu_mpi_enter(%s);\n", strings.Join(bufs, ", "))
@@ -300,7 +300,7 @@ func writeC(b *bytes.Buffer, c *Call) {
 		if len(bufs) > 0 {
 			b.WriteString("\tif (__builtin_expect(popmon_g != 0, 0))\n\t\tpopmon_gpu_mpi_done(popmon_g);\n")
 		}
-		fmt.Fprintf(b, "\tpopmon_mpi_leave(%s);\n", c.ID())
+		fmt.Fprintf(b, "\tpopmon_mpi_leave_t(popmon_t, %s);\n", c.ID())
 		b.WriteString("\treturn popmon_r;\n")
 	}
 	b.WriteString("}\n")

@@ -509,11 +509,11 @@ func TestPollWrappers(t *testing.T) {
 	for _, tc := range []struct{ name, save, after string }{
 		{"MPI_Test", "MPI_Request popmon_q = request != NULL ? *request : MPI_REQUEST_NULL;",
 			"if (flag != NULL && *flag && popmon_q != MPI_REQUEST_NULL)\n\t\tpopmon_d_test(popmon_r, popmon_q, popmon_sp);"},
-		{"MPI_Testany", "popmon_dpoll_save(&popmon_p, count, array_of_requests, MPI_STATUSES_IGNORE);",
+		{"MPI_Testany", "popmon_dpoll_save(&popmon_p, popmon_t, count, array_of_requests, MPI_STATUSES_IGNORE);",
 			"if (popmon_p.n > 0 && flag != NULL && *flag)\n\t\tpopmon_d_testany(popmon_r, &popmon_p, indx, popmon_sp);"},
-		{"MPI_Testall", "MPI_Status *popmon_sa = popmon_dpoll_save(&popmon_p, count, array_of_requests, array_of_statuses);",
+		{"MPI_Testall", "MPI_Status *popmon_sa = popmon_dpoll_save(&popmon_p, popmon_t, count, array_of_requests, array_of_statuses);",
 			"if (popmon_p.n > 0 && flag != NULL && *flag)\n\t\tpopmon_d_testall(popmon_r, &popmon_p, popmon_sa);"},
-		{"MPI_Testsome", "MPI_Status *popmon_sa = popmon_dpoll_save(&popmon_p, incount, array_of_requests, array_of_statuses);",
+		{"MPI_Testsome", "MPI_Status *popmon_sa = popmon_dpoll_save(&popmon_p, popmon_t, incount, array_of_requests, array_of_statuses);",
 			"if (popmon_p.n > 0 && outcount != NULL && *outcount > 0)\n\t\tpopmon_d_testsome(popmon_r, &popmon_p, outcount, array_of_indices, popmon_sa);"},
 	} {
 		start := strings.Index(src, "POPMON_WRAPPER_DECL int POPMON_W("+tc.name+")(")

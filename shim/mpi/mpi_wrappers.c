@@ -1554,13 +1554,13 @@ static inline popmon_fvoid popmon_fortran_resolve(void **cache, const char *cons
 /* MPI_Bsend: MPI-1.0, p2p */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Bsend)(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Bsend))popmon_next_fn(POPMON_FN_MPI_Bsend))(buf, count, datatype, dest, tag, comm);
 	popmon_d_send(POPMON_D_MPI_Bsend, popmon_r, count, datatype, dest, tag, comm);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Bsend);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Bsend);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Bsend, 0)
@@ -1642,13 +1642,13 @@ void mpi_bsend_f08ts_(void *buf, void *count, void *datatype, void *dest, void *
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Bsend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Bsend_c))popmon_next_fn(POPMON_FN_MPI_Bsend_c))(buf, count, datatype, dest, tag, comm);
 	popmon_d_send(POPMON_D_MPI_Bsend_c, popmon_r, count, datatype, dest, tag, comm);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Bsend_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Bsend_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Bsend_c, 1)
@@ -1688,13 +1688,13 @@ void mpi_bsend_f08ts_large_(void *buf, void *count, void *datatype, void *dest, 
 /* MPI_Bsend_init: MPI-1.0, p2p */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Bsend_init)(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Bsend_init))popmon_next_fn(POPMON_FN_MPI_Bsend_init))(buf, count, datatype, dest, tag, comm, request);
 	popmon_d_send_init(POPMON_D_MPI_Bsend_init, popmon_r, count, datatype, dest, tag, comm, request);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Bsend_init);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Bsend_init);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Bsend_init, 2)
@@ -1776,13 +1776,13 @@ void mpi_bsend_init_f08ts_(void *buf, void *count, void *datatype, void *dest, v
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Bsend_init_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Bsend_init_c))popmon_next_fn(POPMON_FN_MPI_Bsend_init_c))(buf, count, datatype, dest, tag, comm, request);
 	popmon_d_send_init(POPMON_D_MPI_Bsend_init_c, popmon_r, count, datatype, dest, tag, comm, request);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Bsend_init_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Bsend_init_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Bsend_init_c, 3)
@@ -1822,9 +1822,9 @@ void mpi_bsend_init_f08ts_large_(void *buf, void *count, void *datatype, void *d
 /* MPI_Buffer_attach: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Buffer_attach)(void *buffer, int size)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Buffer_attach))popmon_next_fn(POPMON_FN_MPI_Buffer_attach))(buffer, size);
-	popmon_mpi_leave(POPMON_FN_MPI_Buffer_attach);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Buffer_attach);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Buffer_attach, 4)
@@ -1906,9 +1906,9 @@ void mpi_buffer_attach_f08ts_(void *buffer, void *size, void *ierror)
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Buffer_attach_c)(void *buffer, MPI_Count size)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Buffer_attach_c))popmon_next_fn(POPMON_FN_MPI_Buffer_attach_c))(buffer, size);
-	popmon_mpi_leave(POPMON_FN_MPI_Buffer_attach_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Buffer_attach_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Buffer_attach_c, 5)
@@ -1948,9 +1948,9 @@ void mpi_buffer_attach_f08ts_large_(void *buffer, void *size, void *ierror)
 /* MPI_Buffer_detach: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Buffer_detach)(void *buffer_addr, int *size)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Buffer_detach))popmon_next_fn(POPMON_FN_MPI_Buffer_detach))(buffer_addr, size);
-	popmon_mpi_leave(POPMON_FN_MPI_Buffer_detach);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Buffer_detach);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Buffer_detach, 6)
@@ -2032,9 +2032,9 @@ void mpi_buffer_detach_f08ts_(void *buffer_addr, void *size, void *ierror)
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Buffer_detach_c)(void *buffer_addr, MPI_Count *size)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Buffer_detach_c))popmon_next_fn(POPMON_FN_MPI_Buffer_detach_c))(buffer_addr, size);
-	popmon_mpi_leave(POPMON_FN_MPI_Buffer_detach_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Buffer_detach_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Buffer_detach_c, 7)
@@ -2075,9 +2075,9 @@ void mpi_buffer_detach_f08ts_large_(void *buffer_addr, void *size, void *ierror)
 #if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Buffer_flush)(void)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Buffer_flush))popmon_next_fn(POPMON_FN_MPI_Buffer_flush))();
-	popmon_mpi_leave(POPMON_FN_MPI_Buffer_flush);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Buffer_flush);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Buffer_flush, 8)
@@ -2145,9 +2145,9 @@ void mpi_buffer_flush_f08_(void *ierror)
 #if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Buffer_iflush)(MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Buffer_iflush))popmon_next_fn(POPMON_FN_MPI_Buffer_iflush))(request);
-	popmon_mpi_leave(POPMON_FN_MPI_Buffer_iflush);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Buffer_iflush);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Buffer_iflush, 9)
@@ -2214,9 +2214,9 @@ void mpi_buffer_iflush_f08_(void *request, void *ierror)
 /* MPI_Cancel: MPI-1.0, p2p */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Cancel)(MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Cancel))popmon_next_fn(POPMON_FN_MPI_Cancel))(request);
-	popmon_mpi_leave(POPMON_FN_MPI_Cancel);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Cancel);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Cancel, 10)
@@ -2283,9 +2283,9 @@ void mpi_cancel_f08_(void *request, void *ierror)
 #if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_attach_buffer)(MPI_Comm comm, void *buffer, int size)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_attach_buffer))popmon_next_fn(POPMON_FN_MPI_Comm_attach_buffer))(comm, buffer, size);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_attach_buffer);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_attach_buffer);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_attach_buffer, 11)
@@ -2368,9 +2368,9 @@ void mpi_comm_attach_buffer_f08ts_(void *comm, void *buffer, void *size, void *i
 #if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_attach_buffer_c)(MPI_Comm comm, void *buffer, MPI_Count size)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_attach_buffer_c))popmon_next_fn(POPMON_FN_MPI_Comm_attach_buffer_c))(comm, buffer, size);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_attach_buffer_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_attach_buffer_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_attach_buffer_c, 12)
@@ -2411,9 +2411,9 @@ void mpi_comm_attach_buffer_f08ts_large_(void *comm, void *buffer, void *size, v
 #if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_detach_buffer)(MPI_Comm comm, void *buffer_addr, int *size)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_detach_buffer))popmon_next_fn(POPMON_FN_MPI_Comm_detach_buffer))(comm, buffer_addr, size);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_detach_buffer);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_detach_buffer);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_detach_buffer, 13)
@@ -2496,9 +2496,9 @@ void mpi_comm_detach_buffer_f08ts_(void *comm, void *buffer_addr, void *size, vo
 #if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_detach_buffer_c)(MPI_Comm comm, void *buffer_addr, MPI_Count *size)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_detach_buffer_c))popmon_next_fn(POPMON_FN_MPI_Comm_detach_buffer_c))(comm, buffer_addr, size);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_detach_buffer_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_detach_buffer_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_detach_buffer_c, 14)
@@ -2539,9 +2539,9 @@ void mpi_comm_detach_buffer_f08ts_large_(void *comm, void *buffer_addr, void *si
 #if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_flush_buffer)(MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_flush_buffer))popmon_next_fn(POPMON_FN_MPI_Comm_flush_buffer))(comm);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_flush_buffer);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_flush_buffer);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_flush_buffer, 15)
@@ -2609,9 +2609,9 @@ void mpi_comm_flush_buffer_f08_(void *comm, void *ierror)
 #if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_iflush_buffer)(MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_iflush_buffer))popmon_next_fn(POPMON_FN_MPI_Comm_iflush_buffer))(comm, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_iflush_buffer);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_iflush_buffer);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_iflush_buffer, 16)
@@ -2678,9 +2678,9 @@ void mpi_comm_iflush_buffer_f08_(void *comm, void *request, void *ierror)
 /* MPI_Get_count: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Get_count)(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Get_count))popmon_next_fn(POPMON_FN_MPI_Get_count))(status, datatype, count);
-	popmon_mpi_leave(POPMON_FN_MPI_Get_count);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Get_count);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Get_count, 17)
@@ -2747,9 +2747,9 @@ void mpi_get_count_f08_(void *status, void *datatype, void *count, void *ierror)
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Get_count_c)(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Get_count_c))popmon_next_fn(POPMON_FN_MPI_Get_count_c))(status, datatype, count);
-	popmon_mpi_leave(POPMON_FN_MPI_Get_count_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Get_count_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Get_count_c, 18)
@@ -2774,13 +2774,13 @@ void mpi_get_count_f08_large_(void *status, void *datatype, void *count, void *i
 /* MPI_Ibsend: MPI-1.0, p2p */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ibsend)(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Ibsend))popmon_next_fn(POPMON_FN_MPI_Ibsend))(buf, count, datatype, dest, tag, comm, request);
 	popmon_d_isend(POPMON_D_MPI_Ibsend, popmon_r, count, datatype, dest, tag, comm, request);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Ibsend);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Ibsend);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Ibsend, 19)
@@ -2862,13 +2862,13 @@ void mpi_ibsend_f08ts_(void *buf, void *count, void *datatype, void *dest, void 
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ibsend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Ibsend_c))popmon_next_fn(POPMON_FN_MPI_Ibsend_c))(buf, count, datatype, dest, tag, comm, request);
 	popmon_d_isend(POPMON_D_MPI_Ibsend_c, popmon_r, count, datatype, dest, tag, comm, request);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Ibsend_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Ibsend_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Ibsend_c, 20)
@@ -2909,9 +2909,9 @@ void mpi_ibsend_f08ts_large_(void *buf, void *count, void *datatype, void *dest,
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Improbe)(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Improbe))popmon_next_fn(POPMON_FN_MPI_Improbe))(source, tag, comm, flag, message, status);
-	popmon_mpi_leave(POPMON_FN_MPI_Improbe);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Improbe);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Improbe, 21)
@@ -2979,13 +2979,13 @@ void mpi_improbe_f08_(void *source, void *tag, void *comm, void *flag, void *mes
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Imrecv)(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Imrecv))popmon_next_fn(POPMON_FN_MPI_Imrecv))(buf, count, datatype, message, request);
 	popmon_d_imrecv(POPMON_D_MPI_Imrecv, popmon_r, count, datatype, request);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Imrecv);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Imrecv);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Imrecv, 22)
@@ -3068,13 +3068,13 @@ void mpi_imrecv_f08ts_(void *buf, void *count, void *datatype, void *message, vo
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Imrecv_c)(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Imrecv_c))popmon_next_fn(POPMON_FN_MPI_Imrecv_c))(buf, count, datatype, message, request);
 	popmon_d_imrecv(POPMON_D_MPI_Imrecv_c, popmon_r, count, datatype, request);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Imrecv_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Imrecv_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Imrecv_c, 23)
@@ -3114,9 +3114,9 @@ void mpi_imrecv_f08ts_large_(void *buf, void *count, void *datatype, void *messa
 /* MPI_Iprobe: MPI-1.0, p2p */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Iprobe)(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Iprobe))popmon_next_fn(POPMON_FN_MPI_Iprobe))(source, tag, comm, flag, status);
-	popmon_mpi_leave(POPMON_FN_MPI_Iprobe);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Iprobe);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Iprobe, 24)
@@ -3182,13 +3182,13 @@ void mpi_iprobe_f08_(void *source, void *tag, void *comm, void *flag, void *stat
 /* MPI_Irecv: MPI-1.0, p2p */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Irecv)(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Irecv))popmon_next_fn(POPMON_FN_MPI_Irecv))(buf, count, datatype, source, tag, comm, request);
 	popmon_d_irecv(POPMON_D_MPI_Irecv, popmon_r, count, datatype, source, tag, comm, request);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Irecv);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Irecv);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Irecv, 25)
@@ -3270,13 +3270,13 @@ void mpi_irecv_f08ts_(void *buf, void *count, void *datatype, void *source, void
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Irecv_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Irecv_c))popmon_next_fn(POPMON_FN_MPI_Irecv_c))(buf, count, datatype, source, tag, comm, request);
 	popmon_d_irecv(POPMON_D_MPI_Irecv_c, popmon_r, count, datatype, source, tag, comm, request);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Irecv_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Irecv_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Irecv_c, 26)
@@ -3316,13 +3316,13 @@ void mpi_irecv_f08ts_large_(void *buf, void *count, void *datatype, void *source
 /* MPI_Irsend: MPI-1.0, p2p */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Irsend)(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Irsend))popmon_next_fn(POPMON_FN_MPI_Irsend))(buf, count, datatype, dest, tag, comm, request);
 	popmon_d_isend(POPMON_D_MPI_Irsend, popmon_r, count, datatype, dest, tag, comm, request);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Irsend);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Irsend);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Irsend, 27)
@@ -3404,13 +3404,13 @@ void mpi_irsend_f08ts_(void *buf, void *count, void *datatype, void *dest, void 
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Irsend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Irsend_c))popmon_next_fn(POPMON_FN_MPI_Irsend_c))(buf, count, datatype, dest, tag, comm, request);
 	popmon_d_isend(POPMON_D_MPI_Irsend_c, popmon_r, count, datatype, dest, tag, comm, request);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Irsend_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Irsend_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Irsend_c, 28)
@@ -3450,13 +3450,13 @@ void mpi_irsend_f08ts_large_(void *buf, void *count, void *datatype, void *dest,
 /* MPI_Isend: MPI-1.0, p2p */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Isend)(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Isend))popmon_next_fn(POPMON_FN_MPI_Isend))(buf, count, datatype, dest, tag, comm, request);
 	popmon_d_isend(POPMON_D_MPI_Isend, popmon_r, count, datatype, dest, tag, comm, request);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Isend);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Isend);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Isend, 29)
@@ -3538,13 +3538,13 @@ void mpi_isend_f08ts_(void *buf, void *count, void *datatype, void *dest, void *
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Isend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Isend_c))popmon_next_fn(POPMON_FN_MPI_Isend_c))(buf, count, datatype, dest, tag, comm, request);
 	popmon_d_isend(POPMON_D_MPI_Isend_c, popmon_r, count, datatype, dest, tag, comm, request);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Isend_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Isend_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Isend_c, 30)
@@ -3585,13 +3585,13 @@ void mpi_isend_f08ts_large_(void *buf, void *count, void *datatype, void *dest, 
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Isendrecv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Isendrecv))popmon_next_fn(POPMON_FN_MPI_Isendrecv))(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
 	popmon_d_isendrecv(POPMON_D_MPI_Isendrecv, popmon_r, sendcount, sendtype, dest, sendtag, recvcount, recvtype, source, recvtag, comm, request);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Isendrecv);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Isendrecv);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Isendrecv, 31)
@@ -3674,13 +3674,13 @@ void mpi_isendrecv_f08ts_(void *sendbuf, void *sendcount, void *sendtype, void *
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Isendrecv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Isendrecv_c))popmon_next_fn(POPMON_FN_MPI_Isendrecv_c))(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
 	popmon_d_isendrecv(POPMON_D_MPI_Isendrecv_c, popmon_r, sendcount, sendtype, dest, sendtag, recvcount, recvtype, source, recvtag, comm, request);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Isendrecv_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Isendrecv_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Isendrecv_c, 32)
@@ -3721,13 +3721,13 @@ void mpi_isendrecv_f08ts_large_(void *sendbuf, void *sendcount, void *sendtype, 
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Isendrecv_replace)(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Isendrecv_replace))popmon_next_fn(POPMON_FN_MPI_Isendrecv_replace))(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
 	popmon_d_isendrecv_replace(POPMON_D_MPI_Isendrecv_replace, popmon_r, count, datatype, dest, sendtag, source, recvtag, comm, request);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Isendrecv_replace);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Isendrecv_replace);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Isendrecv_replace, 33)
@@ -3810,13 +3810,13 @@ void mpi_isendrecv_replace_f08ts_(void *buf, void *count, void *datatype, void *
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Isendrecv_replace_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Isendrecv_replace_c))popmon_next_fn(POPMON_FN_MPI_Isendrecv_replace_c))(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
 	popmon_d_isendrecv_replace(POPMON_D_MPI_Isendrecv_replace_c, popmon_r, count, datatype, dest, sendtag, source, recvtag, comm, request);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Isendrecv_replace_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Isendrecv_replace_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Isendrecv_replace_c, 34)
@@ -3856,13 +3856,13 @@ void mpi_isendrecv_replace_f08ts_large_(void *buf, void *count, void *datatype, 
 /* MPI_Issend: MPI-1.0, p2p */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Issend)(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Issend))popmon_next_fn(POPMON_FN_MPI_Issend))(buf, count, datatype, dest, tag, comm, request);
 	popmon_d_isend(POPMON_D_MPI_Issend, popmon_r, count, datatype, dest, tag, comm, request);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Issend);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Issend);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Issend, 35)
@@ -3944,13 +3944,13 @@ void mpi_issend_f08ts_(void *buf, void *count, void *datatype, void *dest, void 
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Issend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Issend_c))popmon_next_fn(POPMON_FN_MPI_Issend_c))(buf, count, datatype, dest, tag, comm, request);
 	popmon_d_isend(POPMON_D_MPI_Issend_c, popmon_r, count, datatype, dest, tag, comm, request);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Issend_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Issend_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Issend_c, 36)
@@ -3991,9 +3991,9 @@ void mpi_issend_f08ts_large_(void *buf, void *count, void *datatype, void *dest,
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Mprobe)(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Mprobe))popmon_next_fn(POPMON_FN_MPI_Mprobe))(source, tag, comm, message, status);
-	popmon_mpi_leave(POPMON_FN_MPI_Mprobe);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Mprobe);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Mprobe, 37)
@@ -4061,7 +4061,7 @@ void mpi_mprobe_f08_(void *source, void *tag, void *comm, void *message, void *s
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Mrecv)(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	MPI_Status popmon_st;
 	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
@@ -4069,7 +4069,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Mrecv)(void *buf, int count, MPI_Datatype d
 	popmon_d_mrecv(POPMON_D_MPI_Mrecv, popmon_r, count, datatype, popmon_sp);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Mrecv);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Mrecv);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Mrecv, 38)
@@ -4152,7 +4152,7 @@ void mpi_mrecv_f08ts_(void *buf, void *count, void *datatype, void *message, voi
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Mrecv_c)(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	MPI_Status popmon_st;
 	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
@@ -4160,7 +4160,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Mrecv_c)(void *buf, MPI_Count count, MPI_Da
 	popmon_d_mrecv(POPMON_D_MPI_Mrecv_c, popmon_r, count, datatype, popmon_sp);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Mrecv_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Mrecv_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Mrecv_c, 39)
@@ -4200,9 +4200,9 @@ void mpi_mrecv_f08ts_large_(void *buf, void *count, void *datatype, void *messag
 /* MPI_Probe: MPI-1.0, p2p */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Probe)(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Probe))popmon_next_fn(POPMON_FN_MPI_Probe))(source, tag, comm, status);
-	popmon_mpi_leave(POPMON_FN_MPI_Probe);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Probe);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Probe, 40)
@@ -4268,7 +4268,7 @@ void mpi_probe_f08_(void *source, void *tag, void *comm, void *status, void *ier
 /* MPI_Recv: MPI-1.0, p2p */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Recv)(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	MPI_Status popmon_st;
 	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
@@ -4276,7 +4276,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Recv)(void *buf, int count, MPI_Datatype da
 	popmon_d_recv(POPMON_D_MPI_Recv, popmon_r, count, datatype, source, tag, comm, popmon_sp);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Recv);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Recv);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Recv, 41)
@@ -4358,7 +4358,7 @@ void mpi_recv_f08ts_(void *buf, void *count, void *datatype, void *source, void 
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Recv_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	MPI_Status popmon_st;
 	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
@@ -4366,7 +4366,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Recv_c)(void *buf, MPI_Count count, MPI_Dat
 	popmon_d_recv(POPMON_D_MPI_Recv_c, popmon_r, count, datatype, source, tag, comm, popmon_sp);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Recv_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Recv_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Recv_c, 42)
@@ -4406,13 +4406,13 @@ void mpi_recv_f08ts_large_(void *buf, void *count, void *datatype, void *source,
 /* MPI_Recv_init: MPI-1.0, p2p */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Recv_init)(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Recv_init))popmon_next_fn(POPMON_FN_MPI_Recv_init))(buf, count, datatype, source, tag, comm, request);
 	popmon_d_recv_init(POPMON_D_MPI_Recv_init, popmon_r, count, datatype, source, tag, comm, request);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Recv_init);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Recv_init);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Recv_init, 43)
@@ -4494,13 +4494,13 @@ void mpi_recv_init_f08ts_(void *buf, void *count, void *datatype, void *source, 
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Recv_init_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Recv_init_c))popmon_next_fn(POPMON_FN_MPI_Recv_init_c))(buf, count, datatype, source, tag, comm, request);
 	popmon_d_recv_init(POPMON_D_MPI_Recv_init_c, popmon_r, count, datatype, source, tag, comm, request);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Recv_init_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Recv_init_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Recv_init_c, 44)
@@ -4540,12 +4540,12 @@ void mpi_recv_init_f08ts_large_(void *buf, void *count, void *datatype, void *so
 /* MPI_Request_free: MPI-1.0, p2p */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Request_free)(MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	struct popmon_dpre popmon_p;
 	popmon_dpre_request_free(&popmon_p, request);
 	int popmon_r = ((__typeof__(&PMPI_Request_free))popmon_next_fn(POPMON_FN_MPI_Request_free))(request);
 	popmon_d_request_free(popmon_r, &popmon_p);
-	popmon_mpi_leave(POPMON_FN_MPI_Request_free);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Request_free);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Request_free, 45)
@@ -4612,9 +4612,9 @@ void mpi_request_free_f08_(void *request, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Request_get_status)(MPI_Request request, int *flag, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Request_get_status))popmon_next_fn(POPMON_FN_MPI_Request_get_status))(request, flag, status);
-	popmon_mpi_leave(POPMON_FN_MPI_Request_get_status);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Request_get_status);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Request_get_status, 46)
@@ -4682,9 +4682,9 @@ void mpi_request_get_status_f08_(void *request, void *flag, void *status, void *
 #if (MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)) && (MPI_VERSION < 5)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Request_get_status_all)(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Request_get_status_all))popmon_next_fn(POPMON_FN_MPI_Request_get_status_all))(count, array_of_requests, flag, array_of_statuses);
-	popmon_mpi_leave(POPMON_FN_MPI_Request_get_status_all);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Request_get_status_all);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Request_get_status_all, 47)
@@ -4752,9 +4752,9 @@ void mpi_request_get_status_all_f08_(void *count, void *array_of_requests, void 
 #if (MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)) && (MPI_VERSION < 5)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Request_get_status_any)(int count, MPI_Request array_of_requests[], int *indx, int *flag, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Request_get_status_any))popmon_next_fn(POPMON_FN_MPI_Request_get_status_any))(count, array_of_requests, indx, flag, status);
-	popmon_mpi_leave(POPMON_FN_MPI_Request_get_status_any);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Request_get_status_any);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Request_get_status_any, 48)
@@ -4822,9 +4822,9 @@ void mpi_request_get_status_any_f08_(void *count, void *array_of_requests, void 
 #if (MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)) && (MPI_VERSION < 5)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Request_get_status_some)(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[])
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Request_get_status_some))popmon_next_fn(POPMON_FN_MPI_Request_get_status_some))(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
-	popmon_mpi_leave(POPMON_FN_MPI_Request_get_status_some);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Request_get_status_some);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Request_get_status_some, 49)
@@ -4891,13 +4891,13 @@ void mpi_request_get_status_some_f08_(void *incount, void *array_of_requests, vo
 /* MPI_Rsend: MPI-1.0, p2p */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Rsend)(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Rsend))popmon_next_fn(POPMON_FN_MPI_Rsend))(buf, count, datatype, dest, tag, comm);
 	popmon_d_send(POPMON_D_MPI_Rsend, popmon_r, count, datatype, dest, tag, comm);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Rsend);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Rsend);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Rsend, 50)
@@ -4979,13 +4979,13 @@ void mpi_rsend_f08ts_(void *buf, void *count, void *datatype, void *dest, void *
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Rsend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Rsend_c))popmon_next_fn(POPMON_FN_MPI_Rsend_c))(buf, count, datatype, dest, tag, comm);
 	popmon_d_send(POPMON_D_MPI_Rsend_c, popmon_r, count, datatype, dest, tag, comm);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Rsend_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Rsend_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Rsend_c, 51)
@@ -5025,13 +5025,13 @@ void mpi_rsend_f08ts_large_(void *buf, void *count, void *datatype, void *dest, 
 /* MPI_Rsend_init: MPI-1.0, p2p */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Rsend_init)(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Rsend_init))popmon_next_fn(POPMON_FN_MPI_Rsend_init))(buf, count, datatype, dest, tag, comm, request);
 	popmon_d_send_init(POPMON_D_MPI_Rsend_init, popmon_r, count, datatype, dest, tag, comm, request);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Rsend_init);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Rsend_init);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Rsend_init, 52)
@@ -5113,13 +5113,13 @@ void mpi_rsend_init_f08ts_(void *buf, void *count, void *datatype, void *dest, v
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Rsend_init_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Rsend_init_c))popmon_next_fn(POPMON_FN_MPI_Rsend_init_c))(buf, count, datatype, dest, tag, comm, request);
 	popmon_d_send_init(POPMON_D_MPI_Rsend_init_c, popmon_r, count, datatype, dest, tag, comm, request);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Rsend_init_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Rsend_init_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Rsend_init_c, 53)
@@ -5159,13 +5159,13 @@ void mpi_rsend_init_f08ts_large_(void *buf, void *count, void *datatype, void *d
 /* MPI_Send: MPI-1.0, p2p */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Send)(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Send))popmon_next_fn(POPMON_FN_MPI_Send))(buf, count, datatype, dest, tag, comm);
 	popmon_d_send(POPMON_D_MPI_Send, popmon_r, count, datatype, dest, tag, comm);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Send);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Send);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Send, 54)
@@ -5247,13 +5247,13 @@ void mpi_send_f08ts_(void *buf, void *count, void *datatype, void *dest, void *t
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Send_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Send_c))popmon_next_fn(POPMON_FN_MPI_Send_c))(buf, count, datatype, dest, tag, comm);
 	popmon_d_send(POPMON_D_MPI_Send_c, popmon_r, count, datatype, dest, tag, comm);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Send_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Send_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Send_c, 55)
@@ -5293,13 +5293,13 @@ void mpi_send_f08ts_large_(void *buf, void *count, void *datatype, void *dest, v
 /* MPI_Send_init: MPI-1.0, p2p */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Send_init)(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Send_init))popmon_next_fn(POPMON_FN_MPI_Send_init))(buf, count, datatype, dest, tag, comm, request);
 	popmon_d_send_init(POPMON_D_MPI_Send_init, popmon_r, count, datatype, dest, tag, comm, request);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Send_init);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Send_init);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Send_init, 56)
@@ -5381,13 +5381,13 @@ void mpi_send_init_f08ts_(void *buf, void *count, void *datatype, void *dest, vo
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Send_init_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Send_init_c))popmon_next_fn(POPMON_FN_MPI_Send_init_c))(buf, count, datatype, dest, tag, comm, request);
 	popmon_d_send_init(POPMON_D_MPI_Send_init_c, popmon_r, count, datatype, dest, tag, comm, request);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Send_init_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Send_init_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Send_init_c, 57)
@@ -5427,7 +5427,7 @@ void mpi_send_init_f08ts_large_(void *buf, void *count, void *datatype, void *de
 /* MPI_Sendrecv: MPI-1.0, p2p */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Sendrecv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	MPI_Status popmon_st;
 	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
@@ -5435,7 +5435,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Sendrecv)(const void *sendbuf, int sendcoun
 	popmon_d_sendrecv(POPMON_D_MPI_Sendrecv, popmon_r, sendcount, sendtype, dest, sendtag, recvcount, recvtype, source, recvtag, comm, popmon_sp);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Sendrecv);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Sendrecv);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Sendrecv, 58)
@@ -5517,7 +5517,7 @@ void mpi_sendrecv_f08ts_(void *sendbuf, void *sendcount, void *sendtype, void *d
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Sendrecv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	MPI_Status popmon_st;
 	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
@@ -5525,7 +5525,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Sendrecv_c)(const void *sendbuf, MPI_Count 
 	popmon_d_sendrecv(POPMON_D_MPI_Sendrecv_c, popmon_r, sendcount, sendtype, dest, sendtag, recvcount, recvtype, source, recvtag, comm, popmon_sp);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Sendrecv_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Sendrecv_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Sendrecv_c, 59)
@@ -5565,7 +5565,7 @@ void mpi_sendrecv_f08ts_large_(void *sendbuf, void *sendcount, void *sendtype, v
 /* MPI_Sendrecv_replace: MPI-1.0, p2p */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Sendrecv_replace)(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	MPI_Status popmon_st;
 	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
@@ -5573,7 +5573,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Sendrecv_replace)(void *buf, int count, MPI
 	popmon_d_sendrecv_replace(POPMON_D_MPI_Sendrecv_replace, popmon_r, count, datatype, dest, sendtag, source, recvtag, comm, popmon_sp);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Sendrecv_replace);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Sendrecv_replace);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Sendrecv_replace, 60)
@@ -5655,7 +5655,7 @@ void mpi_sendrecv_replace_f08ts_(void *buf, void *count, void *datatype, void *d
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Sendrecv_replace_c)(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	MPI_Status popmon_st;
 	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
@@ -5663,7 +5663,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Sendrecv_replace_c)(void *buf, MPI_Count co
 	popmon_d_sendrecv_replace(POPMON_D_MPI_Sendrecv_replace_c, popmon_r, count, datatype, dest, sendtag, source, recvtag, comm, popmon_sp);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Sendrecv_replace_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Sendrecv_replace_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Sendrecv_replace_c, 61)
@@ -5704,9 +5704,9 @@ void mpi_sendrecv_replace_f08ts_large_(void *buf, void *count, void *datatype, v
 #if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Session_attach_buffer)(MPI_Session session, void *buffer, int size)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Session_attach_buffer))popmon_next_fn(POPMON_FN_MPI_Session_attach_buffer))(session, buffer, size);
-	popmon_mpi_leave(POPMON_FN_MPI_Session_attach_buffer);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Session_attach_buffer);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Session_attach_buffer, 62)
@@ -5789,9 +5789,9 @@ void mpi_session_attach_buffer_f08ts_(void *session, void *buffer, void *size, v
 #if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Session_attach_buffer_c)(MPI_Session session, void *buffer, MPI_Count size)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Session_attach_buffer_c))popmon_next_fn(POPMON_FN_MPI_Session_attach_buffer_c))(session, buffer, size);
-	popmon_mpi_leave(POPMON_FN_MPI_Session_attach_buffer_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Session_attach_buffer_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Session_attach_buffer_c, 63)
@@ -5832,9 +5832,9 @@ void mpi_session_attach_buffer_f08ts_large_(void *session, void *buffer, void *s
 #if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Session_detach_buffer)(MPI_Session session, void *buffer_addr, int *size)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Session_detach_buffer))popmon_next_fn(POPMON_FN_MPI_Session_detach_buffer))(session, buffer_addr, size);
-	popmon_mpi_leave(POPMON_FN_MPI_Session_detach_buffer);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Session_detach_buffer);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Session_detach_buffer, 64)
@@ -5917,9 +5917,9 @@ void mpi_session_detach_buffer_f08ts_(void *session, void *buffer_addr, void *si
 #if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Session_detach_buffer_c)(MPI_Session session, void *buffer_addr, MPI_Count *size)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Session_detach_buffer_c))popmon_next_fn(POPMON_FN_MPI_Session_detach_buffer_c))(session, buffer_addr, size);
-	popmon_mpi_leave(POPMON_FN_MPI_Session_detach_buffer_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Session_detach_buffer_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Session_detach_buffer_c, 65)
@@ -5960,9 +5960,9 @@ void mpi_session_detach_buffer_f08ts_large_(void *session, void *buffer_addr, vo
 #if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Session_flush_buffer)(MPI_Session session)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Session_flush_buffer))popmon_next_fn(POPMON_FN_MPI_Session_flush_buffer))(session);
-	popmon_mpi_leave(POPMON_FN_MPI_Session_flush_buffer);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Session_flush_buffer);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Session_flush_buffer, 66)
@@ -6030,9 +6030,9 @@ void mpi_session_flush_buffer_f08_(void *session, void *ierror)
 #if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Session_iflush_buffer)(MPI_Session session, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Session_iflush_buffer))popmon_next_fn(POPMON_FN_MPI_Session_iflush_buffer))(session, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Session_iflush_buffer);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Session_iflush_buffer);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Session_iflush_buffer, 67)
@@ -6099,13 +6099,13 @@ void mpi_session_iflush_buffer_f08_(void *session, void *request, void *ierror)
 /* MPI_Ssend: MPI-1.0, p2p */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ssend)(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Ssend))popmon_next_fn(POPMON_FN_MPI_Ssend))(buf, count, datatype, dest, tag, comm);
 	popmon_d_send(POPMON_D_MPI_Ssend, popmon_r, count, datatype, dest, tag, comm);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Ssend);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Ssend);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Ssend, 68)
@@ -6187,13 +6187,13 @@ void mpi_ssend_f08ts_(void *buf, void *count, void *datatype, void *dest, void *
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ssend_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Ssend_c))popmon_next_fn(POPMON_FN_MPI_Ssend_c))(buf, count, datatype, dest, tag, comm);
 	popmon_d_send(POPMON_D_MPI_Ssend_c, popmon_r, count, datatype, dest, tag, comm);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Ssend_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Ssend_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Ssend_c, 69)
@@ -6233,13 +6233,13 @@ void mpi_ssend_f08ts_large_(void *buf, void *count, void *datatype, void *dest, 
 /* MPI_Ssend_init: MPI-1.0, p2p */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ssend_init)(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Ssend_init))popmon_next_fn(POPMON_FN_MPI_Ssend_init))(buf, count, datatype, dest, tag, comm, request);
 	popmon_d_send_init(POPMON_D_MPI_Ssend_init, popmon_r, count, datatype, dest, tag, comm, request);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Ssend_init);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Ssend_init);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Ssend_init, 70)
@@ -6321,13 +6321,13 @@ void mpi_ssend_init_f08ts_(void *buf, void *count, void *datatype, void *dest, v
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ssend_init_c)(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	int popmon_r = ((__typeof__(&PMPI_Ssend_init_c))popmon_next_fn(POPMON_FN_MPI_Ssend_init_c))(buf, count, datatype, dest, tag, comm, request);
 	popmon_d_send_init(POPMON_D_MPI_Ssend_init_c, popmon_r, count, datatype, dest, tag, comm, request);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Ssend_init_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Ssend_init_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Ssend_init_c, 71)
@@ -6367,10 +6367,10 @@ void mpi_ssend_init_f08ts_large_(void *buf, void *count, void *datatype, void *d
 /* MPI_Start: MPI-1.0, p2p */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Start)(MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Start))popmon_next_fn(POPMON_FN_MPI_Start))(request);
 	popmon_d_start(popmon_r, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Start);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Start);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Start, 72)
@@ -6436,10 +6436,10 @@ void mpi_start_f08_(void *request, void *ierror)
 /* MPI_Startall: MPI-1.0, p2p */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Startall)(int count, MPI_Request array_of_requests[])
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Startall))popmon_next_fn(POPMON_FN_MPI_Startall))(count, array_of_requests);
 	popmon_d_startall(popmon_r, count, array_of_requests);
-	popmon_mpi_leave(POPMON_FN_MPI_Startall);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Startall);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Startall, 73)
@@ -6506,9 +6506,9 @@ void mpi_startall_f08_(void *count, void *array_of_requests, void *ierror)
 #if (MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)) && (MPI_VERSION < 5)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Status_get_error)(MPI_Status *status, int *error)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Status_get_error))popmon_next_fn(POPMON_FN_MPI_Status_get_error))(status, error);
-	popmon_mpi_leave(POPMON_FN_MPI_Status_get_error);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Status_get_error);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Status_get_error, 74)
@@ -6576,9 +6576,9 @@ void mpi_status_get_error_f08_(void *status, void *error, void *ierror)
 #if (MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)) && (MPI_VERSION < 5)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Status_get_source)(MPI_Status *status, int *source)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Status_get_source))popmon_next_fn(POPMON_FN_MPI_Status_get_source))(status, source);
-	popmon_mpi_leave(POPMON_FN_MPI_Status_get_source);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Status_get_source);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Status_get_source, 75)
@@ -6646,9 +6646,9 @@ void mpi_status_get_source_f08_(void *status, void *source, void *ierror)
 #if (MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)) && (MPI_VERSION < 5)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Status_get_tag)(MPI_Status *status, int *tag)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Status_get_tag))popmon_next_fn(POPMON_FN_MPI_Status_get_tag))(status, tag);
-	popmon_mpi_leave(POPMON_FN_MPI_Status_get_tag);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Status_get_tag);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Status_get_tag, 76)
@@ -6716,9 +6716,9 @@ void mpi_status_get_tag_f08_(void *status, void *tag, void *ierror)
 #if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Status_set_error)(MPI_Status *status, int error)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Status_set_error))popmon_next_fn(POPMON_FN_MPI_Status_set_error))(status, error);
-	popmon_mpi_leave(POPMON_FN_MPI_Status_set_error);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Status_set_error);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Status_set_error, 77)
@@ -6786,9 +6786,9 @@ void mpi_status_set_error_f08_(void *status, void *error, void *ierror)
 #if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Status_set_source)(MPI_Status *status, int source)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Status_set_source))popmon_next_fn(POPMON_FN_MPI_Status_set_source))(status, source);
-	popmon_mpi_leave(POPMON_FN_MPI_Status_set_source);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Status_set_source);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Status_set_source, 78)
@@ -6856,9 +6856,9 @@ void mpi_status_set_source_f08_(void *status, void *source, void *ierror)
 #if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Status_set_tag)(MPI_Status *status, int tag)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Status_set_tag))popmon_next_fn(POPMON_FN_MPI_Status_set_tag))(status, tag);
-	popmon_mpi_leave(POPMON_FN_MPI_Status_set_tag);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Status_set_tag);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Status_set_tag, 79)
@@ -6925,14 +6925,14 @@ void mpi_status_set_tag_f08_(void *status, void *tag, void *ierror)
 /* MPI_Test: MPI-1.0, p2p */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Test)(MPI_Request *request, int *flag, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	MPI_Status popmon_st;
 	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
 	MPI_Request popmon_q = request != NULL ? *request : MPI_REQUEST_NULL;
 	int popmon_r = ((__typeof__(&PMPI_Test))popmon_next_fn(POPMON_FN_MPI_Test))(request, flag, popmon_sp);
 	if (flag != NULL && *flag && popmon_q != MPI_REQUEST_NULL)
 		popmon_d_test(popmon_r, popmon_q, popmon_sp);
-	popmon_mpi_leave(POPMON_FN_MPI_Test);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Test);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Test, 80)
@@ -6998,9 +6998,9 @@ void mpi_test_f08_(void *request, void *flag, void *status, void *ierror)
 /* MPI_Test_cancelled: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Test_cancelled)(const MPI_Status *status, int *flag)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Test_cancelled))popmon_next_fn(POPMON_FN_MPI_Test_cancelled))(status, flag);
-	popmon_mpi_leave(POPMON_FN_MPI_Test_cancelled);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Test_cancelled);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Test_cancelled, 81)
@@ -7066,13 +7066,13 @@ void mpi_test_cancelled_f08_(void *status, void *flag, void *ierror)
 /* MPI_Testall: MPI-1.0, p2p */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Testall)(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	struct popmon_dpoll popmon_p;
-	MPI_Status *popmon_sa = popmon_dpoll_save(&popmon_p, count, array_of_requests, array_of_statuses);
+	MPI_Status *popmon_sa = popmon_dpoll_save(&popmon_p, popmon_t, count, array_of_requests, array_of_statuses);
 	int popmon_r = ((__typeof__(&PMPI_Testall))popmon_next_fn(POPMON_FN_MPI_Testall))(count, array_of_requests, flag, popmon_sa);
 	if (popmon_p.n > 0 && flag != NULL && *flag)
 		popmon_d_testall(popmon_r, &popmon_p, popmon_sa);
-	popmon_mpi_leave(POPMON_FN_MPI_Testall);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Testall);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Testall, 82)
@@ -7138,15 +7138,15 @@ void mpi_testall_f08_(void *count, void *array_of_requests, void *flag, void *ar
 /* MPI_Testany: MPI-1.0, p2p */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Testany)(int count, MPI_Request array_of_requests[], int *indx, int *flag, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	MPI_Status popmon_st;
 	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
 	struct popmon_dpoll popmon_p;
-	popmon_dpoll_save(&popmon_p, count, array_of_requests, MPI_STATUSES_IGNORE);
+	popmon_dpoll_save(&popmon_p, popmon_t, count, array_of_requests, MPI_STATUSES_IGNORE);
 	int popmon_r = ((__typeof__(&PMPI_Testany))popmon_next_fn(POPMON_FN_MPI_Testany))(count, array_of_requests, indx, flag, popmon_sp);
 	if (popmon_p.n > 0 && flag != NULL && *flag)
 		popmon_d_testany(popmon_r, &popmon_p, indx, popmon_sp);
-	popmon_mpi_leave(POPMON_FN_MPI_Testany);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Testany);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Testany, 83)
@@ -7212,13 +7212,13 @@ void mpi_testany_f08_(void *count, void *array_of_requests, void *indx, void *fl
 /* MPI_Testsome: MPI-1.0, p2p */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Testsome)(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[])
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	struct popmon_dpoll popmon_p;
-	MPI_Status *popmon_sa = popmon_dpoll_save(&popmon_p, incount, array_of_requests, array_of_statuses);
+	MPI_Status *popmon_sa = popmon_dpoll_save(&popmon_p, popmon_t, incount, array_of_requests, array_of_statuses);
 	int popmon_r = ((__typeof__(&PMPI_Testsome))popmon_next_fn(POPMON_FN_MPI_Testsome))(incount, array_of_requests, outcount, array_of_indices, popmon_sa);
 	if (popmon_p.n > 0 && outcount != NULL && *outcount > 0)
 		popmon_d_testsome(popmon_r, &popmon_p, outcount, array_of_indices, popmon_sa);
-	popmon_mpi_leave(POPMON_FN_MPI_Testsome);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Testsome);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Testsome, 84)
@@ -7284,14 +7284,14 @@ void mpi_testsome_f08_(void *incount, void *array_of_requests, void *outcount, v
 /* MPI_Wait: MPI-1.0, p2p */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Wait)(MPI_Request *request, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	MPI_Status popmon_st;
 	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
 	struct popmon_dpre popmon_p;
 	popmon_dpre_wait(&popmon_p, request);
 	int popmon_r = ((__typeof__(&PMPI_Wait))popmon_next_fn(POPMON_FN_MPI_Wait))(request, popmon_sp);
 	popmon_d_wait(popmon_r, &popmon_p, popmon_sp);
-	popmon_mpi_leave(POPMON_FN_MPI_Wait);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Wait);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Wait, 85)
@@ -7357,12 +7357,12 @@ void mpi_wait_f08_(void *request, void *status, void *ierror)
 /* MPI_Waitall: MPI-1.0, p2p */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Waitall)(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	struct popmon_dpre popmon_p;
 	MPI_Status *popmon_sa = popmon_dpre_waitall(&popmon_p, count, array_of_requests, array_of_statuses);
 	int popmon_r = ((__typeof__(&PMPI_Waitall))popmon_next_fn(POPMON_FN_MPI_Waitall))(count, array_of_requests, popmon_sa);
 	popmon_d_waitall(popmon_r, &popmon_p, popmon_sa);
-	popmon_mpi_leave(POPMON_FN_MPI_Waitall);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Waitall);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Waitall, 86)
@@ -7428,14 +7428,14 @@ void mpi_waitall_f08_(void *count, void *array_of_requests, void *array_of_statu
 /* MPI_Waitany: MPI-1.0, p2p */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Waitany)(int count, MPI_Request array_of_requests[], int *indx, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	MPI_Status popmon_st;
 	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
 	struct popmon_dpre popmon_p;
 	popmon_dpre_waitany(&popmon_p, count, array_of_requests);
 	int popmon_r = ((__typeof__(&PMPI_Waitany))popmon_next_fn(POPMON_FN_MPI_Waitany))(count, array_of_requests, indx, popmon_sp);
 	popmon_d_waitany(popmon_r, &popmon_p, indx, popmon_sp);
-	popmon_mpi_leave(POPMON_FN_MPI_Waitany);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Waitany);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Waitany, 87)
@@ -7501,12 +7501,12 @@ void mpi_waitany_f08_(void *count, void *array_of_requests, void *indx, void *st
 /* MPI_Waitsome: MPI-1.0, p2p */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Waitsome)(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[])
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	struct popmon_dpre popmon_p;
 	MPI_Status *popmon_sa = popmon_dpre_waitsome(&popmon_p, incount, array_of_requests, array_of_statuses);
 	int popmon_r = ((__typeof__(&PMPI_Waitsome))popmon_next_fn(POPMON_FN_MPI_Waitsome))(incount, array_of_requests, outcount, array_of_indices, popmon_sa);
 	popmon_d_waitsome(popmon_r, &popmon_p, outcount, array_of_indices, popmon_sa);
-	popmon_mpi_leave(POPMON_FN_MPI_Waitsome);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Waitsome);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Waitsome, 88)
@@ -7573,9 +7573,9 @@ void mpi_waitsome_f08_(void *incount, void *array_of_requests, void *outcount, v
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Parrived)(MPI_Request request, int partition, int *flag)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Parrived))popmon_next_fn(POPMON_FN_MPI_Parrived))(request, partition, flag);
-	popmon_mpi_leave(POPMON_FN_MPI_Parrived);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Parrived);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Parrived, 89)
@@ -7643,9 +7643,9 @@ void mpi_parrived_f08_(void *request, void *partition, void *flag, void *ierror)
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Pready)(int partition, MPI_Request request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Pready))popmon_next_fn(POPMON_FN_MPI_Pready))(partition, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Pready);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Pready);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Pready, 90)
@@ -7713,9 +7713,9 @@ void mpi_pready_f08_(void *partition, void *request, void *ierror)
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Pready_list)(int length, int array_of_partitions[], MPI_Request request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Pready_list))popmon_next_fn(POPMON_FN_MPI_Pready_list))(length, array_of_partitions, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Pready_list);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Pready_list);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Pready_list, 91)
@@ -7783,9 +7783,9 @@ void mpi_pready_list_f08_(void *length, void *array_of_partitions, void *request
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Pready_range)(int partition_low, int partition_high, MPI_Request request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Pready_range))popmon_next_fn(POPMON_FN_MPI_Pready_range))(partition_low, partition_high, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Pready_range);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Pready_range);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Pready_range, 92)
@@ -7853,9 +7853,9 @@ void mpi_pready_range_f08_(void *partition_low, void *partition_high, void *requ
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Precv_init)(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Precv_init))popmon_next_fn(POPMON_FN_MPI_Precv_init))(buf, partitions, count, datatype, dest, tag, comm, info, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Precv_init);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Precv_init);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Precv_init, 93)
@@ -7938,9 +7938,9 @@ void mpi_precv_init_f08ts_(void *buf, void *partitions, void *count, void *datat
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Psend_init)(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Psend_init))popmon_next_fn(POPMON_FN_MPI_Psend_init))(buf, partitions, count, datatype, dest, tag, comm, info, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Psend_init);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Psend_init);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Psend_init, 94)
@@ -8023,9 +8023,9 @@ void mpi_psend_init_f08ts_(void *buf, void *partitions, void *count, void *datat
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Get_address)(const void *location, MPI_Aint *address)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Get_address))popmon_next_fn(POPMON_FN_MPI_Get_address))(location, address);
-	popmon_mpi_leave(POPMON_FN_MPI_Get_address);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Get_address);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Get_address, 95)
@@ -8107,9 +8107,9 @@ void mpi_get_address_f08ts_(void *location, void *address, void *ierror)
 /* MPI_Get_elements: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Get_elements)(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Get_elements))popmon_next_fn(POPMON_FN_MPI_Get_elements))(status, datatype, count);
-	popmon_mpi_leave(POPMON_FN_MPI_Get_elements);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Get_elements);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Get_elements, 96)
@@ -8176,9 +8176,9 @@ void mpi_get_elements_f08_(void *status, void *datatype, void *count, void *ierr
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Get_elements_c)(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Get_elements_c))popmon_next_fn(POPMON_FN_MPI_Get_elements_c))(status, datatype, count);
-	popmon_mpi_leave(POPMON_FN_MPI_Get_elements_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Get_elements_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Get_elements_c, 97)
@@ -8204,9 +8204,9 @@ void mpi_get_elements_f08_large_(void *status, void *datatype, void *count, void
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Get_elements_x)(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Get_elements_x))popmon_next_fn(POPMON_FN_MPI_Get_elements_x))(status, datatype, count);
-	popmon_mpi_leave(POPMON_FN_MPI_Get_elements_x);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Get_elements_x);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Get_elements_x, 98)
@@ -8273,9 +8273,9 @@ void mpi_get_elements_x_f08_(void *status, void *datatype, void *count, void *ie
 /* MPI_Pack: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Pack)(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Pack))popmon_next_fn(POPMON_FN_MPI_Pack))(inbuf, incount, datatype, outbuf, outsize, position, comm);
-	popmon_mpi_leave(POPMON_FN_MPI_Pack);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Pack);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Pack, 99)
@@ -8357,9 +8357,9 @@ void mpi_pack_f08ts_(void *inbuf, void *incount, void *datatype, void *outbuf, v
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Pack_c)(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Pack_c))popmon_next_fn(POPMON_FN_MPI_Pack_c))(inbuf, incount, datatype, outbuf, outsize, position, comm);
-	popmon_mpi_leave(POPMON_FN_MPI_Pack_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Pack_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Pack_c, 100)
@@ -8400,9 +8400,9 @@ void mpi_pack_f08ts_large_(void *inbuf, void *incount, void *datatype, void *out
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Pack_external)(const char *datarep, const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Pack_external))popmon_next_fn(POPMON_FN_MPI_Pack_external))(datarep, inbuf, incount, datatype, outbuf, outsize, position);
-	popmon_mpi_leave(POPMON_FN_MPI_Pack_external);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Pack_external);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Pack_external, 101)
@@ -8485,9 +8485,9 @@ void mpi_pack_external_f08ts_(void *datarep, void *inbuf, void *incount, void *d
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Pack_external_c)(const char *datarep, const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Pack_external_c))popmon_next_fn(POPMON_FN_MPI_Pack_external_c))(datarep, inbuf, incount, datatype, outbuf, outsize, position);
-	popmon_mpi_leave(POPMON_FN_MPI_Pack_external_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Pack_external_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Pack_external_c, 102)
@@ -8528,9 +8528,9 @@ void mpi_pack_external_f08ts_large_(void *datarep, void *inbuf, void *incount, v
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Pack_external_size)(const char *datarep, int incount, MPI_Datatype datatype, MPI_Aint *size)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Pack_external_size))popmon_next_fn(POPMON_FN_MPI_Pack_external_size))(datarep, incount, datatype, size);
-	popmon_mpi_leave(POPMON_FN_MPI_Pack_external_size);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Pack_external_size);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Pack_external_size, 103)
@@ -8598,9 +8598,9 @@ void mpi_pack_external_size_f08_(void *datarep, void *incount, void *datatype, v
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Pack_external_size_c)(const char *datarep, MPI_Count incount, MPI_Datatype datatype, MPI_Count *size)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Pack_external_size_c))popmon_next_fn(POPMON_FN_MPI_Pack_external_size_c))(datarep, incount, datatype, size);
-	popmon_mpi_leave(POPMON_FN_MPI_Pack_external_size_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Pack_external_size_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Pack_external_size_c, 104)
@@ -8625,9 +8625,9 @@ void mpi_pack_external_size_f08_large_(void *datarep, void *incount, void *datat
 /* MPI_Pack_size: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Pack_size)(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Pack_size))popmon_next_fn(POPMON_FN_MPI_Pack_size))(incount, datatype, comm, size);
-	popmon_mpi_leave(POPMON_FN_MPI_Pack_size);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Pack_size);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Pack_size, 105)
@@ -8694,9 +8694,9 @@ void mpi_pack_size_f08_(void *incount, void *datatype, void *comm, void *size, v
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Pack_size_c)(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Pack_size_c))popmon_next_fn(POPMON_FN_MPI_Pack_size_c))(incount, datatype, comm, size);
-	popmon_mpi_leave(POPMON_FN_MPI_Pack_size_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Pack_size_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Pack_size_c, 106)
@@ -8721,9 +8721,9 @@ void mpi_pack_size_f08_large_(void *incount, void *datatype, void *comm, void *s
 /* MPI_Type_commit: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_commit)(MPI_Datatype *datatype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_commit))popmon_next_fn(POPMON_FN_MPI_Type_commit))(datatype);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_commit);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_commit);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_commit, 107)
@@ -8789,9 +8789,9 @@ void mpi_type_commit_f08_(void *datatype, void *ierror)
 /* MPI_Type_contiguous: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_contiguous)(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_contiguous))popmon_next_fn(POPMON_FN_MPI_Type_contiguous))(count, oldtype, newtype);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_contiguous);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_contiguous);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_contiguous, 108)
@@ -8858,9 +8858,9 @@ void mpi_type_contiguous_f08_(void *count, void *oldtype, void *newtype, void *i
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_contiguous_c)(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_contiguous_c))popmon_next_fn(POPMON_FN_MPI_Type_contiguous_c))(count, oldtype, newtype);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_contiguous_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_contiguous_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_contiguous_c, 109)
@@ -8886,9 +8886,9 @@ void mpi_type_contiguous_f08_large_(void *count, void *oldtype, void *newtype, v
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_create_darray)(int size, int rank, int ndims, const int array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_create_darray))popmon_next_fn(POPMON_FN_MPI_Type_create_darray))(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_create_darray);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_create_darray);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_create_darray, 110)
@@ -8956,9 +8956,9 @@ void mpi_type_create_darray_f08_(void *size, void *rank, void *ndims, void *arra
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_create_darray_c)(int size, int rank, int ndims, const MPI_Count array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_create_darray_c))popmon_next_fn(POPMON_FN_MPI_Type_create_darray_c))(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_create_darray_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_create_darray_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_create_darray_c, 111)
@@ -8984,9 +8984,9 @@ void mpi_type_create_darray_f08_large_(void *size, void *rank, void *ndims, void
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_create_f90_complex)(int p, int r, MPI_Datatype *newtype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_create_f90_complex))popmon_next_fn(POPMON_FN_MPI_Type_create_f90_complex))(p, r, newtype);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_create_f90_complex);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_create_f90_complex);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_create_f90_complex, 112)
@@ -9054,9 +9054,9 @@ void mpi_type_create_f90_complex_f08_(void *p, void *r, void *newtype, void *ier
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_create_f90_integer)(int r, MPI_Datatype *newtype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_create_f90_integer))popmon_next_fn(POPMON_FN_MPI_Type_create_f90_integer))(r, newtype);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_create_f90_integer);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_create_f90_integer);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_create_f90_integer, 113)
@@ -9124,9 +9124,9 @@ void mpi_type_create_f90_integer_f08_(void *r, void *newtype, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_create_f90_real)(int p, int r, MPI_Datatype *newtype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_create_f90_real))popmon_next_fn(POPMON_FN_MPI_Type_create_f90_real))(p, r, newtype);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_create_f90_real);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_create_f90_real);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_create_f90_real, 114)
@@ -9194,9 +9194,9 @@ void mpi_type_create_f90_real_f08_(void *p, void *r, void *newtype, void *ierror
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_create_hindexed)(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_create_hindexed))popmon_next_fn(POPMON_FN_MPI_Type_create_hindexed))(count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_create_hindexed);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_create_hindexed);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_create_hindexed, 115)
@@ -9264,9 +9264,9 @@ void mpi_type_create_hindexed_f08_(void *count, void *array_of_blocklengths, voi
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_create_hindexed_c)(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_create_hindexed_c))popmon_next_fn(POPMON_FN_MPI_Type_create_hindexed_c))(count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_create_hindexed_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_create_hindexed_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_create_hindexed_c, 116)
@@ -9292,9 +9292,9 @@ void mpi_type_create_hindexed_f08_large_(void *count, void *array_of_blocklength
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_create_hindexed_block)(int count, int blocklength, const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_create_hindexed_block))popmon_next_fn(POPMON_FN_MPI_Type_create_hindexed_block))(count, blocklength, array_of_displacements, oldtype, newtype);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_create_hindexed_block);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_create_hindexed_block);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_create_hindexed_block, 117)
@@ -9362,9 +9362,9 @@ void mpi_type_create_hindexed_block_f08_(void *count, void *blocklength, void *a
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_create_hindexed_block_c)(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_create_hindexed_block_c))popmon_next_fn(POPMON_FN_MPI_Type_create_hindexed_block_c))(count, blocklength, array_of_displacements, oldtype, newtype);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_create_hindexed_block_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_create_hindexed_block_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_create_hindexed_block_c, 118)
@@ -9390,9 +9390,9 @@ void mpi_type_create_hindexed_block_f08_large_(void *count, void *blocklength, v
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_create_hvector)(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_create_hvector))popmon_next_fn(POPMON_FN_MPI_Type_create_hvector))(count, blocklength, stride, oldtype, newtype);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_create_hvector);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_create_hvector);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_create_hvector, 119)
@@ -9460,9 +9460,9 @@ void mpi_type_create_hvector_f08_(void *count, void *blocklength, void *stride, 
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_create_hvector_c)(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_create_hvector_c))popmon_next_fn(POPMON_FN_MPI_Type_create_hvector_c))(count, blocklength, stride, oldtype, newtype);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_create_hvector_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_create_hvector_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_create_hvector_c, 120)
@@ -9488,9 +9488,9 @@ void mpi_type_create_hvector_f08_large_(void *count, void *blocklength, void *st
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_create_indexed_block)(int count, int blocklength, const int array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_create_indexed_block))popmon_next_fn(POPMON_FN_MPI_Type_create_indexed_block))(count, blocklength, array_of_displacements, oldtype, newtype);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_create_indexed_block);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_create_indexed_block);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_create_indexed_block, 121)
@@ -9558,9 +9558,9 @@ void mpi_type_create_indexed_block_f08_(void *count, void *blocklength, void *ar
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_create_indexed_block_c)(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_create_indexed_block_c))popmon_next_fn(POPMON_FN_MPI_Type_create_indexed_block_c))(count, blocklength, array_of_displacements, oldtype, newtype);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_create_indexed_block_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_create_indexed_block_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_create_indexed_block_c, 122)
@@ -9586,9 +9586,9 @@ void mpi_type_create_indexed_block_f08_large_(void *count, void *blocklength, vo
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_create_keyval)(MPI_Type_copy_attr_function *type_copy_attr_fn, MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_create_keyval))popmon_next_fn(POPMON_FN_MPI_Type_create_keyval))(type_copy_attr_fn, type_delete_attr_fn, type_keyval, extra_state);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_create_keyval);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_create_keyval);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_create_keyval, 123)
@@ -9671,9 +9671,9 @@ void mpi_type_create_keyval_f08ts_(void *type_copy_attr_fn, void *type_delete_at
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_create_resized)(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_create_resized))popmon_next_fn(POPMON_FN_MPI_Type_create_resized))(oldtype, lb, extent, newtype);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_create_resized);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_create_resized);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_create_resized, 124)
@@ -9741,9 +9741,9 @@ void mpi_type_create_resized_f08_(void *oldtype, void *lb, void *extent, void *n
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_create_resized_c)(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_create_resized_c))popmon_next_fn(POPMON_FN_MPI_Type_create_resized_c))(oldtype, lb, extent, newtype);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_create_resized_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_create_resized_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_create_resized_c, 125)
@@ -9769,9 +9769,9 @@ void mpi_type_create_resized_f08_large_(void *oldtype, void *lb, void *extent, v
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_create_struct)(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_create_struct))popmon_next_fn(POPMON_FN_MPI_Type_create_struct))(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_create_struct);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_create_struct);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_create_struct, 126)
@@ -9839,9 +9839,9 @@ void mpi_type_create_struct_f08_(void *count, void *array_of_blocklengths, void 
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_create_struct_c)(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_create_struct_c))popmon_next_fn(POPMON_FN_MPI_Type_create_struct_c))(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_create_struct_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_create_struct_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_create_struct_c, 127)
@@ -9867,9 +9867,9 @@ void mpi_type_create_struct_f08_large_(void *count, void *array_of_blocklengths,
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_create_subarray)(int ndims, const int array_of_sizes[], const int array_of_subsizes[], const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_create_subarray))popmon_next_fn(POPMON_FN_MPI_Type_create_subarray))(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_create_subarray);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_create_subarray);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_create_subarray, 128)
@@ -9937,9 +9937,9 @@ void mpi_type_create_subarray_f08_(void *ndims, void *array_of_sizes, void *arra
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_create_subarray_c)(int ndims, const MPI_Count array_of_sizes[], const MPI_Count array_of_subsizes[], const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_create_subarray_c))popmon_next_fn(POPMON_FN_MPI_Type_create_subarray_c))(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_create_subarray_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_create_subarray_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_create_subarray_c, 129)
@@ -9965,9 +9965,9 @@ void mpi_type_create_subarray_f08_large_(void *ndims, void *array_of_sizes, void
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_delete_attr)(MPI_Datatype datatype, int type_keyval)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_delete_attr))popmon_next_fn(POPMON_FN_MPI_Type_delete_attr))(datatype, type_keyval);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_delete_attr);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_delete_attr);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_delete_attr, 130)
@@ -10035,9 +10035,9 @@ void mpi_type_delete_attr_f08_(void *datatype, void *type_keyval, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_dup)(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_dup))popmon_next_fn(POPMON_FN_MPI_Type_dup))(oldtype, newtype);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_dup);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_dup);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_dup, 131)
@@ -10104,9 +10104,9 @@ void mpi_type_dup_f08_(void *oldtype, void *newtype, void *ierror)
 /* MPI_Type_free: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_free)(MPI_Datatype *datatype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_free))popmon_next_fn(POPMON_FN_MPI_Type_free))(datatype);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_free);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_free);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_free, 132)
@@ -10173,9 +10173,9 @@ void mpi_type_free_f08_(void *datatype, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_free_keyval)(int *type_keyval)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_free_keyval))popmon_next_fn(POPMON_FN_MPI_Type_free_keyval))(type_keyval);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_free_keyval);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_free_keyval);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_free_keyval, 133)
@@ -10243,9 +10243,9 @@ void mpi_type_free_keyval_f08_(void *type_keyval, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_get_attr)(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_get_attr))popmon_next_fn(POPMON_FN_MPI_Type_get_attr))(datatype, type_keyval, attribute_val, flag);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_get_attr);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_get_attr);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_get_attr, 134)
@@ -10328,9 +10328,9 @@ void mpi_type_get_attr_f08ts_(void *datatype, void *type_keyval, void *attribute
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_get_contents)(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[])
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_get_contents))popmon_next_fn(POPMON_FN_MPI_Type_get_contents))(datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_get_contents);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_get_contents);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_get_contents, 135)
@@ -10398,9 +10398,9 @@ void mpi_type_get_contents_f08_(void *datatype, void *max_integers, void *max_ad
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_get_contents_c)(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses, MPI_Count max_large_counts, MPI_Count max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[])
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_get_contents_c))popmon_next_fn(POPMON_FN_MPI_Type_get_contents_c))(datatype, max_integers, max_addresses, max_large_counts, max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts, array_of_datatypes);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_get_contents_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_get_contents_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_get_contents_c, 136)
@@ -10426,9 +10426,9 @@ void mpi_type_get_contents_f08_large_(void *datatype, void *max_integers, void *
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_get_envelope)(MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes, int *combiner)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_get_envelope))popmon_next_fn(POPMON_FN_MPI_Type_get_envelope))(datatype, num_integers, num_addresses, num_datatypes, combiner);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_get_envelope);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_get_envelope);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_get_envelope, 137)
@@ -10496,9 +10496,9 @@ void mpi_type_get_envelope_f08_(void *datatype, void *num_integers, void *num_ad
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_get_envelope_c)(MPI_Datatype datatype, MPI_Count *num_integers, MPI_Count *num_addresses, MPI_Count *num_large_counts, MPI_Count *num_datatypes, int *combiner)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_get_envelope_c))popmon_next_fn(POPMON_FN_MPI_Type_get_envelope_c))(datatype, num_integers, num_addresses, num_large_counts, num_datatypes, combiner);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_get_envelope_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_get_envelope_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_get_envelope_c, 138)
@@ -10524,9 +10524,9 @@ void mpi_type_get_envelope_f08_large_(void *datatype, void *num_integers, void *
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_get_extent)(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_get_extent))popmon_next_fn(POPMON_FN_MPI_Type_get_extent))(datatype, lb, extent);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_get_extent);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_get_extent);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_get_extent, 139)
@@ -10594,9 +10594,9 @@ void mpi_type_get_extent_f08_(void *datatype, void *lb, void *extent, void *ierr
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_get_extent_c)(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_get_extent_c))popmon_next_fn(POPMON_FN_MPI_Type_get_extent_c))(datatype, lb, extent);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_get_extent_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_get_extent_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_get_extent_c, 140)
@@ -10622,9 +10622,9 @@ void mpi_type_get_extent_f08_large_(void *datatype, void *lb, void *extent, void
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_get_extent_x)(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_get_extent_x))popmon_next_fn(POPMON_FN_MPI_Type_get_extent_x))(datatype, lb, extent);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_get_extent_x);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_get_extent_x);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_get_extent_x, 141)
@@ -10692,9 +10692,9 @@ void mpi_type_get_extent_x_f08_(void *datatype, void *lb, void *extent, void *ie
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_get_name)(MPI_Datatype datatype, char *type_name, int *resultlen)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_get_name))popmon_next_fn(POPMON_FN_MPI_Type_get_name))(datatype, type_name, resultlen);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_get_name);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_get_name);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_get_name, 142)
@@ -10762,9 +10762,9 @@ void mpi_type_get_name_f08_(void *datatype, void *type_name, void *resultlen, vo
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_get_true_extent)(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_get_true_extent))popmon_next_fn(POPMON_FN_MPI_Type_get_true_extent))(datatype, true_lb, true_extent);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_get_true_extent);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_get_true_extent);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_get_true_extent, 143)
@@ -10832,9 +10832,9 @@ void mpi_type_get_true_extent_f08_(void *datatype, void *true_lb, void *true_ext
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_get_true_extent_c)(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_get_true_extent_c))popmon_next_fn(POPMON_FN_MPI_Type_get_true_extent_c))(datatype, true_lb, true_extent);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_get_true_extent_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_get_true_extent_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_get_true_extent_c, 144)
@@ -10860,9 +10860,9 @@ void mpi_type_get_true_extent_f08_large_(void *datatype, void *true_lb, void *tr
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_get_true_extent_x)(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_get_true_extent_x))popmon_next_fn(POPMON_FN_MPI_Type_get_true_extent_x))(datatype, true_lb, true_extent);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_get_true_extent_x);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_get_true_extent_x);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_get_true_extent_x, 145)
@@ -10929,9 +10929,9 @@ void mpi_type_get_true_extent_x_f08_(void *datatype, void *true_lb, void *true_e
 /* MPI_Type_indexed: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_indexed)(int count, const int array_of_blocklengths[], const int array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_indexed))popmon_next_fn(POPMON_FN_MPI_Type_indexed))(count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_indexed);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_indexed);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_indexed, 146)
@@ -10998,9 +10998,9 @@ void mpi_type_indexed_f08_(void *count, void *array_of_blocklengths, void *array
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_indexed_c)(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_indexed_c))popmon_next_fn(POPMON_FN_MPI_Type_indexed_c))(count, array_of_blocklengths, array_of_displacements, oldtype, newtype);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_indexed_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_indexed_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_indexed_c, 147)
@@ -11026,9 +11026,9 @@ void mpi_type_indexed_f08_large_(void *count, void *array_of_blocklengths, void 
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_match_size)(int typeclass, int size, MPI_Datatype *datatype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_match_size))popmon_next_fn(POPMON_FN_MPI_Type_match_size))(typeclass, size, datatype);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_match_size);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_match_size);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_match_size, 148)
@@ -11096,9 +11096,9 @@ void mpi_type_match_size_f08_(void *typeclass, void *size, void *datatype, void 
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_set_attr)(MPI_Datatype datatype, int type_keyval, void *attribute_val)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_set_attr))popmon_next_fn(POPMON_FN_MPI_Type_set_attr))(datatype, type_keyval, attribute_val);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_set_attr);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_set_attr);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_set_attr, 149)
@@ -11181,9 +11181,9 @@ void mpi_type_set_attr_f08ts_(void *datatype, void *type_keyval, void *attribute
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_set_name)(MPI_Datatype datatype, const char *type_name)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_set_name))popmon_next_fn(POPMON_FN_MPI_Type_set_name))(datatype, type_name);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_set_name);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_set_name);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_set_name, 150)
@@ -11250,9 +11250,9 @@ void mpi_type_set_name_f08_(void *datatype, void *type_name, void *ierror, size_
 /* MPI_Type_size: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_size)(MPI_Datatype datatype, int *size)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_size))popmon_next_fn(POPMON_FN_MPI_Type_size))(datatype, size);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_size);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_size);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_size, 151)
@@ -11319,9 +11319,9 @@ void mpi_type_size_f08_(void *datatype, void *size, void *ierror)
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_size_c)(MPI_Datatype datatype, MPI_Count *size)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_size_c))popmon_next_fn(POPMON_FN_MPI_Type_size_c))(datatype, size);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_size_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_size_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_size_c, 152)
@@ -11347,9 +11347,9 @@ void mpi_type_size_f08_large_(void *datatype, void *size, void *ierror)
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_size_x)(MPI_Datatype datatype, MPI_Count *size)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_size_x))popmon_next_fn(POPMON_FN_MPI_Type_size_x))(datatype, size);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_size_x);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_size_x);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_size_x, 153)
@@ -11416,9 +11416,9 @@ void mpi_type_size_x_f08_(void *datatype, void *size, void *ierror)
 /* MPI_Type_vector: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_vector)(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_vector))popmon_next_fn(POPMON_FN_MPI_Type_vector))(count, blocklength, stride, oldtype, newtype);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_vector);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_vector);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_vector, 154)
@@ -11485,9 +11485,9 @@ void mpi_type_vector_f08_(void *count, void *blocklength, void *stride, void *ol
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_vector_c)(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_vector_c))popmon_next_fn(POPMON_FN_MPI_Type_vector_c))(count, blocklength, stride, oldtype, newtype);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_vector_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_vector_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_vector_c, 155)
@@ -11512,9 +11512,9 @@ void mpi_type_vector_f08_large_(void *count, void *blocklength, void *stride, vo
 /* MPI_Unpack: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Unpack)(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Unpack))popmon_next_fn(POPMON_FN_MPI_Unpack))(inbuf, insize, position, outbuf, outcount, datatype, comm);
-	popmon_mpi_leave(POPMON_FN_MPI_Unpack);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Unpack);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Unpack, 156)
@@ -11596,9 +11596,9 @@ void mpi_unpack_f08ts_(void *inbuf, void *insize, void *position, void *outbuf, 
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Unpack_c)(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Unpack_c))popmon_next_fn(POPMON_FN_MPI_Unpack_c))(inbuf, insize, position, outbuf, outcount, datatype, comm);
-	popmon_mpi_leave(POPMON_FN_MPI_Unpack_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Unpack_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Unpack_c, 157)
@@ -11639,9 +11639,9 @@ void mpi_unpack_f08ts_large_(void *inbuf, void *insize, void *position, void *ou
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Unpack_external)(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Unpack_external))popmon_next_fn(POPMON_FN_MPI_Unpack_external))(datarep, inbuf, insize, position, outbuf, outcount, datatype);
-	popmon_mpi_leave(POPMON_FN_MPI_Unpack_external);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Unpack_external);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Unpack_external, 158)
@@ -11724,9 +11724,9 @@ void mpi_unpack_external_f08ts_(void *datarep, void *inbuf, void *insize, void *
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Unpack_external_c)(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Unpack_external_c))popmon_next_fn(POPMON_FN_MPI_Unpack_external_c))(datarep, inbuf, insize, position, outbuf, outcount, datatype);
-	popmon_mpi_leave(POPMON_FN_MPI_Unpack_external_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Unpack_external_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Unpack_external_c, 159)
@@ -11766,13 +11766,13 @@ void mpi_unpack_external_f08ts_large_(void *datarep, void *inbuf, void *insize, 
 /* MPI_Allgather: MPI-1.0, collective */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Allgather))popmon_next_fn(POPMON_FN_MPI_Allgather))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	popmon_d_allgather(POPMON_D_MPI_Allgather, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Allgather);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Allgather);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Allgather, 160)
@@ -11854,13 +11854,13 @@ void mpi_allgather_f08ts_(void *sendbuf, void *sendcount, void *sendtype, void *
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Allgather_c))popmon_next_fn(POPMON_FN_MPI_Allgather_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	popmon_d_allgather(POPMON_D_MPI_Allgather_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Allgather_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Allgather_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Allgather_c, 161)
@@ -11901,13 +11901,13 @@ void mpi_allgather_f08ts_large_(void *sendbuf, void *sendcount, void *sendtype, 
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgather_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Allgather_init))popmon_next_fn(POPMON_FN_MPI_Allgather_init))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	popmon_d_allgather(POPMON_D_MPI_Allgather_init, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request, 1);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Allgather_init);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Allgather_init);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Allgather_init, 162)
@@ -11990,13 +11990,13 @@ void mpi_allgather_init_f08ts_(void *sendbuf, void *sendcount, void *sendtype, v
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgather_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Allgather_init_c))popmon_next_fn(POPMON_FN_MPI_Allgather_init_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	popmon_d_allgather(POPMON_D_MPI_Allgather_init_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request, 1);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Allgather_init_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Allgather_init_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Allgather_init_c, 163)
@@ -12036,13 +12036,13 @@ void mpi_allgather_init_f08ts_large_(void *sendbuf, void *sendcount, void *sendt
 /* MPI_Allgatherv: MPI-1.0, collective */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Allgatherv))popmon_next_fn(POPMON_FN_MPI_Allgatherv))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	popmon_d_allgatherv(POPMON_D_MPI_Allgatherv, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Allgatherv);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Allgatherv);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Allgatherv, 164)
@@ -12124,13 +12124,13 @@ void mpi_allgatherv_f08ts_(void *sendbuf, void *sendcount, void *sendtype, void 
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Allgatherv_c))popmon_next_fn(POPMON_FN_MPI_Allgatherv_c))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	popmon_d_allgatherv(POPMON_D_MPI_Allgatherv_c, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Allgatherv_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Allgatherv_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Allgatherv_c, 165)
@@ -12171,13 +12171,13 @@ void mpi_allgatherv_f08ts_large_(void *sendbuf, void *sendcount, void *sendtype,
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgatherv_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Allgatherv_init))popmon_next_fn(POPMON_FN_MPI_Allgatherv_init))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 	popmon_d_allgatherv(POPMON_D_MPI_Allgatherv_init, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request, 1);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Allgatherv_init);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Allgatherv_init);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Allgatherv_init, 166)
@@ -12260,13 +12260,13 @@ void mpi_allgatherv_init_f08ts_(void *sendbuf, void *sendcount, void *sendtype, 
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgatherv_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Allgatherv_init_c))popmon_next_fn(POPMON_FN_MPI_Allgatherv_init_c))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 	popmon_d_allgatherv(POPMON_D_MPI_Allgatherv_init_c, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request, 1);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Allgatherv_init_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Allgatherv_init_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Allgatherv_init_c, 167)
@@ -12306,13 +12306,13 @@ void mpi_allgatherv_init_f08ts_large_(void *sendbuf, void *sendcount, void *send
 /* MPI_Allreduce: MPI-1.0, collective */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Allreduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Allreduce))popmon_next_fn(POPMON_FN_MPI_Allreduce))(sendbuf, recvbuf, count, datatype, op, comm);
 	popmon_d_allreduce(POPMON_D_MPI_Allreduce, popmon_r, count, datatype, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Allreduce);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Allreduce);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Allreduce, 168)
@@ -12394,13 +12394,13 @@ void mpi_allreduce_f08ts_(void *sendbuf, void *recvbuf, void *count, void *datat
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Allreduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Allreduce_c))popmon_next_fn(POPMON_FN_MPI_Allreduce_c))(sendbuf, recvbuf, count, datatype, op, comm);
 	popmon_d_allreduce(POPMON_D_MPI_Allreduce_c, popmon_r, count, datatype, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Allreduce_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Allreduce_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Allreduce_c, 169)
@@ -12441,13 +12441,13 @@ void mpi_allreduce_f08ts_large_(void *sendbuf, void *recvbuf, void *count, void 
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Allreduce_init)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Allreduce_init))popmon_next_fn(POPMON_FN_MPI_Allreduce_init))(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	popmon_d_allreduce(POPMON_D_MPI_Allreduce_init, popmon_r, count, datatype, comm, request, 1);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Allreduce_init);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Allreduce_init);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Allreduce_init, 170)
@@ -12530,13 +12530,13 @@ void mpi_allreduce_init_f08ts_(void *sendbuf, void *recvbuf, void *count, void *
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Allreduce_init_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Allreduce_init_c))popmon_next_fn(POPMON_FN_MPI_Allreduce_init_c))(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	popmon_d_allreduce(POPMON_D_MPI_Allreduce_init_c, popmon_r, count, datatype, comm, request, 1);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Allreduce_init_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Allreduce_init_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Allreduce_init_c, 171)
@@ -12576,13 +12576,13 @@ void mpi_allreduce_init_f08ts_large_(void *sendbuf, void *recvbuf, void *count, 
 /* MPI_Alltoall: MPI-1.0, collective */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoall)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Alltoall))popmon_next_fn(POPMON_FN_MPI_Alltoall))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	popmon_d_alltoall(POPMON_D_MPI_Alltoall, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Alltoall);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Alltoall);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Alltoall, 172)
@@ -12664,13 +12664,13 @@ void mpi_alltoall_f08ts_(void *sendbuf, void *sendcount, void *sendtype, void *r
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Alltoall_c))popmon_next_fn(POPMON_FN_MPI_Alltoall_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	popmon_d_alltoall(POPMON_D_MPI_Alltoall_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Alltoall_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Alltoall_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Alltoall_c, 173)
@@ -12711,13 +12711,13 @@ void mpi_alltoall_f08ts_large_(void *sendbuf, void *sendcount, void *sendtype, v
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoall_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Alltoall_init))popmon_next_fn(POPMON_FN_MPI_Alltoall_init))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	popmon_d_alltoall(POPMON_D_MPI_Alltoall_init, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request, 1);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Alltoall_init);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Alltoall_init);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Alltoall_init, 174)
@@ -12800,13 +12800,13 @@ void mpi_alltoall_init_f08ts_(void *sendbuf, void *sendcount, void *sendtype, vo
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoall_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Alltoall_init_c))popmon_next_fn(POPMON_FN_MPI_Alltoall_init_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	popmon_d_alltoall(POPMON_D_MPI_Alltoall_init_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request, 1);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Alltoall_init_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Alltoall_init_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Alltoall_init_c, 175)
@@ -12846,13 +12846,13 @@ void mpi_alltoall_init_f08ts_large_(void *sendbuf, void *sendcount, void *sendty
 /* MPI_Alltoallv: MPI-1.0, collective */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallv)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Alltoallv))popmon_next_fn(POPMON_FN_MPI_Alltoallv))(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	popmon_d_alltoallv(POPMON_D_MPI_Alltoallv, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Alltoallv);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Alltoallv);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Alltoallv, 176)
@@ -12934,13 +12934,13 @@ void mpi_alltoallv_f08ts_(void *sendbuf, void *sendcounts, void *sdispls, void *
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Alltoallv_c))popmon_next_fn(POPMON_FN_MPI_Alltoallv_c))(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	popmon_d_alltoallv(POPMON_D_MPI_Alltoallv_c, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Alltoallv_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Alltoallv_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Alltoallv_c, 177)
@@ -12981,13 +12981,13 @@ void mpi_alltoallv_f08ts_large_(void *sendbuf, void *sendcounts, void *sdispls, 
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallv_init)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Alltoallv_init))popmon_next_fn(POPMON_FN_MPI_Alltoallv_init))(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 	popmon_d_alltoallv(POPMON_D_MPI_Alltoallv_init, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request, 1);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Alltoallv_init);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Alltoallv_init);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Alltoallv_init, 178)
@@ -13070,13 +13070,13 @@ void mpi_alltoallv_init_f08ts_(void *sendbuf, void *sendcounts, void *sdispls, v
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallv_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Alltoallv_init_c))popmon_next_fn(POPMON_FN_MPI_Alltoallv_init_c))(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 	popmon_d_alltoallv(POPMON_D_MPI_Alltoallv_init_c, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request, 1);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Alltoallv_init_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Alltoallv_init_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Alltoallv_init_c, 179)
@@ -13117,13 +13117,13 @@ void mpi_alltoallv_init_f08ts_large_(void *sendbuf, void *sendcounts, void *sdis
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallw)(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Alltoallw))popmon_next_fn(POPMON_FN_MPI_Alltoallw))(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	popmon_d_alltoallw(POPMON_D_MPI_Alltoallw, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtypes, recvcounts, sizeof(*recvcounts), recvtypes, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Alltoallw);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Alltoallw);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Alltoallw, 180)
@@ -13206,13 +13206,13 @@ void mpi_alltoallw_f08ts_(void *sendbuf, void *sendcounts, void *sdispls, void *
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Alltoallw_c))popmon_next_fn(POPMON_FN_MPI_Alltoallw_c))(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	popmon_d_alltoallw(POPMON_D_MPI_Alltoallw_c, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtypes, recvcounts, sizeof(*recvcounts), recvtypes, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Alltoallw_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Alltoallw_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Alltoallw_c, 181)
@@ -13253,13 +13253,13 @@ void mpi_alltoallw_f08ts_large_(void *sendbuf, void *sendcounts, void *sdispls, 
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallw_init)(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Alltoallw_init))popmon_next_fn(POPMON_FN_MPI_Alltoallw_init))(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 	popmon_d_alltoallw(POPMON_D_MPI_Alltoallw_init, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtypes, recvcounts, sizeof(*recvcounts), recvtypes, comm, request, 1);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Alltoallw_init);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Alltoallw_init);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Alltoallw_init, 182)
@@ -13342,13 +13342,13 @@ void mpi_alltoallw_init_f08ts_(void *sendbuf, void *sendcounts, void *sdispls, v
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallw_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Alltoallw_init_c))popmon_next_fn(POPMON_FN_MPI_Alltoallw_init_c))(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
 	popmon_d_alltoallw(POPMON_D_MPI_Alltoallw_init_c, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtypes, recvcounts, sizeof(*recvcounts), recvtypes, comm, request, 1);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Alltoallw_init_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Alltoallw_init_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Alltoallw_init_c, 183)
@@ -13388,10 +13388,10 @@ void mpi_alltoallw_init_f08ts_large_(void *sendbuf, void *sendcounts, void *sdis
 /* MPI_Barrier: MPI-1.0, collective */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Barrier)(MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Barrier))popmon_next_fn(POPMON_FN_MPI_Barrier))(comm);
 	popmon_d_barrier(popmon_r, comm, NULL, 0);
-	popmon_mpi_leave(POPMON_FN_MPI_Barrier);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Barrier);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Barrier, 184)
@@ -13458,10 +13458,10 @@ void mpi_barrier_f08_(void *comm, void *ierror)
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Barrier_init)(MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Barrier_init))popmon_next_fn(POPMON_FN_MPI_Barrier_init))(comm, info, request);
 	popmon_d_barrier(popmon_r, comm, request, 1);
-	popmon_mpi_leave(POPMON_FN_MPI_Barrier_init);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Barrier_init);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Barrier_init, 185)
@@ -13528,10 +13528,10 @@ void mpi_barrier_init_f08_(void *comm, void *info, void *request, void *ierror)
 /* MPI_Bcast: MPI-1.0, collective */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Bcast)(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Bcast))popmon_next_fn(POPMON_FN_MPI_Bcast))(buffer, count, datatype, root, comm);
 	popmon_d_bcast(POPMON_D_MPI_Bcast, popmon_r, count, datatype, root, comm, NULL, 0);
-	popmon_mpi_leave(POPMON_FN_MPI_Bcast);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Bcast);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Bcast, 186)
@@ -13613,10 +13613,10 @@ void mpi_bcast_f08ts_(void *buffer, void *count, void *datatype, void *root, voi
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Bcast_c)(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Bcast_c))popmon_next_fn(POPMON_FN_MPI_Bcast_c))(buffer, count, datatype, root, comm);
 	popmon_d_bcast(POPMON_D_MPI_Bcast_c, popmon_r, count, datatype, root, comm, NULL, 0);
-	popmon_mpi_leave(POPMON_FN_MPI_Bcast_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Bcast_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Bcast_c, 187)
@@ -13657,10 +13657,10 @@ void mpi_bcast_f08ts_large_(void *buffer, void *count, void *datatype, void *roo
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Bcast_init)(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Bcast_init))popmon_next_fn(POPMON_FN_MPI_Bcast_init))(buffer, count, datatype, root, comm, info, request);
 	popmon_d_bcast(POPMON_D_MPI_Bcast_init, popmon_r, count, datatype, root, comm, request, 1);
-	popmon_mpi_leave(POPMON_FN_MPI_Bcast_init);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Bcast_init);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Bcast_init, 188)
@@ -13743,10 +13743,10 @@ void mpi_bcast_init_f08ts_(void *buffer, void *count, void *datatype, void *root
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Bcast_init_c)(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Bcast_init_c))popmon_next_fn(POPMON_FN_MPI_Bcast_init_c))(buffer, count, datatype, root, comm, info, request);
 	popmon_d_bcast(POPMON_D_MPI_Bcast_init_c, popmon_r, count, datatype, root, comm, request, 1);
-	popmon_mpi_leave(POPMON_FN_MPI_Bcast_init_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Bcast_init_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Bcast_init_c, 189)
@@ -13787,13 +13787,13 @@ void mpi_bcast_init_f08ts_large_(void *buffer, void *count, void *datatype, void
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Exscan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Exscan))popmon_next_fn(POPMON_FN_MPI_Exscan))(sendbuf, recvbuf, count, datatype, op, comm);
 	popmon_d_allreduce(POPMON_D_MPI_Exscan, popmon_r, count, datatype, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Exscan);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Exscan);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Exscan, 190)
@@ -13876,13 +13876,13 @@ void mpi_exscan_f08ts_(void *sendbuf, void *recvbuf, void *count, void *datatype
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Exscan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Exscan_c))popmon_next_fn(POPMON_FN_MPI_Exscan_c))(sendbuf, recvbuf, count, datatype, op, comm);
 	popmon_d_allreduce(POPMON_D_MPI_Exscan_c, popmon_r, count, datatype, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Exscan_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Exscan_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Exscan_c, 191)
@@ -13923,13 +13923,13 @@ void mpi_exscan_f08ts_large_(void *sendbuf, void *recvbuf, void *count, void *da
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Exscan_init)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Exscan_init))popmon_next_fn(POPMON_FN_MPI_Exscan_init))(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	popmon_d_allreduce(POPMON_D_MPI_Exscan_init, popmon_r, count, datatype, comm, request, 1);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Exscan_init);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Exscan_init);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Exscan_init, 192)
@@ -14012,13 +14012,13 @@ void mpi_exscan_init_f08ts_(void *sendbuf, void *recvbuf, void *count, void *dat
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Exscan_init_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Exscan_init_c))popmon_next_fn(POPMON_FN_MPI_Exscan_init_c))(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	popmon_d_allreduce(POPMON_D_MPI_Exscan_init_c, popmon_r, count, datatype, comm, request, 1);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Exscan_init_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Exscan_init_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Exscan_init_c, 193)
@@ -14058,13 +14058,13 @@ void mpi_exscan_init_f08ts_large_(void *sendbuf, void *recvbuf, void *count, voi
 /* MPI_Gather: MPI-1.0, collective */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Gather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Gather))popmon_next_fn(POPMON_FN_MPI_Gather))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	popmon_d_gather(POPMON_D_MPI_Gather, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Gather);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Gather);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Gather, 194)
@@ -14146,13 +14146,13 @@ void mpi_gather_f08ts_(void *sendbuf, void *sendcount, void *sendtype, void *rec
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Gather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Gather_c))popmon_next_fn(POPMON_FN_MPI_Gather_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	popmon_d_gather(POPMON_D_MPI_Gather_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Gather_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Gather_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Gather_c, 195)
@@ -14193,13 +14193,13 @@ void mpi_gather_f08ts_large_(void *sendbuf, void *sendcount, void *sendtype, voi
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Gather_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Gather_init))popmon_next_fn(POPMON_FN_MPI_Gather_init))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	popmon_d_gather(POPMON_D_MPI_Gather_init, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm, request, 1);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Gather_init);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Gather_init);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Gather_init, 196)
@@ -14282,13 +14282,13 @@ void mpi_gather_init_f08ts_(void *sendbuf, void *sendcount, void *sendtype, void
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Gather_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Gather_init_c))popmon_next_fn(POPMON_FN_MPI_Gather_init_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	popmon_d_gather(POPMON_D_MPI_Gather_init_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm, request, 1);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Gather_init_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Gather_init_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Gather_init_c, 197)
@@ -14328,13 +14328,13 @@ void mpi_gather_init_f08ts_large_(void *sendbuf, void *sendcount, void *sendtype
 /* MPI_Gatherv: MPI-1.0, collective */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Gatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Gatherv))popmon_next_fn(POPMON_FN_MPI_Gatherv))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 	popmon_d_gatherv(POPMON_D_MPI_Gatherv, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, root, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Gatherv);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Gatherv);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Gatherv, 198)
@@ -14416,13 +14416,13 @@ void mpi_gatherv_f08ts_(void *sendbuf, void *sendcount, void *sendtype, void *re
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Gatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Gatherv_c))popmon_next_fn(POPMON_FN_MPI_Gatherv_c))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 	popmon_d_gatherv(POPMON_D_MPI_Gatherv_c, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, root, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Gatherv_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Gatherv_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Gatherv_c, 199)
@@ -14463,13 +14463,13 @@ void mpi_gatherv_f08ts_large_(void *sendbuf, void *sendcount, void *sendtype, vo
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Gatherv_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Gatherv_init))popmon_next_fn(POPMON_FN_MPI_Gatherv_init))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
 	popmon_d_gatherv(POPMON_D_MPI_Gatherv_init, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, root, comm, request, 1);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Gatherv_init);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Gatherv_init);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Gatherv_init, 200)
@@ -14552,13 +14552,13 @@ void mpi_gatherv_init_f08ts_(void *sendbuf, void *sendcount, void *sendtype, voi
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Gatherv_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Gatherv_init_c))popmon_next_fn(POPMON_FN_MPI_Gatherv_init_c))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
 	popmon_d_gatherv(POPMON_D_MPI_Gatherv_init_c, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, root, comm, request, 1);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Gatherv_init_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Gatherv_init_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Gatherv_init_c, 201)
@@ -14599,13 +14599,13 @@ void mpi_gatherv_init_f08ts_large_(void *sendbuf, void *sendcount, void *sendtyp
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Iallgather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Iallgather))popmon_next_fn(POPMON_FN_MPI_Iallgather))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	popmon_d_allgather(POPMON_D_MPI_Iallgather, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Iallgather);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Iallgather);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Iallgather, 202)
@@ -14688,13 +14688,13 @@ void mpi_iallgather_f08ts_(void *sendbuf, void *sendcount, void *sendtype, void 
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Iallgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Iallgather_c))popmon_next_fn(POPMON_FN_MPI_Iallgather_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	popmon_d_allgather(POPMON_D_MPI_Iallgather_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Iallgather_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Iallgather_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Iallgather_c, 203)
@@ -14735,13 +14735,13 @@ void mpi_iallgather_f08ts_large_(void *sendbuf, void *sendcount, void *sendtype,
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Iallgatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Iallgatherv))popmon_next_fn(POPMON_FN_MPI_Iallgatherv))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	popmon_d_allgatherv(POPMON_D_MPI_Iallgatherv, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Iallgatherv);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Iallgatherv);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Iallgatherv, 204)
@@ -14824,13 +14824,13 @@ void mpi_iallgatherv_f08ts_(void *sendbuf, void *sendcount, void *sendtype, void
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Iallgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Iallgatherv_c))popmon_next_fn(POPMON_FN_MPI_Iallgatherv_c))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	popmon_d_allgatherv(POPMON_D_MPI_Iallgatherv_c, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Iallgatherv_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Iallgatherv_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Iallgatherv_c, 205)
@@ -14871,13 +14871,13 @@ void mpi_iallgatherv_f08ts_large_(void *sendbuf, void *sendcount, void *sendtype
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Iallreduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Iallreduce))popmon_next_fn(POPMON_FN_MPI_Iallreduce))(sendbuf, recvbuf, count, datatype, op, comm, request);
 	popmon_d_allreduce(POPMON_D_MPI_Iallreduce, popmon_r, count, datatype, comm, request, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Iallreduce);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Iallreduce);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Iallreduce, 206)
@@ -14960,13 +14960,13 @@ void mpi_iallreduce_f08ts_(void *sendbuf, void *recvbuf, void *count, void *data
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Iallreduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Iallreduce_c))popmon_next_fn(POPMON_FN_MPI_Iallreduce_c))(sendbuf, recvbuf, count, datatype, op, comm, request);
 	popmon_d_allreduce(POPMON_D_MPI_Iallreduce_c, popmon_r, count, datatype, comm, request, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Iallreduce_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Iallreduce_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Iallreduce_c, 207)
@@ -15007,13 +15007,13 @@ void mpi_iallreduce_f08ts_large_(void *sendbuf, void *recvbuf, void *count, void
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ialltoall)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Ialltoall))popmon_next_fn(POPMON_FN_MPI_Ialltoall))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	popmon_d_alltoall(POPMON_D_MPI_Ialltoall, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Ialltoall);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Ialltoall);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Ialltoall, 208)
@@ -15096,13 +15096,13 @@ void mpi_ialltoall_f08ts_(void *sendbuf, void *sendcount, void *sendtype, void *
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ialltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Ialltoall_c))popmon_next_fn(POPMON_FN_MPI_Ialltoall_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	popmon_d_alltoall(POPMON_D_MPI_Ialltoall_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, request, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Ialltoall_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Ialltoall_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Ialltoall_c, 209)
@@ -15143,13 +15143,13 @@ void mpi_ialltoall_f08ts_large_(void *sendbuf, void *sendcount, void *sendtype, 
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ialltoallv)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Ialltoallv))popmon_next_fn(POPMON_FN_MPI_Ialltoallv))(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	popmon_d_alltoallv(POPMON_D_MPI_Ialltoallv, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Ialltoallv);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Ialltoallv);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Ialltoallv, 210)
@@ -15232,13 +15232,13 @@ void mpi_ialltoallv_f08ts_(void *sendbuf, void *sendcounts, void *sdispls, void 
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ialltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Ialltoallv_c))popmon_next_fn(POPMON_FN_MPI_Ialltoallv_c))(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	popmon_d_alltoallv(POPMON_D_MPI_Ialltoallv_c, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, request, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Ialltoallv_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Ialltoallv_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Ialltoallv_c, 211)
@@ -15279,13 +15279,13 @@ void mpi_ialltoallv_f08ts_large_(void *sendbuf, void *sendcounts, void *sdispls,
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ialltoallw)(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Ialltoallw))popmon_next_fn(POPMON_FN_MPI_Ialltoallw))(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	popmon_d_alltoallw(POPMON_D_MPI_Ialltoallw, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtypes, recvcounts, sizeof(*recvcounts), recvtypes, comm, request, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Ialltoallw);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Ialltoallw);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Ialltoallw, 212)
@@ -15368,13 +15368,13 @@ void mpi_ialltoallw_f08ts_(void *sendbuf, void *sendcounts, void *sdispls, void 
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ialltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Ialltoallw_c))popmon_next_fn(POPMON_FN_MPI_Ialltoallw_c))(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	popmon_d_alltoallw(POPMON_D_MPI_Ialltoallw_c, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtypes, recvcounts, sizeof(*recvcounts), recvtypes, comm, request, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Ialltoallw_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Ialltoallw_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Ialltoallw_c, 213)
@@ -15415,10 +15415,10 @@ void mpi_ialltoallw_f08ts_large_(void *sendbuf, void *sendcounts, void *sdispls,
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ibarrier)(MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Ibarrier))popmon_next_fn(POPMON_FN_MPI_Ibarrier))(comm, request);
 	popmon_d_barrier(popmon_r, comm, request, 0);
-	popmon_mpi_leave(POPMON_FN_MPI_Ibarrier);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Ibarrier);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Ibarrier, 214)
@@ -15486,10 +15486,10 @@ void mpi_ibarrier_f08_(void *comm, void *request, void *ierror)
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ibcast)(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Ibcast))popmon_next_fn(POPMON_FN_MPI_Ibcast))(buffer, count, datatype, root, comm, request);
 	popmon_d_bcast(POPMON_D_MPI_Ibcast, popmon_r, count, datatype, root, comm, request, 0);
-	popmon_mpi_leave(POPMON_FN_MPI_Ibcast);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Ibcast);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Ibcast, 215)
@@ -15572,10 +15572,10 @@ void mpi_ibcast_f08ts_(void *buffer, void *count, void *datatype, void *root, vo
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ibcast_c)(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Ibcast_c))popmon_next_fn(POPMON_FN_MPI_Ibcast_c))(buffer, count, datatype, root, comm, request);
 	popmon_d_bcast(POPMON_D_MPI_Ibcast_c, popmon_r, count, datatype, root, comm, request, 0);
-	popmon_mpi_leave(POPMON_FN_MPI_Ibcast_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Ibcast_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Ibcast_c, 216)
@@ -15616,13 +15616,13 @@ void mpi_ibcast_f08ts_large_(void *buffer, void *count, void *datatype, void *ro
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Iexscan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Iexscan))popmon_next_fn(POPMON_FN_MPI_Iexscan))(sendbuf, recvbuf, count, datatype, op, comm, request);
 	popmon_d_allreduce(POPMON_D_MPI_Iexscan, popmon_r, count, datatype, comm, request, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Iexscan);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Iexscan);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Iexscan, 217)
@@ -15705,13 +15705,13 @@ void mpi_iexscan_f08ts_(void *sendbuf, void *recvbuf, void *count, void *datatyp
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Iexscan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Iexscan_c))popmon_next_fn(POPMON_FN_MPI_Iexscan_c))(sendbuf, recvbuf, count, datatype, op, comm, request);
 	popmon_d_allreduce(POPMON_D_MPI_Iexscan_c, popmon_r, count, datatype, comm, request, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Iexscan_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Iexscan_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Iexscan_c, 218)
@@ -15752,13 +15752,13 @@ void mpi_iexscan_f08ts_large_(void *sendbuf, void *recvbuf, void *count, void *d
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Igather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Igather))popmon_next_fn(POPMON_FN_MPI_Igather))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	popmon_d_gather(POPMON_D_MPI_Igather, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm, request, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Igather);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Igather);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Igather, 219)
@@ -15841,13 +15841,13 @@ void mpi_igather_f08ts_(void *sendbuf, void *sendcount, void *sendtype, void *re
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Igather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Igather_c))popmon_next_fn(POPMON_FN_MPI_Igather_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	popmon_d_gather(POPMON_D_MPI_Igather_c, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm, request, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Igather_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Igather_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Igather_c, 220)
@@ -15888,13 +15888,13 @@ void mpi_igather_f08ts_large_(void *sendbuf, void *sendcount, void *sendtype, vo
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Igatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Igatherv))popmon_next_fn(POPMON_FN_MPI_Igatherv))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
 	popmon_d_gatherv(POPMON_D_MPI_Igatherv, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, root, comm, request, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Igatherv);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Igatherv);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Igatherv, 221)
@@ -15977,13 +15977,13 @@ void mpi_igatherv_f08ts_(void *sendbuf, void *sendcount, void *sendtype, void *r
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Igatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Igatherv_c))popmon_next_fn(POPMON_FN_MPI_Igatherv_c))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
 	popmon_d_gatherv(POPMON_D_MPI_Igatherv_c, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, root, comm, request, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Igatherv_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Igatherv_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Igatherv_c, 222)
@@ -16024,9 +16024,9 @@ void mpi_igatherv_f08ts_large_(void *sendbuf, void *sendcount, void *sendtype, v
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ineighbor_allgather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Ineighbor_allgather))popmon_next_fn(POPMON_FN_MPI_Ineighbor_allgather))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Ineighbor_allgather);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Ineighbor_allgather);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Ineighbor_allgather, 223)
@@ -16109,9 +16109,9 @@ void mpi_ineighbor_allgather_f08ts_(void *sendbuf, void *sendcount, void *sendty
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ineighbor_allgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Ineighbor_allgather_c))popmon_next_fn(POPMON_FN_MPI_Ineighbor_allgather_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Ineighbor_allgather_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Ineighbor_allgather_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Ineighbor_allgather_c, 224)
@@ -16152,9 +16152,9 @@ void mpi_ineighbor_allgather_f08ts_large_(void *sendbuf, void *sendcount, void *
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ineighbor_allgatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Ineighbor_allgatherv))popmon_next_fn(POPMON_FN_MPI_Ineighbor_allgatherv))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Ineighbor_allgatherv);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Ineighbor_allgatherv);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Ineighbor_allgatherv, 225)
@@ -16237,9 +16237,9 @@ void mpi_ineighbor_allgatherv_f08ts_(void *sendbuf, void *sendcount, void *sendt
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ineighbor_allgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Ineighbor_allgatherv_c))popmon_next_fn(POPMON_FN_MPI_Ineighbor_allgatherv_c))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Ineighbor_allgatherv_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Ineighbor_allgatherv_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Ineighbor_allgatherv_c, 226)
@@ -16280,9 +16280,9 @@ void mpi_ineighbor_allgatherv_f08ts_large_(void *sendbuf, void *sendcount, void 
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ineighbor_alltoall)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Ineighbor_alltoall))popmon_next_fn(POPMON_FN_MPI_Ineighbor_alltoall))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Ineighbor_alltoall);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Ineighbor_alltoall);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Ineighbor_alltoall, 227)
@@ -16365,9 +16365,9 @@ void mpi_ineighbor_alltoall_f08ts_(void *sendbuf, void *sendcount, void *sendtyp
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ineighbor_alltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Ineighbor_alltoall_c))popmon_next_fn(POPMON_FN_MPI_Ineighbor_alltoall_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Ineighbor_alltoall_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Ineighbor_alltoall_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Ineighbor_alltoall_c, 228)
@@ -16408,9 +16408,9 @@ void mpi_ineighbor_alltoall_f08ts_large_(void *sendbuf, void *sendcount, void *s
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ineighbor_alltoallv)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Ineighbor_alltoallv))popmon_next_fn(POPMON_FN_MPI_Ineighbor_alltoallv))(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Ineighbor_alltoallv);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Ineighbor_alltoallv);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Ineighbor_alltoallv, 229)
@@ -16493,9 +16493,9 @@ void mpi_ineighbor_alltoallv_f08ts_(void *sendbuf, void *sendcounts, void *sdisp
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ineighbor_alltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Ineighbor_alltoallv_c))popmon_next_fn(POPMON_FN_MPI_Ineighbor_alltoallv_c))(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Ineighbor_alltoallv_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Ineighbor_alltoallv_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Ineighbor_alltoallv_c, 230)
@@ -16536,9 +16536,9 @@ void mpi_ineighbor_alltoallv_f08ts_large_(void *sendbuf, void *sendcounts, void 
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ineighbor_alltoallw)(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Ineighbor_alltoallw))popmon_next_fn(POPMON_FN_MPI_Ineighbor_alltoallw))(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Ineighbor_alltoallw);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Ineighbor_alltoallw);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Ineighbor_alltoallw, 231)
@@ -16621,9 +16621,9 @@ void mpi_ineighbor_alltoallw_f08ts_(void *sendbuf, void *sendcounts, void *sdisp
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ineighbor_alltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Ineighbor_alltoallw_c))popmon_next_fn(POPMON_FN_MPI_Ineighbor_alltoallw_c))(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Ineighbor_alltoallw_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Ineighbor_alltoallw_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Ineighbor_alltoallw_c, 232)
@@ -16664,13 +16664,13 @@ void mpi_ineighbor_alltoallw_f08ts_large_(void *sendbuf, void *sendcounts, void 
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ireduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Ireduce))popmon_next_fn(POPMON_FN_MPI_Ireduce))(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 	popmon_d_reduce(POPMON_D_MPI_Ireduce, popmon_r, count, datatype, root, comm, request, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Ireduce);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Ireduce);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Ireduce, 233)
@@ -16753,13 +16753,13 @@ void mpi_ireduce_f08ts_(void *sendbuf, void *recvbuf, void *count, void *datatyp
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ireduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Ireduce_c))popmon_next_fn(POPMON_FN_MPI_Ireduce_c))(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 	popmon_d_reduce(POPMON_D_MPI_Ireduce_c, popmon_r, count, datatype, root, comm, request, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Ireduce_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Ireduce_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Ireduce_c, 234)
@@ -16800,13 +16800,13 @@ void mpi_ireduce_f08ts_large_(void *sendbuf, void *recvbuf, void *count, void *d
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ireduce_scatter)(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Ireduce_scatter))popmon_next_fn(POPMON_FN_MPI_Ireduce_scatter))(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 	popmon_d_reduce_scatter(POPMON_D_MPI_Ireduce_scatter, popmon_r, recvcounts, sizeof(*recvcounts), datatype, comm, request, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Ireduce_scatter);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Ireduce_scatter);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Ireduce_scatter, 235)
@@ -16889,13 +16889,13 @@ void mpi_ireduce_scatter_f08ts_(void *sendbuf, void *recvbuf, void *recvcounts, 
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ireduce_scatter_c)(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Ireduce_scatter_c))popmon_next_fn(POPMON_FN_MPI_Ireduce_scatter_c))(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 	popmon_d_reduce_scatter(POPMON_D_MPI_Ireduce_scatter_c, popmon_r, recvcounts, sizeof(*recvcounts), datatype, comm, request, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Ireduce_scatter_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Ireduce_scatter_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Ireduce_scatter_c, 236)
@@ -16936,13 +16936,13 @@ void mpi_ireduce_scatter_f08ts_large_(void *sendbuf, void *recvbuf, void *recvco
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ireduce_scatter_block)(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Ireduce_scatter_block))popmon_next_fn(POPMON_FN_MPI_Ireduce_scatter_block))(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 	popmon_d_reduce_scatter_block(POPMON_D_MPI_Ireduce_scatter_block, popmon_r, recvcount, datatype, comm, request, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Ireduce_scatter_block);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Ireduce_scatter_block);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Ireduce_scatter_block, 237)
@@ -17025,13 +17025,13 @@ void mpi_ireduce_scatter_block_f08ts_(void *sendbuf, void *recvbuf, void *recvco
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ireduce_scatter_block_c)(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Ireduce_scatter_block_c))popmon_next_fn(POPMON_FN_MPI_Ireduce_scatter_block_c))(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 	popmon_d_reduce_scatter_block(POPMON_D_MPI_Ireduce_scatter_block_c, popmon_r, recvcount, datatype, comm, request, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Ireduce_scatter_block_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Ireduce_scatter_block_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Ireduce_scatter_block_c, 238)
@@ -17072,13 +17072,13 @@ void mpi_ireduce_scatter_block_f08ts_large_(void *sendbuf, void *recvbuf, void *
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Iscan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Iscan))popmon_next_fn(POPMON_FN_MPI_Iscan))(sendbuf, recvbuf, count, datatype, op, comm, request);
 	popmon_d_allreduce(POPMON_D_MPI_Iscan, popmon_r, count, datatype, comm, request, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Iscan);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Iscan);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Iscan, 239)
@@ -17161,13 +17161,13 @@ void mpi_iscan_f08ts_(void *sendbuf, void *recvbuf, void *count, void *datatype,
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Iscan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Iscan_c))popmon_next_fn(POPMON_FN_MPI_Iscan_c))(sendbuf, recvbuf, count, datatype, op, comm, request);
 	popmon_d_allreduce(POPMON_D_MPI_Iscan_c, popmon_r, count, datatype, comm, request, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Iscan_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Iscan_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Iscan_c, 240)
@@ -17208,13 +17208,13 @@ void mpi_iscan_f08ts_large_(void *sendbuf, void *recvbuf, void *count, void *dat
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Iscatter)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Iscatter))popmon_next_fn(POPMON_FN_MPI_Iscatter))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	popmon_d_scatter(POPMON_D_MPI_Iscatter, popmon_r, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Iscatter);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Iscatter);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Iscatter, 241)
@@ -17297,13 +17297,13 @@ void mpi_iscatter_f08ts_(void *sendbuf, void *sendcount, void *sendtype, void *r
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Iscatter_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Iscatter_c))popmon_next_fn(POPMON_FN_MPI_Iscatter_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	popmon_d_scatter(POPMON_D_MPI_Iscatter_c, popmon_r, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Iscatter_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Iscatter_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Iscatter_c, 242)
@@ -17344,13 +17344,13 @@ void mpi_iscatter_f08ts_large_(void *sendbuf, void *sendcount, void *sendtype, v
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Iscatterv)(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Iscatterv))popmon_next_fn(POPMON_FN_MPI_Iscatterv))(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	popmon_d_scatterv(POPMON_D_MPI_Iscatterv, popmon_r, sendcounts, sizeof(*sendcounts), sendtype, recvbuf, recvcount, recvtype, root, comm, request, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Iscatterv);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Iscatterv);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Iscatterv, 243)
@@ -17433,13 +17433,13 @@ void mpi_iscatterv_f08ts_(void *sendbuf, void *sendcounts, void *displs, void *s
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Iscatterv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Iscatterv_c))popmon_next_fn(POPMON_FN_MPI_Iscatterv_c))(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	popmon_d_scatterv(POPMON_D_MPI_Iscatterv_c, popmon_r, sendcounts, sizeof(*sendcounts), sendtype, recvbuf, recvcount, recvtype, root, comm, request, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Iscatterv_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Iscatterv_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Iscatterv_c, 244)
@@ -17480,9 +17480,9 @@ void mpi_iscatterv_f08ts_large_(void *sendbuf, void *sendcounts, void *displs, v
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Neighbor_allgather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Neighbor_allgather))popmon_next_fn(POPMON_FN_MPI_Neighbor_allgather))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-	popmon_mpi_leave(POPMON_FN_MPI_Neighbor_allgather);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Neighbor_allgather);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Neighbor_allgather, 245)
@@ -17565,9 +17565,9 @@ void mpi_neighbor_allgather_f08ts_(void *sendbuf, void *sendcount, void *sendtyp
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Neighbor_allgather_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Neighbor_allgather_c))popmon_next_fn(POPMON_FN_MPI_Neighbor_allgather_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-	popmon_mpi_leave(POPMON_FN_MPI_Neighbor_allgather_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Neighbor_allgather_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Neighbor_allgather_c, 246)
@@ -17608,9 +17608,9 @@ void mpi_neighbor_allgather_f08ts_large_(void *sendbuf, void *sendcount, void *s
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Neighbor_allgather_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Neighbor_allgather_init))popmon_next_fn(POPMON_FN_MPI_Neighbor_allgather_init))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Neighbor_allgather_init);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Neighbor_allgather_init);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Neighbor_allgather_init, 247)
@@ -17693,9 +17693,9 @@ void mpi_neighbor_allgather_init_f08ts_(void *sendbuf, void *sendcount, void *se
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Neighbor_allgather_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Neighbor_allgather_init_c))popmon_next_fn(POPMON_FN_MPI_Neighbor_allgather_init_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Neighbor_allgather_init_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Neighbor_allgather_init_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Neighbor_allgather_init_c, 248)
@@ -17736,9 +17736,9 @@ void mpi_neighbor_allgather_init_f08ts_large_(void *sendbuf, void *sendcount, vo
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Neighbor_allgatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Neighbor_allgatherv))popmon_next_fn(POPMON_FN_MPI_Neighbor_allgatherv))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-	popmon_mpi_leave(POPMON_FN_MPI_Neighbor_allgatherv);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Neighbor_allgatherv);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Neighbor_allgatherv, 249)
@@ -17821,9 +17821,9 @@ void mpi_neighbor_allgatherv_f08ts_(void *sendbuf, void *sendcount, void *sendty
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Neighbor_allgatherv_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Neighbor_allgatherv_c))popmon_next_fn(POPMON_FN_MPI_Neighbor_allgatherv_c))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
-	popmon_mpi_leave(POPMON_FN_MPI_Neighbor_allgatherv_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Neighbor_allgatherv_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Neighbor_allgatherv_c, 250)
@@ -17864,9 +17864,9 @@ void mpi_neighbor_allgatherv_f08ts_large_(void *sendbuf, void *sendcount, void *
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Neighbor_allgatherv_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Neighbor_allgatherv_init))popmon_next_fn(POPMON_FN_MPI_Neighbor_allgatherv_init))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Neighbor_allgatherv_init);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Neighbor_allgatherv_init);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Neighbor_allgatherv_init, 251)
@@ -17949,9 +17949,9 @@ void mpi_neighbor_allgatherv_init_f08ts_(void *sendbuf, void *sendcount, void *s
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Neighbor_allgatherv_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Neighbor_allgatherv_init_c))popmon_next_fn(POPMON_FN_MPI_Neighbor_allgatherv_init_c))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Neighbor_allgatherv_init_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Neighbor_allgatherv_init_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Neighbor_allgatherv_init_c, 252)
@@ -17992,9 +17992,9 @@ void mpi_neighbor_allgatherv_init_f08ts_large_(void *sendbuf, void *sendcount, v
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Neighbor_alltoall)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Neighbor_alltoall))popmon_next_fn(POPMON_FN_MPI_Neighbor_alltoall))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-	popmon_mpi_leave(POPMON_FN_MPI_Neighbor_alltoall);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Neighbor_alltoall);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Neighbor_alltoall, 253)
@@ -18077,9 +18077,9 @@ void mpi_neighbor_alltoall_f08ts_(void *sendbuf, void *sendcount, void *sendtype
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Neighbor_alltoall_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Neighbor_alltoall_c))popmon_next_fn(POPMON_FN_MPI_Neighbor_alltoall_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-	popmon_mpi_leave(POPMON_FN_MPI_Neighbor_alltoall_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Neighbor_alltoall_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Neighbor_alltoall_c, 254)
@@ -18120,9 +18120,9 @@ void mpi_neighbor_alltoall_f08ts_large_(void *sendbuf, void *sendcount, void *se
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Neighbor_alltoall_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Neighbor_alltoall_init))popmon_next_fn(POPMON_FN_MPI_Neighbor_alltoall_init))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Neighbor_alltoall_init);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Neighbor_alltoall_init);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Neighbor_alltoall_init, 255)
@@ -18205,9 +18205,9 @@ void mpi_neighbor_alltoall_init_f08ts_(void *sendbuf, void *sendcount, void *sen
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Neighbor_alltoall_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Neighbor_alltoall_init_c))popmon_next_fn(POPMON_FN_MPI_Neighbor_alltoall_init_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Neighbor_alltoall_init_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Neighbor_alltoall_init_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Neighbor_alltoall_init_c, 256)
@@ -18248,9 +18248,9 @@ void mpi_neighbor_alltoall_init_f08ts_large_(void *sendbuf, void *sendcount, voi
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Neighbor_alltoallv)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Neighbor_alltoallv))popmon_next_fn(POPMON_FN_MPI_Neighbor_alltoallv))(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-	popmon_mpi_leave(POPMON_FN_MPI_Neighbor_alltoallv);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Neighbor_alltoallv);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Neighbor_alltoallv, 257)
@@ -18333,9 +18333,9 @@ void mpi_neighbor_alltoallv_f08ts_(void *sendbuf, void *sendcounts, void *sdispl
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Neighbor_alltoallv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Neighbor_alltoallv_c))popmon_next_fn(POPMON_FN_MPI_Neighbor_alltoallv_c))(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-	popmon_mpi_leave(POPMON_FN_MPI_Neighbor_alltoallv_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Neighbor_alltoallv_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Neighbor_alltoallv_c, 258)
@@ -18376,9 +18376,9 @@ void mpi_neighbor_alltoallv_f08ts_large_(void *sendbuf, void *sendcounts, void *
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Neighbor_alltoallv_init)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Neighbor_alltoallv_init))popmon_next_fn(POPMON_FN_MPI_Neighbor_alltoallv_init))(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Neighbor_alltoallv_init);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Neighbor_alltoallv_init);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Neighbor_alltoallv_init, 259)
@@ -18461,9 +18461,9 @@ void mpi_neighbor_alltoallv_init_f08ts_(void *sendbuf, void *sendcounts, void *s
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Neighbor_alltoallv_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Neighbor_alltoallv_init_c))popmon_next_fn(POPMON_FN_MPI_Neighbor_alltoallv_init_c))(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Neighbor_alltoallv_init_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Neighbor_alltoallv_init_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Neighbor_alltoallv_init_c, 260)
@@ -18504,9 +18504,9 @@ void mpi_neighbor_alltoallv_init_f08ts_large_(void *sendbuf, void *sendcounts, v
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Neighbor_alltoallw)(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Neighbor_alltoallw))popmon_next_fn(POPMON_FN_MPI_Neighbor_alltoallw))(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
-	popmon_mpi_leave(POPMON_FN_MPI_Neighbor_alltoallw);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Neighbor_alltoallw);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Neighbor_alltoallw, 261)
@@ -18589,9 +18589,9 @@ void mpi_neighbor_alltoallw_f08ts_(void *sendbuf, void *sendcounts, void *sdispl
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Neighbor_alltoallw_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Neighbor_alltoallw_c))popmon_next_fn(POPMON_FN_MPI_Neighbor_alltoallw_c))(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
-	popmon_mpi_leave(POPMON_FN_MPI_Neighbor_alltoallw_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Neighbor_alltoallw_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Neighbor_alltoallw_c, 262)
@@ -18632,9 +18632,9 @@ void mpi_neighbor_alltoallw_f08ts_large_(void *sendbuf, void *sendcounts, void *
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Neighbor_alltoallw_init)(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Neighbor_alltoallw_init))popmon_next_fn(POPMON_FN_MPI_Neighbor_alltoallw_init))(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Neighbor_alltoallw_init);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Neighbor_alltoallw_init);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Neighbor_alltoallw_init, 263)
@@ -18717,9 +18717,9 @@ void mpi_neighbor_alltoallw_init_f08ts_(void *sendbuf, void *sendcounts, void *s
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Neighbor_alltoallw_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Neighbor_alltoallw_init_c))popmon_next_fn(POPMON_FN_MPI_Neighbor_alltoallw_init_c))(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Neighbor_alltoallw_init_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Neighbor_alltoallw_init_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Neighbor_alltoallw_init_c, 264)
@@ -18760,9 +18760,9 @@ void mpi_neighbor_alltoallw_init_f08ts_large_(void *sendbuf, void *sendcounts, v
 #if MPI_VERSION > 2 || (MPI_VERSION == 2 && MPI_SUBVERSION >= 2)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Op_commutative)(MPI_Op op, int *commute)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Op_commutative))popmon_next_fn(POPMON_FN_MPI_Op_commutative))(op, commute);
-	popmon_mpi_leave(POPMON_FN_MPI_Op_commutative);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Op_commutative);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Op_commutative, 265)
@@ -18829,9 +18829,9 @@ void mpi_op_commutative_f08_(void *op, void *commute, void *ierror)
 /* MPI_Op_create: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Op_create)(MPI_User_function *user_fn, int commute, MPI_Op *op)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Op_create))popmon_next_fn(POPMON_FN_MPI_Op_create))(user_fn, commute, op);
-	popmon_mpi_leave(POPMON_FN_MPI_Op_create);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Op_create);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Op_create, 266)
@@ -18898,9 +18898,9 @@ void mpi_op_create_f08_(void *user_fn, void *commute, void *op, void *ierror)
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Op_create_c)(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Op_create_c))popmon_next_fn(POPMON_FN_MPI_Op_create_c))(user_fn, commute, op);
-	popmon_mpi_leave(POPMON_FN_MPI_Op_create_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Op_create_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Op_create_c, 267)
@@ -18925,9 +18925,9 @@ void mpi_op_create_f08_large_(void *user_fn, void *commute, void *op, void *ierr
 /* MPI_Op_free: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Op_free)(MPI_Op *op)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Op_free))popmon_next_fn(POPMON_FN_MPI_Op_free))(op);
-	popmon_mpi_leave(POPMON_FN_MPI_Op_free);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Op_free);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Op_free, 268)
@@ -18993,13 +18993,13 @@ void mpi_op_free_f08_(void *op, void *ierror)
 /* MPI_Reduce: MPI-1.0, collective */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Reduce))popmon_next_fn(POPMON_FN_MPI_Reduce))(sendbuf, recvbuf, count, datatype, op, root, comm);
 	popmon_d_reduce(POPMON_D_MPI_Reduce, popmon_r, count, datatype, root, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Reduce);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Reduce);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Reduce, 269)
@@ -19081,13 +19081,13 @@ void mpi_reduce_f08ts_(void *sendbuf, void *recvbuf, void *count, void *datatype
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Reduce_c))popmon_next_fn(POPMON_FN_MPI_Reduce_c))(sendbuf, recvbuf, count, datatype, op, root, comm);
 	popmon_d_reduce(POPMON_D_MPI_Reduce_c, popmon_r, count, datatype, root, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Reduce_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Reduce_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Reduce_c, 270)
@@ -19128,13 +19128,13 @@ void mpi_reduce_f08ts_large_(void *sendbuf, void *recvbuf, void *count, void *da
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_init)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Reduce_init))popmon_next_fn(POPMON_FN_MPI_Reduce_init))(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
 	popmon_d_reduce(POPMON_D_MPI_Reduce_init, popmon_r, count, datatype, root, comm, request, 1);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Reduce_init);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Reduce_init);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Reduce_init, 271)
@@ -19217,13 +19217,13 @@ void mpi_reduce_init_f08ts_(void *sendbuf, void *recvbuf, void *count, void *dat
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_init_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Reduce_init_c))popmon_next_fn(POPMON_FN_MPI_Reduce_init_c))(sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
 	popmon_d_reduce(POPMON_D_MPI_Reduce_init_c, popmon_r, count, datatype, root, comm, request, 1);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Reduce_init_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Reduce_init_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Reduce_init_c, 272)
@@ -19264,9 +19264,9 @@ void mpi_reduce_init_f08ts_large_(void *sendbuf, void *recvbuf, void *count, voi
 #if MPI_VERSION > 2 || (MPI_VERSION == 2 && MPI_SUBVERSION >= 2)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_local)(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Reduce_local))popmon_next_fn(POPMON_FN_MPI_Reduce_local))(inbuf, inoutbuf, count, datatype, op);
-	popmon_mpi_leave(POPMON_FN_MPI_Reduce_local);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Reduce_local);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Reduce_local, 273)
@@ -19349,9 +19349,9 @@ void mpi_reduce_local_f08ts_(void *inbuf, void *inoutbuf, void *count, void *dat
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_local_c)(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Reduce_local_c))popmon_next_fn(POPMON_FN_MPI_Reduce_local_c))(inbuf, inoutbuf, count, datatype, op);
-	popmon_mpi_leave(POPMON_FN_MPI_Reduce_local_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Reduce_local_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Reduce_local_c, 274)
@@ -19391,13 +19391,13 @@ void mpi_reduce_local_f08ts_large_(void *inbuf, void *inoutbuf, void *count, voi
 /* MPI_Reduce_scatter: MPI-1.0, collective */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter)(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter))(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 	popmon_d_reduce_scatter(POPMON_D_MPI_Reduce_scatter, popmon_r, recvcounts, sizeof(*recvcounts), datatype, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Reduce_scatter);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Reduce_scatter);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Reduce_scatter, 275)
@@ -19479,13 +19479,13 @@ void mpi_reduce_scatter_f08ts_(void *sendbuf, void *recvbuf, void *recvcounts, v
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter_c)(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter_c))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter_c))(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 	popmon_d_reduce_scatter(POPMON_D_MPI_Reduce_scatter_c, popmon_r, recvcounts, sizeof(*recvcounts), datatype, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Reduce_scatter_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Reduce_scatter_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Reduce_scatter_c, 276)
@@ -19526,13 +19526,13 @@ void mpi_reduce_scatter_f08ts_large_(void *sendbuf, void *recvbuf, void *recvcou
 #if MPI_VERSION > 2 || (MPI_VERSION == 2 && MPI_SUBVERSION >= 2)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter_block)(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter_block))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter_block))(sendbuf, recvbuf, recvcount, datatype, op, comm);
 	popmon_d_reduce_scatter_block(POPMON_D_MPI_Reduce_scatter_block, popmon_r, recvcount, datatype, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Reduce_scatter_block);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Reduce_scatter_block);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Reduce_scatter_block, 277)
@@ -19615,13 +19615,13 @@ void mpi_reduce_scatter_block_f08ts_(void *sendbuf, void *recvbuf, void *recvcou
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter_block_c)(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter_block_c))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter_block_c))(sendbuf, recvbuf, recvcount, datatype, op, comm);
 	popmon_d_reduce_scatter_block(POPMON_D_MPI_Reduce_scatter_block_c, popmon_r, recvcount, datatype, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Reduce_scatter_block_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Reduce_scatter_block_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Reduce_scatter_block_c, 278)
@@ -19662,13 +19662,13 @@ void mpi_reduce_scatter_block_f08ts_large_(void *sendbuf, void *recvbuf, void *r
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter_block_init)(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter_block_init))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter_block_init))(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
 	popmon_d_reduce_scatter_block(POPMON_D_MPI_Reduce_scatter_block_init, popmon_r, recvcount, datatype, comm, request, 1);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Reduce_scatter_block_init);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Reduce_scatter_block_init);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Reduce_scatter_block_init, 279)
@@ -19751,13 +19751,13 @@ void mpi_reduce_scatter_block_init_f08ts_(void *sendbuf, void *recvbuf, void *re
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter_block_init_c)(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter_block_init_c))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter_block_init_c))(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
 	popmon_d_reduce_scatter_block(POPMON_D_MPI_Reduce_scatter_block_init_c, popmon_r, recvcount, datatype, comm, request, 1);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Reduce_scatter_block_init_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Reduce_scatter_block_init_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Reduce_scatter_block_init_c, 280)
@@ -19798,13 +19798,13 @@ void mpi_reduce_scatter_block_init_f08ts_large_(void *sendbuf, void *recvbuf, vo
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter_init)(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter_init))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter_init))(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
 	popmon_d_reduce_scatter(POPMON_D_MPI_Reduce_scatter_init, popmon_r, recvcounts, sizeof(*recvcounts), datatype, comm, request, 1);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Reduce_scatter_init);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Reduce_scatter_init);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Reduce_scatter_init, 281)
@@ -19887,13 +19887,13 @@ void mpi_reduce_scatter_init_f08ts_(void *sendbuf, void *recvbuf, void *recvcoun
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter_init_c)(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter_init_c))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter_init_c))(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
 	popmon_d_reduce_scatter(POPMON_D_MPI_Reduce_scatter_init_c, popmon_r, recvcounts, sizeof(*recvcounts), datatype, comm, request, 1);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Reduce_scatter_init_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Reduce_scatter_init_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Reduce_scatter_init_c, 282)
@@ -19933,13 +19933,13 @@ void mpi_reduce_scatter_init_f08ts_large_(void *sendbuf, void *recvbuf, void *re
 /* MPI_Scan: MPI-1.0, collective */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Scan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Scan))popmon_next_fn(POPMON_FN_MPI_Scan))(sendbuf, recvbuf, count, datatype, op, comm);
 	popmon_d_allreduce(POPMON_D_MPI_Scan, popmon_r, count, datatype, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Scan);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Scan);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Scan, 283)
@@ -20021,13 +20021,13 @@ void mpi_scan_f08ts_(void *sendbuf, void *recvbuf, void *count, void *datatype, 
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Scan_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Scan_c))popmon_next_fn(POPMON_FN_MPI_Scan_c))(sendbuf, recvbuf, count, datatype, op, comm);
 	popmon_d_allreduce(POPMON_D_MPI_Scan_c, popmon_r, count, datatype, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Scan_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Scan_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Scan_c, 284)
@@ -20068,13 +20068,13 @@ void mpi_scan_f08ts_large_(void *sendbuf, void *recvbuf, void *count, void *data
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Scan_init)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Scan_init))popmon_next_fn(POPMON_FN_MPI_Scan_init))(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	popmon_d_allreduce(POPMON_D_MPI_Scan_init, popmon_r, count, datatype, comm, request, 1);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Scan_init);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Scan_init);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Scan_init, 285)
@@ -20157,13 +20157,13 @@ void mpi_scan_init_f08ts_(void *sendbuf, void *recvbuf, void *count, void *datat
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Scan_init_c)(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Scan_init_c))popmon_next_fn(POPMON_FN_MPI_Scan_init_c))(sendbuf, recvbuf, count, datatype, op, comm, info, request);
 	popmon_d_allreduce(POPMON_D_MPI_Scan_init_c, popmon_r, count, datatype, comm, request, 1);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Scan_init_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Scan_init_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Scan_init_c, 286)
@@ -20203,13 +20203,13 @@ void mpi_scan_init_f08ts_large_(void *sendbuf, void *recvbuf, void *count, void 
 /* MPI_Scatter: MPI-1.0, collective */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatter)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Scatter))popmon_next_fn(POPMON_FN_MPI_Scatter))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	popmon_d_scatter(POPMON_D_MPI_Scatter, popmon_r, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Scatter);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Scatter);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Scatter, 287)
@@ -20291,13 +20291,13 @@ void mpi_scatter_f08ts_(void *sendbuf, void *sendcount, void *sendtype, void *re
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatter_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Scatter_c))popmon_next_fn(POPMON_FN_MPI_Scatter_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	popmon_d_scatter(POPMON_D_MPI_Scatter_c, popmon_r, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Scatter_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Scatter_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Scatter_c, 288)
@@ -20338,13 +20338,13 @@ void mpi_scatter_f08ts_large_(void *sendbuf, void *sendcount, void *sendtype, vo
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatter_init)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Scatter_init))popmon_next_fn(POPMON_FN_MPI_Scatter_init))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	popmon_d_scatter(POPMON_D_MPI_Scatter_init, popmon_r, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, 1);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Scatter_init);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Scatter_init);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Scatter_init, 289)
@@ -20427,13 +20427,13 @@ void mpi_scatter_init_f08ts_(void *sendbuf, void *sendcount, void *sendtype, voi
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatter_init_c)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Scatter_init_c))popmon_next_fn(POPMON_FN_MPI_Scatter_init_c))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	popmon_d_scatter(POPMON_D_MPI_Scatter_init_c, popmon_r, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, 1);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Scatter_init_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Scatter_init_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Scatter_init_c, 290)
@@ -20473,13 +20473,13 @@ void mpi_scatter_init_f08ts_large_(void *sendbuf, void *sendcount, void *sendtyp
 /* MPI_Scatterv: MPI-1.0, collective */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatterv)(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Scatterv))popmon_next_fn(POPMON_FN_MPI_Scatterv))(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	popmon_d_scatterv(POPMON_D_MPI_Scatterv, popmon_r, sendcounts, sizeof(*sendcounts), sendtype, recvbuf, recvcount, recvtype, root, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Scatterv);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Scatterv);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Scatterv, 291)
@@ -20561,13 +20561,13 @@ void mpi_scatterv_f08ts_(void *sendbuf, void *sendcounts, void *displs, void *se
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatterv_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Scatterv_c))popmon_next_fn(POPMON_FN_MPI_Scatterv_c))(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	popmon_d_scatterv(POPMON_D_MPI_Scatterv_c, popmon_r, sendcounts, sizeof(*sendcounts), sendtype, recvbuf, recvcount, recvtype, root, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Scatterv_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Scatterv_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Scatterv_c, 292)
@@ -20608,13 +20608,13 @@ void mpi_scatterv_f08ts_large_(void *sendbuf, void *sendcounts, void *displs, vo
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatterv_init)(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Scatterv_init))popmon_next_fn(POPMON_FN_MPI_Scatterv_init))(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	popmon_d_scatterv(POPMON_D_MPI_Scatterv_init, popmon_r, sendcounts, sizeof(*sendcounts), sendtype, recvbuf, recvcount, recvtype, root, comm, request, 1);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Scatterv_init);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Scatterv_init);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Scatterv_init, 293)
@@ -20697,13 +20697,13 @@ void mpi_scatterv_init_f08ts_(void *sendbuf, void *sendcounts, void *displs, voi
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatterv_init_c)(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	int popmon_r = ((__typeof__(&PMPI_Scatterv_init_c))popmon_next_fn(POPMON_FN_MPI_Scatterv_init_c))(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
 	popmon_d_scatterv(POPMON_D_MPI_Scatterv_init_c, popmon_r, sendcounts, sizeof(*sendcounts), sendtype, recvbuf, recvcount, recvtype, root, comm, request, 1);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
-	popmon_mpi_leave(POPMON_FN_MPI_Scatterv_init_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Scatterv_init_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Scatterv_init_c, 294)
@@ -20744,9 +20744,9 @@ void mpi_scatterv_init_f08ts_large_(void *sendbuf, void *sendcounts, void *displ
 #if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Type_get_value_index)(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Type_get_value_index))popmon_next_fn(POPMON_FN_MPI_Type_get_value_index))(value_type, index_type, pair_type);
-	popmon_mpi_leave(POPMON_FN_MPI_Type_get_value_index);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Type_get_value_index);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Type_get_value_index, 295)
@@ -20813,9 +20813,9 @@ void mpi_type_get_value_index_f08_(void *value_type, void *index_type, void *pai
 /* MPI_Comm_compare: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_compare)(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_compare))popmon_next_fn(POPMON_FN_MPI_Comm_compare))(comm1, comm2, result);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_compare);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_compare);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_compare, 296)
@@ -20881,9 +20881,9 @@ void mpi_comm_compare_f08_(void *comm1, void *comm2, void *result, void *ierror)
 /* MPI_Comm_create: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_create)(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_create))popmon_next_fn(POPMON_FN_MPI_Comm_create))(comm, group, newcomm);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_create);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_create);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_create, 297)
@@ -20950,9 +20950,9 @@ void mpi_comm_create_f08_(void *comm, void *group, void *newcomm, void *ierror)
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_create_group)(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_create_group))popmon_next_fn(POPMON_FN_MPI_Comm_create_group))(comm, group, tag, newcomm);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_create_group);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_create_group);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_create_group, 298)
@@ -21020,9 +21020,9 @@ void mpi_comm_create_group_f08_(void *comm, void *group, void *tag, void *newcom
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_create_keyval)(MPI_Comm_copy_attr_function *comm_copy_attr_fn, MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval, void *extra_state)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_create_keyval))popmon_next_fn(POPMON_FN_MPI_Comm_create_keyval))(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_create_keyval);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_create_keyval);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_create_keyval, 299)
@@ -21105,9 +21105,9 @@ void mpi_comm_create_keyval_f08ts_(void *comm_copy_attr_fn, void *comm_delete_at
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_delete_attr)(MPI_Comm comm, int comm_keyval)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_delete_attr))popmon_next_fn(POPMON_FN_MPI_Comm_delete_attr))(comm, comm_keyval);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_delete_attr);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_delete_attr);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_delete_attr, 300)
@@ -21174,9 +21174,9 @@ void mpi_comm_delete_attr_f08_(void *comm, void *comm_keyval, void *ierror)
 /* MPI_Comm_dup: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_dup)(MPI_Comm comm, MPI_Comm *newcomm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_dup))popmon_next_fn(POPMON_FN_MPI_Comm_dup))(comm, newcomm);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_dup);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_dup);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_dup, 301)
@@ -21243,9 +21243,9 @@ void mpi_comm_dup_f08_(void *comm, void *newcomm, void *ierror)
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_dup_with_info)(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_dup_with_info))popmon_next_fn(POPMON_FN_MPI_Comm_dup_with_info))(comm, info, newcomm);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_dup_with_info);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_dup_with_info);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_dup_with_info, 302)
@@ -21312,9 +21312,9 @@ void mpi_comm_dup_with_info_f08_(void *comm, void *info, void *newcomm, void *ie
 /* MPI_Comm_free: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_free)(MPI_Comm *comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_free))popmon_next_fn(POPMON_FN_MPI_Comm_free))(comm);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_free);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_free);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_free, 303)
@@ -21381,9 +21381,9 @@ void mpi_comm_free_f08_(void *comm, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_free_keyval)(int *comm_keyval)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_free_keyval))popmon_next_fn(POPMON_FN_MPI_Comm_free_keyval))(comm_keyval);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_free_keyval);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_free_keyval);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_free_keyval, 304)
@@ -21451,9 +21451,9 @@ void mpi_comm_free_keyval_f08_(void *comm_keyval, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_get_attr)(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_get_attr))popmon_next_fn(POPMON_FN_MPI_Comm_get_attr))(comm, comm_keyval, attribute_val, flag);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_get_attr);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_get_attr);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_get_attr, 305)
@@ -21536,9 +21536,9 @@ void mpi_comm_get_attr_f08ts_(void *comm, void *comm_keyval, void *attribute_val
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_get_info)(MPI_Comm comm, MPI_Info *info_used)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_get_info))popmon_next_fn(POPMON_FN_MPI_Comm_get_info))(comm, info_used);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_get_info);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_get_info);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_get_info, 306)
@@ -21606,9 +21606,9 @@ void mpi_comm_get_info_f08_(void *comm, void *info_used, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_get_name)(MPI_Comm comm, char *comm_name, int *resultlen)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_get_name))popmon_next_fn(POPMON_FN_MPI_Comm_get_name))(comm, comm_name, resultlen);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_get_name);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_get_name);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_get_name, 307)
@@ -21675,9 +21675,9 @@ void mpi_comm_get_name_f08_(void *comm, void *comm_name, void *resultlen, void *
 /* MPI_Comm_group: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_group)(MPI_Comm comm, MPI_Group *group)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_group))popmon_next_fn(POPMON_FN_MPI_Comm_group))(comm, group);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_group);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_group);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_group, 308)
@@ -21744,9 +21744,9 @@ void mpi_comm_group_f08_(void *comm, void *group, void *ierror)
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_idup)(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_idup))popmon_next_fn(POPMON_FN_MPI_Comm_idup))(comm, newcomm, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_idup);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_idup);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_idup, 309)
@@ -21814,9 +21814,9 @@ void mpi_comm_idup_f08_(void *comm, void *newcomm, void *request, void *ierror)
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_idup_with_info)(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_idup_with_info))popmon_next_fn(POPMON_FN_MPI_Comm_idup_with_info))(comm, info, newcomm, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_idup_with_info);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_idup_with_info);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_idup_with_info, 310)
@@ -21883,9 +21883,9 @@ void mpi_comm_idup_with_info_f08_(void *comm, void *info, void *newcomm, void *r
 /* MPI_Comm_rank: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_rank)(MPI_Comm comm, int *rank)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_rank))popmon_next_fn(POPMON_FN_MPI_Comm_rank))(comm, rank);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_rank);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_rank);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_rank, 311)
@@ -21951,9 +21951,9 @@ void mpi_comm_rank_f08_(void *comm, void *rank, void *ierror)
 /* MPI_Comm_remote_group: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_remote_group)(MPI_Comm comm, MPI_Group *group)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_remote_group))popmon_next_fn(POPMON_FN_MPI_Comm_remote_group))(comm, group);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_remote_group);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_remote_group);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_remote_group, 312)
@@ -22019,9 +22019,9 @@ void mpi_comm_remote_group_f08_(void *comm, void *group, void *ierror)
 /* MPI_Comm_remote_size: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_remote_size)(MPI_Comm comm, int *size)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_remote_size))popmon_next_fn(POPMON_FN_MPI_Comm_remote_size))(comm, size);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_remote_size);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_remote_size);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_remote_size, 313)
@@ -22088,9 +22088,9 @@ void mpi_comm_remote_size_f08_(void *comm, void *size, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_set_attr)(MPI_Comm comm, int comm_keyval, void *attribute_val)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_set_attr))popmon_next_fn(POPMON_FN_MPI_Comm_set_attr))(comm, comm_keyval, attribute_val);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_set_attr);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_set_attr);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_set_attr, 314)
@@ -22173,9 +22173,9 @@ void mpi_comm_set_attr_f08ts_(void *comm, void *comm_keyval, void *attribute_val
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_set_info)(MPI_Comm comm, MPI_Info info)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_set_info))popmon_next_fn(POPMON_FN_MPI_Comm_set_info))(comm, info);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_set_info);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_set_info);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_set_info, 315)
@@ -22243,9 +22243,9 @@ void mpi_comm_set_info_f08_(void *comm, void *info, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_set_name)(MPI_Comm comm, const char *comm_name)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_set_name))popmon_next_fn(POPMON_FN_MPI_Comm_set_name))(comm, comm_name);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_set_name);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_set_name);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_set_name, 316)
@@ -22312,9 +22312,9 @@ void mpi_comm_set_name_f08_(void *comm, void *comm_name, void *ierror, size_t co
 /* MPI_Comm_size: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_size)(MPI_Comm comm, int *size)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_size))popmon_next_fn(POPMON_FN_MPI_Comm_size))(comm, size);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_size);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_size);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_size, 317)
@@ -22380,9 +22380,9 @@ void mpi_comm_size_f08_(void *comm, void *size, void *ierror)
 /* MPI_Comm_split: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_split)(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_split))popmon_next_fn(POPMON_FN_MPI_Comm_split))(comm, color, key, newcomm);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_split);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_split);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_split, 318)
@@ -22449,9 +22449,9 @@ void mpi_comm_split_f08_(void *comm, void *color, void *key, void *newcomm, void
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_split_type)(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_split_type))popmon_next_fn(POPMON_FN_MPI_Comm_split_type))(comm, split_type, key, info, newcomm);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_split_type);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_split_type);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_split_type, 319)
@@ -22518,9 +22518,9 @@ void mpi_comm_split_type_f08_(void *comm, void *split_type, void *key, void *inf
 /* MPI_Comm_test_inter: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_test_inter)(MPI_Comm comm, int *flag)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_test_inter))popmon_next_fn(POPMON_FN_MPI_Comm_test_inter))(comm, flag);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_test_inter);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_test_inter);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_test_inter, 320)
@@ -22586,9 +22586,9 @@ void mpi_comm_test_inter_f08_(void *comm, void *flag, void *ierror)
 /* MPI_Group_compare: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Group_compare)(MPI_Group group1, MPI_Group group2, int *result)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Group_compare))popmon_next_fn(POPMON_FN_MPI_Group_compare))(group1, group2, result);
-	popmon_mpi_leave(POPMON_FN_MPI_Group_compare);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Group_compare);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Group_compare, 321)
@@ -22654,9 +22654,9 @@ void mpi_group_compare_f08_(void *group1, void *group2, void *result, void *ierr
 /* MPI_Group_difference: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Group_difference)(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Group_difference))popmon_next_fn(POPMON_FN_MPI_Group_difference))(group1, group2, newgroup);
-	popmon_mpi_leave(POPMON_FN_MPI_Group_difference);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Group_difference);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Group_difference, 322)
@@ -22722,9 +22722,9 @@ void mpi_group_difference_f08_(void *group1, void *group2, void *newgroup, void 
 /* MPI_Group_excl: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Group_excl)(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Group_excl))popmon_next_fn(POPMON_FN_MPI_Group_excl))(group, n, ranks, newgroup);
-	popmon_mpi_leave(POPMON_FN_MPI_Group_excl);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Group_excl);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Group_excl, 323)
@@ -22790,9 +22790,9 @@ void mpi_group_excl_f08_(void *group, void *n, void *ranks, void *newgroup, void
 /* MPI_Group_free: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Group_free)(MPI_Group *group)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Group_free))popmon_next_fn(POPMON_FN_MPI_Group_free))(group);
-	popmon_mpi_leave(POPMON_FN_MPI_Group_free);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Group_free);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Group_free, 324)
@@ -22858,9 +22858,9 @@ void mpi_group_free_f08_(void *group, void *ierror)
 /* MPI_Group_incl: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Group_incl)(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Group_incl))popmon_next_fn(POPMON_FN_MPI_Group_incl))(group, n, ranks, newgroup);
-	popmon_mpi_leave(POPMON_FN_MPI_Group_incl);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Group_incl);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Group_incl, 325)
@@ -22926,9 +22926,9 @@ void mpi_group_incl_f08_(void *group, void *n, void *ranks, void *newgroup, void
 /* MPI_Group_intersection: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Group_intersection)(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Group_intersection))popmon_next_fn(POPMON_FN_MPI_Group_intersection))(group1, group2, newgroup);
-	popmon_mpi_leave(POPMON_FN_MPI_Group_intersection);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Group_intersection);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Group_intersection, 326)
@@ -22994,9 +22994,9 @@ void mpi_group_intersection_f08_(void *group1, void *group2, void *newgroup, voi
 /* MPI_Group_range_excl: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Group_range_excl)(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Group_range_excl))popmon_next_fn(POPMON_FN_MPI_Group_range_excl))(group, n, ranges, newgroup);
-	popmon_mpi_leave(POPMON_FN_MPI_Group_range_excl);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Group_range_excl);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Group_range_excl, 327)
@@ -23062,9 +23062,9 @@ void mpi_group_range_excl_f08_(void *group, void *n, void *ranges, void *newgrou
 /* MPI_Group_range_incl: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Group_range_incl)(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Group_range_incl))popmon_next_fn(POPMON_FN_MPI_Group_range_incl))(group, n, ranges, newgroup);
-	popmon_mpi_leave(POPMON_FN_MPI_Group_range_incl);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Group_range_incl);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Group_range_incl, 328)
@@ -23130,9 +23130,9 @@ void mpi_group_range_incl_f08_(void *group, void *n, void *ranges, void *newgrou
 /* MPI_Group_rank: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Group_rank)(MPI_Group group, int *rank)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Group_rank))popmon_next_fn(POPMON_FN_MPI_Group_rank))(group, rank);
-	popmon_mpi_leave(POPMON_FN_MPI_Group_rank);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Group_rank);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Group_rank, 329)
@@ -23198,9 +23198,9 @@ void mpi_group_rank_f08_(void *group, void *rank, void *ierror)
 /* MPI_Group_size: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Group_size)(MPI_Group group, int *size)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Group_size))popmon_next_fn(POPMON_FN_MPI_Group_size))(group, size);
-	popmon_mpi_leave(POPMON_FN_MPI_Group_size);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Group_size);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Group_size, 330)
@@ -23266,9 +23266,9 @@ void mpi_group_size_f08_(void *group, void *size, void *ierror)
 /* MPI_Group_translate_ranks: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Group_translate_ranks)(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[])
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Group_translate_ranks))popmon_next_fn(POPMON_FN_MPI_Group_translate_ranks))(group1, n, ranks1, group2, ranks2);
-	popmon_mpi_leave(POPMON_FN_MPI_Group_translate_ranks);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Group_translate_ranks);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Group_translate_ranks, 331)
@@ -23334,9 +23334,9 @@ void mpi_group_translate_ranks_f08_(void *group1, void *n, void *ranks1, void *g
 /* MPI_Group_union: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Group_union)(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Group_union))popmon_next_fn(POPMON_FN_MPI_Group_union))(group1, group2, newgroup);
-	popmon_mpi_leave(POPMON_FN_MPI_Group_union);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Group_union);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Group_union, 332)
@@ -23402,9 +23402,9 @@ void mpi_group_union_f08_(void *group1, void *group2, void *newgroup, void *ierr
 /* MPI_Intercomm_create: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Intercomm_create)(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Intercomm_create))popmon_next_fn(POPMON_FN_MPI_Intercomm_create))(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm);
-	popmon_mpi_leave(POPMON_FN_MPI_Intercomm_create);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Intercomm_create);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Intercomm_create, 333)
@@ -23470,9 +23470,9 @@ void mpi_intercomm_create_f08_(void *local_comm, void *local_leader, void *peer_
 /* MPI_Intercomm_merge: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Intercomm_merge)(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Intercomm_merge))popmon_next_fn(POPMON_FN_MPI_Intercomm_merge))(intercomm, high, newintracomm);
-	popmon_mpi_leave(POPMON_FN_MPI_Intercomm_merge);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Intercomm_merge);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Intercomm_merge, 334)
@@ -23538,9 +23538,9 @@ void mpi_intercomm_merge_f08_(void *intercomm, void *high, void *newintracomm, v
 /* MPI_Cart_coords: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Cart_coords)(MPI_Comm comm, int rank, int maxdims, int coords[])
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Cart_coords))popmon_next_fn(POPMON_FN_MPI_Cart_coords))(comm, rank, maxdims, coords);
-	popmon_mpi_leave(POPMON_FN_MPI_Cart_coords);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Cart_coords);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Cart_coords, 335)
@@ -23606,9 +23606,9 @@ void mpi_cart_coords_f08_(void *comm, void *rank, void *maxdims, void *coords, v
 /* MPI_Cart_create: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Cart_create)(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Cart_create))popmon_next_fn(POPMON_FN_MPI_Cart_create))(comm_old, ndims, dims, periods, reorder, comm_cart);
-	popmon_mpi_leave(POPMON_FN_MPI_Cart_create);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Cart_create);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Cart_create, 336)
@@ -23674,9 +23674,9 @@ void mpi_cart_create_f08_(void *comm_old, void *ndims, void *dims, void *periods
 /* MPI_Cart_get: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Cart_get)(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Cart_get))popmon_next_fn(POPMON_FN_MPI_Cart_get))(comm, maxdims, dims, periods, coords);
-	popmon_mpi_leave(POPMON_FN_MPI_Cart_get);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Cart_get);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Cart_get, 337)
@@ -23742,9 +23742,9 @@ void mpi_cart_get_f08_(void *comm, void *maxdims, void *dims, void *periods, voi
 /* MPI_Cart_map: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Cart_map)(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Cart_map))popmon_next_fn(POPMON_FN_MPI_Cart_map))(comm, ndims, dims, periods, newrank);
-	popmon_mpi_leave(POPMON_FN_MPI_Cart_map);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Cart_map);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Cart_map, 338)
@@ -23810,9 +23810,9 @@ void mpi_cart_map_f08_(void *comm, void *ndims, void *dims, void *periods, void 
 /* MPI_Cart_rank: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Cart_rank)(MPI_Comm comm, const int coords[], int *rank)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Cart_rank))popmon_next_fn(POPMON_FN_MPI_Cart_rank))(comm, coords, rank);
-	popmon_mpi_leave(POPMON_FN_MPI_Cart_rank);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Cart_rank);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Cart_rank, 339)
@@ -23878,9 +23878,9 @@ void mpi_cart_rank_f08_(void *comm, void *coords, void *rank, void *ierror)
 /* MPI_Cart_shift: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Cart_shift)(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Cart_shift))popmon_next_fn(POPMON_FN_MPI_Cart_shift))(comm, direction, disp, rank_source, rank_dest);
-	popmon_mpi_leave(POPMON_FN_MPI_Cart_shift);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Cart_shift);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Cart_shift, 340)
@@ -23946,9 +23946,9 @@ void mpi_cart_shift_f08_(void *comm, void *direction, void *disp, void *rank_sou
 /* MPI_Cart_sub: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Cart_sub)(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Cart_sub))popmon_next_fn(POPMON_FN_MPI_Cart_sub))(comm, remain_dims, newcomm);
-	popmon_mpi_leave(POPMON_FN_MPI_Cart_sub);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Cart_sub);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Cart_sub, 341)
@@ -24014,9 +24014,9 @@ void mpi_cart_sub_f08_(void *comm, void *remain_dims, void *newcomm, void *ierro
 /* MPI_Cartdim_get: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Cartdim_get)(MPI_Comm comm, int *ndims)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Cartdim_get))popmon_next_fn(POPMON_FN_MPI_Cartdim_get))(comm, ndims);
-	popmon_mpi_leave(POPMON_FN_MPI_Cartdim_get);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Cartdim_get);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Cartdim_get, 342)
@@ -24082,9 +24082,9 @@ void mpi_cartdim_get_f08_(void *comm, void *ndims, void *ierror)
 /* MPI_Dims_create: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Dims_create)(int nnodes, int ndims, int dims[])
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Dims_create))popmon_next_fn(POPMON_FN_MPI_Dims_create))(nnodes, ndims, dims);
-	popmon_mpi_leave(POPMON_FN_MPI_Dims_create);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Dims_create);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Dims_create, 343)
@@ -24151,9 +24151,9 @@ void mpi_dims_create_f08_(void *nnodes, void *ndims, void *dims, void *ierror)
 #if MPI_VERSION > 2 || (MPI_VERSION == 2 && MPI_SUBVERSION >= 2)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Dist_graph_create)(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[], const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Dist_graph_create))popmon_next_fn(POPMON_FN_MPI_Dist_graph_create))(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph);
-	popmon_mpi_leave(POPMON_FN_MPI_Dist_graph_create);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Dist_graph_create);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Dist_graph_create, 344)
@@ -24221,9 +24221,9 @@ void mpi_dist_graph_create_f08_(void *comm_old, void *n, void *sources, void *de
 #if MPI_VERSION > 2 || (MPI_VERSION == 2 && MPI_SUBVERSION >= 2)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Dist_graph_create_adjacent)(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree, const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Dist_graph_create_adjacent))popmon_next_fn(POPMON_FN_MPI_Dist_graph_create_adjacent))(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph);
-	popmon_mpi_leave(POPMON_FN_MPI_Dist_graph_create_adjacent);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Dist_graph_create_adjacent);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Dist_graph_create_adjacent, 345)
@@ -24291,9 +24291,9 @@ void mpi_dist_graph_create_adjacent_f08_(void *comm_old, void *indegree, void *s
 #if MPI_VERSION > 2 || (MPI_VERSION == 2 && MPI_SUBVERSION >= 2)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Dist_graph_neighbors)(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[], int maxoutdegree, int destinations[], int destweights[])
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Dist_graph_neighbors))popmon_next_fn(POPMON_FN_MPI_Dist_graph_neighbors))(comm, maxindegree, sources, sourceweights, maxoutdegree, destinations, destweights);
-	popmon_mpi_leave(POPMON_FN_MPI_Dist_graph_neighbors);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Dist_graph_neighbors);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Dist_graph_neighbors, 346)
@@ -24361,9 +24361,9 @@ void mpi_dist_graph_neighbors_f08_(void *comm, void *maxindegree, void *sources,
 #if MPI_VERSION > 2 || (MPI_VERSION == 2 && MPI_SUBVERSION >= 2)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Dist_graph_neighbors_count)(MPI_Comm comm, int *indegree, int *outdegree, int *weighted)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Dist_graph_neighbors_count))popmon_next_fn(POPMON_FN_MPI_Dist_graph_neighbors_count))(comm, indegree, outdegree, weighted);
-	popmon_mpi_leave(POPMON_FN_MPI_Dist_graph_neighbors_count);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Dist_graph_neighbors_count);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Dist_graph_neighbors_count, 347)
@@ -24430,9 +24430,9 @@ void mpi_dist_graph_neighbors_count_f08_(void *comm, void *indegree, void *outde
 /* MPI_Graph_create: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Graph_create)(MPI_Comm comm_old, int nnodes, const int indx[], const int edges[], int reorder, MPI_Comm *comm_graph)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Graph_create))popmon_next_fn(POPMON_FN_MPI_Graph_create))(comm_old, nnodes, indx, edges, reorder, comm_graph);
-	popmon_mpi_leave(POPMON_FN_MPI_Graph_create);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Graph_create);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Graph_create, 348)
@@ -24498,9 +24498,9 @@ void mpi_graph_create_f08_(void *comm_old, void *nnodes, void *indx, void *edges
 /* MPI_Graph_get: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Graph_get)(MPI_Comm comm, int maxindex, int maxedges, int indx[], int edges[])
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Graph_get))popmon_next_fn(POPMON_FN_MPI_Graph_get))(comm, maxindex, maxedges, indx, edges);
-	popmon_mpi_leave(POPMON_FN_MPI_Graph_get);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Graph_get);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Graph_get, 349)
@@ -24566,9 +24566,9 @@ void mpi_graph_get_f08_(void *comm, void *maxindex, void *maxedges, void *indx, 
 /* MPI_Graph_map: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Graph_map)(MPI_Comm comm, int nnodes, const int indx[], const int edges[], int *newrank)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Graph_map))popmon_next_fn(POPMON_FN_MPI_Graph_map))(comm, nnodes, indx, edges, newrank);
-	popmon_mpi_leave(POPMON_FN_MPI_Graph_map);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Graph_map);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Graph_map, 350)
@@ -24634,9 +24634,9 @@ void mpi_graph_map_f08_(void *comm, void *nnodes, void *indx, void *edges, void 
 /* MPI_Graph_neighbors: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Graph_neighbors)(MPI_Comm comm, int rank, int maxneighbors, int neighbors[])
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Graph_neighbors))popmon_next_fn(POPMON_FN_MPI_Graph_neighbors))(comm, rank, maxneighbors, neighbors);
-	popmon_mpi_leave(POPMON_FN_MPI_Graph_neighbors);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Graph_neighbors);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Graph_neighbors, 351)
@@ -24702,9 +24702,9 @@ void mpi_graph_neighbors_f08_(void *comm, void *rank, void *maxneighbors, void *
 /* MPI_Graph_neighbors_count: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Graph_neighbors_count)(MPI_Comm comm, int rank, int *nneighbors)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Graph_neighbors_count))popmon_next_fn(POPMON_FN_MPI_Graph_neighbors_count))(comm, rank, nneighbors);
-	popmon_mpi_leave(POPMON_FN_MPI_Graph_neighbors_count);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Graph_neighbors_count);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Graph_neighbors_count, 352)
@@ -24770,9 +24770,9 @@ void mpi_graph_neighbors_count_f08_(void *comm, void *rank, void *nneighbors, vo
 /* MPI_Graphdims_get: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Graphdims_get)(MPI_Comm comm, int *nnodes, int *nedges)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Graphdims_get))popmon_next_fn(POPMON_FN_MPI_Graphdims_get))(comm, nnodes, nedges);
-	popmon_mpi_leave(POPMON_FN_MPI_Graphdims_get);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Graphdims_get);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Graphdims_get, 353)
@@ -24838,9 +24838,9 @@ void mpi_graphdims_get_f08_(void *comm, void *nnodes, void *nedges, void *ierror
 /* MPI_Topo_test: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Topo_test)(MPI_Comm comm, int *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Topo_test))popmon_next_fn(POPMON_FN_MPI_Topo_test))(comm, status);
-	popmon_mpi_leave(POPMON_FN_MPI_Topo_test);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Topo_test);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Topo_test, 354)
@@ -24907,9 +24907,9 @@ void mpi_topo_test_f08_(void *comm, void *status, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Add_error_class)(int *errorclass)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Add_error_class))popmon_next_fn(POPMON_FN_MPI_Add_error_class))(errorclass);
-	popmon_mpi_leave(POPMON_FN_MPI_Add_error_class);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Add_error_class);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Add_error_class, 355)
@@ -24977,9 +24977,9 @@ void mpi_add_error_class_f08_(void *errorclass, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Add_error_code)(int errorclass, int *errorcode)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Add_error_code))popmon_next_fn(POPMON_FN_MPI_Add_error_code))(errorclass, errorcode);
-	popmon_mpi_leave(POPMON_FN_MPI_Add_error_code);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Add_error_code);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Add_error_code, 356)
@@ -25047,9 +25047,9 @@ void mpi_add_error_code_f08_(void *errorclass, void *errorcode, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Add_error_string)(int errorcode, const char *string)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Add_error_string))popmon_next_fn(POPMON_FN_MPI_Add_error_string))(errorcode, string);
-	popmon_mpi_leave(POPMON_FN_MPI_Add_error_string);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Add_error_string);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Add_error_string, 357)
@@ -25117,9 +25117,9 @@ void mpi_add_error_string_f08_(void *errorcode, void *string, void *ierror, size
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Alloc_mem)(MPI_Aint size, MPI_Info info, void *baseptr)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Alloc_mem))popmon_next_fn(POPMON_FN_MPI_Alloc_mem))(size, info, baseptr);
-	popmon_mpi_leave(POPMON_FN_MPI_Alloc_mem);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Alloc_mem);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Alloc_mem, 358)
@@ -25202,9 +25202,9 @@ void mpi_alloc_mem_f08ts_(void *size, void *info, void *baseptr, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_call_errhandler)(MPI_Comm comm, int errorcode)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_call_errhandler))popmon_next_fn(POPMON_FN_MPI_Comm_call_errhandler))(comm, errorcode);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_call_errhandler);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_call_errhandler);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_call_errhandler, 359)
@@ -25272,9 +25272,9 @@ void mpi_comm_call_errhandler_f08_(void *comm, void *errorcode, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_create_errhandler)(MPI_Comm_errhandler_function *comm_errhandler_fn, MPI_Errhandler *errhandler)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_create_errhandler))popmon_next_fn(POPMON_FN_MPI_Comm_create_errhandler))(comm_errhandler_fn, errhandler);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_create_errhandler);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_create_errhandler);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_create_errhandler, 360)
@@ -25342,9 +25342,9 @@ void mpi_comm_create_errhandler_f08_(void *comm_errhandler_fn, void *errhandler,
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_get_errhandler)(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_get_errhandler))popmon_next_fn(POPMON_FN_MPI_Comm_get_errhandler))(comm, errhandler);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_get_errhandler);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_get_errhandler);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_get_errhandler, 361)
@@ -25412,9 +25412,9 @@ void mpi_comm_get_errhandler_f08_(void *comm, void *errhandler, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_set_errhandler)(MPI_Comm comm, MPI_Errhandler errhandler)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_set_errhandler))popmon_next_fn(POPMON_FN_MPI_Comm_set_errhandler))(comm, errhandler);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_set_errhandler);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_set_errhandler);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_set_errhandler, 362)
@@ -25481,9 +25481,9 @@ void mpi_comm_set_errhandler_f08_(void *comm, void *errhandler, void *ierror)
 /* MPI_Errhandler_free: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Errhandler_free)(MPI_Errhandler *errhandler)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Errhandler_free))popmon_next_fn(POPMON_FN_MPI_Errhandler_free))(errhandler);
-	popmon_mpi_leave(POPMON_FN_MPI_Errhandler_free);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Errhandler_free);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Errhandler_free, 363)
@@ -25549,9 +25549,9 @@ void mpi_errhandler_free_f08_(void *errhandler, void *ierror)
 /* MPI_Error_class: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Error_class)(int errorcode, int *errorclass)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Error_class))popmon_next_fn(POPMON_FN_MPI_Error_class))(errorcode, errorclass);
-	popmon_mpi_leave(POPMON_FN_MPI_Error_class);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Error_class);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Error_class, 364)
@@ -25617,9 +25617,9 @@ void mpi_error_class_f08_(void *errorcode, void *errorclass, void *ierror)
 /* MPI_Error_string: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Error_string)(int errorcode, char *string, int *resultlen)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Error_string))popmon_next_fn(POPMON_FN_MPI_Error_string))(errorcode, string, resultlen);
-	popmon_mpi_leave(POPMON_FN_MPI_Error_string);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Error_string);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Error_string, 365)
@@ -25686,9 +25686,9 @@ void mpi_error_string_f08_(void *errorcode, void *string, void *resultlen, void 
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Free_mem)(void *base)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Free_mem))popmon_next_fn(POPMON_FN_MPI_Free_mem))(base);
-	popmon_mpi_leave(POPMON_FN_MPI_Free_mem);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Free_mem);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Free_mem, 366)
@@ -25771,9 +25771,9 @@ void mpi_free_mem_f08ts_(void *base, void *ierror)
 #if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Get_hw_resource_info)(MPI_Info *hw_info)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Get_hw_resource_info))popmon_next_fn(POPMON_FN_MPI_Get_hw_resource_info))(hw_info);
-	popmon_mpi_leave(POPMON_FN_MPI_Get_hw_resource_info);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Get_hw_resource_info);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Get_hw_resource_info, 367)
@@ -25841,9 +25841,9 @@ void mpi_get_hw_resource_info_f08_(void *hw_info, void *ierror)
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Get_library_version)(char *version, int *resultlen)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Get_library_version))popmon_next_fn(POPMON_FN_MPI_Get_library_version))(version, resultlen);
-	popmon_mpi_leave(POPMON_FN_MPI_Get_library_version);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Get_library_version);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Get_library_version, 368)
@@ -25910,9 +25910,9 @@ void mpi_get_library_version_f08_(void *version, void *resultlen, void *ierror, 
 /* MPI_Get_processor_name: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Get_processor_name)(char *name, int *resultlen)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Get_processor_name))popmon_next_fn(POPMON_FN_MPI_Get_processor_name))(name, resultlen);
-	popmon_mpi_leave(POPMON_FN_MPI_Get_processor_name);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Get_processor_name);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Get_processor_name, 369)
@@ -25979,9 +25979,9 @@ void mpi_get_processor_name_f08_(void *name, void *resultlen, void *ierror, size
 #if MPI_VERSION > 1 || (MPI_VERSION == 1 && MPI_SUBVERSION >= 2)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Get_version)(int *version, int *subversion)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Get_version))popmon_next_fn(POPMON_FN_MPI_Get_version))(version, subversion);
-	popmon_mpi_leave(POPMON_FN_MPI_Get_version);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Get_version);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Get_version, 370)
@@ -26049,9 +26049,9 @@ void mpi_get_version_f08_(void *version, void *subversion, void *ierror)
 #if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Remove_error_class)(int errorclass)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Remove_error_class))popmon_next_fn(POPMON_FN_MPI_Remove_error_class))(errorclass);
-	popmon_mpi_leave(POPMON_FN_MPI_Remove_error_class);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Remove_error_class);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Remove_error_class, 371)
@@ -26119,9 +26119,9 @@ void mpi_remove_error_class_f08_(void *errorclass, void *ierror)
 #if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Remove_error_code)(int errorcode)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Remove_error_code))popmon_next_fn(POPMON_FN_MPI_Remove_error_code))(errorcode);
-	popmon_mpi_leave(POPMON_FN_MPI_Remove_error_code);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Remove_error_code);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Remove_error_code, 372)
@@ -26189,9 +26189,9 @@ void mpi_remove_error_code_f08_(void *errorcode, void *ierror)
 #if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Remove_error_string)(int errorcode)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Remove_error_string))popmon_next_fn(POPMON_FN_MPI_Remove_error_string))(errorcode);
-	popmon_mpi_leave(POPMON_FN_MPI_Remove_error_string);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Remove_error_string);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Remove_error_string, 373)
@@ -26259,9 +26259,9 @@ void mpi_remove_error_string_f08_(void *errorcode, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Info_create)(MPI_Info *info)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Info_create))popmon_next_fn(POPMON_FN_MPI_Info_create))(info);
-	popmon_mpi_leave(POPMON_FN_MPI_Info_create);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Info_create);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Info_create, 374)
@@ -26329,9 +26329,9 @@ void mpi_info_create_f08_(void *info, void *ierror)
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Info_create_env)(int argc, char *argv[], MPI_Info *info)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Info_create_env))popmon_next_fn(POPMON_FN_MPI_Info_create_env))(argc, argv, info);
-	popmon_mpi_leave(POPMON_FN_MPI_Info_create_env);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Info_create_env);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Info_create_env, 375)
@@ -26399,9 +26399,9 @@ void mpi_info_create_env_f08_(void *info, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Info_delete)(MPI_Info info, const char *key)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Info_delete))popmon_next_fn(POPMON_FN_MPI_Info_delete))(info, key);
-	popmon_mpi_leave(POPMON_FN_MPI_Info_delete);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Info_delete);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Info_delete, 376)
@@ -26469,9 +26469,9 @@ void mpi_info_delete_f08_(void *info, void *key, void *ierror, size_t key_len)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Info_dup)(MPI_Info info, MPI_Info *newinfo)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Info_dup))popmon_next_fn(POPMON_FN_MPI_Info_dup))(info, newinfo);
-	popmon_mpi_leave(POPMON_FN_MPI_Info_dup);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Info_dup);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Info_dup, 377)
@@ -26539,9 +26539,9 @@ void mpi_info_dup_f08_(void *info, void *newinfo, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Info_free)(MPI_Info *info)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Info_free))popmon_next_fn(POPMON_FN_MPI_Info_free))(info);
-	popmon_mpi_leave(POPMON_FN_MPI_Info_free);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Info_free);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Info_free, 378)
@@ -26609,9 +26609,9 @@ void mpi_info_free_f08_(void *info, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Info_get)(MPI_Info info, const char *key, int valuelen, char *value, int *flag)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Info_get))popmon_next_fn(POPMON_FN_MPI_Info_get))(info, key, valuelen, value, flag);
-	popmon_mpi_leave(POPMON_FN_MPI_Info_get);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Info_get);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Info_get, 379)
@@ -26679,9 +26679,9 @@ void mpi_info_get_f08_(void *info, void *key, void *valuelen, void *value, void 
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Info_get_nkeys)(MPI_Info info, int *nkeys)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Info_get_nkeys))popmon_next_fn(POPMON_FN_MPI_Info_get_nkeys))(info, nkeys);
-	popmon_mpi_leave(POPMON_FN_MPI_Info_get_nkeys);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Info_get_nkeys);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Info_get_nkeys, 380)
@@ -26749,9 +26749,9 @@ void mpi_info_get_nkeys_f08_(void *info, void *nkeys, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Info_get_nthkey)(MPI_Info info, int n, char *key)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Info_get_nthkey))popmon_next_fn(POPMON_FN_MPI_Info_get_nthkey))(info, n, key);
-	popmon_mpi_leave(POPMON_FN_MPI_Info_get_nthkey);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Info_get_nthkey);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Info_get_nthkey, 381)
@@ -26819,9 +26819,9 @@ void mpi_info_get_nthkey_f08_(void *info, void *n, void *key, void *ierror, size
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Info_get_string)(MPI_Info info, const char *key, int *buflen, char *value, int *flag)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Info_get_string))popmon_next_fn(POPMON_FN_MPI_Info_get_string))(info, key, buflen, value, flag);
-	popmon_mpi_leave(POPMON_FN_MPI_Info_get_string);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Info_get_string);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Info_get_string, 382)
@@ -26889,9 +26889,9 @@ void mpi_info_get_string_f08_(void *info, void *key, void *buflen, void *value, 
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Info_get_valuelen)(MPI_Info info, const char *key, int *valuelen, int *flag)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Info_get_valuelen))popmon_next_fn(POPMON_FN_MPI_Info_get_valuelen))(info, key, valuelen, flag);
-	popmon_mpi_leave(POPMON_FN_MPI_Info_get_valuelen);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Info_get_valuelen);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Info_get_valuelen, 383)
@@ -26959,9 +26959,9 @@ void mpi_info_get_valuelen_f08_(void *info, void *key, void *valuelen, void *fla
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Info_set)(MPI_Info info, const char *key, const char *value)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Info_set))popmon_next_fn(POPMON_FN_MPI_Info_set))(info, key, value);
-	popmon_mpi_leave(POPMON_FN_MPI_Info_set);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Info_set);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Info_set, 384)
@@ -27029,9 +27029,9 @@ void mpi_info_set_f08_(void *info, void *key, void *value, void *ierror, size_t 
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Abort)(MPI_Comm comm, int errorcode)
 {
 	popmon_mpi_abort_hook(errorcode);
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Abort))popmon_next_fn(POPMON_FN_MPI_Abort))(comm, errorcode);
-	popmon_mpi_leave(POPMON_FN_MPI_Abort);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Abort);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Abort, 385)
@@ -27102,9 +27102,9 @@ void mpi_abort_f08_(void *comm, void *errorcode, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Close_port)(const char *port_name)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Close_port))popmon_next_fn(POPMON_FN_MPI_Close_port))(port_name);
-	popmon_mpi_leave(POPMON_FN_MPI_Close_port);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Close_port);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Close_port, 386)
@@ -27172,9 +27172,9 @@ void mpi_close_port_f08_(void *port_name, void *ierror, size_t port_name_len)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_accept)(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_accept))popmon_next_fn(POPMON_FN_MPI_Comm_accept))(port_name, info, root, comm, newcomm);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_accept);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_accept);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_accept, 387)
@@ -27242,9 +27242,9 @@ void mpi_comm_accept_f08_(void *port_name, void *info, void *root, void *comm, v
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_connect)(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_connect))popmon_next_fn(POPMON_FN_MPI_Comm_connect))(port_name, info, root, comm, newcomm);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_connect);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_connect);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_connect, 388)
@@ -27312,9 +27312,9 @@ void mpi_comm_connect_f08_(void *port_name, void *info, void *root, void *comm, 
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_create_from_group)(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_create_from_group))popmon_next_fn(POPMON_FN_MPI_Comm_create_from_group))(group, stringtag, info, errhandler, newcomm);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_create_from_group);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_create_from_group);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_create_from_group, 389)
@@ -27382,9 +27382,9 @@ void mpi_comm_create_from_group_f08_(void *group, void *stringtag, void *info, v
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_disconnect)(MPI_Comm *comm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_disconnect))popmon_next_fn(POPMON_FN_MPI_Comm_disconnect))(comm);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_disconnect);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_disconnect);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_disconnect, 390)
@@ -27452,9 +27452,9 @@ void mpi_comm_disconnect_f08_(void *comm, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_get_parent)(MPI_Comm *parent)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_get_parent))popmon_next_fn(POPMON_FN_MPI_Comm_get_parent))(parent);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_get_parent);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_get_parent);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_get_parent, 391)
@@ -27522,9 +27522,9 @@ void mpi_comm_get_parent_f08_(void *parent, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_join)(int fd, MPI_Comm *intercomm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_join))popmon_next_fn(POPMON_FN_MPI_Comm_join))(fd, intercomm);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_join);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_join);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_join, 392)
@@ -27592,9 +27592,9 @@ void mpi_comm_join_f08_(void *fd, void *intercomm, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_spawn)(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_spawn))popmon_next_fn(POPMON_FN_MPI_Comm_spawn))(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_spawn);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_spawn);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_spawn, 393)
@@ -27662,9 +27662,9 @@ void mpi_comm_spawn_f08_(void *command, void *argv, void *maxprocs, void *info, 
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Comm_spawn_multiple)(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Comm_spawn_multiple))popmon_next_fn(POPMON_FN_MPI_Comm_spawn_multiple))(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes);
-	popmon_mpi_leave(POPMON_FN_MPI_Comm_spawn_multiple);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Comm_spawn_multiple);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Comm_spawn_multiple, 394)
@@ -27793,9 +27793,9 @@ void mpi_finalize_f08_(void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Finalized)(int *flag)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Finalized))popmon_next_fn(POPMON_FN_MPI_Finalized))(flag);
-	popmon_mpi_leave(POPMON_FN_MPI_Finalized);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Finalized);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Finalized, 396)
@@ -27863,9 +27863,9 @@ void mpi_finalized_f08_(void *flag, void *ierror)
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Group_from_session_pset)(MPI_Session session, const char *pset_name, MPI_Group *newgroup)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Group_from_session_pset))popmon_next_fn(POPMON_FN_MPI_Group_from_session_pset))(session, pset_name, newgroup);
-	popmon_mpi_leave(POPMON_FN_MPI_Group_from_session_pset);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Group_from_session_pset);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Group_from_session_pset, 397)
@@ -28078,9 +28078,9 @@ void mpi_init_thread_f08_(void *required, void *provided, void *ierror)
 /* MPI_Initialized: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Initialized)(int *flag)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Initialized))popmon_next_fn(POPMON_FN_MPI_Initialized))(flag);
-	popmon_mpi_leave(POPMON_FN_MPI_Initialized);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Initialized);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Initialized, 400)
@@ -28147,9 +28147,9 @@ void mpi_initialized_f08_(void *flag, void *ierror)
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Intercomm_create_from_groups)(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Intercomm_create_from_groups))popmon_next_fn(POPMON_FN_MPI_Intercomm_create_from_groups))(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm);
-	popmon_mpi_leave(POPMON_FN_MPI_Intercomm_create_from_groups);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Intercomm_create_from_groups);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Intercomm_create_from_groups, 401)
@@ -28217,9 +28217,9 @@ void mpi_intercomm_create_from_groups_f08_(void *local_group, void *local_leader
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Is_thread_main)(int *flag)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Is_thread_main))popmon_next_fn(POPMON_FN_MPI_Is_thread_main))(flag);
-	popmon_mpi_leave(POPMON_FN_MPI_Is_thread_main);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Is_thread_main);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Is_thread_main, 402)
@@ -28287,9 +28287,9 @@ void mpi_is_thread_main_f08_(void *flag, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Lookup_name)(const char *service_name, MPI_Info info, char *port_name)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Lookup_name))popmon_next_fn(POPMON_FN_MPI_Lookup_name))(service_name, info, port_name);
-	popmon_mpi_leave(POPMON_FN_MPI_Lookup_name);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Lookup_name);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Lookup_name, 403)
@@ -28357,9 +28357,9 @@ void mpi_lookup_name_f08_(void *service_name, void *info, void *port_name, void 
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Open_port)(MPI_Info info, char *port_name)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Open_port))popmon_next_fn(POPMON_FN_MPI_Open_port))(info, port_name);
-	popmon_mpi_leave(POPMON_FN_MPI_Open_port);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Open_port);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Open_port, 404)
@@ -28427,9 +28427,9 @@ void mpi_open_port_f08_(void *info, void *port_name, void *ierror, size_t port_n
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Publish_name)(const char *service_name, MPI_Info info, const char *port_name)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Publish_name))popmon_next_fn(POPMON_FN_MPI_Publish_name))(service_name, info, port_name);
-	popmon_mpi_leave(POPMON_FN_MPI_Publish_name);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Publish_name);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Publish_name, 405)
@@ -28497,9 +28497,9 @@ void mpi_publish_name_f08_(void *service_name, void *info, void *port_name, void
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Query_thread)(int *provided)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Query_thread))popmon_next_fn(POPMON_FN_MPI_Query_thread))(provided);
-	popmon_mpi_leave(POPMON_FN_MPI_Query_thread);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Query_thread);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Query_thread, 406)
@@ -28567,9 +28567,9 @@ void mpi_query_thread_f08_(void *provided, void *ierror)
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Session_call_errhandler)(MPI_Session session, int errorcode)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Session_call_errhandler))popmon_next_fn(POPMON_FN_MPI_Session_call_errhandler))(session, errorcode);
-	popmon_mpi_leave(POPMON_FN_MPI_Session_call_errhandler);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Session_call_errhandler);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Session_call_errhandler, 407)
@@ -28637,9 +28637,9 @@ void mpi_session_call_errhandler_f08_(void *session, void *errorcode, void *ierr
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Session_create_errhandler)(MPI_Session_errhandler_function *session_errhandler_fn, MPI_Errhandler *errhandler)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Session_create_errhandler))popmon_next_fn(POPMON_FN_MPI_Session_create_errhandler))(session_errhandler_fn, errhandler);
-	popmon_mpi_leave(POPMON_FN_MPI_Session_create_errhandler);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Session_create_errhandler);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Session_create_errhandler, 408)
@@ -28707,9 +28707,9 @@ void mpi_session_create_errhandler_f08_(void *session_errhandler_fn, void *errha
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Session_finalize)(MPI_Session *session)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Session_finalize))popmon_next_fn(POPMON_FN_MPI_Session_finalize))(session);
-	popmon_mpi_leave(POPMON_FN_MPI_Session_finalize);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Session_finalize);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Session_finalize, 409)
@@ -28777,9 +28777,9 @@ void mpi_session_finalize_f08_(void *session, void *ierror)
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Session_get_errhandler)(MPI_Session session, MPI_Errhandler *errhandler)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Session_get_errhandler))popmon_next_fn(POPMON_FN_MPI_Session_get_errhandler))(session, errhandler);
-	popmon_mpi_leave(POPMON_FN_MPI_Session_get_errhandler);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Session_get_errhandler);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Session_get_errhandler, 410)
@@ -28847,9 +28847,9 @@ void mpi_session_get_errhandler_f08_(void *session, void *errhandler, void *ierr
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Session_get_info)(MPI_Session session, MPI_Info *info_used)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Session_get_info))popmon_next_fn(POPMON_FN_MPI_Session_get_info))(session, info_used);
-	popmon_mpi_leave(POPMON_FN_MPI_Session_get_info);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Session_get_info);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Session_get_info, 411)
@@ -28917,9 +28917,9 @@ void mpi_session_get_info_f08_(void *session, void *info_used, void *ierror)
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Session_get_nth_pset)(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Session_get_nth_pset))popmon_next_fn(POPMON_FN_MPI_Session_get_nth_pset))(session, info, n, pset_len, pset_name);
-	popmon_mpi_leave(POPMON_FN_MPI_Session_get_nth_pset);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Session_get_nth_pset);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Session_get_nth_pset, 412)
@@ -28987,9 +28987,9 @@ void mpi_session_get_nth_pset_f08_(void *session, void *info, void *n, void *pse
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Session_get_num_psets)(MPI_Session session, MPI_Info info, int *npset_names)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Session_get_num_psets))popmon_next_fn(POPMON_FN_MPI_Session_get_num_psets))(session, info, npset_names);
-	popmon_mpi_leave(POPMON_FN_MPI_Session_get_num_psets);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Session_get_num_psets);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Session_get_num_psets, 413)
@@ -29057,9 +29057,9 @@ void mpi_session_get_num_psets_f08_(void *session, void *info, void *npset_names
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Session_get_pset_info)(MPI_Session session, const char *pset_name, MPI_Info *info)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Session_get_pset_info))popmon_next_fn(POPMON_FN_MPI_Session_get_pset_info))(session, pset_name, info);
-	popmon_mpi_leave(POPMON_FN_MPI_Session_get_pset_info);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Session_get_pset_info);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Session_get_pset_info, 414)
@@ -29127,9 +29127,9 @@ void mpi_session_get_pset_info_f08_(void *session, void *pset_name, void *info, 
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Session_init)(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Session_init))popmon_next_fn(POPMON_FN_MPI_Session_init))(info, errhandler, session);
-	popmon_mpi_leave(POPMON_FN_MPI_Session_init);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Session_init);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Session_init, 415)
@@ -29197,9 +29197,9 @@ void mpi_session_init_f08_(void *info, void *errhandler, void *session, void *ie
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Session_set_errhandler)(MPI_Session session, MPI_Errhandler errhandler)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Session_set_errhandler))popmon_next_fn(POPMON_FN_MPI_Session_set_errhandler))(session, errhandler);
-	popmon_mpi_leave(POPMON_FN_MPI_Session_set_errhandler);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Session_set_errhandler);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Session_set_errhandler, 416)
@@ -29267,9 +29267,9 @@ void mpi_session_set_errhandler_f08_(void *session, void *errhandler, void *ierr
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Unpublish_name)(const char *service_name, MPI_Info info, const char *port_name)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Unpublish_name))popmon_next_fn(POPMON_FN_MPI_Unpublish_name))(service_name, info, port_name);
-	popmon_mpi_leave(POPMON_FN_MPI_Unpublish_name);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Unpublish_name);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Unpublish_name, 417)
@@ -29337,9 +29337,9 @@ void mpi_unpublish_name_f08_(void *service_name, void *info, void *port_name, vo
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Accumulate)(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Accumulate))popmon_next_fn(POPMON_FN_MPI_Accumulate))(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
-	popmon_mpi_leave(POPMON_FN_MPI_Accumulate);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Accumulate);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Accumulate, 418)
@@ -29422,9 +29422,9 @@ void mpi_accumulate_f08ts_(void *origin_addr, void *origin_count, void *origin_d
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Accumulate_c)(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Accumulate_c))popmon_next_fn(POPMON_FN_MPI_Accumulate_c))(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
-	popmon_mpi_leave(POPMON_FN_MPI_Accumulate_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Accumulate_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Accumulate_c, 419)
@@ -29465,9 +29465,9 @@ void mpi_accumulate_f08ts_large_(void *origin_addr, void *origin_count, void *or
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Compare_and_swap)(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Compare_and_swap))popmon_next_fn(POPMON_FN_MPI_Compare_and_swap))(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
-	popmon_mpi_leave(POPMON_FN_MPI_Compare_and_swap);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Compare_and_swap);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Compare_and_swap, 420)
@@ -29550,9 +29550,9 @@ void mpi_compare_and_swap_f08ts_(void *origin_addr, void *compare_addr, void *re
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Fetch_and_op)(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Fetch_and_op))popmon_next_fn(POPMON_FN_MPI_Fetch_and_op))(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
-	popmon_mpi_leave(POPMON_FN_MPI_Fetch_and_op);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Fetch_and_op);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Fetch_and_op, 421)
@@ -29635,9 +29635,9 @@ void mpi_fetch_and_op_f08ts_(void *origin_addr, void *result_addr, void *datatyp
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Get)(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Get))popmon_next_fn(POPMON_FN_MPI_Get))(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
-	popmon_mpi_leave(POPMON_FN_MPI_Get);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Get);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Get, 422)
@@ -29720,9 +29720,9 @@ void mpi_get_f08ts_(void *origin_addr, void *origin_count, void *origin_datatype
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Get_c)(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Get_c))popmon_next_fn(POPMON_FN_MPI_Get_c))(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
-	popmon_mpi_leave(POPMON_FN_MPI_Get_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Get_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Get_c, 423)
@@ -29763,9 +29763,9 @@ void mpi_get_f08ts_large_(void *origin_addr, void *origin_count, void *origin_da
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Get_accumulate)(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Get_accumulate))popmon_next_fn(POPMON_FN_MPI_Get_accumulate))(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
-	popmon_mpi_leave(POPMON_FN_MPI_Get_accumulate);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Get_accumulate);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Get_accumulate, 424)
@@ -29848,9 +29848,9 @@ void mpi_get_accumulate_f08ts_(void *origin_addr, void *origin_count, void *orig
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Get_accumulate_c)(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Get_accumulate_c))popmon_next_fn(POPMON_FN_MPI_Get_accumulate_c))(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
-	popmon_mpi_leave(POPMON_FN_MPI_Get_accumulate_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Get_accumulate_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Get_accumulate_c, 425)
@@ -29891,9 +29891,9 @@ void mpi_get_accumulate_f08ts_large_(void *origin_addr, void *origin_count, void
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Put)(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Put))popmon_next_fn(POPMON_FN_MPI_Put))(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
-	popmon_mpi_leave(POPMON_FN_MPI_Put);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Put);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Put, 426)
@@ -29976,9 +29976,9 @@ void mpi_put_f08ts_(void *origin_addr, void *origin_count, void *origin_datatype
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Put_c)(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Put_c))popmon_next_fn(POPMON_FN_MPI_Put_c))(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
-	popmon_mpi_leave(POPMON_FN_MPI_Put_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Put_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Put_c, 427)
@@ -30019,9 +30019,9 @@ void mpi_put_f08ts_large_(void *origin_addr, void *origin_count, void *origin_da
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Raccumulate)(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Raccumulate))popmon_next_fn(POPMON_FN_MPI_Raccumulate))(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Raccumulate);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Raccumulate);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Raccumulate, 428)
@@ -30104,9 +30104,9 @@ void mpi_raccumulate_f08ts_(void *origin_addr, void *origin_count, void *origin_
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Raccumulate_c)(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Raccumulate_c))popmon_next_fn(POPMON_FN_MPI_Raccumulate_c))(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Raccumulate_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Raccumulate_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Raccumulate_c, 429)
@@ -30147,9 +30147,9 @@ void mpi_raccumulate_f08ts_large_(void *origin_addr, void *origin_count, void *o
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Rget)(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Rget))popmon_next_fn(POPMON_FN_MPI_Rget))(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Rget);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Rget);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Rget, 430)
@@ -30232,9 +30232,9 @@ void mpi_rget_f08ts_(void *origin_addr, void *origin_count, void *origin_datatyp
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Rget_c)(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Rget_c))popmon_next_fn(POPMON_FN_MPI_Rget_c))(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Rget_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Rget_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Rget_c, 431)
@@ -30275,9 +30275,9 @@ void mpi_rget_f08ts_large_(void *origin_addr, void *origin_count, void *origin_d
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Rget_accumulate)(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Rget_accumulate))popmon_next_fn(POPMON_FN_MPI_Rget_accumulate))(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Rget_accumulate);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Rget_accumulate);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Rget_accumulate, 432)
@@ -30360,9 +30360,9 @@ void mpi_rget_accumulate_f08ts_(void *origin_addr, void *origin_count, void *ori
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Rget_accumulate_c)(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Rget_accumulate_c))popmon_next_fn(POPMON_FN_MPI_Rget_accumulate_c))(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Rget_accumulate_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Rget_accumulate_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Rget_accumulate_c, 433)
@@ -30403,9 +30403,9 @@ void mpi_rget_accumulate_f08ts_large_(void *origin_addr, void *origin_count, voi
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Rput)(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Rput))popmon_next_fn(POPMON_FN_MPI_Rput))(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Rput);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Rput);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Rput, 434)
@@ -30488,9 +30488,9 @@ void mpi_rput_f08ts_(void *origin_addr, void *origin_count, void *origin_datatyp
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Rput_c)(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Rput_c))popmon_next_fn(POPMON_FN_MPI_Rput_c))(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Rput_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Rput_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Rput_c, 435)
@@ -30531,9 +30531,9 @@ void mpi_rput_f08ts_large_(void *origin_addr, void *origin_count, void *origin_d
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_allocate)(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_allocate))popmon_next_fn(POPMON_FN_MPI_Win_allocate))(size, disp_unit, info, comm, baseptr, win);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_allocate);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_allocate);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_allocate, 436)
@@ -30616,9 +30616,9 @@ void mpi_win_allocate_f08ts_(void *size, void *disp_unit, void *info, void *comm
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_allocate_c)(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_allocate_c))popmon_next_fn(POPMON_FN_MPI_Win_allocate_c))(size, disp_unit, info, comm, baseptr, win);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_allocate_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_allocate_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_allocate_c, 437)
@@ -30659,9 +30659,9 @@ void mpi_win_allocate_f08ts_large_(void *size, void *disp_unit, void *info, void
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_allocate_shared)(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_allocate_shared))popmon_next_fn(POPMON_FN_MPI_Win_allocate_shared))(size, disp_unit, info, comm, baseptr, win);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_allocate_shared);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_allocate_shared);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_allocate_shared, 438)
@@ -30744,9 +30744,9 @@ void mpi_win_allocate_shared_f08ts_(void *size, void *disp_unit, void *info, voi
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_allocate_shared_c)(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_allocate_shared_c))popmon_next_fn(POPMON_FN_MPI_Win_allocate_shared_c))(size, disp_unit, info, comm, baseptr, win);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_allocate_shared_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_allocate_shared_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_allocate_shared_c, 439)
@@ -30787,9 +30787,9 @@ void mpi_win_allocate_shared_f08ts_large_(void *size, void *disp_unit, void *inf
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_attach)(MPI_Win win, void *base, MPI_Aint size)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_attach))popmon_next_fn(POPMON_FN_MPI_Win_attach))(win, base, size);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_attach);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_attach);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_attach, 440)
@@ -30872,9 +30872,9 @@ void mpi_win_attach_f08ts_(void *win, void *base, void *size, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_call_errhandler)(MPI_Win win, int errorcode)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_call_errhandler))popmon_next_fn(POPMON_FN_MPI_Win_call_errhandler))(win, errorcode);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_call_errhandler);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_call_errhandler);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_call_errhandler, 441)
@@ -30942,9 +30942,9 @@ void mpi_win_call_errhandler_f08_(void *win, void *errorcode, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_complete)(MPI_Win win)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_complete))popmon_next_fn(POPMON_FN_MPI_Win_complete))(win);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_complete);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_complete);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_complete, 442)
@@ -31012,9 +31012,9 @@ void mpi_win_complete_f08_(void *win, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_create)(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_create))popmon_next_fn(POPMON_FN_MPI_Win_create))(base, size, disp_unit, info, comm, win);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_create);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_create);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_create, 443)
@@ -31097,9 +31097,9 @@ void mpi_win_create_f08ts_(void *base, void *size, void *disp_unit, void *info, 
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_create_c)(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_create_c))popmon_next_fn(POPMON_FN_MPI_Win_create_c))(base, size, disp_unit, info, comm, win);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_create_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_create_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_create_c, 444)
@@ -31140,9 +31140,9 @@ void mpi_win_create_f08ts_large_(void *base, void *size, void *disp_unit, void *
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_create_dynamic)(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_create_dynamic))popmon_next_fn(POPMON_FN_MPI_Win_create_dynamic))(info, comm, win);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_create_dynamic);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_create_dynamic);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_create_dynamic, 445)
@@ -31210,9 +31210,9 @@ void mpi_win_create_dynamic_f08_(void *info, void *comm, void *win, void *ierror
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_create_errhandler)(MPI_Win_errhandler_function *win_errhandler_fn, MPI_Errhandler *errhandler)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_create_errhandler))popmon_next_fn(POPMON_FN_MPI_Win_create_errhandler))(win_errhandler_fn, errhandler);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_create_errhandler);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_create_errhandler);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_create_errhandler, 446)
@@ -31280,9 +31280,9 @@ void mpi_win_create_errhandler_f08_(void *win_errhandler_fn, void *errhandler, v
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_create_keyval)(MPI_Win_copy_attr_function *win_copy_attr_fn, MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_create_keyval))popmon_next_fn(POPMON_FN_MPI_Win_create_keyval))(win_copy_attr_fn, win_delete_attr_fn, win_keyval, extra_state);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_create_keyval);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_create_keyval);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_create_keyval, 447)
@@ -31365,9 +31365,9 @@ void mpi_win_create_keyval_f08ts_(void *win_copy_attr_fn, void *win_delete_attr_
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_delete_attr)(MPI_Win win, int win_keyval)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_delete_attr))popmon_next_fn(POPMON_FN_MPI_Win_delete_attr))(win, win_keyval);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_delete_attr);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_delete_attr);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_delete_attr, 448)
@@ -31435,9 +31435,9 @@ void mpi_win_delete_attr_f08_(void *win, void *win_keyval, void *ierror)
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_detach)(MPI_Win win, const void *base)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_detach))popmon_next_fn(POPMON_FN_MPI_Win_detach))(win, base);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_detach);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_detach);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_detach, 449)
@@ -31520,9 +31520,9 @@ void mpi_win_detach_f08ts_(void *win, void *base, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_fence)(int assert, MPI_Win win)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_fence))popmon_next_fn(POPMON_FN_MPI_Win_fence))(assert, win);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_fence);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_fence);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_fence, 450)
@@ -31590,9 +31590,9 @@ void mpi_win_fence_f08_(void *assert, void *win, void *ierror)
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_flush)(int rank, MPI_Win win)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_flush))popmon_next_fn(POPMON_FN_MPI_Win_flush))(rank, win);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_flush);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_flush);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_flush, 451)
@@ -31660,9 +31660,9 @@ void mpi_win_flush_f08_(void *rank, void *win, void *ierror)
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_flush_all)(MPI_Win win)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_flush_all))popmon_next_fn(POPMON_FN_MPI_Win_flush_all))(win);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_flush_all);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_flush_all);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_flush_all, 452)
@@ -31730,9 +31730,9 @@ void mpi_win_flush_all_f08_(void *win, void *ierror)
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_flush_local)(int rank, MPI_Win win)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_flush_local))popmon_next_fn(POPMON_FN_MPI_Win_flush_local))(rank, win);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_flush_local);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_flush_local);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_flush_local, 453)
@@ -31800,9 +31800,9 @@ void mpi_win_flush_local_f08_(void *rank, void *win, void *ierror)
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_flush_local_all)(MPI_Win win)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_flush_local_all))popmon_next_fn(POPMON_FN_MPI_Win_flush_local_all))(win);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_flush_local_all);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_flush_local_all);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_flush_local_all, 454)
@@ -31870,9 +31870,9 @@ void mpi_win_flush_local_all_f08_(void *win, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_free)(MPI_Win *win)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_free))popmon_next_fn(POPMON_FN_MPI_Win_free))(win);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_free);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_free);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_free, 455)
@@ -31940,9 +31940,9 @@ void mpi_win_free_f08_(void *win, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_free_keyval)(int *win_keyval)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_free_keyval))popmon_next_fn(POPMON_FN_MPI_Win_free_keyval))(win_keyval);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_free_keyval);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_free_keyval);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_free_keyval, 456)
@@ -32010,9 +32010,9 @@ void mpi_win_free_keyval_f08_(void *win_keyval, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_get_attr)(MPI_Win win, int win_keyval, void *attribute_val, int *flag)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_get_attr))popmon_next_fn(POPMON_FN_MPI_Win_get_attr))(win, win_keyval, attribute_val, flag);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_get_attr);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_get_attr);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_get_attr, 457)
@@ -32095,9 +32095,9 @@ void mpi_win_get_attr_f08ts_(void *win, void *win_keyval, void *attribute_val, v
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_get_errhandler)(MPI_Win win, MPI_Errhandler *errhandler)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_get_errhandler))popmon_next_fn(POPMON_FN_MPI_Win_get_errhandler))(win, errhandler);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_get_errhandler);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_get_errhandler);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_get_errhandler, 458)
@@ -32165,9 +32165,9 @@ void mpi_win_get_errhandler_f08_(void *win, void *errhandler, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_get_group)(MPI_Win win, MPI_Group *group)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_get_group))popmon_next_fn(POPMON_FN_MPI_Win_get_group))(win, group);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_get_group);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_get_group);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_get_group, 459)
@@ -32235,9 +32235,9 @@ void mpi_win_get_group_f08_(void *win, void *group, void *ierror)
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_get_info)(MPI_Win win, MPI_Info *info_used)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_get_info))popmon_next_fn(POPMON_FN_MPI_Win_get_info))(win, info_used);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_get_info);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_get_info);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_get_info, 460)
@@ -32305,9 +32305,9 @@ void mpi_win_get_info_f08_(void *win, void *info_used, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_get_name)(MPI_Win win, char *win_name, int *resultlen)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_get_name))popmon_next_fn(POPMON_FN_MPI_Win_get_name))(win, win_name, resultlen);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_get_name);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_get_name);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_get_name, 461)
@@ -32375,9 +32375,9 @@ void mpi_win_get_name_f08_(void *win, void *win_name, void *resultlen, void *ier
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_lock)(int lock_type, int rank, int assert, MPI_Win win)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_lock))popmon_next_fn(POPMON_FN_MPI_Win_lock))(lock_type, rank, assert, win);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_lock);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_lock);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_lock, 462)
@@ -32445,9 +32445,9 @@ void mpi_win_lock_f08_(void *lock_type, void *rank, void *assert, void *win, voi
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_lock_all)(int assert, MPI_Win win)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_lock_all))popmon_next_fn(POPMON_FN_MPI_Win_lock_all))(assert, win);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_lock_all);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_lock_all);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_lock_all, 463)
@@ -32515,9 +32515,9 @@ void mpi_win_lock_all_f08_(void *assert, void *win, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_post)(MPI_Group group, int assert, MPI_Win win)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_post))popmon_next_fn(POPMON_FN_MPI_Win_post))(group, assert, win);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_post);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_post);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_post, 464)
@@ -32585,9 +32585,9 @@ void mpi_win_post_f08_(void *group, void *assert, void *win, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_set_attr)(MPI_Win win, int win_keyval, void *attribute_val)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_set_attr))popmon_next_fn(POPMON_FN_MPI_Win_set_attr))(win, win_keyval, attribute_val);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_set_attr);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_set_attr);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_set_attr, 465)
@@ -32670,9 +32670,9 @@ void mpi_win_set_attr_f08ts_(void *win, void *win_keyval, void *attribute_val, v
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_set_errhandler)(MPI_Win win, MPI_Errhandler errhandler)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_set_errhandler))popmon_next_fn(POPMON_FN_MPI_Win_set_errhandler))(win, errhandler);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_set_errhandler);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_set_errhandler);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_set_errhandler, 466)
@@ -32740,9 +32740,9 @@ void mpi_win_set_errhandler_f08_(void *win, void *errhandler, void *ierror)
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_set_info)(MPI_Win win, MPI_Info info)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_set_info))popmon_next_fn(POPMON_FN_MPI_Win_set_info))(win, info);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_set_info);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_set_info);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_set_info, 467)
@@ -32810,9 +32810,9 @@ void mpi_win_set_info_f08_(void *win, void *info, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_set_name)(MPI_Win win, const char *win_name)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_set_name))popmon_next_fn(POPMON_FN_MPI_Win_set_name))(win, win_name);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_set_name);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_set_name);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_set_name, 468)
@@ -32880,9 +32880,9 @@ void mpi_win_set_name_f08_(void *win, void *win_name, void *ierror, size_t win_n
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_shared_query)(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_shared_query))popmon_next_fn(POPMON_FN_MPI_Win_shared_query))(win, rank, size, disp_unit, baseptr);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_shared_query);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_shared_query);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_shared_query, 469)
@@ -32965,9 +32965,9 @@ void mpi_win_shared_query_f08ts_(void *win, void *rank, void *size, void *disp_u
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_shared_query_c)(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_shared_query_c))popmon_next_fn(POPMON_FN_MPI_Win_shared_query_c))(win, rank, size, disp_unit, baseptr);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_shared_query_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_shared_query_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_shared_query_c, 470)
@@ -33008,9 +33008,9 @@ void mpi_win_shared_query_f08ts_large_(void *win, void *rank, void *size, void *
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_start)(MPI_Group group, int assert, MPI_Win win)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_start))popmon_next_fn(POPMON_FN_MPI_Win_start))(group, assert, win);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_start);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_start);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_start, 471)
@@ -33078,9 +33078,9 @@ void mpi_win_start_f08_(void *group, void *assert, void *win, void *ierror)
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_sync)(MPI_Win win)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_sync))popmon_next_fn(POPMON_FN_MPI_Win_sync))(win);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_sync);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_sync);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_sync, 472)
@@ -33148,9 +33148,9 @@ void mpi_win_sync_f08_(void *win, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_test)(MPI_Win win, int *flag)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_test))popmon_next_fn(POPMON_FN_MPI_Win_test))(win, flag);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_test);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_test);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_test, 473)
@@ -33218,9 +33218,9 @@ void mpi_win_test_f08_(void *win, void *flag, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_unlock)(int rank, MPI_Win win)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_unlock))popmon_next_fn(POPMON_FN_MPI_Win_unlock))(rank, win);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_unlock);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_unlock);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_unlock, 474)
@@ -33288,9 +33288,9 @@ void mpi_win_unlock_f08_(void *rank, void *win, void *ierror)
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_unlock_all)(MPI_Win win)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_unlock_all))popmon_next_fn(POPMON_FN_MPI_Win_unlock_all))(win);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_unlock_all);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_unlock_all);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_unlock_all, 475)
@@ -33358,9 +33358,9 @@ void mpi_win_unlock_all_f08_(void *win, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Win_wait)(MPI_Win win)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Win_wait))popmon_next_fn(POPMON_FN_MPI_Win_wait))(win);
-	popmon_mpi_leave(POPMON_FN_MPI_Win_wait);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Win_wait);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Win_wait, 476)
@@ -33428,9 +33428,9 @@ void mpi_win_wait_f08_(void *win, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Grequest_complete)(MPI_Request request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Grequest_complete))popmon_next_fn(POPMON_FN_MPI_Grequest_complete))(request);
-	popmon_mpi_leave(POPMON_FN_MPI_Grequest_complete);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Grequest_complete);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Grequest_complete, 477)
@@ -33498,9 +33498,9 @@ void mpi_grequest_complete_f08_(void *request, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Grequest_start)(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Grequest_start))popmon_next_fn(POPMON_FN_MPI_Grequest_start))(query_fn, free_fn, cancel_fn, extra_state, request);
-	popmon_mpi_leave(POPMON_FN_MPI_Grequest_start);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Grequest_start);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Grequest_start, 478)
@@ -33583,9 +33583,9 @@ void mpi_grequest_start_f08ts_(void *query_fn, void *free_fn, void *cancel_fn, v
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Status_set_cancelled)(MPI_Status *status, int flag)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Status_set_cancelled))popmon_next_fn(POPMON_FN_MPI_Status_set_cancelled))(status, flag);
-	popmon_mpi_leave(POPMON_FN_MPI_Status_set_cancelled);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Status_set_cancelled);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Status_set_cancelled, 479)
@@ -33653,9 +33653,9 @@ void mpi_status_set_cancelled_f08_(void *status, void *flag, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Status_set_elements)(MPI_Status *status, MPI_Datatype datatype, int count)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Status_set_elements))popmon_next_fn(POPMON_FN_MPI_Status_set_elements))(status, datatype, count);
-	popmon_mpi_leave(POPMON_FN_MPI_Status_set_elements);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Status_set_elements);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Status_set_elements, 480)
@@ -33723,9 +33723,9 @@ void mpi_status_set_elements_f08_(void *status, void *datatype, void *count, voi
 #if (MPI_VERSION >= 4) && (!defined(MPICH_NUMVERSION) || MPICH_NUMVERSION >= 40100000)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Status_set_elements_c)(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Status_set_elements_c))popmon_next_fn(POPMON_FN_MPI_Status_set_elements_c))(status, datatype, count);
-	popmon_mpi_leave(POPMON_FN_MPI_Status_set_elements_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Status_set_elements_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Status_set_elements_c, 481)
@@ -33751,9 +33751,9 @@ void mpi_status_set_elements_f08_large_(void *status, void *datatype, void *coun
 #if MPI_VERSION >= 3
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Status_set_elements_x)(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Status_set_elements_x))popmon_next_fn(POPMON_FN_MPI_Status_set_elements_x))(status, datatype, count);
-	popmon_mpi_leave(POPMON_FN_MPI_Status_set_elements_x);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Status_set_elements_x);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Status_set_elements_x, 482)
@@ -33821,9 +33821,9 @@ void mpi_status_set_elements_x_f08_(void *status, void *datatype, void *count, v
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_call_errhandler)(MPI_File fh, int errorcode)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_call_errhandler))popmon_next_fn(POPMON_FN_MPI_File_call_errhandler))(fh, errorcode);
-	popmon_mpi_leave(POPMON_FN_MPI_File_call_errhandler);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_call_errhandler);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_call_errhandler, 483)
@@ -33891,9 +33891,9 @@ void mpi_file_call_errhandler_f08_(void *fh, void *errorcode, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_close)(MPI_File *fh)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_close))popmon_next_fn(POPMON_FN_MPI_File_close))(fh);
-	popmon_mpi_leave(POPMON_FN_MPI_File_close);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_close);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_close, 484)
@@ -33961,9 +33961,9 @@ void mpi_file_close_f08_(void *fh, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_create_errhandler)(MPI_File_errhandler_function *file_errhandler_fn, MPI_Errhandler *errhandler)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_create_errhandler))popmon_next_fn(POPMON_FN_MPI_File_create_errhandler))(file_errhandler_fn, errhandler);
-	popmon_mpi_leave(POPMON_FN_MPI_File_create_errhandler);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_create_errhandler);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_create_errhandler, 485)
@@ -34031,9 +34031,9 @@ void mpi_file_create_errhandler_f08_(void *file_errhandler_fn, void *errhandler,
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_delete)(const char *filename, MPI_Info info)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_delete))popmon_next_fn(POPMON_FN_MPI_File_delete))(filename, info);
-	popmon_mpi_leave(POPMON_FN_MPI_File_delete);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_delete);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_delete, 486)
@@ -34101,9 +34101,9 @@ void mpi_file_delete_f08_(void *filename, void *info, void *ierror, size_t filen
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_get_amode)(MPI_File fh, int *amode)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_get_amode))popmon_next_fn(POPMON_FN_MPI_File_get_amode))(fh, amode);
-	popmon_mpi_leave(POPMON_FN_MPI_File_get_amode);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_get_amode);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_get_amode, 487)
@@ -34171,9 +34171,9 @@ void mpi_file_get_amode_f08_(void *fh, void *amode, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_get_atomicity)(MPI_File fh, int *flag)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_get_atomicity))popmon_next_fn(POPMON_FN_MPI_File_get_atomicity))(fh, flag);
-	popmon_mpi_leave(POPMON_FN_MPI_File_get_atomicity);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_get_atomicity);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_get_atomicity, 488)
@@ -34241,9 +34241,9 @@ void mpi_file_get_atomicity_f08_(void *fh, void *flag, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_get_byte_offset)(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_get_byte_offset))popmon_next_fn(POPMON_FN_MPI_File_get_byte_offset))(fh, offset, disp);
-	popmon_mpi_leave(POPMON_FN_MPI_File_get_byte_offset);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_get_byte_offset);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_get_byte_offset, 489)
@@ -34311,9 +34311,9 @@ void mpi_file_get_byte_offset_f08_(void *fh, void *offset, void *disp, void *ier
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_get_errhandler)(MPI_File file, MPI_Errhandler *errhandler)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_get_errhandler))popmon_next_fn(POPMON_FN_MPI_File_get_errhandler))(file, errhandler);
-	popmon_mpi_leave(POPMON_FN_MPI_File_get_errhandler);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_get_errhandler);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_get_errhandler, 490)
@@ -34381,9 +34381,9 @@ void mpi_file_get_errhandler_f08_(void *file, void *errhandler, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_get_group)(MPI_File fh, MPI_Group *group)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_get_group))popmon_next_fn(POPMON_FN_MPI_File_get_group))(fh, group);
-	popmon_mpi_leave(POPMON_FN_MPI_File_get_group);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_get_group);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_get_group, 491)
@@ -34451,9 +34451,9 @@ void mpi_file_get_group_f08_(void *fh, void *group, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_get_info)(MPI_File fh, MPI_Info *info_used)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_get_info))popmon_next_fn(POPMON_FN_MPI_File_get_info))(fh, info_used);
-	popmon_mpi_leave(POPMON_FN_MPI_File_get_info);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_get_info);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_get_info, 492)
@@ -34521,9 +34521,9 @@ void mpi_file_get_info_f08_(void *fh, void *info_used, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_get_position)(MPI_File fh, MPI_Offset *offset)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_get_position))popmon_next_fn(POPMON_FN_MPI_File_get_position))(fh, offset);
-	popmon_mpi_leave(POPMON_FN_MPI_File_get_position);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_get_position);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_get_position, 493)
@@ -34591,9 +34591,9 @@ void mpi_file_get_position_f08_(void *fh, void *offset, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_get_position_shared)(MPI_File fh, MPI_Offset *offset)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_get_position_shared))popmon_next_fn(POPMON_FN_MPI_File_get_position_shared))(fh, offset);
-	popmon_mpi_leave(POPMON_FN_MPI_File_get_position_shared);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_get_position_shared);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_get_position_shared, 494)
@@ -34661,9 +34661,9 @@ void mpi_file_get_position_shared_f08_(void *fh, void *offset, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_get_size)(MPI_File fh, MPI_Offset *size)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_get_size))popmon_next_fn(POPMON_FN_MPI_File_get_size))(fh, size);
-	popmon_mpi_leave(POPMON_FN_MPI_File_get_size);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_get_size);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_get_size, 495)
@@ -34731,9 +34731,9 @@ void mpi_file_get_size_f08_(void *fh, void *size, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_get_type_extent)(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_get_type_extent))popmon_next_fn(POPMON_FN_MPI_File_get_type_extent))(fh, datatype, extent);
-	popmon_mpi_leave(POPMON_FN_MPI_File_get_type_extent);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_get_type_extent);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_get_type_extent, 496)
@@ -34801,9 +34801,9 @@ void mpi_file_get_type_extent_f08_(void *fh, void *datatype, void *extent, void 
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_get_type_extent_c)(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_get_type_extent_c))popmon_next_fn(POPMON_FN_MPI_File_get_type_extent_c))(fh, datatype, extent);
-	popmon_mpi_leave(POPMON_FN_MPI_File_get_type_extent_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_get_type_extent_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_get_type_extent_c, 497)
@@ -34829,9 +34829,9 @@ void mpi_file_get_type_extent_f08_large_(void *fh, void *datatype, void *extent,
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_get_view)(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype, char *datarep)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_get_view))popmon_next_fn(POPMON_FN_MPI_File_get_view))(fh, disp, etype, filetype, datarep);
-	popmon_mpi_leave(POPMON_FN_MPI_File_get_view);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_get_view);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_get_view, 498)
@@ -34899,9 +34899,9 @@ void mpi_file_get_view_f08_(void *fh, void *disp, void *etype, void *filetype, v
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_iread)(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_iread))popmon_next_fn(POPMON_FN_MPI_File_iread))(fh, buf, count, datatype, request);
-	popmon_mpi_leave(POPMON_FN_MPI_File_iread);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_iread);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_iread, 499)
@@ -34984,9 +34984,9 @@ void mpi_file_iread_f08ts_(void *fh, void *buf, void *count, void *datatype, voi
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_iread_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_iread_c))popmon_next_fn(POPMON_FN_MPI_File_iread_c))(fh, buf, count, datatype, request);
-	popmon_mpi_leave(POPMON_FN_MPI_File_iread_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_iread_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_iread_c, 500)
@@ -35027,9 +35027,9 @@ void mpi_file_iread_f08ts_large_(void *fh, void *buf, void *count, void *datatyp
 #if MPI_VERSION > 3 || (MPI_VERSION == 3 && MPI_SUBVERSION >= 1)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_iread_all)(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_iread_all))popmon_next_fn(POPMON_FN_MPI_File_iread_all))(fh, buf, count, datatype, request);
-	popmon_mpi_leave(POPMON_FN_MPI_File_iread_all);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_iread_all);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_iread_all, 501)
@@ -35112,9 +35112,9 @@ void mpi_file_iread_all_f08ts_(void *fh, void *buf, void *count, void *datatype,
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_iread_all_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_iread_all_c))popmon_next_fn(POPMON_FN_MPI_File_iread_all_c))(fh, buf, count, datatype, request);
-	popmon_mpi_leave(POPMON_FN_MPI_File_iread_all_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_iread_all_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_iread_all_c, 502)
@@ -35155,9 +35155,9 @@ void mpi_file_iread_all_f08ts_large_(void *fh, void *buf, void *count, void *dat
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_iread_at)(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_iread_at))popmon_next_fn(POPMON_FN_MPI_File_iread_at))(fh, offset, buf, count, datatype, request);
-	popmon_mpi_leave(POPMON_FN_MPI_File_iread_at);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_iread_at);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_iread_at, 503)
@@ -35240,9 +35240,9 @@ void mpi_file_iread_at_f08ts_(void *fh, void *offset, void *buf, void *count, vo
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_iread_at_c)(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_iread_at_c))popmon_next_fn(POPMON_FN_MPI_File_iread_at_c))(fh, offset, buf, count, datatype, request);
-	popmon_mpi_leave(POPMON_FN_MPI_File_iread_at_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_iread_at_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_iread_at_c, 504)
@@ -35283,9 +35283,9 @@ void mpi_file_iread_at_f08ts_large_(void *fh, void *offset, void *buf, void *cou
 #if MPI_VERSION > 3 || (MPI_VERSION == 3 && MPI_SUBVERSION >= 1)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_iread_at_all)(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_iread_at_all))popmon_next_fn(POPMON_FN_MPI_File_iread_at_all))(fh, offset, buf, count, datatype, request);
-	popmon_mpi_leave(POPMON_FN_MPI_File_iread_at_all);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_iread_at_all);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_iread_at_all, 505)
@@ -35368,9 +35368,9 @@ void mpi_file_iread_at_all_f08ts_(void *fh, void *offset, void *buf, void *count
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_iread_at_all_c)(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_iread_at_all_c))popmon_next_fn(POPMON_FN_MPI_File_iread_at_all_c))(fh, offset, buf, count, datatype, request);
-	popmon_mpi_leave(POPMON_FN_MPI_File_iread_at_all_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_iread_at_all_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_iread_at_all_c, 506)
@@ -35411,9 +35411,9 @@ void mpi_file_iread_at_all_f08ts_large_(void *fh, void *offset, void *buf, void 
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_iread_shared)(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_iread_shared))popmon_next_fn(POPMON_FN_MPI_File_iread_shared))(fh, buf, count, datatype, request);
-	popmon_mpi_leave(POPMON_FN_MPI_File_iread_shared);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_iread_shared);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_iread_shared, 507)
@@ -35496,9 +35496,9 @@ void mpi_file_iread_shared_f08ts_(void *fh, void *buf, void *count, void *dataty
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_iread_shared_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_iread_shared_c))popmon_next_fn(POPMON_FN_MPI_File_iread_shared_c))(fh, buf, count, datatype, request);
-	popmon_mpi_leave(POPMON_FN_MPI_File_iread_shared_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_iread_shared_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_iread_shared_c, 508)
@@ -35539,9 +35539,9 @@ void mpi_file_iread_shared_f08ts_large_(void *fh, void *buf, void *count, void *
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_iwrite)(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_iwrite))popmon_next_fn(POPMON_FN_MPI_File_iwrite))(fh, buf, count, datatype, request);
-	popmon_mpi_leave(POPMON_FN_MPI_File_iwrite);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_iwrite);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_iwrite, 509)
@@ -35624,9 +35624,9 @@ void mpi_file_iwrite_f08ts_(void *fh, void *buf, void *count, void *datatype, vo
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_iwrite_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_iwrite_c))popmon_next_fn(POPMON_FN_MPI_File_iwrite_c))(fh, buf, count, datatype, request);
-	popmon_mpi_leave(POPMON_FN_MPI_File_iwrite_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_iwrite_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_iwrite_c, 510)
@@ -35667,9 +35667,9 @@ void mpi_file_iwrite_f08ts_large_(void *fh, void *buf, void *count, void *dataty
 #if MPI_VERSION > 3 || (MPI_VERSION == 3 && MPI_SUBVERSION >= 1)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_iwrite_all)(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_iwrite_all))popmon_next_fn(POPMON_FN_MPI_File_iwrite_all))(fh, buf, count, datatype, request);
-	popmon_mpi_leave(POPMON_FN_MPI_File_iwrite_all);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_iwrite_all);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_iwrite_all, 511)
@@ -35752,9 +35752,9 @@ void mpi_file_iwrite_all_f08ts_(void *fh, void *buf, void *count, void *datatype
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_iwrite_all_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_iwrite_all_c))popmon_next_fn(POPMON_FN_MPI_File_iwrite_all_c))(fh, buf, count, datatype, request);
-	popmon_mpi_leave(POPMON_FN_MPI_File_iwrite_all_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_iwrite_all_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_iwrite_all_c, 512)
@@ -35795,9 +35795,9 @@ void mpi_file_iwrite_all_f08ts_large_(void *fh, void *buf, void *count, void *da
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_iwrite_at)(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_iwrite_at))popmon_next_fn(POPMON_FN_MPI_File_iwrite_at))(fh, offset, buf, count, datatype, request);
-	popmon_mpi_leave(POPMON_FN_MPI_File_iwrite_at);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_iwrite_at);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_iwrite_at, 513)
@@ -35880,9 +35880,9 @@ void mpi_file_iwrite_at_f08ts_(void *fh, void *offset, void *buf, void *count, v
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_iwrite_at_c)(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_iwrite_at_c))popmon_next_fn(POPMON_FN_MPI_File_iwrite_at_c))(fh, offset, buf, count, datatype, request);
-	popmon_mpi_leave(POPMON_FN_MPI_File_iwrite_at_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_iwrite_at_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_iwrite_at_c, 514)
@@ -35923,9 +35923,9 @@ void mpi_file_iwrite_at_f08ts_large_(void *fh, void *offset, void *buf, void *co
 #if MPI_VERSION > 3 || (MPI_VERSION == 3 && MPI_SUBVERSION >= 1)
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_iwrite_at_all)(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_iwrite_at_all))popmon_next_fn(POPMON_FN_MPI_File_iwrite_at_all))(fh, offset, buf, count, datatype, request);
-	popmon_mpi_leave(POPMON_FN_MPI_File_iwrite_at_all);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_iwrite_at_all);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_iwrite_at_all, 515)
@@ -36008,9 +36008,9 @@ void mpi_file_iwrite_at_all_f08ts_(void *fh, void *offset, void *buf, void *coun
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_iwrite_at_all_c)(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_iwrite_at_all_c))popmon_next_fn(POPMON_FN_MPI_File_iwrite_at_all_c))(fh, offset, buf, count, datatype, request);
-	popmon_mpi_leave(POPMON_FN_MPI_File_iwrite_at_all_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_iwrite_at_all_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_iwrite_at_all_c, 516)
@@ -36051,9 +36051,9 @@ void mpi_file_iwrite_at_all_f08ts_large_(void *fh, void *offset, void *buf, void
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_iwrite_shared)(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_iwrite_shared))popmon_next_fn(POPMON_FN_MPI_File_iwrite_shared))(fh, buf, count, datatype, request);
-	popmon_mpi_leave(POPMON_FN_MPI_File_iwrite_shared);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_iwrite_shared);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_iwrite_shared, 517)
@@ -36136,9 +36136,9 @@ void mpi_file_iwrite_shared_f08ts_(void *fh, void *buf, void *count, void *datat
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_iwrite_shared_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_iwrite_shared_c))popmon_next_fn(POPMON_FN_MPI_File_iwrite_shared_c))(fh, buf, count, datatype, request);
-	popmon_mpi_leave(POPMON_FN_MPI_File_iwrite_shared_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_iwrite_shared_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_iwrite_shared_c, 518)
@@ -36179,9 +36179,9 @@ void mpi_file_iwrite_shared_f08ts_large_(void *fh, void *buf, void *count, void 
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_open)(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_open))popmon_next_fn(POPMON_FN_MPI_File_open))(comm, filename, amode, info, fh);
-	popmon_mpi_leave(POPMON_FN_MPI_File_open);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_open);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_open, 519)
@@ -36249,9 +36249,9 @@ void mpi_file_open_f08_(void *comm, void *filename, void *amode, void *info, voi
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_preallocate)(MPI_File fh, MPI_Offset size)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_preallocate))popmon_next_fn(POPMON_FN_MPI_File_preallocate))(fh, size);
-	popmon_mpi_leave(POPMON_FN_MPI_File_preallocate);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_preallocate);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_preallocate, 520)
@@ -36319,9 +36319,9 @@ void mpi_file_preallocate_f08_(void *fh, void *size, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_read)(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_read))popmon_next_fn(POPMON_FN_MPI_File_read))(fh, buf, count, datatype, status);
-	popmon_mpi_leave(POPMON_FN_MPI_File_read);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_read);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_read, 521)
@@ -36404,9 +36404,9 @@ void mpi_file_read_f08ts_(void *fh, void *buf, void *count, void *datatype, void
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_read_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_read_c))popmon_next_fn(POPMON_FN_MPI_File_read_c))(fh, buf, count, datatype, status);
-	popmon_mpi_leave(POPMON_FN_MPI_File_read_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_read_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_read_c, 522)
@@ -36447,9 +36447,9 @@ void mpi_file_read_f08ts_large_(void *fh, void *buf, void *count, void *datatype
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_read_all)(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_read_all))popmon_next_fn(POPMON_FN_MPI_File_read_all))(fh, buf, count, datatype, status);
-	popmon_mpi_leave(POPMON_FN_MPI_File_read_all);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_read_all);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_read_all, 523)
@@ -36532,9 +36532,9 @@ void mpi_file_read_all_f08ts_(void *fh, void *buf, void *count, void *datatype, 
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_read_all_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_read_all_c))popmon_next_fn(POPMON_FN_MPI_File_read_all_c))(fh, buf, count, datatype, status);
-	popmon_mpi_leave(POPMON_FN_MPI_File_read_all_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_read_all_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_read_all_c, 524)
@@ -36575,9 +36575,9 @@ void mpi_file_read_all_f08ts_large_(void *fh, void *buf, void *count, void *data
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_read_all_begin)(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_read_all_begin))popmon_next_fn(POPMON_FN_MPI_File_read_all_begin))(fh, buf, count, datatype);
-	popmon_mpi_leave(POPMON_FN_MPI_File_read_all_begin);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_read_all_begin);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_read_all_begin, 525)
@@ -36660,9 +36660,9 @@ void mpi_file_read_all_begin_f08ts_(void *fh, void *buf, void *count, void *data
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_read_all_begin_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_read_all_begin_c))popmon_next_fn(POPMON_FN_MPI_File_read_all_begin_c))(fh, buf, count, datatype);
-	popmon_mpi_leave(POPMON_FN_MPI_File_read_all_begin_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_read_all_begin_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_read_all_begin_c, 526)
@@ -36703,9 +36703,9 @@ void mpi_file_read_all_begin_f08ts_large_(void *fh, void *buf, void *count, void
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_read_all_end)(MPI_File fh, void *buf, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_read_all_end))popmon_next_fn(POPMON_FN_MPI_File_read_all_end))(fh, buf, status);
-	popmon_mpi_leave(POPMON_FN_MPI_File_read_all_end);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_read_all_end);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_read_all_end, 527)
@@ -36788,9 +36788,9 @@ void mpi_file_read_all_end_f08ts_(void *fh, void *buf, void *status, void *ierro
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_read_at)(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_read_at))popmon_next_fn(POPMON_FN_MPI_File_read_at))(fh, offset, buf, count, datatype, status);
-	popmon_mpi_leave(POPMON_FN_MPI_File_read_at);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_read_at);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_read_at, 528)
@@ -36873,9 +36873,9 @@ void mpi_file_read_at_f08ts_(void *fh, void *offset, void *buf, void *count, voi
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_read_at_c)(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_read_at_c))popmon_next_fn(POPMON_FN_MPI_File_read_at_c))(fh, offset, buf, count, datatype, status);
-	popmon_mpi_leave(POPMON_FN_MPI_File_read_at_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_read_at_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_read_at_c, 529)
@@ -36916,9 +36916,9 @@ void mpi_file_read_at_f08ts_large_(void *fh, void *offset, void *buf, void *coun
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_read_at_all)(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_read_at_all))popmon_next_fn(POPMON_FN_MPI_File_read_at_all))(fh, offset, buf, count, datatype, status);
-	popmon_mpi_leave(POPMON_FN_MPI_File_read_at_all);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_read_at_all);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_read_at_all, 530)
@@ -37001,9 +37001,9 @@ void mpi_file_read_at_all_f08ts_(void *fh, void *offset, void *buf, void *count,
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_read_at_all_c)(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_read_at_all_c))popmon_next_fn(POPMON_FN_MPI_File_read_at_all_c))(fh, offset, buf, count, datatype, status);
-	popmon_mpi_leave(POPMON_FN_MPI_File_read_at_all_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_read_at_all_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_read_at_all_c, 531)
@@ -37044,9 +37044,9 @@ void mpi_file_read_at_all_f08ts_large_(void *fh, void *offset, void *buf, void *
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_read_at_all_begin)(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_read_at_all_begin))popmon_next_fn(POPMON_FN_MPI_File_read_at_all_begin))(fh, offset, buf, count, datatype);
-	popmon_mpi_leave(POPMON_FN_MPI_File_read_at_all_begin);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_read_at_all_begin);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_read_at_all_begin, 532)
@@ -37129,9 +37129,9 @@ void mpi_file_read_at_all_begin_f08ts_(void *fh, void *offset, void *buf, void *
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_read_at_all_begin_c)(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_read_at_all_begin_c))popmon_next_fn(POPMON_FN_MPI_File_read_at_all_begin_c))(fh, offset, buf, count, datatype);
-	popmon_mpi_leave(POPMON_FN_MPI_File_read_at_all_begin_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_read_at_all_begin_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_read_at_all_begin_c, 533)
@@ -37172,9 +37172,9 @@ void mpi_file_read_at_all_begin_f08ts_large_(void *fh, void *offset, void *buf, 
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_read_at_all_end)(MPI_File fh, void *buf, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_read_at_all_end))popmon_next_fn(POPMON_FN_MPI_File_read_at_all_end))(fh, buf, status);
-	popmon_mpi_leave(POPMON_FN_MPI_File_read_at_all_end);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_read_at_all_end);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_read_at_all_end, 534)
@@ -37257,9 +37257,9 @@ void mpi_file_read_at_all_end_f08ts_(void *fh, void *buf, void *status, void *ie
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_read_ordered)(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_read_ordered))popmon_next_fn(POPMON_FN_MPI_File_read_ordered))(fh, buf, count, datatype, status);
-	popmon_mpi_leave(POPMON_FN_MPI_File_read_ordered);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_read_ordered);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_read_ordered, 535)
@@ -37342,9 +37342,9 @@ void mpi_file_read_ordered_f08ts_(void *fh, void *buf, void *count, void *dataty
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_read_ordered_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_read_ordered_c))popmon_next_fn(POPMON_FN_MPI_File_read_ordered_c))(fh, buf, count, datatype, status);
-	popmon_mpi_leave(POPMON_FN_MPI_File_read_ordered_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_read_ordered_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_read_ordered_c, 536)
@@ -37385,9 +37385,9 @@ void mpi_file_read_ordered_f08ts_large_(void *fh, void *buf, void *count, void *
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_read_ordered_begin)(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_read_ordered_begin))popmon_next_fn(POPMON_FN_MPI_File_read_ordered_begin))(fh, buf, count, datatype);
-	popmon_mpi_leave(POPMON_FN_MPI_File_read_ordered_begin);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_read_ordered_begin);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_read_ordered_begin, 537)
@@ -37470,9 +37470,9 @@ void mpi_file_read_ordered_begin_f08ts_(void *fh, void *buf, void *count, void *
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_read_ordered_begin_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_read_ordered_begin_c))popmon_next_fn(POPMON_FN_MPI_File_read_ordered_begin_c))(fh, buf, count, datatype);
-	popmon_mpi_leave(POPMON_FN_MPI_File_read_ordered_begin_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_read_ordered_begin_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_read_ordered_begin_c, 538)
@@ -37513,9 +37513,9 @@ void mpi_file_read_ordered_begin_f08ts_large_(void *fh, void *buf, void *count, 
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_read_ordered_end)(MPI_File fh, void *buf, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_read_ordered_end))popmon_next_fn(POPMON_FN_MPI_File_read_ordered_end))(fh, buf, status);
-	popmon_mpi_leave(POPMON_FN_MPI_File_read_ordered_end);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_read_ordered_end);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_read_ordered_end, 539)
@@ -37598,9 +37598,9 @@ void mpi_file_read_ordered_end_f08ts_(void *fh, void *buf, void *status, void *i
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_read_shared)(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_read_shared))popmon_next_fn(POPMON_FN_MPI_File_read_shared))(fh, buf, count, datatype, status);
-	popmon_mpi_leave(POPMON_FN_MPI_File_read_shared);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_read_shared);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_read_shared, 540)
@@ -37683,9 +37683,9 @@ void mpi_file_read_shared_f08ts_(void *fh, void *buf, void *count, void *datatyp
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_read_shared_c)(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_read_shared_c))popmon_next_fn(POPMON_FN_MPI_File_read_shared_c))(fh, buf, count, datatype, status);
-	popmon_mpi_leave(POPMON_FN_MPI_File_read_shared_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_read_shared_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_read_shared_c, 541)
@@ -37726,9 +37726,9 @@ void mpi_file_read_shared_f08ts_large_(void *fh, void *buf, void *count, void *d
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_seek)(MPI_File fh, MPI_Offset offset, int whence)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_seek))popmon_next_fn(POPMON_FN_MPI_File_seek))(fh, offset, whence);
-	popmon_mpi_leave(POPMON_FN_MPI_File_seek);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_seek);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_seek, 542)
@@ -37796,9 +37796,9 @@ void mpi_file_seek_f08_(void *fh, void *offset, void *whence, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_seek_shared)(MPI_File fh, MPI_Offset offset, int whence)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_seek_shared))popmon_next_fn(POPMON_FN_MPI_File_seek_shared))(fh, offset, whence);
-	popmon_mpi_leave(POPMON_FN_MPI_File_seek_shared);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_seek_shared);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_seek_shared, 543)
@@ -37866,9 +37866,9 @@ void mpi_file_seek_shared_f08_(void *fh, void *offset, void *whence, void *ierro
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_set_atomicity)(MPI_File fh, int flag)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_set_atomicity))popmon_next_fn(POPMON_FN_MPI_File_set_atomicity))(fh, flag);
-	popmon_mpi_leave(POPMON_FN_MPI_File_set_atomicity);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_set_atomicity);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_set_atomicity, 544)
@@ -37936,9 +37936,9 @@ void mpi_file_set_atomicity_f08_(void *fh, void *flag, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_set_errhandler)(MPI_File file, MPI_Errhandler errhandler)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_set_errhandler))popmon_next_fn(POPMON_FN_MPI_File_set_errhandler))(file, errhandler);
-	popmon_mpi_leave(POPMON_FN_MPI_File_set_errhandler);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_set_errhandler);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_set_errhandler, 545)
@@ -38006,9 +38006,9 @@ void mpi_file_set_errhandler_f08_(void *file, void *errhandler, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_set_info)(MPI_File fh, MPI_Info info)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_set_info))popmon_next_fn(POPMON_FN_MPI_File_set_info))(fh, info);
-	popmon_mpi_leave(POPMON_FN_MPI_File_set_info);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_set_info);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_set_info, 546)
@@ -38076,9 +38076,9 @@ void mpi_file_set_info_f08_(void *fh, void *info, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_set_size)(MPI_File fh, MPI_Offset size)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_set_size))popmon_next_fn(POPMON_FN_MPI_File_set_size))(fh, size);
-	popmon_mpi_leave(POPMON_FN_MPI_File_set_size);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_set_size);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_set_size, 547)
@@ -38146,9 +38146,9 @@ void mpi_file_set_size_f08_(void *fh, void *size, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_set_view)(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_set_view))popmon_next_fn(POPMON_FN_MPI_File_set_view))(fh, disp, etype, filetype, datarep, info);
-	popmon_mpi_leave(POPMON_FN_MPI_File_set_view);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_set_view);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_set_view, 548)
@@ -38216,9 +38216,9 @@ void mpi_file_set_view_f08_(void *fh, void *disp, void *etype, void *filetype, v
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_sync)(MPI_File fh)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_sync))popmon_next_fn(POPMON_FN_MPI_File_sync))(fh);
-	popmon_mpi_leave(POPMON_FN_MPI_File_sync);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_sync);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_sync, 549)
@@ -38286,9 +38286,9 @@ void mpi_file_sync_f08_(void *fh, void *ierror)
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_write)(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_write))popmon_next_fn(POPMON_FN_MPI_File_write))(fh, buf, count, datatype, status);
-	popmon_mpi_leave(POPMON_FN_MPI_File_write);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_write);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_write, 550)
@@ -38371,9 +38371,9 @@ void mpi_file_write_f08ts_(void *fh, void *buf, void *count, void *datatype, voi
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_write_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_write_c))popmon_next_fn(POPMON_FN_MPI_File_write_c))(fh, buf, count, datatype, status);
-	popmon_mpi_leave(POPMON_FN_MPI_File_write_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_write_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_write_c, 551)
@@ -38414,9 +38414,9 @@ void mpi_file_write_f08ts_large_(void *fh, void *buf, void *count, void *datatyp
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_write_all)(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_write_all))popmon_next_fn(POPMON_FN_MPI_File_write_all))(fh, buf, count, datatype, status);
-	popmon_mpi_leave(POPMON_FN_MPI_File_write_all);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_write_all);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_write_all, 552)
@@ -38499,9 +38499,9 @@ void mpi_file_write_all_f08ts_(void *fh, void *buf, void *count, void *datatype,
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_write_all_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_write_all_c))popmon_next_fn(POPMON_FN_MPI_File_write_all_c))(fh, buf, count, datatype, status);
-	popmon_mpi_leave(POPMON_FN_MPI_File_write_all_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_write_all_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_write_all_c, 553)
@@ -38542,9 +38542,9 @@ void mpi_file_write_all_f08ts_large_(void *fh, void *buf, void *count, void *dat
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_write_all_begin)(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_write_all_begin))popmon_next_fn(POPMON_FN_MPI_File_write_all_begin))(fh, buf, count, datatype);
-	popmon_mpi_leave(POPMON_FN_MPI_File_write_all_begin);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_write_all_begin);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_write_all_begin, 554)
@@ -38627,9 +38627,9 @@ void mpi_file_write_all_begin_f08ts_(void *fh, void *buf, void *count, void *dat
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_write_all_begin_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_write_all_begin_c))popmon_next_fn(POPMON_FN_MPI_File_write_all_begin_c))(fh, buf, count, datatype);
-	popmon_mpi_leave(POPMON_FN_MPI_File_write_all_begin_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_write_all_begin_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_write_all_begin_c, 555)
@@ -38670,9 +38670,9 @@ void mpi_file_write_all_begin_f08ts_large_(void *fh, void *buf, void *count, voi
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_write_all_end)(MPI_File fh, const void *buf, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_write_all_end))popmon_next_fn(POPMON_FN_MPI_File_write_all_end))(fh, buf, status);
-	popmon_mpi_leave(POPMON_FN_MPI_File_write_all_end);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_write_all_end);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_write_all_end, 556)
@@ -38755,9 +38755,9 @@ void mpi_file_write_all_end_f08ts_(void *fh, void *buf, void *status, void *ierr
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_write_at)(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_write_at))popmon_next_fn(POPMON_FN_MPI_File_write_at))(fh, offset, buf, count, datatype, status);
-	popmon_mpi_leave(POPMON_FN_MPI_File_write_at);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_write_at);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_write_at, 557)
@@ -38840,9 +38840,9 @@ void mpi_file_write_at_f08ts_(void *fh, void *offset, void *buf, void *count, vo
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_write_at_c)(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_write_at_c))popmon_next_fn(POPMON_FN_MPI_File_write_at_c))(fh, offset, buf, count, datatype, status);
-	popmon_mpi_leave(POPMON_FN_MPI_File_write_at_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_write_at_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_write_at_c, 558)
@@ -38883,9 +38883,9 @@ void mpi_file_write_at_f08ts_large_(void *fh, void *offset, void *buf, void *cou
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_write_at_all)(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_write_at_all))popmon_next_fn(POPMON_FN_MPI_File_write_at_all))(fh, offset, buf, count, datatype, status);
-	popmon_mpi_leave(POPMON_FN_MPI_File_write_at_all);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_write_at_all);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_write_at_all, 559)
@@ -38968,9 +38968,9 @@ void mpi_file_write_at_all_f08ts_(void *fh, void *offset, void *buf, void *count
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_write_at_all_c)(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_write_at_all_c))popmon_next_fn(POPMON_FN_MPI_File_write_at_all_c))(fh, offset, buf, count, datatype, status);
-	popmon_mpi_leave(POPMON_FN_MPI_File_write_at_all_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_write_at_all_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_write_at_all_c, 560)
@@ -39011,9 +39011,9 @@ void mpi_file_write_at_all_f08ts_large_(void *fh, void *offset, void *buf, void 
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_write_at_all_begin)(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_write_at_all_begin))popmon_next_fn(POPMON_FN_MPI_File_write_at_all_begin))(fh, offset, buf, count, datatype);
-	popmon_mpi_leave(POPMON_FN_MPI_File_write_at_all_begin);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_write_at_all_begin);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_write_at_all_begin, 561)
@@ -39096,9 +39096,9 @@ void mpi_file_write_at_all_begin_f08ts_(void *fh, void *offset, void *buf, void 
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_write_at_all_begin_c)(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_write_at_all_begin_c))popmon_next_fn(POPMON_FN_MPI_File_write_at_all_begin_c))(fh, offset, buf, count, datatype);
-	popmon_mpi_leave(POPMON_FN_MPI_File_write_at_all_begin_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_write_at_all_begin_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_write_at_all_begin_c, 562)
@@ -39139,9 +39139,9 @@ void mpi_file_write_at_all_begin_f08ts_large_(void *fh, void *offset, void *buf,
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_write_at_all_end)(MPI_File fh, const void *buf, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_write_at_all_end))popmon_next_fn(POPMON_FN_MPI_File_write_at_all_end))(fh, buf, status);
-	popmon_mpi_leave(POPMON_FN_MPI_File_write_at_all_end);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_write_at_all_end);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_write_at_all_end, 563)
@@ -39224,9 +39224,9 @@ void mpi_file_write_at_all_end_f08ts_(void *fh, void *buf, void *status, void *i
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_write_ordered)(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_write_ordered))popmon_next_fn(POPMON_FN_MPI_File_write_ordered))(fh, buf, count, datatype, status);
-	popmon_mpi_leave(POPMON_FN_MPI_File_write_ordered);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_write_ordered);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_write_ordered, 564)
@@ -39309,9 +39309,9 @@ void mpi_file_write_ordered_f08ts_(void *fh, void *buf, void *count, void *datat
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_write_ordered_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_write_ordered_c))popmon_next_fn(POPMON_FN_MPI_File_write_ordered_c))(fh, buf, count, datatype, status);
-	popmon_mpi_leave(POPMON_FN_MPI_File_write_ordered_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_write_ordered_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_write_ordered_c, 565)
@@ -39352,9 +39352,9 @@ void mpi_file_write_ordered_f08ts_large_(void *fh, void *buf, void *count, void 
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_write_ordered_begin)(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_write_ordered_begin))popmon_next_fn(POPMON_FN_MPI_File_write_ordered_begin))(fh, buf, count, datatype);
-	popmon_mpi_leave(POPMON_FN_MPI_File_write_ordered_begin);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_write_ordered_begin);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_write_ordered_begin, 566)
@@ -39437,9 +39437,9 @@ void mpi_file_write_ordered_begin_f08ts_(void *fh, void *buf, void *count, void 
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_write_ordered_begin_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_write_ordered_begin_c))popmon_next_fn(POPMON_FN_MPI_File_write_ordered_begin_c))(fh, buf, count, datatype);
-	popmon_mpi_leave(POPMON_FN_MPI_File_write_ordered_begin_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_write_ordered_begin_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_write_ordered_begin_c, 567)
@@ -39480,9 +39480,9 @@ void mpi_file_write_ordered_begin_f08ts_large_(void *fh, void *buf, void *count,
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_write_ordered_end)(MPI_File fh, const void *buf, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_write_ordered_end))popmon_next_fn(POPMON_FN_MPI_File_write_ordered_end))(fh, buf, status);
-	popmon_mpi_leave(POPMON_FN_MPI_File_write_ordered_end);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_write_ordered_end);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_write_ordered_end, 568)
@@ -39565,9 +39565,9 @@ void mpi_file_write_ordered_end_f08ts_(void *fh, void *buf, void *status, void *
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_write_shared)(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_write_shared))popmon_next_fn(POPMON_FN_MPI_File_write_shared))(fh, buf, count, datatype, status);
-	popmon_mpi_leave(POPMON_FN_MPI_File_write_shared);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_write_shared);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_write_shared, 569)
@@ -39650,9 +39650,9 @@ void mpi_file_write_shared_f08ts_(void *fh, void *buf, void *count, void *dataty
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_File_write_shared_c)(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_File_write_shared_c))popmon_next_fn(POPMON_FN_MPI_File_write_shared_c))(fh, buf, count, datatype, status);
-	popmon_mpi_leave(POPMON_FN_MPI_File_write_shared_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_File_write_shared_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_File_write_shared_c, 570)
@@ -39693,9 +39693,9 @@ void mpi_file_write_shared_f08ts_large_(void *fh, void *buf, void *count, void *
 #if MPI_VERSION >= 2
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Register_datarep)(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn, MPI_Datarep_conversion_function *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Register_datarep))popmon_next_fn(POPMON_FN_MPI_Register_datarep))(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state);
-	popmon_mpi_leave(POPMON_FN_MPI_Register_datarep);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Register_datarep);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Register_datarep, 571)
@@ -39778,9 +39778,9 @@ void mpi_register_datarep_f08ts_(void *datarep, void *read_conversion_fn, void *
 #if MPI_VERSION >= 4
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Register_datarep_c)(const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn, MPI_Datarep_conversion_function_c *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Register_datarep_c))popmon_next_fn(POPMON_FN_MPI_Register_datarep_c))(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state);
-	popmon_mpi_leave(POPMON_FN_MPI_Register_datarep_c);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Register_datarep_c);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Register_datarep_c, 572)
@@ -39820,9 +39820,9 @@ void mpi_register_datarep_f08ts_large_(void *datarep, void *read_conversion_fn, 
 /* MPI_Pcontrol: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Pcontrol)(const int level, ...)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Pcontrol))popmon_next_fn(POPMON_FN_MPI_Pcontrol))(level);
-	popmon_mpi_leave(POPMON_FN_MPI_Pcontrol);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Pcontrol);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Pcontrol, 573)
@@ -39831,9 +39831,9 @@ POPMON_RSTUB(PMPI_Pcontrol, 573)
 /* MPI_Attr_delete: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Attr_delete)(MPI_Comm comm, int keyval)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Attr_delete))popmon_next_fn(POPMON_FN_MPI_Attr_delete))(comm, keyval);
-	popmon_mpi_leave(POPMON_FN_MPI_Attr_delete);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Attr_delete);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Attr_delete, 574)
@@ -39899,9 +39899,9 @@ void mpi_attr_delete_f08_(void *comm, void *keyval, void *ierror)
 /* MPI_Attr_get: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Attr_get)(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Attr_get))popmon_next_fn(POPMON_FN_MPI_Attr_get))(comm, keyval, attribute_val, flag);
-	popmon_mpi_leave(POPMON_FN_MPI_Attr_get);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Attr_get);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Attr_get, 575)
@@ -39982,9 +39982,9 @@ void mpi_attr_get_f08ts_(void *comm, void *keyval, void *attribute_val, void *fl
 /* MPI_Attr_put: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Attr_put)(MPI_Comm comm, int keyval, void *attribute_val)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Attr_put))popmon_next_fn(POPMON_FN_MPI_Attr_put))(comm, keyval, attribute_val);
-	popmon_mpi_leave(POPMON_FN_MPI_Attr_put);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Attr_put);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Attr_put, 576)
@@ -40065,9 +40065,9 @@ void mpi_attr_put_f08ts_(void *comm, void *keyval, void *attribute_val, void *ie
 /* MPI_Keyval_create: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Keyval_create)(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Keyval_create))popmon_next_fn(POPMON_FN_MPI_Keyval_create))(copy_fn, delete_fn, keyval, extra_state);
-	popmon_mpi_leave(POPMON_FN_MPI_Keyval_create);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Keyval_create);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Keyval_create, 577)
@@ -40148,9 +40148,9 @@ void mpi_keyval_create_f08ts_(void *copy_fn, void *delete_fn, void *keyval, void
 /* MPI_Keyval_free: MPI-1.0, other */
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Keyval_free)(int *keyval)
 {
-	popmon_mpi_enter();
+	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	int popmon_r = ((__typeof__(&PMPI_Keyval_free))popmon_next_fn(POPMON_FN_MPI_Keyval_free))(keyval);
-	popmon_mpi_leave(POPMON_FN_MPI_Keyval_free);
+	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Keyval_free);
 	return popmon_r;
 }
 POPMON_STUB(MPI_Keyval_free, 578)

@@ -136,6 +136,8 @@ struct dtable {
 	/* An array polling call's handles before the call (longer than its
 	 * wrapper keeps itself). */
 	MPI_Request keys[DREQ_CAP];
+	/* Lookups so far (popmon_dreq_lookups: a test's seam). */
+	uint64_t lookups;
 };
 
 /* ------------------------------------------------------------ tracing */
@@ -319,8 +321,17 @@ static struct dtable *table(struct popmon_thread *t, int create)
 	return tb;
 }
 
-static int lookup(const struct dtable *tb, uint64_t k)
+uint64_t popmon_dreq_lookups(void)
 {
+	struct popmon_thread *t = popmon_tls;
+	const struct dtable *tb = t ? t->dreq : NULL;
+	return tb ? tb->lookups : 0;
+}
+
+static int lookup(struct dtable *tb, uint64_t k)
+{
+	if (tb)
+		tb->lookups++;
 	if (!tb || tb->h.n == 0 || k == 0)
 		return -1;
 	for (unsigned i = hash(k), n = 0; n < DREQ_CAP; i = (i + 1) & (DREQ_CAP - 1), n++) {

@@ -54,11 +54,10 @@ struct popmon_dhead {
 	int n;
 };
 
-/* Whether the calling thread's table holds requests (the table is empty
- * when bytes are not counted). */
-static inline int popmon_dtracked(void)
+/* Whether the table of t (the calling thread's record, or NULL) holds
+ * requests (the table is empty when bytes are not counted). */
+static inline int popmon_dtracked(const struct popmon_thread *t)
 {
-	const struct popmon_thread *t = popmon_tls;
 	const struct popmon_dhead *h = t ? (const struct popmon_dhead *)t->dreq : NULL;
 	return h != NULL && h->n > 0;
 }
@@ -80,16 +79,16 @@ struct popmon_dpoll {
 
 MPI_Status *popmon_dpoll_save_slow(struct popmon_dpoll *p, int count, MPI_Request reqs[], MPI_Status *sts);
 
-/* Before an array polling call: saves the handles when the thread holds
- * requests, and returns the status array to pass to MPI (a scratch one
+/* Before an array polling call: saves the handles when the thread (its
+ * record t, from popmon_mpi_enter_t) holds requests, and returns the status array to pass to MPI (a scratch one
  * when the caller passed MPI_STATUSES_IGNORE and handles were saved: the
  * bytes of a completed receive come from its status). */
-static inline MPI_Status *popmon_dpoll_save(struct popmon_dpoll *p, int count, MPI_Request reqs[],
-					    MPI_Status *sts)
+static inline MPI_Status *popmon_dpoll_save(struct popmon_dpoll *p, const struct popmon_thread *t, int count,
+					    MPI_Request reqs[], MPI_Status *sts)
 {
 	p->n = 0;
 	p->keys = NULL;
-	if (__builtin_expect(!popmon_dtracked(), 1) || count <= 0 || reqs == NULL)
+	if (__builtin_expect(!popmon_dtracked(t), 1) || count <= 0 || reqs == NULL)
 		return sts;
 	if (count > POPMON_DPOLL_LOCAL)
 		return popmon_dpoll_save_slow(p, count, reqs, sts);
@@ -189,6 +188,11 @@ void popmon_d_barrier(int r, MPI_Comm comm, MPI_Request *req, int persistent);
 
 /* The bucket of a message of bytes (mpidata.c). */
 int popmon_size_bin(uint64_t bytes);
+
+/* Lookups in the calling thread's request table so far (0 without one):
+ * exported for tests (internal/e2e/pollcost_test.go), which check that a
+ * poll completing nothing looks nothing up. */
+uint64_t popmon_dreq_lookups(void);
 
 
 #endif /* POPMON_MPIDATA_H */

@@ -5,11 +5,11 @@
 
 #include <stdint.h>
 
-/* Times the library's own entry and exit of an MPI call (popmon_mpi_enter
- * and popmon_mpi_leave around an indirect call of PMPI_Comm_rank, on a
- * scratch thread record, hardware counters read as the calling thread reads
- * them) in 15 batches of 200 calls against the same
- * calls without them, and keeps the medians per call in
+/* Times the library's own entry and exit of an MPI call (the generated
+ * wrapper of MPI_Comm_rank, called through popmon_entry, on a scratch
+ * thread record, hardware counters read as the calling thread reads them)
+ * in 15 batches of 200 calls against the same calls without it (the
+ * function the wrapper calls next), and keeps the medians per call in
  * popmon_owncost_ticks (reduce.h): the part inside the call's two clock
  * readings and the part outside them. About 6000 calls: ~0.2 ms. Called
  * once, on the thread that called MPI_Init, inside it. */

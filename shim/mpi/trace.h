@@ -56,7 +56,7 @@ _Static_assert(sizeof(struct popmon_trec) == 40, "trace record is 40 bytes");
 #define POPMON_TR_NOCOMM 0xffffffffu
 
 /* 1 while this process traces (POPMON_TRACE=1 and its file is open). */
-extern int popmon_trace_on;
+extern int popmon_trace_on __attribute__((visibility("hidden")));
 
 /* MPI_Init (after PMPI_Init): opens the file, synchronises the clock
  * (barrier), records MPI_Init from enter (the tick before PMPI_Init). */
