@@ -47,6 +47,7 @@
 #include "intercept.h"
 #include "live.h"
 #include "mpi/mpi.h"
+#include "mpi/mpidata.h"
 #include "mpi/trace.h"
 #include "ompt.h"
 #include "output.h"
@@ -364,6 +365,8 @@ void popmon_mpi_init_hook(void)
 	/* Tracing (POPMON_TRACE=1): the file, a clock synchronisation (a
 	 * barrier, before Global starts). */
 	popmon_trace_init(init_enter);
+	if (popmon_trace_on)
+		popmon_bytes_on = 1; /* the trace's bytes come from the byte accounting */
 	/* popmon's own start-up (the session registry, the check of where MPI
 	 * calls go: a few ms) is part of MPI_Init, not of the application's
 	 * run. */
