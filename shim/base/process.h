@@ -75,5 +75,12 @@ int popmon_warns_aloud(void);
  * OpenMP runtime binds the initial thread; 0 when unknown): the bound of
  * the CPUs its threads can run on, which DLB counts as numCpus. */
 int popmon_affinity_cpus(void);
+/* The start time of process pid (/proc/PID/stat field 22, clock ticks since
+ * boot), 0 unknown: with the pid, it names the process even after the pid
+ * is reused (the live file's header, LeWI's registry). */
+uint64_t popmon_proc_start_time(int pid);
+/* The same field of the text of a /proc/PID/stat file (NUL-terminated),
+ * 0 when it has none. */
+uint64_t popmon_stat_start_time(const char *stat);
 
 #endif /* POPMON_PROCESS_H */
