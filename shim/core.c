@@ -15,6 +15,7 @@
 
 #include "base/clock.h"
 #include "base/dlbargs.h"
+#include "base/env.h"
 #include "base/process.h"
 #include "base/threads.h"
 #include "base/warn.h"
@@ -230,9 +231,13 @@ static void init_process(void)
 	start_measuring();
 }
 
-/* A dormant process woke (popmon_wake, process.c). */
+/* A dormant process woke (popmon_wake, process.c): measured from now on,
+ * unless POPMON_DISABLE says otherwise. */
 static void wake(void)
 {
+	if (popmon_env_true("POPMON_DISABLE"))
+		return;
+	popmon_proc.inert = 0;
 	start_measuring();
 }
 

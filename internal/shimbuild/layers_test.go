@@ -46,7 +46,10 @@ var cLayers = []struct {
 // cSublayers orders files inside a layer, lowest first: a file of one
 // sublayer includes and calls only its own sublayer's and lower ones' (and
 // the lower layers'). A name may be a pattern (path.Match) for the files a
-// module adds (DROM's). The subsystems, lowest first: the leaves (where MPI
+// module adds (DROM's). The bottom layer, lowest first: the process's state,
+// warnings, the environment's values, the clock, DLB's options, the
+// threads (its declaration-only headers in no sublayer). The subsystems,
+// lowest first: the leaves (where MPI
 // calls go, LeWI's registry and LeWI, DROM), the records
 // (counters), the live file, the GPU accounting, the accounts, the event
 // sources (regions, OpenMP), the GPU backends, the MPI data (the trace,
@@ -59,6 +62,14 @@ var cSublayers = map[string][]struct {
 	name  string
 	files []string
 }{
+	"base": {
+		{"process", []string{"base/process.c"}},
+		{"warnings", []string{"base/warn.c"}},
+		{"environment", []string{"base/env.c"}},
+		{"clock", []string{"base/clock.c"}},
+		{"DLB options", []string{"base/dlbargs.c"}},
+		{"threads", []string{"base/threads.c"}},
+	},
 	"subsystems": {
 		{"MPI routing", []string{"intercept.c", "dispatch.c"}},
 		{"LeWI registry", []string{"lewi_shm.c"}},
@@ -414,7 +425,7 @@ func TestLayersCatch(t *testing.T) {
 		[]byte("\n#include \"gomp.h\"\nvoid popmon_layers_test_cycle(void);\nvoid popmon_layers_test_cycle(void)\n{\n\tpopmon_gomp_probe();\n}\n")...)
 	layer := layerTable(sources)
 	want := map[string]bool{
-		"base/clock.c (base) includes regions.h (regions)":       false,
+		"base/clock.c (clock) includes regions.h (regions)":      false,
 		"gpu_mode.c (GPU modes) includes gpu.h (GPU accounting)": false,
 		"live.c (live) includes regions.h (regions)":             false,
 	}
@@ -429,7 +440,7 @@ func TestLayersCatch(t *testing.T) {
 	if err := writeTree(dir, bad); err != nil {
 		t.Fatal(err)
 	}
-	want["base/clock.c (base) uses popmon_regions_lock of regions.c (regions)"] = false
+	want["base/clock.c (clock) uses popmon_regions_lock of regions.c (regions)"] = false
 	want["gpu_mode.c (GPU modes) uses popmon_gpu_flush of gpu.c (GPU accounting)"] = false
 	want["live.c (live) uses popmon_region_count of regions.c (regions)"] = false
 	want["cycle in OpenMP: gomp.c -> ompt.c -> gomp.c"] = false

@@ -11,7 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/env.h"
 #include "base/process.h"
 
 struct popmon_process popmon_proc;
@@ -62,19 +61,6 @@ int popmon_started(void)
 	return __atomic_load_n(&init_state, __ATOMIC_ACQUIRE) == 2;
 }
 
-int popmon_env_true(const char *name)
-{
-	const char *v = getenv(name);
-	if (!v || !*v)
-		return 0;
-	if (popmon_env_rank(NULL) < 0) {
-		/* Not a rank: a launcher (or its proxy) has the job's environment
-		 * too, and the ranks say what is wrong with the value, once. */
-		return strcmp(v, "0") != 0 && strcmp(v, "no") != 0 && strcmp(v, "off") != 0 && strcmp(v, "false") != 0;
-	}
-	return popmon_env_switch(name, 0, 1); /* another word: true, as always, with one line */
-}
-
 /* A dormant process calls MPI_Init (by), or a utility's starts the GPU
  * measurement or an OpenMP runtime: it is the application after all (an MPI
  * program called `test`, `seq` or `sort`), and is measured from now on (its
@@ -87,9 +73,6 @@ void popmon_wake(int by)
 		return;
 	if (!__atomic_compare_exchange_n(&popmon_proc.dormant, &d, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
-	if (popmon_env_true("POPMON_DISABLE"))
-		return;
-	popmon_proc.inert = 0;
 	const struct popmon_startup *h = popmon_startup_hooks();
 	if (h->wake)
 		h->wake();

@@ -59,10 +59,6 @@ const struct popmon_startup *popmon_startup_hooks(void);
 enum { POPMON_DORMANT_LAUNCHER = 1, POPMON_DORMANT_UTILITY = 2 };
 enum { POPMON_WAKE_MPI = 1, POPMON_WAKE_COMPUTE = 2 };
 void popmon_wake(int by);
-/* Whether environment variable name is set to a true value (not empty,
- * "0", "no", "off" or "false"); a word that is not a switch's is true, and
- * rank 0 of a job says so in one line (popmon_env_switch). */
-int popmon_env_true(const char *name);
 
 /* The MPI rank the launcher's environment gives this process (before
  * MPI_Init too), or -1 when it names none; *size receives the job's size
