@@ -22,6 +22,7 @@
 #include "core.h"
 #include "counters.h"
 #include "dispatch.h"
+#include "drom.h"
 #include "gpu.h"
 #include "gpu_mode.h"
 #include "gpu_backends.h"
@@ -225,6 +226,7 @@ static void init_process(void)
 	popmon_dlb_args_parse();
 	const char *session = getenv("POPMON_SESSION"), *exec_pid = getenv("POPMON_PID");
 	if (!popmon_dlb.talp && popmon_dlb_loaded_as() && !(session && *session) && !(exec_pid && *exec_pid)) {
+		popmon_drom_start(); /* DLB_ARGS=--drom alone: DROM through DLB_PollDROM */
 		popmon_proc.inert = 1;
 		return;
 	}
@@ -282,6 +284,7 @@ static void start_measuring(void)
 	}
 	popmon_counters_init(primary);
 	popmon_gomp_probe();
+	popmon_drom_start(); /* DLB_ARGS=--drom, popmon run --drom */
 	/* Without MPI the Global region spans the whole process; MPI_Init
 	 * restarts it. */
 	popmon_regions_restart_global(popmon_now());
@@ -289,6 +292,7 @@ static void start_measuring(void)
 
 __attribute__((destructor)) static void popmon_fini(void)
 {
+	popmon_drom_stop();
 	if (popmon_proc.inert || popmon_proc.finalized)
 		return;
 	if (popmon_proc.mpi_initialized) {

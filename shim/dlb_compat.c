@@ -1,10 +1,10 @@
 /* dlb_compat.c: the rest of DLB 3.7's C API (<dlb.h>, <dlb_drom.h>), so that a
  * program built against DLB's headers and -ldlb links and runs against
  * libpopmon (the prefix of `popmon dlb-home`). popmon implements TALP
- * (regions.c, talp_api.c) and LeWI's calls (lewi.c, on with DLB_ARGS=--lewi or
- * POPMON_LEWI=1; off, they return DLB_ERR_NOLEWI as DLB does); DROM is not in
- * popmon: its calls return DLB_ERR_NOCOMP, never crash, and touch none of
- * their arguments. Only
+ * (regions.c, talp_api.c), LeWI's calls (lewi.c, on with DLB_ARGS=--lewi or
+ * POPMON_LEWI=1; off, they return DLB_ERR_NOLEWI as DLB does) and DROM's
+ * (drom.c: the DLB_DROM_* administrator calls always; DLB_PollDROM in a
+ * process with DLB_ARGS=--drom or POPMON_DROM=1, else DLB_ERR_NOCOMP). Only
  * compatibility names are exported here. docs/coming-from-dlb.md lists
  * every call. */
 #ifndef _GNU_SOURCE
@@ -17,6 +17,7 @@
 
 #include "base/dlbargs.h"
 #include "base/process.h"
+#include "drom.h"
 #include "lewi.h"
 #include "talp_api.h"
 
@@ -30,7 +31,7 @@ enum {
 
 /* DLB_Init once: a second call is DLB_ERR_INIT, DLB_Finalize undoes it. */
 static int initialized;
-/* Callbacks kept for DLB_CallbackGet (popmon's LeWI does not invoke them). */
+/* Callbacks kept for DLB_CallbackGet; DROM invokes set_process_mask (3). */
 static void (*callbacks[10])(void);
 static void *callback_args[10];
 
@@ -107,6 +108,7 @@ int DLB_Init(int ncpus, const void *mask, const char *dlb_args)
 	if (initialized)
 		return DLB_ERR_INIT;
 	initialized = 1;
+	popmon_drom_start(); /* DLB_ARGS=--drom: registered (if not yet) */
 	/* LeWI (DLB_ARGS=--lewi): this process's CPUs (mask, else its
 	 * affinity) into the node's registry; its error is DLB_Init's. */
 	if (popmon_lewi_enabled())
@@ -146,12 +148,23 @@ int DLB_SetObserverRole(bool thread_is_observer)
 	return DLB_SUCCESS;
 }
 
+/* dlb_callback_set_process_mask (3), called when DROM gives this process
+ * a new mask at DLB_PollDROM_Update (drom.c). */
+static void call_process_mask(const cpu_set_t *mask)
+{
+	void (*fn)(void) = callbacks[3];
+	if (fn)
+		((void (*)(const void *, void *))fn)(mask, callback_args[3]);
+}
+
 int DLB_CallbackSet(int which, void (*callback)(void), void *arg)
 {
 	if (which < 1 || which > 9)
 		return DLB_ERR_NOCBK;
 	callbacks[which] = callback;
 	callback_args[which] = arg;
+	if (which == 3)
+		popmon_drom_mask_hook(callback ? call_process_mask : NULL);
 	return DLB_SUCCESS;
 }
 
@@ -297,32 +310,40 @@ LEWI1(DLB_CheckCpuAvailability, int, cpuid, popmon_lewi_check_cpu_availability)
 #define NOCOMP3(f, T, a, U, b, V, c) \
 	int f(T a, U b, V c) { (void)a; (void)b; (void)c; return DLB_ERR_NOCOMP; }
 
-NOCOMP2(DLB_PollDROM, int *, ncpus, void *, mask)
-NOCOMP0(DLB_PollDROM_Update)
 NOCOMP0(DLB_Barrier)
 NOCOMP0(DLB_BarrierAttach)
 NOCOMP0(DLB_BarrierDetach)
 NOCOMP1(DLB_BarrierNamed, void *, barrier)
 NOCOMP1(DLB_BarrierNamedAttach, void *, barrier)
 NOCOMP1(DLB_BarrierNamedDetach, void *, barrier)
-NOCOMP0(DLB_DROM_Attach)
-NOCOMP0(DLB_DROM_Detach)
-NOCOMP1(DLB_DROM_GetNumCpus, int *, ncpus)
-NOCOMP3(DLB_DROM_GetPidList, int *, pidlist, int *, nelems, int, max_len)
-NOCOMP3(DLB_DROM_GetProcessMask, int, pid, void *, mask, int, flags)
-NOCOMP3(DLB_DROM_SetProcessMask, int, pid, const void *, mask, int, flags)
-NOCOMP3(DLB_DROM_SetProcessMaskStr, int, pid, const char *, mask, int, flags)
-NOCOMP2(DLB_DROM_PostFinalize, int, pid, int, flags)
-NOCOMP1(DLB_DROM_RecoverStolenCpus, int, pid)
-
+/* DROM: drom.c's, with DLB's names and codes (docs/drom.md). */
+int DLB_PollDROM(int *ncpus, void *mask) { return popmon_drom_poll(ncpus, (cpu_set_t *)mask); }
+int DLB_PollDROM_Update(void) { return popmon_drom_poll_update(); }
+int DLB_DROM_Attach(void) { return popmon_drom_attach(); }
+int DLB_DROM_Detach(void) { return popmon_drom_detach(); }
+int DLB_DROM_GetNumCpus(int *ncpus) { return popmon_drom_get_num_cpus(ncpus); }
+int DLB_DROM_GetPidList(int *pidlist, int *nelems, int max_len)
+{
+	return popmon_drom_get_pid_list(pidlist, nelems, max_len);
+}
+int DLB_DROM_GetProcessMask(int pid, void *mask, int flags)
+{
+	return popmon_drom_get_process_mask(pid, (cpu_set_t *)mask, flags);
+}
+int DLB_DROM_SetProcessMask(int pid, const void *mask, int flags)
+{
+	return popmon_drom_set_process_mask(pid, (const cpu_set_t *)mask, flags);
+}
+int DLB_DROM_SetProcessMaskStr(int pid, const char *mask, int flags)
+{
+	return popmon_drom_set_process_mask_str(pid, mask, flags);
+}
 int DLB_DROM_PreInit(int pid, const void *mask, int flags, char ***next_environ)
 {
-	(void)pid;
-	(void)mask;
-	(void)flags;
-	(void)next_environ;
-	return DLB_ERR_NOCOMP;
+	return popmon_drom_preinit(pid, (const cpu_set_t *)mask, flags, next_environ);
 }
+int DLB_DROM_PostFinalize(int pid, int flags) { return popmon_drom_post_finalize(pid, flags); }
+int DLB_DROM_RecoverStolenCpus(int pid) { return popmon_drom_recover_stolen_cpus(pid); }
 
 void *DLB_BarrierNamedRegister(const char *barrier_name, int flags)
 {

@@ -54,6 +54,7 @@
 #include "base/process.h"
 #include "base/threads.h"
 #include "base/warn.h"
+#include "drom.h"
 #include "gomp.h"
 #include "ompt.h"
 
@@ -241,6 +242,7 @@ void popmon_gomp_probe(void)
 
 unsigned int popmon_gomp_team_size(unsigned int requested)
 {
+	popmon_drom_parallel_begin(); /* a new mask from DROM: this region's team (omp_set_num_threads) */
 	return requested;
 }
 

@@ -451,7 +451,7 @@ void popmon_live_publish(void)
 	if (!h)
 		return;
 	POPMON_STORE(h->nthreads, (uint32_t)popmon_thread_count());
-	POPMON_STORE(h->cpus, (uint32_t)popmon_cpus());
+	POPMON_STORE(h->cpus, (uint32_t)popmon_cpus_now());
 	publish_counters(h);
 	/* The pair is written tick first; a reader takes two reads that agree. */
 	POPMON_STORE(h->cal_tick, popmon_now());

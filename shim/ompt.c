@@ -59,6 +59,7 @@
 #include "base/threads.h"
 #include "base/warn.h"
 #include "counters.h"
+#include "drom.h"
 #include "live.h"
 #include "ompt.h"
 #include "ompt_abi.h"
@@ -330,6 +331,7 @@ static void on_parallel_begin(ompt_data_t *encountering_task_data,
 	(void)encountering_task_data;
 	(void)encountering_task_frame;
 	(void)flags;
+	popmon_drom_parallel_begin(); /* a new mask from DROM: this or the next region's team */
 	parallel_data->ptr = popmon_omp_parallel_begin(self(), requested_parallelism, codeptr_ra);
 }
 

@@ -16,7 +16,8 @@
  *     load balance 0.833
  *   After: numMeasurements 2R, numMpiCalls 4R, numOmpThreads 2
  * Rank 0 prints "ok lend L drom D version V.M" with the codes DLB_Lend and
- * DLB_DROM_Attach returned (popmon: DLB_ERR_NOLEWI -17, DLB_ERR_NOCOMP -12).
+ * DLB_DROM_Attach returned (popmon: DLB_ERR_NOLEWI -17 without --lewi,
+ * DLB_SUCCESS 0).
  */
 #include <dlb.h>
 #include <dlb_drom.h>

@@ -100,6 +100,7 @@ func commands() []command {
 		{"pages", "write a static site: scaling tables, evolution charts, badge (offline)", pagesCmd},
 		{"doctor", "explain what this machine supports and what is missing", doctorCmd},
 		{"build", "build (or find) the measurement library and print its path", buildCmd},
+		{"taskset", "list or change the CPUs of processes running with DROM (DLB's dlb_taskset)", tasksetCmd},
 		{"dlb-home", "lay out a DLB-compatible prefix (DLB_HOME): libdlb*.so, DLB's headers, bin/dlb", dlbHomeCmd},
 		{"version", "print popmon's version", versionCmd},
 	}

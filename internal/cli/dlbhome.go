@@ -18,6 +18,7 @@ unchanged for programs, job scripts and tests written for DLB 3.7's TALP:
   include/dlb.h, dlb_talp.h, dlb_drom.h, dlb_errors.h, dlb_types.h,
           dlbf.h, dlbf_talp.h, dlbf_drom.h, dlbf-errors.h
   bin/dlb                        --version, -h/-hh (DLB_ARGS options), -l
+  bin/dlb_taskset                DLB's DROM command: popmon taskset
   lib/pythonX.Y/site-packages    import dlb
   libexec/popmon                 writes DLB's output files at the end of a run
 

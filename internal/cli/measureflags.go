@@ -24,5 +24,6 @@ func (m *measureFlags) register(fs interface {
 	fs.StringVar(&m.GPU, "gpu", "", "GPU metrics: auto (programs that use CUDA, through CUPTI, or HIP, through rocprofiler-sdk), on (warn when they cannot be measured), off (default $POPMON_GPU, else auto)")
 	fs.StringVar(&m.GPUCounters, "gpu-counters", "", "GPU device counters (instructions, IPC, SM frequency, occupancy, DRAM bytes per region, NVIDIA through CUPTI PM sampling): auto (where the GPU and permissions allow), on (warn when they cannot be read), off (default $POPMON_GPU_COUNTERS, else auto)")
 	fs.StringVar(&m.Records, "max-process-records", "", "per-process records in the measurement up to this many processes; above, a summary form (default $POPMON_MAX_PROCESS_RECORDS, else 4096)")
+	fs.BoolVar(&m.DROM, "drom", false, "DROM: the processes register their CPUs, which popmon taskset (or DLB's DROM calls) may change while they run; they adapt at their next OpenMP parallel region (docs/drom.md)")
 	fs.StringVar(&m.Counters, "counters", "", "hardware counters (instructions, cycles: IPC and frequency): auto (when the machine has them), on (warn when it has not), off (default $POPMON_COUNTERS, else auto)")
 }

@@ -4,7 +4,8 @@
 // DLB's names (libdlb.so without MPI; libdlb_mpi.so, libdlb_mpic.so and
 // libdlb_mpif.so for the user's MPI), include/ DLB's C and Fortran headers
 // (written for popmon from DLB's documented interface: files/include),
-// bin/dlb DLB's utility command, lib/pythonX.Y/site-packages DLB's Python
+// bin/dlb DLB's utility command, bin/dlb_taskset DLB's DROM command (popmon
+// taskset), lib/pythonX.Y/site-packages DLB's Python
 // module (popmon's `dlb`), and libexec/popmon the popmon binary, which the
 // library runs at the end of a run to write DLB's output files (the TALP
 // layouts have one owner, internal/talpjson: ARCHITECTURE.md).
@@ -111,6 +112,9 @@ func Layout(ctx context.Context, dir string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	if err := os.WriteFile(filepath.Join(abs, "bin", "dlb"), []byte(dlbScript()), 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(abs, "bin", "dlb_taskset"), []byte(tasksetScript()), 0o755); err != nil {
 		return nil, err
 	}
 	if res.Python, err = writePython(ctx, abs); err != nil {
@@ -233,6 +237,17 @@ for a in "$@"; do
 done
 [ $help -gt 2 ] && help=2
 probe POPMON_DLB_HELP $help
+`
+}
+
+// tasksetScript is bin/dlb_taskset: DLB's DROM command, popmon taskset
+// (the same options) through the prefix's popmon.
+func tasksetScript() string {
+	return `#!/bin/sh
+# dlb_taskset: DLB's DROM command in a prefix laid out by popmon dlb-home
+# (popmon ` + popmon.Version + `): popmon taskset, docs/drom.md.
+prefix=$(CDPATH= cd -- "$(dirname -- "$0")/.." && pwd)
+exec "$prefix/libexec/popmon" taskset "$@"
 `
 }
 

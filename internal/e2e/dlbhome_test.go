@@ -176,7 +176,8 @@ func TestDLBHomeLayout(t *testing.T) {
 // against the prefix, run under plain mpirun with LD_PRELOAD and DLB_ARGS:
 // rank 0 writes DLB's JSON at MPI_Finalize with DLB's values; it reads back
 // with popmon report; the same program under popmon run gives the same
-// counts and times; LeWI and DROM answer DLB's "not enabled" codes.
+// counts and times; LeWI answers DLB's "not enabled" code, DLB_DROM_Attach
+// DLB_SUCCESS.
 func TestDLBHomeMPI(t *testing.T) {
 	const k = 0.2
 	for _, impl := range impls(t) {
@@ -185,7 +186,7 @@ func TestDLBHomeMPI(t *testing.T) {
 			lib := filepath.Join(home, "lib", "libdlb_mpi.so")
 			fc := strings.Replace(impl.mpicc, "mpicc", "mpif90", 1)
 			progs := []struct{ name, bin, want string }{
-				{"C", buildAgainst(t, home, impl.mpicc, "dlb_sendrecv.c"), "ok lend -17 drom -12 version 3.7"},
+				{"C", buildAgainst(t, home, impl.mpicc, "dlb_sendrecv.c"), "ok lend -17 drom 0 version 3.7"},
 			}
 			if _, err := exec.LookPath(fc); err == nil {
 				progs = append(progs, struct{ name, bin, want string }{"Fortran", buildAgainst(t, home, fc, "dlb_sendrecv_f.f90"), "ok lend -17"})
@@ -374,7 +375,7 @@ func TestDLBArgs(t *testing.T) {
 	t.Run("not acted on", func(t *testing.T) {
 		// Every option of DLB 3.7's table popmon does not act on, in the
 		// forms --opt, --opt=yes, --no-opt, --opt=VALUE: one line names them.
-		opts := []string{"--lewi", "--drom=yes", "--mngo", "--no-barrier", "--mode=async", "--instrument=none",
+		opts := []string{"--lewi", "--mngo", "--no-barrier", "--mode=async", "--instrument=none",
 			"--instrument-counters", "--instrument-extrae-nthreads=4", "--lewi-keep-one-cpu", "--no-lewi-respect-cpuset",
 			"--lewi-respect-mask=no", "--lewi-mpi", "--lewi-mpi-calls=barrier", "--lewi-barrier=no", "--lewi-barrier-select=b",
 			"--lewi-affinity=nearby-first", "--lewi-ompt=lend", "--lewi-greedy=yes", "--lewi-warmup", "--lewi-max-parallelism=2",

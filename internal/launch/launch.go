@@ -38,6 +38,9 @@ type Options struct {
 	GitBranch   string
 	GitTime     string
 	Records     string
+	// DROM is --drom: the job's processes register their CPUs for popmon
+	// taskset and DLB's DROM calls (POPMON_DROM=1, docs/drom.md).
+	DROM bool
 }
 
 // gitEnv returns the POPMON_GIT_* variables through which the library
@@ -104,6 +107,9 @@ func (m *Options) Environment(built *shimbuild.Library, scan *binscan.Result, se
 			return nil, "", err
 		}
 		set["POPMON_MAX_PROCESS_RECORDS"] = m.Records
+	}
+	if m.DROM {
+		set["POPMON_DROM"] = "1"
 	}
 	if err := countersEnv(m.Counters, set); err != nil {
 		return nil, "", err

@@ -49,9 +49,9 @@ static const struct opt {
 	{"--quiet", K_BOOL, "no", 1, "no popmon notes (warnings still)"},
 	{"--silent", K_BOOL, "no", 1, "no popmon output at all but the requested files"},
 	{"--shm-size-multiplier", K_INT, "1", 0, "popmon's live files have no DLB shared memory to size"},
-	{"--shm-key", K_STR, "", 0, "the key of the LeWI registry (/dev/shm/popmon-lewi-UID-KEY); no other DLB shared memory"},
+	{"--shm-key", K_STR, "", 0, "the key of the LeWI and DROM registries (/dev/shm/popmon-lewi-UID-KEY, popmon-drom-UID-KEY); no other DLB shared memory"},
 	{"--lewi", K_BOOL, "no", 0, "LeWI: DLB's LeWI calls (DLB_Lend, DLB_Borrow, ...) only; not yet on MPI calls and parallel regions"},
-	{"--drom", K_BOOL, "no", 0, "DROM: not in popmon"},
+	{"--drom", K_BOOL, "no", 1, "DROM: popmon taskset and DLB_DROM_* may change this process's CPUs; it adapts at its next parallel region or DLB_PollDROM"},
 	{"--mngo", K_BOOL, "no", 0, "not in popmon"},
 	{"--barrier", K_BOOL, "yes", 0, "DLB_Barrier: not in popmon"},
 	{"--mode", K_STR, "polling", 0, "LeWI/DROM interaction: not in popmon"},
@@ -238,6 +238,8 @@ static void apply(const struct opt *o, const char *v, int has_value, char *ignor
 		a->lewi_max_parallelism = (int)m;
 	} else if (strcmp(name, "--shm-key") == 0)
 		snprintf(a->shm_key, sizeof a->shm_key, "%s", v);
+	else if (strcmp(name, "--drom") == 0)
+		a->drom = b;
 	if (strcmp(name, "--talp") == 0)
 		set_talp(has_value ? v : "default", bad, nb);
 	else if (strcmp(name, "--talp-output-file") == 0) {

@@ -31,6 +31,8 @@ struct popmon_dlb_args {
 	 * sides do not act on them (docs/lewi.md). */
 	int lewi, lewi_keep_one_cpu, lewi_max_parallelism;
 	char shm_key[128];
+	/* DROM (drom.c): --drom; the registry's key is --shm-key too. */
+	int drom;
 };
 
 extern struct popmon_dlb_args popmon_dlb;

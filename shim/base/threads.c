@@ -187,6 +187,21 @@ int popmon_cpus(void)
 	return popmon_omp_team_cpus() + __atomic_load_n(&mpi_threads, __ATOMIC_RELAXED);
 }
 
+static int held_cpus;
+
+void popmon_cpus_hold(int n)
+{
+	__atomic_store_n(&held_cpus, n, __ATOMIC_RELAXED);
+	if (store_publish)
+		store_publish(); /* the live header's cpus now */
+}
+
+int popmon_cpus_now(void)
+{
+	int n = __atomic_load_n(&held_cpus, __ATOMIC_RELAXED);
+	return n > 0 ? n + __atomic_load_n(&mpi_threads, __ATOMIC_RELAXED) : popmon_cpus();
+}
+
 int popmon_mpi_thread_count(void)
 {
 	return __atomic_load_n(&mpi_threads, __ATOMIC_RELAXED);

@@ -209,6 +209,12 @@ void popmon_mpi_threads_add(void);
  * nor OpenMP threads and called MPI; docs/library.md, "Threads"). */
 int popmon_cpus(void);
 int popmon_omp_team_cpus(void);   /* the largest OpenMP team, at least 1 */
+/* The CPUs the process holds now, for the live file: popmon_cpus, or, once
+ * DROM changed the process's mask (drom.c: popmon_cpus_hold(n), n > 0), n
+ * plus its MPI threads (published at once). The measurement file keeps
+ * popmon_cpus. */
+void popmon_cpus_hold(int n);
+int popmon_cpus_now(void);
 int popmon_mpi_thread_count(void); /* MPI threads' slots (live or vacant) */
 /* The OpenMP runtime's max threads, 0 without OMPT (written by ompt.c). */
 extern int popmon_omp_cpus;
