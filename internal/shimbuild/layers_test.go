@@ -45,16 +45,15 @@ var cLayers = []struct {
 
 // cSublayers orders files inside a layer, lowest first: a file of one
 // sublayer includes and calls only its own sublayer's and lower ones' (and
-// the lower layers'). A name may be a pattern (path.Match) for the files a
-// module adds (DROM's). The bottom layer, lowest first: the process's state,
+// the lower layers'). The bottom layer, lowest first: the process's state,
 // warnings, the environment's values, the clock, DLB's options, the
 // threads (its declaration-only headers in no sublayer). The subsystems,
-// lowest first: the leaves (where MPI
-// calls go, LeWI's registry and LeWI, DROM), the records
-// (counters), the live file, the GPU accounting, the accounts, the event
-// sources (regions, OpenMP), the GPU backends, the MPI data (the trace,
-// then the bytes that feed it) and the queries (TALP's, the live file's
-// reader, DLB's API), and the finalize reductions. What a file needs from above is handed down to it
+// lowest first: the leaves (where MPI calls go, LeWI's registry and LeWI,
+// DROM's registry and DROM), the records (counters), the live file, the
+// GPU accounting, the accounts, the event sources (regions, OpenMP), the
+// GPU backends, the MPI data (the trace, then the bytes that feed it), the
+// queries (TALP's, the live file's reader, DLB's API) and the finalize
+// reductions. What a file needs from above is handed down to it
 // (ARCHITECTURE.md, the upcall rule): the region and OpenMP events reach
 // the trace through the observers it registers, and the live file gets the
 // layouts of the records it holds from their owners.
@@ -122,22 +121,10 @@ func (p place) above(q place) bool {
 }
 
 // layerTable returns each file's place: the sources and headers listed, and
-// each listed source's header of the same name; a pattern places the
-// library's files (names) it matches.
-func layerTable(names map[string][]byte) map[string]place {
+// each listed source's header of the same name.
+func layerTable() map[string]place {
 	m := map[string]place{}
 	add := func(f string, p place) {
-		if strings.ContainsAny(f, "*?[") {
-			for n := range names {
-				if ok, _ := path.Match(f, n); ok {
-					m[n] = p
-				}
-				if ok, _ := path.Match(strings.TrimSuffix(f, ".c")+".h", n); ok && strings.HasSuffix(f, ".c") {
-					m[n] = p
-				}
-			}
-			return
-		}
 		m[f] = p
 		if strings.HasSuffix(f, ".c") {
 			m[strings.TrimSuffix(f, ".c")+".h"] = p
@@ -365,7 +352,7 @@ func TestLayers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	layer := layerTable(sources)
+	layer := layerTable()
 	for _, v := range includeViolations(sources, layer) {
 		t.Error(v)
 	}
@@ -424,7 +411,7 @@ func TestLayersCatch(t *testing.T) {
 		[]byte("\n#include \"regions.h\"\nint popmon_layers_test_live_upcall(void);\nint popmon_layers_test_live_upcall(void)\n{\n\treturn popmon_region_count();\n}\n")...)
 	bad["ompt.c"] = append(append([]byte{}, sources["ompt.c"]...),
 		[]byte("\n#include \"gomp.h\"\nvoid popmon_layers_test_cycle(void);\nvoid popmon_layers_test_cycle(void)\n{\n\tpopmon_gomp_probe();\n}\n")...)
-	layer := layerTable(sources)
+	layer := layerTable()
 	want := map[string]bool{
 		"base/clock.c (clock) includes regions.h (regions)":      false,
 		"gpu_mode.c (GPU modes) includes gpu.h (GPU accounting)": false,
