@@ -5,7 +5,7 @@
 #
 # openmpi uses mpicc.openmpi/mpif90.openmpi, mpich uses mpicc.mpich/mpif90.mpich;
 # without the second argument: $MPICC/$MPIFC if set, else mpicc/mpif90.
-# Produces in OUTDIR: balanced imbalance ending two_phase pipeline regions misuse serial bytes wildcard comms talp_regions
+# Produces in OUTDIR: balanced imbalance ending two_phase pipeline regions misuse serial bytes rooted wildcard comms talp_regions
 # late_sender wait_barrier late_bcast early_reduce wrong_order critical_path (wait-state designs)
 # talp_api talp_monitor, imbalance_f regions_f talp_api_f (skipped with a warning when no Fortran
 # compiler wrapper exists) and libdlb.so (the DLB stand-in the talp_* programs link against, found
@@ -61,7 +61,7 @@ for p in talp_regions talp_api talp_monitor; do
 		-L"$out" -Wl,-rpath,"$out" -ldlb
 done
 
-for p in balanced imbalance ending two_phase pipeline regions misuse serial finalize_skew region_names weighted bytes wildcard comms \
+for p in balanced imbalance ending two_phase pipeline regions misuse serial finalize_skew region_names weighted bytes rooted wildcard comms \
 	late_sender wait_barrier late_bcast early_reduce wrong_order critical_path; do
 	run "$CC" $CFLAGS -I"$shim" -o "$out/$p" "$here/$p.c"
 done

@@ -1,4 +1,5 @@
 /* accounts.c: the process's accounts at a moment (accounts.h). */
+#include <stddef.h>
 #include <string.h>
 
 #include "accounts.h"
@@ -7,6 +8,27 @@
 #include "counters.h"
 #include "gpu.h"
 #include "gpu_counters.h"
+#include "live.h"
+
+_Static_assert(POPMON_GPU_DEVICES == POPMON_LIVE_GPU_DEVICES, "the live file's GPU block holds every device");
+
+void popmon_accounts_layout(struct popmon_live_header *h)
+{
+	h->detail_threads = POPMON_DETAIL_THREADS;
+	h->ac_size = (uint32_t)sizeof(struct popmon_accounts);
+	h->ac_t = offsetof(struct popmon_accounts, t);
+	h->ac_mpi_calls = offsetof(struct popmon_accounts, mpi_calls);
+	h->ac_omp_parallels = offsetof(struct popmon_accounts, omp_parallels);
+	h->ac_omp_tasks = offsetof(struct popmon_accounts, omp_tasks);
+	h->ac_gpu_calls = offsetof(struct popmon_accounts, gpu_calls);
+	h->ac_x = offsetof(struct popmon_accounts, x);
+	h->ac_prim_useful = offsetof(struct popmon_accounts, prim_useful);
+	h->ac_prim_mpi = offsetof(struct popmon_accounts, prim_mpi);
+	h->ac_thr_useful_max = offsetof(struct popmon_accounts, thr_useful_max);
+	h->ac_ctr = offsetof(struct popmon_accounts, ctr);
+	h->ac_gpu_k = offsetof(struct popmon_accounts, gpu_k);
+	h->ac_gpu_a = offsetof(struct popmon_accounts, gpu_a);
+}
 
 void popmon_snapshot(uint64_t now, struct popmon_accounts *a, uint64_t *thr_useful)
 {

@@ -38,4 +38,8 @@ struct popmon_accounts {
  * may be NULL) receives each thread's useful time by table slot. */
 void popmon_snapshot(uint64_t now, struct popmon_accounts *a, uint64_t *thr_useful);
 
+/* The accounts' part of the live file's layout (live.h). */
+struct popmon_live_header;
+void popmon_accounts_layout(struct popmon_live_header *h);
+
 #endif /* POPMON_ACCOUNTS_H */

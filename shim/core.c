@@ -15,6 +15,7 @@
 
 #include "base/clock.h"
 #include "base/dlbargs.h"
+#include "base/env.h"
 #include "base/process.h"
 #include "base/threads.h"
 #include "base/warn.h"
@@ -37,6 +38,19 @@
 /* The thread-exit key: an MPI thread's slot becomes vacant (thread_gone). */
 static pthread_key_t exit_key;
 static int have_exit_key;
+
+/* The live file, its layout gathered from the owners of the records it
+ * holds (live.h), and the OpenMP construct table moved into it. */
+static void open_live(void)
+{
+	struct popmon_live_header layout;
+	memset(&layout, 0, sizeof layout);
+	popmon_regions_layout(&layout);
+	popmon_accounts_layout(&layout);
+	popmon_omp_layout(&layout);
+	if (popmon_live_open(&layout))
+		popmon_omp_place_table(popmon_live_constructs());
+}
 
 /* A thread that is neither the primary nor an OpenMP thread calls MPI for
  * the first time: it becomes a CPU of the process from its birth (or from
@@ -219,9 +233,13 @@ static void init_process(void)
 	start_measuring();
 }
 
-/* A dormant process woke (popmon_wake, process.c). */
+/* A dormant process woke (popmon_wake, process.c): measured from now on,
+ * unless POPMON_DISABLE says otherwise. */
 static void wake(void)
 {
+	if (popmon_env_true("POPMON_DISABLE"))
+		return;
+	popmon_proc.inert = 0;
 	start_measuring();
 }
 
@@ -252,10 +270,10 @@ static void start_measuring(void)
 	static int atfork_set;
 	if (!atfork_set++)
 		pthread_atfork(NULL, NULL, atfork_child);
-	popmon_live_open();
+	open_live();
 	popmon_threads_store(popmon_live_thread, popmon_live_publish);
 	have_exit_key = pthread_key_create(&exit_key, thread_gone) == 0;
-	if (popmon_regions_init() != 0) {
+	if (popmon_regions_init(popmon_omp_position) != 0) {
 		popmon_proc.inert = 1;
 		return;
 	}

@@ -16,6 +16,7 @@
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
+#include "base/process.h"
 #include "drom_shm.h"
 #include "lewi_shm.h"
 
@@ -380,7 +381,7 @@ int popmon_drom_shm_register(pid_t pid, pid_t preinit_pid, const cpu_set_t *mask
 			if (!CPU_EQUAL(&pfut, mask))
 				from = p;
 			else if (atomic_compare_exchange_strong(&R->slot[p].word, &w, s_make(pid, SLOT_LIVE, s_gen(w)))) {
-				atomic_store(&R->slot[p].start, popmon_lewi_shm_start_time(pid));
+				atomic_store(&R->slot[p].start, popmon_proc_start_time(pid));
 				s = p;
 			}
 		}
@@ -422,7 +423,7 @@ int popmon_drom_shm_register(pid_t pid, pid_t preinit_pid, const cpu_set_t *mask
 	if (!s)
 		return POPMON_DLB_ERR_NOMEM;
 	struct slot *sl = &R->slot[s];
-	atomic_store(&sl->start, popmon_lewi_shm_start_time(pid));
+	atomic_store(&sl->start, popmon_proc_start_time(pid));
 	atomic_store(&sl->flags, (preinit ? POPMON_DROM_PREREGISTERED : 0u) |
 					 ((flags & POPMON_DROM_RETURN_STOLEN_FLAG) ? POPMON_DROM_RETURN_STOLEN : 0u));
 	for (int i = 0; i < WORDS; i++) {

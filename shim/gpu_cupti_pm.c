@@ -217,20 +217,12 @@ static void host_release(struct pmdev *p)
 static void *pm_thread(void *arg);
 static unsigned pm_cupti_version; /* cuptiGetVersion's, from the backend (popmon_cupti_pm_context) */
 
-/* Starts sampling device dev (pm_lock held): 0, or -1 with the reason. */
-static int start_device(int dev)
+/* CUPTI's profiler started (once), the chip's name (chip, 64 bytes) and
+ * its counter availability image (*availp, the caller's to free) of device
+ * dev: 0, or -1 with the reason. */
+static int counter_availability(const struct popmon_pm_backend *b, int dev, char *chip, uint8_t **availp)
 {
-	const struct popmon_pm_backend *b = &pmb->pm;
-	struct pmdev *p = &pd[dev];
 	int rc;
-	if (!b->profiler_initialize || !b->chip_name || !b->availability || !b->host_initialize ||
-	    !b->host_add_metrics || !b->host_image_size || !b->host_image || !b->host_evaluate || !b->enable ||
-	    !b->set_config || !b->start || !b->decode || !b->data_size || !b->data_init || !b->data_info ||
-	    !b->sample_info) {
-		fail("this CUPTI (API version %u) has no PM sampling: device counters need CUDA 12.6 or newer",
-		     pm_cupti_version);
-		return -1;
-	}
 	if (!profiler_ready) {
 		struct popmon_cupti_plain_params ip = {POPMON_CUPTI_SIZE(struct popmon_cupti_plain_params, priv), NULL};
 		if ((rc = b->profiler_initialize(&ip)) != 0) {
@@ -245,8 +237,7 @@ static int start_device(int dev)
 		fail_rc("cuptiDeviceGetChipName", rc, NULL);
 		return -1;
 	}
-	char chip[64];
-	snprintf(chip, sizeof chip, "%s", cp.chip ? cp.chip : "");
+	snprintf(chip, 64, "%s", cp.chip ? cp.chip : "");
 	struct popmon_pm_availability_params av = {
 		POPMON_CUPTI_SIZE(struct popmon_pm_availability_params, image), NULL, (size_t)dev, 0, NULL};
 	if ((rc = b->availability(&av)) != 0 || av.image_size == 0) {
@@ -264,37 +255,42 @@ static int start_device(int dev)
 		fail_rc("cuptiPmSamplingGetCounterAvailability", rc, chip);
 		return -1;
 	}
-	/* The metrics: all quantities, then fewer until one pass does. */
+	*availp = avail;
+	return 0;
+}
+
+/* The metrics of device dev (p): all quantities, then fewer until one pass
+ * does, and every required one there; their configuration image (*image,
+ * the caller's to free): 0, or -1 with the reason (nothing kept). */
+static int choose_metrics(struct pmdev *p, const char *chip, const uint8_t *avail, uint8_t **image,
+			  size_t *image_size)
+{
 	int want[POPMON_GC_NQ];
 	for (int q = 0; q < POPMON_GC_NQ; q++)
 		want[q] = 1;
-	uint8_t *image = NULL;
-	size_t image_size = 0, passes = 0;
+	size_t passes = 0;
 	for (size_t drop = 0;; drop++) {
-		if (config_for(p, chip, avail, want, &image, &image_size, &passes) != 0) {
+		if (config_for(p, chip, avail, want, image, image_size, &passes) != 0) {
 			host_release(p);
-			free(avail);
 			return -1;
 		}
 		if (passes <= 1)
 			break;
-		free(image);
+		free(*image);
 		host_release(p);
 		if (drop == sizeof drop_order / sizeof drop_order[0]) {
-			free(avail);
 			fail("the device counters popmon reads need %zu passes on this GPU (chip %s): CUPTI's PM "
 			     "sampling reads one", passes, chip);
 			return -1;
 		}
 		want[drop_order[drop]] = 0;
 	}
-	free(avail);
 	int have[POPMON_GC_NQ] = {0};
 	for (int i = 0; i < p->n; i++)
 		have[p->qty[i]] = 1;
 	for (int q = 0; q < REQUIRED; q++) {
 		if (!have[q]) {
-			free(image);
+			free(*image);
 			host_release(p);
 			fail("CUPTI knows no PM sampling metric for %s on this GPU (chip %s; tried %s)",
 			     q == POPMON_GC_INST ? "instructions" : q == POPMON_GC_ACTIVE ? "SM active cycles"
@@ -303,6 +299,32 @@ static int start_device(int dev)
 			return -1;
 		}
 	}
+	return 0;
+}
+
+/* Starts sampling device dev (pm_lock held): 0, or -1 with the reason. */
+static int start_device(int dev)
+{
+	const struct popmon_pm_backend *b = &pmb->pm;
+	struct pmdev *p = &pd[dev];
+	int rc;
+	if (!b->profiler_initialize || !b->chip_name || !b->availability || !b->host_initialize ||
+	    !b->host_add_metrics || !b->host_image_size || !b->host_image || !b->host_evaluate || !b->enable ||
+	    !b->set_config || !b->start || !b->decode || !b->data_size || !b->data_init || !b->data_info ||
+	    !b->sample_info) {
+		fail("this CUPTI (API version %u) has no PM sampling: device counters need CUDA 12.6 or newer",
+		     pm_cupti_version);
+		return -1;
+	}
+	char chip[64];
+	uint8_t *avail = NULL, *image = NULL;
+	size_t image_size = 0;
+	if (counter_availability(b, dev, chip, &avail) != 0)
+		return -1;
+	rc = choose_metrics(p, chip, avail, &image, &image_size);
+	free(avail);
+	if (rc != 0)
+		return -1;
 	struct popmon_pm_enable_params en = {POPMON_CUPTI_SIZE(struct popmon_pm_enable_params, obj), NULL, (size_t)dev,
 					     NULL};
 	if ((rc = b->enable(&en)) != 0) {

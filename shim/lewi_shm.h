@@ -109,7 +109,4 @@ int popmon_lewi_shm_sweep(int me);
  * field 22; 0: not compared), is alive (zombies are not). */
 int popmon_lewi_shm_alive(pid_t pid, uint64_t start);
 
-/* The start time of process pid (/proc/PID/stat field 22), 0 unknown. */
-uint64_t popmon_lewi_shm_start_time(pid_t pid);
-
 #endif /* POPMON_LEWI_SHM_H */

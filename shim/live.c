@@ -27,17 +27,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "accounts.h"
 #include "base/clock.h"
 #include "base/env.h"
 #include "base/process.h"
 #include "base/threads.h"
 #include "base/warn.h"
 #include "counters.h"
-#include "gpu.h"
 #include "live.h"
-#include "ompt.h"
-#include "regions.h"
 
 struct popmon_live_header *popmon_live;
 static char *live_base;
@@ -47,9 +43,6 @@ static int live_fd = -1; /* kept open to reserve pages as slots are taken */
 /* The MPI functions' names (mpi_wrappers.c; absent from a build without MPI). */
 extern const char *const popmon_fn_names[POPMON_FN_COUNT] __attribute__((weak));
 extern const unsigned short popmon_dfn_fn[POPMON_DFN_COUNT] __attribute__((weak));
-
-/* The region table's layout (regions.c). */
-void popmon_regions_layout(uint32_t *size, uint32_t off[9]);
 
 /* The header page's last 64 bytes stay zero: a node copy's copy record
  * (docs/live-format.md, "Node copies"). */
@@ -75,38 +68,15 @@ int popmon_live_dir_ok(const char *dir)
 
 static void publish_counters(struct popmon_live_header *h);
 
-static uint64_t proc_start_time(void)
-{
-	/* Field 22 of /proc/self/stat: with the pid, it names this process
-	 * even after the pid is reused. */
-	char buf[1024];
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')');
-	if (!p)
-		return 0;
-	/* After ") " come fields 3..: field 22 is the 20th from there. */
-	int field = 2;
-	for (p++; *p && field < 21; p++)
-		if (*p == ' ')
-			field++;
-	return strtoull(p, NULL, 10);
-}
-
+/* The header's own part of the layout: the thread records, the MPI
+ * functions, the counters. The region table's, the accounts' and the
+ * OpenMP construct table's come filled in by their owners (live.h). */
 static void fill_layout(struct popmon_live_header *h)
 {
 	h->nstates = POPMON_NSTATES;
 	h->nextra = POPMON_NEXTRA;
 	h->nfn = POPMON_FN_COUNT;
 	h->nctr = POPMON_CTR_N;
-	h->detail_threads = POPMON_DETAIL_THREADS;
-	h->name_max = POPMON_NAME_MAX;
 	h->thread_size = (uint32_t)sizeof(struct popmon_thread);
 	h->max_threads = POPMON_MAX_THREADS;
 	h->th_seq = offsetof(struct popmon_thread, seq);
@@ -122,47 +92,8 @@ static void fill_layout(struct popmon_live_header *h)
 	h->th_fn_calls = offsetof(struct popmon_thread, fn_calls);
 	h->th_fn_ticks = offsetof(struct popmon_thread, fn_ticks);
 	h->th_ctr_acc = offsetof(struct popmon_thread, ctr) + offsetof(struct popmon_ctr_thread, acc);
-	uint32_t roff[9];
-	popmon_regions_layout(&h->region_size, roff);
-	h->rg_name = roff[0];
-	h->rg_open = roff[1];
-	h->rg_anon = roff[2];
-	h->rg_start = roff[3];
-	h->rg_elapsed = roff[4];
-	h->rg_visits = roff[5];
-	h->rg_snap = roff[6];
-	h->rg_tot = roff[7];
-	h->rg_thr = roff[8];
-	h->max_regions = POPMON_MAX_REGIONS;
-	h->ac_size = (uint32_t)sizeof(struct popmon_accounts);
-	h->ac_t = offsetof(struct popmon_accounts, t);
-	h->ac_mpi_calls = offsetof(struct popmon_accounts, mpi_calls);
-	h->ac_omp_parallels = offsetof(struct popmon_accounts, omp_parallels);
-	h->ac_omp_tasks = offsetof(struct popmon_accounts, omp_tasks);
-	h->ac_gpu_calls = offsetof(struct popmon_accounts, gpu_calls);
-	h->ac_x = offsetof(struct popmon_accounts, x);
-	h->ac_prim_useful = offsetof(struct popmon_accounts, prim_useful);
-	h->ac_prim_mpi = offsetof(struct popmon_accounts, prim_mpi);
-	h->ac_thr_useful_max = offsetof(struct popmon_accounts, thr_useful_max);
-	h->ac_ctr = offsetof(struct popmon_accounts, ctr);
-	h->omp_size = (uint32_t)sizeof(struct popmon_construct);
-	h->omp_max = POPMON_OMP_CONSTRUCTS;
-	h->om_codeptr = offsetof(struct popmon_construct, codeptr);
-	h->om_executions = offsetof(struct popmon_construct, executions);
-	h->om_threads = offsetof(struct popmon_construct, threads);
-	h->om_wall = offsetof(struct popmon_construct, wall);
-	h->om_useful = offsetof(struct popmon_construct, useful);
-	h->om_imbalance = offsetof(struct popmon_construct, imbalance);
-	h->om_sync = offsetof(struct popmon_construct, sync);
-	h->om_limited = offsetof(struct popmon_construct, limited);
-	h->om_mgmt = offsetof(struct popmon_construct, mgmt);
-	h->om_address = offsetof(struct popmon_construct, address);
-	h->om_module = offsetof(struct popmon_construct, module);
-	h->om_module_max = POPMON_OMP_MODULE;
 	h->th_gpu_calls = offsetof(struct popmon_thread, gpu_calls);
-	h->ac_gpu_k = offsetof(struct popmon_accounts, gpu_k);
-	h->ac_gpu_a = offsetof(struct popmon_accounts, gpu_a);
-	h->gpu_devices = POPMON_GPU_DEVICES;
+	h->gpu_devices = POPMON_LIVE_GPU_DEVICES;
 	/* Without MPI (no wrappers, no bytes) ndfn stays 0. */
 	h->size_bins = POPMON_SIZE_BINS;
 	h->th_d_bytes = offsetof(struct popmon_thread, d_bytes);
@@ -303,7 +234,7 @@ static int node_dir(const char *dir)
 	return 1;
 }
 
-int popmon_live_open(void)
+int popmon_live_open(const struct popmon_live_header *layout)
 {
 	const char *dir = getenv("POPMON_LIVE_DIR");
 	if (!dir || !*dir)
@@ -325,13 +256,12 @@ int popmon_live_open(void)
 	int n = snprintf(path, sizeof path, "%s/%s.%d.live", dir, host, popmon_proc.pid);
 	if (n <= 0 || n >= (int)sizeof path)
 		return 0;
-	struct popmon_live_header proto;
-	memset(&proto, 0, sizeof proto);
+	struct popmon_live_header proto = *layout;
 	fill_layout(&proto);
 	size_t threads = align_up((size_t)proto.thread_size * POPMON_MAX_THREADS, 4096);
-	size_t regions = align_up((size_t)proto.region_size * POPMON_MAX_REGIONS, 4096);
-	size_t omp = align_up((size_t)proto.omp_size * POPMON_OMP_CONSTRUCTS, 4096);
-	size_t ompidx = align_up(sizeof(uint32_t) * POPMON_OMP_CONSTRUCTS, 4096);
+	size_t regions = align_up((size_t)proto.region_size * proto.max_regions, 4096);
+	size_t omp = align_up((size_t)proto.omp_size * proto.omp_max, 4096);
+	size_t ompidx = align_up(sizeof(uint32_t) * proto.omp_max, 4096);
 	size_t names = 0;
 	const char *const *fn = popmon_fn_names;
 	if (fn)
@@ -409,7 +339,7 @@ int popmon_live_open(void)
 	h->epoch_ns = popmon_proc.epoch_ns;
 	h->cal_tick = popmon_proc.t0_tick;
 	h->cal_ns = popmon_proc.t0_ns;
-	h->start_time_ticks = proc_start_time();
+	h->start_time_ticks = popmon_proc_start_time(popmon_proc.pid);
 	h->state = POPMON_LIVE_STARTING;
 	h->cpus = 1;
 	snprintf(h->hostname, sizeof h->hostname, "%s", host);
@@ -419,7 +349,6 @@ int popmon_live_open(void)
 	snprintf(h->session, sizeof h->session, "%s", s ? s : "");
 	live_base = p;
 	live_len = len;
-	popmon_omp_place_table((struct popmon_construct *)(live_base + h->omp_off));
 	publish_counters(h);
 	/* The magic last: a reader takes the file only once it is set. */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
@@ -480,10 +409,10 @@ int popmon_live_reserve_construct(int idx)
 void popmon_live_construct_added(int idx)
 {
 	struct popmon_live_header *h = popmon_live;
-	if (!h || idx < 0 || idx >= POPMON_OMP_CONSTRUCTS)
+	if (!h || idx < 0 || (uint32_t)idx >= h->omp_max)
 		return;
 	uint32_t k = __atomic_fetch_add(&h->omp_used, 1, __ATOMIC_ACQ_REL);
-	if (k < POPMON_OMP_CONSTRUCTS)
+	if (k < h->omp_max)
 		__atomic_store_n((uint32_t *)(live_base + h->omp_index_off) + k, (uint32_t)idx + 1, __ATOMIC_RELEASE);
 }
 
@@ -492,6 +421,13 @@ void *popmon_live_regions(void)
 	if (!popmon_live)
 		return NULL;
 	return live_base + popmon_live->region_off;
+}
+
+void *popmon_live_constructs(void)
+{
+	if (!popmon_live)
+		return NULL;
+	return live_base + popmon_live->omp_off;
 }
 
 void popmon_live_state(uint32_t state, int32_t arg)
@@ -516,7 +452,6 @@ void popmon_live_publish(void)
 		return;
 	POPMON_STORE(h->nthreads, (uint32_t)popmon_thread_count());
 	POPMON_STORE(h->cpus, (uint32_t)popmon_cpus_now());
-	POPMON_STORE(h->nregions, (uint32_t)popmon_region_count());
 	publish_counters(h);
 	/* The pair is written tick first; a reader takes two reads that agree. */
 	POPMON_STORE(h->cal_tick, popmon_now());

@@ -15,12 +15,13 @@
 
 #include <stdint.h>
 
-#include "gpu.h"
-
 #define POPMON_LIVE_MAGIC "POPMLIV1"
 #define POPMON_LIVE_VERSION 1
 #define POPMON_LIVE_HEADER 4096
 #define POPMON_LIVE_DFN 256
+/* The GPU device ordinals the header's GPU block holds (gpu.h's
+ * POPMON_GPU_DEVICES, checked there). */
+#define POPMON_LIVE_GPU_DEVICES 16
 
 /* How the process ended (or that it has not). */
 enum popmon_live_state {
@@ -94,10 +95,10 @@ struct popmon_live_header {
 	uint32_t th_gpu_calls, ac_gpu_k, ac_gpu_a, gpu_devices;
 	uint64_t gpu_seq;
 	uint64_t gpu_now_ns;
-	uint64_t gpu_k_now[POPMON_GPU_DEVICES];
-	uint64_t gpu_a_now[POPMON_GPU_DEVICES];
+	uint64_t gpu_k_now[POPMON_LIVE_GPU_DEVICES];
+	uint64_t gpu_a_now[POPMON_LIVE_GPU_DEVICES];
 	uint32_t gpu_used, gpu_active, gpu_mode;
-	char gpu_uuid[POPMON_GPU_DEVICES][48];
+	char gpu_uuid[POPMON_LIVE_GPU_DEVICES][48];
 	/* Bytes (mpidata.c; docs/live-format.md): the calls that start
 	 * transfers (ndfn, at most POPMON_LIVE_DFN) with their enum popmon_fn
 	 * ids, the histogram's buckets, and the offsets of the thread's
@@ -113,13 +114,17 @@ extern struct popmon_live_header *popmon_live;
 /* Whether dir is an existing folder of ours (or root's), not writable by
  * others: where live files may be written and read. */
 int popmon_live_dir_ok(const char *dir);
-/* Constructor: maps the live file when POPMON_LIVE_DIR is set. On a node
+/* Maps the live file when POPMON_LIVE_DIR is set. The layout given holds
+ * the parts of the header's layout that the records' owners filled in
+ * (popmon_regions_layout, popmon_accounts_layout, popmon_omp_layout: the
+ * file knows those records only by their sizes and offsets; core.c gathers
+ * them); the header's own part is added here. On a node
  * where that folder does not exist (not popmon run's) it creates it when the
  * session folder is visible, and the node's first process starts the node
  * agent (popmon agent, POPMON_BIN) that copies the node's live files into the
  * session folder. Returns 0 and leaves popmon_live NULL otherwise, or when
  * it cannot (one popmon: line). */
-int popmon_live_open(void);
+int popmon_live_open(const struct popmon_live_header *layout);
 /* Thread record of slot, in the mapping (NULL without a live file). */
 void *popmon_live_thread(int slot);
 /* Reserves the file's pages of region slot idx before it is written: 0, or
@@ -132,6 +137,9 @@ int popmon_live_reserve_construct(int idx);
 void popmon_live_construct_added(int idx);
 /* The region table in the mapping (NULL without a live file). */
 void *popmon_live_regions(void);
+/* The OpenMP construct table in the mapping (NULL without a live file):
+ * start-up hands it to ompt.c (popmon_omp_place_table). */
+void *popmon_live_constructs(void);
 /* Records the process's state (and its tick). */
 void popmon_live_state(uint32_t state, int32_t arg);
 /* MPI_Init: the rank and size, fatal-signal recording. */

@@ -47,6 +47,7 @@
 #include <dlfcn.h>
 #include <sched.h>
 #include <link.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +61,6 @@
 #include "counters.h"
 #include "drom.h"
 #include "live.h"
-#include "mpi/trace.h"
 #include "ompt.h"
 #include "ompt_abi.h"
 #include "regions.h"
@@ -135,6 +135,33 @@ static construct_t *table = table_mem;
  * allocate its pages). */
 static int used_slots[TABLE];
 static int nused;
+
+/* The observer of the outermost parallel regions closed
+ * (popmon_omp_observe): handed down by a file above, not named here. */
+static popmon_omp_closed_fn *closed_observer;
+
+void popmon_omp_observe(popmon_omp_closed_fn *fn)
+{
+	__atomic_store_n(&closed_observer, fn, __ATOMIC_RELEASE);
+}
+
+void popmon_omp_layout(struct popmon_live_header *h)
+{
+	h->omp_size = (uint32_t)sizeof(struct popmon_construct);
+	h->omp_max = POPMON_OMP_CONSTRUCTS;
+	h->om_codeptr = offsetof(struct popmon_construct, codeptr);
+	h->om_executions = offsetof(struct popmon_construct, executions);
+	h->om_threads = offsetof(struct popmon_construct, threads);
+	h->om_wall = offsetof(struct popmon_construct, wall);
+	h->om_useful = offsetof(struct popmon_construct, useful);
+	h->om_imbalance = offsetof(struct popmon_construct, imbalance);
+	h->om_sync = offsetof(struct popmon_construct, sync);
+	h->om_limited = offsetof(struct popmon_construct, limited);
+	h->om_mgmt = offsetof(struct popmon_construct, mgmt);
+	h->om_address = offsetof(struct popmon_construct, address);
+	h->om_module = offsetof(struct popmon_construct, module);
+	h->om_module_max = POPMON_OMP_MODULE;
+}
 
 void popmon_omp_place_table(struct popmon_construct *mem)
 {
@@ -552,8 +579,9 @@ void popmon_omp_parallel_end(struct popmon_thread *t, void *inst)
 		POPMON_ADD(c->limited, limited);
 		POPMON_ADD(c->mgmt, mgmt);
 	}
-	if (popmon_trace_omp && !nested) /* trace.c, in MPI builds */
-		popmon_trace_omp(in->begin, now, n, c ? (int)(c - __atomic_load_n(&table, __ATOMIC_ACQUIRE)) : -1);
+	popmon_omp_closed_fn *observe = __atomic_load_n(&closed_observer, __ATOMIC_ACQUIRE);
+	if (observe && !nested) /* trace.c, when tracing */
+		observe(in->begin, now, n, c ? (int)(c - __atomic_load_n(&table, __ATOMIC_ACQUIRE)) : -1);
 	t->omp_parallel = in->prev_parallel;
 	if (t->slot == 0 && !nested)
 		t->rate = cpus > 1 ? cpus - 1 : 0;

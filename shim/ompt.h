@@ -23,8 +23,18 @@ struct popmon_construct {
 	char module[POPMON_OMP_MODULE];
 };
 /* Moves the construct table to mem (POPMON_OMP_CONSTRUCTS slots, zeroed or
- * already holding the table), before any parallel region. */
+ * already holding the table: the live file's, popmon_live_constructs),
+ * before any parallel region. */
 void popmon_omp_place_table(struct popmon_construct *mem);
+/* The construct table's part of the live file's layout (live.h). */
+struct popmon_live_header;
+void popmon_omp_layout(struct popmon_live_header *h);
+/* The observer of the outermost parallel regions closed (from tick begin
+ * to end, team threads, construct slot or -1), which a file above hands
+ * down when it starts (the MPI trace): the OpenMP accounting knows no
+ * consumer. One at a time; NULL for none. */
+typedef void popmon_omp_closed_fn(uint64_t begin, uint64_t end, uint32_t team, int construct);
+void popmon_omp_observe(popmon_omp_closed_fn *fn);
 struct popmon_omp_row {
 	char module[512];
 	uint64_t address;

@@ -316,12 +316,10 @@ static void write_gpu_counters(FILE *f, const struct popmon_run *run, const stru
 	fputs("}", f);
 }
 
-/* The top-level GPU keys: "gpu", then (with devices) "gpu_devices",
- * "gpu_kernels", "gpu_copies" and "gpu_idle". */
-static void write_gpu(FILE *f, const struct popmon_run *run, const struct gpu_map *m)
+/* The "gpu" object: the mode, whether and how the processes' GPUs were
+ * measured, or why not, and the device counters. */
+static void write_gpu_object(FILE *f, const struct popmon_run *run, const struct gpu_map *m)
 {
-	if (!run->gpu || run->ngpu <= 0)
-		return;
 	int measured = 0, unmeasured = 0, calibrated = 0;
 	const struct popmon_gpu_proc *first = NULL, *why = NULL;
 	int64_t dropped = 0, rejected = 0;
@@ -362,8 +360,11 @@ static void write_gpu(FILE *f, const struct popmon_run *run, const struct gpu_ma
 	if (measured > 0)
 		write_gpu_counters(f, run, m);
 	fputs("}", f);
-	if (!m->n)
-		return;
+}
+
+/* "gpu_devices": each device once, by its index in the run. */
+static void write_gpu_devices(FILE *f, const struct popmon_run *run, const struct gpu_map *m)
+{
 	fputs(",\n  \"gpu_devices\": [", f);
 	for (int j = 0; j < m->n; j++) {
 		int q = m->first[j] / POPMON_GPU_DEVICES, e = m->first[j] % POPMON_GPU_DEVICES;
@@ -382,8 +383,11 @@ static void write_gpu(FILE *f, const struct popmon_run *run, const struct gpu_ma
 		fputs("}", f);
 	}
 	fputs("\n  ]", f);
+}
 
-	/* Kernels: every process's top rows, merged by name and device. */
+/* "gpu_kernels": every process's top rows, merged by name and device. */
+static void write_gpu_kernels(FILE *f, const struct popmon_run *run, const struct gpu_map *m)
+{
 	size_t nk = 0;
 	for (int p = 0; p < run->nprocs; p++)
 		nk += (size_t)run->gpu[p].nkernels;
@@ -430,7 +434,11 @@ static void write_gpu(FILE *f, const struct popmon_run *run, const struct gpu_ma
 		fputs("\n  ]", f);
 	}
 	free(k);
+}
 
+/* "gpu_copies": the copies by kind, summed over the processes. */
+static void write_gpu_copies(FILE *f, const struct popmon_run *run)
+{
 	int any = 0;
 	for (int c = 0; c < POPMON_GPU_NCOPY; c++) {
 		int64_t cnt = 0, bytes = 0, t = 0;
@@ -448,7 +456,11 @@ static void write_gpu(FILE *f, const struct popmon_run *run, const struct gpu_ma
 	}
 	if (any)
 		fputs("\n  ]", f);
+}
 
+/* "gpu_idle": each device's idle gaps. */
+static void write_gpu_idle(FILE *f, const struct popmon_run *run, const struct gpu_map *m)
+{
 	/* Idle gaps: a device shared by processes takes the largest of
 	 * theirs (each process sees only its own activity). */
 	fputs(",\n  \"gpu_idle\": [", f);
@@ -471,6 +483,21 @@ static void write_gpu(FILE *f, const struct popmon_run *run, const struct gpu_ma
 			j ? "," : "", j, (long long)gaps, (long long)idle, (long long)longest);
 	}
 	fputs("\n  ]", f);
+}
+
+/* The top-level GPU keys: "gpu", then (with devices) "gpu_devices",
+ * "gpu_kernels", "gpu_copies" and "gpu_idle". */
+static void write_gpu(FILE *f, const struct popmon_run *run, const struct gpu_map *m)
+{
+	if (!run->gpu || run->ngpu <= 0)
+		return;
+	write_gpu_object(f, run, m);
+	if (!m->n)
+		return;
+	write_gpu_devices(f, run, m);
+	write_gpu_kernels(f, run, m);
+	write_gpu_copies(f, run);
+	write_gpu_idle(f, run, m);
 }
 
 static void write_extreme(FILE *f, const char *key, const struct popmon_extreme *e, const int64_t *hist)
@@ -512,19 +539,16 @@ static void write_summary(FILE *f, const struct popmon_region_sum *s, int with_c
 	fputs("}", f);
 }
 
-static void write_json(FILE *f, const struct popmon_run *run)
+/* The measurement's opening keys: the format and its version, the tool,
+ * the time, the command, its folder and launcher, the MPI library, and
+ * what the measurement does not cover. */
+static void write_header(FILE *f, const struct popmon_run *run)
 {
 	char ts[64];
 	time_t now = time(NULL);
 	struct tm tm;
 	gmtime_r(&now, &tm);
 	strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
-	int64_t cpus = run->sums ? run->cpus : 0;
-	for (int p = 0; !run->sums && p < run->nprocs; p++)
-		cpus += run->procs[p].cpus;
-	struct gpu_map gm;
-	gpu_map_build(run, &gm);
-
 	/* Version 2 marks a measurement that does not cover the whole job: a
 	 * reader that does not know the "incomplete" object must not take it
 	 * for a complete one. Complete measurements stay version 1. */
@@ -564,6 +588,11 @@ static void write_json(FILE *f, const struct popmon_run *run)
 	if (run->aligned)
 		fprintf(f, ",\n  \"global_alignment\": {\"start_skew_ns\": %lld, \"end_skew_ns\": %lld}",
 			(long long)run->start_skew_ns, (long long)run->end_skew_ns);
+}
+
+/* "git": the version-control state popmon run passed (POPMON_GIT_*). */
+static void write_git(FILE *f)
+{
 	const char *commit = getenv("POPMON_GIT_COMMIT");
 	if (commit && *commit) {
 		static const char *const keys[][2] = {
@@ -585,6 +614,11 @@ static void write_json(FILE *f, const struct popmon_run *run)
 			fputs(", \"is_merge_request\": true", f);
 		fputs("}", f);
 	}
+}
+
+/* "clock", "counters" and "resources". */
+static void write_resources(FILE *f, const struct popmon_run *run, int64_t cpus, int gpus)
+{
 	fprintf(f, ",\n  \"clock\": {\"source\": \"%s\"},\n", popmon_clock_tsc ? "tsc" : "monotonic");
 	fputs("  \"counters\": {\"mode\": ", f);
 	json_str(f, run->ctr_mode ? run->ctr_mode : "auto");
@@ -600,8 +634,13 @@ static void write_json(FILE *f, const struct popmon_run *run)
 	fprintf(f,
 		"  \"resources\": {\"processes\": %d, \"nodes\": %d, \"cpus\": %lld, \"gpus\": %d, "
 		"\"hardware_counters\": %s},\n",
-		run->nprocs, run->nnodes, (long long)cpus, gm.n, run->ctr_available ? "true" : "false");
+		run->nprocs, run->nnodes, (long long)cpus, gpus, run->ctr_available ? "true" : "false");
 
+}
+
+/* "summary" (summary form) and "processes". */
+static void write_processes(FILE *f, const struct popmon_run *run)
+{
 	if (run->sums)
 		fprintf(f, "  \"summary\": {\"processes\": %d, \"limit\": %d},\n", run->nprocs, run->summary_limit);
 	fputs("  \"processes\": [", f);
@@ -617,7 +656,72 @@ static void write_json(FILE *f, const struct popmon_run *run)
 			fprintf(f, ", \"affinity_cpus\": %lld", (long long)pr->affinity_cpus);
 		fputs("}", f);
 	}
-	fputs("\n  ],\n  \"regions\": [", f);
+	fputs("\n  ]", f);
+}
+
+/* One process's record of one region: its times, counts and devices. */
+static void write_region_rec(FILE *f, const struct popmon_run *run, const struct gpu_map *gm, int p,
+			     const struct popmon_region_rec *x)
+{
+	int first = 1;
+	rec_field(f, "elapsed_ns", x->elapsed_ns, &first);
+	rec_field(f, "useful_ns", x->t[POPMON_ST_USEFUL], &first);
+	rec_field(f, "mpi_ns", x->t[POPMON_ST_MPI], &first);
+	rec_field(f, "mpi_worker_idle_ns", x->t[POPMON_ST_MPI_WORKER_IDLE], &first);
+	rec_field(f, "omp_serialization_ns", x->t[POPMON_ST_OMP_SERIALIZATION], &first);
+	rec_field(f, "omp_load_imbalance_ns", x->t[POPMON_ST_OMP_LOAD_IMBALANCE], &first);
+	rec_field(f, "omp_scheduling_ns", x->t[POPMON_ST_OMP_SCHEDULING], &first);
+	rec_field(f, "gpu_runtime_ns", x->t[POPMON_ST_GPU_RUNTIME], &first);
+	rec_field(f, "instrumentation_ns", x->instr, &first);
+	rec_field(f, "mpi_calls", x->mpi_calls, &first);
+	rec_field(f, "omp_parallels", x->omp_parallels, &first);
+	rec_field(f, "omp_tasks", x->omp_tasks, &first);
+	rec_field(f, "gpu_runtime_calls", x->gpu_calls, &first);
+	if (run->ctr_available) {
+		/* Absent, never 0, without counters. */
+		rec_field(f, "cycles", x->cycles, &first);
+		rec_field(f, "instructions", x->instructions, &first);
+	}
+	rec_field(f, "primary_useful_ns", x->prim_useful, &first);
+	rec_field(f, "primary_serial_useful_ns", x->prim_serial_useful, &first);
+	rec_field(f, "primary_mpi_ns", x->prim_mpi, &first);
+	rec_field(f, "primary_parallel_ns", x->prim_parallel, &first);
+	rec_field(f, "parallel_useful_ns", x->par_useful, &first);
+	rec_field(f, "thread_useful_max_ns", x->thr_useful_max, &first);
+	int firstdev = 1;
+	for (int d = 0; gm->idx && d < POPMON_GPU_DEVICES; d++) {
+		int dev = gm->idx[p * POPMON_GPU_DEVICES + d];
+		if (dev < 0)
+			continue;
+		/* K is inside A; the bounded windows may round A
+		 * below K by a little: never write active < useful. */
+		int64_t k = x->gpu_k[d], a = x->gpu_a[d] > k ? x->gpu_a[d] : k;
+		fprintf(f, "%s{\"device\": %d, \"useful_ns\": %lld, \"active_ns\": %lld",
+			firstdev ? ", \"gpu_devices\": [" : ", ", dev, (long long)k, (long long)a);
+		const struct popmon_gpu_proc *g = &run->gpu[p];
+		if (d < POPMON_GC_DEVICES && g->dev[d].sampled) {
+			fputs(", \"counters\": {", f);
+			int firstq = 1;
+			for (int q = 0; q < POPMON_GC_N; q++) {
+				if (q < POPMON_GC_NQ && !g->ctr_metrics[q][0])
+					continue; /* not read on this GPU: absent, never 0 */
+				fprintf(f, "%s\"%s\": %lld", firstq ? "" : ", ", popmon_gc_keys[q],
+					(long long)x->gpu_c[d][q]);
+				firstq = 0;
+			}
+			fputs("}", f);
+		}
+		fputs("}", f);
+		firstdev = 0;
+	}
+	if (!firstdev)
+		fputs("]", f);
+}
+
+/* "regions": the summary of each region, or each one's processes. */
+static void write_regions(FILE *f, const struct popmon_run *run, const struct gpu_map *gm)
+{
+	fputs(",\n  \"regions\": [", f);
 	int firstregion = 1;
 	for (int r = 0; run->sums && r < run->nregions; r++) {
 		if (run->sums[r].procs <= 0 && r != 0)
@@ -651,65 +755,21 @@ static void write_json(FILE *f, const struct popmon_run *run)
 			if (x->threads > 0)
 				fprintf(f, "\"threads\": %lld, ", (long long)x->threads);
 			firstp = 0;
-			int first = 1;
-			rec_field(f, "elapsed_ns", x->elapsed_ns, &first);
-			rec_field(f, "useful_ns", x->t[POPMON_ST_USEFUL], &first);
-			rec_field(f, "mpi_ns", x->t[POPMON_ST_MPI], &first);
-			rec_field(f, "mpi_worker_idle_ns", x->t[POPMON_ST_MPI_WORKER_IDLE], &first);
-			rec_field(f, "omp_serialization_ns", x->t[POPMON_ST_OMP_SERIALIZATION], &first);
-			rec_field(f, "omp_load_imbalance_ns", x->t[POPMON_ST_OMP_LOAD_IMBALANCE], &first);
-			rec_field(f, "omp_scheduling_ns", x->t[POPMON_ST_OMP_SCHEDULING], &first);
-			rec_field(f, "gpu_runtime_ns", x->t[POPMON_ST_GPU_RUNTIME], &first);
-			rec_field(f, "instrumentation_ns", x->instr, &first);
-			rec_field(f, "mpi_calls", x->mpi_calls, &first);
-			rec_field(f, "omp_parallels", x->omp_parallels, &first);
-			rec_field(f, "omp_tasks", x->omp_tasks, &first);
-			rec_field(f, "gpu_runtime_calls", x->gpu_calls, &first);
-			if (run->ctr_available) {
-				/* Absent, never 0, without counters. */
-				rec_field(f, "cycles", x->cycles, &first);
-				rec_field(f, "instructions", x->instructions, &first);
-			}
-			rec_field(f, "primary_useful_ns", x->prim_useful, &first);
-			rec_field(f, "primary_serial_useful_ns", x->prim_serial_useful, &first);
-			rec_field(f, "primary_mpi_ns", x->prim_mpi, &first);
-			rec_field(f, "primary_parallel_ns", x->prim_parallel, &first);
-			rec_field(f, "parallel_useful_ns", x->par_useful, &first);
-			rec_field(f, "thread_useful_max_ns", x->thr_useful_max, &first);
-			int firstdev = 1;
-			for (int d = 0; gm.idx && d < POPMON_GPU_DEVICES; d++) {
-				int dev = gm.idx[p * POPMON_GPU_DEVICES + d];
-				if (dev < 0)
-					continue;
-				/* K is inside A; the bounded windows may round A
-				 * below K by a little: never write active < useful. */
-				int64_t k = x->gpu_k[d], a = x->gpu_a[d] > k ? x->gpu_a[d] : k;
-				fprintf(f, "%s{\"device\": %d, \"useful_ns\": %lld, \"active_ns\": %lld",
-					firstdev ? ", \"gpu_devices\": [" : ", ", dev, (long long)k, (long long)a);
-				const struct popmon_gpu_proc *g = &run->gpu[p];
-				if (d < POPMON_GC_DEVICES && g->dev[d].sampled) {
-					fputs(", \"counters\": {", f);
-					int firstq = 1;
-					for (int q = 0; q < POPMON_GC_N; q++) {
-						if (q < POPMON_GC_NQ && !g->ctr_metrics[q][0])
-							continue; /* not read on this GPU: absent, never 0 */
-						fprintf(f, "%s\"%s\": %lld", firstq ? "" : ", ", popmon_gc_keys[q],
-							(long long)x->gpu_c[d][q]);
-						firstq = 0;
-					}
-					fputs("}", f);
-				}
-				fputs("}", f);
-				firstdev = 0;
-			}
-			if (!firstdev)
-				fputs("]", f);
+			write_region_rec(f, run, gm, p, x);
 			fputs("}", f);
 		}
 		fputs("\n    ]}", f);
 	}
-	fputs("\n  ],\n  \"mpi_calls\": [", f);
-#ifndef POPMON_NO_MPI
+	fputs("\n  ]", f);
+}
+
+/* "mpi_calls": each MPI function called, its time and bytes. */
+static void write_mpi_calls(FILE *f, const struct popmon_run *run)
+{
+	fputs(",\n  \"mpi_calls\": [", f);
+#ifdef POPMON_NO_MPI
+	(void)run;
+#else
 	if (run->fns) {
 		int first = 1;
 		for (int i = 0; i < POPMON_FN_COUNT; i++) {
@@ -743,6 +803,11 @@ static void write_json(FILE *f, const struct popmon_run *run)
 	}
 #endif
 	fputs("\n  ]", f);
+}
+
+/* "openmp" and "omp_regions". */
+static void write_openmp(FILE *f, const struct popmon_run *run)
+{
 	const char *rt, *reason;
 	int ompt, maxthr;
 	if (popmon_openmp_info(&rt, &ompt, &reason, &maxthr)) {
@@ -779,9 +844,11 @@ static void write_json(FILE *f, const struct popmon_run *run)
 		}
 		fputs("\n  ]", f);
 	}
-	write_gpu(f, run, &gm);
-	free(gm.idx);
-	free(gm.first);
+}
+
+/* "warnings": the run's, or this process's. */
+static void write_warnings(FILE *f, const struct popmon_run *run)
+{
 	fputs(",\n  \"warnings\": [", f);
 	if (run->warnings) {
 		for (int i = 0; i < run->nwarnings; i++) {
@@ -794,6 +861,26 @@ static void write_json(FILE *f, const struct popmon_run *run)
 			json_str(f, popmon_warning(i));
 		}
 	}
+}
+
+static void write_json(FILE *f, const struct popmon_run *run)
+{
+	int64_t cpus = run->sums ? run->cpus : 0;
+	for (int p = 0; !run->sums && p < run->nprocs; p++)
+		cpus += run->procs[p].cpus;
+	struct gpu_map gm;
+	gpu_map_build(run, &gm);
+	write_header(f, run);
+	write_git(f);
+	write_resources(f, run, cpus, gm.n);
+	write_processes(f, run);
+	write_regions(f, run, &gm);
+	write_mpi_calls(f, run);
+	write_openmp(f, run);
+	write_gpu(f, run, &gm);
+	free(gm.idx);
+	free(gm.first);
+	write_warnings(f, run);
 	fputs("]\n}\n", f);
 }
 

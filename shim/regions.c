@@ -42,8 +42,6 @@
 #include "gpu.h"
 #include "gpu_counters.h"
 #include "live.h"
-#include "mpi/trace.h"
-#include "ompt.h"
 #include "regions.h"
 #include "popmon.h"
 
@@ -131,19 +129,31 @@ static void unlock_regions(void)
 	pthread_mutex_unlock(&lock);
 }
 
-void popmon_regions_layout(uint32_t *size, uint32_t off[9]);
-void popmon_regions_layout(uint32_t *size, uint32_t off[9])
+void popmon_regions_layout(struct popmon_live_header *h)
 {
-	*size = (uint32_t)sizeof(struct region);
-	off[0] = offsetof(struct region, name);
-	off[1] = offsetof(struct region, open);
-	off[2] = offsetof(struct region, anon);
-	off[3] = offsetof(struct region, start_tick);
-	off[4] = offsetof(struct region, elapsed);
-	off[5] = offsetof(struct region, visits);
-	off[6] = offsetof(struct region, snap);
-	off[7] = offsetof(struct region, tot);
-	off[8] = offsetof(struct region, thr);
+	h->region_size = (uint32_t)sizeof(struct region);
+	h->max_regions = POPMON_MAX_REGIONS;
+	h->name_max = POPMON_NAME_MAX;
+	h->rg_name = offsetof(struct region, name);
+	h->rg_open = offsetof(struct region, open);
+	h->rg_anon = offsetof(struct region, anon);
+	h->rg_start = offsetof(struct region, start_tick);
+	h->rg_elapsed = offsetof(struct region, elapsed);
+	h->rg_visits = offsetof(struct region, visits);
+	h->rg_snap = offsetof(struct region, snap);
+	h->rg_tot = offsetof(struct region, tot);
+	h->rg_thr = offsetof(struct region, thr);
+}
+
+/* The observer of closed visits (popmon_regions_observe) and the place of
+ * a thread in the OpenMP teams (popmon_regions_init): handed down by the
+ * files above, which the regions do not name. */
+static popmon_region_closed_fn *closed_observer;
+static popmon_position_fn *position_of;
+
+void popmon_regions_observe(popmon_region_closed_fn *fn)
+{
+	__atomic_store_n(&closed_observer, fn, __ATOMIC_RELEASE);
 }
 
 #define GLOBAL_INDEX 0
@@ -265,8 +275,9 @@ static int new_anon_region_locked(void)
 	return alloc_region_locked(NULL);
 }
 
-int popmon_regions_init(void)
+int popmon_regions_init(popmon_position_fn *position)
 {
+	position_of = position;
 	if (!regions) {
 		regions = popmon_live_regions();
 		if (!regions)
@@ -756,7 +767,7 @@ static int thread_start(struct popmon_thread *t, int idx)
 	struct popmon_thread_region *e = &t->regions[n];
 	e->idx = idx;
 	e->start = now;
-	e->position = popmon_omp_position(t);
+	e->position = position_of ? position_of(t) : 0;
 	e->useful = t->acc[POPMON_ST_USEFUL];
 	e->mpi = t->acc[POPMON_ST_MPI];
 	e->gpu = t->acc[POPMON_ST_GPU_RUNTIME];
@@ -885,8 +896,9 @@ int popmon_api_region_stop(popmon_region_t h)
 		uint64_t start = regions[idx].start_tick;
 		popmon_snapshot(now, &cur, thr_now);
 		stop_locked(idx, now, &cur);
-		if (popmon_trace_region) /* trace.c, in MPI builds */
-			popmon_trace_region(idx, start, now);
+		popmon_region_closed_fn *observe = __atomic_load_n(&closed_observer, __ATOMIC_ACQUIRE);
+		if (observe) /* trace.c, when tracing */
+			observe(idx, start, now);
 	}
 	unlock_regions();
 	return rc;

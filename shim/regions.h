@@ -11,7 +11,19 @@
 #define POPMON_MAX_REGIONS 4096
 #define POPMON_NAME_MAX 128
 
-int popmon_regions_init(void); /* 0, or -1 without memory for the table */
+/* A thread's place in the OpenMP teams (0 outside nested teams): ompt.c's
+ * popmon_omp_position, which start-up hands down. */
+typedef uint64_t popmon_position_fn(const struct popmon_thread *t);
+/* 0, or -1 without memory for the table. */
+int popmon_regions_init(popmon_position_fn *position);
+/* The region table's part of the live file's layout (live.h). */
+struct popmon_live_header;
+void popmon_regions_layout(struct popmon_live_header *h);
+/* The observer of the whole-process visits closed (region idx from tick
+ * start to stop), which a file above hands down when it starts (the MPI
+ * trace): the regions know no consumer. One at a time; NULL for none. */
+typedef void popmon_region_closed_fn(int idx, uint64_t start, uint64_t stop);
+void popmon_regions_observe(popmon_region_closed_fn *fn);
 /* The region lock: every snapshot of the accounts that regions keep is
  * taken under it, so CPUs join the process under it too. */
 void popmon_regions_lock(void);

@@ -97,6 +97,7 @@ func runCmd(env *Env, args []string) error {
 	cwd, _ := os.Getwd()
 	job := session.Job{
 		Argv: cmdline, Path: path, Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr,
+		Say: func(line string) { fmt.Fprintf(env.Stderr, "popmon: %s\n", line) },
 		Info: session.Info{Command: cmdline, Cwd: cwd, Launcher: launch.LauncherKind(scan),
 			JobID: os.Getenv("SLURM_JOB_ID"), MPILibrary: lib.MPI, Output: mf.output, Force: mf.force},
 		Scan: scan, Refusals: launch.Refusals(scan), Trace: *traced, TraceBuffer: *traceBuffer,

@@ -162,7 +162,7 @@ func TestKeepUnwrittenSaysWhere(t *testing.T) {
 	session := t.TempDir()
 	p := partialRun(t, t.TempDir(), "popmon-kept-1-partial.json")
 	err := &os.PathError{Op: "open", Path: "/full/m.json", Err: syscall.ENOSPC}
-	if keepUnwritten(&se, report, p, "/full/m.json", err, session) {
+	if keepUnwritten(sayTo(&se), report, p, "/full/m.json", err, session) {
 		t.Error("a file outside the session folder keeps the session folder")
 	}
 	want := "(report)\npopmon: cannot write /full/m.json: no space left on device; the measurement was kept in " + p +
@@ -170,7 +170,7 @@ func TestKeepUnwrittenSaysWhere(t *testing.T) {
 	if se.String() != want || len(reported) != 1 || reported[0] != p {
 		t.Errorf("stderr:\n%s\nwant the report of %s, then %q", se.String(), p, want)
 	}
-	if !keepUnwritten(&se, nil, filepath.Join(session, "mpi-h-1.json"), "/full/m.json", err, session) {
+	if !keepUnwritten(sayTo(&se), nil, filepath.Join(session, "mpi-h-1.json"), "/full/m.json", err, session) {
 		t.Error("a file inside the session folder does not keep it")
 	}
 }

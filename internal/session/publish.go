@@ -26,12 +26,12 @@ import (
 // write to target: its report (from where it is, through report), then
 // one line on stderr naming where it was kept. It returns whether that is
 // inside the session folder, which must then stay.
-func keepUnwritten(stderr io.Writer, report func(path string, final bool), path, target string, err error, session string) bool {
+func keepUnwritten(say func(string), report func(path string, final bool), path, target string, err error, session string) bool {
 	if report != nil {
 		report(path, false)
 	}
-	fmt.Fprintf(stderr, "popmon: cannot write %s: %s; the measurement was kept in %s (move it there with mv once there is room)\n",
-		target, outfile.ErrText(err), path)
+	say(fmt.Sprintf("cannot write %s: %s; the measurement was kept in %s (move it there with mv once there is room)",
+		target, outfile.ErrText(err), path))
 	rel, rerr := filepath.Rel(session, path)
 	return rerr == nil && !strings.HasPrefix(rel, "..")
 }

@@ -21,10 +21,12 @@ type Job struct {
 	// shell does.
 	Argv []string
 	Path string
-	// Stdin, Stdout and Stderr are the job's; popmon's own lines go to
-	// Stderr too.
+	// Stdin, Stdout and Stderr are the job's.
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
+	// Say prints one of popmon's own lines about the run (a sentence,
+	// without "popmon: "): cli prints them, Run says what. Nil: none.
+	Say func(line string)
 	// Info says what the job is (popmon-live.info, the live view): its
 	// Output and Force are -o and --force (Output "": a default name per
 	// measurement); Run sets LiveDir.
@@ -51,6 +53,13 @@ type Job struct {
 	// InForeground says whether popmon is in its terminal's foreground
 	// process group (a SIGINT from the terminal reached the job too).
 	InForeground func() bool
+}
+
+// say prints one of popmon's lines through Say.
+func (job Job) say(line string) {
+	if job.Say != nil {
+		job.Say(line)
+	}
 }
 
 // Run is popmon run's lifecycle: the session folder next to the output
@@ -91,7 +100,7 @@ func Run(job Job) error {
 	}
 	liveDir, err := MakeLiveDir(absSession)
 	if err != nil {
-		fmt.Fprintf(job.Stderr, "popmon: %v: a job that does not reach MPI_Finalize will leave no measurement\n", err)
+		job.say(fmt.Sprintf("%v: a job that does not reach MPI_Finalize will leave no measurement", err))
 	}
 	var sampler *live.Sampler
 	info := job.Info
@@ -99,7 +108,7 @@ func Run(job Job) error {
 	if liveDir != "" {
 		vars["POPMON_LIVE_DIR"] = liveDir
 		if err := WriteInfo(absSession, info); err != nil {
-			fmt.Fprintf(job.Stderr, "popmon: %v\n", err)
+			job.say(err.Error())
 		}
 		sampler = live.NewSampler(liveDir, live.DefaultInterval)
 		sampler.ReadCopies(filepath.Join(absSession, "nodes"))
@@ -130,7 +139,7 @@ func Run(job Job) error {
 			return err
 		}
 	} else if job.Live != nil {
-		fmt.Fprintln(job.Stderr, "popmon: no live metrics without a live folder")
+		job.say("no live metrics without a live folder")
 	}
 	started := time.Now()
 	if err := cmd.Start(); err != nil {
@@ -167,7 +176,7 @@ func Run(job Job) error {
 		}
 		sess.Saw(measured, os.Environ())
 		for _, line := range sess.Explain(job.Argv[0], job.Refusals, st.signal) {
-			fmt.Fprintf(job.Stderr, "popmon: %s\n", line)
+			job.say(line)
 		}
 	}
 	return unwrittenResult(st.result(), published, unwritten, sess)
@@ -179,14 +188,14 @@ func Run(job Job) error {
 func collect(job Job, sampler *live.Sampler, st jobStatus, pid int, absSession, liveDir string) *Result {
 	sess, err := Read(absSession, pid, FindKept(absSession, liveDir)...)
 	if err != nil {
-		fmt.Fprintf(job.Stderr, "popmon: %v\n", err)
+		job.say(err.Error())
 	}
 	if nmpi := countMPI(sess.Files); nmpi == 1 && sampler != nil {
 		// The job finished: its file gets the time series popmon sampled.
 		for _, f := range sess.Files {
 			if f.MPI {
 				if err := AddSeries(sampler, f.Path); err != nil {
-					fmt.Fprintf(job.Stderr, "popmon: no time series in the measurement: %v\n", err)
+					job.say("no time series in the measurement: " + err.Error())
 				}
 			}
 		}
@@ -202,7 +211,7 @@ func collect(job Job, sampler *live.Sampler, st jobStatus, pid int, absSession, 
 			info.LiveDir = liveDir
 			p, m, err := WritePartial(sampler, info, st.end(pid, job.Argv), "run", absSession)
 			if err != nil {
-				fmt.Fprintf(job.Stderr, "popmon: no partial measurement: %v\n", err)
+				job.say("no partial measurement: " + err.Error())
 			} else {
 				sess.Files = append(sess.Files, File{Path: p, MPI: m.MPI != nil, Command: m.Command})
 			}
@@ -230,22 +239,22 @@ func publish(job Job, f File, first bool, absSession string) (ok, kept bool) {
 		// Checked before the run; a file that appeared meanwhile is
 		// not overwritten: the measurement gets the next number.
 		if final, err = outfile.PublishNumbered(f.Path, target); err == nil && final != target {
-			fmt.Fprintf(job.Stderr, "popmon: %s appeared during the run and is left alone\n", target)
+			job.say(target + " appeared during the run and is left alone")
 		}
 	} else {
 		final, err = outfile.PublishNumbered(f.Path, target)
 	}
 	if err != nil {
-		return false, keepUnwritten(job.Stderr, job.Report, f.Path, target, err, absSession)
+		return false, keepUnwritten(job.say, job.Report, f.Path, target, err, absSession)
 	}
 	if job.Trace && f.MPI && first {
 		// The run's measurement stands without the replay: what
 		// went wrong is said, one line each.
 		for _, line := range AttachTrace(absSession, final) {
-			fmt.Fprintf(job.Stderr, "popmon: %s\n", line)
+			job.say(line)
 		}
 	}
-	fmt.Fprintf(job.Stderr, "popmon: measurement written to %s\n", final)
+	job.say("measurement written to " + final)
 	if job.Report != nil {
 		job.Report(Shown(view, final), true)
 	}

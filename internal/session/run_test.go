@@ -3,14 +3,22 @@ package session
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/popmon/popmon/internal/fault"
 )
+
+// sayTo prints popmon's lines to w as cli does.
+func sayTo(w io.Writer) func(string) {
+	return func(line string) { fmt.Fprintf(w, "popmon: %s\n", line) }
+}
 
 // testJob is a Job of sh -c script, its environment popmon's variables
 // added to this process's, its report recorded.
@@ -19,7 +27,7 @@ func testJob(t *testing.T, script, output string, reported *[]string) (Job, *byt
 	var stderr bytes.Buffer
 	return Job{
 		Argv: []string{"sh", "-c", script}, Path: "/bin/sh",
-		Stdin: strings.NewReader(""), Stdout: &stderr, Stderr: &stderr,
+		Stdin: strings.NewReader(""), Stdout: &stderr, Stderr: &stderr, Say: sayTo(&stderr),
 		Info: Info{Command: []string{"sh"}, Output: output},
 		Environ: func(vars map[string]string) ([]string, []string, error) {
 			env := os.Environ()
@@ -67,6 +75,29 @@ func TestRunPublishes(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, ".popmon-session-*")); len(left) != 0 {
 		t.Errorf("session folder left: %v", left)
+	}
+}
+
+// TestRunSaysThroughJob: Run prints none of popmon's lines itself: they
+// go through Job.Say, which cli gives (the job's own output still reaches
+// Stderr). Without Say, a published run leaves Stderr empty.
+func TestRunSaysThroughJob(t *testing.T) {
+	dir := t.TempDir()
+	src := partialRun(t, t.TempDir(), "m.json")
+	out := filepath.Join(dir, "out.json")
+	var reported []string
+	job, stderr := testJob(t, `cp "$SRC" "$POPMON_SESSION/mpi-h-1.json"; echo job >&2`, out, &reported)
+	var said []string
+	job.Say = func(line string) { said = append(said, line) }
+	t.Setenv("SRC", src)
+	if err := Run(job); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if stderr.String() != "job\n" {
+		t.Errorf("stderr %q, want the job's line only", stderr)
+	}
+	if want := []string{"measurement written to " + out}; !reflect.DeepEqual(said, want) {
+		t.Errorf("said %q, want %q", said, want)
 	}
 }
 

@@ -29,11 +29,12 @@ var cLayers = []struct {
 		"popmon.h", "mpi_calls.h", "ompt_abi.h", "gpu_abi.h", "gpu_rocm_abi.h", "gpu_cbids.h",
 	}},
 	{"subsystems", []string{
-		"accounts.c", "counters.c", "dispatch.c", "intercept.c",
+		"accounts.c", "counters.c", "dispatch.c", "intercept.c", "reduce.c",
+		"lewi_shm.c", "lewi.c", "drom_shm.c", "drom.c",
+		"live.c", "live_read.c",
 		"gpu_mode.c", "gpu_counters.c", "gpu_pool.c", "gpu.c", "gpu_cupti_pm.c", "gpu_cupti.c", "gpu_rocm.c", "openacc.c",
 		"gpu_backends.c",
-		"live.c", "live_read.c", "ompt.c", "gomp.c", "regions.c", "talp_api.c", "dlb_compat.c", "reduce.c",
-		"lewi_shm.c", "lewi.c", "drom_shm.c", "drom.c",
+		"regions.c", "ompt.c", "gomp.c", "talp_api.c", "dlb_compat.c",
 		"mpi/mpidata.c", "mpi/trace.c",
 	}},
 	{"output", []string{"output.c", "dlb_output.c"}},
@@ -44,26 +45,51 @@ var cLayers = []struct {
 
 // cSublayers orders files inside a layer, lowest first: a file of one
 // sublayer includes and calls only its own sublayer's and lower ones' (and
-// the lower layers'). Files of the layer in no sublayer are not ordered
-// against them: the subsystems' GPU part is ordered, and the rest of the
-// subsystems stays one group while the events circle (regions.c and ompt.c
-// calling live.c and mpi/trace.c, which call them back) is there, through
-// which gpu.c (live.c's header) and regions.c (popmon_gpu_flush) also meet.
+// the lower layers'). The bottom layer, lowest first: the process's state,
+// warnings, the environment's values, the clock, DLB's options, the
+// threads (its declaration-only headers in no sublayer). The subsystems,
+// lowest first: the leaves (where MPI calls go, LeWI's registry and LeWI,
+// DROM's registry and DROM), the records (counters), the live file, the
+// GPU accounting, the accounts, the event sources (regions, OpenMP), the
+// GPU backends, the MPI data (the trace, then the bytes that feed it), the
+// queries (TALP's, the live file's reader, DLB's API) and the finalize
+// reductions. What a file needs from above is handed down to it
+// (ARCHITECTURE.md, the upcall rule): the region and OpenMP events reach
+// the trace through the observers it registers, and the live file gets the
+// layouts of the records it holds from their owners.
 var cSublayers = map[string][]struct {
 	name  string
 	files []string
 }{
+	"base": {
+		{"process", []string{"base/process.c"}},
+		{"warnings", []string{"base/warn.c"}},
+		{"environment", []string{"base/env.c"}},
+		{"clock", []string{"base/clock.c"}},
+		{"DLB options", []string{"base/dlbargs.c"}},
+		{"threads", []string{"base/threads.c"}},
+	},
 	"subsystems": {
+		{"MPI routing", []string{"intercept.c", "dispatch.c"}},
 		{"LeWI registry", []string{"lewi_shm.c"}},
 		{"LeWI", []string{"lewi.c"}},
 		{"DROM registry", []string{"drom_shm.c"}},
 		{"DROM", []string{"drom.c"}},
+		{"records", []string{"counters.c"}},
+		{"live", []string{"live.c"}},
 		{"GPU modes", []string{"gpu_mode.c"}},
 		{"GPU support", []string{"gpu_counters.c", "gpu_pool.c"}},
 		{"GPU accounting", []string{"gpu.c"}},
+		{"accounts", []string{"accounts.c"}},
+		{"regions", []string{"regions.c"}},
+		{"OpenMP", []string{"ompt.c", "gomp.c"}},
 		{"GPU backend parts", []string{"gpu_cupti_pm.c"}},
 		{"GPU backends", []string{"gpu_cupti.c", "gpu_rocm.c", "openacc.c"}},
 		{"GPU backend table", []string{"gpu_backends.c"}},
+		{"MPI trace", []string{"mpi/trace.c"}},
+		{"MPI data", []string{"mpi/mpidata.c"}},
+		{"queries", []string{"talp_api.c", "live_read.c", "dlb_compat.c"}},
+		{"reductions", []string{"reduce.c"}},
 	},
 }
 
@@ -236,6 +262,7 @@ func callViolations(t *testing.T, compiler string, extra []string, dir string, s
 		}
 	}
 	var bad []string
+	calls := map[[2]string][]string{}
 	for i, r := range results {
 		from, ok := layer[cfiles[i]]
 		if !ok {
@@ -246,12 +273,58 @@ func callViolations(t *testing.T, compiler string, extra []string, dir string, s
 			if !ok || mpiName(s) {
 				continue // the C library's, MPI's, CUDA's...
 			}
-			if to, ok := layer[def]; ok && to.above(from) {
+			to, ok := layer[def]
+			if ok && to.above(from) {
 				bad = append(bad, fmt.Sprintf("%s (%s) uses %s of %s (%s)", cfiles[i], from.name(), s, def, to.name()))
+			}
+			if ok && to == from && from.sub >= 0 && def != cfiles[i] {
+				calls[[2]string{cfiles[i], def}] = append(calls[[2]string{cfiles[i], def}], s)
 			}
 		}
 	}
+	bad = append(bad, sublayerCycles(calls, layer)...)
 	sort.Strings(bad)
+	return bad
+}
+
+// sublayerCycles returns the call cycles among the files of one sublayer
+// (calls: from file, to file of the same sublayer, and the symbols), which
+// the order between sublayers cannot catch: each as "cycle in SUBLAYER:
+// a.c -> b.c -> a.c".
+func sublayerCycles(calls map[[2]string][]string, layer map[string]place) []string {
+	next := map[string][]string{}
+	for e := range calls {
+		next[e[0]] = append(next[e[0]], e[1])
+	}
+	var bad []string
+	seen := map[string]bool{}
+	var files []string
+	for f := range next {
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	for _, start := range files {
+		// A path back to start through files after it in order: each
+		// cycle once, from its first file.
+		var walk func(f string, path []string)
+		walk = func(f string, path []string) {
+			for _, g := range next[f] {
+				if g == start {
+					c := strings.Join(append(path, start), " -> ")
+					if !seen[c] {
+						seen[c] = true
+						bad = append(bad, fmt.Sprintf("cycle in %s: %s", layer[start].name(), c))
+					}
+					continue
+				}
+				if g < start || strings.Contains(" "+strings.Join(path, " ")+" ", " "+g+" ") {
+					continue
+				}
+				walk(g, append(path[:len(path):len(path)], g))
+			}
+		}
+		walk(start, []string{start})
+	}
 	return bad
 }
 
@@ -307,8 +380,11 @@ func TestLayers(t *testing.T) {
 
 // TestLayersCatch shows that the check fails on an upward include and an
 // upward call between layers, the bottom layer's clock.c made to call
-// regions.c, and between the subsystems' GPU sublayers, the leaf gpu_mode.c
-// made to call the accounting layer's popmon_gpu_flush (gpu.c).
+// regions.c; between the subsystems' floors, the live file (live.c) made to
+// ask the regions for their count again, as it did before the layouts were
+// handed down, and the GPU leaf gpu_mode.c made to call the accounting
+// layer's popmon_gpu_flush (gpu.c); and on a cycle inside one floor,
+// ompt.c made to call gomp.c, which calls it.
 func TestLayersCatch(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles C: skipped with -short")
@@ -331,10 +407,15 @@ func TestLayersCatch(t *testing.T) {
 		[]byte("\n#include \"regions.h\"\nvoid popmon_layers_test_upcall(void);\nvoid popmon_layers_test_upcall(void)\n{\n\tpopmon_regions_lock();\n}\n")...)
 	bad["gpu_mode.c"] = append(append([]byte{}, sources["gpu_mode.c"]...),
 		[]byte("\n#include \"gpu.h\"\nvoid popmon_layers_test_gpu_upcall(void);\nvoid popmon_layers_test_gpu_upcall(void)\n{\n\tpopmon_gpu_flush();\n}\n")...)
+	bad["live.c"] = append(append([]byte{}, sources["live.c"]...),
+		[]byte("\n#include \"regions.h\"\nint popmon_layers_test_live_upcall(void);\nint popmon_layers_test_live_upcall(void)\n{\n\treturn popmon_region_count();\n}\n")...)
+	bad["ompt.c"] = append(append([]byte{}, sources["ompt.c"]...),
+		[]byte("\n#include \"gomp.h\"\nvoid popmon_layers_test_cycle(void);\nvoid popmon_layers_test_cycle(void)\n{\n\tpopmon_gomp_probe();\n}\n")...)
 	layer := layerTable()
 	want := map[string]bool{
-		"base/clock.c (base) includes regions.h (subsystems)":    false,
+		"base/clock.c (clock) includes regions.h (regions)":      false,
 		"gpu_mode.c (GPU modes) includes gpu.h (GPU accounting)": false,
+		"live.c (live) includes regions.h (regions)":             false,
 	}
 	for _, v := range includeViolations(bad, layer) {
 		if _, ok := want[v]; ok {
@@ -347,8 +428,10 @@ func TestLayersCatch(t *testing.T) {
 	if err := writeTree(dir, bad); err != nil {
 		t.Fatal(err)
 	}
-	want["base/clock.c (base) uses popmon_regions_lock of regions.c (subsystems)"] = false
+	want["base/clock.c (clock) uses popmon_regions_lock of regions.c (regions)"] = false
 	want["gpu_mode.c (GPU modes) uses popmon_gpu_flush of gpu.c (GPU accounting)"] = false
+	want["live.c (live) uses popmon_region_count of regions.c (regions)"] = false
+	want["cycle in OpenMP: gomp.c -> ompt.c -> gomp.c"] = false
 	for _, c := range callViolations(t, compiler, []string{"-DPOPMON_NO_MPI"}, dir, bad, layer) {
 		if _, ok := want[c]; ok {
 			want[c] = true

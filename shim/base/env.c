@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/env.h"
+#include "base/process.h"
 #include "base/warn.h"
 
 /* The value as printed: at most 40 characters, non-printable ones as '?'. */
@@ -224,4 +225,17 @@ unsigned long long popmon_physical_memory(void)
 	if (pages <= 0 || size <= 0)
 		return 0;
 	return (unsigned long long)pages * (unsigned long long)size;
+}
+
+int popmon_env_true(const char *name)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return 0;
+	if (popmon_env_rank(NULL) < 0) {
+		/* Not a rank: a launcher (or its proxy) has the job's environment
+		 * too, and the ranks say what is wrong with the value, once. */
+		return strcmp(v, "0") != 0 && strcmp(v, "no") != 0 && strcmp(v, "off") != 0 && strcmp(v, "false") != 0;
+	}
+	return popmon_env_switch(name, 0, 1); /* another word: true, as always, with one line */
 }

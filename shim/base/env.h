@@ -27,6 +27,10 @@ int popmon_env_mode(const char *name, int dflt);
 /* A switch: 1 for "1", "on", "yes", "true", 0 for "0", "off", "no",
  * "false"; dflt when unset; bad_as for another value (one line says so). */
 int popmon_env_switch(const char *name, int dflt, int bad_as);
+/* Whether environment variable name is set to a true value (not empty,
+ * "0", "no", "off" or "false"); a word that is not a switch's is true, and
+ * rank 0 of a job says so in one line (popmon_env_switch). */
+int popmon_env_true(const char *name);
 
 /* Whether value v of variable name is one of words (NULL-terminated); when
  * it is not (or empty), one line names them and the fallback. Unset (v NULL)

@@ -4,11 +4,13 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <fcntl.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "base/env.h"
 #include "base/process.h"
 
 struct popmon_process popmon_proc;
@@ -59,19 +61,6 @@ int popmon_started(void)
 	return __atomic_load_n(&init_state, __ATOMIC_ACQUIRE) == 2;
 }
 
-int popmon_env_true(const char *name)
-{
-	const char *v = getenv(name);
-	if (!v || !*v)
-		return 0;
-	if (popmon_env_rank(NULL) < 0) {
-		/* Not a rank: a launcher (or its proxy) has the job's environment
-		 * too, and the ranks say what is wrong with the value, once. */
-		return strcmp(v, "0") != 0 && strcmp(v, "no") != 0 && strcmp(v, "off") != 0 && strcmp(v, "false") != 0;
-	}
-	return popmon_env_switch(name, 0, 1); /* another word: true, as always, with one line */
-}
-
 /* A dormant process calls MPI_Init (by), or a utility's starts the GPU
  * measurement or an OpenMP runtime: it is the application after all (an MPI
  * program called `test`, `seq` or `sort`), and is measured from now on (its
@@ -84,9 +73,6 @@ void popmon_wake(int by)
 		return;
 	if (!__atomic_compare_exchange_n(&popmon_proc.dormant, &d, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
-	if (popmon_env_true("POPMON_DISABLE"))
-		return;
-	popmon_proc.inert = 0;
 	const struct popmon_startup *h = popmon_startup_hooks();
 	if (h->wake)
 		h->wake();
@@ -143,4 +129,35 @@ static int read_affinity(void)
 	if (sched_getaffinity(0, sizeof set, &set) != 0)
 		return 0;
 	return CPU_COUNT(&set);
+}
+
+uint64_t popmon_stat_start_time(const char *stat)
+{
+	const char *p = strrchr(stat, ')');
+	if (!p)
+		return 0;
+	/* Fields after the name: 3 (state) ... 22 (starttime). */
+	int field = 2;
+	for (; *p && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	uint64_t v = 0;
+	for (; *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (uint64_t)(*p - '0');
+	return v;
+}
+
+uint64_t popmon_proc_start_time(int pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/stat", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return popmon_stat_start_time(buf);
 }

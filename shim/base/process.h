@@ -59,10 +59,6 @@ const struct popmon_startup *popmon_startup_hooks(void);
 enum { POPMON_DORMANT_LAUNCHER = 1, POPMON_DORMANT_UTILITY = 2 };
 enum { POPMON_WAKE_MPI = 1, POPMON_WAKE_COMPUTE = 2 };
 void popmon_wake(int by);
-/* Whether environment variable name is set to a true value (not empty,
- * "0", "no", "off" or "false"); a word that is not a switch's is true, and
- * rank 0 of a job says so in one line (popmon_env_switch). */
-int popmon_env_true(const char *name);
 
 /* The MPI rank the launcher's environment gives this process (before
  * MPI_Init too), or -1 when it names none; *size receives the job's size
@@ -75,5 +71,12 @@ int popmon_warns_aloud(void);
  * OpenMP runtime binds the initial thread; 0 when unknown): the bound of
  * the CPUs its threads can run on, which DLB counts as numCpus. */
 int popmon_affinity_cpus(void);
+/* The start time of process pid (/proc/PID/stat field 22, clock ticks since
+ * boot), 0 unknown: with the pid, it names the process even after the pid
+ * is reused (the live file's header, LeWI's registry). */
+uint64_t popmon_proc_start_time(int pid);
+/* The same field of the text of a /proc/PID/stat file (NUL-terminated),
+ * 0 when it has none. */
+uint64_t popmon_stat_start_time(const char *stat);
 
 #endif /* POPMON_PROCESS_H */

@@ -47,6 +47,7 @@
 #include "intercept.h"
 #include "live.h"
 #include "mpi/mpi.h"
+#include "mpi/mpidata.h"
 #include "mpi/trace.h"
 #include "ompt.h"
 #include "output.h"
@@ -364,6 +365,8 @@ void popmon_mpi_init_hook(void)
 	/* Tracing (POPMON_TRACE=1): the file, a clock synchronisation (a
 	 * barrier, before Global starts). */
 	popmon_trace_init(init_enter);
+	if (popmon_trace_on)
+		popmon_bytes_on = 1; /* the trace's bytes come from the byte accounting */
 	/* popmon's own start-up (the session registry, the check of where MPI
 	 * calls go: a few ms) is part of MPI_Init, not of the application's
 	 * run. */
@@ -1249,152 +1252,170 @@ static void finish_run(struct popmon_run *run, const struct handshake *hs, const
 	free(fns);
 }
 
-/* Returns whether comm spans several nodes. */
-static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
+/* The lowest rank of comm in this process's shared-memory domain (its node's
+ * leader), found locally from the split (keys are equal, so ranks keep their
+ * order); the node's communicator kept in node_comm for the summary form
+ * (MPI_COMM_NULL otherwise). Returns whether comm spans several nodes. */
+static int split_nodes(MPI_Comm comm, int rank, int size, int summary, int *leader, MPI_Comm *node_comm)
 {
 	int multinode = 0;
-	int rank, size;
-	PMPI_Comm_rank(comm, &rank);
-	PMPI_Comm_size(comm, &size);
-
-	/* Nodes: the lowest rank of comm of each shared-memory domain, found
-	 * locally from the split (keys are equal, so ranks keep their order). */
-	int leader = rank;
-	int limit = record_limit(comm, rank), summary = size > limit;
-	MPI_Comm node_comm = MPI_COMM_NULL;
-	if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm) ==
+	*leader = rank;
+	*node_comm = MPI_COMM_NULL;
+	if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, node_comm) ==
 	    MPI_SUCCESS) {
 		MPI_Group wg, ng;
 		int zero = 0, local = size;
-		PMPI_Comm_size(node_comm, &local);
+		PMPI_Comm_size(*node_comm, &local);
 		multinode = local < size;
 		PMPI_Comm_group(comm, &wg);
-		PMPI_Comm_group(node_comm, &ng);
-		PMPI_Group_translate_ranks(ng, 1, &zero, wg, &leader);
+		PMPI_Comm_group(*node_comm, &ng);
+		PMPI_Group_translate_ranks(ng, 1, &zero, wg, leader);
 		PMPI_Group_free(&ng);
 		PMPI_Group_free(&wg);
 		if (!summary)
-			PMPI_Comm_free(&node_comm);
+			PMPI_Comm_free(node_comm);
 	} else {
-		node_comm = MPI_COMM_NULL;
+		*node_comm = MPI_COMM_NULL;
 	}
+	return multinode;
+}
 
-	struct namebuf names = {0};
-	if (union_names(comm, rank, size, &names) != 0) {
+/* The regions of every process of comm, by name (names), and this
+ * process's record of each (mine, with the names in region_names).
+ * Returns their number. */
+static int own_regions(MPI_Comm comm, int rank, int size, int cpus, struct namebuf *names,
+		       const char ***region_names, struct popmon_region_rec **mine)
+{
+	if (union_names(comm, rank, size, names) != 0) {
 		popmon_warn_once("nomem", "out of memory at finalize: no measurement written");
 		PMPI_Abort(MPI_COMM_WORLD, 1); /* unreachable in practice; a half-done
 						   collective cannot be left behind */
 	}
 	int nreg = 0;
-	for (int i = 0; i < names.len; i += (int)strlen(names.p + i) + 1)
+	for (int i = 0; i < names->len; i += (int)strlen(names->p + i) + 1)
 		nreg++;
-	const char **region_names = calloc((size_t)nreg + 1, sizeof *region_names);
-	struct popmon_region_rec *mine = calloc((size_t)nreg + 1, sizeof *mine);
-	int cpus = popmon_cpus();
-	{
-		int r = 0;
-		for (int i = 0; i < names.len; i += (int)strlen(names.p + i) + 1, r++) {
-			region_names[r] = names.p + i;
-			int idx = popmon_region_find(names.p + i);
-			if (idx >= 0)
-				popmon_region_rec(idx, cpus, &mine[r]);
-		}
+	*region_names = calloc((size_t)nreg + 1, sizeof **region_names);
+	*mine = calloc((size_t)nreg + 1, sizeof **mine);
+	int r = 0;
+	for (int i = 0; i < names->len; i += (int)strlen(names->p + i) + 1, r++) {
+		(*region_names)[r] = names->p + i;
+		int idx = popmon_region_find(names->p + i);
+		if (idx >= 0)
+			popmon_region_rec(idx, cpus, &(*mine)[r]);
 	}
+	return nreg;
+}
 
-	int64_t start_skew = 0, end_skew = 0;
-	if (nreg > 0 && strcmp(region_names[0], "Global") == 0)
-		align_global(comm, hs, &mine[0], cpus, &start_skew, &end_skew);
-
-	struct popmon_proc_rec me = {.rank = popmon_proc.rank, .node = leader, .pid = popmon_proc.pid,
-				     .cpus = cpus, .mpi_threads = popmon_mpi_thread_count(),
-				     .affinity_cpus = popmon_affinity_cpus()};
+/* This process's record: where it ran, its CPUs, whether MPI calls
+ * bypassed the library, its counters. */
+static void own_process(struct popmon_proc_rec *me, int leader, int cpus)
+{
+	*me = (struct popmon_proc_rec){.rank = popmon_proc.rank, .node = leader, .pid = popmon_proc.pid,
+				       .cpus = cpus, .mpi_threads = popmon_mpi_thread_count(),
+				       .affinity_cpus = popmon_affinity_cpus()};
 	const struct popmon_intercept *ic = popmon_intercept_result();
 	if (ic->bypassed) {
-		me.bypass_kind = ic->kind;
-		snprintf(me.bypass_reason, sizeof me.bypass_reason, "%s", ic->reason);
+		me->bypass_kind = ic->kind;
+		snprintf(me->bypass_reason, sizeof me->bypass_reason, "%s", ic->reason);
 	}
-	gethostname(me.hostname, sizeof me.hostname - 1);
+	gethostname(me->hostname, sizeof me->hostname - 1);
 	struct popmon_ctr_info ci;
 	popmon_counters_info(&ci);
-	me.ctr_method = !ci.available ? 0 : strcmp(ci.method, "rdpmc") == 0 ? 2 : 1;
-	me.ctr_mode = strcmp(ci.mode, "off") == 0 ? 0 : strcmp(ci.mode, "on") == 0 ? 2 : 1;
-	snprintf(me.ctr_reason, sizeof me.ctr_reason, "%s", ci.reason);
+	me->ctr_method = !ci.available ? 0 : strcmp(ci.method, "rdpmc") == 0 ? 2 : 1;
+	me->ctr_mode = strcmp(ci.mode, "off") == 0 ? 0 : strcmp(ci.mode, "on") == 0 ? 2 : 1;
+	snprintf(me->ctr_reason, sizeof me->ctr_reason, "%s", ci.reason);
+}
 
-	/* Up to the limit: per-process records to rank 0, in one gather (the
-	 * process record, then one record per region). Above it: every
-	 * region's summary and the run's facts, reduced. */
-	size_t block = sizeof me + (size_t)nreg * sizeof *mine;
-	unsigned char *sendbuf = NULL, *all = NULL;
-	struct popmon_region_rec *recs = NULL;
-	struct popmon_proc_rec *procs = NULL;
-	struct popmon_region_sum *rsums = NULL;
-	struct run_facts facts = {0};
-	if (summary) {
-		if (rank == 0)
-			rsums = calloc((size_t)(nreg ? nreg : 1), sizeof *rsums);
-		if (reduce_regions(comm, node_comm, rank, mine, nreg, &me, node_comm == MPI_COMM_NULL || rank == leader,
-				   &facts, rsums) != 0) {
-			free(rsums);
-			rsums = NULL;
-		}
-		if (node_comm != MPI_COMM_NULL)
-			PMPI_Comm_free(&node_comm);
-		goto profile;
-	}
-	sendbuf = malloc(block);
+/* Per-process records to rank 0, in one gather (the process record, then
+ * one record per region): rank 0's procs and recs (NULL elsewhere, or
+ * without memory). */
+static void gather_records(MPI_Comm comm, int rank, int size, const struct popmon_proc_rec *me,
+			   const struct popmon_region_rec *mine, int nreg, struct popmon_proc_rec **procs,
+			   struct popmon_region_rec **recs)
+{
+	size_t block = sizeof *me + (size_t)nreg * sizeof *mine;
+	unsigned char *sendbuf = malloc(block), *all = NULL;
 	if (sendbuf) {
-		memcpy(sendbuf, &me, sizeof me);
-		memcpy(sendbuf + sizeof me, mine, (size_t)nreg * sizeof *mine);
+		memcpy(sendbuf, me, sizeof *me);
+		memcpy(sendbuf + sizeof *me, mine, (size_t)nreg * sizeof *mine);
 	}
 	if (rank == 0) {
 		all = malloc(block * (size_t)size);
-		recs = calloc((size_t)size * (size_t)(nreg ? nreg : 1), sizeof *recs);
-		procs = calloc((size_t)size, sizeof *procs);
+		*recs = calloc((size_t)size * (size_t)(nreg ? nreg : 1), sizeof **recs);
+		*procs = calloc((size_t)size, sizeof **procs);
 	}
 	PMPI_Gather(sendbuf, (int)block, MPI_BYTE, all, (int)block, MPI_BYTE, 0, comm);
-	if (rank == 0 && all && recs && procs) {
+	if (rank == 0 && all && *recs && *procs) {
 		for (int p = 0; p < size; p++) {
-			memcpy(&procs[p], all + (size_t)p * block, sizeof me);
-			memcpy(&recs[(size_t)p * (size_t)nreg], all + (size_t)p * block + sizeof me,
+			memcpy(&(*procs)[p], all + (size_t)p * block, sizeof *me);
+			memcpy(&(*recs)[(size_t)p * (size_t)nreg], all + (size_t)p * block + sizeof *me,
 			       (size_t)nreg * sizeof *mine);
 		}
 	}
 	free(sendbuf);
 	free(all);
+}
 
-profile:;
-	/* Call profile: sums, min and max (with its rank) over processes. */
-	uint64_t *calls = calloc(POPMON_FN_COUNT, sizeof *calls);
-	uint64_t *ticks = calloc(POPMON_FN_COUNT, sizeof *ticks);
-	int64_t *ns = calloc(POPMON_FN_COUNT, sizeof *ns);
+/* The call profile: sums, min and max (with its rank) over processes. */
+struct call_profile {
+	uint64_t *calls, *ticks;
+	int64_t *ns;
 	/* [0, F): calls, [F, 2F): ns; summed in one reduction. */
-	int64_t *sums_in = calloc(2 * POPMON_FN_COUNT + POPMON_DSUMS, sizeof *sums_in);
-	int64_t *sums = calloc(2 * POPMON_FN_COUNT + POPMON_DSUMS, sizeof *sums);
-	int64_t *min_ns = calloc(POPMON_FN_COUNT, sizeof *min_ns);
-	struct dbl_int *loc = calloc(POPMON_FN_COUNT, sizeof *loc), *maxloc = calloc(POPMON_FN_COUNT, sizeof *maxloc);
-	popmon_fn_totals(calls, ticks);
+	int64_t *sums_in, *sums;
+	int64_t *min_ns;
+	struct dbl_int *loc, *maxloc;
+};
+
+static void reduce_profile(MPI_Comm comm, struct call_profile *cp)
+{
+	cp->calls = calloc(POPMON_FN_COUNT, sizeof *cp->calls);
+	cp->ticks = calloc(POPMON_FN_COUNT, sizeof *cp->ticks);
+	cp->ns = calloc(POPMON_FN_COUNT, sizeof *cp->ns);
+	cp->sums_in = calloc(2 * POPMON_FN_COUNT + POPMON_DSUMS, sizeof *cp->sums_in);
+	cp->sums = calloc(2 * POPMON_FN_COUNT + POPMON_DSUMS, sizeof *cp->sums);
+	cp->min_ns = calloc(POPMON_FN_COUNT, sizeof *cp->min_ns);
+	cp->loc = calloc(POPMON_FN_COUNT, sizeof *cp->loc);
+	cp->maxloc = calloc(POPMON_FN_COUNT, sizeof *cp->maxloc);
+	popmon_fn_totals(cp->calls, cp->ticks);
 	for (int f = 0; f < POPMON_FN_COUNT; f++) {
-		ns[f] = popmon_owncost_fn_ns(calls[f], (int64_t)popmon_ticks_to_ns(ticks[f]));
-		loc[f].v = (double)ns[f];
-		loc[f].rank = popmon_proc.rank;
+		cp->ns[f] = popmon_owncost_fn_ns(cp->calls[f], (int64_t)popmon_ticks_to_ns(cp->ticks[f]));
+		cp->loc[f].v = (double)cp->ns[f];
+		cp->loc[f].rank = popmon_proc.rank;
 	}
 	for (int f = 0; f < POPMON_FN_COUNT; f++) {
-		sums_in[f] = (int64_t)calls[f];
-		sums_in[POPMON_FN_COUNT + f] = ns[f];
+		cp->sums_in[f] = (int64_t)cp->calls[f];
+		cp->sums_in[POPMON_FN_COUNT + f] = cp->ns[f];
 	}
 	/* [2F, 2F + D(2 + B)): bytes sent, received and the size histogram
 	 * of each call that starts transfers (mpidata.c). */
-	popmon_dfn_totals(sums_in + 2 * POPMON_FN_COUNT);
-	PMPI_Reduce(sums_in, sums, 2 * POPMON_FN_COUNT + POPMON_DSUMS, MPI_INT64_T, MPI_SUM, 0, comm);
-	PMPI_Reduce(ns, min_ns, POPMON_FN_COUNT, MPI_INT64_T, MPI_MIN, 0, comm);
-	PMPI_Reduce(loc, maxloc, POPMON_FN_COUNT, MPI_DOUBLE_INT, MPI_MAXLOC, 0, comm);
+	popmon_dfn_totals(cp->sums_in + 2 * POPMON_FN_COUNT);
+	PMPI_Reduce(cp->sums_in, cp->sums, 2 * POPMON_FN_COUNT + POPMON_DSUMS, MPI_INT64_T, MPI_SUM, 0, comm);
+	PMPI_Reduce(cp->ns, cp->min_ns, POPMON_FN_COUNT, MPI_INT64_T, MPI_MIN, 0, comm);
+	PMPI_Reduce(cp->loc, cp->maxloc, POPMON_FN_COUNT, MPI_DOUBLE_INT, MPI_MAXLOC, 0, comm);
+}
 
-	/* OpenMP constructs: every rank's rows to rank 0, merged there by
-	 * module and address (the same code in every process). */
-	struct popmon_omp_row *orows = NULL, *allrows = NULL;
+static void free_profile(struct call_profile *cp)
+{
+	free(cp->calls);
+	free(cp->ticks);
+	free(cp->ns);
+	free(cp->sums_in);
+	free(cp->sums);
+	free(cp->min_ns);
+	free(cp->loc);
+	free(cp->maxloc);
+}
+
+/* OpenMP constructs: every rank's rows to rank 0, merged there by module
+ * and address (the same code in every process). Returns rank 0's rows
+ * merged (allrows, theirs to free) and their number. */
+static int gather_omp_rows(MPI_Comm comm, int rank, int size, struct popmon_omp_row **allrows)
+{
+	struct popmon_omp_row *orows = NULL;
 	int norows = popmon_omp_rows(&orows), ntotal = 0;
 	int *ocounts = NULL, *odispls = NULL;
 	int obytes = norows * (int)sizeof *orows;
+	*allrows = NULL;
 	/* Bounded: the gather's displacements are ints, and rank 0 holds the
 	 * rows; above 256 MiB in all (some 480,000 rows), rank 0's only. */
 	int64_t mybytes = obytes, allbytes = 0;
@@ -1411,28 +1432,33 @@ profile:;
 				odispls[p] = (int)total;
 				total += ocounts[p];
 			}
-			allrows = malloc((size_t)total + 1);
+			*allrows = malloc((size_t)total + 1);
 			ntotal = (int)(total / (long)sizeof *orows);
 		}
-		PMPI_Gatherv(orows, obytes, MPI_BYTE, allrows, ocounts, odispls, MPI_BYTE, 0, comm);
+		PMPI_Gatherv(orows, obytes, MPI_BYTE, *allrows, ocounts, odispls, MPI_BYTE, 0, comm);
 	} else if (rank == 0) {
 		popmon_warn_once("omprows", "%lld MiB of OpenMP construct rows in all: omp_regions has rank 0's only",
 				 (long long)(allbytes >> 20));
-		allrows = orows;
+		*allrows = orows;
 		orows = NULL;
 		ntotal = norows;
 	}
 	int nmerged = 0;
-	if (rank == 0 && allrows)
-		nmerged = popmon_omp_merge(allrows, ntotal);
+	if (rank == 0 && *allrows)
+		nmerged = popmon_omp_merge(*allrows, ntotal);
 	free(orows);
 	free(ocounts);
 	free(odispls);
+	return nmerged;
+}
 
-	/* GPU: every process's record to rank 0 when any process used CUDA
-	 * (else rank 0's own says why there is none). Before the warnings:
-	 * mode on warns here. */
-	struct popmon_gpu_proc *gme = popmon_run_gpu(POPMON_GPU_WINDOW_GLOBAL);
+/* GPU: every process's record to rank 0 when any process used CUDA (else
+ * rank 0's own, gme, says why there is none): rank 0's records (NULL
+ * elsewhere or when none were gathered). Before the warnings: mode on
+ * warns here. */
+static struct popmon_gpu_proc *gather_gpu(MPI_Comm comm, int rank, int size, int summary, int limit,
+					   struct popmon_gpu_proc *gme)
+{
 	int gused = gme->status != POPMON_GPU_UNUSED, anyused = 0;
 	PMPI_Allreduce(&gused, &anyused, 1, MPI_INT, MPI_MAX, comm);
 	struct popmon_gpu_proc *gall = NULL;
@@ -1449,7 +1475,105 @@ profile:;
 			 "set POPMON_MAX_PROCESS_RECORDS=%d (popmon run --max-process-records) to measure them",
 			 size, limit, size);
 	}
+	return gall;
+}
 
+/* The per-process form's own fields (rank 0): the processes, their
+ * region records, node indices in order of each node's lowest rank, the
+ * processes whose calls bypassed the library, the counters. */
+static void run_records(struct popmon_run *run, struct popmon_proc_rec *procs, struct popmon_region_rec *recs,
+			int size)
+{
+	int nnodes = 0;
+	int *node_of_leader = calloc((size_t)size, sizeof *node_of_leader);
+	for (int p = 0; p < size; p++)
+		node_of_leader[p] = -1;
+	for (int p = 0; p < size; p++) {
+		int l = (int)procs[p].node;
+		if (l < 0 || l >= size)
+			l = p;
+		if (node_of_leader[l] < 0)
+			node_of_leader[l] = nnodes++;
+		procs[p].node = node_of_leader[l];
+	}
+	free(node_of_leader);
+	run->nnodes = nnodes;
+	run->procs = procs;
+	run->recs = recs;
+	for (int p = 0; p < size; p++) {
+		if (!procs[p].bypass_kind)
+			continue;
+		if (!run->bypass_reason)
+			run->bypass_reason = procs[p].bypass_reason;
+		run->bypass_processes++;
+	}
+	counters_of_run(run, procs, size);
+}
+
+/* The summary form's own fields (rank 0): the regions' summaries and the
+ * run's facts, reduced. */
+static void run_summary(struct popmon_run *run, struct popmon_region_sum *rsums, const struct run_facts *facts,
+			int64_t ctr_mode, int limit, int size)
+{
+	run->nnodes = (int)facts->nodes;
+	run->sums = rsums;
+	run->summary_limit = limit;
+	run->cpus = facts->cpus;
+	counters_set(run, ctr_mode, facts->ctr_failed, facts->ctr_rdpmc == size, facts->ctr_first,
+		     facts->ctr_reason, size);
+	if (facts->bypassed) {
+		run->bypass_reason = facts->bypass_reason;
+		run->bypass_processes = (int)facts->bypassed;
+	}
+}
+
+/* Returns whether comm spans several nodes. */
+static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
+{
+	int rank, size;
+	PMPI_Comm_rank(comm, &rank);
+	PMPI_Comm_size(comm, &size);
+	int leader;
+	int limit = record_limit(comm, rank), summary = size > limit;
+	MPI_Comm node_comm;
+	int multinode = split_nodes(comm, rank, size, summary, &leader, &node_comm);
+
+	struct namebuf names = {0};
+	const char **region_names;
+	struct popmon_region_rec *mine;
+	int cpus = popmon_cpus();
+	int nreg = own_regions(comm, rank, size, cpus, &names, &region_names, &mine);
+	int64_t start_skew = 0, end_skew = 0;
+	if (nreg > 0 && strcmp(region_names[0], "Global") == 0)
+		align_global(comm, hs, &mine[0], cpus, &start_skew, &end_skew);
+	struct popmon_proc_rec me;
+	own_process(&me, leader, cpus);
+
+	/* Up to the limit: per-process records to rank 0, in one gather. Above
+	 * it: every region's summary and the run's facts, reduced. */
+	struct popmon_region_rec *recs = NULL;
+	struct popmon_proc_rec *procs = NULL;
+	struct popmon_region_sum *rsums = NULL;
+	struct run_facts facts = {0};
+	if (summary) {
+		if (rank == 0)
+			rsums = calloc((size_t)(nreg ? nreg : 1), sizeof *rsums);
+		if (reduce_regions(comm, node_comm, rank, mine, nreg, &me, node_comm == MPI_COMM_NULL || rank == leader,
+				   &facts, rsums) != 0) {
+			free(rsums);
+			rsums = NULL;
+		}
+		if (node_comm != MPI_COMM_NULL)
+			PMPI_Comm_free(&node_comm);
+	} else {
+		gather_records(comm, rank, size, &me, mine, nreg, &procs, &recs);
+	}
+	struct call_profile cp;
+	reduce_profile(comm, &cp);
+	struct popmon_omp_row *allrows;
+	int nmerged = gather_omp_rows(comm, rank, size, &allrows);
+	struct popmon_gpu_proc *gme = popmon_run_gpu(POPMON_GPU_WINDOW_GLOBAL);
+	struct popmon_gpu_proc *gall = gather_gpu(comm, rank, size, summary, limit, gme);
 	char **warn_lines = NULL, *warn_store = NULL;
 	int nwarn = gather_warnings(comm, rank, size, &warn_lines, &warn_store);
 
@@ -1464,60 +1588,20 @@ profile:;
 	run.warnings = (const char *const *)warn_lines;
 	run.nwarnings = nwarn;
 	if (rank == 0 && rsums) {
-		run.nnodes = (int)facts.nodes;
-		run.sums = rsums;
-		run.summary_limit = limit;
-		run.cpus = facts.cpus;
-		counters_set(&run, me.ctr_mode, facts.ctr_failed, facts.ctr_rdpmc == size, facts.ctr_first,
-			     facts.ctr_reason, size);
-		if (facts.bypassed) {
-			run.bypass_reason = facts.bypass_reason;
-			run.bypass_processes = (int)facts.bypassed;
-		}
-		finish_run(&run, hs, sums, min_ns, maxloc);
+		run_summary(&run, rsums, &facts, me.ctr_mode, limit, size);
+		finish_run(&run, hs, cp.sums, cp.min_ns, cp.maxloc);
 	}
 	if (rank == 0 && recs && procs) {
-		/* Node indices in order of each node's lowest rank. */
-		int nnodes = 0;
-		int *node_of_leader = calloc((size_t)size, sizeof *node_of_leader);
-		for (int p = 0; p < size; p++)
-			node_of_leader[p] = -1;
-		for (int p = 0; p < size; p++) {
-			int l = (int)procs[p].node;
-			if (l < 0 || l >= size)
-				l = p;
-			if (node_of_leader[l] < 0)
-				node_of_leader[l] = nnodes++;
-			procs[p].node = node_of_leader[l];
-		}
-		free(node_of_leader);
-		run.nnodes = nnodes;
-		run.procs = procs;
-		run.recs = recs;
-		for (int p = 0; p < size; p++) {
-			if (!procs[p].bypass_kind)
-				continue;
-			if (!run.bypass_reason)
-				run.bypass_reason = procs[p].bypass_reason;
-			run.bypass_processes++;
-		}
-		counters_of_run(&run, procs, size);
-		finish_run(&run, hs, sums, min_ns, maxloc);
+		run_records(&run, procs, recs, size);
+		finish_run(&run, hs, cp.sums, cp.min_ns, cp.maxloc);
 	}
 
 	for (int i = 0; warn_lines && i < nwarn; i++)
 		free(warn_lines[i]);
 	free(warn_lines);
 	free(warn_store);
-	free(calls);
-	free(ticks);
-	free(ns);
-	free(sums_in);
-	free(sums);
+	free_profile(&cp);
 	free(rsums);
-	free(min_ns);
-	free(loc);
-	free(maxloc);
 	free(allrows);
 	free(gall);
 	free(recs);

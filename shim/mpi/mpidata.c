@@ -927,6 +927,32 @@ static int64_t count_sum(const void *counts, size_t w, int n)
 	return s;
 }
 
+/* The calling thread's record when its bytes are counted (NULL: nothing
+ * to do), and comm's facts in c. */
+static struct popmon_thread *coll_thread(int r, MPI_Comm comm, struct cinfo *c)
+{
+	struct popmon_thread *t = dthread(r);
+	if (t)
+		comm_info(comm, c);
+	return t;
+}
+
+/* The bytes of a rooted collective's one-process side (a gather's send, a
+ * scatter's receive): count of type at a leaf and at an intracommunicator's
+ * root; with MPI_IN_PLACE at that root, its own slot of the other side (the
+ * root's count of the v variants' counts, whose type size is ts, else
+ * in_place). */
+static int64_t own_side(const struct cinfo *c, int root, const void *buf, int64_t count, MPI_Datatype type,
+			int64_t in_place, const void *counts, size_t w, int64_t ts)
+{
+	int root_me = is_root(c, root);
+	if (buf == MPI_IN_PLACE && root_me && !c->inter)
+		return counts ? count_at(counts, w, c->rank) * ts : in_place;
+	if (is_leaf(c, root) || (!c->inter && root_me))
+		return bytes_of(count, type);
+	return 0;
+}
+
 /* A collective call's bytes: now, or at each start of a persistent one. */
 static void coll(struct popmon_thread *t, int d, int64_t sent, int64_t recvd, MPI_Request *req, int persistent,
 		 MPI_Comm comm, int root)
@@ -956,22 +982,20 @@ static void coll(struct popmon_thread *t, int d, int64_t sent, int64_t recvd, MP
 
 void popmon_d_bcast(int d, int r, int64_t count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *req, int persistent)
 {
-	struct popmon_thread *t = dthread(r);
+	struct cinfo c;
+	struct popmon_thread *t = coll_thread(r, comm, &c);
 	if (!t)
 		return;
-	struct cinfo c;
-	comm_info(comm, &c);
 	int64_t b = is_root(&c, root) || is_leaf(&c, root) ? bytes_of(count, type) : 0;
 	coll(t, d, is_root(&c, root) ? b : 0, is_leaf(&c, root) ? b : 0, req, persistent, comm, root);
 }
 
 void popmon_d_reduce(int d, int r, int64_t count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *req, int persistent)
 {
-	struct popmon_thread *t = dthread(r);
+	struct cinfo c;
+	struct popmon_thread *t = coll_thread(r, comm, &c);
 	if (!t)
 		return;
-	struct cinfo c;
-	comm_info(comm, &c);
 	int64_t b = bytes_of(count, type);
 	int64_t sent = c.inter ? (is_leaf(&c, root) ? b : 0) : b;
 	coll(t, d, sent, is_root(&c, root) ? b : 0, req, persistent, comm, root);
@@ -990,85 +1014,58 @@ void popmon_d_allreduce(int d, int r, int64_t count, MPI_Datatype type, MPI_Comm
 void popmon_d_gather(int d, int r, const void *sbuf, int64_t scount, MPI_Datatype stype, int64_t rcount,
 		     MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req, int persistent)
 {
-	struct popmon_thread *t = dthread(r);
+	struct cinfo c;
+	struct popmon_thread *t = coll_thread(r, comm, &c);
 	if (!t)
 		return;
-	struct cinfo c;
-	comm_info(comm, &c);
-	int root_me = is_root(&c, root);
-	int64_t rb = root_me ? bytes_of(rcount, rtype) : 0;
-	int64_t sent = 0;
-	if (sbuf == MPI_IN_PLACE && root_me && !c.inter)
-		sent = rb;
-	else if (is_leaf(&c, root) || (!c.inter && root_me))
-		sent = bytes_of(scount, stype);
-	coll(t, d, sent, rb * c.size, req, persistent, comm, root);
+	int64_t rb = is_root(&c, root) ? bytes_of(rcount, rtype) : 0;
+	coll(t, d, own_side(&c, root, sbuf, scount, stype, rb, NULL, 0, 0), rb * c.size, req, persistent, comm, root);
 }
 
 void popmon_d_gatherv(int d, int r, const void *sbuf, int64_t scount, MPI_Datatype stype, const void *rcounts,
 		      size_t w, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req, int persistent)
 {
-	struct popmon_thread *t = dthread(r);
+	struct cinfo c;
+	struct popmon_thread *t = coll_thread(r, comm, &c);
 	if (!t)
 		return;
-	struct cinfo c;
-	comm_info(comm, &c);
 	int root_me = is_root(&c, root);
 	int64_t ts = root_me ? tsize(rtype) : 0;
 	int64_t recvd = root_me ? count_sum(rcounts, w, c.size) * ts : 0;
-	int64_t sent = 0;
-	if (sbuf == MPI_IN_PLACE && root_me && !c.inter)
-		sent = count_at(rcounts, w, c.rank) * ts;
-	else if (is_leaf(&c, root) || (!c.inter && root_me))
-		sent = bytes_of(scount, stype);
-	coll(t, d, sent, recvd, req, persistent, comm, root);
+	coll(t, d, own_side(&c, root, sbuf, scount, stype, 0, rcounts, w, ts), recvd, req, persistent, comm, root);
 }
 
 void popmon_d_scatter(int d, int r, int64_t scount, MPI_Datatype stype, const void *rbuf, int64_t rcount,
 		      MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req, int persistent)
 {
-	struct popmon_thread *t = dthread(r);
+	struct cinfo c;
+	struct popmon_thread *t = coll_thread(r, comm, &c);
 	if (!t)
 		return;
-	struct cinfo c;
-	comm_info(comm, &c);
-	int root_me = is_root(&c, root);
-	int64_t sb = root_me ? bytes_of(scount, stype) : 0;
-	int64_t recvd = 0;
-	if (rbuf == MPI_IN_PLACE && root_me && !c.inter)
-		recvd = sb;
-	else if (is_leaf(&c, root) || (!c.inter && root_me))
-		recvd = bytes_of(rcount, rtype);
-	coll(t, d, sb * c.size, recvd, req, persistent, comm, root);
+	int64_t sb = is_root(&c, root) ? bytes_of(scount, stype) : 0;
+	coll(t, d, sb * c.size, own_side(&c, root, rbuf, rcount, rtype, sb, NULL, 0, 0), req, persistent, comm, root);
 }
 
 void popmon_d_scatterv(int d, int r, const void *scounts, size_t w, MPI_Datatype stype, const void *rbuf,
 		       int64_t rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req, int persistent)
 {
-	struct popmon_thread *t = dthread(r);
+	struct cinfo c;
+	struct popmon_thread *t = coll_thread(r, comm, &c);
 	if (!t)
 		return;
-	struct cinfo c;
-	comm_info(comm, &c);
 	int root_me = is_root(&c, root);
 	int64_t ts = root_me ? tsize(stype) : 0;
 	int64_t sent = root_me ? count_sum(scounts, w, c.size) * ts : 0;
-	int64_t recvd = 0;
-	if (rbuf == MPI_IN_PLACE && root_me && !c.inter)
-		recvd = count_at(scounts, w, c.rank) * ts;
-	else if (is_leaf(&c, root) || (!c.inter && root_me))
-		recvd = bytes_of(rcount, rtype);
-	coll(t, d, sent, recvd, req, persistent, comm, root);
+	coll(t, d, sent, own_side(&c, root, rbuf, rcount, rtype, 0, scounts, w, ts), req, persistent, comm, root);
 }
 
 void popmon_d_allgather(int d, int r, const void *sbuf, int64_t scount, MPI_Datatype stype, int64_t rcount,
 			MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req, int persistent)
 {
-	struct popmon_thread *t = dthread(r);
+	struct cinfo c;
+	struct popmon_thread *t = coll_thread(r, comm, &c);
 	if (!t)
 		return;
-	struct cinfo c;
-	comm_info(comm, &c);
 	int64_t rb = bytes_of(rcount, rtype);
 	coll(t, d, sbuf == MPI_IN_PLACE ? rb : bytes_of(scount, stype), rb * c.size, req, persistent, comm, -1);
 }
@@ -1076,11 +1073,10 @@ void popmon_d_allgather(int d, int r, const void *sbuf, int64_t scount, MPI_Data
 void popmon_d_allgatherv(int d, int r, const void *sbuf, int64_t scount, MPI_Datatype stype,
 			 const void *rcounts, size_t w, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req, int persistent)
 {
-	struct popmon_thread *t = dthread(r);
+	struct cinfo c;
+	struct popmon_thread *t = coll_thread(r, comm, &c);
 	if (!t)
 		return;
-	struct cinfo c;
-	comm_info(comm, &c);
 	int64_t ts = tsize(rtype);
 	int64_t sent = sbuf == MPI_IN_PLACE ? count_at(rcounts, w, c.rank) * ts : bytes_of(scount, stype);
 	coll(t, d, sent, count_sum(rcounts, w, c.size) * ts, req, persistent, comm, -1);
@@ -1089,11 +1085,10 @@ void popmon_d_allgatherv(int d, int r, const void *sbuf, int64_t scount, MPI_Dat
 void popmon_d_alltoall(int d, int r, const void *sbuf, int64_t scount, MPI_Datatype stype, int64_t rcount,
 		       MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req, int persistent)
 {
-	struct popmon_thread *t = dthread(r);
+	struct cinfo c;
+	struct popmon_thread *t = coll_thread(r, comm, &c);
 	if (!t)
 		return;
-	struct cinfo c;
-	comm_info(comm, &c);
 	int64_t rb = bytes_of(rcount, rtype) * c.size;
 	coll(t, d, sbuf == MPI_IN_PLACE ? rb : bytes_of(scount, stype) * c.size, rb, req, persistent, comm, -1);
 }
@@ -1101,11 +1096,10 @@ void popmon_d_alltoall(int d, int r, const void *sbuf, int64_t scount, MPI_Datat
 void popmon_d_alltoallv(int d, int r, const void *sbuf, const void *scounts, size_t sw, MPI_Datatype stype,
 			const void *rcounts, size_t rw, MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req, int persistent)
 {
-	struct popmon_thread *t = dthread(r);
+	struct cinfo c;
+	struct popmon_thread *t = coll_thread(r, comm, &c);
 	if (!t)
 		return;
-	struct cinfo c;
-	comm_info(comm, &c);
 	int64_t rb = count_sum(rcounts, rw, c.size) * tsize(rtype);
 	int64_t sb = sbuf == MPI_IN_PLACE ? rb : count_sum(scounts, sw, c.size) * tsize(stype);
 	coll(t, d, sb, rb, req, persistent, comm, -1);
@@ -1115,11 +1109,10 @@ void popmon_d_alltoallw(int d, int r, const void *sbuf, const void *scounts, siz
 			const MPI_Datatype stypes[], const void *rcounts, size_t rw, const MPI_Datatype rtypes[],
 			MPI_Comm comm, MPI_Request *req, int persistent)
 {
-	struct popmon_thread *t = dthread(r);
+	struct cinfo c;
+	struct popmon_thread *t = coll_thread(r, comm, &c);
 	if (!t)
 		return;
-	struct cinfo c;
-	comm_info(comm, &c);
 	int64_t rb = 0, sb = 0;
 	for (int i = 0; rtypes && i < c.size; i++)
 		rb += count_at(rcounts, rw, i) * tsize(rtypes[i]);
@@ -1134,11 +1127,10 @@ void popmon_d_alltoallw(int d, int r, const void *sbuf, const void *scounts, siz
 void popmon_d_reduce_scatter(int d, int r, const void *rcounts, size_t w, MPI_Datatype type, MPI_Comm comm,
 			     MPI_Request *req, int persistent)
 {
-	struct popmon_thread *t = dthread(r);
+	struct cinfo c;
+	struct popmon_thread *t = coll_thread(r, comm, &c);
 	if (!t)
 		return;
-	struct cinfo c;
-	comm_info(comm, &c);
 	int64_t ts = tsize(type);
 	int n = c.size;
 	if (c.inter) /* recvcounts has one entry per local process */
@@ -1149,11 +1141,10 @@ void popmon_d_reduce_scatter(int d, int r, const void *rcounts, size_t w, MPI_Da
 void popmon_d_reduce_scatter_block(int d, int r, int64_t rcount, MPI_Datatype type, MPI_Comm comm,
 				   MPI_Request *req, int persistent)
 {
-	struct popmon_thread *t = dthread(r);
+	struct cinfo c;
+	struct popmon_thread *t = coll_thread(r, comm, &c);
 	if (!t)
 		return;
-	struct cinfo c;
-	comm_info(comm, &c);
 	int n = c.size;
 	if (c.inter)
 		PMPI_Comm_size(comm, &n);

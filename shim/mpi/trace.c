@@ -22,7 +22,6 @@
 #include "base/process.h"
 #include "base/threads.h"
 #include "base/warn.h"
-#include "mpi/mpidata.h"
 #include "mpi/trace.h"
 #include "ompt.h"
 #include "regions.h"
@@ -339,6 +338,9 @@ static void clock_sync(struct popmon_thread *t, int phase)
 		PMPI_Comm_free(&leaders);
 }
 
+static void on_region_closed(int idx, uint64_t start, uint64_t stop);
+static void on_parallel_closed(uint64_t begin, uint64_t end, uint32_t team, int construct);
+
 void popmon_trace_init(uint64_t enter)
 {
 	if (!popmon_env_switch("POPMON_TRACE", 0, 0))
@@ -386,7 +388,8 @@ void popmon_trace_init(uint64_t enter)
 		free(names);
 	}
 	popmon_trace_on = 1;
-	popmon_bytes_on = 1; /* the trace's bytes come from the byte accounting */
+	popmon_regions_observe(on_region_closed);
+	popmon_omp_observe(on_parallel_closed);
 	clock_sync(t, 0);
 	uint64_t now = popmon_now();
 	popmon_trace_put(t, &(struct popmon_trec){.enter = enter ? enter : now, .leave = now,
@@ -406,7 +409,8 @@ void popmon_trace_finalize(int sync)
 		clock_sync(t, 1);
 }
 
-void popmon_trace_region(int idx, uint64_t start, uint64_t stop)
+/* A region's whole-process visit closed (regions.c's observer). */
+static void on_region_closed(int idx, uint64_t start, uint64_t stop)
 {
 	struct popmon_thread *t = popmon_tls;
 	if (!POPMON_LOAD(popmon_trace_on) || !t)
@@ -418,7 +422,9 @@ void popmon_trace_region(int idx, uint64_t start, uint64_t stop)
 /* The OpenMP constructs the trace's OMP records name (their slots). */
 static uint8_t omp_seen[POPMON_OMP_CONSTRUCTS];
 
-void popmon_trace_omp(uint64_t begin, uint64_t end, uint32_t team, int construct)
+/* An outermost OpenMP parallel region of team threads closed (ompt.c's
+ * observer); construct: its slot in the construct table, or -1. */
+static void on_parallel_closed(uint64_t begin, uint64_t end, uint32_t team, int construct)
 {
 	struct popmon_thread *t = popmon_tls;
 	if (!POPMON_LOAD(popmon_trace_on) || !t)

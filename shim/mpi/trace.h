@@ -80,10 +80,4 @@ void popmon_trace_extra(struct popmon_thread *t, unsigned kind, unsigned flags, 
 /* A record as it is (COMM/MEMBERS with their own layout). */
 void popmon_trace_put(struct popmon_thread *t, const struct popmon_trec *r);
 
-/* trace.c (MPI builds only, hence weak): a region visit ended, for the
- * trace when tracing. */
-void popmon_trace_region(int idx, uint64_t start, uint64_t stop) __attribute__((weak));
-/* trace.c (weak as above): an outermost OpenMP parallel region of team
- * threads ended; construct: its slot in the construct table, or -1. */
-void popmon_trace_omp(uint64_t begin, uint64_t end, uint32_t team, int construct) __attribute__((weak));
 #endif /* POPMON_TRACE_H */
