@@ -9,6 +9,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -573,4 +574,102 @@ void popmon_lewi_cpu_ticks(uint64_t *lent, uint64_t *borrowed)
 		*lent = l;
 	if (borrowed)
 		*borrowed = b;
+}
+
+/* ---------------------------------------------------------------- automatic LeWI
+ * popmon run/exec --lewi, DLB_ARGS=--lewi: the process registers itself at
+ * MPI_Init (or at its first parallel region, whichever comes first), lends
+ * in the blocking MPI calls --lewi-mpi-calls selects (the MPI wrappers read
+ * popmon_lewi_calls), and sizes and places its parallel regions' teams. */
+
+int popmon_lewi_calls;
+
+static _Atomic int auto_state; /* 0 not tried, 1 on, -1 off or failed, 2 stopped */
+static int (*set_num_threads)(int);
+static int team_cpu[POPMON_LEWI_MAX_CPUS];
+static _Atomic int team_n;
+static _Atomic uint64_t team_gen; /* changes whenever team_cpu does */
+static __thread uint64_t pinned_gen;
+static __thread int pinned_cpu = -1;
+
+static void auto_exit(void)
+{
+	popmon_lewi_stop();
+}
+
+void popmon_lewi_start(void)
+{
+	int s = atomic_load(&auto_state);
+	if (s != 0 || !atomic_compare_exchange_strong(&auto_state, &s, -1))
+		return;
+	if (!popmon_lewi_enabled())
+		return;
+	int r = popmon_lewi_ready() ? POPMON_DLB_SUCCESS : popmon_lewi_init(NULL);
+	if (r != POPMON_DLB_SUCCESS)
+		return;
+	*(void **)&set_num_threads = dlsym(RTLD_DEFAULT, "omp_set_num_threads");
+	atexit(auto_exit);
+	__atomic_store_n(&popmon_lewi_calls, popmon_dlb.lewi_mpi_calls, __ATOMIC_RELAXED);
+	atomic_store(&auto_state, 1);
+}
+
+void popmon_lewi_stop(void)
+{
+	int s = 1;
+	if (!atomic_compare_exchange_strong(&auto_state, &s, 2))
+		return;
+	__atomic_store_n(&popmon_lewi_calls, 0, __ATOMIC_RELAXED);
+	popmon_lewi_team_end();
+	popmon_lewi_finalize();
+}
+
+int popmon_lewi_on(void)
+{
+	return atomic_load_explicit(&auto_state, memory_order_relaxed) == 1;
+}
+
+int popmon_lewi_parallel_begin(int outermost, int set_icv)
+{
+	int s = atomic_load_explicit(&auto_state, memory_order_relaxed);
+	if (s == 0) {
+		popmon_lewi_start(); /* a program without MPI: its first region */
+		s = atomic_load(&auto_state);
+	}
+	if (s != 1 || !outermost || !popmon_lewi_ready())
+		return 0;
+	int n = popmon_lewi_team(team_cpu, POPMON_LEWI_MAX_CPUS);
+	if (n <= 0)
+		return 0;
+	atomic_store_explicit(&team_n, n, memory_order_relaxed);
+	atomic_fetch_add_explicit(&team_gen, 1, memory_order_release);
+	if (set_icv && set_num_threads)
+		set_num_threads(n);
+	return n;
+}
+
+void popmon_lewi_implicit_begin(unsigned int index)
+{
+	if (atomic_load_explicit(&auto_state, memory_order_relaxed) != 1)
+		return;
+	uint64_t gen = atomic_load_explicit(&team_gen, memory_order_acquire);
+	int n = atomic_load_explicit(&team_n, memory_order_relaxed);
+	if (gen == pinned_gen || n <= 0)
+		return;
+	pinned_gen = gen;
+	/* A team larger than the CPUs (a num_threads clause): the extra
+	 * threads share the CPUs round robin. */
+	int cpu = team_cpu[index % (unsigned int)n];
+	if (cpu == pinned_cpu)
+		return;
+	cpu_set_t one;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0)
+		pinned_cpu = cpu;
+}
+
+void popmon_lewi_parallel_end(int outermost)
+{
+	if (outermost && atomic_load_explicit(&auto_state, memory_order_relaxed) == 1)
+		popmon_lewi_team_end();
 }

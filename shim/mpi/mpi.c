@@ -45,6 +45,7 @@
 #include "dispatch.h"
 #include "gpu.h"
 #include "intercept.h"
+#include "lewi.h"
 #include "live.h"
 #include "mpi/mpi.h"
 #include "mpi/trace.h"
@@ -372,6 +373,7 @@ void popmon_mpi_init_hook(void)
 	popmon_talp_mpi_init();
 	popmon_intercept_check();
 	popmon_owncost_calibrate(); /* popmon's own cost per call (owncost.h) */
+	popmon_lewi_start();        /* --lewi: this rank's CPUs in the registry */
 	/* The Global region measures the run between MPI_Init and MPI_Finalize,
 	 * as TALP does: from here, where MPI_Init returns to the program. */
 	popmon_proc.init_tick = popmon_now();
@@ -1591,6 +1593,7 @@ void popmon_mpi_finalize_hook(void)
 		return;
 	popmon_proc.finalized = 1;
 	popmon_proc.fin_tick = popmon_now();
+	popmon_lewi_stop();
 	popmon_live_state(POPMON_LIVE_FINALIZING, 0);
 	popmon_regions_close_all(popmon_proc.fin_tick);
 	popmon_talp_finalize();
