@@ -137,4 +137,6 @@ for pair in "gcc $GCC" "clang $CLANG"; do
 	for p in hybrid_phases hybrid_mpi_idle team_override malleable; do
 		run env OMPI_CC="$cc" MPICH_CC="$cc" "$CC" $OMPFLAGS -I"$shim" -o "$out/$p.$suffix" "$here/$p.c"
 	done
+	# LeWI's designed imbalance (examples/lewi).
+	run env OMPI_CC="$cc" MPICH_CC="$cc" "$CC" $OMPFLAGS -o "$out/lewi_imbalance.$suffix" "$here/lewi/lewi_imbalance.c"
 done

@@ -623,6 +623,11 @@ void popmon_lewi_stop(void)
 	popmon_lewi_finalize();
 }
 
+int popmon_lewi_used(void)
+{
+	return atomic_load(&auto_state) > 0 || popmon_lewi_ready();
+}
+
 int popmon_lewi_on(void)
 {
 	return atomic_load_explicit(&auto_state, memory_order_relaxed) == 1;

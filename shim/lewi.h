@@ -112,6 +112,11 @@ void popmon_lewi_start(void);
 /* Gives the CPUs up (MPI_Finalize, exit); the MPI calls stop lending. */
 void popmon_lewi_stop(void);
 
+/* Whether LeWI was on in this process at some point (automatic, or
+ * registered by the program's DLB_Init): the measurement then has its lent
+ * and borrowed CPU time. */
+int popmon_lewi_used(void);
+
 /* Whether the automatic LeWI is on in this process. */
 int popmon_lewi_on(void);
 

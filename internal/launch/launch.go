@@ -38,6 +38,8 @@ type Options struct {
 	GitBranch   string
 	GitTime     string
 	Records     string
+	// Lewi is --lewi and its options.
+	Lewi Lewi
 }
 
 // gitEnv returns the POPMON_GIT_* variables through which the library
@@ -104,6 +106,9 @@ func (m *Options) Environment(built *shimbuild.Library, scan *binscan.Result, se
 			return nil, "", err
 		}
 		set["POPMON_MAX_PROCESS_RECORDS"] = m.Records
+	}
+	if err := m.Lewi.lewiEnv(set, os.Getenv); err != nil {
+		return nil, "", err
 	}
 	if err := countersEnv(m.Counters, set); err != nil {
 		return nil, "", err

@@ -1310,6 +1310,7 @@ static int finalize_measure(MPI_Comm comm, const struct handshake *hs)
 	struct popmon_proc_rec me = {.rank = popmon_proc.rank, .node = leader, .pid = popmon_proc.pid,
 				     .cpus = cpus, .mpi_threads = popmon_mpi_thread_count(),
 				     .affinity_cpus = popmon_affinity_cpus()};
+	popmon_proc_rec_lewi(&me);
 	const struct popmon_intercept *ic = popmon_intercept_result();
 	if (ic->bypassed) {
 		me.bypass_kind = ic->kind;
