@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/process.h"
 #include "lewi_shm.h"
 
 _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "the registry needs lock-free 64-bit atomics");
@@ -126,32 +127,6 @@ int popmon_lewi_shm_attach(const char *key, char *why, size_t nwhy)
 	}
 	R = r;
 	return POPMON_DLB_SUCCESS;
-}
-
-uint64_t popmon_lewi_shm_start_time(pid_t pid)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')');
-	if (!p)
-		return 0;
-	/* Fields after the name: 3 (state) ... 22 (starttime). */
-	int field = 2;
-	for (; *p && field < 22; p++)
-		if (*p == ' ')
-			field++;
-	uint64_t v = 0;
-	for (; *p >= '0' && *p <= '9'; p++)
-		v = v * 10 + (uint64_t)(*p - '0');
-	return v;
 }
 
 int popmon_lewi_shm_alive(pid_t pid, uint64_t start)
@@ -290,7 +265,7 @@ int popmon_lewi_shm_register(pid_t pid, const cpu_set_t *mask, int *slot)
 	}
 	if (!s)
 		return POPMON_DLB_ERR_NOMEM;
-	atomic_store(&R->slot[s].start, popmon_lewi_shm_start_time(pid));
+	atomic_store(&R->slot[s].start, popmon_process_start_time(pid));
 	for (int c = 0; c < CPU_SETSIZE; c++) {
 		if (!CPU_ISSET(c, mask))
 			continue;

@@ -75,30 +75,6 @@ int popmon_live_dir_ok(const char *dir)
 
 static void publish_counters(struct popmon_live_header *h);
 
-static uint64_t proc_start_time(void)
-{
-	/* Field 22 of /proc/self/stat: with the pid, it names this process
-	 * even after the pid is reused. */
-	char buf[1024];
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')');
-	if (!p)
-		return 0;
-	/* After ") " come fields 3..: field 22 is the 20th from there. */
-	int field = 2;
-	for (p++; *p && field < 21; p++)
-		if (*p == ' ')
-			field++;
-	return strtoull(p, NULL, 10);
-}
-
 static void fill_layout(struct popmon_live_header *h)
 {
 	h->nstates = POPMON_NSTATES;
@@ -409,7 +385,7 @@ int popmon_live_open(void)
 	h->epoch_ns = popmon_proc.epoch_ns;
 	h->cal_tick = popmon_proc.t0_tick;
 	h->cal_ns = popmon_proc.t0_ns;
-	h->start_time_ticks = proc_start_time();
+	h->start_time_ticks = popmon_process_start_time(getpid());
 	h->state = POPMON_LIVE_STARTING;
 	h->cpus = 1;
 	snprintf(h->hostname, sizeof h->hostname, "%s", host);

@@ -28,6 +28,6 @@ func (m *measureFlags) register(fs interface {
 	fs.BoolVar(&m.Lewi.KeepOneCPU, "lewi-keep-one-cpu", false, "LeWI: a blocking MPI call keeps the process's first CPU")
 	fs.StringVar(&m.Lewi.MPICalls, "lewi-mpi-calls", "all", "LeWI: the blocking MPI calls that lend: all, collectives, barrier, none")
 	fs.BoolVar(&m.Lewi.RespectCpuset, "lewi-respect-cpuset", true, "LeWI: lend and borrow only CPUs a process registered (false: not in popmon)")
-	fs.BoolVar(&m.Lewi.Barrier, "lewi-barrier", true, "LeWI: DLB_Barrier lends the CPUs")
+	fs.BoolVar(&m.Lewi.Barrier, "lewi-barrier", true, "LeWI: DLB_Barrier lends the CPUs (DLB_Barrier is not in popmon: false is named, not acted on)")
 	fs.StringVar(&m.Counters, "counters", "", "hardware counters (instructions, cycles: IPC and frequency): auto (when the machine has them), on (warn when it has not), off (default $POPMON_COUNTERS, else auto)")
 }

@@ -19,7 +19,8 @@ type Lewi struct {
 	// RespectCpuset is --lewi-respect-cpuset (default true; false is not
 	// in popmon: the library says so).
 	RespectCpuset bool
-	// Barrier is --lewi-barrier: DLB_Barrier lends (default true).
+	// Barrier is --lewi-barrier: DLB_Barrier lends (default true; DLB_Barrier
+	// is not in popmon: false is named, not acted on).
 	Barrier bool
 }
 

@@ -63,7 +63,7 @@ static const struct opt {
 	{"--lewi-respect-mask", K_BOOL, "yes", 0, "LeWI: not in popmon"},
 	{"--lewi-mpi", K_BOOL, "no", 0, "LeWI: not in popmon"},
 	{"--lewi-mpi-calls", K_STR, "all", 1, "LeWI: the blocking MPI calls that lend: all, collectives, barrier, none"},
-	{"--lewi-barrier", K_BOOL, "yes", 1, "LeWI: DLB_Barrier lends the CPUs (as MPI_Barrier)"},
+	{"--lewi-barrier", K_BOOL, "yes", 0, "LeWI: DLB_Barrier is not in popmon (DLB_ERR_NOCOMP)"},
 	{"--lewi-barrier-select", K_STR, "", 0, "LeWI: not in popmon"},
 	{"--lewi-affinity", K_STR, "auto", 0, "LeWI: not in popmon"},
 	{"--lewi-ompt", K_STR, "borrow", 0, "LeWI: not in popmon"},
@@ -227,8 +227,6 @@ static void apply(const struct opt *o, const char *v, int has_value, char *ignor
 		a->lewi = b;
 	else if (strcmp(name, "--lewi-keep-one-cpu") == 0)
 		a->lewi_keep_one_cpu = b;
-	else if (strcmp(name, "--lewi-barrier") == 0)
-		a->lewi_barrier = b;
 	else if (strcmp(name, "--lewi-mpi-calls") == 0) {
 		static const char *const w[] = {"none", "barrier", "collectives", "all"};
 		static const int m[] = {0, POPMON_LEWI_CALLS_BARRIER,
@@ -368,7 +366,6 @@ void popmon_dlb_args_parse(void)
 	a->parsed = 1;
 	a->summary_pop = 1;
 	a->lewi_mpi_calls = POPMON_LEWI_CALLS_BARRIER | POPMON_LEWI_CALLS_COLLECTIVE | POPMON_LEWI_CALLS_P2P;
-	a->lewi_barrier = 1;
 	char ignored[3072] = "", bad[1024] = "";
 	const char *env = getenv("DLB_ARGS");
 	if (env && *env) {

@@ -30,10 +30,10 @@ struct popmon_dlb_args {
 	char select[1024]; /* the list, ",a,b," (delimited, for lookups) */
 	/* LeWI (lewi.c): --lewi, --lewi-keep-one-cpu, --lewi-max-parallelism
 	 * (0: none), --lewi-mpi-calls (POPMON_LEWI_CALLS_* bits; default
-	 * all), --lewi-barrier (DLB_Barrier lends; default yes), --shm-key
+	 * all), --shm-key
 	 * (the registry's key, "" the default). Also read from
 	 * POPMON_LEWI_ARGS (popmon run/exec --lewi's options). */
-	int lewi, lewi_keep_one_cpu, lewi_max_parallelism, lewi_mpi_calls, lewi_barrier;
+	int lewi, lewi_keep_one_cpu, lewi_max_parallelism, lewi_mpi_calls;
 	char shm_key[128];
 };
 

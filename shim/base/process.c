@@ -4,9 +4,12 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <fcntl.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/env.h"
 #include "base/process.h"
@@ -143,4 +146,31 @@ static int read_affinity(void)
 	if (sched_getaffinity(0, sizeof set, &set) != 0)
 		return 0;
 	return CPU_COUNT(&set);
+}
+
+uint64_t popmon_process_start_time(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* The name (field 2) may hold spaces and parentheses: fields 3 ... 22
+	 * (starttime) follow its last ')'. */
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	int field = 2;
+	for (; *p && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	uint64_t v = 0;
+	for (; *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (uint64_t)(*p - '0');
+	return v;
 }

@@ -8,6 +8,9 @@
 #define POPMON_PROCESS_H
 
 #include <stdint.h>
+#include <sys/types.h>
+
+#include <stdint.h>
 
 /* Process state shared by the library's files. */
 struct popmon_process {
@@ -75,5 +78,11 @@ int popmon_warns_aloud(void);
  * OpenMP runtime binds the initial thread; 0 when unknown): the bound of
  * the CPUs its threads can run on, which DLB counts as numCpus. */
 int popmon_affinity_cpus(void);
+
+/* The start time of process pid (field 22 of /proc/PID/stat: clock ticks
+ * since boot), 0 when unknown: with the pid, it names a process even after
+ * its pid is reused (the live file's header, the LeWI registry's slots).
+ * One open and read, no allocation. */
+uint64_t popmon_process_start_time(pid_t pid);
 
 #endif /* POPMON_PROCESS_H */

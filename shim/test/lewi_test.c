@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/process.h"
 #include "lewi.h"
 #include "lewi_shm.h"
 #include "seam.h"
@@ -438,7 +439,7 @@ static void scenario_off(void)
 	 * with another start time it is a reused pid; a reaped child and a
 	 * zombie are dead. */
 	pid_t me = getpid();
-	uint64_t start = popmon_lewi_shm_start_time(me);
+	uint64_t start = popmon_process_start_time(me);
 	CHECK(start > 0, "no start time for %d", (int)me);
 	CHECK(popmon_lewi_shm_alive(me, start), "alive with its start time");
 	CHECK(popmon_lewi_shm_alive(me, 0), "alive without a start time");
