@@ -81,6 +81,8 @@ for p in thread_multiple thread_churn; do
 	run "$CC" $CFLAGS -pthread -o "$out/$p" "$here/$p.c"
 done
 run "$CC" $CFLAGS -o "$out/own_wrappers" "$here/own_wrappers.c"
+# LeWI's example without OpenMP: the MPI-only form (scripts/bench-lewi.sh).
+run "$CC" $CFLAGS -Wno-unknown-pragmas -o "$out/lewi_imbalance.mpi" "$here/lewi/lewi_imbalance.c"
 # MPI-4 Sessions: only where mpi.h declares MPI 4 (MPICH 4; not Open MPI 4).
 if printf '#include <mpi.h>\n#if MPI_VERSION < 4\n#error\n#endif\n' | "$CC" -E -x c - >/dev/null 2>&1; then
 	run "$CC" $CFLAGS -o "$out/sessions" "$here/sessions.c"

@@ -14,7 +14,8 @@
  * RATIO units, the other ranks wait RATIO-1 in MPI_Allreduce. With LeWI
  * (2 ranks, ratio 2), rank 1 lends its CPU once its unit is done and rank
  * 0's next regions run on both CPUs: 1 + 1/2 = 1.5 units, 0.75 of the time.
- * RATIO 1 is the balanced program (nothing to lend: LeWI must cost nothing).
+ * RATIO 1 is the balanced program (nothing to lend: LeWI must cost nothing);
+ * built without OpenMP it is an MPI-only program (scripts/bench-lewi.sh).
  *
  * The checksum is an integer sum (the same whatever the team sizes and the
  * order of the items); rank 0 prints it, and every rank its time waiting in
@@ -30,12 +31,17 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
-#include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#else /* built without OpenMP: the MPI-only form of the same program */
+static int omp_get_max_threads(void) { return 1; }
+static int omp_get_thread_num(void) { return 0; }
+#endif
 
 static double now_s(void)
 {
