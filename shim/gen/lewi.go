@@ -143,10 +143,10 @@ func writeLewiHelper(b *bytes.Buffer, c *Call, byName map[string]*Call) {
 		fmt.Fprintf(b, "#if %s\n", g)
 	}
 	fmt.Fprintf(b, "static int popmon_lewi_%s(%s)\n{\n", c.Name, strings.Join(decls, ", "))
-	b.WriteString("\tpopmon_lewi_into_blocking_call();\n\tMPI_Request popmon_q;\n")
+	b.WriteString("\tMPI_Request popmon_q;\n")
 	fmt.Fprintf(b, "\tint popmon_r = P%s(%s);\n", l.NB, strings.Join(args, ", "))
 	fmt.Fprintf(b, "\tif (popmon_r == MPI_SUCCESS)\n\t\tpopmon_r = popmon_lewi_mpi_wait(&popmon_q, %s);\n", status)
-	b.WriteString("\tpopmon_lewi_out_of_blocking_call();\n\treturn popmon_r;\n}\n")
+	b.WriteString("\treturn popmon_r;\n}\n")
 	b.WriteString(sel)
 	if g != "" {
 		fmt.Fprintf(b, "#else\n#define POPMON_LEWI_%s(next) (next)\n#endif\n", c.Name)

@@ -11,69 +11,78 @@
 #include "lewi.h"
 #include "mpi/lewi_mpi.h"
 
-/* Polls before the first sleep: a wait that ends at once costs no sleep. */
+/* Polls before the first sleep: a wait that ends at once neither lends nor
+ * sleeps (a balanced program's calls). */
 enum { EAGER_POLLS = 16, FIRST_NS = 10000, MAX_NS = 500000 };
 
+/* One wait: its polls, the next sleep, and whether it lent the CPUs. */
 struct backoff {
 	unsigned int polls;
 	long ns;
+	int lent;
 };
 
+/* After a poll that did not complete: lends the CPUs and sleeps, once the
+ * eager polls are spent. */
 static void pause_poll(struct backoff *b)
 {
 	if (b->polls++ < EAGER_POLLS)
 		return;
+	if (!b->lent) {
+		popmon_lewi_into_blocking_call();
+		b->lent = 1;
+	}
 	struct timespec ts = {0, b->ns ? b->ns : FIRST_NS};
 	nanosleep(&ts, NULL);
 	b->ns = ts.tv_nsec * 2 > MAX_NS ? MAX_NS : ts.tv_nsec * 2;
 }
 
+/* The wait is over: reclaims what it lent. */
+static void done(const struct backoff *b)
+{
+	if (b->lent)
+		popmon_lewi_out_of_blocking_call();
+}
+
 int popmon_lewi_mpi_wait(MPI_Request *q, MPI_Status *status)
 {
-	struct backoff b = {0, 0};
-	for (;;) {
-		int flag = 0, r = PMPI_Test(q, &flag, status);
-		if (r != MPI_SUCCESS || flag)
-			return r;
+	struct backoff b = {0, 0, 0};
+	int r, flag = 0;
+	while ((r = PMPI_Test(q, &flag, status)) == MPI_SUCCESS && !flag)
 		pause_poll(&b);
-	}
+	done(&b);
+	return r;
 }
 
 int popmon_lewi_MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
-	popmon_lewi_into_blocking_call();
-	int r = popmon_lewi_mpi_wait(request, status);
-	popmon_lewi_out_of_blocking_call();
-	return r;
+	return popmon_lewi_mpi_wait(request, status);
 }
 
 int popmon_lewi_MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
-	popmon_lewi_into_blocking_call();
-	struct backoff b = {0, 0};
+	struct backoff b = {0, 0, 0};
 	int r, flag = 0;
 	while ((r = PMPI_Testall(count, array_of_requests, &flag, array_of_statuses)) == MPI_SUCCESS && !flag)
 		pause_poll(&b);
-	popmon_lewi_out_of_blocking_call();
+	done(&b);
 	return r;
 }
 
 int popmon_lewi_MPI_Waitany(int count, MPI_Request array_of_requests[], int *indx, MPI_Status *status)
 {
-	popmon_lewi_into_blocking_call();
-	struct backoff b = {0, 0};
+	struct backoff b = {0, 0, 0};
 	int r, flag = 0;
 	while ((r = PMPI_Testany(count, array_of_requests, indx, &flag, status)) == MPI_SUCCESS && !flag)
 		pause_poll(&b);
-	popmon_lewi_out_of_blocking_call();
+	done(&b);
 	return r;
 }
 
 int popmon_lewi_MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
 			     MPI_Status array_of_statuses[])
 {
-	popmon_lewi_into_blocking_call();
-	struct backoff b = {0, 0};
+	struct backoff b = {0, 0, 0};
 	int r;
 	/* Testsome: 0 completed, keep polling; MPI_UNDEFINED (no active
 	 * request) ends as Waitsome's. */
@@ -81,18 +90,17 @@ int popmon_lewi_MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *
 		       MPI_SUCCESS &&
 	       *outcount == 0)
 		pause_poll(&b);
-	popmon_lewi_out_of_blocking_call();
+	done(&b);
 	return r;
 }
 
 int popmon_lewi_MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
-	popmon_lewi_into_blocking_call();
-	struct backoff b = {0, 0};
+	struct backoff b = {0, 0, 0};
 	int r, flag = 0;
 	while ((r = PMPI_Iprobe(source, tag, comm, &flag, status)) == MPI_SUCCESS && !flag)
 		pause_poll(&b);
-	popmon_lewi_out_of_blocking_call();
+	done(&b);
 	return r;
 }
 
@@ -100,7 +108,6 @@ int popmon_lewi_MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype se
 			     void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
 			     MPI_Comm comm, MPI_Status *status)
 {
-	popmon_lewi_into_blocking_call();
 	MPI_Request q[2];
 	MPI_Status st[2];
 	int r = PMPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &q[1]);
@@ -110,16 +117,16 @@ int popmon_lewi_MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype se
 			PMPI_Cancel(&q[1]);
 			PMPI_Request_free(&q[1]);
 		} else {
-			struct backoff b = {0, 0};
+			struct backoff b = {0, 0, 0};
 			int flag = 0;
 			while ((r = PMPI_Testall(2, q, &flag, st)) == MPI_SUCCESS && !flag)
 				pause_poll(&b);
+			done(&b);
 			if (r == MPI_ERR_IN_STATUS)
 				r = st[0].MPI_ERROR != MPI_SUCCESS ? st[0].MPI_ERROR : st[1].MPI_ERROR;
 			if (status != MPI_STATUS_IGNORE)
 				*status = st[1];
 		}
 	}
-	popmon_lewi_out_of_blocking_call();
 	return r;
 }

@@ -4273,12 +4273,10 @@ void mpi_probe_f08_(void *source, void *tag, void *comm, void *status, void *ier
 /* MPI_Recv: MPI-1.0, p2p */
 static int popmon_lewi_MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
-	popmon_lewi_into_blocking_call();
 	MPI_Request popmon_q;
 	int popmon_r = PMPI_Irecv(buf, count, datatype, source, tag, comm, &popmon_q);
 	if (popmon_r == MPI_SUCCESS)
 		popmon_r = popmon_lewi_mpi_wait(&popmon_q, status);
-	popmon_lewi_out_of_blocking_call();
 	return popmon_r;
 }
 #define POPMON_LEWI_MPI_Recv(next) \
@@ -4908,12 +4906,10 @@ void mpi_request_get_status_some_f08_(void *incount, void *array_of_requests, vo
 /* MPI_Rsend: MPI-1.0, p2p */
 static int popmon_lewi_MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-	popmon_lewi_into_blocking_call();
 	MPI_Request popmon_q;
 	int popmon_r = PMPI_Irsend(buf, count, datatype, dest, tag, comm, &popmon_q);
 	if (popmon_r == MPI_SUCCESS)
 		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
-	popmon_lewi_out_of_blocking_call();
 	return popmon_r;
 }
 #define POPMON_LEWI_MPI_Rsend(next) \
@@ -5188,12 +5184,10 @@ void mpi_rsend_init_f08ts_large_(void *buf, void *count, void *datatype, void *d
 /* MPI_Send: MPI-1.0, p2p */
 static int popmon_lewi_MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-	popmon_lewi_into_blocking_call();
 	MPI_Request popmon_q;
 	int popmon_r = PMPI_Isend(buf, count, datatype, dest, tag, comm, &popmon_q);
 	if (popmon_r == MPI_SUCCESS)
 		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
-	popmon_lewi_out_of_blocking_call();
 	return popmon_r;
 }
 #define POPMON_LEWI_MPI_Send(next) \
@@ -6142,12 +6136,10 @@ void mpi_session_iflush_buffer_f08_(void *session, void *request, void *ierror)
 /* MPI_Ssend: MPI-1.0, p2p */
 static int popmon_lewi_MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-	popmon_lewi_into_blocking_call();
 	MPI_Request popmon_q;
 	int popmon_r = PMPI_Issend(buf, count, datatype, dest, tag, comm, &popmon_q);
 	if (popmon_r == MPI_SUCCESS)
 		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
-	popmon_lewi_out_of_blocking_call();
 	return popmon_r;
 }
 #define POPMON_LEWI_MPI_Ssend(next) \
@@ -11830,12 +11822,10 @@ void mpi_unpack_external_f08ts_large_(void *datarep, void *inbuf, void *insize, 
 #if MPI_VERSION >= 3
 static int popmon_lewi_MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-	popmon_lewi_into_blocking_call();
 	MPI_Request popmon_q;
 	int popmon_r = PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &popmon_q);
 	if (popmon_r == MPI_SUCCESS)
 		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
-	popmon_lewi_out_of_blocking_call();
 	return popmon_r;
 }
 #define POPMON_LEWI_MPI_Allgather(next) \
@@ -12116,12 +12106,10 @@ void mpi_allgather_init_f08ts_large_(void *sendbuf, void *sendcount, void *sendt
 #if MPI_VERSION >= 3
 static int popmon_lewi_MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-	popmon_lewi_into_blocking_call();
 	MPI_Request popmon_q;
 	int popmon_r = PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, &popmon_q);
 	if (popmon_r == MPI_SUCCESS)
 		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
-	popmon_lewi_out_of_blocking_call();
 	return popmon_r;
 }
 #define POPMON_LEWI_MPI_Allgatherv(next) \
@@ -12402,12 +12390,10 @@ void mpi_allgatherv_init_f08ts_large_(void *sendbuf, void *sendcount, void *send
 #if MPI_VERSION >= 3
 static int popmon_lewi_MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-	popmon_lewi_into_blocking_call();
 	MPI_Request popmon_q;
 	int popmon_r = PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, &popmon_q);
 	if (popmon_r == MPI_SUCCESS)
 		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
-	popmon_lewi_out_of_blocking_call();
 	return popmon_r;
 }
 #define POPMON_LEWI_MPI_Allreduce(next) \
@@ -12688,12 +12674,10 @@ void mpi_allreduce_init_f08ts_large_(void *sendbuf, void *recvbuf, void *count, 
 #if MPI_VERSION >= 3
 static int popmon_lewi_MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-	popmon_lewi_into_blocking_call();
 	MPI_Request popmon_q;
 	int popmon_r = PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &popmon_q);
 	if (popmon_r == MPI_SUCCESS)
 		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
-	popmon_lewi_out_of_blocking_call();
 	return popmon_r;
 }
 #define POPMON_LEWI_MPI_Alltoall(next) \
@@ -12974,12 +12958,10 @@ void mpi_alltoall_init_f08ts_large_(void *sendbuf, void *sendcount, void *sendty
 #if MPI_VERSION >= 3
 static int popmon_lewi_MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-	popmon_lewi_into_blocking_call();
 	MPI_Request popmon_q;
 	int popmon_r = PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, &popmon_q);
 	if (popmon_r == MPI_SUCCESS)
 		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
-	popmon_lewi_out_of_blocking_call();
 	return popmon_r;
 }
 #define POPMON_LEWI_MPI_Alltoallv(next) \
@@ -13261,12 +13243,10 @@ void mpi_alltoallv_init_f08ts_large_(void *sendbuf, void *sendcounts, void *sdis
 #if MPI_VERSION >= 3
 static int popmon_lewi_MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-	popmon_lewi_into_blocking_call();
 	MPI_Request popmon_q;
 	int popmon_r = PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, &popmon_q);
 	if (popmon_r == MPI_SUCCESS)
 		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
-	popmon_lewi_out_of_blocking_call();
 	return popmon_r;
 }
 #define POPMON_LEWI_MPI_Alltoallw(next) \
@@ -13548,12 +13528,10 @@ void mpi_alltoallw_init_f08ts_large_(void *sendbuf, void *sendcounts, void *sdis
 #if MPI_VERSION >= 3
 static int popmon_lewi_MPI_Barrier(MPI_Comm comm)
 {
-	popmon_lewi_into_blocking_call();
 	MPI_Request popmon_q;
 	int popmon_r = PMPI_Ibarrier(comm, &popmon_q);
 	if (popmon_r == MPI_SUCCESS)
 		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
-	popmon_lewi_out_of_blocking_call();
 	return popmon_r;
 }
 #define POPMON_LEWI_MPI_Barrier(next) \
@@ -13704,12 +13682,10 @@ void mpi_barrier_init_f08_(void *comm, void *info, void *request, void *ierror)
 #if MPI_VERSION >= 3
 static int popmon_lewi_MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
-	popmon_lewi_into_blocking_call();
 	MPI_Request popmon_q;
 	int popmon_r = PMPI_Ibcast(buffer, count, datatype, root, comm, &popmon_q);
 	if (popmon_r == MPI_SUCCESS)
 		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
-	popmon_lewi_out_of_blocking_call();
 	return popmon_r;
 }
 #define POPMON_LEWI_MPI_Bcast(next) \
@@ -13979,12 +13955,10 @@ void mpi_bcast_init_f08ts_large_(void *buffer, void *count, void *datatype, void
 #if MPI_VERSION >= 3
 static int popmon_lewi_MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-	popmon_lewi_into_blocking_call();
 	MPI_Request popmon_q;
 	int popmon_r = PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, &popmon_q);
 	if (popmon_r == MPI_SUCCESS)
 		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
-	popmon_lewi_out_of_blocking_call();
 	return popmon_r;
 }
 #define POPMON_LEWI_MPI_Exscan(next) \
@@ -14266,12 +14240,10 @@ void mpi_exscan_init_f08ts_large_(void *sendbuf, void *recvbuf, void *count, voi
 #if MPI_VERSION >= 3
 static int popmon_lewi_MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	popmon_lewi_into_blocking_call();
 	MPI_Request popmon_q;
 	int popmon_r = PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &popmon_q);
 	if (popmon_r == MPI_SUCCESS)
 		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
-	popmon_lewi_out_of_blocking_call();
 	return popmon_r;
 }
 #define POPMON_LEWI_MPI_Gather(next) \
@@ -14552,12 +14524,10 @@ void mpi_gather_init_f08ts_large_(void *sendbuf, void *sendcount, void *sendtype
 #if MPI_VERSION >= 3
 static int popmon_lewi_MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	popmon_lewi_into_blocking_call();
 	MPI_Request popmon_q;
 	int popmon_r = PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, &popmon_q);
 	if (popmon_r == MPI_SUCCESS)
 		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
-	popmon_lewi_out_of_blocking_call();
 	return popmon_r;
 }
 #define POPMON_LEWI_MPI_Gatherv(next) \
@@ -19233,12 +19203,10 @@ void mpi_op_free_f08_(void *op, void *ierror)
 #if MPI_VERSION >= 3
 static int popmon_lewi_MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
 {
-	popmon_lewi_into_blocking_call();
 	MPI_Request popmon_q;
 	int popmon_r = PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, &popmon_q);
 	if (popmon_r == MPI_SUCCESS)
 		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
-	popmon_lewi_out_of_blocking_call();
 	return popmon_r;
 }
 #define POPMON_LEWI_MPI_Reduce(next) \
@@ -19647,12 +19615,10 @@ void mpi_reduce_local_f08ts_large_(void *inbuf, void *inoutbuf, void *count, voi
 #if MPI_VERSION >= 3
 static int popmon_lewi_MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-	popmon_lewi_into_blocking_call();
 	MPI_Request popmon_q;
 	int popmon_r = PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, &popmon_q);
 	if (popmon_r == MPI_SUCCESS)
 		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
-	popmon_lewi_out_of_blocking_call();
 	return popmon_r;
 }
 #define POPMON_LEWI_MPI_Reduce_scatter(next) \
@@ -19798,12 +19764,10 @@ void mpi_reduce_scatter_f08ts_large_(void *sendbuf, void *recvbuf, void *recvcou
 #if MPI_VERSION >= 3
 static int popmon_lewi_MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-	popmon_lewi_into_blocking_call();
 	MPI_Request popmon_q;
 	int popmon_r = PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, &popmon_q);
 	if (popmon_r == MPI_SUCCESS)
 		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
-	popmon_lewi_out_of_blocking_call();
 	return popmon_r;
 }
 #define POPMON_LEWI_MPI_Reduce_scatter_block(next) \
@@ -20221,12 +20185,10 @@ void mpi_reduce_scatter_init_f08ts_large_(void *sendbuf, void *recvbuf, void *re
 #if MPI_VERSION >= 3
 static int popmon_lewi_MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-	popmon_lewi_into_blocking_call();
 	MPI_Request popmon_q;
 	int popmon_r = PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, &popmon_q);
 	if (popmon_r == MPI_SUCCESS)
 		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
-	popmon_lewi_out_of_blocking_call();
 	return popmon_r;
 }
 #define POPMON_LEWI_MPI_Scan(next) \
@@ -20507,12 +20469,10 @@ void mpi_scan_init_f08ts_large_(void *sendbuf, void *recvbuf, void *count, void 
 #if MPI_VERSION >= 3
 static int popmon_lewi_MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	popmon_lewi_into_blocking_call();
 	MPI_Request popmon_q;
 	int popmon_r = PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &popmon_q);
 	if (popmon_r == MPI_SUCCESS)
 		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
-	popmon_lewi_out_of_blocking_call();
 	return popmon_r;
 }
 #define POPMON_LEWI_MPI_Scatter(next) \
@@ -20793,12 +20753,10 @@ void mpi_scatter_init_f08ts_large_(void *sendbuf, void *sendcount, void *sendtyp
 #if MPI_VERSION >= 3
 static int popmon_lewi_MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	popmon_lewi_into_blocking_call();
 	MPI_Request popmon_q;
 	int popmon_r = PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, &popmon_q);
 	if (popmon_r == MPI_SUCCESS)
 		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
-	popmon_lewi_out_of_blocking_call();
 	return popmon_r;
 }
 #define POPMON_LEWI_MPI_Scatterv(next) \
