@@ -41,7 +41,14 @@ static struct {
 	uint64_t lend_t0, borrow_t0;
 	int lend_n;
 	_Atomic int borrow_n; /* CPUs borrowed by the open region, 0 none */
+	_Atomic uint64_t last_blocking_end; /* popmon_now() when a blocking call last ended */
 } L;
+
+/* After a blocking call ends, the next regions borrow nothing for this long:
+ * the other ranks of the same collective are leaving it too (each within
+ * its poll's sleep, at most 500 µs), and a CPU borrowed from one of them now
+ * would be reclaimed at once and shared for a whole region. */
+#define BORROW_GRACE_NS 1000000ULL
 
 static int atfork_set;
 
@@ -112,6 +119,7 @@ int popmon_lewi_init(const cpu_set_t *mask)
 	atomic_store(&L.lent_ticks, 0);
 	atomic_store(&L.borrowed_ticks, 0);
 	atomic_store(&L.borrow_n, 0);
+	atomic_store(&L.last_blocking_end, 0);
 	if (!atfork_set) {
 		atfork_set = 1;
 		pthread_atfork(NULL, NULL, lewi_forked);
@@ -495,7 +503,9 @@ int popmon_lewi_out_of_blocking_call(void)
 	} while (!atomic_compare_exchange_weak(&L.blocking, &depth, depth - 1));
 	if (depth != 1)
 		return POPMON_DLB_NOUPDT; /* another thread is still inside */
-	atomic_fetch_add(&L.lent_ticks, popmon_delta(L.lend_t0, popmon_now()) * (uint64_t)L.lend_n);
+	uint64_t now = popmon_now();
+	atomic_store_explicit(&L.last_blocking_end, now, memory_order_relaxed);
+	atomic_fetch_add(&L.lent_ticks, popmon_delta(L.lend_t0, now) * (uint64_t)L.lend_n);
 	L.lend_n = 0;
 	int acc = POPMON_DLB_NOUPDT;
 	for (int c = 0; c < ncpu(); c++)
@@ -521,7 +531,9 @@ int popmon_lewi_team(int *cpus, int max)
 	if (now - last >= 100000000LL && atomic_compare_exchange_strong(&L.last_sweep_ns, &last, now))
 		popmon_lewi_shm_sweep(L.slot);
 	return_in(NULL);
-	borrow_in(0, NULL);
+	uint64_t end = atomic_load_explicit(&L.last_blocking_end, memory_order_relaxed);
+	if (!end || popmon_ticks_to_ns(popmon_delta(end, popmon_now())) >= BORROW_GRACE_NS)
+		borrow_in(0, NULL);
 	int n = 0, limit = atomic_load(&L.max_par);
 	if (limit <= 0 || limit > max)
 		limit = max;
@@ -559,6 +571,12 @@ void popmon_lewi_team_end(void)
 	int nb = atomic_exchange(&L.borrow_n, 0);
 	if (nb > 0)
 		atomic_fetch_add(&L.borrowed_ticks, popmon_delta(L.borrow_t0, popmon_now()) * (uint64_t)nb);
+}
+
+void popmon_lewi_blocking_call_ended(void)
+{
+	if (popmon_lewi_ready())
+		atomic_store_explicit(&L.last_blocking_end, popmon_now(), memory_order_relaxed);
 }
 
 void popmon_lewi_cpu_ticks(uint64_t *lent, uint64_t *borrowed)

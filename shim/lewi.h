@@ -74,6 +74,13 @@ int popmon_lewi_unset_max_parallelism(void);
 int popmon_lewi_into_blocking_call(void);
 int popmon_lewi_out_of_blocking_call(void);
 
+/* A blocking call ended without lending (it completed within its first
+ * polls). After any blocking call's end (this, or leaving a lending one)
+ * the process's parallel regions borrow nothing for 1 ms: the other ranks
+ * of the same collective are leaving it too, and a CPU borrowed from one of
+ * them would be reclaimed at once and shared for a whole region. */
+void popmon_lewi_blocking_call_ended(void);
+
 /* The OpenMP side's hook, before a parallel region: returns the CPUs its
  * owners reclaimed (and those of processes that died), borrows the idle lent
  * ones (within the maximum parallelism), and writes the CPUs the region may

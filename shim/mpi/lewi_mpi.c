@@ -42,6 +42,8 @@ static void done(const struct backoff *b)
 {
 	if (b->lent)
 		popmon_lewi_out_of_blocking_call();
+	else
+		popmon_lewi_blocking_call_ended();
 }
 
 int popmon_lewi_mpi_wait(MPI_Request *q, MPI_Status *status)
