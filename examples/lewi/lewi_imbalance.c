@@ -1,5 +1,5 @@
 /* lewi_imbalance.c: a hybrid MPI+OpenMP program with a designed load
- * imbalance that LeWI can balance (docs/lewi.md, examples/lewi/README.md).
+ * imbalance that LeWI can balance (docs/lewi.md; examples/README.md).
  *
  * Usage: lewi_imbalance [ITERS [REGIONS [ITEMS [RATIO]]]]
  *        defaults 12 iterations, 10 regions, 64 items, ratio 2
