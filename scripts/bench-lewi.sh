@@ -6,7 +6,9 @@
 #   imbalanced   lewi_imbalance 24 (rank 0 twice the work; designed 0.75x)
 #   balanced     lewi_imbalance 24 10 64 1 (nothing to lend: no harm, <= 2 %)
 #   MPI-only     lewi_imbalance.mpi 24 10 64 1 (no OpenMP: no harm, <= 2 %)
-# each with LLVM's libomp (clang) and GNU libgomp (gcc). Writes
+# each with LLVM's libomp (clang) and GNU libgomp (gcc); and a control, one
+# unbound rank with 1 and 2 threads (its two columns), what the machine can
+# give a process at the time. Writes
 # build/bench/lewi.md (the section BENCHMARKS.md quotes). The machine's load
 # average is printed with the results: other jobs on the CPUs make every
 # number noisy (a borrowed CPU is then shared too).
@@ -38,6 +40,25 @@ for impl in openmpi mpich; do
 	openmpi) run=(mpirun.openmpi -np 2 --bind-to core) ;;
 	mpich) run=(mpirun.mpich -np 2 -bind-to core) ;;
 	esac
+	# The control: the time of 2 threads over 1 thread for one unbound rank
+	# (ratio 1, no popmon): what the machine can give a process now (about
+	# 0.5 idle); LeWI cannot gain more than it allows.
+	prog="$out/ex-$impl/lewi_imbalance.clang"
+	if [ -x "$prog" ]; then
+		ctl=()
+		[ "$impl" = openmpi ] && ctl=(-x OMP_NUM_THREADS --bind-to none) || ctl=(-bind-to none)
+		for t in 1 2; do : > "$out/lewi-ctl$t.txt"; done
+		for _ in $(seq "$rounds"); do
+			for t in 1 2; do
+				OMP_NUM_THREADS=$t "${run[0]}" -np 1 "${ctl[@]}" "$prog" 24 10 64 1 2>/dev/null |
+					awk '/^elapsed_s/ {print $2}' >> "$out/lewi-ctl$t.txt" || true
+			done
+		done
+		c1=$(median < "$out/lewi-ctl1.txt")
+		c2=$(median < "$out/lewi-ctl2.txt")
+		printf '| %s | control: 1 rank, 1 vs 2 threads | libomp (clang) | %.3f | %.3f | %.2fx |\n' "$impl" "$c1" "$c2" \
+			"$(awk -v l="$c2" -v p="$c1" 'BEGIN {print l / p}')" | tee -a "$md"
+	fi
 	for case in "imbalanced clang 24" "imbalanced gcc 24" "balanced clang 24 10 64 1" "balanced gcc 24 10 64 1" "MPI-only mpi 24 10 64 1"; do
 		read -r name rt args <<<"$case"
 		prog="$out/ex-$impl/lewi_imbalance.$rt"
