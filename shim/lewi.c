@@ -99,7 +99,7 @@ int popmon_lewi_init(const cpu_set_t *mask)
 	r = popmon_lewi_shm_register(getpid(), &own, &slot);
 	if (r != POPMON_DLB_SUCCESS) {
 		popmon_warn_once("lewi", "%s; LeWI is off",
-				 r == POPMON_DLB_ERR_PERM  ? "some of this process's CPUs are another process's in the LeWI registry"
+				 r == POPMON_DLB_ERR_PERM  ? "some of this process's CPUs are another process's in the LeWI registry (bind each rank to its own CPUs: mpirun --bind-to core)"
 				 : r == POPMON_DLB_ERR_NOMEM ? "the LeWI registry has no free process slot"
 							     : "the LeWI registry is not available");
 		return r;
