@@ -622,21 +622,26 @@ void popmon_lewi_start(void)
 		return;
 	if (!popmon_lewi_enabled())
 		return;
+	/* The MPI wrappers take LeWI's path from here whether or not this
+	 * process registers: a collective's nonblocking form does not match
+	 * the blocking one, so every rank must take the same path (they share
+	 * the job's environment, hence its options). Unregistered, the path
+	 * only waits without spinning: nothing is lent. */
+	__atomic_store_n(&popmon_lewi_calls, popmon_dlb.lewi_mpi_calls, __ATOMIC_RELAXED);
 	int r = popmon_lewi_ready() ? POPMON_DLB_SUCCESS : popmon_lewi_init(NULL);
 	if (r != POPMON_DLB_SUCCESS)
 		return;
 	*(void **)&set_num_threads = dlsym(RTLD_DEFAULT, "omp_set_num_threads");
 	atexit(auto_exit);
-	__atomic_store_n(&popmon_lewi_calls, popmon_dlb.lewi_mpi_calls, __ATOMIC_RELAXED);
 	atomic_store(&auto_state, 1);
 }
 
 void popmon_lewi_stop(void)
 {
 	int s = 1;
+	__atomic_store_n(&popmon_lewi_calls, 0, __ATOMIC_RELAXED);
 	if (!atomic_compare_exchange_strong(&auto_state, &s, 2))
 		return;
-	__atomic_store_n(&popmon_lewi_calls, 0, __ATOMIC_RELAXED);
 	popmon_lewi_team_end();
 	popmon_lewi_finalize();
 }

@@ -106,9 +106,12 @@ void popmon_lewi_cpu_ticks(uint64_t *lent, uint64_t *borrowed);
 
 /* ---- automatic LeWI (popmon run --lewi, DLB_ARGS=--lewi) ---- */
 
-/* The blocking MPI calls that lend now (POPMON_LEWI_CALLS_* bits of
- * base/dlbargs.h): 0 while LeWI is not on in this process. The generated
- * MPI wrappers read it (one relaxed load and a branch per blocking call). */
+/* The blocking MPI calls that take LeWI's path now (POPMON_LEWI_CALLS_*
+ * bits of base/dlbargs.h): 0 while LeWI is not asked for. Set when it is
+ * asked for even if this process could not register (then nothing is lent,
+ * but the call waits the same way: every rank must take the same path, a
+ * nonblocking collective never matching a blocking one). The generated MPI
+ * wrappers read it (one relaxed load and a branch per blocking call). */
 extern int popmon_lewi_calls;
 
 /* Registers the process (its affinity now) when LeWI is asked for; once,

@@ -189,6 +189,48 @@ func TestLewiImbalance(t *testing.T) {
 	}
 }
 
+// TestLewiUnbound: ranks not bound to CPUs of their own (every CPU in each
+// mask): the second one cannot register its CPUs (a popmon: line in the
+// measurement's warnings says to bind the ranks) and lends nothing, but its collectives take LeWI's path
+// all the same (a nonblocking collective never matches a blocking one: an
+// earlier version hung here with MPICH); the job ends with the plain run's
+// checksum.
+func TestLewiUnbound(t *testing.T) {
+	for _, impl := range impls(t) {
+		t.Run(impl.name, func(t *testing.T) {
+			prog := filepath.Join(examples(t, impl), "lewi_imbalance.clang")
+			if _, err := os.Stat(prog); err != nil {
+				t.Skip("lewi_imbalance.clang not built")
+			}
+			unbound := append(launch(impl, 2), "--bind-to", "none")
+			if impl.name == "mpich" {
+				unbound = append(launch(impl, 2), "-bind-to", "none")
+			}
+			env := []string{"POPMON_LEWI_KEY=" + lewiKey(t)}
+			var sums []string
+			for _, flags := range [][]string{nil, {"--lewi"}} {
+				out, so, se, code := runPopmon(t, env, flags, append(unbound, prog, "3", "4", "16")...)
+				m := regexp.MustCompile(`(?m)^checksum (0x[0-9a-f]+)$`).FindStringSubmatch(so)
+				if code != 0 || m == nil {
+					t.Fatalf("%v: exit %d\n%s\n%s", flags, code, so, se)
+				}
+				sums = append(sums, m[1])
+				if flags != nil {
+					// Said by the rank that could not register (the file
+					// keeps every process's lines; rank 0 speaks for the job).
+					m := readChecked(t, out)
+					if !strings.Contains(strings.Join(m.Warnings, "\n")+se, "bind each rank to its own CPUs") {
+						t.Errorf("no line saying to bind the ranks: warnings %q\n%s", m.Warnings, se)
+					}
+				}
+			}
+			if sums[0] != sums[1] {
+				t.Errorf("checksums %v", sums)
+			}
+		})
+	}
+}
+
 // lewiKillC: "omp MS PIDFILE" runs short parallel regions for MS ms and
 // prints each change of its team size ("team N at EPOCH_MS"); "lend MS
 // PIDFILE" registers with DLB_Init, lends its CPUs with DLB_Lend, holds
