@@ -46,7 +46,7 @@ static struct {
 
 /* After a blocking call ends, the next regions borrow nothing for this long:
  * the other ranks of the same collective are leaving it too (each within
- * its poll's sleep, at most 500 µs), and a CPU borrowed from one of them now
+ * its poll's sleep, at most 200 µs), and a CPU borrowed from one of them now
  * would be reclaimed at once and shared for a whole region. */
 #define BORROW_GRACE_NS 1000000ULL
 

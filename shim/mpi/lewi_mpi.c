@@ -13,7 +13,7 @@
 
 /* Polls before the first sleep: a wait that ends at once neither lends nor
  * sleeps (a balanced program's calls). */
-enum { EAGER_POLLS = 16, FIRST_NS = 10000, MAX_NS = 500000 };
+enum { EAGER_POLLS = 16, FIRST_NS = 10000, MAX_NS = 200000 };
 
 /* One wait: its polls, the next sleep, and whether it lent the CPUs. */
 struct backoff {

@@ -14,7 +14,7 @@
 
 /* Completes request q (PMPI_Test in a loop): 16 polls at once; then it
  * lends the process's CPUs (popmon_lewi_into_blocking_call) and sleeps
- * between polls, 10 µs doubling up to 500 µs, so the lent CPU is free;
+ * between polls, 10 µs doubling up to 200 µs, so the lent CPU is free;
  * reclaims them at the end. Returns PMPI_Test's code. */
 int popmon_lewi_mpi_wait(MPI_Request *q, MPI_Status *status);
 
