@@ -96,7 +96,7 @@ func runLewiImbalance(t *testing.T, impl mpiImpl, key, prog string, lewi bool, a
 //   - the measurement passes the schema and the accounts check, says LeWI
 //     was on, rank 1 lent at least half its wait and rank 0 borrowed;
 //   - with libomp, the best --lewi elapsed time of the rounds is at most
-//     0.95 of the best plain one (designed 0.75; measured 0.82-0.91 on this
+//     0.95 of the best plain one (designed 0.75; measured 0.82-0.94 on this
 //     machine when quiet, BENCHMARKS.md: the bound catches a LeWI that
 //     does nothing, not the 0.8 target, which is not met yet), asserted when the machine can give a
 //     process two CPUs at the time: the control, the same program on one
