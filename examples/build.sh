@@ -81,6 +81,8 @@ for p in thread_multiple thread_churn; do
 	run "$CC" $CFLAGS -pthread -o "$out/$p" "$here/$p.c"
 done
 run "$CC" $CFLAGS -o "$out/own_wrappers" "$here/own_wrappers.c"
+# LeWI's example without OpenMP: the MPI-only form (scripts/bench-lewi.sh).
+run "$CC" $CFLAGS -Wno-unknown-pragmas -o "$out/lewi_imbalance.mpi" "$here/lewi/lewi_imbalance.c"
 # MPI-4 Sessions: only where mpi.h declares MPI 4 (MPICH 4; not Open MPI 4).
 if printf '#include <mpi.h>\n#if MPI_VERSION < 4\n#error\n#endif\n' | "$CC" -E -x c - >/dev/null 2>&1; then
 	run "$CC" $CFLAGS -o "$out/sessions" "$here/sessions.c"
@@ -137,4 +139,6 @@ for pair in "gcc $GCC" "clang $CLANG"; do
 	for p in hybrid_phases hybrid_mpi_idle team_override malleable; do
 		run env OMPI_CC="$cc" MPICH_CC="$cc" "$CC" $OMPFLAGS -I"$shim" -o "$out/$p.$suffix" "$here/$p.c"
 	done
+	# LeWI's designed imbalance (examples/lewi).
+	run env OMPI_CC="$cc" MPICH_CC="$cc" "$CC" $OMPFLAGS -o "$out/lewi_imbalance.$suffix" "$here/lewi/lewi_imbalance.c"
 done

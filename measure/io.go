@@ -264,6 +264,9 @@ func Write(w io.Writer, m *Measurement) error {
 	if c.GlobalAlignment != nil {
 		e.key("global_alignment", c.GlobalAlignment, true)
 	}
+	if c.Lewi != nil {
+		e.key("lewi", c.Lewi, true)
+	}
 	if c.Summarized != nil {
 		e.key("summary", c.Summarized, true)
 	}

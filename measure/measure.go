@@ -114,6 +114,9 @@ type Measurement struct {
 	// Global region before libpopmon aligned it (docs/library.md); nil in
 	// files of libraries that did not align it and in imported ones.
 	GlobalAlignment *GlobalAlignment `json:"global_alignment,omitempty"`
+	// Lewi is present when LeWI was on (docs/lewi.md): CPUs moved between
+	// the processes of a node; the processes' own records say how much.
+	Lewi *Lewi `json:"lewi,omitempty"`
 	// Warnings are the lines the library printed with the "popmon:" prefix:
 	// everything it could not do.
 	Warnings []string `json:"warnings"`
@@ -276,6 +279,29 @@ type Process struct {
 	// affinity mask at start-up (0: not recorded): the CPUs its threads
 	// could run on, which DLB/TALP counts as numCpus (talpjson).
 	AffinityCPUs int `json:"affinity_cpus,omitempty"`
+	// Lewi is the CPU time this process lent and borrowed under LeWI
+	// (docs/lewi.md); nil when LeWI was not on in it.
+	Lewi *ProcessLewi `json:"lewi,omitempty"`
+}
+
+// ProcessLewi is one process's CPU time moved by LeWI: CPUs × time, in
+// nanoseconds.
+type ProcessLewi struct {
+	// LentCPUNS is its own CPUs' time lent while it waited in blocking
+	// MPI calls (lent whether or not another process used them).
+	LentCPUNS int64 `json:"lent_cpu_ns"`
+	// BorrowedCPUNS is other processes' CPUs' time its parallel regions
+	// ran on.
+	BorrowedCPUNS int64 `json:"borrowed_cpu_ns"`
+}
+
+// Lewi says that LeWI was on in a run (popmon run --lewi, DLB_ARGS=--lewi)
+// and sums its processes' [ProcessLewi].
+type Lewi struct {
+	// Processes is how many processes had LeWI on.
+	Processes     int   `json:"processes"`
+	LentCPUNS     int64 `json:"lent_cpu_ns"`
+	BorrowedCPUNS int64 `json:"borrowed_cpu_ns"`
 }
 
 // Incomplete says which processes of a job a measurement lacks.

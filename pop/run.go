@@ -25,11 +25,15 @@ type Run struct {
 	Incomplete *measure.Incomplete
 	MPI        *measure.MPI
 	Partial    *measure.Partial
-	OpenMP     *measure.OpenMP
-	Counters   *measure.Counters
-	Tool       measure.Tool
-	Clock      measure.Clock
-	Source     *measure.Source
+	// Lewi and LewiProcesses: LeWI was on (nil: it was not) and each
+	// process's lent and borrowed CPU time, by rank (nil in summary form).
+	Lewi          *measure.Lewi
+	LewiProcesses []LewiProcess
+	OpenMP        *measure.OpenMP
+	Counters      *measure.Counters
+	Tool          measure.Tool
+	Clock         measure.Clock
+	Source        *measure.Source
 	// Time is Timestamp parsed ([measure.Measurement.Time]); zero when
 	// the measurement has none or it is not RFC 3339.
 	Time time.Time
@@ -126,7 +130,30 @@ func NewRun(m *measure.Measurement) *Run {
 	}
 	r.hardwareCPUs = hardwareCPUsOf(m)
 	r.threads = threadsOf(m)
+	r.Lewi, r.LewiProcesses = lewiOf(m)
 	return r
+}
+
+// LewiProcess is one process's CPU time moved by LeWI (docs/lewi.md).
+type LewiProcess struct {
+	Rank int
+	measure.ProcessLewi
+}
+
+// lewiOf is the run's LeWI record and its processes' (by rank), nil when
+// LeWI was not on.
+func lewiOf(m *measure.Measurement) (*measure.Lewi, []LewiProcess) {
+	if m.Lewi == nil {
+		return nil, nil
+	}
+	var ps []LewiProcess
+	for _, p := range m.Processes {
+		if p.Lewi != nil {
+			ps = append(ps, LewiProcess{Rank: p.Rank, ProcessLewi: *p.Lewi})
+		}
+	}
+	l := *m.Lewi
+	return &l, ps
 }
 
 // HardwareCPUs is DLB's numCpus of a region (the whole run for ""): the

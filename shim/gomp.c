@@ -56,6 +56,7 @@
 #include "base/warn.h"
 #include "drom.h"
 #include "gomp.h"
+#include "lewi.h"
 #include "ompt.h"
 
 enum { UNDECIDED = 0, MEASURE, PASS };
@@ -264,6 +265,7 @@ static void trampoline(void *p)
 	struct popmon_thread *t = popmon_tls;
 	if (__builtin_expect(!t, 0)) /* a libgomp thread's first region */
 		t = popmon_thread_new(POPMON_THR_OPENMP, POPMON_ST_IDLE);
+	popmon_lewi_implicit_begin((unsigned int)thread_num_fn()); /* LeWI: the thread's CPU */
 	int accounted = r->inst && popmon_omp_implicit_begin(t, r->inst, (unsigned int)num_threads_fn(),
 							      (unsigned int)thread_num_fn());
 	r->fn(r->data);
@@ -278,6 +280,9 @@ static unsigned int region_open(struct region *r, void (*fn)(void *), void *data
 {
 	num_threads = popmon_gomp_team_size(num_threads);
 	struct popmon_thread *t = self();
+	int lewi = popmon_lewi_parallel_begin(t && !t->omp_inst && !t->omp_nested, 0); /* LeWI: the team */
+	if (lewi > 0 && num_threads == 0)
+		num_threads = (unsigned int)lewi;
 	r->fn = fn;
 	r->data = data;
 	r->primary = 0;
@@ -289,6 +294,7 @@ static unsigned int region_open(struct region *r, void (*fn)(void *), void *data
 static void region_close(struct region *r)
 {
 	popmon_omp_parallel_end(popmon_tls, r->inst);
+	popmon_lewi_parallel_end(popmon_tls && !popmon_tls->omp_inst && !popmon_tls->omp_nested);
 }
 
 /* GCC >= 4.9: the encountering thread runs the outlined function inside

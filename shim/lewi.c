@@ -9,6 +9,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -40,7 +41,14 @@ static struct {
 	uint64_t lend_t0, borrow_t0;
 	int lend_n;
 	_Atomic int borrow_n; /* CPUs borrowed by the open region, 0 none */
+	_Atomic uint64_t last_blocking_end; /* popmon_now() when a blocking call last ended */
 } L;
+
+/* After a blocking call ends, the next regions borrow nothing for this long:
+ * the other ranks of the same collective are leaving it too (each within
+ * its poll's sleep, at most 200 µs), and a CPU borrowed from one of them now
+ * would be reclaimed at once and shared for a whole region. */
+#define BORROW_GRACE_NS 1000000ULL
 
 static int atfork_set;
 
@@ -91,7 +99,7 @@ int popmon_lewi_init(const cpu_set_t *mask)
 	r = popmon_lewi_shm_register(getpid(), &own, &slot);
 	if (r != POPMON_DLB_SUCCESS) {
 		popmon_warn_once("lewi", "%s; LeWI is off",
-				 r == POPMON_DLB_ERR_PERM  ? "some of this process's CPUs are another process's in the LeWI registry"
+				 r == POPMON_DLB_ERR_PERM  ? "some of this process's CPUs are another process's in the LeWI registry (bind each rank to its own CPUs: mpirun --bind-to core)"
 				 : r == POPMON_DLB_ERR_NOMEM ? "the LeWI registry has no free process slot"
 							     : "the LeWI registry is not available");
 		return r;
@@ -111,6 +119,7 @@ int popmon_lewi_init(const cpu_set_t *mask)
 	atomic_store(&L.lent_ticks, 0);
 	atomic_store(&L.borrowed_ticks, 0);
 	atomic_store(&L.borrow_n, 0);
+	atomic_store(&L.last_blocking_end, 0);
 	if (!atfork_set) {
 		atfork_set = 1;
 		pthread_atfork(NULL, NULL, lewi_forked);
@@ -494,7 +503,9 @@ int popmon_lewi_out_of_blocking_call(void)
 	} while (!atomic_compare_exchange_weak(&L.blocking, &depth, depth - 1));
 	if (depth != 1)
 		return POPMON_DLB_NOUPDT; /* another thread is still inside */
-	atomic_fetch_add(&L.lent_ticks, popmon_delta(L.lend_t0, popmon_now()) * (uint64_t)L.lend_n);
+	uint64_t now = popmon_now();
+	atomic_store_explicit(&L.last_blocking_end, now, memory_order_relaxed);
+	atomic_fetch_add(&L.lent_ticks, popmon_delta(L.lend_t0, now) * (uint64_t)L.lend_n);
 	L.lend_n = 0;
 	int acc = POPMON_DLB_NOUPDT;
 	for (int c = 0; c < ncpu(); c++)
@@ -520,7 +531,9 @@ int popmon_lewi_team(int *cpus, int max)
 	if (now - last >= 100000000LL && atomic_compare_exchange_strong(&L.last_sweep_ns, &last, now))
 		popmon_lewi_shm_sweep(L.slot);
 	return_in(NULL);
-	borrow_in(0, NULL);
+	uint64_t end = atomic_load_explicit(&L.last_blocking_end, memory_order_relaxed);
+	if (!end || popmon_ticks_to_ns(popmon_delta(end, popmon_now())) >= BORROW_GRACE_NS)
+		borrow_in(0, NULL);
 	int n = 0, limit = atomic_load(&L.max_par);
 	if (limit <= 0 || limit > max)
 		limit = max;
@@ -560,6 +573,12 @@ void popmon_lewi_team_end(void)
 		atomic_fetch_add(&L.borrowed_ticks, popmon_delta(L.borrow_t0, popmon_now()) * (uint64_t)nb);
 }
 
+void popmon_lewi_blocking_call_ended(void)
+{
+	if (popmon_lewi_ready())
+		atomic_store_explicit(&L.last_blocking_end, popmon_now(), memory_order_relaxed);
+}
+
 void popmon_lewi_cpu_ticks(uint64_t *lent, uint64_t *borrowed)
 {
 	uint64_t now = popmon_now();
@@ -573,4 +592,112 @@ void popmon_lewi_cpu_ticks(uint64_t *lent, uint64_t *borrowed)
 		*lent = l;
 	if (borrowed)
 		*borrowed = b;
+}
+
+/* ---------------------------------------------------------------- automatic LeWI
+ * popmon run/exec --lewi, DLB_ARGS=--lewi: the process registers itself at
+ * MPI_Init (or at its first parallel region, whichever comes first), lends
+ * in the blocking MPI calls --lewi-mpi-calls selects (the MPI wrappers read
+ * popmon_lewi_calls), and sizes and places its parallel regions' teams. */
+
+int popmon_lewi_calls;
+
+static _Atomic int auto_state; /* 0 not tried, 1 on, -1 off or failed, 2 stopped */
+static int (*set_num_threads)(int);
+static int team_cpu[POPMON_LEWI_MAX_CPUS];
+static _Atomic int team_n;
+static _Atomic uint64_t team_gen; /* changes whenever team_cpu does */
+static __thread uint64_t pinned_gen;
+static __thread int pinned_cpu = -1;
+
+static void auto_exit(void)
+{
+	popmon_lewi_stop();
+}
+
+void popmon_lewi_start(void)
+{
+	int s = atomic_load(&auto_state);
+	if (s != 0 || !atomic_compare_exchange_strong(&auto_state, &s, -1))
+		return;
+	if (!popmon_lewi_enabled())
+		return;
+	/* The MPI wrappers take LeWI's path from here whether or not this
+	 * process registers: a collective's nonblocking form does not match
+	 * the blocking one, so every rank must take the same path (they share
+	 * the job's environment, hence its options). Unregistered, the path
+	 * only waits without spinning: nothing is lent. */
+	__atomic_store_n(&popmon_lewi_calls, popmon_dlb.lewi_mpi_calls, __ATOMIC_RELAXED);
+	int r = popmon_lewi_ready() ? POPMON_DLB_SUCCESS : popmon_lewi_init(NULL);
+	if (r != POPMON_DLB_SUCCESS)
+		return;
+	*(void **)&set_num_threads = dlsym(RTLD_DEFAULT, "omp_set_num_threads");
+	atexit(auto_exit);
+	atomic_store(&auto_state, 1);
+}
+
+void popmon_lewi_stop(void)
+{
+	int s = 1;
+	__atomic_store_n(&popmon_lewi_calls, 0, __ATOMIC_RELAXED);
+	if (!atomic_compare_exchange_strong(&auto_state, &s, 2))
+		return;
+	popmon_lewi_team_end();
+	popmon_lewi_finalize();
+}
+
+int popmon_lewi_used(void)
+{
+	return atomic_load(&auto_state) > 0 || popmon_lewi_ready();
+}
+
+int popmon_lewi_on(void)
+{
+	return atomic_load_explicit(&auto_state, memory_order_relaxed) == 1;
+}
+
+int popmon_lewi_parallel_begin(int outermost, int set_icv)
+{
+	int s = atomic_load_explicit(&auto_state, memory_order_relaxed);
+	if (s == 0) {
+		popmon_lewi_start(); /* a program without MPI: its first region */
+		s = atomic_load(&auto_state);
+	}
+	if (s != 1 || !outermost || !popmon_lewi_ready())
+		return 0;
+	int n = popmon_lewi_team(team_cpu, POPMON_LEWI_MAX_CPUS);
+	if (n <= 0)
+		return 0;
+	atomic_store_explicit(&team_n, n, memory_order_relaxed);
+	atomic_fetch_add_explicit(&team_gen, 1, memory_order_release);
+	if (set_icv && set_num_threads)
+		set_num_threads(n);
+	return n;
+}
+
+void popmon_lewi_implicit_begin(unsigned int index)
+{
+	if (atomic_load_explicit(&auto_state, memory_order_relaxed) != 1)
+		return;
+	uint64_t gen = atomic_load_explicit(&team_gen, memory_order_acquire);
+	int n = atomic_load_explicit(&team_n, memory_order_relaxed);
+	if (gen == pinned_gen || n <= 0)
+		return;
+	pinned_gen = gen;
+	/* A team larger than the CPUs (a num_threads clause): the extra
+	 * threads share the CPUs round robin. */
+	int cpu = team_cpu[index % (unsigned int)n];
+	if (cpu == pinned_cpu)
+		return;
+	cpu_set_t one;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0)
+		pinned_cpu = cpu;
+}
+
+void popmon_lewi_parallel_end(int outermost)
+{
+	if (outermost && atomic_load_explicit(&auto_state, memory_order_relaxed) == 1)
+		popmon_lewi_team_end();
 }

@@ -3,10 +3,13 @@
  * DLB_Borrow, ... of <dlb.h>, which dlb_compat.c forwards here, with DLB's
  * return codes) and the two hooks the MPI and OpenMP sides call.
  *
- * The foundation only: nothing in the MPI wrappers or the OpenMP side calls
- * the hooks yet (docs/lewi.md). LeWI is on with DLB_ARGS=--lewi or
- * POPMON_LEWI=1; its options: --lewi-keep-one-cpu, --lewi-max-parallelism,
- * --shm-key (or POPMON_LEWI_KEY). Off, every call returns DLB_ERR_NOLEWI.
+ * LeWI is on with DLB_ARGS=--lewi, POPMON_LEWI=1 or popmon run/exec --lewi
+ * (POPMON_LEWI_ARGS); its options: --lewi-keep-one-cpu, --lewi-mpi-calls,
+ * --lewi-barrier, --lewi-max-parallelism, --shm-key (or POPMON_LEWI_KEY).
+ * Off, every call returns DLB_ERR_NOLEWI. The automatic part (the
+ * popmon_lewi_start ... popmon_lewi_parallel_end below) registers the
+ * process at MPI_Init or its first parallel region, and is what the MPI
+ * wrappers and the OpenMP side call (docs/lewi.md).
  *
  * The state is the process's (DLB's subprocess descriptor), not a thread's;
  * a child of fork starts unregistered. No call allocates memory. */
@@ -71,6 +74,13 @@ int popmon_lewi_unset_max_parallelism(void);
 int popmon_lewi_into_blocking_call(void);
 int popmon_lewi_out_of_blocking_call(void);
 
+/* A blocking call ended without lending (it completed within its first
+ * polls). After any blocking call's end (this, or leaving a lending one)
+ * the process's parallel regions borrow nothing for 1 ms: the other ranks
+ * of the same collective are leaving it too, and a CPU borrowed from one of
+ * them would be reclaimed at once and shared for a whole region. */
+void popmon_lewi_blocking_call_ended(void);
+
 /* The OpenMP side's hook, before a parallel region: returns the CPUs its
  * owners reclaimed (and those of processes that died), borrows the idle lent
  * ones (within the maximum parallelism), and writes the CPUs the region may
@@ -93,5 +103,47 @@ void popmon_lewi_team_end(void);
  * DLB calls a program makes itself (DLB_Lend, DLB_Borrow, ...) are not
  * counted. */
 void popmon_lewi_cpu_ticks(uint64_t *lent, uint64_t *borrowed);
+
+/* ---- automatic LeWI (popmon run --lewi, DLB_ARGS=--lewi) ---- */
+
+/* The blocking MPI calls that take LeWI's path now (POPMON_LEWI_CALLS_*
+ * bits of base/dlbargs.h): 0 while LeWI is not asked for. Set when it is
+ * asked for even if this process could not register (then nothing is lent,
+ * but the call waits the same way: every rank must take the same path, a
+ * nonblocking collective never matching a blocking one). The generated MPI
+ * wrappers read it (one relaxed load and a branch per blocking call). */
+extern int popmon_lewi_calls;
+
+/* Registers the process (its affinity now) when LeWI is asked for; once,
+ * at MPI_Init or at the first parallel region. A process a program already
+ * registered with DLB_Init is taken as it is. */
+void popmon_lewi_start(void);
+
+/* Gives the CPUs up (MPI_Finalize, exit); the MPI calls stop lending. */
+void popmon_lewi_stop(void);
+
+/* Whether LeWI was on in this process at some point (automatic, or
+ * registered by the program's DLB_Init): the measurement then has its lent
+ * and borrowed CPU time. */
+int popmon_lewi_used(void);
+
+/* Whether the automatic LeWI is on in this process. */
+int popmon_lewi_on(void);
+
+/* The OpenMP side, on the encountering thread before a parallel region
+ * forks (outermost: not inside another region): registers a process
+ * without MPI at its first region, chooses the team's CPUs
+ * (popmon_lewi_team) and returns its size (0: the runtime's own choice
+ * stands); set_icv: also sets it with omp_set_num_threads (LLVM's libomp
+ * reads it after OMPT's parallel_begin; GNU libgomp gets it as the
+ * num_threads argument instead). */
+int popmon_lewi_parallel_begin(int outermost, int set_icv);
+
+/* In each thread of an outermost team at its implicit task's start: binds
+ * team thread index to its CPU (a system call only when it changes). */
+void popmon_lewi_implicit_begin(unsigned int index);
+
+/* After an outermost parallel region (the encountering thread). */
+void popmon_lewi_parallel_end(int outermost);
 
 #endif /* POPMON_LEWI_H */

@@ -1,5 +1,5 @@
 /* lewi_shm.h: the node-local CPU registry LeWI works on (lewi_shm.c), a leaf
- * of the subsystems: it calls nothing of popmon's.
+ * of the subsystems: it calls nothing of popmon's but the bottom layer.
  *
  * One POSIX shared-memory object per user and key
  * (/dev/shm/popmon-lewi-<uid>-<key>, mode 0600, owned by the user: anything
@@ -12,7 +12,8 @@
  * its slot and its CPU entries, which whoever touches the registry next
  * cleans (its CPUs go back: popmon_lewi_shm_sweep and popmon_lewi_shm_check).
  * A process is dead when /proc/PID/stat is gone or says zombie, or names
- * another start time (the pid reused); without /proc, kill(PID, 0).
+ * another start time (popmon_proc_start_time of base/process.h: the pid
+ * reused); without /proc, kill(PID, 0).
  *
  * The per-CPU operations are DLB's shmem_cpuinfo ones in polling mode (no
  * request queues) and return DLB's codes (DLB_SUCCESS, DLB_NOUPDT,

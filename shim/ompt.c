@@ -60,6 +60,7 @@
 #include "base/warn.h"
 #include "counters.h"
 #include "drom.h"
+#include "lewi.h"
 #include "live.h"
 #include "ompt.h"
 #include "ompt_abi.h"
@@ -332,7 +333,9 @@ static void on_parallel_begin(ompt_data_t *encountering_task_data,
 	(void)encountering_task_frame;
 	(void)flags;
 	popmon_drom_parallel_begin(); /* a new mask from DROM: this or the next region's team */
-	parallel_data->ptr = popmon_omp_parallel_begin(self(), requested_parallelism, codeptr_ra);
+	struct popmon_thread *t = self();
+	popmon_lewi_parallel_begin(t && !t->omp_inst && !t->omp_nested, 1); /* LeWI: the team's size */
+	parallel_data->ptr = popmon_omp_parallel_begin(t, requested_parallelism, codeptr_ra);
 }
 
 /* Adds place h (not 0) to the set; 1 when it was not there. Lock-free;
@@ -451,6 +454,7 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parall
 	if (!t)
 		return;
 	if (endpoint == ompt_scope_begin) {
+		popmon_lewi_implicit_begin(index); /* LeWI: the thread's CPU */
 		task_data->value = (uint64_t)popmon_omp_implicit_begin(
 			t, parallel_data ? parallel_data->ptr : NULL, actual_parallelism, index);
 	} else if (endpoint == ompt_scope_end) {
@@ -596,6 +600,7 @@ static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *encounterin
 	(void)flags;
 	(void)codeptr_ra;
 	popmon_omp_parallel_end(popmon_tls, parallel_data ? parallel_data->ptr : NULL);
+	popmon_lewi_parallel_end(popmon_tls && !popmon_tls->omp_inst && !popmon_tls->omp_nested);
 }
 
 static int explicit_wait(ompt_sync_region_t kind)

@@ -34,6 +34,7 @@
 #include "gpu_mode.h"
 #include "gpu_backends.h"
 #include "gpu_counters.h"
+#include "lewi.h"
 #include "live.h"
 #include "ompt.h"
 #include "output.h"
@@ -43,6 +44,18 @@
 #ifndef POPMON_VERSION
 #error "POPMON_VERSION is passed by the build (internal/shimbuild: -DPOPMON_VERSION from popmon.Version)"
 #endif
+
+/* This process's LeWI fields (output.h). */
+void popmon_proc_rec_lewi(struct popmon_proc_rec *rec)
+{
+	if (!popmon_lewi_used())
+		return;
+	uint64_t lent = 0, borrowed = 0;
+	popmon_lewi_cpu_ticks(&lent, &borrowed);
+	rec->lewi = 1;
+	rec->lewi_lent_ns = (int64_t)popmon_ticks_to_ns(lent);
+	rec->lewi_borrowed_ns = (int64_t)popmon_ticks_to_ns(borrowed);
+}
 
 /* Length of the valid UTF-8 sequence at p (1-4), or 0 when the bytes there
  * are not one (RFC 3629: no overlongs, surrogates or code points above
@@ -585,6 +598,16 @@ static void write_header(FILE *f, const struct popmon_run *run)
 		json_str(f, run->bypass_reason);
 		fputs("}", f);
 	}
+	long long lewi_n = 0, lewi_lent = 0, lewi_borrowed = 0;
+	for (int p = 0; p < run->nprocs; p++)
+		if (run->procs[p].lewi) {
+			lewi_n++;
+			lewi_lent += run->procs[p].lewi_lent_ns;
+			lewi_borrowed += run->procs[p].lewi_borrowed_ns;
+		}
+	if (lewi_n)
+		fprintf(f, ",\n  \"lewi\": {\"processes\": %lld, \"lent_cpu_ns\": %lld, \"borrowed_cpu_ns\": %lld}",
+			lewi_n, lewi_lent, lewi_borrowed);
 	if (run->aligned)
 		fprintf(f, ",\n  \"global_alignment\": {\"start_skew_ns\": %lld, \"end_skew_ns\": %lld}",
 			(long long)run->start_skew_ns, (long long)run->end_skew_ns);
@@ -654,6 +677,9 @@ static void write_processes(FILE *f, const struct popmon_run *run)
 			fprintf(f, ", \"mpi_threads\": %lld", (long long)pr->mpi_threads);
 		if (pr->affinity_cpus > 0)
 			fprintf(f, ", \"affinity_cpus\": %lld", (long long)pr->affinity_cpus);
+		if (pr->lewi)
+			fprintf(f, ", \"lewi\": {\"lent_cpu_ns\": %lld, \"borrowed_cpu_ns\": %lld}",
+				(long long)pr->lewi_lent_ns, (long long)pr->lewi_borrowed_ns);
 		fputs("}", f);
 	}
 	fputs("\n  ]", f);
@@ -1240,6 +1266,7 @@ void popmon_write_single(void)
 		names[r] = popmon_region_rec(r, cpus, &recs[r]);
 	struct popmon_proc_rec proc = {.rank = 0, .node = 0, .pid = popmon_proc.pid, .cpus = cpus,
 				       .affinity_cpus = popmon_affinity_cpus()};
+	popmon_proc_rec_lewi(&proc);
 	gethostname(proc.hostname, sizeof proc.hostname - 1);
 	struct popmon_ctr_info ci; /* first: with counters on it may warn */
 	popmon_counters_info(&ci);

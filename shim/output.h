@@ -11,6 +11,10 @@
 /* Fills rec with region idx's accounts (nanoseconds); returns its name. */
 const char *popmon_region_rec(int idx, int cpus, struct popmon_region_rec *rec);
 
+/* Fills rec's LeWI fields (popmon_lewi_cpu_ticks) for this process. */
+struct popmon_proc_rec;
+void popmon_proc_rec_lewi(struct popmon_proc_rec *rec);
+
 struct popmon_proc_rec {
 	int64_t rank, node, pid, cpus;
 	char hostname[64];
@@ -21,6 +25,9 @@ struct popmon_proc_rec {
 	char ctr_reason[200];
 	int64_t mpi_threads;  /* MPI threads' slots (CPUs beyond the OpenMP team) */
 	int64_t affinity_cpus; /* hardware CPUs of the affinity mask (0: unknown) */
+	/* LeWI (lewi.h): on in this process, and the CPU time it lent in
+	 * blocking MPI calls and borrowed in parallel regions (ns). */
+	int64_t lewi, lewi_lent_ns, lewi_borrowed_ns;
 	int64_t bypass_kind;  /* POPMON_BYPASS_*: MPI calls that never reached the library */
 	char bypass_reason[600];
 };

@@ -254,7 +254,7 @@ func (w wrapper) skip(args []string, env map[string]string, dir string) (rest []
 // PopmonExecBoolFlags are popmon exec's options that take no value (its
 // others do, as Go's flag package parses them); cli's tests check the list
 // against exec's flags.
-var PopmonExecBoolFlags = []string{"force", "no-mpi", "drom", "h", "help"}
+var PopmonExecBoolFlags = []string{"force", "no-mpi", "drom", "lewi", "lewi-keep-one-cpu", "lewi-respect-cpuset", "lewi-barrier", "h", "help"}
 
 // popmonExec returns the command behind `popmon exec [options] [--]`, the
 // file its -o names ("" none), and whether words are one: the per-rank

@@ -31,7 +31,7 @@ before MPI_Finalize keeps no measurement in this form (rank 0 says so once):
 'popmon run -- mpirun ...' keeps what it measured until then.`
 
 func execCmd(env *Env, args []string) error {
-	fs := newFlags("exec", "[-o FILE [--force]] [--mpicc PATH] [--openmp MODE] [--counters MODE] [--] APP [ARGS...]", execHelp, env.Stderr)
+	fs := newFlags("exec", "[-o FILE [--force]] [--mpicc PATH] [--openmp MODE] [--counters MODE] [--lewi] [--] APP [ARGS...]", execHelp, env.Stderr)
 	var mf measureFlags
 	mf.register(fs)
 	if err := parse(fs, args); err != nil {

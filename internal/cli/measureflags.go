@@ -25,5 +25,10 @@ func (m *measureFlags) register(fs interface {
 	fs.StringVar(&m.GPUCounters, "gpu-counters", "", "GPU device counters (instructions, IPC, SM frequency, occupancy, DRAM bytes per region, NVIDIA through CUPTI PM sampling): auto (where the GPU and permissions allow), on (warn when they cannot be read), off (default $POPMON_GPU_COUNTERS, else auto)")
 	fs.StringVar(&m.Records, "max-process-records", "", "per-process records in the measurement up to this many processes; above, a summary form (default $POPMON_MAX_PROCESS_RECORDS, else 4096)")
 	fs.BoolVar(&m.DROM, "drom", false, "DROM: the processes register their CPUs, which popmon taskset (or DLB's DROM calls) may change while they run; they adapt at their next OpenMP parallel region (docs/drom.md)")
+	fs.BoolVar(&m.Lewi.On, "lewi", false, "LeWI: a rank waiting in a blocking MPI call lends its CPUs to the OpenMP parallel regions of the other processes on its node (docs/lewi.md); bind each rank to its own CPUs")
+	fs.BoolVar(&m.Lewi.KeepOneCPU, "lewi-keep-one-cpu", false, "LeWI: a blocking MPI call keeps the process's first CPU")
+	fs.StringVar(&m.Lewi.MPICalls, "lewi-mpi-calls", "all", "LeWI: the blocking MPI calls that lend: all, collectives, barrier, none")
+	fs.BoolVar(&m.Lewi.RespectCpuset, "lewi-respect-cpuset", true, "LeWI: lend and borrow only CPUs a process registered (false: not in popmon)")
+	fs.BoolVar(&m.Lewi.Barrier, "lewi-barrier", true, "LeWI: DLB_Barrier lends the CPUs (DLB_Barrier is not in popmon: false is named, not acted on)")
 	fs.StringVar(&m.Counters, "counters", "", "hardware counters (instructions, cycles: IPC and frequency): auto (when the machine has them), on (warn when it has not), off (default $POPMON_COUNTERS, else auto)")
 }

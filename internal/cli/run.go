@@ -42,7 +42,7 @@ publish the job's efficiencies while it runs, as popmon serve does
 (docs/live-metrics.md).`
 
 func runCmd(env *Env, args []string) error {
-	fs := newFlags("run", "[-o FILE [--force]] [--mpicc PATH] [--openmp MODE] [--counters MODE] [--format F] [--model M] [--trace [--trace-buffer SIZE]] [--] COMMAND [ARGS...]", runHelp, env.Stderr)
+	fs := newFlags("run", "[-o FILE [--force]] [--mpicc PATH] [--openmp MODE] [--counters MODE] [--format F] [--model M] [--trace [--trace-buffer SIZE]] [--lewi] [--] COMMAND [ARGS...]", runHelp, env.Stderr)
 	var mf measureFlags
 	mf.register(fs)
 	format := fs.String("format", "text", "report printed at the end: text, json, csv, talp-json, omp-regions-csv, or none")

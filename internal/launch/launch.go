@@ -41,6 +41,8 @@ type Options struct {
 	// DROM is --drom: the job's processes register their CPUs for popmon
 	// taskset and DLB's DROM calls (POPMON_DROM=1, docs/drom.md).
 	DROM bool
+	// Lewi is --lewi and its options.
+	Lewi Lewi
 }
 
 // gitEnv returns the POPMON_GIT_* variables through which the library
@@ -110,6 +112,9 @@ func (m *Options) Environment(built *shimbuild.Library, scan *binscan.Result, se
 	}
 	if m.DROM {
 		set["POPMON_DROM"] = "1"
+	}
+	if err := m.Lewi.lewiEnv(set, os.Getenv); err != nil {
+		return nil, "", err
 	}
 	if err := countersEnv(m.Counters, set); err != nil {
 		return nil, "", err

@@ -51,12 +51,29 @@ func JSON(w io.Writer, rep *pop.Report, opts Options) error {
 	if m != nil && m.Partial != nil {
 		out = append(out, member{"partial", m.Partial})
 	}
+	out = appendLewiJSON(out, m)
 	out = appendOMPNotMeasuredJSON(out, m)
 	out = append(out, member{"regions", jsonRegions(ompReferenced(regs, m, ompReasonRefJSON))})
 	out = appendOMPRegionsJSON(out, m)
 	out = appendGPUJSON(out, m)
 	out = appendAccountViolationsJSON(out, m)
 	return writeIndented(w, out)
+}
+
+// appendLewiJSON adds "lewi" when LeWI was on (docs/lewi.md): the run's
+// CPU time lent and borrowed, and each process's.
+func appendLewiJSON(out object, m *pop.Run) object {
+	if m == nil || m.Lewi == nil {
+		return out
+	}
+	procs := make([]object, len(m.LewiProcesses))
+	for i, p := range m.LewiProcesses {
+		procs[i] = object{{"rank", p.Rank}, {"lent_cpu_s", float(float64(p.LentCPUNS) / 1e9)},
+			{"borrowed_cpu_s", float(float64(p.BorrowedCPUNS) / 1e9)}}
+	}
+	return append(out, member{"lewi", object{{"processes", m.Lewi.Processes},
+		{"lent_cpu_s", float(float64(m.Lewi.LentCPUNS) / 1e9)},
+		{"borrowed_cpu_s", float(float64(m.Lewi.BorrowedCPUNS) / 1e9)}, {"per_process", procs}}})
 }
 
 // jsonRegions returns the "regions" array of a report.

@@ -86,6 +86,7 @@ var goldenCases = []struct {
 	{"gpu_amd.json", "", "gpu_amd", ""},
 	{"gpu_amd.json", "", "gpu_amd.all", "all"},
 	{"gpu_mixed.json", "", "gpu_mixed", ""},
+	{"lewi.json", "", "lewi", ""},
 }
 
 // loadModels reads a measurement of measure/testdata and computes the

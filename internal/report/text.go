@@ -144,6 +144,9 @@ func textHeader(b *bufio.Writer, rep *pop.Report, m *pop.Run) {
 	if pa := m.Partial; pa != nil {
 		fmt.Fprintf(b, "PARTIAL:   %s\n", safetext.Text(pa.Sentence()))
 	}
+	if line := textLewi(m); line != "" {
+		fmt.Fprintf(b, "LeWI:      %s\n", safetext.Text(line))
+	}
 	if line := textOpenMP(m.OpenMP); line != "" {
 		fmt.Fprintf(b, "OpenMP:    %s\n", safetext.Text(line))
 	}
@@ -166,6 +169,26 @@ func textHeader(b *bufio.Writer, rep *pop.Report, m *pop.Run) {
 			fmt.Fprintf(b, "           - %s\n", safetext.Text(n))
 		}
 	}
+}
+
+// textLewi is the LeWI line of the header ("" when LeWI was not on): the CPU
+// time lent and borrowed, in total and per process (up to 8).
+func textLewi(m *pop.Run) string {
+	l := m.Lewi
+	if l == nil {
+		return ""
+	}
+	s := fmt.Sprintf("on in %s: %s CPU time lent, %s borrowed", plural(l.Processes, "process", "processes"),
+		units.DurationInSeconds(l.LentCPUNS), units.DurationInSeconds(l.BorrowedCPUNS))
+	if n := len(m.LewiProcesses); n > 0 && n <= 8 {
+		parts := make([]string, n)
+		for i, p := range m.LewiProcesses {
+			parts[i] = fmt.Sprintf("rank %d lent %s, borrowed %s", p.Rank, units.DurationInSeconds(p.LentCPUNS),
+				units.DurationInSeconds(p.BorrowedCPUNS))
+		}
+		s += " (" + strings.Join(parts, "; ") + ")"
+	}
+	return s
 }
 
 func orDefault(s, def string) string {

@@ -39,7 +39,7 @@ var cLayers = []struct {
 	}},
 	{"output", []string{"output.c", "dlb_output.c"}},
 	{"start-up", []string{"core.c"}},
-	{"MPI path", []string{"mpi/mpi.c", "mpi/owncost.c"}},
+	{"MPI path", []string{"mpi/mpi.c", "mpi/owncost.c", "mpi/lewi_mpi.c"}},
 	{"MPI wrappers", []string{"mpi/mpi_wrappers.c"}},
 }
 

@@ -50,7 +50,7 @@ static const struct opt {
 	{"--silent", K_BOOL, "no", 1, "no popmon output at all but the requested files"},
 	{"--shm-size-multiplier", K_INT, "1", 0, "popmon's live files have no DLB shared memory to size"},
 	{"--shm-key", K_STR, "", 0, "the key of the LeWI and DROM registries (/dev/shm/popmon-lewi-UID-KEY, popmon-drom-UID-KEY); no other DLB shared memory"},
-	{"--lewi", K_BOOL, "no", 0, "LeWI: DLB's LeWI calls (DLB_Lend, DLB_Borrow, ...) only; not yet on MPI calls and parallel regions"},
+	{"--lewi", K_BOOL, "no", 1, "LeWI: CPUs lent in blocking MPI calls, borrowed by OpenMP parallel regions; DLB's LeWI calls"},
 	{"--drom", K_BOOL, "no", 1, "DROM: popmon taskset and DLB_DROM_* may change this process's CPUs; it adapts at its next parallel region or DLB_PollDROM"},
 	{"--mngo", K_BOOL, "no", 0, "not in popmon"},
 	{"--barrier", K_BOOL, "yes", 0, "DLB_Barrier: not in popmon"},
@@ -58,12 +58,12 @@ static const struct opt {
 	{"--instrument", K_STR, "all", 0, "Extrae: not in popmon"},
 	{"--instrument-counters", K_BOOL, "no", 0, "Extrae: not in popmon"},
 	{"--instrument-extrae-nthreads", K_INT, "0", 0, "Extrae: not in popmon"},
-	{"--lewi-keep-one-cpu", K_BOOL, "no", 0, "LeWI: kept for the blocking-call hook, not yet wired to MPI calls"},
-	{"--lewi-respect-cpuset", K_BOOL, "yes", 0, "LeWI: not in popmon"},
+	{"--lewi-keep-one-cpu", K_BOOL, "no", 1, "LeWI: a blocking MPI call keeps the process's first CPU"},
+	{"--lewi-respect-cpuset", K_BOOL, "yes", 0, "LeWI: only registered CPUs are lent and borrowed (no: not in popmon)"},
 	{"--lewi-respect-mask", K_BOOL, "yes", 0, "LeWI: not in popmon"},
 	{"--lewi-mpi", K_BOOL, "no", 0, "LeWI: not in popmon"},
-	{"--lewi-mpi-calls", K_STR, "all", 0, "LeWI: not in popmon"},
-	{"--lewi-barrier", K_BOOL, "yes", 0, "LeWI: not in popmon"},
+	{"--lewi-mpi-calls", K_STR, "all", 1, "LeWI: the blocking MPI calls that lend: all, collectives, barrier, none"},
+	{"--lewi-barrier", K_BOOL, "yes", 0, "LeWI: DLB_Barrier is not in popmon (DLB_ERR_NOCOMP)"},
 	{"--lewi-barrier-select", K_STR, "", 0, "LeWI: not in popmon"},
 	{"--lewi-affinity", K_STR, "auto", 0, "LeWI: not in popmon"},
 	{"--lewi-ompt", K_STR, "borrow", 0, "LeWI: not in popmon"},
@@ -227,6 +227,22 @@ static void apply(const struct opt *o, const char *v, int has_value, char *ignor
 		a->lewi = b;
 	else if (strcmp(name, "--lewi-keep-one-cpu") == 0)
 		a->lewi_keep_one_cpu = b;
+	else if (strcmp(name, "--lewi-mpi-calls") == 0) {
+		static const char *const w[] = {"none", "barrier", "collectives", "all"};
+		static const int m[] = {0, POPMON_LEWI_CALLS_BARRIER,
+					POPMON_LEWI_CALLS_BARRIER | POPMON_LEWI_CALLS_COLLECTIVE,
+					POPMON_LEWI_CALLS_BARRIER | POPMON_LEWI_CALLS_COLLECTIVE | POPMON_LEWI_CALLS_P2P};
+		int k = -1;
+		for (int i = 0; i < 4; i++)
+			if (strcasecmp(v, w[i]) == 0)
+				k = i;
+		if (k < 0) {
+			snprintf(what, sizeof what, "%s=%s (not none, barrier, collectives or all)", o->name, v);
+			append(bad, nb, what);
+			return;
+		}
+		a->lewi_mpi_calls = m[k];
+	}
 	else if (strcmp(name, "--lewi-max-parallelism") == 0 && has_value) {
 		char *end;
 		long m = strtol(v, &end, 10);
@@ -304,19 +320,11 @@ static void apply(const struct opt *o, const char *v, int has_value, char *ignor
 	}
 }
 
-void popmon_dlb_args_parse(void)
+/* Parses one option string (DLB_ARGS' form) into popmon_dlb. */
+static void parse_string(const char *str, char *ignored, size_t ni, char *bad, size_t nb)
 {
-	struct popmon_dlb_args *a = &popmon_dlb;
-	if (a->parsed)
-		return;
-	a->parsed = 1;
-	a->summary_pop = 1;
-	const char *env = getenv("DLB_ARGS");
-	if (!env || !*env)
-		return;
-	a->set = 1;
-	char buf[8192], ignored[3072] = "", bad[1024] = "";
-	snprintf(buf, sizeof buf, "%s", env);
+	char buf[8192];
+	snprintf(buf, sizeof buf, "%s", str);
 	for (char *save = NULL, *w = strtok_r(buf, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save)) {
 		char *eq = strchr(w, '=');
 		const char *v = eq ? eq + 1 : "";
@@ -338,18 +346,41 @@ void popmon_dlb_args_parse(void)
 		if (!o) {
 			char what[300];
 			snprintf(what, sizeof what, "%s (unknown)", w);
-			append(bad, sizeof bad, what);
+			append(bad, nb, what);
 			continue;
 		}
 		if (neg)
-			apply(o, "no", 1, ignored, sizeof ignored, bad, sizeof bad);
+			apply(o, "no", 1, ignored, ni, bad, nb);
 		else if (o->kind != K_BOOL && o->kind != K_TALP && o->kind != K_STR && !eq) {
 			char what[300];
 			snprintf(what, sizeof what, "%s (needs =VALUE)", w);
-			append(bad, sizeof bad, what);
+			append(bad, nb, what);
 		} else
-			apply(o, v, eq != NULL, ignored, sizeof ignored, bad, sizeof bad);
+			apply(o, v, eq != NULL, ignored, ni, bad, nb);
 	}
+}
+
+void popmon_dlb_args_parse(void)
+{
+	struct popmon_dlb_args *a = &popmon_dlb;
+	if (a->parsed)
+		return;
+	a->parsed = 1;
+	a->summary_pop = 1;
+	a->lewi_mpi_calls = POPMON_LEWI_CALLS_BARRIER | POPMON_LEWI_CALLS_COLLECTIVE | POPMON_LEWI_CALLS_P2P;
+	char ignored[3072] = "", bad[1024] = "";
+	const char *env = getenv("DLB_ARGS");
+	if (env && *env) {
+		a->set = 1;
+		parse_string(env, ignored, sizeof ignored, bad, sizeof bad);
+	}
+	/* popmon run/exec --lewi's options, in DLB's form (not DLB_ARGS: the
+	 * library is not loaded as DLB for them). */
+	const char *lw = getenv("POPMON_LEWI_ARGS");
+	if (lw && *lw)
+		parse_string(lw, ignored, sizeof ignored, bad, sizeof bad);
+	if (!*ignored && !*bad && !a->verbose)
+		return;
 	if (a->silent || !popmon_warns_aloud())
 		return;
 	/* One line, one write (longer than a warning's record). */

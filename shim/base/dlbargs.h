@@ -11,6 +11,9 @@
  * .csv, anything else plain text; none: the summary on stderr. */
 enum { POPMON_DLB_OUT_NONE = 0, POPMON_DLB_OUT_JSON, POPMON_DLB_OUT_CSV, POPMON_DLB_OUT_TEXT };
 
+/* --lewi-mpi-calls' kinds of blocking MPI calls, as bits. */
+enum { POPMON_LEWI_CALLS_BARRIER = 1, POPMON_LEWI_CALLS_COLLECTIVE = 2, POPMON_LEWI_CALLS_P2P = 4 };
+
 struct popmon_dlb_args {
 	int parsed;   /* popmon_dlb_args_parse ran */
 	int set;      /* DLB_ARGS is set and not empty */
@@ -26,10 +29,11 @@ struct popmon_dlb_args {
 	int select_set, select_include, select_all, select_global;
 	char select[1024]; /* the list, ",a,b," (delimited, for lookups) */
 	/* LeWI (lewi.c): --lewi, --lewi-keep-one-cpu, --lewi-max-parallelism
-	 * (0: none), --shm-key (the registry's key, "" the default). Parsed
-	 * and kept; the one line still names them while the MPI and OpenMP
-	 * sides do not act on them (docs/lewi.md). */
-	int lewi, lewi_keep_one_cpu, lewi_max_parallelism;
+	 * (0: none), --lewi-mpi-calls (POPMON_LEWI_CALLS_* bits; default
+	 * all), --shm-key
+	 * (the registry's key, "" the default). Also read from
+	 * POPMON_LEWI_ARGS (popmon run/exec --lewi's options). */
+	int lewi, lewi_keep_one_cpu, lewi_max_parallelism, lewi_mpi_calls;
 	char shm_key[128];
 	/* DROM (drom.c): --drom; the registry's key is --shm-key too. */
 	int drom;

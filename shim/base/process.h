@@ -8,6 +8,9 @@
 #define POPMON_PROCESS_H
 
 #include <stdint.h>
+#include <sys/types.h>
+
+#include <stdint.h>
 
 /* Process state shared by the library's files. */
 struct popmon_process {

@@ -98,8 +98,11 @@ func GenerateWrappers(calls []*Call, pass []string) []byte {
 #include "base/threads.h"
 #include "base/warn.h"
 #include "dispatch.h"
+#include "base/dlbargs.h"
 #include "gpu.h"
+#include "lewi.h"
 #include "live.h"
+#include "mpi/lewi_mpi.h"
 #include "mpi/mpi.h"
 #include "mpi/mpidata.h"
 
@@ -136,6 +139,7 @@ func GenerateWrappers(calls []*Call, pass []string) []byte {
 		if g != "" {
 			fmt.Fprintf(&b, "#if %s\n", g)
 		}
+		writeLewiHelper(&b, c, byName)
 		writeC(&b, c)
 		fmt.Fprintf(&b, "POPMON_STUB(%s, %d)\n", c.Name, callIndex(calls, c))
 		if c.Hook == HookNone || c.Hook == HookAbort { // PMPI_Init*, PMPI_Finalize carry the hooks (mpi.c)
@@ -272,7 +276,8 @@ func writeC(b *bytes.Buffer, c *Call) {
 	// The call goes to popmon_next[id]: the next definition of the function
 	// when another PMPI tool is loaded after libpopmon, else the MPI
 	// library's PMPI_.
-	call := fmt.Sprintf("((__typeof__(&%s))popmon_next_fn(%s))(%s)", c.PMPIName(), c.ID(), paramNames(c.Params))
+	next := lewiNext(c, fmt.Sprintf("((__typeof__(&%s))popmon_next_fn(%s))", c.PMPIName(), c.ID()))
+	call := fmt.Sprintf("%s(%s)", next, paramNames(c.Params))
 	fmt.Fprintf(b, "POPMON_WRAPPER_DECL %s POPMON_W(%s)(%s)\n{\n", c.Return, c.Name, strings.Join(decls, ", "))
 	switch c.Hook {
 	case HookInit:
@@ -293,7 +298,7 @@ func writeC(b *bytes.Buffer, c *Call) {
 			fmt.Fprintf(b, "\tuint64_t popmon_g = popmon_gpu_mpi_enter(%s);\n", strings.Join(bufs, ", "))
 		}
 		if c.Data != "" {
-			writeDataC(b, c, fmt.Sprintf("((__typeof__(&%s))popmon_next_fn(%s))", c.PMPIName(), c.ID()))
+			writeDataC(b, c, next)
 		} else {
 			fmt.Fprintf(b, "\t%s popmon_r = %s;\n", c.Return, call)
 		}

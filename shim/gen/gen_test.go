@@ -531,3 +531,27 @@ func TestPollWrappers(t *testing.T) {
 		}
 	}
 }
+
+// TestLewiTable: every blocking call of LeWI's table is in the call list
+// and its nonblocking form takes its parameters (but status) and a
+// request; a table naming a missing form fails.
+func TestLewiTable(t *testing.T) {
+	f, err := os.Open("mpi_calls.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	calls, err := ParseCalls(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkLewi(calls); err != nil {
+		t.Fatal(err)
+	}
+	saved := lewiCalls["MPI_Recv"]
+	defer func() { lewiCalls["MPI_Recv"] = saved }()
+	lewiCalls["MPI_Recv"] = lewiCall{lewiP2P, "MPI_Isend"}
+	if err := checkLewi(calls); err == nil {
+		t.Error("MPI_Recv through MPI_Isend passed the check")
+	}
+}

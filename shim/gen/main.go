@@ -47,6 +47,9 @@ func Generate(in string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", in, err)
 	}
+	if err := checkLewi(calls); err != nil {
+		return nil, fmt.Errorf("%s: %w", in, err)
+	}
 	passPath := filepath.Join(filepath.Dir(in), passthroughFile)
 	pf, err := os.Open(passPath)
 	if err != nil {

@@ -45,6 +45,7 @@
 #include "dispatch.h"
 #include "gpu.h"
 #include "intercept.h"
+#include "lewi.h"
 #include "live.h"
 #include "mpi/mpi.h"
 #include "mpi/mpidata.h"
@@ -375,6 +376,7 @@ void popmon_mpi_init_hook(void)
 	popmon_talp_mpi_init();
 	popmon_intercept_check();
 	popmon_owncost_calibrate(); /* popmon's own cost per call (owncost.h) */
+	popmon_lewi_start();        /* --lewi: this rank's CPUs in the registry */
 	/* The Global region measures the run between MPI_Init and MPI_Finalize,
 	 * as TALP does: from here, where MPI_Init returns to the program. */
 	popmon_proc.init_tick = popmon_now();
@@ -1313,6 +1315,7 @@ static void own_process(struct popmon_proc_rec *me, int leader, int cpus)
 	*me = (struct popmon_proc_rec){.rank = popmon_proc.rank, .node = leader, .pid = popmon_proc.pid,
 				       .cpus = cpus, .mpi_threads = popmon_mpi_thread_count(),
 				       .affinity_cpus = popmon_affinity_cpus()};
+	popmon_proc_rec_lewi(me);
 	const struct popmon_intercept *ic = popmon_intercept_result();
 	if (ic->bypassed) {
 		me->bypass_kind = ic->kind;
@@ -1675,6 +1678,7 @@ void popmon_mpi_finalize_hook(void)
 		return;
 	popmon_proc.finalized = 1;
 	popmon_proc.fin_tick = popmon_now();
+	popmon_lewi_stop();
 	popmon_live_state(POPMON_LIVE_FINALIZING, 0);
 	popmon_regions_close_all(popmon_proc.fin_tick);
 	popmon_talp_finalize();

@@ -31,8 +31,11 @@
 #include "base/threads.h"
 #include "base/warn.h"
 #include "dispatch.h"
+#include "base/dlbargs.h"
 #include "gpu.h"
+#include "lewi.h"
 #include "live.h"
+#include "mpi/lewi_mpi.h"
 #include "mpi/mpi.h"
 #include "mpi/mpidata.h"
 
@@ -4198,10 +4201,12 @@ void mpi_mrecv_f08ts_large_(void *buf, void *count, void *datatype, void *messag
 #endif /* MPI_Mrecv_c */
 
 /* MPI_Probe: MPI-1.0, p2p */
+#define POPMON_LEWI_MPI_Probe(next) \
+	(__builtin_expect(__atomic_load_n(&popmon_lewi_calls, __ATOMIC_RELAXED) & POPMON_LEWI_CALLS_P2P, 0) ? popmon_lewi_MPI_Probe : (next))
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Probe)(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
 	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
-	int popmon_r = ((__typeof__(&PMPI_Probe))popmon_next_fn(POPMON_FN_MPI_Probe))(source, tag, comm, status);
+	int popmon_r = POPMON_LEWI_MPI_Probe(((__typeof__(&PMPI_Probe))popmon_next_fn(POPMON_FN_MPI_Probe)))(source, tag, comm, status);
 	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Probe);
 	return popmon_r;
 }
@@ -4266,13 +4271,23 @@ void mpi_probe_f08_(void *source, void *tag, void *comm, void *status, void *ier
 }
 
 /* MPI_Recv: MPI-1.0, p2p */
+static int popmon_lewi_MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+	MPI_Request popmon_q;
+	int popmon_r = PMPI_Irecv(buf, count, datatype, source, tag, comm, &popmon_q);
+	if (popmon_r == MPI_SUCCESS)
+		popmon_r = popmon_lewi_mpi_wait(&popmon_q, status);
+	return popmon_r;
+}
+#define POPMON_LEWI_MPI_Recv(next) \
+	(__builtin_expect(__atomic_load_n(&popmon_lewi_calls, __ATOMIC_RELAXED) & POPMON_LEWI_CALLS_P2P, 0) ? popmon_lewi_MPI_Recv : (next))
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Recv)(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
 	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
 	MPI_Status popmon_st;
 	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
-	int popmon_r = ((__typeof__(&PMPI_Recv))popmon_next_fn(POPMON_FN_MPI_Recv))(buf, count, datatype, source, tag, comm, popmon_sp);
+	int popmon_r = POPMON_LEWI_MPI_Recv(((__typeof__(&PMPI_Recv))popmon_next_fn(POPMON_FN_MPI_Recv)))(buf, count, datatype, source, tag, comm, popmon_sp);
 	popmon_d_recv(POPMON_D_MPI_Recv, popmon_r, count, datatype, source, tag, comm, popmon_sp);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
@@ -4889,11 +4904,21 @@ void mpi_request_get_status_some_f08_(void *incount, void *array_of_requests, vo
 #endif /* MPI_Request_get_status_some */
 
 /* MPI_Rsend: MPI-1.0, p2p */
+static int popmon_lewi_MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+	MPI_Request popmon_q;
+	int popmon_r = PMPI_Irsend(buf, count, datatype, dest, tag, comm, &popmon_q);
+	if (popmon_r == MPI_SUCCESS)
+		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
+	return popmon_r;
+}
+#define POPMON_LEWI_MPI_Rsend(next) \
+	(__builtin_expect(__atomic_load_n(&popmon_lewi_calls, __ATOMIC_RELAXED) & POPMON_LEWI_CALLS_P2P, 0) ? popmon_lewi_MPI_Rsend : (next))
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Rsend)(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
 	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
-	int popmon_r = ((__typeof__(&PMPI_Rsend))popmon_next_fn(POPMON_FN_MPI_Rsend))(buf, count, datatype, dest, tag, comm);
+	int popmon_r = POPMON_LEWI_MPI_Rsend(((__typeof__(&PMPI_Rsend))popmon_next_fn(POPMON_FN_MPI_Rsend)))(buf, count, datatype, dest, tag, comm);
 	popmon_d_send(POPMON_D_MPI_Rsend, popmon_r, count, datatype, dest, tag, comm);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
@@ -5157,11 +5182,21 @@ void mpi_rsend_init_f08ts_large_(void *buf, void *count, void *datatype, void *d
 #endif /* MPI_Rsend_init_c */
 
 /* MPI_Send: MPI-1.0, p2p */
+static int popmon_lewi_MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+	MPI_Request popmon_q;
+	int popmon_r = PMPI_Isend(buf, count, datatype, dest, tag, comm, &popmon_q);
+	if (popmon_r == MPI_SUCCESS)
+		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
+	return popmon_r;
+}
+#define POPMON_LEWI_MPI_Send(next) \
+	(__builtin_expect(__atomic_load_n(&popmon_lewi_calls, __ATOMIC_RELAXED) & POPMON_LEWI_CALLS_P2P, 0) ? popmon_lewi_MPI_Send : (next))
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Send)(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
 	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
-	int popmon_r = ((__typeof__(&PMPI_Send))popmon_next_fn(POPMON_FN_MPI_Send))(buf, count, datatype, dest, tag, comm);
+	int popmon_r = POPMON_LEWI_MPI_Send(((__typeof__(&PMPI_Send))popmon_next_fn(POPMON_FN_MPI_Send)))(buf, count, datatype, dest, tag, comm);
 	popmon_d_send(POPMON_D_MPI_Send, popmon_r, count, datatype, dest, tag, comm);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
@@ -5425,13 +5460,15 @@ void mpi_send_init_f08ts_large_(void *buf, void *count, void *datatype, void *de
 #endif /* MPI_Send_init_c */
 
 /* MPI_Sendrecv: MPI-1.0, p2p */
+#define POPMON_LEWI_MPI_Sendrecv(next) \
+	(__builtin_expect(__atomic_load_n(&popmon_lewi_calls, __ATOMIC_RELAXED) & POPMON_LEWI_CALLS_P2P, 0) ? popmon_lewi_MPI_Sendrecv : (next))
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Sendrecv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
 	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
 	MPI_Status popmon_st;
 	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
-	int popmon_r = ((__typeof__(&PMPI_Sendrecv))popmon_next_fn(POPMON_FN_MPI_Sendrecv))(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, popmon_sp);
+	int popmon_r = POPMON_LEWI_MPI_Sendrecv(((__typeof__(&PMPI_Sendrecv))popmon_next_fn(POPMON_FN_MPI_Sendrecv)))(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, popmon_sp);
 	popmon_d_sendrecv(POPMON_D_MPI_Sendrecv, popmon_r, sendcount, sendtype, dest, sendtag, recvcount, recvtype, source, recvtag, comm, popmon_sp);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
@@ -6097,11 +6134,21 @@ void mpi_session_iflush_buffer_f08_(void *session, void *request, void *ierror)
 #endif /* MPI_Session_iflush_buffer */
 
 /* MPI_Ssend: MPI-1.0, p2p */
+static int popmon_lewi_MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+	MPI_Request popmon_q;
+	int popmon_r = PMPI_Issend(buf, count, datatype, dest, tag, comm, &popmon_q);
+	if (popmon_r == MPI_SUCCESS)
+		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
+	return popmon_r;
+}
+#define POPMON_LEWI_MPI_Ssend(next) \
+	(__builtin_expect(__atomic_load_n(&popmon_lewi_calls, __ATOMIC_RELAXED) & POPMON_LEWI_CALLS_P2P, 0) ? popmon_lewi_MPI_Ssend : (next))
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Ssend)(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
 	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(buf, NULL);
-	int popmon_r = ((__typeof__(&PMPI_Ssend))popmon_next_fn(POPMON_FN_MPI_Ssend))(buf, count, datatype, dest, tag, comm);
+	int popmon_r = POPMON_LEWI_MPI_Ssend(((__typeof__(&PMPI_Ssend))popmon_next_fn(POPMON_FN_MPI_Ssend)))(buf, count, datatype, dest, tag, comm);
 	popmon_d_send(POPMON_D_MPI_Ssend, popmon_r, count, datatype, dest, tag, comm);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
@@ -7282,6 +7329,8 @@ void mpi_testsome_f08_(void *incount, void *array_of_requests, void *outcount, v
 }
 
 /* MPI_Wait: MPI-1.0, p2p */
+#define POPMON_LEWI_MPI_Wait(next) \
+	(__builtin_expect(__atomic_load_n(&popmon_lewi_calls, __ATOMIC_RELAXED) & POPMON_LEWI_CALLS_P2P, 0) ? popmon_lewi_MPI_Wait : (next))
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Wait)(MPI_Request *request, MPI_Status *status)
 {
 	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
@@ -7289,7 +7338,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Wait)(MPI_Request *request, MPI_Status *sta
 	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
 	struct popmon_dpre popmon_p;
 	popmon_dpre_wait(&popmon_p, request);
-	int popmon_r = ((__typeof__(&PMPI_Wait))popmon_next_fn(POPMON_FN_MPI_Wait))(request, popmon_sp);
+	int popmon_r = POPMON_LEWI_MPI_Wait(((__typeof__(&PMPI_Wait))popmon_next_fn(POPMON_FN_MPI_Wait)))(request, popmon_sp);
 	popmon_d_wait(popmon_r, &popmon_p, popmon_sp);
 	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Wait);
 	return popmon_r;
@@ -7355,12 +7404,14 @@ void mpi_wait_f08_(void *request, void *status, void *ierror)
 }
 
 /* MPI_Waitall: MPI-1.0, p2p */
+#define POPMON_LEWI_MPI_Waitall(next) \
+	(__builtin_expect(__atomic_load_n(&popmon_lewi_calls, __ATOMIC_RELAXED) & POPMON_LEWI_CALLS_P2P, 0) ? popmon_lewi_MPI_Waitall : (next))
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Waitall)(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
 	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	struct popmon_dpre popmon_p;
 	MPI_Status *popmon_sa = popmon_dpre_waitall(&popmon_p, count, array_of_requests, array_of_statuses);
-	int popmon_r = ((__typeof__(&PMPI_Waitall))popmon_next_fn(POPMON_FN_MPI_Waitall))(count, array_of_requests, popmon_sa);
+	int popmon_r = POPMON_LEWI_MPI_Waitall(((__typeof__(&PMPI_Waitall))popmon_next_fn(POPMON_FN_MPI_Waitall)))(count, array_of_requests, popmon_sa);
 	popmon_d_waitall(popmon_r, &popmon_p, popmon_sa);
 	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Waitall);
 	return popmon_r;
@@ -7426,6 +7477,8 @@ void mpi_waitall_f08_(void *count, void *array_of_requests, void *array_of_statu
 }
 
 /* MPI_Waitany: MPI-1.0, p2p */
+#define POPMON_LEWI_MPI_Waitany(next) \
+	(__builtin_expect(__atomic_load_n(&popmon_lewi_calls, __ATOMIC_RELAXED) & POPMON_LEWI_CALLS_P2P, 0) ? popmon_lewi_MPI_Waitany : (next))
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Waitany)(int count, MPI_Request array_of_requests[], int *indx, MPI_Status *status)
 {
 	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
@@ -7433,7 +7486,7 @@ POPMON_WRAPPER_DECL int POPMON_W(MPI_Waitany)(int count, MPI_Request array_of_re
 	MPI_Status *popmon_sp = status == MPI_STATUS_IGNORE ? &popmon_st : status;
 	struct popmon_dpre popmon_p;
 	popmon_dpre_waitany(&popmon_p, count, array_of_requests);
-	int popmon_r = ((__typeof__(&PMPI_Waitany))popmon_next_fn(POPMON_FN_MPI_Waitany))(count, array_of_requests, indx, popmon_sp);
+	int popmon_r = POPMON_LEWI_MPI_Waitany(((__typeof__(&PMPI_Waitany))popmon_next_fn(POPMON_FN_MPI_Waitany)))(count, array_of_requests, indx, popmon_sp);
 	popmon_d_waitany(popmon_r, &popmon_p, indx, popmon_sp);
 	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Waitany);
 	return popmon_r;
@@ -7499,12 +7552,14 @@ void mpi_waitany_f08_(void *count, void *array_of_requests, void *indx, void *st
 }
 
 /* MPI_Waitsome: MPI-1.0, p2p */
+#define POPMON_LEWI_MPI_Waitsome(next) \
+	(__builtin_expect(__atomic_load_n(&popmon_lewi_calls, __ATOMIC_RELAXED) & POPMON_LEWI_CALLS_P2P, 0) ? popmon_lewi_MPI_Waitsome : (next))
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Waitsome)(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[])
 {
 	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	struct popmon_dpre popmon_p;
 	MPI_Status *popmon_sa = popmon_dpre_waitsome(&popmon_p, incount, array_of_requests, array_of_statuses);
-	int popmon_r = ((__typeof__(&PMPI_Waitsome))popmon_next_fn(POPMON_FN_MPI_Waitsome))(incount, array_of_requests, outcount, array_of_indices, popmon_sa);
+	int popmon_r = POPMON_LEWI_MPI_Waitsome(((__typeof__(&PMPI_Waitsome))popmon_next_fn(POPMON_FN_MPI_Waitsome)))(incount, array_of_requests, outcount, array_of_indices, popmon_sa);
 	popmon_d_waitsome(popmon_r, &popmon_p, outcount, array_of_indices, popmon_sa);
 	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Waitsome);
 	return popmon_r;
@@ -11764,11 +11819,25 @@ void mpi_unpack_external_f08ts_large_(void *datarep, void *inbuf, void *insize, 
 #endif /* MPI_Unpack_external_c */
 
 /* MPI_Allgather: MPI-1.0, collective */
+#if MPI_VERSION >= 3
+static int popmon_lewi_MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+	MPI_Request popmon_q;
+	int popmon_r = PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &popmon_q);
+	if (popmon_r == MPI_SUCCESS)
+		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
+	return popmon_r;
+}
+#define POPMON_LEWI_MPI_Allgather(next) \
+	(__builtin_expect(__atomic_load_n(&popmon_lewi_calls, __ATOMIC_RELAXED) & POPMON_LEWI_CALLS_COLLECTIVE, 0) ? popmon_lewi_MPI_Allgather : (next))
+#else
+#define POPMON_LEWI_MPI_Allgather(next) (next)
+#endif
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
 	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
-	int popmon_r = ((__typeof__(&PMPI_Allgather))popmon_next_fn(POPMON_FN_MPI_Allgather))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	int popmon_r = POPMON_LEWI_MPI_Allgather(((__typeof__(&PMPI_Allgather))popmon_next_fn(POPMON_FN_MPI_Allgather)))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	popmon_d_allgather(POPMON_D_MPI_Allgather, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
@@ -12034,11 +12103,25 @@ void mpi_allgather_init_f08ts_large_(void *sendbuf, void *sendcount, void *sendt
 #endif /* MPI_Allgather_init_c */
 
 /* MPI_Allgatherv: MPI-1.0, collective */
+#if MPI_VERSION >= 3
+static int popmon_lewi_MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+	MPI_Request popmon_q;
+	int popmon_r = PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, &popmon_q);
+	if (popmon_r == MPI_SUCCESS)
+		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
+	return popmon_r;
+}
+#define POPMON_LEWI_MPI_Allgatherv(next) \
+	(__builtin_expect(__atomic_load_n(&popmon_lewi_calls, __ATOMIC_RELAXED) & POPMON_LEWI_CALLS_COLLECTIVE, 0) ? popmon_lewi_MPI_Allgatherv : (next))
+#else
+#define POPMON_LEWI_MPI_Allgatherv(next) (next)
+#endif
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Allgatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
 	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
-	int popmon_r = ((__typeof__(&PMPI_Allgatherv))popmon_next_fn(POPMON_FN_MPI_Allgatherv))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+	int popmon_r = POPMON_LEWI_MPI_Allgatherv(((__typeof__(&PMPI_Allgatherv))popmon_next_fn(POPMON_FN_MPI_Allgatherv)))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	popmon_d_allgatherv(POPMON_D_MPI_Allgatherv, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
@@ -12304,11 +12387,25 @@ void mpi_allgatherv_init_f08ts_large_(void *sendbuf, void *sendcount, void *send
 #endif /* MPI_Allgatherv_init_c */
 
 /* MPI_Allreduce: MPI-1.0, collective */
+#if MPI_VERSION >= 3
+static int popmon_lewi_MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+	MPI_Request popmon_q;
+	int popmon_r = PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, &popmon_q);
+	if (popmon_r == MPI_SUCCESS)
+		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
+	return popmon_r;
+}
+#define POPMON_LEWI_MPI_Allreduce(next) \
+	(__builtin_expect(__atomic_load_n(&popmon_lewi_calls, __ATOMIC_RELAXED) & POPMON_LEWI_CALLS_COLLECTIVE, 0) ? popmon_lewi_MPI_Allreduce : (next))
+#else
+#define POPMON_LEWI_MPI_Allreduce(next) (next)
+#endif
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Allreduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
 	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
-	int popmon_r = ((__typeof__(&PMPI_Allreduce))popmon_next_fn(POPMON_FN_MPI_Allreduce))(sendbuf, recvbuf, count, datatype, op, comm);
+	int popmon_r = POPMON_LEWI_MPI_Allreduce(((__typeof__(&PMPI_Allreduce))popmon_next_fn(POPMON_FN_MPI_Allreduce)))(sendbuf, recvbuf, count, datatype, op, comm);
 	popmon_d_allreduce(POPMON_D_MPI_Allreduce, popmon_r, count, datatype, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
@@ -12574,11 +12671,25 @@ void mpi_allreduce_init_f08ts_large_(void *sendbuf, void *recvbuf, void *count, 
 #endif /* MPI_Allreduce_init_c */
 
 /* MPI_Alltoall: MPI-1.0, collective */
+#if MPI_VERSION >= 3
+static int popmon_lewi_MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+	MPI_Request popmon_q;
+	int popmon_r = PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &popmon_q);
+	if (popmon_r == MPI_SUCCESS)
+		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
+	return popmon_r;
+}
+#define POPMON_LEWI_MPI_Alltoall(next) \
+	(__builtin_expect(__atomic_load_n(&popmon_lewi_calls, __ATOMIC_RELAXED) & POPMON_LEWI_CALLS_COLLECTIVE, 0) ? popmon_lewi_MPI_Alltoall : (next))
+#else
+#define POPMON_LEWI_MPI_Alltoall(next) (next)
+#endif
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoall)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
 	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
-	int popmon_r = ((__typeof__(&PMPI_Alltoall))popmon_next_fn(POPMON_FN_MPI_Alltoall))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	int popmon_r = POPMON_LEWI_MPI_Alltoall(((__typeof__(&PMPI_Alltoall))popmon_next_fn(POPMON_FN_MPI_Alltoall)))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	popmon_d_alltoall(POPMON_D_MPI_Alltoall, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
@@ -12844,11 +12955,25 @@ void mpi_alltoall_init_f08ts_large_(void *sendbuf, void *sendcount, void *sendty
 #endif /* MPI_Alltoall_init_c */
 
 /* MPI_Alltoallv: MPI-1.0, collective */
+#if MPI_VERSION >= 3
+static int popmon_lewi_MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+	MPI_Request popmon_q;
+	int popmon_r = PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, &popmon_q);
+	if (popmon_r == MPI_SUCCESS)
+		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
+	return popmon_r;
+}
+#define POPMON_LEWI_MPI_Alltoallv(next) \
+	(__builtin_expect(__atomic_load_n(&popmon_lewi_calls, __ATOMIC_RELAXED) & POPMON_LEWI_CALLS_COLLECTIVE, 0) ? popmon_lewi_MPI_Alltoallv : (next))
+#else
+#define POPMON_LEWI_MPI_Alltoallv(next) (next)
+#endif
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallv)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
 	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
-	int popmon_r = ((__typeof__(&PMPI_Alltoallv))popmon_next_fn(POPMON_FN_MPI_Alltoallv))(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+	int popmon_r = POPMON_LEWI_MPI_Alltoallv(((__typeof__(&PMPI_Alltoallv))popmon_next_fn(POPMON_FN_MPI_Alltoallv)))(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	popmon_d_alltoallv(POPMON_D_MPI_Alltoallv, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtype, recvcounts, sizeof(*recvcounts), recvtype, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
@@ -13115,11 +13240,25 @@ void mpi_alltoallv_init_f08ts_large_(void *sendbuf, void *sendcounts, void *sdis
 
 /* MPI_Alltoallw: MPI-2.0, collective */
 #if MPI_VERSION >= 2
+#if MPI_VERSION >= 3
+static int popmon_lewi_MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+	MPI_Request popmon_q;
+	int popmon_r = PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, &popmon_q);
+	if (popmon_r == MPI_SUCCESS)
+		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
+	return popmon_r;
+}
+#define POPMON_LEWI_MPI_Alltoallw(next) \
+	(__builtin_expect(__atomic_load_n(&popmon_lewi_calls, __ATOMIC_RELAXED) & POPMON_LEWI_CALLS_COLLECTIVE, 0) ? popmon_lewi_MPI_Alltoallw : (next))
+#else
+#define POPMON_LEWI_MPI_Alltoallw(next) (next)
+#endif
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Alltoallw)(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
 	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
-	int popmon_r = ((__typeof__(&PMPI_Alltoallw))popmon_next_fn(POPMON_FN_MPI_Alltoallw))(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+	int popmon_r = POPMON_LEWI_MPI_Alltoallw(((__typeof__(&PMPI_Alltoallw))popmon_next_fn(POPMON_FN_MPI_Alltoallw)))(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	popmon_d_alltoallw(POPMON_D_MPI_Alltoallw, popmon_r, sendbuf, sendcounts, sizeof(*sendcounts), sendtypes, recvcounts, sizeof(*recvcounts), recvtypes, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
@@ -13386,10 +13525,24 @@ void mpi_alltoallw_init_f08ts_large_(void *sendbuf, void *sendcounts, void *sdis
 #endif /* MPI_Alltoallw_init_c */
 
 /* MPI_Barrier: MPI-1.0, collective */
+#if MPI_VERSION >= 3
+static int popmon_lewi_MPI_Barrier(MPI_Comm comm)
+{
+	MPI_Request popmon_q;
+	int popmon_r = PMPI_Ibarrier(comm, &popmon_q);
+	if (popmon_r == MPI_SUCCESS)
+		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
+	return popmon_r;
+}
+#define POPMON_LEWI_MPI_Barrier(next) \
+	(__builtin_expect(__atomic_load_n(&popmon_lewi_calls, __ATOMIC_RELAXED) & POPMON_LEWI_CALLS_BARRIER, 0) ? popmon_lewi_MPI_Barrier : (next))
+#else
+#define POPMON_LEWI_MPI_Barrier(next) (next)
+#endif
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Barrier)(MPI_Comm comm)
 {
 	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
-	int popmon_r = ((__typeof__(&PMPI_Barrier))popmon_next_fn(POPMON_FN_MPI_Barrier))(comm);
+	int popmon_r = POPMON_LEWI_MPI_Barrier(((__typeof__(&PMPI_Barrier))popmon_next_fn(POPMON_FN_MPI_Barrier)))(comm);
 	popmon_d_barrier(popmon_r, comm, NULL, 0);
 	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Barrier);
 	return popmon_r;
@@ -13526,10 +13679,24 @@ void mpi_barrier_init_f08_(void *comm, void *info, void *request, void *ierror)
 #endif /* MPI_Barrier_init */
 
 /* MPI_Bcast: MPI-1.0, collective */
+#if MPI_VERSION >= 3
+static int popmon_lewi_MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+	MPI_Request popmon_q;
+	int popmon_r = PMPI_Ibcast(buffer, count, datatype, root, comm, &popmon_q);
+	if (popmon_r == MPI_SUCCESS)
+		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
+	return popmon_r;
+}
+#define POPMON_LEWI_MPI_Bcast(next) \
+	(__builtin_expect(__atomic_load_n(&popmon_lewi_calls, __ATOMIC_RELAXED) & POPMON_LEWI_CALLS_COLLECTIVE, 0) ? popmon_lewi_MPI_Bcast : (next))
+#else
+#define POPMON_LEWI_MPI_Bcast(next) (next)
+#endif
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Bcast)(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
 	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
-	int popmon_r = ((__typeof__(&PMPI_Bcast))popmon_next_fn(POPMON_FN_MPI_Bcast))(buffer, count, datatype, root, comm);
+	int popmon_r = POPMON_LEWI_MPI_Bcast(((__typeof__(&PMPI_Bcast))popmon_next_fn(POPMON_FN_MPI_Bcast)))(buffer, count, datatype, root, comm);
 	popmon_d_bcast(POPMON_D_MPI_Bcast, popmon_r, count, datatype, root, comm, NULL, 0);
 	popmon_mpi_leave_t(popmon_t, POPMON_FN_MPI_Bcast);
 	return popmon_r;
@@ -13785,11 +13952,25 @@ void mpi_bcast_init_f08ts_large_(void *buffer, void *count, void *datatype, void
 
 /* MPI_Exscan: MPI-2.0, collective */
 #if MPI_VERSION >= 2
+#if MPI_VERSION >= 3
+static int popmon_lewi_MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+	MPI_Request popmon_q;
+	int popmon_r = PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, &popmon_q);
+	if (popmon_r == MPI_SUCCESS)
+		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
+	return popmon_r;
+}
+#define POPMON_LEWI_MPI_Exscan(next) \
+	(__builtin_expect(__atomic_load_n(&popmon_lewi_calls, __ATOMIC_RELAXED) & POPMON_LEWI_CALLS_COLLECTIVE, 0) ? popmon_lewi_MPI_Exscan : (next))
+#else
+#define POPMON_LEWI_MPI_Exscan(next) (next)
+#endif
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Exscan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
 	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
-	int popmon_r = ((__typeof__(&PMPI_Exscan))popmon_next_fn(POPMON_FN_MPI_Exscan))(sendbuf, recvbuf, count, datatype, op, comm);
+	int popmon_r = POPMON_LEWI_MPI_Exscan(((__typeof__(&PMPI_Exscan))popmon_next_fn(POPMON_FN_MPI_Exscan)))(sendbuf, recvbuf, count, datatype, op, comm);
 	popmon_d_allreduce(POPMON_D_MPI_Exscan, popmon_r, count, datatype, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
@@ -14056,11 +14237,25 @@ void mpi_exscan_init_f08ts_large_(void *sendbuf, void *recvbuf, void *count, voi
 #endif /* MPI_Exscan_init_c */
 
 /* MPI_Gather: MPI-1.0, collective */
+#if MPI_VERSION >= 3
+static int popmon_lewi_MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	MPI_Request popmon_q;
+	int popmon_r = PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &popmon_q);
+	if (popmon_r == MPI_SUCCESS)
+		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
+	return popmon_r;
+}
+#define POPMON_LEWI_MPI_Gather(next) \
+	(__builtin_expect(__atomic_load_n(&popmon_lewi_calls, __ATOMIC_RELAXED) & POPMON_LEWI_CALLS_COLLECTIVE, 0) ? popmon_lewi_MPI_Gather : (next))
+#else
+#define POPMON_LEWI_MPI_Gather(next) (next)
+#endif
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Gather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
 	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
-	int popmon_r = ((__typeof__(&PMPI_Gather))popmon_next_fn(POPMON_FN_MPI_Gather))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	int popmon_r = POPMON_LEWI_MPI_Gather(((__typeof__(&PMPI_Gather))popmon_next_fn(POPMON_FN_MPI_Gather)))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	popmon_d_gather(POPMON_D_MPI_Gather, popmon_r, sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
@@ -14326,11 +14521,25 @@ void mpi_gather_init_f08ts_large_(void *sendbuf, void *sendcount, void *sendtype
 #endif /* MPI_Gather_init_c */
 
 /* MPI_Gatherv: MPI-1.0, collective */
+#if MPI_VERSION >= 3
+static int popmon_lewi_MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	MPI_Request popmon_q;
+	int popmon_r = PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, &popmon_q);
+	if (popmon_r == MPI_SUCCESS)
+		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
+	return popmon_r;
+}
+#define POPMON_LEWI_MPI_Gatherv(next) \
+	(__builtin_expect(__atomic_load_n(&popmon_lewi_calls, __ATOMIC_RELAXED) & POPMON_LEWI_CALLS_COLLECTIVE, 0) ? popmon_lewi_MPI_Gatherv : (next))
+#else
+#define POPMON_LEWI_MPI_Gatherv(next) (next)
+#endif
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Gatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
 	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
-	int popmon_r = ((__typeof__(&PMPI_Gatherv))popmon_next_fn(POPMON_FN_MPI_Gatherv))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+	int popmon_r = POPMON_LEWI_MPI_Gatherv(((__typeof__(&PMPI_Gatherv))popmon_next_fn(POPMON_FN_MPI_Gatherv)))(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 	popmon_d_gatherv(POPMON_D_MPI_Gatherv, popmon_r, sendbuf, sendcount, sendtype, recvcounts, sizeof(*recvcounts), recvtype, root, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
@@ -18991,11 +19200,25 @@ void mpi_op_free_f08_(void *op, void *ierror)
 }
 
 /* MPI_Reduce: MPI-1.0, collective */
+#if MPI_VERSION >= 3
+static int popmon_lewi_MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
+{
+	MPI_Request popmon_q;
+	int popmon_r = PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, &popmon_q);
+	if (popmon_r == MPI_SUCCESS)
+		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
+	return popmon_r;
+}
+#define POPMON_LEWI_MPI_Reduce(next) \
+	(__builtin_expect(__atomic_load_n(&popmon_lewi_calls, __ATOMIC_RELAXED) & POPMON_LEWI_CALLS_COLLECTIVE, 0) ? popmon_lewi_MPI_Reduce : (next))
+#else
+#define POPMON_LEWI_MPI_Reduce(next) (next)
+#endif
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
 {
 	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
-	int popmon_r = ((__typeof__(&PMPI_Reduce))popmon_next_fn(POPMON_FN_MPI_Reduce))(sendbuf, recvbuf, count, datatype, op, root, comm);
+	int popmon_r = POPMON_LEWI_MPI_Reduce(((__typeof__(&PMPI_Reduce))popmon_next_fn(POPMON_FN_MPI_Reduce)))(sendbuf, recvbuf, count, datatype, op, root, comm);
 	popmon_d_reduce(POPMON_D_MPI_Reduce, popmon_r, count, datatype, root, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
@@ -19389,11 +19612,25 @@ void mpi_reduce_local_f08ts_large_(void *inbuf, void *inoutbuf, void *count, voi
 #endif /* MPI_Reduce_local_c */
 
 /* MPI_Reduce_scatter: MPI-1.0, collective */
+#if MPI_VERSION >= 3
+static int popmon_lewi_MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+	MPI_Request popmon_q;
+	int popmon_r = PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, &popmon_q);
+	if (popmon_r == MPI_SUCCESS)
+		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
+	return popmon_r;
+}
+#define POPMON_LEWI_MPI_Reduce_scatter(next) \
+	(__builtin_expect(__atomic_load_n(&popmon_lewi_calls, __ATOMIC_RELAXED) & POPMON_LEWI_CALLS_COLLECTIVE, 0) ? popmon_lewi_MPI_Reduce_scatter : (next))
+#else
+#define POPMON_LEWI_MPI_Reduce_scatter(next) (next)
+#endif
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter)(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
 	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
-	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter))(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+	int popmon_r = POPMON_LEWI_MPI_Reduce_scatter(((__typeof__(&PMPI_Reduce_scatter))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter)))(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 	popmon_d_reduce_scatter(POPMON_D_MPI_Reduce_scatter, popmon_r, recvcounts, sizeof(*recvcounts), datatype, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
@@ -19524,11 +19761,25 @@ void mpi_reduce_scatter_f08ts_large_(void *sendbuf, void *recvbuf, void *recvcou
 
 /* MPI_Reduce_scatter_block: MPI-2.2, collective */
 #if MPI_VERSION > 2 || (MPI_VERSION == 2 && MPI_SUBVERSION >= 2)
+#if MPI_VERSION >= 3
+static int popmon_lewi_MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+	MPI_Request popmon_q;
+	int popmon_r = PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, &popmon_q);
+	if (popmon_r == MPI_SUCCESS)
+		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
+	return popmon_r;
+}
+#define POPMON_LEWI_MPI_Reduce_scatter_block(next) \
+	(__builtin_expect(__atomic_load_n(&popmon_lewi_calls, __ATOMIC_RELAXED) & POPMON_LEWI_CALLS_COLLECTIVE, 0) ? popmon_lewi_MPI_Reduce_scatter_block : (next))
+#else
+#define POPMON_LEWI_MPI_Reduce_scatter_block(next) (next)
+#endif
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Reduce_scatter_block)(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
 	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
-	int popmon_r = ((__typeof__(&PMPI_Reduce_scatter_block))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter_block))(sendbuf, recvbuf, recvcount, datatype, op, comm);
+	int popmon_r = POPMON_LEWI_MPI_Reduce_scatter_block(((__typeof__(&PMPI_Reduce_scatter_block))popmon_next_fn(POPMON_FN_MPI_Reduce_scatter_block)))(sendbuf, recvbuf, recvcount, datatype, op, comm);
 	popmon_d_reduce_scatter_block(POPMON_D_MPI_Reduce_scatter_block, popmon_r, recvcount, datatype, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
@@ -19931,11 +20182,25 @@ void mpi_reduce_scatter_init_f08ts_large_(void *sendbuf, void *recvbuf, void *re
 #endif /* MPI_Reduce_scatter_init_c */
 
 /* MPI_Scan: MPI-1.0, collective */
+#if MPI_VERSION >= 3
+static int popmon_lewi_MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+	MPI_Request popmon_q;
+	int popmon_r = PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, &popmon_q);
+	if (popmon_r == MPI_SUCCESS)
+		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
+	return popmon_r;
+}
+#define POPMON_LEWI_MPI_Scan(next) \
+	(__builtin_expect(__atomic_load_n(&popmon_lewi_calls, __ATOMIC_RELAXED) & POPMON_LEWI_CALLS_COLLECTIVE, 0) ? popmon_lewi_MPI_Scan : (next))
+#else
+#define POPMON_LEWI_MPI_Scan(next) (next)
+#endif
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Scan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
 	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
-	int popmon_r = ((__typeof__(&PMPI_Scan))popmon_next_fn(POPMON_FN_MPI_Scan))(sendbuf, recvbuf, count, datatype, op, comm);
+	int popmon_r = POPMON_LEWI_MPI_Scan(((__typeof__(&PMPI_Scan))popmon_next_fn(POPMON_FN_MPI_Scan)))(sendbuf, recvbuf, count, datatype, op, comm);
 	popmon_d_allreduce(POPMON_D_MPI_Scan, popmon_r, count, datatype, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
@@ -20201,11 +20466,25 @@ void mpi_scan_init_f08ts_large_(void *sendbuf, void *recvbuf, void *count, void 
 #endif /* MPI_Scan_init_c */
 
 /* MPI_Scatter: MPI-1.0, collective */
+#if MPI_VERSION >= 3
+static int popmon_lewi_MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	MPI_Request popmon_q;
+	int popmon_r = PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &popmon_q);
+	if (popmon_r == MPI_SUCCESS)
+		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
+	return popmon_r;
+}
+#define POPMON_LEWI_MPI_Scatter(next) \
+	(__builtin_expect(__atomic_load_n(&popmon_lewi_calls, __ATOMIC_RELAXED) & POPMON_LEWI_CALLS_COLLECTIVE, 0) ? popmon_lewi_MPI_Scatter : (next))
+#else
+#define POPMON_LEWI_MPI_Scatter(next) (next)
+#endif
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatter)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
 	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
-	int popmon_r = ((__typeof__(&PMPI_Scatter))popmon_next_fn(POPMON_FN_MPI_Scatter))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	int popmon_r = POPMON_LEWI_MPI_Scatter(((__typeof__(&PMPI_Scatter))popmon_next_fn(POPMON_FN_MPI_Scatter)))(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	popmon_d_scatter(POPMON_D_MPI_Scatter, popmon_r, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);
@@ -20471,11 +20750,25 @@ void mpi_scatter_init_f08ts_large_(void *sendbuf, void *sendcount, void *sendtyp
 #endif /* MPI_Scatter_init_c */
 
 /* MPI_Scatterv: MPI-1.0, collective */
+#if MPI_VERSION >= 3
+static int popmon_lewi_MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	MPI_Request popmon_q;
+	int popmon_r = PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, &popmon_q);
+	if (popmon_r == MPI_SUCCESS)
+		popmon_r = popmon_lewi_mpi_wait(&popmon_q, MPI_STATUS_IGNORE);
+	return popmon_r;
+}
+#define POPMON_LEWI_MPI_Scatterv(next) \
+	(__builtin_expect(__atomic_load_n(&popmon_lewi_calls, __ATOMIC_RELAXED) & POPMON_LEWI_CALLS_COLLECTIVE, 0) ? popmon_lewi_MPI_Scatterv : (next))
+#else
+#define POPMON_LEWI_MPI_Scatterv(next) (next)
+#endif
 POPMON_WRAPPER_DECL int POPMON_W(MPI_Scatterv)(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
 	struct popmon_thread *popmon_t = popmon_mpi_enter_t();
 	uint64_t popmon_g = popmon_gpu_mpi_enter(sendbuf, recvbuf);
-	int popmon_r = ((__typeof__(&PMPI_Scatterv))popmon_next_fn(POPMON_FN_MPI_Scatterv))(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	int popmon_r = POPMON_LEWI_MPI_Scatterv(((__typeof__(&PMPI_Scatterv))popmon_next_fn(POPMON_FN_MPI_Scatterv)))(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	popmon_d_scatterv(POPMON_D_MPI_Scatterv, popmon_r, sendcounts, sizeof(*sendcounts), sendtype, recvbuf, recvcount, recvtype, root, comm, NULL, 0);
 	if (__builtin_expect(popmon_g != 0, 0))
 		popmon_gpu_mpi_done(popmon_g);

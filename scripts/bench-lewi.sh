@@ -1,0 +1,80 @@
+#!/bin/bash
+# scripts/bench-lewi.sh [BIN [ROUNDS]]: LeWI side by side, plain `popmon run`
+# against `popmon run --lewi`, interleaved rounds (plain, --lewi, plain, ...),
+# with Open MPI and MPICH, 2 ranks bound to one core each
+# (examples/lewi/lewi_imbalance, its own elapsed time, medians):
+#   imbalanced   lewi_imbalance 24 (rank 0 twice the work; designed 0.75x)
+#   balanced     lewi_imbalance 24 10 64 1 (nothing to lend: no harm, <= 2 %)
+#   MPI-only     lewi_imbalance.mpi 24 10 64 1 (no OpenMP: no harm, <= 2 %)
+# each with LLVM's libomp (clang) and GNU libgomp (gcc); and a control, one
+# unbound rank with 1 and 2 threads (its two columns), what the machine can
+# give a process at the time. Writes
+# build/bench/lewi.md (the section BENCHMARKS.md quotes). The machine's load
+# average is printed with the results: other jobs on the CPUs make every
+# number noisy (a borrowed CPU is then shared too).
+set -euo pipefail
+bin=${1:-bin/popmon}
+rounds=${2:-5}
+out=build/bench
+mkdir -p "$out"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1
+export POPMON_LEWI_KEY=bench-$$
+trap 'rm -f /dev/shm/popmon-lewi-$(id -u)-$POPMON_LEWI_KEY' EXIT
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+md="$out/lewi.md"
+{
+echo
+echo "## LeWI: plain vs --lewi"
+echo
+echo "Produced by \`scripts/bench-lewi.sh $bin $rounds\` on $(date -u +%Y-%m-%d), $(nproc) cores, load average"
+echo "$(cut -d' ' -f1-3 /proc/loadavg) at the start. 2 ranks bound to one core each; each cell is the median"
+echo "of $rounds interleaved rounds of the program's own elapsed time (\`elapsed_s\`)."
+echo
+echo "| MPI | program | OpenMP | plain s | --lewi s | ratio |"
+echo "|---|---|---|---:|---:|---:|"
+} > "$md"
+for impl in openmpi mpich; do
+	command -v "mpicc.$impl" >/dev/null || continue
+	sh examples/build.sh "$out/ex-$impl" "$impl" >/dev/null 2>&1 || true
+	case $impl in
+	openmpi) run=(mpirun.openmpi -np 2 --bind-to core) ;;
+	mpich) run=(mpirun.mpich -np 2 -bind-to core) ;;
+	esac
+	# The control: the time of 2 threads over 1 thread for one unbound rank
+	# (ratio 1, no popmon): what the machine can give a process now (about
+	# 0.5 idle); LeWI cannot gain more than it allows.
+	prog="$out/ex-$impl/lewi_imbalance.clang"
+	if [ -x "$prog" ]; then
+		ctl=()
+		[ "$impl" = openmpi ] && ctl=(-x OMP_NUM_THREADS --bind-to none) || ctl=(-bind-to none)
+		for t in 1 2; do : > "$out/lewi-ctl$t.txt"; done
+		for _ in $(seq "$rounds"); do
+			for t in 1 2; do
+				OMP_NUM_THREADS=$t "${run[0]}" -np 1 "${ctl[@]}" "$prog" 24 10 64 1 2>/dev/null |
+					awk '/^elapsed_s/ {print $2}' >> "$out/lewi-ctl$t.txt" || true
+			done
+		done
+		c1=$(median < "$out/lewi-ctl1.txt")
+		c2=$(median < "$out/lewi-ctl2.txt")
+		printf '| %s | control: 1 rank, 1 vs 2 threads | libomp (clang) | %.3f | %.3f | %.2fx |\n' "$impl" "$c1" "$c2" \
+			"$(awk -v l="$c2" -v p="$c1" 'BEGIN {print l / p}')" | tee -a "$md"
+	fi
+	for case in "imbalanced clang 24" "imbalanced gcc 24" "balanced clang 24 10 64 1" "balanced gcc 24 10 64 1" "MPI-only mpi 24 10 64 1"; do
+		read -r name rt args <<<"$case"
+		prog="$out/ex-$impl/lewi_imbalance.$rt"
+		[ -x "$prog" ] || continue
+		for mode in plain lewi; do : > "$out/lewi-$mode.txt"; done
+		for _ in $(seq "$rounds"); do
+			for mode in plain lewi; do
+				flags=(); [ $mode = lewi ] && flags=(--lewi)
+				"$bin" run --format none --force -o "$out/lewi.json" "${flags[@]}" -- "${run[@]}" "$prog" $args 2>/dev/null |
+					awk '/^elapsed_s/ {print $2}' >> "$out/lewi-$mode.txt" || true
+			done
+		done
+		p=$(median < "$out/lewi-plain.txt")
+		l=$(median < "$out/lewi-lewi.txt")
+		omp=$rt; [ "$rt" = clang ] && omp="libomp (clang)"; [ "$rt" = gcc ] && omp="libgomp (gcc)"; [ "$rt" = mpi ] && omp="none"
+		printf '| %s | %s | %s | %.3f | %.3f | %.2fx |\n' "$impl" "$name" "$omp" "$p" "$l" "$(awk -v l="$l" -v p="$p" 'BEGIN {print l / p}')" | tee -a "$md"
+	done
+done
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$md"
