@@ -1,18 +1,13 @@
 /* drom_shm.c: the node's process-mask registry (drom_shm.h). Lock-free as
- * the LeWI registry (lewi_shm.c), whose liveness helpers it uses: one word
+ * the LeWI registry (lewi_shm.c), whose open and liveness helpers it uses: one word
  * per CPU (its owner), one word per process slot, each changed by
  * compare-and-swap; a slot's current mask is written by its process only. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <ctype.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
@@ -65,16 +60,7 @@ static inline int in(const cpu_set_t *m, int c) { return c < CPU_SETSIZE && CPU_
 
 void popmon_drom_shm_name(const char *key, char *buf, size_t n)
 {
-	char k[65];
-	size_t i = 0;
-	if (!key || !*key)
-		key = "default";
-	for (; key[i] && i < sizeof k - 1; i++) {
-		unsigned char c = (unsigned char)key[i];
-		k[i] = (isalnum(c) || c == '_' || c == '.' || c == '-') ? (char)c : '_';
-	}
-	k[i] = '\0';
-	snprintf(buf, n, "/dev/shm/popmon-drom-%u-%s", (unsigned)geteuid(), k);
+	popmon_shm_registry_name("drom", key, buf, n);
 }
 
 int popmon_drom_shm_attached(void)
@@ -88,43 +74,9 @@ int popmon_drom_shm_attach(const char *key, char *why, size_t nwhy)
 		return POPMON_DLB_SUCCESS;
 	char name[128];
 	popmon_drom_shm_name(key, name, sizeof name);
-	int fd = open(name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0) {
-		snprintf(why, nwhy, "cannot open the DROM registry %s: %s", name, strerror(errno));
+	struct reg *r = popmon_shm_registry_map("DROM", name, sizeof(struct reg), POPMON_DROM_MAGIC, why, nwhy);
+	if (!r)
 		return POPMON_DLB_ERR_NOSHMEM;
-	}
-	struct stat st;
-	const char *bad = NULL;
-	if (fstat(fd, &st) != 0)
-		bad = "cannot be read";
-	else if (st.st_uid != geteuid())
-		bad = "belongs to another user";
-	else if (!S_ISREG(st.st_mode))
-		bad = "is not a plain shared-memory object";
-	else if (st.st_mode & 077)
-		bad = "is open to other users (mode not 0600)";
-	else if (st.st_size == 0 && ftruncate(fd, (off_t)sizeof(struct reg)) != 0)
-		bad = "cannot be sized";
-	else if (st.st_size != 0 && st.st_size != (off_t)sizeof(struct reg))
-		bad = "has another layout (another popmon version)";
-	if (bad) {
-		snprintf(why, nwhy, "the DROM registry %s %s", name, bad);
-		close(fd);
-		return POPMON_DLB_ERR_NOSHMEM;
-	}
-	void *p = mmap(NULL, sizeof(struct reg), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED) {
-		snprintf(why, nwhy, "cannot map the DROM registry %s: %s", name, strerror(errno));
-		return POPMON_DLB_ERR_NOSHMEM;
-	}
-	struct reg *r = p;
-	uint64_t m = 0;
-	if (!atomic_compare_exchange_strong(&r->magic, &m, POPMON_DROM_MAGIC) && m != POPMON_DROM_MAGIC) {
-		munmap(p, sizeof(struct reg));
-		snprintf(why, nwhy, "the DROM registry %s has another layout (another popmon version)", name);
-		return POPMON_DLB_ERR_NOSHMEM;
-	}
 	uint32_t n = (uint32_t)get_nprocs_conf(), o = atomic_load(&r->ncpus);
 	if (n > POPMON_DROM_MAX_CPUS)
 		n = POPMON_DROM_MAX_CPUS;

@@ -66,7 +66,7 @@ static inline uint64_t s_make(pid_t pid, int state, uint64_t gen)
 
 static inline int cpu_ok(int cpu) { return R && cpu >= 0 && cpu < POPMON_LEWI_MAX_CPUS; }
 
-void popmon_lewi_shm_name(const char *key, char *buf, size_t n)
+void popmon_shm_registry_name(const char *kind, const char *key, char *buf, size_t n)
 {
 	char k[65];
 	size_t i = 0;
@@ -77,20 +77,17 @@ void popmon_lewi_shm_name(const char *key, char *buf, size_t n)
 		k[i] = (isalnum(c) || c == '_' || c == '.' || c == '-') ? (char)c : '_';
 	}
 	k[i] = '\0';
-	snprintf(buf, n, "/dev/shm/popmon-lewi-%u-%s", (unsigned)geteuid(), k);
+	snprintf(buf, n, "/dev/shm/popmon-%s-%u-%s", kind, (unsigned)geteuid(), k);
 }
 
-int popmon_lewi_shm_attach(const char *key, char *why, size_t nwhy)
+void *popmon_shm_registry_map(const char *what, const char *name, size_t size, uint64_t magic, char *why,
+			      size_t nwhy)
 {
-	if (R)
-		return POPMON_DLB_SUCCESS;
-	char name[128];
-	popmon_lewi_shm_name(key, name, sizeof name);
 	/* open(2) on /dev/shm, as shm_open does (no -lrt on older C libraries). */
 	int fd = open(name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) {
-		snprintf(why, nwhy, "cannot open the LeWI registry %s: %s", name, strerror(errno));
-		return POPMON_DLB_ERR_NOSHMEM;
+		snprintf(why, nwhy, "cannot open the %s registry %s: %s", what, name, strerror(errno));
+		return NULL;
 	}
 	struct stat st;
 	const char *bad = NULL;
@@ -102,29 +99,46 @@ int popmon_lewi_shm_attach(const char *key, char *why, size_t nwhy)
 		bad = "is not a plain shared-memory object";
 	else if (st.st_mode & 077)
 		bad = "is open to other users (mode not 0600)";
-	else if (st.st_size == 0 && ftruncate(fd, (off_t)sizeof(struct reg)) != 0)
+	else if (st.st_size == 0 && ftruncate(fd, (off_t)size) != 0)
 		bad = "cannot be sized";
-	else if (st.st_size != 0 && st.st_size != (off_t)sizeof(struct reg))
+	else if (st.st_size != 0 && st.st_size != (off_t)size)
 		bad = "has another layout (another popmon version)";
 	if (bad) {
-		snprintf(why, nwhy, "the LeWI registry %s %s", name, bad);
+		snprintf(why, nwhy, "the %s registry %s %s", what, name, bad);
 		close(fd);
-		return POPMON_DLB_ERR_NOSHMEM;
+		return NULL;
 	}
-	void *p = mmap(NULL, sizeof(struct reg), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	if (p == MAP_FAILED) {
-		snprintf(why, nwhy, "cannot map the LeWI registry %s: %s", name, strerror(errno));
-		return POPMON_DLB_ERR_NOSHMEM;
+		snprintf(why, nwhy, "cannot map the %s registry %s: %s", what, name, strerror(errno));
+		return NULL;
 	}
-	struct reg *r = p;
 	/* All-zero is the empty registry: whoever comes first only stamps it. */
+	_Atomic uint64_t *word = p;
 	uint64_t m = 0;
-	if (!atomic_compare_exchange_strong(&r->magic, &m, REG_MAGIC) && m != REG_MAGIC) {
-		munmap(p, sizeof(struct reg));
-		snprintf(why, nwhy, "the LeWI registry %s has another layout (another popmon version)", name);
-		return POPMON_DLB_ERR_NOSHMEM;
+	if (!atomic_compare_exchange_strong(word, &m, magic) && m != magic) {
+		munmap(p, size);
+		snprintf(why, nwhy, "the %s registry %s has another layout (another popmon version)", what, name);
+		return NULL;
 	}
+	return p;
+}
+
+void popmon_lewi_shm_name(const char *key, char *buf, size_t n)
+{
+	popmon_shm_registry_name("lewi", key, buf, n);
+}
+
+int popmon_lewi_shm_attach(const char *key, char *why, size_t nwhy)
+{
+	if (R)
+		return POPMON_DLB_SUCCESS;
+	char name[128];
+	popmon_lewi_shm_name(key, name, sizeof name);
+	struct reg *r = popmon_shm_registry_map("LeWI", name, sizeof(struct reg), REG_MAGIC, why, nwhy);
+	if (!r)
+		return POPMON_DLB_ERR_NOSHMEM;
 	R = r;
 	return POPMON_DLB_SUCCESS;
 }

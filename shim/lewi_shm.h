@@ -59,6 +59,18 @@ int popmon_lewi_shm_attach(const char *key, char *why, size_t nwhy);
 /* The object's name for key (as attach opens it), into buf. */
 void popmon_lewi_shm_name(const char *key, char *buf, size_t n);
 
+/* The node registries' common part (LeWI's here, DROM's in drom_shm.c).
+ * The name of kind's object for key: /dev/shm/popmon-KIND-EUID-KEY (KEY
+ * as attach says), into buf. */
+void popmon_shm_registry_name(const char *kind, const char *key, char *buf, size_t n);
+/* Opens (creating it, 0600) the object name of size bytes whose first
+ * 64-bit word is its layout's magic, refuses a hostile one (another
+ * user's, open to others, not a plain file, another size or magic), maps
+ * it and stamps the magic into an all-zero one: the mapping, or NULL with
+ * one sentence in why ("the WHAT registry NAME ..."). */
+void *popmon_shm_registry_map(const char *what, const char *name, size_t size, uint64_t magic, char *why,
+			      size_t nwhy);
+
 /* Takes a free slot for process pid and registers the CPUs of mask as its
  * own (owner and guest it, busy); dead processes' entries are cleaned first.
  * DLB_SUCCESS and *slot; DLB_ERR_NOSHMEM (not attached), DLB_ERR_NOMEM (no
