@@ -599,7 +599,8 @@ static void write_header(FILE *f, const struct popmon_run *run)
 		fputs("}", f);
 	}
 	long long lewi_n = 0, lewi_lent = 0, lewi_borrowed = 0;
-	for (int p = 0; p < run->nprocs; p++)
+	/* Per-process records only: the summary form has none (sums). */
+	for (int p = 0; !run->sums && run->procs && p < run->nprocs; p++)
 		if (run->procs[p].lewi) {
 			lewi_n++;
 			lewi_lent += run->procs[p].lewi_lent_ns;
