@@ -67,6 +67,7 @@ var starters = map[string][]string{
 var userJob = map[string]string{
 	"internal/session/run.go": "exec.Cmd",     // popmon run's COMMAND
 	"internal/cli/exec.go":    "syscall.Exec", // popmon exec's APP
+	"internal/cli/taskset.go": "syscall.Exec", // popmon taskset -c LIST's COMMAND (registered for DROM)
 }
 
 // TestOnlyHere: no package of popmon starts a program but through Command,
