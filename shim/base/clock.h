@@ -39,6 +39,23 @@ static inline __attribute__((always_inline)) uint64_t popmon_now(void)
 	return popmon_monotonic_ns(); /* out of line: the inlined hot path stays short */
 }
 
+/* popmon_now() after every earlier instruction has completed (lfence, as
+ * the kernel's rdtsc_ordered): the clock read that opens an MPI call, so
+ * that the program's own work just before the call, still in flight when
+ * a plain rdtsc would run, is not booked as MPI time (a polling loop's
+ * compute chunk was, in full). */
+static inline __attribute__((always_inline)) uint64_t popmon_now_ordered(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	if (__builtin_expect(popmon_clock_tsc, 1)) {
+		uint32_t lo, hi;
+		__asm__ __volatile__("lfence\n\trdtsc" : "=a"(lo), "=d"(hi)::"memory");
+		return ((uint64_t)hi << 32) | lo;
+	}
+#endif
+	return popmon_monotonic_ns();
+}
+
 #define POPMON_LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define POPMON_STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 #define POPMON_ADD(x, v) POPMON_STORE((x), POPMON_LOAD(x) + (v))

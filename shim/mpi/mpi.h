@@ -27,7 +27,7 @@ static inline __attribute__((always_inline)) void popmon_mpi_enter_top(struct po
 {
 	uint32_t st = t->state;
 	t->prev_state = st;
-	uint64_t now = popmon_now();
+	uint64_t now = popmon_now_ordered();
 	popmon_ctr_hook(t, st, POPMON_ST_MPI);
 	popmon_account(t, now);
 	POPMON_STORE(t->state, POPMON_ST_MPI);
