@@ -598,8 +598,8 @@ static void write_header(FILE *f, const struct popmon_run *run)
 		json_str(f, run->bypass_reason);
 		fputs("}", f);
 	}
-	long long lewi_n = 0, lewi_lent = 0, lewi_borrowed = 0;
-	/* Per-process records only: the summary form has none (sums). */
+	/* The summary form has no per-process records: its sums were reduced. */
+	long long lewi_n = run->lewi_processes, lewi_lent = run->lewi_lent_ns, lewi_borrowed = run->lewi_borrowed_ns;
 	for (int p = 0; !run->sums && run->procs && p < run->nprocs; p++)
 		if (run->procs[p].lewi) {
 			lewi_n++;

@@ -68,6 +68,9 @@ struct popmon_run {
 	const char *bypass_reason;
 	const char *bypass_names;
 	int bypass_processes;
+	/* Summary form: LeWI's processes and their lent and borrowed CPU
+	 * time, reduced (the full form sums procs' records instead). */
+	int64_t lewi_processes, lewi_lent_ns, lewi_borrowed_ns;
 	/* Global's alignment across ranks (docs/library.md, "Finalize"): how far
 	 * apart the ranks left MPI_Init and entered MPI_Finalize, in ns. */
 	int aligned;

@@ -927,13 +927,14 @@ static void sum_op_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
  * reduced: node count, CPUs, counters, interception. */
 struct run_facts {
 	int64_t nodes, cpus, ctr_failed, ctr_rdpmc, bypassed; /* sums */
+	int64_t lewi, lewi_lent_ns, lewi_borrowed_ns;         /* sums (LeWI's processes) */
 	int64_t ctr_first, bypass_first;                      /* world ranks (rank 0) */
 	char ctr_reason[200], bypass_reason[600];
 };
 
 /* This process's share of the run's facts, as one more summary in the
  * regions' reduction (no collective of its own): sums of the leader flag,
- * CPUs, counter failures, rdpmc and bypasses; the first failing process's
+ * CPUs, counter failures, rdpmc, bypasses and LeWI's CPU time; the first failing process's
  * rank in comm (world order) as the minimum of the useful (counters) and
  * MPI (interception) extremes. */
 static void facts_share(struct popmon_region_sum *s, const struct popmon_proc_rec *me, int is_leader, int crank)
@@ -944,6 +945,9 @@ static void facts_share(struct popmon_region_sum *s, const struct popmon_proc_re
 	s->sum[2] = me->ctr_method == 0;
 	s->sum[3] = me->ctr_method == 2;
 	s->sum[4] = me->bypass_kind != 0;
+	s->sum[5] = me->lewi != 0;
+	s->sum[6] = me->lewi ? me->lewi_lent_ns : 0;
+	s->sum[7] = me->lewi ? me->lewi_borrowed_ns : 0;
 	if (me->ctr_method == 0)
 		s->useful.min = s->useful.max = s->useful.min_rank = s->useful.max_rank = crank;
 	if (me->bypass_kind)
@@ -964,6 +968,9 @@ static void facts_of(MPI_Comm comm, const struct popmon_region_sum *g, const str
 	f->ctr_failed = g->sum[2];
 	f->ctr_rdpmc = g->sum[3];
 	f->bypassed = g->sum[4];
+	f->lewi = g->sum[5];
+	f->lewi_lent_ns = g->sum[6];
+	f->lewi_borrowed_ns = g->sum[7];
 	struct {
 		int64_t rank;
 		char text[600];
@@ -1528,6 +1535,9 @@ static void run_summary(struct popmon_run *run, struct popmon_region_sum *rsums,
 		run->bypass_reason = facts->bypass_reason;
 		run->bypass_processes = (int)facts->bypassed;
 	}
+	run->lewi_processes = facts->lewi;
+	run->lewi_lent_ns = facts->lewi_lent_ns;
+	run->lewi_borrowed_ns = facts->lewi_borrowed_ns;
 }
 
 /* Returns whether comm spans several nodes. */
