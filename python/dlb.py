@@ -1,25 +1,34 @@
-"""dlb: popmon's answer to DLB/TALP's Python module (docs/python.md).
+"""dlb: popmon's answer to DLB's Python module (docs/python.md).
 
 A script written for DLB 3.6/3.7's Python bindings (`import dlb`, the
-`DLB_MonitoringRegion*` and `DLB_TALP_*` calls, the `dlb_monitor_t` /
-`dlb_pop_metrics_t` structures, `DLBError`, `DLBWarning`) runs unchanged under
-`popmon run` / `popmon exec`, which put this module on the job's PYTHONPATH:
-its calls reach the DLB/TALP entry points of popmon's preloaded library
-through ctypes, with DLB's names, argument conventions, return values,
-structure fields and errors (negative codes raise DLBError, positive ones
-warn with DLBWarning).
+`DLB_MonitoringRegion*` and `DLB_TALP_*` calls, the LeWI calls (`DLB_Lend`,
+`DLB_Reclaim`, `DLB_Borrow`, ...), the DROM calls (`DLB_DROM_*`,
+`DLB_PollDROM`), `DLB_ParseMask`, the `dlb_monitor_t` / `dlb_pop_metrics_t`
+structures, `DLBError`, `DLBWarning`) runs unchanged under `popmon run` /
+`popmon exec`, which put this module on the job's PYTHONPATH: its calls
+reach the DLB entry points of popmon's preloaded library through ctypes,
+with DLB's names, argument conventions (mask strings, or lists of CPU ids),
+return values (lists of pids, mask strings), structure fields and errors
+(negative codes raise DLBError, positive ones warn with DLBWarning).
 
-popmon implements TALP only. DLB_Init, DLB_Finalize, DLB_PreInit,
-DLB_Enable, DLB_Disable and DLB_SetObserverRole succeed and do nothing (popmon
-measures the whole run anyway); LeWI, DROM, barriers, masks and variables
-raise DLBError (DLB_ERR_NOCOMP).
+DLB_Init and DLB_Finalize are the library's (DROM's and LeWI's
+registration, when `popmon run --drom` / `--lewi` or $DLB_ARGS turn them
+on; popmon measures the whole run anyway). LeWI's calls answer
+DLB_ERR_NOLEWI without LeWI, DLB_PollDROM DLB_ERR_NOCOMP without DROM, as
+the C calls do. DLB_PreInit, DLB_Enable, DLB_Disable and
+DLB_SetObserverRole succeed and do nothing; barriers, variables and
+DLB_PrintShmem raise DLBError (DLB_ERR_NOCOMP): popmon has none.
 
 Without popmon's library measuring this process, the module still imports
 (DLB's own fails without libdlb): region calls do nothing and hand back
 handles whose fields stay 0, the metrics queries raise DLBError
 (DLB_ERR_NOTALP, as DLB does when TALP is not enabled), and when the program
 asked for TALP (`--talp` in DLB_Init's arguments or in $DLB_ARGS) one line
-on stderr says that nothing measures it.
+on stderr says that nothing measures it. Without the library at all,
+DLB_Init and DLB_Finalize do nothing and the LeWI and DROM calls raise
+DLBError with the code the library gives when the module is off and the
+reason (the library is not loaded); DLB_ParseMask and DLB_ParseMaskToStr
+work anyway.
 """
 
 import os
