@@ -453,7 +453,7 @@ def _cpus_of(mask_str):
             value = int(digits, 16 if low[1] == "x" else 2)
         except ValueError:
             return None
-        if not digits.isalnum():
+        if not digits.isalnum() or value.bit_length() > _MAX_CPU:
             return None
         cpu = 0
         while value:
@@ -471,7 +471,7 @@ def _cpus_of(mask_str):
             if not lo.isdigit() or (sep and not hi.isdigit()):
                 return None
             a, b = int(lo), int(hi) if sep else int(lo)
-            if b < a:
+            if b < a or b >= _MAX_CPU:
                 return None
             cpus.update(range(a, b + 1))
     if any(c >= _MAX_CPU for c in cpus):
@@ -700,7 +700,7 @@ def DLB_DROM_GetNumCpus():
 def DLB_DROM_GetPidList(max_len):
     """The pids of the processes in the node's DROM registry (at most
     max_len), as a list."""
-    max_len = int(max_len)
+    max_len = max(0, min(int(max_len), 4096))  # the registry holds fewer
     pidlist = (c_int * max(max_len, 1))()
     nelems = c_int()
     _call("DLB_DROM_GetPidList", DLB_ERR_NOSHMEM, pidlist, byref(nelems), max_len)

@@ -258,3 +258,31 @@ func TestPythonLeWI(t *testing.T) {
 		}
 	})
 }
+
+// TestPythonDLBMasks: DLB_ParseMask and DLB_ParseMaskToStr (no library
+// needed) read DLB's mask forms and write DLB's string of a mask (runs of
+// three or more as ranges, pairs as two CPUs); a string in none of the
+// forms gives the empty mask, as DLB's mask utilities do.
+func TestPythonDLBMasks(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"2,4", "[2,4]"}, {"1-4", "[1-4]"}, {"0,1", "[0,1]"}, {"0-2,5,7-8", "[0-2,5,7,8]"},
+		{"0xE1", "[0,5-7]"}, {"0b11100001", "[0,5-7]"}, {"11100001b", "[0-2,7]"}, {"1023", "[1023]"},
+		{"", "[]"}, {"x", "[]"}, {"3-1", "[]"}, {"1024", "[]"}, {"0-99999999", "[]"},
+	}
+	var prog strings.Builder
+	prog.WriteString("import dlb\n")
+	for _, c := range cases {
+		fmt.Fprintf(&prog, "print(dlb.DLB_ParseMaskToStr(dlb.DLB_ParseMask(%q)))\n", c.in)
+	}
+	env := append([]string{"PYTHONPATH=" + filepath.Join(repoRoot, "python"), "LD_PRELOAD="}, pyEnv...)
+	so, se, code := runCommand(t, timeoutPython, env, pythonBin(t), "-c", prog.String())
+	got := strings.Split(strings.TrimSuffix(so, "\n"), "\n")
+	if code != 0 || len(got) != len(cases) {
+		t.Fatalf("exit %d, %d lines for %d masks\nstdout:\n%s\nstderr:\n%s", code, len(got), len(cases), so, se)
+	}
+	for i, c := range cases {
+		if got[i] != c.want {
+			t.Errorf("DLB_ParseMaskToStr(DLB_ParseMask(%q)) = %q, want %q", c.in, got[i], c.want)
+		}
+	}
+}
