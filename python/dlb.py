@@ -1,25 +1,34 @@
-"""dlb: popmon's answer to DLB/TALP's Python module (docs/python.md).
+"""dlb: popmon's answer to DLB's Python module (docs/python.md).
 
 A script written for DLB 3.6/3.7's Python bindings (`import dlb`, the
-`DLB_MonitoringRegion*` and `DLB_TALP_*` calls, the `dlb_monitor_t` /
-`dlb_pop_metrics_t` structures, `DLBError`, `DLBWarning`) runs unchanged under
-`popmon run` / `popmon exec`, which put this module on the job's PYTHONPATH:
-its calls reach the DLB/TALP entry points of popmon's preloaded library
-through ctypes, with DLB's names, argument conventions, return values,
-structure fields and errors (negative codes raise DLBError, positive ones
-warn with DLBWarning).
+`DLB_MonitoringRegion*` and `DLB_TALP_*` calls, the LeWI calls (`DLB_Lend`,
+`DLB_Reclaim`, `DLB_Borrow`, ...), the DROM calls (`DLB_DROM_*`,
+`DLB_PollDROM`), `DLB_ParseMask`, the `dlb_monitor_t` / `dlb_pop_metrics_t`
+structures, `DLBError`, `DLBWarning`) runs unchanged under `popmon run` /
+`popmon exec`, which put this module on the job's PYTHONPATH: its calls
+reach the DLB entry points of popmon's preloaded library through ctypes,
+with DLB's names, argument conventions (mask strings, or lists of CPU ids),
+return values (lists of pids, mask strings), structure fields and errors
+(negative codes raise DLBError, positive ones warn with DLBWarning).
 
-popmon implements TALP only. DLB_Init, DLB_Finalize, DLB_PreInit,
-DLB_Enable, DLB_Disable and DLB_SetObserverRole succeed and do nothing (popmon
-measures the whole run anyway); LeWI, DROM, barriers, masks and variables
-raise DLBError (DLB_ERR_NOCOMP).
+DLB_Init and DLB_Finalize are the library's (DROM's and LeWI's
+registration, when `popmon run --drom` / `--lewi` or $DLB_ARGS turn them
+on; popmon measures the whole run anyway). LeWI's calls answer
+DLB_ERR_NOLEWI without LeWI, DLB_PollDROM DLB_ERR_NOCOMP without DROM, as
+the C calls do. DLB_PreInit, DLB_Enable, DLB_Disable and
+DLB_SetObserverRole succeed and do nothing; barriers, variables and
+DLB_PrintShmem raise DLBError (DLB_ERR_NOCOMP): popmon has none.
 
 Without popmon's library measuring this process, the module still imports
 (DLB's own fails without libdlb): region calls do nothing and hand back
 handles whose fields stay 0, the metrics queries raise DLBError
 (DLB_ERR_NOTALP, as DLB does when TALP is not enabled), and when the program
 asked for TALP (`--talp` in DLB_Init's arguments or in $DLB_ARGS) one line
-on stderr says that nothing measures it.
+on stderr says that nothing measures it. Without the library at all,
+DLB_Init and DLB_Finalize do nothing and the LeWI and DROM calls raise
+DLBError with the code the library gives when the module is off and the
+reason (the library is not loaded); DLB_ParseMask and DLB_ParseMaskToStr
+work anyway.
 """
 
 import os
@@ -300,7 +309,34 @@ def _load_library():
             ("DLB_TALP_GetTimes", c_int, [c_int, POINTER(c_double), POINTER(c_double)]),
             ("DLB_TALP_GetNodeTimes", c_int,
              [c_char_p, POINTER(dlb_node_times_t), POINTER(c_int), c_int]),
-            ("DLB_TALP_QueryPOPNodeMetrics", c_int, [c_char_p, POINTER(dlb_node_metrics_t)])):
+            ("DLB_TALP_QueryPOPNodeMetrics", c_int, [c_char_p, POINTER(dlb_node_metrics_t)]),
+            ("DLB_Init", c_int, [c_int, c_void_p, c_char_p]),
+            ("DLB_Finalize", c_int, []),
+            ("DLB_PrintVariables", c_int, [c_int]),
+            ("DLB_SetMaxParallelism", c_int, [c_int]),
+            ("DLB_UnsetMaxParallelism", c_int, []),
+            ("DLB_Lend", c_int, []), ("DLB_LendCpu", c_int, [c_int]), ("DLB_LendCpus", c_int, [c_int]),
+            ("DLB_LendCpuMask", c_int, [c_void_p]),
+            ("DLB_Reclaim", c_int, []), ("DLB_ReclaimCpu", c_int, [c_int]), ("DLB_ReclaimCpus", c_int, [c_int]),
+            ("DLB_ReclaimCpuMask", c_int, [c_void_p]),
+            ("DLB_AcquireCpu", c_int, [c_int]), ("DLB_AcquireCpus", c_int, [c_int]),
+            ("DLB_AcquireCpuMask", c_int, [c_void_p]), ("DLB_AcquireCpusInMask", c_int, [c_int, c_void_p]),
+            ("DLB_Borrow", c_int, []), ("DLB_BorrowCpu", c_int, [c_int]), ("DLB_BorrowCpus", c_int, [c_int]),
+            ("DLB_BorrowCpuMask", c_int, [c_void_p]), ("DLB_BorrowCpusInMask", c_int, [c_int, c_void_p]),
+            ("DLB_Return", c_int, []), ("DLB_ReturnCpu", c_int, [c_int]), ("DLB_ReturnCpuMask", c_int, [c_void_p]),
+            ("DLB_CheckCpuAvailability", c_int, [c_int]),
+            ("DLB_PollDROM", c_int, [POINTER(c_int), c_void_p]),
+            ("DLB_PollDROM_Update", c_int, []),
+            ("DLB_DROM_Attach", c_int, []),
+            ("DLB_DROM_Detach", c_int, []),
+            ("DLB_DROM_GetNumCpus", c_int, [POINTER(c_int)]),
+            ("DLB_DROM_GetPidList", c_int, [POINTER(c_int), POINTER(c_int), c_int]),
+            ("DLB_DROM_GetProcessMask", c_int, [c_int, c_void_p, c_int]),
+            ("DLB_DROM_SetProcessMask", c_int, [c_int, c_void_p, c_int]),
+            ("DLB_DROM_SetProcessMaskStr", c_int, [c_int, c_char_p, c_int]),
+            ("DLB_DROM_PreInit", c_int, [c_int, c_void_p, c_int, POINTER(POINTER(c_char_p))]),
+            ("DLB_DROM_PostFinalize", c_int, [c_int, c_int]),
+            ("DLB_DROM_RecoverStolenCpus", c_int, [c_int])):
         f = getattr(lib, name, None)
         if f is not None:
             f.restype, f.argtypes = res, args
@@ -396,17 +432,181 @@ def _query_ok():
 
 
 #################################################################################
-### DLB core API                                                              ###
+### CPU masks (DLB's mask strings; a cpu_set_t of SIZEOF_CPU_SET_T bytes)     ###
 #################################################################################
 
+_MAX_CPU = SIZEOF_CPU_SET_T * 8
+
+
+def _cpus_of(mask_str):
+    """The CPUs of a mask string in DLB's forms ("0,5-7", "0xE1",
+    "0b11100001", the old "11100001b" with CPU 0 first), as a set; None
+    when the string is none of them (or names a CPU beyond the set)."""
+    s = mask_str.strip()
+    cpus = set()
+    if s == "":
+        return cpus
+    low = s.lower()
+    if low.startswith("0x") or low.startswith("0b"):
+        digits = s[2:]
+        try:
+            value = int(digits, 16 if low[1] == "x" else 2)
+        except ValueError:
+            return None
+        if not digits.isalnum() or value.bit_length() > _MAX_CPU:
+            return None
+        cpu = 0
+        while value:
+            if value & 1:
+                cpus.add(cpu)
+            value >>= 1
+            cpu += 1
+    elif len(s) > 2 and low.endswith("b") and set(s[:-1]) <= set("01"):
+        cpus = set(i for i, c in enumerate(s[:-1]) if c == "1")
+    else:
+        for part in s.split(","):
+            if part == "":
+                continue
+            lo, sep, hi = part.partition("-")
+            if not lo.isdigit() or (sep and not hi.isdigit()):
+                return None
+            a, b = int(lo), int(hi) if sep else int(lo)
+            if b < a or b >= _MAX_CPU:
+                return None
+            cpus.update(range(a, b + 1))
+    if any(c >= _MAX_CPU for c in cpus):
+        return None
+    return cpus
+
+
+def _mask_buffer(cpus):
+    """A cpu_set_t (a ctypes buffer) with the CPUs of the iterable set."""
+    buf = create_string_buffer(SIZEOF_CPU_SET_T)
+    for c in cpus:
+        buf[c // 8] = bytes([buf.raw[c // 8] | (1 << (c % 8))])
+    return buf
+
+
+def _buffer_cpus(buf):
+    """The CPUs of a cpu_set_t held in a ctypes buffer."""
+    raw = bytes(buf)[:SIZEOF_CPU_SET_T]
+    return [i * 8 + b for i, byte in enumerate(bytearray(raw)) for b in range(8) if byte >> b & 1]
+
+
+def _mask_str(cpus):
+    """DLB's form of a CPU list: "[0-3,5,7,8]" (runs of three or more as a
+    range, of two as a pair)."""
+    out = []
+    cpus = sorted(cpus)
+    i = 0
+    while i < len(cpus):
+        j = i
+        while j + 1 < len(cpus) and cpus[j + 1] == cpus[j] + 1:
+            j += 1
+        if j == i:
+            out.append("%d" % cpus[i])
+        elif j == i + 1:
+            out.append("%d,%d" % (cpus[i], cpus[j]))
+        else:
+            out.append("%d-%d" % (cpus[i], cpus[j]))
+        i = j + 1
+    return "[" + ",".join(out) + "]"
+
+
+def DLB_ParseMask(mask_str):
+    """A cpu_set_t for a mask string in DLB's forms, as DLB's (a reference
+    to a ctypes buffer: the mask argument of the calls that take one). A
+    string in none of DLB's forms gives the empty mask, as DLB's."""
+    if isinstance(mask_str, bytes):
+        mask_str = mask_str.decode("ascii", "replace")
+    cpus = _cpus_of(mask_str)
+    return byref(_mask_buffer(cpus or ()))
+
+
+def DLB_ParseMaskToStr(mask):
+    """DLB's string of a cpu_set_t ("[2,4]", "[1-4]"): mask is the buffer
+    DLB_PollDROM returns, or what DLB_ParseMask returns."""
+    return _mask_str(_buffer_cpus(_mask_object(mask)))
+
+
+def _mask_object(mask):
+    """The ctypes buffer behind a mask DLB's calls hand out."""
+    obj = getattr(mask, "_obj", None)  # byref(buffer)
+    return obj if obj is not None else mask
+
+
+def _mask_arg(fname, mask, empty_is_null=False):
+    """The mask argument of a C call: a mask string, a list (tuple, set,
+    range) of CPU ids, DLB_ParseMask's reference or a buffer; None is
+    NULL. A string or list that is not a CPU list raises DLBError."""
+    if mask is None:
+        return None
+    if isinstance(mask, bytes):
+        mask = mask.decode("ascii", "replace")
+    if isinstance(mask, str):
+        cpus = _cpus_of(mask)
+        if cpus is None:
+            raise DLBError("%s: %r is not a CPU list (\"0,5-7\", \"0xE1\", \"0b11100001\") (%s)" % (
+                fname, mask, DLB_Strerror(DLB_ERR_UNKNOWN).decode()))
+    elif isinstance(mask, (list, tuple, set, frozenset, range)):
+        cpus = set(mask)
+        if not all(isinstance(c, int) and 0 <= c < _MAX_CPU for c in cpus):
+            raise DLBError("%s: %r is not a list of CPU ids below %d (%s)" % (
+                fname, mask, _MAX_CPU, DLB_Strerror(DLB_ERR_UNKNOWN).decode()))
+    else:
+        return mask
+    if empty_is_null and not cpus:
+        return None
+    return byref(_mask_buffer(cpus))
+
+
+#################################################################################
+### DLB core API, LeWI and DROM: popmon's library's DLB entry points          ###
+#################################################################################
+
+# What a call raises when popmon's library is not in the process: the code
+# the library gives when the module is off, and why.
+_NOT_LOADED = ("popmon's library is not loaded in this process; run the program under "
+               "`popmon run` or `popmon exec`, or with LD_PRELOAD=$(popmon build)")
+
+
+def _call(fname, absent_code, *args):
+    """The library's fname(*args), its code checked as DLB's bindings do
+    (negative: DLBError; positive: DLBWarning); without the library,
+    DLBError with absent_code and the reason."""
+    f = getattr(dlb, fname, None) if dlb is not None else None
+    if f is None:
+        why = _NOT_LOADED if dlb is None else "this popmon library has no %s" % fname
+        raise DLBError("%s: %s (%s)" % (fname, DLB_Strerror(absent_code).decode(), why))
+    err = f(*args)
+    check_dlb_error(err, _stacklevel=4)
+    return err
+
+
 def DLB_Init(ncpus, mask, dlb_args):
-    """Nothing to start: popmon measures the whole run (the arguments are
-    accepted as DLB's; '--talp' says that measurement is wanted)."""
+    """DLB_Init of popmon's library: DROM's registration and LeWI's (with
+    the mask, or the process's affinity when it is empty) when they are on
+    (popmon run --drom/--lewi, $DLB_ARGS); popmon measures the whole run
+    anyway, '--talp' says that measurement is wanted. Without the library,
+    nothing to start."""
     _say_not_measured(dlb_args)
+    if dlb is None or getattr(dlb, "DLB_Init", None) is None:
+        return
+    m = _mask_arg("DLB_Init", mask, empty_is_null=True)
+    err = dlb.DLB_Init(ncpus, m, dlb_args.encode() if dlb_args else None)
+    check_dlb_error(err)
 
 
 def DLB_Finalize():
-    """Nothing to stop: popmon writes its measurement when the job ends."""
+    """DLB_Finalize of popmon's library (gives LeWI's CPUs up); popmon
+    writes its measurement when the job ends. Without DLB_Init before,
+    DLBWarning (DLB_NOUPDT), as DLB."""
+    if dlb is None or getattr(dlb, "DLB_Finalize", None) is None:
+        return
+    err = dlb.DLB_Finalize()
+    if err == DLB_ERR_NOINIT:
+        err = DLB_NOUPDT  # DLB's answer to a DLB_Finalize without DLB_Init
+    check_dlb_error(err)
 
 
 def DLB_PreInit(mask, next_environ):
@@ -430,28 +630,140 @@ def DLB_GetVersion():
     return 3, 6, 0
 
 
-def _unsupported(fname):
-    def call(*args, **kwargs):
-        raise DLBError("%s: popmon answers DLB's TALP calls only (%s)" % (
-            fname, DLB_Strerror(DLB_ERR_NOCOMP).decode()))
+def _lewi(fname, arity, mask_at=None):
+    """DLB's LeWI call fname: forwarded to the library (DLB_ERR_NOLEWI
+    when LeWI is off or the library is absent)."""
+    def call(*args):
+        if len(args) != arity:
+            raise TypeError("%s() takes %d positional argument%s but %d were given" % (
+                fname, arity, "" if arity == 1 else "s", len(args)))
+        args = list(args)
+        if mask_at is not None:
+            args[mask_at] = _mask_arg(fname, args[mask_at])
+        _call(fname, DLB_ERR_NOLEWI, *args)
     call.__name__ = fname
-    call.__doc__ = "Not provided by popmon (LeWI, DROM, barriers, masks and variables are DLB's alone): raises DLBError."
+    call.__doc__ = ("DLB's %s, through popmon's library (docs/lewi.md): negative codes raise DLBError "
+                    "(DLB_ERR_NOLEWI without LeWI), positive ones warn (DLBWarning)." % fname)
     return call
 
 
-for _f in ("DLB_ParseMask", "DLB_ParseMaskToStr", "DLB_SetMaxParallelism", "DLB_UnsetMaxParallelism",
-           "DLB_Lend", "DLB_LendCpu", "DLB_LendCpus", "DLB_LendCpuMask",
-           "DLB_Reclaim", "DLB_ReclaimCpu", "DLB_ReclaimCpus", "DLB_ReclaimCpuMask",
-           "DLB_AcquireCpu", "DLB_AcquireCpus", "DLB_AcquireCpuMask", "DLB_AcquireCpusInMask",
-           "DLB_Borrow", "DLB_BorrowCpu", "DLB_BorrowCpus", "DLB_BorrowCpuMask", "DLB_BorrowCpusInMask",
-           "DLB_Return", "DLB_ReturnCpu", "DLB_ReturnCpuMask", "DLB_PollDROM", "DLB_PollDROM_Update",
-           "DLB_CheckCpuAvailability", "DLB_Barrier", "DLB_BarrierAttach", "DLB_BarrierDetach",
+for _f, _n, _m in (
+        ("DLB_SetMaxParallelism", 1, None), ("DLB_UnsetMaxParallelism", 0, None),
+        ("DLB_Lend", 0, None), ("DLB_LendCpu", 1, None), ("DLB_LendCpus", 1, None), ("DLB_LendCpuMask", 1, 0),
+        ("DLB_Reclaim", 0, None), ("DLB_ReclaimCpu", 1, None), ("DLB_ReclaimCpus", 1, None),
+        ("DLB_ReclaimCpuMask", 1, 0),
+        ("DLB_AcquireCpu", 1, None), ("DLB_AcquireCpus", 1, None), ("DLB_AcquireCpuMask", 1, 0),
+        ("DLB_AcquireCpusInMask", 2, 1),
+        ("DLB_Borrow", 0, None), ("DLB_BorrowCpu", 1, None), ("DLB_BorrowCpus", 1, None),
+        ("DLB_BorrowCpuMask", 1, 0), ("DLB_BorrowCpusInMask", 2, 1),
+        ("DLB_Return", 0, None), ("DLB_ReturnCpu", 1, None), ("DLB_ReturnCpuMask", 1, 0),
+        ("DLB_CheckCpuAvailability", 1, None)):
+    globals()[_f] = _lewi(_f, _n, _m)
+del _f, _n, _m
+
+
+# DROM, the process side (docs/drom.md).
+
+def DLB_PollDROM():
+    """(ncpus, mask): the new CPUs a tool gave this process, as DLB's (mask
+    a cpu_set_t buffer: DLB_ParseMaskToStr(mask) reads it). Nothing new:
+    (0, empty mask) with DLBWarning (DLB_NOUPDT). DROM off (no popmon run
+    --drom, no DLB_ARGS=--drom): DLBError DLB_ERR_NOCOMP."""
+    ncpus = c_int()
+    mask = create_string_buffer(SIZEOF_CPU_SET_T)
+    _call("DLB_PollDROM", DLB_ERR_NOCOMP, byref(ncpus), byref(mask))
+    return ncpus.value, mask
+
+
+def DLB_PollDROM_Update():
+    """Adopts the new CPUs a tool gave this process (affinity, OpenMP
+    threads), as DLB's."""
+    _call("DLB_PollDROM_Update", DLB_ERR_NOCOMP)
+
+
+# DROM, the administrator side.
+
+def DLB_DROM_Attach():
+    _call("DLB_DROM_Attach", DLB_ERR_NOSHMEM)
+
+
+def DLB_DROM_Detach():
+    _call("DLB_DROM_Detach", DLB_ERR_NOSHMEM)
+
+
+def DLB_DROM_GetNumCpus():
+    ncpus = c_int()
+    _call("DLB_DROM_GetNumCpus", DLB_ERR_NOSHMEM, byref(ncpus))
+    return ncpus.value
+
+
+def DLB_DROM_GetPidList(max_len):
+    """The pids of the processes in the node's DROM registry (at most
+    max_len), as a list."""
+    max_len = max(0, min(int(max_len), 4096))  # the registry holds fewer
+    pidlist = (c_int * max(max_len, 1))()
+    nelems = c_int()
+    _call("DLB_DROM_GetPidList", DLB_ERR_NOSHMEM, pidlist, byref(nelems), max_len)
+    return [pidlist[i] for i in range(min(nelems.value, max_len))]
+
+
+def DLB_DROM_GetProcessMask(pid, flags):
+    """The CPUs of process pid as DLB's string without brackets ("2,4",
+    "1-4")."""
+    mask = create_string_buffer(SIZEOF_CPU_SET_T)
+    _call("DLB_DROM_GetProcessMask", DLB_ERR_NOSHMEM, pid, byref(mask), flags)
+    return DLB_ParseMaskToStr(mask).strip("[]")
+
+
+def DLB_DROM_SetProcessMask(pid, mask, flags):
+    """Gives process pid the CPUs of mask (a mask string, a list of CPU
+    ids, or DLB_ParseMask's)."""
+    if mask is None:
+        raise DLBError("DLB_DROM_SetProcessMask: no mask (%s)" % DLB_Strerror(DLB_ERR_UNKNOWN).decode())
+    _call("DLB_DROM_SetProcessMask", DLB_ERR_NOSHMEM, pid, _mask_arg("DLB_DROM_SetProcessMask", mask), flags)
+
+
+def DLB_DROM_SetProcessMaskStr(pid, mask_str, flags):
+    if isinstance(mask_str, str):
+        mask_str = mask_str.encode()
+    _call("DLB_DROM_SetProcessMaskStr", DLB_ERR_NOSHMEM, pid, mask_str, flags)
+
+
+def DLB_DROM_PreInit(pid, mask, flags, next_environ):
+    """A registry slot for process pid to come, as DLB's; next_environ is
+    DLB's POINTER(POINTER(c_char_p)) (None: this process's environment).
+    Returns next_environ[0] (None without one)."""
+    _call("DLB_DROM_PreInit", DLB_ERR_NOSHMEM, pid, _mask_arg("DLB_DROM_PreInit", mask), flags, next_environ)
+    return next_environ[0] if next_environ else None
+
+
+def DLB_DROM_PostFinalize(pid, flags):
+    _call("DLB_DROM_PostFinalize", DLB_ERR_NOSHMEM, pid, flags)
+
+
+def DLB_DROM_RecoverStolenCpus(pid):
+    _call("DLB_DROM_RecoverStolenCpus", DLB_ERR_NOSHMEM, pid)
+
+
+def DLB_PrintVariables(print_extended):
+    """The DLB_ARGS options popmon reads and their values, on stderr."""
+    _call("DLB_PrintVariables", DLB_ERR_NOCOMP, int(print_extended))
+
+
+def _unsupported(fname):
+    def call(*args, **kwargs):
+        raise DLBError("%s: popmon does not implement DLB's %s (%s)" % (
+            fname, "barriers" if "Barrier" in fname else "variables" if "Variable" in fname else "shared-memory dump",
+            DLB_Strerror(DLB_ERR_NOCOMP).decode()))
+    call.__name__ = fname
+    call.__doc__ = "Not provided by popmon (DLB's barriers, variables and PrintShmem): raises DLBError (DLB_ERR_NOCOMP)."
+    return call
+
+
+for _f in ("DLB_Barrier", "DLB_BarrierAttach", "DLB_BarrierDetach",
            "DLB_BarrierNamedRegister", "DLB_BarrierNamedGet", "DLB_BarrierNamed",
            "DLB_BarrierNamedAttach", "DLB_BarrierNamedDetach", "DLB_SetVariable", "DLB_GetVariable",
-           "DLB_PrintVariables", "DLB_PrintShmem",
-           "DLB_DROM_Attach", "DLB_DROM_Detach", "DLB_DROM_GetNumCpus", "DLB_DROM_GetPidList",
-           "DLB_DROM_GetProcessMask", "DLB_DROM_SetProcessMask", "DLB_DROM_SetProcessMaskStr",
-           "DLB_DROM_PreInit", "DLB_DROM_PostFinalize", "DLB_DROM_RecoverStolenCpus"):
+           "DLB_PrintShmem"):
     globals()[_f] = _unsupported(_f)
 del _f
 
