@@ -27,6 +27,7 @@
 #include "gpu_mode.h"
 #include "gpu_backends.h"
 #include "intercept.h"
+#include "lewi.h"
 #include "live.h"
 #include "gomp.h"
 #include "ompt.h"
@@ -48,8 +49,11 @@ static void open_live(void)
 	popmon_regions_layout(&layout);
 	popmon_accounts_layout(&layout);
 	popmon_omp_layout(&layout);
-	if (popmon_live_open(&layout))
+	if (popmon_live_open(&layout)) {
 		popmon_omp_place_table(popmon_live_constructs());
+		popmon_lewi_observe(&popmon_live->lewi_on, &popmon_live->lewi_lent_ticks,
+				    &popmon_live->lewi_borrowed_ticks);
+	}
 }
 
 /* A thread that is neither the primary nor an OpenMP thread calls MPI for

@@ -50,6 +50,8 @@ static struct {
  * would be reclaimed at once and shared for a whole region. */
 #define BORROW_GRACE_NS 1000000ULL
 
+static void publish(void);
+
 static int atfork_set;
 
 static void lewi_forked(void)
@@ -125,6 +127,7 @@ int popmon_lewi_init(const cpu_set_t *mask)
 		pthread_atfork(NULL, NULL, lewi_forked);
 	}
 	atomic_store_explicit(&L.ready, 1, memory_order_release);
+	publish();
 	return POPMON_DLB_SUCCESS;
 }
 
@@ -507,6 +510,7 @@ int popmon_lewi_out_of_blocking_call(void)
 	atomic_store_explicit(&L.last_blocking_end, now, memory_order_relaxed);
 	atomic_fetch_add(&L.lent_ticks, popmon_delta(L.lend_t0, now) * (uint64_t)L.lend_n);
 	L.lend_n = 0;
+	publish();
 	int acc = POPMON_DLB_NOUPDT;
 	for (int c = 0; c < ncpu(); c++)
 		if (CPU_ISSET(c, &L.blocking_lent))
@@ -569,14 +573,41 @@ int popmon_lewi_team(int *cpus, int max)
 void popmon_lewi_team_end(void)
 {
 	int nb = atomic_exchange(&L.borrow_n, 0);
-	if (nb > 0)
+	if (nb > 0) {
 		atomic_fetch_add(&L.borrowed_ticks, popmon_delta(L.borrow_t0, popmon_now()) * (uint64_t)nb);
+		publish();
+	}
 }
 
 void popmon_lewi_blocking_call_ended(void)
 {
 	if (popmon_lewi_ready())
 		atomic_store_explicit(&L.last_blocking_end, popmon_now(), memory_order_relaxed);
+}
+
+static struct {
+	uint32_t *on;
+	uint64_t *lent, *borrowed;
+} obs;
+
+/* The closed intervals' totals to the observer's words (relaxed stores:
+ * each word is read on its own). */
+static void publish(void)
+{
+	if (obs.on == NULL)
+		return;
+	if (popmon_lewi_used())
+		POPMON_STORE(*obs.on, 1);
+	POPMON_STORE(*obs.lent, atomic_load(&L.lent_ticks));
+	POPMON_STORE(*obs.borrowed, atomic_load(&L.borrowed_ticks));
+}
+
+void popmon_lewi_observe(uint32_t *on, uint64_t *lent, uint64_t *borrowed)
+{
+	obs.on = on && lent && borrowed ? on : NULL;
+	obs.lent = lent;
+	obs.borrowed = borrowed;
+	publish();
 }
 
 void popmon_lewi_cpu_ticks(uint64_t *lent, uint64_t *borrowed)
@@ -634,6 +665,7 @@ void popmon_lewi_start(void)
 	*(void **)&set_num_threads = dlsym(RTLD_DEFAULT, "omp_set_num_threads");
 	atexit(auto_exit);
 	atomic_store(&auto_state, 1);
+	publish();
 }
 
 void popmon_lewi_stop(void)

@@ -104,6 +104,14 @@ void popmon_lewi_team_end(void);
  * counted. */
 void popmon_lewi_cpu_ticks(uint64_t *lent, uint64_t *borrowed);
 
+/* Where LeWI also keeps these totals for readers outside the process (the
+ * live file's, registered by core.c; NULL: none): *on is set to 1 when
+ * LeWI starts in the process, *lent and *borrowed take the closed
+ * intervals' totals (popmon_lewi_cpu_ticks without the open ones) each
+ * time a lend or a borrowing region ends, so that a process killed while
+ * running leaves what it had moved so far. */
+void popmon_lewi_observe(uint32_t *on, uint64_t *lent, uint64_t *borrowed);
+
 /* ---- automatic LeWI (popmon run --lewi, DLB_ARGS=--lewi) ---- */
 
 /* The blocking MPI calls that take LeWI's path now (POPMON_LEWI_CALLS_*

@@ -5,7 +5,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/popmon/popmon/measure"
 )
 
 // TestLewiSummaryForm: examples/lewi/lewi_imbalance under --lewi with
@@ -55,6 +59,64 @@ func TestLewiSummaryForm(t *testing.T) {
 			rso, rse, rc := popmon(t, nil, "report", out)
 			if rc != 0 || !regexp.MustCompile(`(?m)^LeWI: +on in 2 processes: .* CPU time lent, .* borrowed`).MatchString(rso) {
 				t.Errorf("report: exit %d, no LeWI line:\n%s\n%s", rc, rso, rse)
+			}
+		})
+	}
+}
+
+// TestLewiPartial: examples/lewi/lewi_imbalance under --lewi (2 ranks, one
+// core each), both ranks killed (SIGSTOP, then SIGKILL) 1.5 s into a run
+// of 400 iterations (about 8 s). popmon run assembles the partial
+// measurement from the live files: it must say LeWI was on in both
+// processes, rank 1 lent CPU time and rank 0 borrowed some (each lend and
+// each borrowing region that ended before the kill is in the live file).
+// Before the live file carried LeWI's totals, a killed job's measurement
+// had no lewi record.
+func TestLewiPartial(t *testing.T) {
+	for _, impl := range impls(t) {
+		t.Run(impl.name, func(t *testing.T) {
+			name := "lewi_imbalance.clang"
+			prog := filepath.Join(examples(t, impl), name)
+			if _, err := os.Stat(prog); err != nil {
+				t.Skipf("%s not built", prog)
+			}
+			key := lewiKey(t)
+			s := &started{out: filepath.Join(t.TempDir(), "p.json")}
+			argv := append([]string{popmonBin, "run", "--format", "none", "--mpicc", impl.mpicc, "-o", s.out, "--lewi", "--"},
+				append(bound(impl, 2), prog, "400")...)
+			s.start(t, argv, []string{"POPMON_LEWI_KEY=" + key}, 2, name)
+			time.Sleep(1500 * time.Millisecond)
+			for _, pid := range s.ranks {
+				syscall.Kill(pid, syscall.SIGSTOP)
+			}
+			for _, pid := range s.ranks {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			s.wait(t)
+			m, err := measure.ReadFile(s.out)
+			if err != nil {
+				t.Fatalf("%v\nstderr:\n%s", err, s.se.String())
+			}
+			if m.Partial == nil {
+				t.Fatalf("not a partial measurement\nstderr:\n%s", s.se.String())
+			}
+			if m.Lewi == nil || m.Lewi.Processes != 2 || len(m.Processes) != 2 {
+				t.Fatalf("the partial measurement's lewi record: %+v, %d processes", m.Lewi, len(m.Processes))
+			}
+			for _, p := range m.Processes {
+				if p.Lewi == nil {
+					t.Fatalf("rank %d has no lewi record", p.Rank)
+				}
+				t.Logf("rank %d: lent %.3f s, borrowed %.3f s of CPU time", p.Rank, float64(p.Lewi.LentCPUNS)/1e9, float64(p.Lewi.BorrowedCPUNS)/1e9)
+				switch {
+				case p.Rank == 1 && p.Lewi.LentCPUNS < 100e6:
+					t.Errorf("rank 1 lent %d ns of CPU time in ~1.5 s of a job that waits a third of it", p.Lewi.LentCPUNS)
+				case p.Rank == 0 && p.Lewi.BorrowedCPUNS <= 0:
+					t.Errorf("rank 0 borrowed no CPU time: %+v", p.Lewi)
+				}
+			}
+			if m.Lewi.LentCPUNS != m.Processes[0].Lewi.LentCPUNS+m.Processes[1].Lewi.LentCPUNS {
+				t.Errorf("run's lent %d, not the processes' sum", m.Lewi.LentCPUNS)
 			}
 		})
 	}

@@ -97,6 +97,8 @@ type header struct {
 	GPUUUID                                                            [gpuDevices][48]byte
 	NDfn, SizeBins, ThDBytes, ThDHist                                  uint32
 	DfnFn                                                              [liveDfn]uint16
+	LewiOn, LewiReserved                                               uint32
+	LewiLentTicks, LewiBorrowedTicks                                   uint64
 }
 
 // liveDfn is POPMON_LIVE_DFN (shim/live.h): the most calls with bytes a

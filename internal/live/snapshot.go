@@ -134,7 +134,10 @@ type Snapshot struct {
 	// (Thread.DBytes), and SizeBins the size histogram's buckets.
 	DfnFn    []uint16
 	SizeBins int
-	detail   int
+	// Lewi is the CPU time the process lent and borrowed under LeWI so
+	// far (closed intervals), nil when LeWI was not on in it.
+	Lewi   *measure.ProcessLewi
+	detail int
 	// memo holds the last at() result: every open region of a snapshot is
 	// closed at the same tick (RegionAt), so the threads are summed once.
 	memo struct {
@@ -194,6 +197,14 @@ func (f *File) Read() (*Snapshot, error) {
 		f.names = strings.Split(strings.TrimRight(string(names), "\x00"), "\x00")
 	}
 	s.FnNames = f.names
+	if fresh.LewiOn == 1 {
+		r := s.NSPerTick()
+		s.Lewi = &measure.ProcessLewi{LentCPUNS: int64(float64(fresh.LewiLentTicks) * r),
+			BorrowedCPUNS: int64(float64(fresh.LewiBorrowedTicks) * r)}
+		if s.Lewi.LentCPUNS < 0 || s.Lewi.BorrowedCPUNS < 0 { // a hostile file's wrap
+			s.Lewi = nil
+		}
+	}
 	if h.NDfn != 0 {
 		s.DfnFn, s.SizeBins = h.DfnFn[:h.NDfn], int(h.SizeBins)
 	}
