@@ -105,6 +105,12 @@ struct popmon_live_header {
 	 * u64 d_bytes[ndfn][2] (sent, received) and d_hist[ndfn][size_bins]. */
 	uint32_t ndfn, size_bins, th_d_bytes, th_d_hist;
 	uint16_t dfn_fn[POPMON_LIVE_DFN];
+	/* LeWI (lewi.c writes them through popmon_lewi_observe; docs/lewi.md):
+	 * 1 once LeWI is on in the process, and the CPU time it lent and
+	 * borrowed so far (popmon_now() ticks × CPUs), as of its last lend's
+	 * and its last borrowing region's end. */
+	uint32_t lewi_on, lewi_reserved;
+	uint64_t lewi_lent_ticks, lewi_borrowed_ticks;
 };
 
 /* The live mapping (NULL without one): the header, and where thread
