@@ -104,10 +104,12 @@ int DLB_TALP_CollectPOPNodeMetrics(void *monitor, struct dlb_node_metrics_compat
 int DLB_Init(int ncpus, const void *mask, const char *dlb_args)
 {
 	(void)ncpus;
-	(void)dlb_args; /* popmon measures by DLB_ARGS or popmon run, not per call */
 	if (initialized)
 		return DLB_ERR_INIT;
 	initialized = 1;
+	/* DLB's options given here (--lewi, --drom, their settings) act as if
+	 * in DLB_ARGS; TALP measures by DLB_ARGS or popmon run, from load. */
+	popmon_dlb_args_add(dlb_args);
 	popmon_drom_start(); /* DLB_ARGS=--drom: registered (if not yet) */
 	/* LeWI (DLB_ARGS=--lewi): this process's CPUs (mask, else its
 	 * affinity) into the node's registry; its error is DLB_Init's. */

@@ -32,6 +32,8 @@ runs to its end also where a call is refused (without popmon, without
            "lendmask R", "reclaimmask R", "barrier R"
 
 M and A are DLB's mask strings ("0,1", "1", "0-3"). Then "ok".
+DLB_Init's options are "--drom" ("--drom --lewi" in lewi mode), or
+$DROM_PY_INIT_ARGS.
 """
 import os
 import re
@@ -124,7 +126,8 @@ def lewi_mode():
 if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else "self"
     pid = os.getpid()
-    print("init %s" % outcome(dlb.DLB_Init, 0, "", "--drom --lewi" if mode == "lewi" else "--drom")[0])
+    args = os.environ.get("DROM_PY_INIT_ARGS", "--drom --lewi" if mode == "lewi" else "--drom")
+    print("init %s" % outcome(dlb.DLB_Init, 0, "", args)[0])
     {"self": lambda: self_mode(pid), "poll": lambda: poll_mode(pid), "lewi": lewi_mode}[mode]()
     print("finalize %s" % outcome(dlb.DLB_Finalize)[0])
     print("ok")

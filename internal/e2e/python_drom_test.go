@@ -113,6 +113,11 @@ func TestPythonDROMSelf(t *testing.T) {
 			return []string{popmonBin, "run", "--no-mpi", "--drom", "--format", "none", "-o", out, "--"}
 		}},
 		{"exec", func(out string) []string { return []string{popmonBin, "exec", "--no-mpi", "--drom", "-o", out, "--"} }},
+		// No --drom: the script's DLB_Init(0, "", "--drom") turns DROM on,
+		// as DLB's options there do.
+		{"init-args", func(out string) []string {
+			return []string{popmonBin, "run", "--no-mpi", "--format", "none", "-o", out, "--"}
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := dromPyLines(t, dromKey(t), c.prefix(filepath.Join(t.TempDir(), "m.json")), "self")
@@ -210,8 +215,9 @@ func TestPythonDROMPoll(t *testing.T) {
 }
 
 // TestPythonLeWI: drom.py's LeWI calls answer DLB's codes from popmon's
-// library: without --lewi every one raises DLBError DLB_ERR_NOLEWI; with
-// `popmon run --lewi` (DLB_Init registers the process's CPUs) DLB_Lend and
+// library: without --lewi (neither popmon's nor in DLB_Init's options)
+// every one raises DLBError DLB_ERR_NOLEWI; with `popmon run --lewi`, or
+// --lewi in DLB_Init's options (DLB_Init registers the process's CPUs), DLB_Lend and
 // DLB_Reclaim succeed, DLB_LendCpus is DLB_ERR_NOPOL (not in DLB's mask
 // policy), a second DLB_Reclaim warns DLB_NOUPDT (nothing lent),
 // DLB_LendCpu/AcquireCpu and the mask forms (a string, DLB_ParseMask's)
@@ -236,18 +242,25 @@ func TestPythonLeWI(t *testing.T) {
 		}
 		return append(p, "--")
 	}
+	on := map[string]string{
+		"init": "ok", "lend": "ok", "reclaim": "ok", "lendcpus": "error DLB_ERR_NOPOL",
+		"reclaim_again": "warn DLB_NOUPDT", "lendcpu": "ok", "acquirecpu": "ok", "borrow": "warn DLB_NOUPDT",
+		"return": "warn DLB_NOUPDT", "maxpar": "ok", "unsetmaxpar": "ok", "lendmask": "ok", "reclaimmask": "ok",
+		"barrier": "error DLB_ERR_NOCOMP", "finalize": "ok",
+	}
 	t.Run("off", func(t *testing.T) {
-		key := []string{"POPMON_LEWI_KEY=" + lewiKey(t)}
-		wantLines(t, "drom.py lewi without --lewi", dromPyLines(t, key, run(""), "lewi"), off)
+		env := []string{"POPMON_LEWI_KEY=" + lewiKey(t), "DROM_PY_INIT_ARGS=--drom"}
+		wantLines(t, "drom.py lewi without --lewi", dromPyLines(t, env, run(""), "lewi"), off)
 	})
 	t.Run("on", func(t *testing.T) {
 		key := []string{"POPMON_LEWI_KEY=" + lewiKey(t)}
-		wantLines(t, "drom.py lewi with --lewi", dromPyLines(t, key, run("--lewi"), "lewi"), map[string]string{
-			"init": "ok", "lend": "ok", "reclaim": "ok", "lendcpus": "error DLB_ERR_NOPOL",
-			"reclaim_again": "warn DLB_NOUPDT", "lendcpu": "ok", "acquirecpu": "ok", "borrow": "warn DLB_NOUPDT",
-			"return": "warn DLB_NOUPDT", "maxpar": "ok", "unsetmaxpar": "ok", "lendmask": "ok", "reclaimmask": "ok",
-			"barrier": "error DLB_ERR_NOCOMP", "finalize": "ok",
-		})
+		wantLines(t, "drom.py lewi with --lewi", dromPyLines(t, key, run("--lewi"), "lewi"), on)
+	})
+	// No --lewi: DLB_Init(0, "", "--drom --lewi") turns LeWI on, as DLB's
+	// options there do.
+	t.Run("init-args", func(t *testing.T) {
+		key := []string{"POPMON_LEWI_KEY=" + lewiKey(t)}
+		wantLines(t, "drom.py lewi, --lewi in DLB_Init", dromPyLines(t, key, run(""), "lewi"), on)
 	})
 	t.Run("without popmon", func(t *testing.T) {
 		env := []string{"PYTHONPATH=" + filepath.Join(repoRoot, "python"), "LD_PRELOAD="}

@@ -360,6 +360,37 @@ static void parse_string(const char *str, char *ignored, size_t ni, char *bad, s
 	}
 }
 
+/* One `popmon:` line (one write) for what a parse of source ("DLB_ARGS",
+ * "DLB_Init") ignored or did not understand; with --verbose-format, what
+ * TALP does. */
+static void say(const char *source, const char *ignored, const char *bad)
+{
+	const struct popmon_dlb_args *a = &popmon_dlb;
+	if (!*ignored && !*bad && !a->verbose)
+		return;
+	if (a->silent || !popmon_warns_aloud())
+		return;
+	char line[4400];
+	int n = 0;
+	if (*ignored && *bad)
+		n = snprintf(line, sizeof line, "popmon: %s: popmon does not act on %s; not understood: %s\n", source,
+			     ignored, bad);
+	else if (*ignored)
+		n = snprintf(line, sizeof line, "popmon: %s: popmon does not act on %s\n", source, ignored);
+	else if (*bad)
+		n = snprintf(line, sizeof line, "popmon: %s: not understood: %s\n", source, bad);
+	if (a->verbose && n >= 0 && n < (int)sizeof line)
+		n += snprintf(line + n, sizeof line - (size_t)n,
+			      "popmon: %s: TALP %s, output %s%s\n", source, a->talp ? "on" : "off",
+			      a->format == POPMON_DLB_OUT_NONE ? "the summary on stderr" : a->output,
+			      a->select_set ? ", regions selected" : "");
+	if (n > (int)sizeof line - 1)
+		n = (int)sizeof line - 1;
+	if (n > 0 && write(2, line, (size_t)n) < 0) {
+		/* nothing sensible to do */
+	}
+}
+
 void popmon_dlb_args_parse(void)
 {
 	struct popmon_dlb_args *a = &popmon_dlb;
@@ -379,30 +410,32 @@ void popmon_dlb_args_parse(void)
 	const char *lw = getenv("POPMON_LEWI_ARGS");
 	if (lw && *lw)
 		parse_string(lw, ignored, sizeof ignored, bad, sizeof bad);
-	if (!*ignored && !*bad && !a->verbose)
+	say("DLB_ARGS", ignored, bad);
+}
+
+void popmon_dlb_args_add(const char *args)
+{
+	popmon_dlb_args_parse();
+	if (args == NULL || !*args)
 		return;
-	if (a->silent || !popmon_warns_aloud())
-		return;
-	/* One line, one write (longer than a warning's record). */
-	char line[4400];
-	int n = 0;
-	if (*ignored && *bad)
-		n = snprintf(line, sizeof line, "popmon: DLB_ARGS: popmon does not act on %s; not understood: %s\n", ignored,
-			     bad);
-	else if (*ignored)
-		n = snprintf(line, sizeof line, "popmon: DLB_ARGS: popmon does not act on %s\n", ignored);
-	else if (*bad)
-		n = snprintf(line, sizeof line, "popmon: DLB_ARGS: not understood: %s\n", bad);
-	if (a->verbose && n >= 0 && n < (int)sizeof line)
-		n += snprintf(line + n, sizeof line - (size_t)n,
-			      "popmon: DLB_ARGS: TALP %s, output %s%s\n", a->talp ? "on" : "off",
-			      a->format == POPMON_DLB_OUT_NONE ? "the summary on stderr" : a->output,
-			      a->select_set ? ", regions selected" : "");
-	if (n > (int)sizeof line - 1)
-		n = (int)sizeof line - 1;
-	if (n > 0 && write(2, line, (size_t)n) < 0) {
-		/* nothing sensible to do */
-	}
+	char ignored[3072] = "", bad[1024] = "";
+	struct popmon_dlb_args before = popmon_dlb;
+	parse_string(args, ignored, sizeof ignored, bad, sizeof bad);
+	/* TALP's options: the measurement and its output were decided at
+	 * load; they stay as they were. */
+	struct popmon_dlb_args *a = &popmon_dlb, after = popmon_dlb;
+	a->talp = before.talp;
+	a->mpi = before.mpi, a->openmp = before.openmp, a->gpu = before.gpu, a->hwc = before.hwc;
+	a->summary_pop = before.summary_pop;
+	a->external_profiler = before.external_profiler;
+	a->format = before.format;
+	memcpy(a->output, before.output, sizeof a->output);
+	a->select_set = before.select_set, a->select_include = before.select_include;
+	a->select_all = before.select_all, a->select_global = before.select_global;
+	memcpy(a->select, before.select, sizeof a->select);
+	if (memcmp(a, &after, sizeof after) != 0)
+		append(ignored, sizeof ignored, "--talp* (TALP measures from the start: DLB_ARGS or popmon run)");
+	say("DLB_Init", ignored, bad);
 }
 
 void popmon_dlb_help(FILE *f, int level)

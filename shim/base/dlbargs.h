@@ -45,6 +45,12 @@ extern struct popmon_dlb_args popmon_dlb;
  * on, unknown ones and bad values are named in one `popmon:` line. */
 void popmon_dlb_args_parse(void);
 
+/* DLB_Init's dlb_args: more options in DLB_ARGS' form, parsed after it (as
+ * DLB appends them), with their own `popmon:` line. What starts at load
+ * (TALP's measurement, its output) is decided by then; LeWI's and DROM's
+ * options act from here. */
+void popmon_dlb_args_add(const char *args);
+
 /* Whether a region of this name is measured under --talp-region-select
  * (always 1 without it). The global region is "Global" (any case). */
 int popmon_dlb_region_selected(const char *name);
