@@ -626,8 +626,9 @@ def DLB_SetObserverRole(thread_is_observer):
 
 
 def DLB_GetVersion():
-    """The DLB release whose interface popmon answers."""
-    return 3, 6, 0
+    """The DLB release whose interface popmon answers (the C library's
+    DLB_GetVersion: 3.7.0)."""
+    return 3, 7, 0
 
 
 def _lewi(fname, arity, mask_at=None):
