@@ -16,8 +16,9 @@ registration, when `popmon run --drom` / `--lewi` or $DLB_ARGS turn them
 on; popmon measures the whole run anyway). LeWI's calls answer
 DLB_ERR_NOLEWI without LeWI, DLB_PollDROM DLB_ERR_NOCOMP without DROM, as
 the C calls do. DLB_PreInit, DLB_Enable, DLB_Disable and
-DLB_SetObserverRole succeed and do nothing; barriers, variables and
-DLB_PrintShmem raise DLBError (DLB_ERR_NOCOMP): popmon has none.
+DLB_SetObserverRole succeed and do nothing; the barriers are the library's
+node barrier; variables and DLB_PrintShmem raise DLBError (DLB_ERR_NOCOMP):
+popmon has none.
 
 Without popmon's library measuring this process, the module still imports
 (DLB's own fails without libdlb): region calls do nothing and hand back
@@ -751,20 +752,79 @@ def DLB_PrintVariables(print_extended):
     _call("DLB_PrintVariables", DLB_ERR_NOCOMP, int(print_extended))
 
 
+# The node barrier (docs/coming-from-dlb.md): DLB_Init (or MPI_Init where
+# DLB's interface is in use) joins it, --barrier being DLB's default.
+
+def _barrier_fn(fname):
+    f = getattr(dlb, fname, None) if dlb is not None else None
+    if f is None:
+        why = _NOT_LOADED if dlb is None else "this popmon library has no %s" % fname
+        raise DLBError("%s: %s (%s)" % (fname, DLB_Strerror(DLB_ERR_NOCOMP).decode(), why))
+    return f
+
+
+def _handle(barrier):
+    return c_void_p(barrier.value if isinstance(barrier, c_void_p) else barrier)
+
+
+def DLB_Barrier():
+    """Waits until every process of the node in the barrier reached it."""
+    check_dlb_error(_barrier_fn("DLB_Barrier")(), _stacklevel=3)
+
+
+def DLB_BarrierAttach():
+    """Joins the barrier again: the number of its members."""
+    ret = _barrier_fn("DLB_BarrierAttach")()
+    check_dlb_error(ret, allow_positive=True)
+    return ret
+
+
+def DLB_BarrierDetach():
+    """Leaves the barrier: the number of members left."""
+    ret = _barrier_fn("DLB_BarrierDetach")()
+    check_dlb_error(ret, allow_positive=True)
+    return ret
+
+
+def DLB_BarrierNamedRegister(barrier_name, flags):
+    """The handle of the named barrier (this process a member), or None."""
+    f = _barrier_fn("DLB_BarrierNamedRegister")
+    f.restype = c_void_p
+    f.argtypes = [c_char_p, c_int]
+    return f(barrier_name.encode(), int(flags))
+
+
+def DLB_BarrierNamedGet(barrier_name, flags):
+    return DLB_BarrierNamedRegister(barrier_name, flags)
+
+
+def DLB_BarrierNamed(barrier):
+    check_dlb_error(_barrier_fn("DLB_BarrierNamed")(_handle(barrier)), _stacklevel=3)
+
+
+def DLB_BarrierNamedAttach(barrier):
+    ret = _barrier_fn("DLB_BarrierNamedAttach")(_handle(barrier))
+    check_dlb_error(ret, allow_positive=True)
+    return ret
+
+
+def DLB_BarrierNamedDetach(barrier):
+    ret = _barrier_fn("DLB_BarrierNamedDetach")(_handle(barrier))
+    check_dlb_error(ret, allow_positive=True)
+    return ret
+
+
 def _unsupported(fname):
     def call(*args, **kwargs):
         raise DLBError("%s: popmon does not implement DLB's %s (%s)" % (
-            fname, "barriers" if "Barrier" in fname else "variables" if "Variable" in fname else "shared-memory dump",
+            fname, "variables" if "Variable" in fname else "shared-memory dump",
             DLB_Strerror(DLB_ERR_NOCOMP).decode()))
     call.__name__ = fname
-    call.__doc__ = "Not provided by popmon (DLB's barriers, variables and PrintShmem): raises DLBError (DLB_ERR_NOCOMP)."
+    call.__doc__ = "Not provided by popmon (DLB's variables and PrintShmem): raises DLBError (DLB_ERR_NOCOMP)."
     return call
 
 
-for _f in ("DLB_Barrier", "DLB_BarrierAttach", "DLB_BarrierDetach",
-           "DLB_BarrierNamedRegister", "DLB_BarrierNamedGet", "DLB_BarrierNamed",
-           "DLB_BarrierNamedAttach", "DLB_BarrierNamedDetach", "DLB_SetVariable", "DLB_GetVariable",
-           "DLB_PrintShmem"):
+for _f in ("DLB_SetVariable", "DLB_GetVariable", "DLB_PrintShmem"):
     globals()[_f] = _unsupported(_f)
 del _f
 

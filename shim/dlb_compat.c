@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "barrier.h"
 #include "base/dlbargs.h"
 #include "base/process.h"
 #include "drom.h"
@@ -110,6 +111,7 @@ int DLB_Init(int ncpus, const void *mask, const char *dlb_args)
 	/* DLB's options given here (--lewi, --drom, their settings) act as if
 	 * in DLB_ARGS; TALP measures by DLB_ARGS or popmon run, from load. */
 	popmon_dlb_args_add(dlb_args);
+	popmon_barrier_start(); /* --barrier (DLB's default): the node barrier */
 	popmon_drom_start(); /* DLB_ARGS=--drom: registered (if not yet) */
 	/* LeWI (DLB_ARGS=--lewi): this process's CPUs (mask, else its
 	 * affinity) into the node's registry; its error is DLB_Init's. */
@@ -123,6 +125,7 @@ int DLB_Finalize(void)
 	if (!initialized)
 		return DLB_ERR_NOINIT;
 	initialized = 0;
+	popmon_barrier_stop();
 	popmon_lewi_finalize();
 	return DLB_SUCCESS;
 }
@@ -312,12 +315,26 @@ LEWI1(DLB_CheckCpuAvailability, int, cpuid, popmon_lewi_check_cpu_availability)
 #define NOCOMP3(f, T, a, U, b, V, c) \
 	int f(T a, U b, V c) { (void)a; (void)b; (void)c; return DLB_ERR_NOCOMP; }
 
-NOCOMP0(DLB_Barrier)
-NOCOMP0(DLB_BarrierAttach)
-NOCOMP0(DLB_BarrierDetach)
-NOCOMP1(DLB_BarrierNamed, void *, barrier)
-NOCOMP1(DLB_BarrierNamedAttach, void *, barrier)
-NOCOMP1(DLB_BarrierNamedDetach, void *, barrier)
+/* The node barrier: barrier.c's, with DLB's names and codes. A named
+ * barrier's handle is the address of its id's byte in handles: only ever
+ * compared, never read through, so a stray pointer is DLB_ERR_NOCOMP. */
+static char handles[POPMON_BARRIER_MAX];
+
+static int handle_id(const void *barrier)
+{
+	const char *p = barrier;
+	for (int id = 1; id < POPMON_BARRIER_MAX; id++)
+		if (p == &handles[id])
+			return id;
+	return -1;
+}
+
+int DLB_Barrier(void) { return popmon_barrier_wait(0); }
+int DLB_BarrierAttach(void) { return popmon_barrier_attach(0); }
+int DLB_BarrierDetach(void) { return popmon_barrier_detach(0); }
+int DLB_BarrierNamed(void *barrier) { return popmon_barrier_wait(handle_id(barrier)); }
+int DLB_BarrierNamedAttach(void *barrier) { return popmon_barrier_attach(handle_id(barrier)); }
+int DLB_BarrierNamedDetach(void *barrier) { return popmon_barrier_detach(handle_id(barrier)); }
 /* DROM: drom.c's, with DLB's names and codes (docs/drom.md). */
 int DLB_PollDROM(int *ncpus, void *mask) { return popmon_drom_poll(ncpus, (cpu_set_t *)mask); }
 int DLB_PollDROM_Update(void) { return popmon_drom_poll_update(); }
@@ -347,18 +364,17 @@ int DLB_DROM_PreInit(int pid, const void *mask, int flags, char ***next_environ)
 int DLB_DROM_PostFinalize(int pid, int flags) { return popmon_drom_post_finalize(pid, flags); }
 int DLB_DROM_RecoverStolenCpus(int pid) { return popmon_drom_recover_stolen_cpus(pid); }
 
+/* flags: DLB_BARRIER_LEWI_OFF (0), _ON (1), _RUNTIME (2: decided by
+ * --lewi-barrier-select, which popmon does not read: off). */
 void *DLB_BarrierNamedRegister(const char *barrier_name, int flags)
 {
-	(void)barrier_name;
-	(void)flags;
-	return NULL;
+	int id = popmon_barrier_named(barrier_name, flags == 1);
+	return id > 0 ? &handles[id] : NULL;
 }
 
 void *DLB_BarrierNamedGet(const char *barrier_name, int flags)
 {
-	(void)barrier_name;
-	(void)flags;
-	return NULL;
+	return DLB_BarrierNamedRegister(barrier_name, flags);
 }
 
 /* ---------------------------------------------------------------- TALP */

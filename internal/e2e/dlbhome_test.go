@@ -151,10 +151,10 @@ func TestDLBHomeLayout(t *testing.T) {
 		t.Errorf("dlb --version: exit %d %q %q", code, so, se)
 	}
 	so, se, code = runCommand(t, 30*time.Second, []string{"DLB_ARGS=--talp --talp-output-file=x.json"}, dlb, "-h")
-	// Level 1 lists the options popmon acts on: LeWI's and DROM's among
-	// them, DLB_Barrier's not.
+	// Level 1 lists the options popmon acts on: LeWI's, DROM's and the
+	// node barrier's among them, --mngo not.
 	if code != 0 || !strings.Contains(so, "--talp-output-file           x.json") || !strings.Contains(so, "--lewi ") ||
-		!strings.Contains(so, "--drom ") || strings.Contains(so, "--barrier") {
+		!strings.Contains(so, "--drom ") || !strings.Contains(so, "--barrier ") || strings.Contains(so, "--mngo") {
 		t.Errorf("dlb -h: exit %d\n%s%s", code, so, se)
 	}
 	so, _, _ = runCommand(t, 30*time.Second, nil, dlb, "-hh")

@@ -30,7 +30,7 @@ var cLayers = []struct {
 	}},
 	{"subsystems", []string{
 		"accounts.c", "counters.c", "dispatch.c", "intercept.c", "reduce.c",
-		"lewi_shm.c", "lewi.c", "drom_shm.c", "drom.c",
+		"lewi_shm.c", "lewi.c", "drom_shm.c", "drom.c", "barrier.c",
 		"live.c", "live_read.c",
 		"gpu_mode.c", "gpu_counters.c", "gpu_pool.c", "gpu.c", "gpu_cupti_pm.c", "gpu_cupti.c", "gpu_rocm.c", "openacc.c",
 		"gpu_backends.c",
@@ -75,6 +75,7 @@ var cSublayers = map[string][]struct {
 		{"LeWI", []string{"lewi.c"}},
 		{"DROM registry", []string{"drom_shm.c"}},
 		{"DROM", []string{"drom.c"}},
+		{"node barrier", []string{"barrier.c"}},
 		{"records", []string{"counters.c"}},
 		{"live", []string{"live.c"}},
 		{"GPU modes", []string{"gpu_mode.c"}},

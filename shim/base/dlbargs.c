@@ -49,11 +49,11 @@ static const struct opt {
 	{"--quiet", K_BOOL, "no", 1, "no popmon notes (warnings still)"},
 	{"--silent", K_BOOL, "no", 1, "no popmon output at all but the requested files"},
 	{"--shm-size-multiplier", K_INT, "1", 0, "popmon's live files have no DLB shared memory to size"},
-	{"--shm-key", K_STR, "", 0, "the key of the LeWI and DROM registries (/dev/shm/popmon-lewi-UID-KEY, popmon-drom-UID-KEY); no other DLB shared memory"},
+	{"--shm-key", K_STR, "", 1, "the key of the LeWI, DROM and barrier registries (/dev/shm/popmon-lewi-UID-KEY, popmon-drom-UID-KEY, popmon-barrier-UID-KEY); no other DLB shared memory"},
 	{"--lewi", K_BOOL, "no", 1, "LeWI: CPUs lent in blocking MPI calls, borrowed by OpenMP parallel regions; DLB's LeWI calls"},
 	{"--drom", K_BOOL, "no", 1, "DROM: popmon taskset and DLB_DROM_* may change this process's CPUs; it adapts at its next parallel region or DLB_PollDROM"},
 	{"--mngo", K_BOOL, "no", 0, "not in popmon"},
-	{"--barrier", K_BOOL, "yes", 0, "DLB_Barrier: not in popmon"},
+	{"--barrier", K_BOOL, "yes", 1, "DLB_Barrier: the node barrier of the processes that use DLB's interface"},
 	{"--mode", K_STR, "polling", 0, "LeWI/DROM interaction: not in popmon"},
 	{"--instrument", K_STR, "all", 0, "Extrae: not in popmon"},
 	{"--instrument-counters", K_BOOL, "no", 0, "Extrae: not in popmon"},
@@ -63,7 +63,7 @@ static const struct opt {
 	{"--lewi-respect-mask", K_BOOL, "yes", 0, "LeWI: not in popmon"},
 	{"--lewi-mpi", K_BOOL, "no", 0, "LeWI: not in popmon"},
 	{"--lewi-mpi-calls", K_STR, "all", 1, "LeWI: the blocking MPI calls that lend: all, collectives, barrier, none"},
-	{"--lewi-barrier", K_BOOL, "yes", 0, "LeWI: DLB_Barrier is not in popmon (DLB_ERR_NOCOMP)"},
+	{"--lewi-barrier", K_BOOL, "yes", 1, "LeWI: a process waiting in DLB_Barrier lends its CPUs"},
 	{"--lewi-barrier-select", K_STR, "", 0, "LeWI: not in popmon"},
 	{"--lewi-affinity", K_STR, "auto", 0, "LeWI: not in popmon"},
 	{"--lewi-ompt", K_STR, "borrow", 0, "LeWI: not in popmon"},
@@ -256,6 +256,10 @@ static void apply(const struct opt *o, const char *v, int has_value, char *ignor
 		snprintf(a->shm_key, sizeof a->shm_key, "%s", v);
 	else if (strcmp(name, "--drom") == 0)
 		a->drom = b;
+	else if (strcmp(name, "--barrier") == 0)
+		a->barrier = b;
+	else if (strcmp(name, "--lewi-barrier") == 0)
+		a->lewi_barrier = b;
 	if (strcmp(name, "--talp") == 0)
 		set_talp(has_value ? v : "default", bad, nb);
 	else if (strcmp(name, "--talp-output-file") == 0) {
@@ -398,6 +402,7 @@ void popmon_dlb_args_parse(void)
 		return;
 	a->parsed = 1;
 	a->summary_pop = 1;
+	a->barrier = a->lewi_barrier = 1;
 	a->lewi_mpi_calls = POPMON_LEWI_CALLS_BARRIER | POPMON_LEWI_CALLS_COLLECTIVE | POPMON_LEWI_CALLS_P2P;
 	char ignored[3072] = "", bad[1024] = "";
 	const char *env = getenv("DLB_ARGS");

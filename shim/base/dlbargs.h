@@ -37,6 +37,10 @@ struct popmon_dlb_args {
 	char shm_key[128];
 	/* DROM (drom.c): --drom; the registry's key is --shm-key too. */
 	int drom;
+	/* The node barrier (barrier.c): --barrier (default yes), and whether
+	 * a process waiting in DLB_Barrier lends its CPUs (--lewi-barrier,
+	 * default yes). */
+	int barrier, lewi_barrier;
 };
 
 extern struct popmon_dlb_args popmon_dlb;

@@ -36,6 +36,7 @@
 
 #include "accounts.h"
 #include "mpi/owncost.h"
+#include "barrier.h"
 #include "base/clock.h"
 #include "base/env.h"
 #include "base/process.h"
@@ -377,6 +378,7 @@ void popmon_mpi_init_hook(void)
 	popmon_intercept_check();
 	popmon_owncost_calibrate(); /* popmon's own cost per call (owncost.h) */
 	popmon_lewi_start();        /* --lewi: this rank's CPUs in the registry */
+	popmon_barrier_mpi_init();  /* DLB's interface in use: the node barrier */
 	/* The Global region measures the run between MPI_Init and MPI_Finalize,
 	 * as TALP does: from here, where MPI_Init returns to the program. */
 	popmon_proc.init_tick = popmon_now();
@@ -1688,6 +1690,7 @@ void popmon_mpi_finalize_hook(void)
 		return;
 	popmon_proc.finalized = 1;
 	popmon_proc.fin_tick = popmon_now();
+	popmon_barrier_stop();
 	popmon_lewi_stop();
 	popmon_live_state(POPMON_LIVE_FINALIZING, 0);
 	popmon_regions_close_all(popmon_proc.fin_tick);
