@@ -126,7 +126,12 @@ static int join(int id)
 	return -1;
 }
 
-int popmon_barrier_start(void)
+/* Why the barrier could not be had (start_quiet), said at its first use. */
+static char failed[400];
+static int failed_code;
+
+/* popmon_barrier_start, its failure kept in failed instead of said. */
+static int start_quiet(void)
 {
 	if (atomic_load(&started))
 		return POPMON_DLB_NOUPDT;
@@ -137,28 +142,39 @@ int popmon_barrier_start(void)
 		popmon_shm_registry_name("barrier", popmon_dlb.shm_key, name, sizeof name);
 		R = popmon_shm_registry_map("barrier", name, sizeof(struct reg), BARRIER_MAGIC, why, sizeof why);
 		if (!R) {
-			popmon_warn_once("barrier", "%s; DLB_Barrier is off", why);
-			return POPMON_DLB_ERR_NOSHMEM;
+			snprintf(failed, sizeof failed, "%s; DLB_Barrier is off", why);
+			return failed_code = POPMON_DLB_ERR_NOSHMEM;
 		}
 	}
 	int i = join(0);
 	if (i < 0) {
-		popmon_warn_once("barrier", "the node barrier has %d members already; DLB_Barrier is off in this process",
-				 POPMON_BARRIER_MEMBERS);
-		return POPMON_DLB_ERR_NOMEM;
+		snprintf(failed, sizeof failed, "the node barrier has %d members already; DLB_Barrier is off in this process",
+			 POPMON_BARRIER_MEMBERS);
+		return failed_code = POPMON_DLB_ERR_NOMEM;
 	}
 	memset(mine, 0, sizeof mine);
 	mine[0] = i + 1;
 	lends[0] = popmon_dlb.lewi_barrier;
+	failed_code = 0;
 	atomic_store(&started, 1);
 	return POPMON_DLB_SUCCESS;
+}
+
+int popmon_barrier_start(void)
+{
+	int r = start_quiet();
+	if (failed_code)
+		popmon_warn_once("barrier", "%s", failed);
+	return r;
 }
 
 void popmon_barrier_mpi_init(void)
 {
 	popmon_dlb_args_parse();
+	/* Quiet: most such programs never call DLB_Barrier; a failure is said
+	 * when one does (member_of). */
 	if (popmon_dlb.set || popmon_dlb_loaded_as() || popmon_lewi_enabled() || popmon_drom_enabled())
-		popmon_barrier_start();
+		start_quiet();
 }
 
 void popmon_barrier_stop(void)
@@ -180,6 +196,10 @@ static struct member *member_of(int id, int *code)
 {
 	if (!atomic_load(&started) || id < 0 || id >= POPMON_BARRIER_MAX) {
 		*code = POPMON_DLB_ERR_NOCOMP;
+		if (!atomic_load(&started) && failed_code) { /* the start at MPI_Init failed */
+			popmon_warn_once("barrier", "%s", failed);
+			*code = failed_code;
+		}
 		return NULL;
 	}
 	if (!mine[id]) {

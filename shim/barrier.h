@@ -18,7 +18,7 @@
 #define POPMON_BARRIER_H
 
 #define POPMON_BARRIER_MAX 16
-#define POPMON_BARRIER_MEMBERS 64
+#define POPMON_BARRIER_MEMBERS 256
 #define POPMON_BARRIER_NAME_MAX 64
 
 /* Whether the barrier is asked for: --barrier (DLB's default yes) in
@@ -34,7 +34,8 @@ int popmon_barrier_start(void);
 
 /* At MPI_Init: popmon_barrier_start where DLB's interface is in use
  * (DLB_ARGS set, loaded as DLB, LeWI or DROM asked for), as DLB joins its
- * MPI-intercepted processes; nothing otherwise. */
+ * MPI-intercepted processes; nothing otherwise. Quiet: a failure is said
+ * (and returned) by the first barrier call. */
 void popmon_barrier_mpi_init(void);
 
 /* Leaves every barrier (DLB_Finalize, MPI_Finalize, exit); the calls below

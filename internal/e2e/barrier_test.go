@@ -91,3 +91,29 @@ func TestDLBBarrier(t *testing.T) {
 		}
 	})
 }
+
+// TestDLBBarrierMPI: an MPI program that calls DLB_Barrier without
+// DLB_Init (testdata/dlb_barrier_mpi.c), under `popmon run` with DLB_ARGS
+// set (DLB's interface in use): MPI_Init joined both ranks to the node
+// barrier, so rank 0 waits there for rank 1, which arrives 300 ms later
+// (rank 0 waited 250 ms to 5 s), with both MPIs.
+func TestDLBBarrierMPI(t *testing.T) {
+	for _, impl := range impls(t) {
+		t.Run(impl.name, func(t *testing.T) {
+			prog := buildMPI(t, impl, "dlb_barrier_mpi")
+			key := fmt.Sprintf("e2e-barrier-mpi-%d-%s", os.Getpid(), impl.name)
+			t.Cleanup(func() { os.Remove(fmt.Sprintf("/dev/shm/popmon-barrier-%d-%s", os.Geteuid(), key)) })
+			_, so, se, code := runPopmon(t, []string{"DLB_ARGS=--shm-key=" + key}, nil, append(launch(impl, 2), prog)...)
+			if code != 0 || !strings.HasSuffix(strings.TrimSpace(so), "ok") {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, so, se)
+			}
+			m := regexp.MustCompile(`(?m)^rank0_waited_ms ([0-9.]+)$`).FindStringSubmatch(so)
+			if m == nil {
+				t.Fatalf("output:\n%s", so)
+			}
+			if v, _ := strconv.ParseFloat(m[1], 64); v < 250 || v > 5000 {
+				t.Errorf("rank 0 waited %.1f ms in DLB_Barrier; rank 1 came 300 ms later", v)
+			}
+		})
+	}
+}
