@@ -1,8 +1,9 @@
 /* dlb.h: DLB 3.7's main API, written for popmon's DLB-compatible prefix
  * (`popmon dlb-home`) from DLB's documented interface: same names, types,
- * values and return codes. popmon implements TALP (dlb_talp.h); the LeWI
- * calls here return DLB_ERR_NOLEWI (LeWI not enabled), the DROM, barrier,
- * shared-memory and variable calls DLB_ERR_NOCOMP (docs/coming-from-dlb.md). */
+ * values and return codes. popmon implements TALP (dlb_talp.h), LeWI (its
+ * calls return DLB_ERR_NOLEWI without --lewi), DROM (dlb_drom.h) and the node
+ * barrier; the shared-memory dump and variable calls return DLB_ERR_NOCOMP
+ * (docs/coming-from-dlb.md). */
 #ifndef DLB_H
 #define DLB_H
 

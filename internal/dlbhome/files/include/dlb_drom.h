@@ -1,6 +1,6 @@
 /* dlb_drom.h: DLB 3.7's DROM API (third-party resource management), written
- * for popmon's DLB-compatible prefix from DLB's documented interface. popmon
- * has no DROM: every call returns DLB_ERR_NOCOMP and touches no argument. */
+ * for popmon's DLB-compatible prefix from DLB's documented interface, with
+ * DLB's semantics and codes on popmon's node registry (docs/drom.md). */
 #ifndef DLB_DROM_H
 #define DLB_DROM_H
 

@@ -20,7 +20,7 @@ enum DLBErrorCodes {
 	DLB_ERR_TIMEOUT = -9, /* timed out */
 	DLB_ERR_NOCBK = -10,  /* no such callback */
 	DLB_ERR_NOENT = -11,  /* no such entry (region) */
-	DLB_ERR_NOCOMP = -12, /* not compatible with the options (popmon: DROM, barriers) */
+	DLB_ERR_NOCOMP = -12, /* not compatible with the options (e.g. DLB_PollDROM without --drom) */
 	DLB_ERR_REQST = -13,  /* too many requests */
 	DLB_ERR_NOMEM = -14,  /* no room in the shared memory */
 	DLB_ERR_NOPOL = -15,  /* not defined in the current policy */

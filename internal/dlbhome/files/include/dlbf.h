@@ -1,8 +1,8 @@
 ! dlbf.h: DLB 3.7's main API for Fortran (include 'dlbf.h' in a scope that
 ! uses iso_c_binding), written for popmon's DLB-compatible prefix from DLB's
 ! documented interface: the interfaces bind to the C names of dlb.h. popmon
-! implements TALP (dlbf_talp.h); LeWI returns DLB_ERR_NOLEWI, DROM and
-! barriers DLB_ERR_NOCOMP.
+! implements TALP (dlbf_talp.h), LeWI (DLB_ERR_NOLEWI without --lewi),
+! DROM (dlbf_drom.h) and the node barrier.
       include 'dlbf-errors.h'
       integer, parameter :: DLB_COLOR_AUTO = 1
       integer, parameter :: DLB_COLOR_ALWAYS = 2

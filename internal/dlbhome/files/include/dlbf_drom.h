@@ -1,6 +1,6 @@
 ! dlbf_drom.h: DLB 3.7's DROM API for Fortran, written for popmon's
-! DLB-compatible prefix from DLB's documented interface. popmon has no DROM:
-! every call returns DLB_ERR_NOCOMP.
+! DLB-compatible prefix from DLB's documented interface, with DLB's semantics
+! and codes on popmon's node registry (docs/drom.md).
       integer, parameter :: DLB_DROM_FLAGS_NONE = 0
       integer, parameter :: DLB_STEAL_CPUS = 1
       integer, parameter :: DLB_RETURN_STOLEN = 2
