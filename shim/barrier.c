@@ -1,6 +1,7 @@
 /* barrier.c: DLB's node barrier (barrier.h). */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <linux/futex.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -126,6 +127,13 @@ static int join(int id)
 	return -1;
 }
 
+/* A forked child is not a member: it joins (DLB_Init) on its own. */
+static void barrier_forked(void)
+{
+	atomic_store(&started, 0);
+	memset(mine, 0, sizeof mine);
+}
+
 /* Why the barrier could not be had (start_quiet), said at its first use. */
 static char failed[400];
 static int failed_code;
@@ -137,6 +145,11 @@ static int start_quiet(void)
 		return POPMON_DLB_NOUPDT;
 	if (!popmon_barrier_enabled())
 		return POPMON_DLB_ERR_NOCOMP;
+	static int atfork_set;
+	if (!atfork_set) {
+		atfork_set = 1;
+		pthread_atfork(NULL, NULL, barrier_forked);
+	}
 	if (!R) {
 		char name[128], why[300];
 		popmon_shm_registry_name("barrier", popmon_dlb.shm_key, name, sizeof name);
