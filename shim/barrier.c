@@ -23,7 +23,7 @@
 #define WAIT_NS 50000000L                  /* a waiter looks for dead members this often */
 
 enum { B_FREE = 0, B_CLAIMING = 1, B_NAMED = 2 };
-enum { M_ATTACHED = 1, M_DETACHED = 2 };
+enum { M_ATTACHED = 1, M_DETACHED = 2, M_CLAIMING = 3 };
 
 struct member {
 	_Atomic uint64_t who; /* pid (bits 0-31) | state << 32; 0: free */
@@ -75,7 +75,7 @@ static int members(struct barrier *b, uint32_t g, int sweep, int *arrived)
 	int n = 0, all = 1;
 	for (int i = 0; i < POPMON_BARRIER_MEMBERS; i++) {
 		uint64_t w = atomic_load(&b->m[i].who);
-		if (w == 0)
+		if ((w & 0xffffffffu) == 0) /* free, or being taken (no pid yet) */
 			continue;
 		if (sweep && !popmon_lewi_shm_alive((pid_t)(w & 0xffffffffu), atomic_load(&b->m[i].start))) {
 			atomic_compare_exchange_strong(&b->m[i].who, &w, 0);
@@ -112,10 +112,11 @@ static int join(int id)
 	uint64_t pid = (uint64_t)getpid(); /* not popmon_proc's: a forked child is a process of its own */
 	for (int pass = 0; pass < 2; pass++) {
 		for (int i = 0; i < POPMON_BARRIER_MEMBERS; i++) {
-			/* Taken detached (not waited for) until its arrival and
-			 * start time are its own, then attached. */
+			/* Taken without a pid (neither waited for nor checked
+			 * for liveness against the last member's start time)
+			 * until its arrival and start time are its own. */
 			uint64_t w = 0;
-			if (atomic_compare_exchange_strong(&b->m[i].who, &w, who_of(pid, M_DETACHED))) {
+			if (atomic_compare_exchange_strong(&b->m[i].who, &w, who_of(0, M_CLAIMING))) {
 				atomic_store(&b->m[i].arrived, 0);
 				atomic_store(&b->m[i].start, popmon_proc_start_time((int)pid));
 				atomic_store(&b->m[i].who, who_of(pid, M_ATTACHED));
