@@ -599,15 +599,10 @@ void popmon_lewi_team_end(void)
 		atomic_fetch_add(&L.borrowed_ticks, popmon_delta(L.borrow_t0, popmon_now()) * (uint64_t)nb);
 }
 
-void popmon_lewi_blocking_call_ended(void)
+/* Gives back the CPUs its last team borrowed (nothing when it had none: one
+ * atomic exchange), waking their owners (popmon_lewi_shm_lend). */
+static void give_back_held(void)
 {
-	if (!popmon_lewi_ready())
-		return;
-	atomic_store_explicit(&L.last_blocking_end, popmon_now(), memory_order_relaxed);
-	/* The CPUs it borrowed go back now, not at its next region: their
-	 * owners are leaving the same collective (a while later: they sleep
-	 * between polls) and reclaim them; kept, the next region would run a
-	 * thread on a CPU its owner is taking back, and wait for it. */
 	if (atomic_exchange_explicit(&L.held, 0, memory_order_relaxed) == 0)
 		return;
 	for (int c = 0; c < ncpu(); c++) {
@@ -615,6 +610,20 @@ void popmon_lewi_blocking_call_ended(void)
 		if (popmon_lewi_shm_cpu(c, &w) == 0 && w.guest == L.slot && w.owner != L.slot)
 			popmon_lewi_shm_lend(L.slot, c);
 	}
+}
+
+void popmon_lewi_blocking_call_begins(void)
+{
+	if (popmon_lewi_ready())
+		give_back_held();
+}
+
+void popmon_lewi_blocking_call_ended(void)
+{
+	if (!popmon_lewi_ready())
+		return;
+	atomic_store_explicit(&L.last_blocking_end, popmon_now(), memory_order_relaxed);
+	give_back_held();
 }
 
 void popmon_lewi_cpu_ticks(uint64_t *lent, uint64_t *borrowed)

@@ -84,13 +84,22 @@ int popmon_lewi_out_of_blocking_call(void);
 #define POPMON_LEWI_BORROWED_SLEEP_NS 1000000L
 int popmon_lewi_lent_sleep(long ns);
 
+/* A blocking call of the lending kinds begins (before its first poll): the
+ * CPUs the process borrowed go back now, and their owners, sleeping in
+ * their own blocking calls, are woken (popmon_lewi_lent_sleep). Its
+ * threads run no region while it waits, and in a collective the owners
+ * are waiting for this very call: woken now, they leave it with it instead
+ * of a sleep later; kept, its next region would run a thread on a CPU its
+ * owner is using again, and wait for it. Nothing to do (one atomic
+ * exchange) when it borrowed nothing. */
+void popmon_lewi_blocking_call_begins(void);
+
 /* A blocking call ended without lending (it completed within its first
- * polls): the CPUs the process borrowed go back now (their owners, waiting
- * in the same collective, are leaving it too and take them back; kept, the
- * next region would run a thread on a CPU its owner is using again, and
- * wait for it), and their sleeping owners are woken. After any blocking
- * call's end (this, or leaving a lending one) the process's parallel
- * regions borrow nothing for 1 ms, for the same reason. */
+ * polls); what it borrowed since it began goes back as above. After any
+ * blocking call's end (this, or leaving a lending one) the process's
+ * parallel regions borrow nothing for 1 ms: the other ranks of the same
+ * collective are leaving it too, and a CPU borrowed from one of them would
+ * be reclaimed at once and shared for a whole region. */
 void popmon_lewi_blocking_call_ended(void);
 
 /* The OpenMP side's hook, before a parallel region: returns the CPUs its

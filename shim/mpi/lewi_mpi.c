@@ -40,8 +40,9 @@ static void pause_poll(struct backoff *b)
 		b->lent = 1;
 	}
 	long ns = b->ns ? b->ns : FIRST_NS;
-	if (!popmon_lewi_lent_sleep(ns))
-		b->ns = ns * 2 > MAX_NS ? MAX_NS : ns * 2;
+	/* After a sleep on a borrowed CPU, the next idle one is short again:
+	 * the guest gave the CPU back, likely in the call this one waits for. */
+	b->ns = popmon_lewi_lent_sleep(ns) ? 0 : ns * 2 > MAX_NS ? MAX_NS : ns * 2;
 }
 
 /* The wait is over: reclaims what it lent. */
@@ -56,6 +57,7 @@ static void done(const struct backoff *b)
 int popmon_lewi_mpi_wait(MPI_Request *q, MPI_Status *status)
 {
 	struct backoff b = {0, 0, 0};
+	popmon_lewi_blocking_call_begins();
 	int r, flag = 0;
 	while ((r = PMPI_Test(q, &flag, status)) == MPI_SUCCESS && !flag)
 		pause_poll(&b);
@@ -71,6 +73,7 @@ int popmon_lewi_MPI_Wait(MPI_Request *request, MPI_Status *status)
 int popmon_lewi_MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
 	struct backoff b = {0, 0, 0};
+	popmon_lewi_blocking_call_begins();
 	int r, flag = 0;
 	while ((r = PMPI_Testall(count, array_of_requests, &flag, array_of_statuses)) == MPI_SUCCESS && !flag)
 		pause_poll(&b);
@@ -81,6 +84,7 @@ int popmon_lewi_MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Stat
 int popmon_lewi_MPI_Waitany(int count, MPI_Request array_of_requests[], int *indx, MPI_Status *status)
 {
 	struct backoff b = {0, 0, 0};
+	popmon_lewi_blocking_call_begins();
 	int r, flag = 0;
 	while ((r = PMPI_Testany(count, array_of_requests, indx, &flag, status)) == MPI_SUCCESS && !flag)
 		pause_poll(&b);
@@ -92,6 +96,7 @@ int popmon_lewi_MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *
 			     MPI_Status array_of_statuses[])
 {
 	struct backoff b = {0, 0, 0};
+	popmon_lewi_blocking_call_begins();
 	int r;
 	/* Testsome: 0 completed, keep polling; MPI_UNDEFINED (no active
 	 * request) ends as Waitsome's. */
@@ -106,6 +111,7 @@ int popmon_lewi_MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *
 int popmon_lewi_MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
 	struct backoff b = {0, 0, 0};
+	popmon_lewi_blocking_call_begins();
 	int r, flag = 0;
 	while ((r = PMPI_Iprobe(source, tag, comm, &flag, status)) == MPI_SUCCESS && !flag)
 		pause_poll(&b);
@@ -127,6 +133,7 @@ int popmon_lewi_MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype se
 			PMPI_Request_free(&q[1]);
 		} else {
 			struct backoff b = {0, 0, 0};
+			popmon_lewi_blocking_call_begins();
 			int flag = 0;
 			while ((r = PMPI_Testall(2, q, &flag, st)) == MPI_SUCCESS && !flag)
 				pause_poll(&b);
