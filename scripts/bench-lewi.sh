@@ -11,7 +11,10 @@
 # give a process at the time. Writes
 # build/bench/lewi.md (the section BENCHMARKS.md quotes). The machine's load
 # average is printed with the results: other jobs on the CPUs make every
-# number noisy (a borrowed CPU is then shared too).
+# number noisy (a borrowed CPU is then shared too). So before each round
+# (a plain run and a --lewi run, or the control's two) it waits up to
+# QUIET_S seconds (default 60; 0: not at all) for both CPUs to be idle
+# (>= 95 % over half a second), and says how many rounds started without.
 set -euo pipefail
 bin=${1:-bin/popmon}
 rounds=${2:-5}
@@ -20,6 +23,21 @@ mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1
 export POPMON_LEWI_KEY=bench-$$
 trap 'rm -f /dev/shm/popmon-lewi-$(id -u)-$POPMON_LEWI_KEY' EXIT
+quiet_s=${QUIET_S:-60}
+noisy=0
+# quiet: waits up to quiet_s seconds for the CPUs to be >= 95 % idle over
+# 0.5 s (/proc/stat); counts the rounds that start without that.
+quiet() {
+	[ "$quiet_s" -gt 0 ] || return 0
+	local end=$((SECONDS + quiet_s)) a b idle total k
+	while [ $SECONDS -lt $end ]; do
+		read -ra a < /proc/stat; sleep 0.5; read -ra b < /proc/stat
+		idle=$(( (b[4] + b[5]) - (a[4] + a[5]) )); total=0
+		for k in 1 2 3 4 5 6 7 8; do total=$((total + b[k] - a[k])); done
+		[ $total -gt 0 ] && [ $((idle * 100 / total)) -ge 95 ] && return 0
+	done
+	noisy=$((noisy + 1))
+}
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 md="$out/lewi.md"
 {
@@ -49,6 +67,7 @@ for impl in openmpi mpich; do
 		[ "$impl" = openmpi ] && ctl=(-x OMP_NUM_THREADS --bind-to none) || ctl=(-bind-to none)
 		for t in 1 2; do : > "$out/lewi-ctl$t.txt"; done
 		for _ in $(seq "$rounds"); do
+			quiet
 			for t in 1 2; do
 				OMP_NUM_THREADS=$t "${run[0]}" -np 1 "${ctl[@]}" "$prog" 24 10 64 1 2>/dev/null |
 					awk '/^elapsed_s/ {print $2}' >> "$out/lewi-ctl$t.txt" || true
@@ -65,6 +84,7 @@ for impl in openmpi mpich; do
 		[ -x "$prog" ] || continue
 		for mode in plain lewi; do : > "$out/lewi-$mode.txt"; done
 		for _ in $(seq "$rounds"); do
+			quiet
 			for mode in plain lewi; do
 				flags=(); [ $mode = lewi ] && flags=(--lewi)
 				"$bin" run --format none --force -o "$out/lewi.json" "${flags[@]}" -- "${run[@]}" "$prog" $args 2>/dev/null |
@@ -77,4 +97,4 @@ for impl in openmpi mpich; do
 		printf '| %s | %s | %s | %.3f | %.3f | %.2fx |\n' "$impl" "$name" "$omp" "$p" "$l" "$(awk -v l="$l" -v p="$p" 'BEGIN {print l / p}')" | tee -a "$md"
 	done
 done
-echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$md"
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); rounds started on CPUs not idle (after ${quiet_s} s of waiting): $noisy" | tee -a "$md"

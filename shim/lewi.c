@@ -42,6 +42,8 @@ static struct {
 	int lend_n;
 	_Atomic int borrow_n; /* CPUs borrowed by the open region, 0 none */
 	_Atomic uint64_t last_blocking_end; /* popmon_now() when a blocking call last ended */
+	_Atomic int held; /* other processes' CPUs its last team was given (0: none to give back) */
+	_Atomic int lent_first; /* the first CPU the open blocking call lent, -1 none */
 } L;
 
 /* After a blocking call ends, the next regions borrow nothing for this long:
@@ -122,6 +124,8 @@ int popmon_lewi_init(const cpu_set_t *mask)
 	atomic_store(&L.borrowed_ticks, 0);
 	atomic_store(&L.borrow_n, 0);
 	atomic_store(&L.last_blocking_end, 0);
+	atomic_store(&L.held, 0);
+	atomic_store(&L.lent_first, -1);
 	if (!atfork_set) {
 		atfork_set = 1;
 		pthread_atfork(NULL, NULL, lewi_forked);
@@ -490,6 +494,12 @@ int popmon_lewi_into_blocking_call(void)
 			CPU_SET(c, &L.blocking_lent);
 		any = 1;
 	}
+	atomic_store_explicit(&L.held, 0, memory_order_relaxed);
+	int first = -1;
+	for (int c = 0; c < ncpu() && first < 0; c++)
+		if (CPU_ISSET(c, &L.blocking_lent))
+			first = c;
+	atomic_store_explicit(&L.lent_first, first, memory_order_relaxed);
 	L.lend_n = CPU_COUNT(&L.blocking_lent);
 	L.lend_t0 = popmon_now();
 	return any ? POPMON_DLB_SUCCESS : POPMON_DLB_NOUPDT;
@@ -510,6 +520,7 @@ int popmon_lewi_out_of_blocking_call(void)
 	atomic_store_explicit(&L.last_blocking_end, now, memory_order_relaxed);
 	atomic_fetch_add(&L.lent_ticks, popmon_delta(L.lend_t0, now) * (uint64_t)L.lend_n);
 	L.lend_n = 0;
+	atomic_store_explicit(&L.lent_first, -1, memory_order_relaxed);
 	publish();
 	int acc = POPMON_DLB_NOUPDT;
 	for (int c = 0; c < ncpu(); c++)
@@ -517,6 +528,20 @@ int popmon_lewi_out_of_blocking_call(void)
 			acc = worse(acc, popmon_lewi_shm_reclaim(L.slot, c));
 	CPU_ZERO(&L.blocking_lent);
 	return acc;
+}
+
+int popmon_lewi_lent_sleep(long ns)
+{
+	int c = popmon_lewi_ready() ? atomic_load_explicit(&L.lent_first, memory_order_relaxed) : -1;
+	struct popmon_lewi_cpu w;
+	if (c >= 0 && popmon_lewi_shm_cpu(c, &w) == 0 && w.guest != 0 && w.guest != L.slot &&
+	    w.state == POPMON_LEWI_LENT) {
+		popmon_lewi_shm_wait_guest(c, w.guest, POPMON_LEWI_BORROWED_SLEEP_NS);
+		return 1;
+	}
+	struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
+	nanosleep(&ts, NULL);
+	return 0;
 }
 
 static long long coarse_ns(void)
@@ -556,6 +581,7 @@ int popmon_lewi_team(int *cpus, int max)
 				cpus[n++] = c;
 		}
 	}
+	atomic_store_explicit(&L.held, n - own, memory_order_relaxed);
 	if (n > own) {
 		L.borrow_t0 = popmon_now();
 		atomic_store(&L.borrow_n, n - own);
@@ -579,10 +605,31 @@ void popmon_lewi_team_end(void)
 	}
 }
 
-void popmon_lewi_blocking_call_ended(void)
+/* Gives back the CPUs its last team borrowed (nothing when it had none: one
+ * atomic exchange), waking their owners (popmon_lewi_shm_lend). */
+static void give_back_held(void)
+{
+	if (atomic_exchange_explicit(&L.held, 0, memory_order_relaxed) == 0)
+		return;
+	for (int c = 0; c < ncpu(); c++) {
+		struct popmon_lewi_cpu w;
+		if (popmon_lewi_shm_cpu(c, &w) == 0 && w.guest == L.slot && w.owner != L.slot)
+			popmon_lewi_shm_lend(L.slot, c);
+	}
+}
+
+void popmon_lewi_blocking_call_begins(void)
 {
 	if (popmon_lewi_ready())
-		atomic_store_explicit(&L.last_blocking_end, popmon_now(), memory_order_relaxed);
+		give_back_held();
+}
+
+void popmon_lewi_blocking_call_ended(void)
+{
+	if (!popmon_lewi_ready())
+		return;
+	atomic_store_explicit(&L.last_blocking_end, popmon_now(), memory_order_relaxed);
+	give_back_held();
 }
 
 static struct {

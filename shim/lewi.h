@@ -74,11 +74,32 @@ int popmon_lewi_unset_max_parallelism(void);
 int popmon_lewi_into_blocking_call(void);
 int popmon_lewi_out_of_blocking_call(void);
 
+/* The lending wait's sleep between two polls of a blocking call that lent
+ * (after popmon_lewi_into_blocking_call). While another process runs on the
+ * CPU it lent, it sleeps until that process gives the CPU back (it wakes it
+ * then: the guest's own blocking call began or ended, which in a collective
+ * is when this one can end too) or for at most
+ * POPMON_LEWI_BORROWED_SLEEP_NS, and returns 1: polling more often would
+ * only take the CPU from the guest. Otherwise it sleeps ns and returns 0. */
+#define POPMON_LEWI_BORROWED_SLEEP_NS 1000000L
+int popmon_lewi_lent_sleep(long ns);
+
+/* A blocking call of the lending kinds begins (before its first poll): the
+ * CPUs the process borrowed go back now, and their owners, sleeping in
+ * their own blocking calls, are woken (popmon_lewi_lent_sleep). Its
+ * threads run no region while it waits, and in a collective the owners
+ * are waiting for this very call: woken now, they leave it with it instead
+ * of a sleep later; kept, its next region would run a thread on a CPU its
+ * owner is using again, and wait for it. Nothing to do (one atomic
+ * exchange) when it borrowed nothing. */
+void popmon_lewi_blocking_call_begins(void);
+
 /* A blocking call ended without lending (it completed within its first
- * polls). After any blocking call's end (this, or leaving a lending one)
- * the process's parallel regions borrow nothing for 1 ms: the other ranks
- * of the same collective are leaving it too, and a CPU borrowed from one of
- * them would be reclaimed at once and shared for a whole region. */
+ * polls); what it borrowed since it began goes back as above. After any
+ * blocking call's end (this, or leaving a lending one) the process's
+ * parallel regions borrow nothing for 1 ms: the other ranks of the same
+ * collective are leaving it too, and a CPU borrowed from one of them would
+ * be reclaimed at once and shared for a whole region. */
 void popmon_lewi_blocking_call_ended(void);
 
 /* The OpenMP side's hook, before a parallel region: returns the CPUs its

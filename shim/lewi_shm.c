@@ -10,12 +10,16 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/process.h"
@@ -65,6 +69,20 @@ static inline uint64_t s_make(pid_t pid, int state, uint64_t gen)
 }
 
 static inline int cpu_ok(int cpu) { return R && cpu >= 0 && cpu < POPMON_LEWI_MAX_CPUS; }
+
+/* The half of a CPU's word that holds owner, guest and state: what a
+ * sleeping lender waits on (a futex is 32 bits). */
+static inline uint32_t *c_futex(int cpu)
+{
+	return (uint32_t *)(void *)&R->cpu[cpu] + (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
+}
+
+/* Wakes whoever sleeps on cpu's word (popmon_lewi_shm_wait_guest): its
+ * guest changed. Shared between processes (no FUTEX_PRIVATE_FLAG). */
+static void c_wake(int cpu)
+{
+	syscall(SYS_futex, c_futex(cpu), FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
 
 void popmon_shm_registry_name(const char *kind, const char *key, char *buf, size_t n)
 {
@@ -188,8 +206,11 @@ static void clean_entries(int s)
 					g = 0;
 			} else
 				g = st == POPMON_LEWI_BUSY ? o : 0;
-			if (atomic_compare_exchange_weak(&R->cpu[c], &w, c_make(w, o, g, st)))
+			if (atomic_compare_exchange_weak(&R->cpu[c], &w, c_make(w, o, g, st))) {
+				if (o != 0 && g == 0)
+					c_wake(c); /* its owner may sleep on it */
 				break;
+			}
 		}
 	}
 }
@@ -339,9 +360,25 @@ int popmon_lewi_shm_lend(int me, int cpu)
 			g = 0;
 		if (st == c_state(w) && g == c_guest(w))
 			return POPMON_DLB_SUCCESS;
-		if (atomic_compare_exchange_weak(&R->cpu[cpu], &w, c_make(w, o, g, st)))
+		if (atomic_compare_exchange_weak(&R->cpu[cpu], &w, c_make(w, o, g, st))) {
+			if (o != me && c_guest(w) == me)
+				c_wake(cpu); /* a borrowed CPU back: its owner may sleep on it */
 			return POPMON_DLB_SUCCESS;
+		}
 	}
+}
+
+void popmon_lewi_shm_wait_guest(int cpu, int guest, long ns)
+{
+	if (!cpu_ok(cpu) || ns <= 0)
+		return;
+	uint64_t w = atomic_load(&R->cpu[cpu]);
+	if (c_guest(w) != guest)
+		return;
+	uint32_t seen = (uint32_t)w; /* owner, guest, state: c_futex's half */
+	struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
+	/* EAGAIN (changed already), EINTR, ETIMEDOUT: the caller polls anyway. */
+	syscall(SYS_futex, c_futex(cpu), FUTEX_WAIT, seen, &ts, NULL, 0);
 }
 
 /* The owner's half of reclaim and acquire: busy again; mine when idle. */

@@ -18,8 +18,10 @@
  * The per-CPU operations are DLB's shmem_cpuinfo ones in polling mode (no
  * request queues) and return DLB's codes (DLB_SUCCESS, DLB_NOUPDT,
  * DLB_NOTED, DLB_ERR_PERM, ...; <dlb_errors.h>' values). None allocates;
- * none makes a system call but the liveness checks (sweep, check) and
- * attach/register/deregister. */
+ * none makes a system call but the liveness checks (sweep, check),
+ * attach/register/deregister, the lender's wait (wait_guest) and a guest's
+ * wake-up of its owner when it gives a CPU back (lend of a borrowed CPU:
+ * one futex wake). */
 #ifndef POPMON_LEWI_SHM_H
 #define POPMON_LEWI_SHM_H
 
@@ -98,6 +100,12 @@ int popmon_lewi_shm_reclaim(int me, int cpu);
 int popmon_lewi_shm_acquire(int me, int cpu);
 int popmon_lewi_shm_borrow(int me, int cpu);
 int popmon_lewi_shm_return(int me, int cpu);
+
+/* Sleeps while guest is cpu's guest, for at most ns: until the word
+ * changes (a futex on it, shared between processes; woken at once when
+ * the guest gives the CPU back with popmon_lewi_shm_lend) or the time is up.
+ * Returns at once when guest is not the guest any more. */
+void popmon_lewi_shm_wait_guest(int cpu, int guest, long ns);
 
 /* 1 + the highest CPU id any process registered (0 none): the CPUs worth
  * looking at. */

@@ -47,6 +47,7 @@ func TestLewiC(t *testing.T) {
 			{"kill-borrowed", "--lewi"},
 			{"stress", "--lewi"},
 			{"account", "--lewi"},
+			{"giveback", "--lewi"},
 		} {
 			t.Run(cc+"/"+c.scenario, func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

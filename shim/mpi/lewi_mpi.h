@@ -14,8 +14,11 @@
 
 /* Completes request q (PMPI_Test in a loop): 16 polls at once; then it
  * lends the process's CPUs (popmon_lewi_into_blocking_call) and sleeps
- * between polls, 10 µs doubling up to 200 µs, so the lent CPU is free;
- * reclaims them at the end. Returns PMPI_Test's code. */
+ * after every 4 polls (popmon_lewi_lent_sleep: 10 µs doubling up to 200 µs,
+ * or until a guest on its lent CPU gives it back, 1 ms at most), so the lent
+ * CPU is free; reclaims them at the end. A wait that ends within the first
+ * polls gives back the CPUs the process borrowed
+ * (popmon_lewi_blocking_call_ended). Returns PMPI_Test's code. */
 int popmon_lewi_mpi_wait(MPI_Request *q, MPI_Status *status);
 
 int popmon_lewi_MPI_Wait(MPI_Request *request, MPI_Status *status);

@@ -94,6 +94,11 @@ static void child_loop(int in, int out, const char *mask)
 			r = popmon_lewi_into_blocking_call();
 		else if (strcmp(cmd, "outof") == 0)
 			r = popmon_lewi_out_of_blocking_call();
+		else if (strcmp(cmd, "ended") == 0) {
+			popmon_lewi_blocking_call_ended();
+			r = 0;
+		} else if (strcmp(cmd, "sleep") == 0)
+			r = popmon_lewi_lent_sleep(a * 1000L);
 		else if (strcmp(cmd, "finalize") == 0)
 			r = popmon_lewi_finalize();
 		else if (strcmp(cmd, "team") == 0) {
@@ -390,6 +395,36 @@ static void scenario_keep(void)
 	stop(&B);
 }
 
+/* A blocking call that ends within its eager polls (ended) gives back the
+ * CPUs the process borrowed: their owner, leaving the same collective, gets
+ * them back at once (DLB_SUCCESS, not DLB_NOTED with the guest's next
+ * region on them). The lender's sleep waits on a CPU a guest holds
+ * (returns 1) and sleeps plainly otherwise (0). */
+static void scenario_giveback(void)
+{
+	struct proc A = spawn("01"), B = spawn("23");
+	init(&A);
+	init(&B);
+	int a = A.slot, b = B.slot;
+	EXPECT(A, "into", POPMON_DLB_SUCCESS);
+	EXPECT(A, "sleep 10", 0); /* lent, idle: a plain sleep */
+	TEAM(B, "2,3,0,1");
+	CPU(0, a, b, LENT);
+	EXPECT(A, "sleep 10", 1); /* B on it: waits for B (1 ms at most) */
+	EXPECT(B, "ended", 0);
+	CPU(0, a, 0, LENT);
+	CPU(1, a, 0, LENT);
+	CPU(2, b, b, BUSY);
+	EXPECT(A, "outof", POPMON_DLB_SUCCESS);
+	CPU(0, a, a, BUSY);
+	TEAM(B, "2,3");
+	EXPECT(B, "ended", 0); /* nothing borrowed: nothing changes */
+	CPU(2, b, b, BUSY);
+	CPU(0, a, a, BUSY);
+	stop(&A);
+	stop(&B);
+}
+
 /* The CPU time lent and borrowed: A in a blocking call for 200 ms with its
  * 2 CPUs lent, B running a region on them meanwhile: each at least 400
  * CPU-ms (2 CPUs x 200 ms), and well below 800 (4 CPUs' worth), the pipe
@@ -626,6 +661,8 @@ int main(int argc, char **argv)
 			scenario_stress();
 		else if (strcmp(s, "account") == 0)
 			scenario_account();
+		else if (strcmp(s, "giveback") == 0)
+			scenario_giveback();
 		else {
 			printf("FAIL: unknown scenario %s\n", s);
 			failures++;
