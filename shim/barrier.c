@@ -248,7 +248,10 @@ int popmon_barrier_wait(int id)
 	return POPMON_DLB_SUCCESS;
 }
 
-int popmon_barrier_attach(int id)
+/* Attaches (attach 1) or detaches this process's member of barrier id:
+ * the attached members after the change, or DLB_ERR_PERM when it already
+ * was. A detach may complete a barrier the others wait in. */
+static int set_attached(int id, int attach)
 {
 	int code = POPMON_DLB_ERR_NOCOMP;
 	struct member *m = member_of(id, &code);
@@ -256,27 +259,25 @@ int popmon_barrier_attach(int id)
 		return code;
 	struct barrier *b = &R->b[id];
 	uint64_t w = atomic_load(&m->who);
-	if (w >> 32 == M_ATTACHED)
+	if ((w >> 32 == M_ATTACHED) == attach)
 		return POPMON_DLB_ERR_PERM;
-	atomic_store(&m->arrived, 0);
-	atomic_store(&m->who, who_of(w, M_ATTACHED));
-	return members(b, atomic_load(&b->gen), 0, NULL);
+	if (attach)
+		atomic_store(&m->arrived, 0);
+	atomic_store(&m->who, who_of(w, attach ? M_ATTACHED : M_DETACHED));
+	uint32_t g = atomic_load(&b->gen);
+	if (!attach)
+		try_complete(b, g, 0);
+	return members(b, g, 0, NULL);
+}
+
+int popmon_barrier_attach(int id)
+{
+	return set_attached(id, 1);
 }
 
 int popmon_barrier_detach(int id)
 {
-	int code = POPMON_DLB_ERR_NOCOMP;
-	struct member *m = member_of(id, &code);
-	if (!m)
-		return code;
-	struct barrier *b = &R->b[id];
-	uint64_t w = atomic_load(&m->who);
-	if (w >> 32 != M_ATTACHED)
-		return POPMON_DLB_ERR_PERM;
-	atomic_store(&m->who, who_of(w, M_DETACHED));
-	uint32_t g = atomic_load(&b->gen);
-	try_complete(b, g, 0);
-	return members(b, g, 0, NULL);
+	return set_attached(id, 0);
 }
 
 /* The named barrier's id: an existing one of that name (the lowest, when

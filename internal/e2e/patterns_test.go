@@ -251,9 +251,16 @@ func TestPipelineIdealNetwork(t *testing.T) {
 			// A busy-waiting MPI's receiver may wait a time slice (~10
 			// ms) for a core: 1 s steps.
 			args := []string{"100", "3"}
+			// The receiver's wake-up is transfer time the ideal network
+			// removes; a busy-waiting MPI oversubscribed (3 spinning ranks
+			// on 2 cores) waits a time slice or two for it: CI read
+			// transfer 0.979 with MPICH (4 hand-offs of 1 s steps), so
+			// there transfer may be 0.04 below 1.
+			traTol := effTol
 			switch {
 			case busyWaitOversubscribed(impl, np):
 				args = []string{"1000", "1"}
+				traTol = 0.04
 			case np > runtime.NumCPU():
 				args = []string{"400", "2"}
 			}
@@ -272,8 +279,8 @@ func TestPipelineIdealNetwork(t *testing.T) {
 			if !ok1 || !ok2 || !ok3 {
 				t.Fatalf("pop-additive lacks communication (%v), serialisation (%v) or transfer (%v) efficiency", ok1, ok2, ok3)
 			}
-			if math.Abs(ser-comm) > effTol || math.Abs(tra-1) > effTol {
-				t.Errorf("serialisation %.4f, transfer %.4f, communication %.4f: want serialisation = communication (±%.2f), transfer 1", ser, tra, comm, effTol)
+			if math.Abs(ser-comm) > effTol || tra > 1+effTol || tra < 1-traTol {
+				t.Errorf("serialisation %.4f, transfer %.4f, communication %.4f: want serialisation = communication (±%.2f), transfer 1 (+%.2f −%.2f)", ser, tra, comm, effTol, effTol, traTol)
 			}
 			if math.Abs(comm-1/float64(np)) > effTol {
 				t.Errorf("communication efficiency %.4f, want %.4f", comm, 1/float64(np))
