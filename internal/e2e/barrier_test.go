@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -31,16 +30,7 @@ func TestDLBBarrier(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds C programs")
 	}
-	home := filepath.Join(t.TempDir(), "dlb")
-	if so, se, code := popmon(t, nil, "dlb-home", "--no-mpi", home); code != 0 {
-		t.Fatalf("popmon dlb-home --no-mpi: exit %d\n%s%s", code, so, se)
-	}
-	bin := filepath.Join(t.TempDir(), "dlb_barrier")
-	args := []string{"-O1", "-o", bin, filepath.Join(repoRoot, "internal", "e2e", "testdata", "dlb_barrier.c"),
-		"-I" + filepath.Join(home, "include"), "-L" + filepath.Join(home, "lib"), "-ldlb", "-Wl,-rpath," + filepath.Join(home, "lib")}
-	if out, err := exec.Command("cc", args...).CombinedOutput(); err != nil {
-		t.Fatalf("cc %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
+	_, bin := buildAgainstDLBHome(t, filepath.Join(repoRoot, "internal", "e2e", "testdata", "dlb_barrier.c"))
 	key := fmt.Sprintf("e2e-barrier-%d", os.Getpid())
 	t.Cleanup(func() { os.Remove(fmt.Sprintf("/dev/shm/popmon-barrier-%d-%s", os.Geteuid(), key)) })
 	env := []string{"DLB_ARGS=--shm-key=" + key}

@@ -293,16 +293,7 @@ func TestDROMAPI(t *testing.T) {
 	if n := len(mustAffinity(t)); n < 2 {
 		t.Skipf("needs 2 CPUs, this process has %d", n)
 	}
-	home := filepath.Join(t.TempDir(), "dlb")
-	if so, se, code := popmon(t, nil, "dlb-home", "--no-mpi", home); code != 0 {
-		t.Fatalf("popmon dlb-home --no-mpi: exit %d\n%s%s", code, so, se)
-	}
-	bin := filepath.Join(t.TempDir(), "drom_api")
-	args := []string{"-O1", "-o", bin, filepath.Join(repoRoot, "examples", "drom", "drom_api.c"),
-		"-I" + filepath.Join(home, "include"), "-L" + filepath.Join(home, "lib"), "-ldlb", "-Wl,-rpath," + filepath.Join(home, "lib")}
-	if out, err := exec.Command("cc", args...).CombinedOutput(); err != nil {
-		t.Fatalf("cc %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
+	home, bin := buildAgainstDLBHome(t, filepath.Join(repoRoot, "examples", "drom", "drom_api.c"))
 	// bin/dlb_taskset is popmon taskset.
 	if so, se, code := runCommand(t, 30*time.Second, dromKey(t), filepath.Join(home, "bin", "dlb_taskset"), "--list"); code != 0 || !strings.Contains(so, "no process registered") {
 		t.Errorf("bin/dlb_taskset --list: exit %d\n%s%s", code, so, se)
@@ -326,6 +317,24 @@ func TestDROMAPI(t *testing.T) {
 			}
 		})
 	}
+}
+
+// buildAgainstDLBHome lays out `popmon dlb-home --no-mpi` and builds the C
+// program src against its dlb.h and libdlb.so (no MPI): the prefix and the
+// program.
+func buildAgainstDLBHome(t *testing.T, src string) (home, bin string) {
+	t.Helper()
+	home = filepath.Join(t.TempDir(), "dlb")
+	if so, se, code := popmon(t, nil, "dlb-home", "--no-mpi", home); code != 0 {
+		t.Fatalf("popmon dlb-home --no-mpi: exit %d\n%s%s", code, so, se)
+	}
+	bin = filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(src), ".c"))
+	args := []string{"-O1", "-o", bin, src,
+		"-I" + filepath.Join(home, "include"), "-L" + filepath.Join(home, "lib"), "-ldlb", "-Wl,-rpath," + filepath.Join(home, "lib")}
+	if out, err := exec.Command("cc", args...).CombinedOutput(); err != nil {
+		t.Fatalf("cc %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return home, bin
 }
 
 // TestDROMTasksetExec: `popmon taskset -c 0 -- popmon run --drom -- prog`
