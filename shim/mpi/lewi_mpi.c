@@ -45,6 +45,14 @@ static void pause_poll(struct backoff *b)
 	b->ns = popmon_lewi_lent_sleep(ns) ? 0 : ns * 2 > MAX_NS ? MAX_NS : ns * 2;
 }
 
+/* A wait begins: the CPUs the process borrowed go back (their owners may
+ * wait for this very call). */
+static struct backoff begin(void)
+{
+	popmon_lewi_blocking_call_begins();
+	return (struct backoff){0, 0, 0};
+}
+
 /* The wait is over: reclaims what it lent. */
 static void done(const struct backoff *b)
 {
@@ -56,8 +64,7 @@ static void done(const struct backoff *b)
 
 int popmon_lewi_mpi_wait(MPI_Request *q, MPI_Status *status)
 {
-	struct backoff b = {0, 0, 0};
-	popmon_lewi_blocking_call_begins();
+	struct backoff b = begin();
 	int r, flag = 0;
 	while ((r = PMPI_Test(q, &flag, status)) == MPI_SUCCESS && !flag)
 		pause_poll(&b);
@@ -72,8 +79,7 @@ int popmon_lewi_MPI_Wait(MPI_Request *request, MPI_Status *status)
 
 int popmon_lewi_MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
-	struct backoff b = {0, 0, 0};
-	popmon_lewi_blocking_call_begins();
+	struct backoff b = begin();
 	int r, flag = 0;
 	while ((r = PMPI_Testall(count, array_of_requests, &flag, array_of_statuses)) == MPI_SUCCESS && !flag)
 		pause_poll(&b);
@@ -83,8 +89,7 @@ int popmon_lewi_MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Stat
 
 int popmon_lewi_MPI_Waitany(int count, MPI_Request array_of_requests[], int *indx, MPI_Status *status)
 {
-	struct backoff b = {0, 0, 0};
-	popmon_lewi_blocking_call_begins();
+	struct backoff b = begin();
 	int r, flag = 0;
 	while ((r = PMPI_Testany(count, array_of_requests, indx, &flag, status)) == MPI_SUCCESS && !flag)
 		pause_poll(&b);
@@ -95,8 +100,7 @@ int popmon_lewi_MPI_Waitany(int count, MPI_Request array_of_requests[], int *ind
 int popmon_lewi_MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
 			     MPI_Status array_of_statuses[])
 {
-	struct backoff b = {0, 0, 0};
-	popmon_lewi_blocking_call_begins();
+	struct backoff b = begin();
 	int r;
 	/* Testsome: 0 completed, keep polling; MPI_UNDEFINED (no active
 	 * request) ends as Waitsome's. */
@@ -110,8 +114,7 @@ int popmon_lewi_MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *
 
 int popmon_lewi_MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
-	struct backoff b = {0, 0, 0};
-	popmon_lewi_blocking_call_begins();
+	struct backoff b = begin();
 	int r, flag = 0;
 	while ((r = PMPI_Iprobe(source, tag, comm, &flag, status)) == MPI_SUCCESS && !flag)
 		pause_poll(&b);
