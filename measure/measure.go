@@ -290,6 +290,10 @@ type ProcessLewi struct {
 	// LentCPUNS is its own CPUs' time lent while it waited in blocking
 	// MPI calls (lent whether or not another process used them).
 	LentCPUNS int64 `json:"lent_cpu_ns"`
+	// LentCallerNS is the part of LentCPUNS that was the CPU the lending
+	// thread ran on: the time that thread waited in MPI on no CPU of the
+	// process's. Files of older libraries lack it (nil).
+	LentCallerNS *int64 `json:"lent_caller_ns,omitempty"`
 	// BorrowedCPUNS is other processes' CPUs' time its parallel regions
 	// ran on.
 	BorrowedCPUNS int64 `json:"borrowed_cpu_ns"`

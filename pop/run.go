@@ -27,8 +27,12 @@ type Run struct {
 	Partial    *measure.Partial
 	// Lewi and LewiProcesses: LeWI was on (nil: it was not) and each
 	// process's lent and borrowed CPU time, by rank (nil in summary form).
+	// LewiHeld is the run's accounts against the CPUs its processes held
+	// over time (nil: not derived, LewiHeldNote says why; docs/lewi.md).
 	Lewi          *measure.Lewi
 	LewiProcesses []LewiProcess
+	LewiHeld      *HeldAccounts
+	LewiHeldNote  string
 	OpenMP        *measure.OpenMP
 	Counters      *measure.Counters
 	Tool          measure.Tool
@@ -130,30 +134,8 @@ func NewRun(m *measure.Measurement) *Run {
 	}
 	r.hardwareCPUs = hardwareCPUsOf(m)
 	r.threads = threadsOf(m)
-	r.Lewi, r.LewiProcesses = lewiOf(m)
+	r.Lewi, r.LewiProcesses, r.LewiHeld, r.LewiHeldNote = lewiOf(m)
 	return r
-}
-
-// LewiProcess is one process's CPU time moved by LeWI (docs/lewi.md).
-type LewiProcess struct {
-	Rank int
-	measure.ProcessLewi
-}
-
-// lewiOf is the run's LeWI record and its processes' (by rank), nil when
-// LeWI was not on.
-func lewiOf(m *measure.Measurement) (*measure.Lewi, []LewiProcess) {
-	if m.Lewi == nil {
-		return nil, nil
-	}
-	var ps []LewiProcess
-	for _, p := range m.Processes {
-		if p.Lewi != nil {
-			ps = append(ps, LewiProcess{Rank: p.Rank, ProcessLewi: *p.Lewi})
-		}
-	}
-	l := *m.Lewi
-	return &l, ps
 }
 
 // HardwareCPUs is DLB's numCpus of a region (the whole run for ""): the

@@ -51,8 +51,9 @@ static void open_live(void)
 	popmon_omp_layout(&layout);
 	if (popmon_live_open(&layout)) {
 		popmon_omp_place_table(popmon_live_constructs());
+		POPMON_STORE(popmon_live->affinity_cpus, (uint32_t)popmon_affinity_cpus());
 		popmon_lewi_observe(&popmon_live->lewi_on, &popmon_live->lewi_lent_ticks,
-				    &popmon_live->lewi_borrowed_ticks);
+				    &popmon_live->lewi_lent_caller_ticks, &popmon_live->lewi_borrowed_ticks);
 	}
 }
 

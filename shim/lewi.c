@@ -11,6 +11,7 @@
 #endif
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,8 +39,11 @@ static struct {
 	/* CPU time lent in blocking calls and borrowed in parallel regions,
 	 * in popmon_now() ticks times CPUs; the open intervals' starts. */
 	_Atomic uint64_t lent_ticks, borrowed_ticks;
+	/* Of lent_ticks, the blocking calls' own CPU's: the time the CPU the
+	 * lending thread ran on was lent (it waited on no CPU of its own). */
+	_Atomic uint64_t lent_caller_ticks;
 	uint64_t lend_t0, borrow_t0;
-	int lend_n;
+	int lend_n, lend_caller;
 	_Atomic int borrow_n; /* CPUs borrowed by the open region, 0 none */
 	_Atomic uint64_t last_blocking_end; /* popmon_now() when a blocking call last ended */
 	_Atomic int held; /* other processes' CPUs its last team was given (0: none to give back) */
@@ -121,6 +125,7 @@ int popmon_lewi_init(const cpu_set_t *mask)
 	CPU_ZERO(&L.blocking_lent);
 	atomic_store(&L.last_sweep_ns, 0);
 	atomic_store(&L.lent_ticks, 0);
+	atomic_store(&L.lent_caller_ticks, 0);
 	atomic_store(&L.borrowed_ticks, 0);
 	atomic_store(&L.borrow_n, 0);
 	atomic_store(&L.last_blocking_end, 0);
@@ -501,6 +506,8 @@ int popmon_lewi_into_blocking_call(void)
 			first = c;
 	atomic_store_explicit(&L.lent_first, first, memory_order_relaxed);
 	L.lend_n = CPU_COUNT(&L.blocking_lent);
+	int me = sched_getcpu(); /* a vDSO read, once per lend */
+	L.lend_caller = me >= 0 && me < CPU_SETSIZE && CPU_ISSET(me, &L.blocking_lent);
 	L.lend_t0 = popmon_now();
 	return any ? POPMON_DLB_SUCCESS : POPMON_DLB_NOUPDT;
 }
@@ -518,7 +525,10 @@ int popmon_lewi_out_of_blocking_call(void)
 		return POPMON_DLB_NOUPDT; /* another thread is still inside */
 	uint64_t now = popmon_now();
 	atomic_store_explicit(&L.last_blocking_end, now, memory_order_relaxed);
-	atomic_fetch_add(&L.lent_ticks, popmon_delta(L.lend_t0, now) * (uint64_t)L.lend_n);
+	uint64_t d = popmon_delta(L.lend_t0, now);
+	atomic_fetch_add(&L.lent_ticks, d * (uint64_t)L.lend_n);
+	if (L.lend_n > 0 && L.lend_caller)
+		atomic_fetch_add(&L.lent_caller_ticks, d);
 	L.lend_n = 0;
 	atomic_store_explicit(&L.lent_first, -1, memory_order_relaxed);
 	publish();
@@ -634,7 +644,7 @@ void popmon_lewi_blocking_call_ended(void)
 
 static struct {
 	uint32_t *on;
-	uint64_t *lent, *borrowed;
+	uint64_t *lent, *lent_caller, *borrowed;
 } obs;
 
 /* The closed intervals' totals to the observer's words (relaxed stores:
@@ -646,28 +656,37 @@ static void publish(void)
 	if (popmon_lewi_used())
 		POPMON_STORE(*obs.on, 1);
 	POPMON_STORE(*obs.lent, atomic_load(&L.lent_ticks));
+	POPMON_STORE(*obs.lent_caller, atomic_load(&L.lent_caller_ticks));
 	POPMON_STORE(*obs.borrowed, atomic_load(&L.borrowed_ticks));
 }
 
-void popmon_lewi_observe(uint32_t *on, uint64_t *lent, uint64_t *borrowed)
+void popmon_lewi_observe(uint32_t *on, uint64_t *lent, uint64_t *lent_caller, uint64_t *borrowed)
 {
-	obs.on = on && lent && borrowed ? on : NULL;
+	obs.on = on && lent && lent_caller && borrowed ? on : NULL;
 	obs.lent = lent;
+	obs.lent_caller = lent_caller;
 	obs.borrowed = borrowed;
 	publish();
 }
 
-void popmon_lewi_cpu_ticks(uint64_t *lent, uint64_t *borrowed)
+void popmon_lewi_cpu_ticks(uint64_t *lent, uint64_t *lent_caller, uint64_t *borrowed)
 {
 	uint64_t now = popmon_now();
-	uint64_t l = atomic_load(&L.lent_ticks), b = atomic_load(&L.borrowed_ticks);
-	if (atomic_load(&L.blocking) > 0 && L.lend_n > 0)
-		l += popmon_delta(L.lend_t0, now) * (uint64_t)L.lend_n;
+	uint64_t l = atomic_load(&L.lent_ticks), lc = atomic_load(&L.lent_caller_ticks);
+	uint64_t b = atomic_load(&L.borrowed_ticks);
+	if (atomic_load(&L.blocking) > 0 && L.lend_n > 0) {
+		uint64_t d = popmon_delta(L.lend_t0, now);
+		l += d * (uint64_t)L.lend_n;
+		if (L.lend_caller)
+			lc += d;
+	}
 	int nb = atomic_load(&L.borrow_n);
 	if (nb > 0)
 		b += popmon_delta(L.borrow_t0, now) * (uint64_t)nb;
 	if (lent)
 		*lent = l;
+	if (lent_caller)
+		*lent_caller = lc;
 	if (borrowed)
 		*borrowed = b;
 }

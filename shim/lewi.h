@@ -120,18 +120,20 @@ void popmon_lewi_team_end(void);
  * blocking calls: lent whether or not another process used them) and
  * borrowed (other processes' CPUs in its parallel regions, from
  * popmon_lewi_team to popmon_lewi_team_end), in popmon_now() ticks times
- * CPUs (popmon_ticks_to_ns converts), open intervals counted up to now. The
- * DLB calls a program makes itself (DLB_Lend, DLB_Borrow, ...) are not
- * counted. */
-void popmon_lewi_cpu_ticks(uint64_t *lent, uint64_t *borrowed);
+ * CPUs (popmon_ticks_to_ns converts), open intervals counted up to now;
+ * *lent_caller is the part of *lent that was the CPU the lending thread ran
+ * on when it lent (plain ticks: the time that thread waited on no CPU of
+ * its own). The DLB calls a program makes itself (DLB_Lend, DLB_Borrow,
+ * ...) are not counted. Any pointer may be NULL. */
+void popmon_lewi_cpu_ticks(uint64_t *lent, uint64_t *lent_caller, uint64_t *borrowed);
 
 /* Where LeWI also keeps these totals for readers outside the process (the
  * live file's, registered by core.c; NULL: none): *on is set to 1 when
- * LeWI starts in the process, *lent and *borrowed take the closed
+ * LeWI starts in the process, *lent, *lent_caller and *borrowed take the closed
  * intervals' totals (popmon_lewi_cpu_ticks without the open ones) each
  * time a lend or a borrowing region ends, so that a process killed while
  * running leaves what it had moved so far. */
-void popmon_lewi_observe(uint32_t *on, uint64_t *lent, uint64_t *borrowed);
+void popmon_lewi_observe(uint32_t *on, uint64_t *lent, uint64_t *lent_caller, uint64_t *borrowed);
 
 /* ---- automatic LeWI (popmon run --lewi, DLB_ARGS=--lewi) ---- */
 

@@ -108,9 +108,13 @@ struct popmon_live_header {
 	/* LeWI (lewi.c writes them through popmon_lewi_observe; docs/lewi.md):
 	 * 1 once LeWI is on in the process, and the CPU time it lent and
 	 * borrowed so far (popmon_now() ticks × CPUs), as of its last lend's
-	 * and its last borrowing region's end. */
-	uint32_t lewi_on, lewi_reserved;
+	 * and its last borrowing region's end; of the lent time, the lending
+	 * thread's own CPU's (plain ticks). affinity_cpus: the hardware CPUs
+	 * of the process's affinity mask at start-up (0: unknown), the own
+	 * CPUs LeWI registers. */
+	uint32_t lewi_on, affinity_cpus;
 	uint64_t lewi_lent_ticks, lewi_borrowed_ticks;
+	uint64_t lewi_lent_caller_ticks;
 };
 
 /* The live mapping (NULL without one): the header, and where thread

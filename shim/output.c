@@ -50,10 +50,11 @@ void popmon_proc_rec_lewi(struct popmon_proc_rec *rec)
 {
 	if (!popmon_lewi_used())
 		return;
-	uint64_t lent = 0, borrowed = 0;
-	popmon_lewi_cpu_ticks(&lent, &borrowed);
+	uint64_t lent = 0, lent_caller = 0, borrowed = 0;
+	popmon_lewi_cpu_ticks(&lent, &lent_caller, &borrowed);
 	rec->lewi = 1;
 	rec->lewi_lent_ns = (int64_t)popmon_ticks_to_ns(lent);
+	rec->lewi_lent_caller_ns = (int64_t)popmon_ticks_to_ns(lent_caller);
 	rec->lewi_borrowed_ns = (int64_t)popmon_ticks_to_ns(borrowed);
 }
 
@@ -679,8 +680,9 @@ static void write_processes(FILE *f, const struct popmon_run *run)
 		if (pr->affinity_cpus > 0)
 			fprintf(f, ", \"affinity_cpus\": %lld", (long long)pr->affinity_cpus);
 		if (pr->lewi)
-			fprintf(f, ", \"lewi\": {\"lent_cpu_ns\": %lld, \"borrowed_cpu_ns\": %lld}",
-				(long long)pr->lewi_lent_ns, (long long)pr->lewi_borrowed_ns);
+			fprintf(f, ", \"lewi\": {\"lent_cpu_ns\": %lld, \"lent_caller_ns\": %lld, \"borrowed_cpu_ns\": %lld}",
+				(long long)pr->lewi_lent_ns, (long long)pr->lewi_lent_caller_ns,
+				(long long)pr->lewi_borrowed_ns);
 		fputs("}", f);
 	}
 	fputs("\n  ]", f);

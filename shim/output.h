@@ -26,8 +26,9 @@ struct popmon_proc_rec {
 	int64_t mpi_threads;  /* MPI threads' slots (CPUs beyond the OpenMP team) */
 	int64_t affinity_cpus; /* hardware CPUs of the affinity mask (0: unknown) */
 	/* LeWI (lewi.h): on in this process, and the CPU time it lent in
-	 * blocking MPI calls and borrowed in parallel regions (ns). */
-	int64_t lewi, lewi_lent_ns, lewi_borrowed_ns;
+	 * blocking MPI calls (of it, the lending thread's own CPU's) and
+	 * borrowed in parallel regions (ns). */
+	int64_t lewi, lewi_lent_ns, lewi_lent_caller_ns, lewi_borrowed_ns;
 	int64_t bypass_kind;  /* POPMON_BYPASS_*: MPI calls that never reached the library */
 	char bypass_reason[600];
 };

@@ -12,6 +12,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/popmon/popmon/measure"
+	"github.com/popmon/popmon/pop"
 )
 
 // lewiKey is a LeWI registry of the test's own (POPMON_LEWI_KEY), removed
@@ -182,9 +185,11 @@ func TestLewiImbalance(t *testing.T) {
 					if r0.BorrowedCPUNS <= 0 {
 						t.Errorf("rank 0 borrowed no CPU time: %+v", r0)
 					}
-					if pm := readChecked(t, plain.file); pm.Lewi != nil || pm.Processes[0].Lewi != nil {
+					pm := readChecked(t, plain.file)
+					if pm.Lewi != nil || pm.Processes[0].Lewi != nil {
 						t.Errorf("plain run has a lewi record: %+v", pm.Lewi)
 					}
+					checkLewiHeld(t, m, pm)
 					so, se, code := popmon(t, nil, "report", lewi.file)
 					if code != 0 || !regexp.MustCompile(`(?m)^LeWI: +on in 2 processes: .* CPU time lent, .* borrowed \(rank 0 lent .*, borrowed .*; rank 1 lent .*\)$`).MatchString(so) {
 						t.Errorf("report: exit %d, no LeWI line:\n%s\n%s", code, so, se)
@@ -192,6 +197,42 @@ func TestLewiImbalance(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// checkLewiHeld asserts the accounts of a --lewi run of lewi_imbalance (m)
+// against the CPUs its ranks held over time: they are derived (the lent and
+// borrowed times fit the accounts they lie in: rank 1's lent time its MPI
+// time, rank 0's borrowed time its second thread's), rank 0 held more than
+// its one CPU on average and rank 1 less, the two held no more than the
+// node's 2 CPUs (5 % for the borrowed CPU shared until its region ends),
+// and of that CPU time a larger share was useful than of the plain run's
+// (pm) CPUs × elapsed: the lent wait is no longer the job's.
+func checkLewiHeld(t *testing.T, m, pm *measure.Measurement) {
+	t.Helper()
+	r := pop.NewRun(m)
+	h := r.LewiHeld
+	if h == nil {
+		t.Fatalf("no accounts against the CPUs held: %s", r.LewiHeldNote)
+	}
+	var u, cpu float64
+	if g, ok := pm.Global(); ok {
+		for _, a := range g.Processes {
+			u += float64(a.UsefulNS)
+			cpu += float64(a.ElapsedNS) * float64(a.CPUs)
+		}
+	}
+	mean := map[int]float64{}
+	for _, p := range r.LewiProcesses {
+		mean[p.Rank] = p.Held.MeanCPUs()
+	}
+	t.Logf("held: %.2f CPUs on average (rank 0 %.2f, rank 1 %.2f), useful %.3f, MPI %.3f, OpenMP %.3f; plain: useful %.3f of CPUs x elapsed",
+		h.MeanCPUs(), mean[0], mean[1], h.Share(h.UsefulNS), h.Share(h.MPINS), h.Share(h.OpenMPNS), u/cpu)
+	if mean[0] <= 1 || mean[1] >= 1 || h.MeanCPUs() > 2.1 {
+		t.Errorf("CPUs held on average: rank 0 %.2f (want > 1), rank 1 %.2f (want < 1), both %.2f (want at most 2.1)", mean[0], mean[1], h.MeanCPUs())
+	}
+	if h.Share(h.UsefulNS) <= u/cpu {
+		t.Errorf("useful %.3f of the CPU time held under LeWI, %.3f of the plain run's CPUs x elapsed: want more", h.Share(h.UsefulNS), u/cpu)
 	}
 }
 

@@ -133,7 +133,8 @@ func assembleProcesses(m *measure.Measurement, procs []Proc, jobRanks int, p *me
 		if s.Size > size {
 			size = s.Size
 		}
-		m.Processes = append(m.Processes, measure.Process{Rank: s.Rank, Node: nodes[s.Host], Hostname: s.Host, PID: s.PID, CPUs: s.CPUs, Lewi: s.Lewi})
+		m.Processes = append(m.Processes, measure.Process{Rank: s.Rank, Node: nodes[s.Host], Hostname: s.Host, PID: s.PID, CPUs: s.CPUs,
+			AffinityCPUs: s.AffinityCPUs, Lewi: s.Lewi})
 		if l := m.Processes[len(m.Processes)-1].Lewi; l != nil {
 			if m.Lewi == nil {
 				m.Lewi = &measure.Lewi{}

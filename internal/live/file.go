@@ -97,8 +97,9 @@ type header struct {
 	GPUUUID                                                            [gpuDevices][48]byte
 	NDfn, SizeBins, ThDBytes, ThDHist                                  uint32
 	DfnFn                                                              [liveDfn]uint16
-	LewiOn, LewiReserved                                               uint32
+	LewiOn, AffinityCPUs                                               uint32
 	LewiLentTicks, LewiBorrowedTicks                                   uint64
+	LewiLentCallerTicks                                                uint64
 }
 
 // liveDfn is POPMON_LIVE_DFN (shim/live.h): the most calls with bytes a

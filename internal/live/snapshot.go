@@ -123,13 +123,16 @@ type Snapshot struct {
 	CalTick, CalNS        uint64
 	InitTick, FinTick     uint64
 	CPUs                  int
-	StartTime             uint64
-	Threads               []Thread
-	Regions               []Region
-	Constructs            []Construct
-	Counters              CounterState
-	GPU                   GPUState
-	FnNames               []string
+	// AffinityCPUs is the hardware CPUs of the process's affinity mask
+	// at start-up (0: unknown; [measure.Process.AffinityCPUs]).
+	AffinityCPUs int
+	StartTime    uint64
+	Threads      []Thread
+	Regions      []Region
+	Constructs   []Construct
+	Counters     CounterState
+	GPU          GPUState
+	FnNames      []string
 	// DfnFn is the function id (FnNames index) of each call with bytes
 	// (Thread.DBytes), and SizeBins the size histogram's buckets.
 	DfnFn    []uint16
@@ -180,6 +183,9 @@ func (f *File) Read() (*Snapshot, error) {
 		CalTick: fresh.CalTick, CalNS: fresh.CalNS, InitTick: fresh.InitTick, FinTick: fresh.FinTick,
 		CPUs: int(fresh.CPUs), StartTime: fresh.StartTime, detail: int(h.DetailThreads),
 	}
+	if fresh.AffinityCPUs <= 1<<16 { // more is a hostile file's
+		s.AffinityCPUs = int(fresh.AffinityCPUs)
+	}
 	if n := int(fresh.CmdlineLen); n > 0 && n <= len(fresh.Cmdline) {
 		for _, a := range strings.Split(strings.TrimRight(string(fresh.Cmdline[:n]), "\x00"), "\x00") {
 			s.Command = append(s.Command, strings.ToValidUTF8(a, "\uFFFD"))
@@ -199,9 +205,10 @@ func (f *File) Read() (*Snapshot, error) {
 	s.FnNames = f.names
 	if fresh.LewiOn == 1 {
 		r := s.NSPerTick()
+		caller := int64(float64(fresh.LewiLentCallerTicks) * r)
 		s.Lewi = &measure.ProcessLewi{LentCPUNS: int64(float64(fresh.LewiLentTicks) * r),
-			BorrowedCPUNS: int64(float64(fresh.LewiBorrowedTicks) * r)}
-		if s.Lewi.LentCPUNS < 0 || s.Lewi.BorrowedCPUNS < 0 { // a hostile file's wrap
+			LentCallerNS: &caller, BorrowedCPUNS: int64(float64(fresh.LewiBorrowedTicks) * r)}
+		if s.Lewi.LentCPUNS < 0 || s.Lewi.BorrowedCPUNS < 0 || caller < 0 || caller > s.Lewi.LentCPUNS { // a hostile file
 			s.Lewi = nil
 		}
 	}

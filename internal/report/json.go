@@ -61,7 +61,9 @@ func JSON(w io.Writer, rep *pop.Report, opts Options) error {
 }
 
 // appendLewiJSON adds "lewi" when LeWI was on (docs/lewi.md): the run's
-// CPU time lent and borrowed, and each process's.
+// CPU time lent and borrowed, and each process's, with the accounts
+// against the CPUs held over time ("held") or why they are not known
+// ("held_not_known").
 func appendLewiJSON(out object, m *pop.Run) object {
 	if m == nil || m.Lewi == nil {
 		return out
@@ -70,10 +72,27 @@ func appendLewiJSON(out object, m *pop.Run) object {
 	for i, p := range m.LewiProcesses {
 		procs[i] = object{{"rank", p.Rank}, {"lent_cpu_s", float(float64(p.LentCPUNS) / 1e9)},
 			{"borrowed_cpu_s", float(float64(p.BorrowedCPUNS) / 1e9)}}
+		if p.Held != nil {
+			procs[i] = append(procs[i], member{"held", heldJSON(p.Held)})
+		}
 	}
-	return append(out, member{"lewi", object{{"processes", m.Lewi.Processes},
+	l := object{{"processes", m.Lewi.Processes},
 		{"lent_cpu_s", float(float64(m.Lewi.LentCPUNS) / 1e9)},
-		{"borrowed_cpu_s", float(float64(m.Lewi.BorrowedCPUNS) / 1e9)}, {"per_process", procs}}})
+		{"borrowed_cpu_s", float(float64(m.Lewi.BorrowedCPUNS) / 1e9)}}
+	if m.LewiHeld != nil {
+		l = append(l, member{"held", heldJSON(m.LewiHeld)})
+	} else {
+		l = append(l, member{"held_not_known", m.LewiHeldNote})
+	}
+	return append(out, member{"lewi", append(l, member{"per_process", procs})})
+}
+
+// heldJSON is accounts against the CPUs held: the CPU time, the mean CPUs
+// over the elapsed time, and each part's share.
+func heldJSON(h *pop.HeldAccounts) object {
+	return object{{"cpu_s", float(float64(h.CPUNS) / 1e9)}, {"mean_cpus", float(h.MeanCPUs())},
+		{"useful", float(h.Share(h.UsefulNS))}, {"mpi", float(h.Share(h.MPINS))},
+		{"openmp", float(h.Share(h.OpenMPNS))}, {"gpu_runtime", float(h.Share(h.GPUNS))}}
 }
 
 // jsonRegions returns the "regions" array of a report.

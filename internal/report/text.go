@@ -146,6 +146,7 @@ func textHeader(b *bufio.Writer, rep *pop.Report, m *pop.Run) {
 	}
 	if line := textLewi(m); line != "" {
 		fmt.Fprintf(b, "LeWI:      %s\n", safetext.Text(line))
+		fmt.Fprintf(b, "           %s\n", safetext.Text(textLewiHeld(m)))
 	}
 	if line := textOpenMP(m.OpenMP); line != "" {
 		fmt.Fprintf(b, "OpenMP:    %s\n", safetext.Text(line))
@@ -187,6 +188,30 @@ func textLewi(m *pop.Run) string {
 				units.DurationInSeconds(p.BorrowedCPUNS))
 		}
 		s += " (" + strings.Join(parts, "; ") + ")"
+	}
+	return s
+}
+
+// textLewiHeld is the LeWI header's second line: the CPUs the processes
+// held over time and what that CPU time went to, or why that is not known.
+func textLewiHeld(m *pop.Run) string {
+	h := m.LewiHeld
+	if h == nil {
+		return "CPUs held over time: not known: " + m.LewiHeldNote
+	}
+	s := fmt.Sprintf("CPUs held over time: %.2f on average over %s", h.MeanCPUs(), units.Duration(h.ElapsedNS))
+	if n := len(m.LewiProcesses); n > 1 && n <= 8 {
+		parts := make([]string, n)
+		for i, p := range m.LewiProcesses {
+			parts[i] = fmt.Sprintf("rank %d %.2f", p.Rank, p.Held.MeanCPUs())
+		}
+		s += " (" + strings.Join(parts, ", ") + ")"
+	}
+	s += fmt.Sprintf("; of their %s CPU time %s useful, %s MPI, %s OpenMP", units.DurationInSeconds(h.CPUNS),
+		units.PercentOneDecimal(h.Share(h.UsefulNS)), units.PercentOneDecimal(h.Share(h.MPINS)),
+		units.PercentOneDecimal(h.Share(h.OpenMPNS)))
+	if h.GPUNS > 0 {
+		s += ", " + units.PercentOneDecimal(h.Share(h.GPUNS)) + " GPU runtime"
 	}
 	return s
 }

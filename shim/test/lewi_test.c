@@ -56,6 +56,10 @@ static void child_loop(int in, int out, const char *mask)
 			for (const char *p = mask; *p; p++)
 				if (*p >= '0' && *p <= '9')
 					CPU_SET(*p - '0', &m);
+			/* On its CPUs where they exist (the lending thread's
+			 * own CPU is among those it lends); "23" does not on
+			 * 2 CPUs: EINVAL, left unbound. */
+			(void)sched_setaffinity(0, sizeof m, &m);
 			r = popmon_lewi_init(&m);
 			snprintf(extra, sizeof extra, " %d", popmon_lewi_slot());
 		} else if (strcmp(cmd, "lend") == 0)
@@ -112,10 +116,11 @@ static void child_loop(int in, int out, const char *mask)
 			popmon_lewi_team_end();
 			r = 0;
 		} else if (strcmp(cmd, "ticks") == 0) {
-			uint64_t l = 0, b = 0;
-			popmon_lewi_cpu_ticks(&l, &b);
-			snprintf(extra, sizeof extra, " %llu %llu", (unsigned long long)popmon_ticks_to_ns(l) / 1000000,
-				 (unsigned long long)popmon_ticks_to_ns(b) / 1000000);
+			uint64_t l = 0, lc = 0, b = 0;
+			popmon_lewi_cpu_ticks(&l, &lc, &b);
+			snprintf(extra, sizeof extra, " %llu %llu %llu", (unsigned long long)popmon_ticks_to_ns(l) / 1000000,
+				 (unsigned long long)popmon_ticks_to_ns(b) / 1000000,
+				 (unsigned long long)popmon_ticks_to_ns(lc) / 1000000);
 			r = 0;
 		} else if (strcmp(cmd, "exit") == 0)
 			_exit(0);
@@ -428,7 +433,8 @@ static void scenario_giveback(void)
 /* The CPU time lent and borrowed: A in a blocking call for 200 ms with its
  * 2 CPUs lent, B running a region on them meanwhile: each at least 400
  * CPU-ms (2 CPUs x 200 ms), and well below 800 (4 CPUs' worth), the pipe
- * round trips around the sleep being the slack. */
+ * round trips around the sleep being the slack. Of A's, 200-350 ms were the
+ * CPU its lending thread ran on (this machine's CPUs are 0 and 1, A's). */
 static void scenario_account(void)
 {
 	struct proc A = spawn("01"), B = spawn("23");
@@ -440,13 +446,14 @@ static void scenario_account(void)
 	EXPECT(B, "teamend", 0);
 	EXPECT(A, "outof", POPMON_DLB_NOTED);
 	char rest[200];
-	unsigned long long l = 0, b = 0;
+	unsigned long long l = 0, b = 0, lc = 0;
 	ask(&A, "ticks", rest, sizeof rest);
-	sscanf(rest, "%llu %llu", &l, &b);
+	sscanf(rest, "%llu %llu %llu", &l, &b, &lc);
 	CHECK(l >= 400 && l < 700 && b == 0, "A lent %llu ms, borrowed %llu ms; want 400-700 and 0", l, b);
+	CHECK(lc >= 200 && lc < 350, "A lent its own thread's CPU for %llu ms; want 200-350", lc);
 	ask(&B, "ticks", rest, sizeof rest);
-	sscanf(rest, "%llu %llu", &l, &b);
-	CHECK(l == 0 && b >= 400 && b < 700, "B lent %llu ms, borrowed %llu ms; want 0 and 400-700", l, b);
+	sscanf(rest, "%llu %llu %llu", &l, &b, &lc);
+	CHECK(l == 0 && lc == 0 && b >= 400 && b < 700, "B lent %llu ms (its thread's CPU %llu), borrowed %llu ms; want 0, 0 and 400-700", l, lc, b);
 	/* B's next region returns them: nothing more is counted. */
 	TEAM(B, "2,3");
 	sleep_ms(50);

@@ -1,0 +1,169 @@
+package pop
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/popmon/popmon/measure"
+)
+
+// LewiProcess is one process's CPU time moved by LeWI and its accounts
+// against the CPUs it held over time (docs/lewi.md).
+type LewiProcess struct {
+	Rank int
+	measure.ProcessLewi
+	// Held is nil where the accounts could not be set against the CPUs
+	// held ([Run.LewiHeldNote] says why).
+	Held *HeldAccounts
+}
+
+// HeldAccounts are a process's accounts (or the sums of a run's) against
+// the CPU time it held while LeWI moved CPUs: its own CPUs over its whole
+// run, less what it lent, plus what it borrowed. The parts add up to
+// CPUNS: useful time, MPI time on a CPU it held (the MPI thread's wait on
+// a lent CPU is not), OpenMP idle and runtime time on CPUs it held
+// (threads beyond its own CPUs count only while they ran on borrowed
+// ones), and GPU runtime time. popmon's own cost is left out, as the
+// metrics leave it out.
+type HeldAccounts struct {
+	// ElapsedNS is the process's elapsed time (the run's: the largest).
+	ElapsedNS int64
+	// CPUNS is the CPU time held.
+	CPUNS                            int64
+	UsefulNS, MPINS, OpenMPNS, GPUNS int64
+}
+
+// MeanCPUs is the number of CPUs held on average over the elapsed time.
+func (h *HeldAccounts) MeanCPUs() float64 {
+	if h == nil || h.ElapsedNS <= 0 {
+		return 0
+	}
+	return float64(h.CPUNS) / float64(h.ElapsedNS)
+}
+
+// Share is part's share of the CPU time held (0 without any).
+func (h *HeldAccounts) Share(part int64) float64 {
+	if h == nil || h.CPUNS <= 0 {
+		return 0
+	}
+	return float64(part) / float64(h.CPUNS)
+}
+
+func (h *HeldAccounts) add(o HeldAccounts) {
+	h.ElapsedNS = max(h.ElapsedNS, o.ElapsedNS)
+	h.CPUNS += o.CPUNS
+	h.UsefulNS += o.UsefulNS
+	h.MPINS += o.MPINS
+	h.OpenMPNS += o.OpenMPNS
+	h.GPUNS += o.GPUNS
+}
+
+// Held sets a process's accounts a of its whole run against the CPU time
+// it held under LeWI: own CPUs (its affinity at start, which LeWI
+// registered) over its elapsed time, less the CPU time it lent, plus what
+// it borrowed (l). The lent time comes out of the MPI time (the part that
+// was the MPI thread's own CPU, l.LentCallerNS) and out of the
+// serialization time (its workers' CPUs, idle while the MPI thread
+// waits); the time threads beyond its own CPUs did not run on a borrowed
+// CPU comes out of the serialization time. An error says, in one clause,
+// why the accounts cannot be set against the CPUs held: a number missing
+// from the file, or lent or borrowed time that does not fit the accounts
+// it must lie in (beyond the accounts invariant's tolerance).
+func Held(a measure.ProcessAccounts, own int, l measure.ProcessLewi) (HeldAccounts, error) {
+	if own <= 0 {
+		return HeldAccounts{}, errors.New("its own CPUs were not recorded")
+	}
+	if l.LentCallerNS == nil {
+		return HeldAccounts{}, errors.New("the file does not say how much of the lent time was its MPI thread's (an older library)")
+	}
+	e, cpus, caller := a.ElapsedNS, int64(a.CPUs), *l.LentCallerNS
+	if e <= 0 || cpus <= 0 || l.LentCPUNS < 0 || l.BorrowedCPUNS < 0 || caller < 0 || caller > l.LentCPUNS {
+		return HeldAccounts{}, errors.New("its accounts or LeWI times are out of range")
+	}
+	if cpus < int64(own) {
+		return HeldAccounts{}, fmt.Errorf("it ran %d threads on its %d CPUs", cpus, own)
+	}
+	tol := measure.InvariantTolerance*float64(e)*float64(cpus) + measure.InvariantSlackNS*float64(cpus)
+	// extra: the time threads beyond its own CPUs ran on none of its.
+	extra := (cpus-int64(own))*e - l.BorrowedCPUNS
+	workersLent := l.LentCPUNS - caller
+	switch {
+	case float64(caller) > float64(a.MPINS)+tol:
+		return HeldAccounts{}, fmt.Errorf("its MPI thread's CPU was lent for %d ns, longer than its %d ns in MPI", caller, a.MPINS)
+	case float64(extra) < -tol:
+		return HeldAccounts{}, fmt.Errorf("it borrowed %d ns of CPU time, more than its %d threads beyond its own %d CPUs ran", l.BorrowedCPUNS, cpus-int64(own), own)
+	case float64(max(extra, 0)+workersLent) > float64(a.OMPSerializationNS)+tol:
+		return HeldAccounts{}, fmt.Errorf("its threads were without a CPU of its for %d ns, longer than they were idle outside parallel regions (%d ns; more threads than CPUs?)", max(extra, 0)+workersLent, a.OMPSerializationNS)
+	}
+	h := HeldAccounts{
+		ElapsedNS: e,
+		UsefulNS:  a.UsefulNS,
+		MPINS:     max(a.MPINS-caller, 0) + a.OtherNS,
+		OpenMPNS:  max(a.OMPSerializationNS-workersLent-max(extra, 0), 0) + a.OMPLoadImbalanceNS + a.OMPSchedulingNS,
+		GPUNS:     a.GPURuntimeNS,
+	}
+	h.CPUNS = h.UsefulNS + h.MPINS + h.OpenMPNS + h.GPUNS
+	// The same CPU time from the registry's side: it differs from the
+	// accounts' only where they break the invariant.
+	if held := int64(own)*e - l.LentCPUNS + l.BorrowedCPUNS - a.InstrumentationNS; float64(abs64(held-h.CPUNS)) > tol {
+		return HeldAccounts{}, fmt.Errorf("its accounts add up to %d ns of CPU time held, the CPUs it held to %d ns", h.CPUNS, held)
+	}
+	return h, nil
+}
+
+func abs64(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// lewiOf is the run's LeWI record and its processes' (by rank), with their
+// accounts against the CPUs held where the whole run's region has them:
+// nil when LeWI was not on. The run's held accounts are the sums over all
+// its processes; note says why there are none ("" with them).
+func lewiOf(m *measure.Measurement) (run *measure.Lewi, ps []LewiProcess, held *HeldAccounts, note string) {
+	if m.Lewi == nil {
+		return nil, nil, nil, ""
+	}
+	g, _ := m.Global()
+	accounts := map[int]*measure.ProcessAccounts{}
+	if g != nil && g.Summary == nil {
+		for i := range g.Processes {
+			if g.Processes[i].Threads == 0 {
+				accounts[g.Processes[i].Rank] = &g.Processes[i]
+			}
+		}
+	}
+	sum := &HeldAccounts{}
+	for _, p := range m.Processes {
+		if p.Lewi == nil {
+			if note == "" {
+				note = fmt.Sprintf("rank %d had LeWI off", p.Rank)
+			}
+			continue
+		}
+		lp := LewiProcess{Rank: p.Rank, ProcessLewi: *p.Lewi}
+		var err error
+		if a := accounts[p.Rank]; a == nil {
+			err = errors.New("the whole run has no accounts of it")
+		} else if h, e := Held(*a, p.AffinityCPUs, *p.Lewi); e != nil {
+			err = e
+		} else {
+			lp.Held = &h
+			sum.add(h)
+		}
+		if err != nil && note == "" {
+			note = fmt.Sprintf("rank %d: %v", p.Rank, err)
+		}
+		ps = append(ps, lp)
+	}
+	switch {
+	case len(m.Processes) == 0:
+		note = "the measurement has no per-process records (summary form)"
+	case note == "":
+		held = sum
+	}
+	l := *m.Lewi
+	return &l, ps, held, note
+}
