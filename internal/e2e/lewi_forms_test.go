@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/popmon/popmon/measure"
+	"github.com/popmon/popmon/pop"
 )
 
 // TestLewiSummaryForm: examples/lewi/lewi_imbalance under --lewi with
@@ -57,8 +58,8 @@ func TestLewiSummaryForm(t *testing.T) {
 				t.Errorf("no CPU time borrowed: %+v", m.Lewi)
 			}
 			rso, rse, rc := popmon(t, nil, "report", out)
-			if rc != 0 || !regexp.MustCompile(`(?m)^LeWI: +on in 2 processes: .* CPU time lent, .* borrowed`).MatchString(rso) {
-				t.Errorf("report: exit %d, no LeWI line:\n%s\n%s", rc, rso, rse)
+			if rc != 0 || !regexp.MustCompile(`(?m)^LeWI: +on in 2 processes: .* CPU time lent, .* borrowed.*\n +CPUs held over time: not known: the measurement has no per-process records \(summary form\)$`).MatchString(rso) {
+				t.Errorf("report: exit %d, no LeWI lines (the second saying the CPUs held are not known in summary form):\n%s\n%s", rc, rso, rse)
 			}
 		})
 	}
@@ -117,6 +118,17 @@ func TestLewiPartial(t *testing.T) {
 			}
 			if m.Lewi.LentCPUNS != m.Processes[0].Lewi.LentCPUNS+m.Processes[1].Lewi.LentCPUNS {
 				t.Errorf("run's lent %d, not the processes' sum", m.Lewi.LentCPUNS)
+			}
+			// The live files carry each process's affinity and its MPI
+			// thread's lent time: the accounts against the CPUs held.
+			r := pop.NewRun(m)
+			h := r.LewiHeld
+			if h == nil {
+				t.Fatalf("no accounts against the CPUs held: %s", r.LewiHeldNote)
+			}
+			t.Logf("held: %.2f CPUs on average, useful %.3f", h.MeanCPUs(), h.Share(h.UsefulNS))
+			if h.MeanCPUs() < 1.5 || h.MeanCPUs() > 2.1 {
+				t.Errorf("the two ranks held %.2f CPUs on average: want 1.5-2.1 (2 CPUs, each lent only to the other)", h.MeanCPUs())
 			}
 		})
 	}

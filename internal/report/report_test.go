@@ -87,6 +87,7 @@ var goldenCases = []struct {
 	{"gpu_amd.json", "", "gpu_amd.all", "all"},
 	{"gpu_mixed.json", "", "gpu_mixed", ""},
 	{"lewi.json", "", "lewi", ""},
+	{"lewi_held.json", "", "lewi_held", ""},
 }
 
 // loadModels reads a measurement of measure/testdata and computes the
