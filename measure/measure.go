@@ -287,6 +287,9 @@ type Process struct {
 // ProcessLewi is one process's CPU time moved by LeWI: CPUs × time, in
 // nanoseconds.
 type ProcessLewi struct {
+	// OwnCPUs is the number of its own CPUs LeWI registered (0: files of
+	// older libraries; its affinity CPUs then).
+	OwnCPUs int `json:"own_cpus,omitempty"`
 	// LentCPUNS is its own CPUs' time lent while it waited in blocking
 	// MPI calls (lent whether or not another process used them).
 	LentCPUNS int64 `json:"lent_cpu_ns"`
@@ -297,6 +300,10 @@ type ProcessLewi struct {
 	// BorrowedCPUNS is other processes' CPUs' time its parallel regions
 	// ran on.
 	BorrowedCPUNS int64 `json:"borrowed_cpu_ns"`
+	// OwnChangeCPUNS is how much CPU time its own CPUs differed from
+	// OwnCPUs over the run, DROM having changed them while LeWI was on
+	// (negative: fewer; 0 without a change).
+	OwnChangeCPUNS int64 `json:"own_change_cpu_ns,omitempty"`
 }
 
 // Lewi says that LeWI was on in a run (popmon run --lewi, DLB_ARGS=--lewi)

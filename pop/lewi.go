@@ -1,6 +1,7 @@
 package pop
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -59,9 +60,9 @@ func (h *HeldAccounts) add(o HeldAccounts) {
 }
 
 // Held sets a process's accounts a of its whole run against the CPU time
-// it held under LeWI: own CPUs (its affinity at start, which LeWI
-// registered) over its elapsed time, less the CPU time it lent, plus what
-// it borrowed (l). The lent time comes out of the MPI time (the part that
+// it held under LeWI: own CPUs (those LeWI registered, its affinity at
+// start in older files) over its elapsed time, changed by DROM's changes
+// of them, less the CPU time it lent, plus what it borrowed (l). The lent time comes out of the MPI time (the part that
 // was the MPI thread's own CPU, l.LentCallerNS) and out of the
 // serialization time (its workers' CPUs, idle while the MPI thread
 // waits); the time threads beyond its own CPUs did not run on a borrowed
@@ -80,18 +81,23 @@ func Held(a measure.ProcessAccounts, own int, l measure.ProcessLewi) (HeldAccoun
 	if e <= 0 || cpus <= 0 || l.LentCPUNS < 0 || l.BorrowedCPUNS < 0 || caller < 0 || caller > l.LentCPUNS {
 		return HeldAccounts{}, errors.New("its accounts or LeWI times are out of range")
 	}
-	if cpus < int64(own) {
-		return HeldAccounts{}, fmt.Errorf("it ran %d threads on its %d CPUs", cpus, own)
-	}
 	tol := measure.InvariantTolerance*float64(e)*float64(cpus) + measure.InvariantSlackNS*float64(cpus)
-	// extra: the time threads beyond its own CPUs ran on none of its.
-	extra := (cpus-int64(own))*e - l.BorrowedCPUNS
+	ownCPU := int64(own)*e + l.OwnChangeCPUNS // its own CPUs over time
+	if float64(ownCPU) > float64(cpus*e)+tol {
+		return HeldAccounts{}, fmt.Errorf("it had %.2f CPUs of its own on average, more than the %d threads it ran", float64(ownCPU)/float64(e), cpus)
+	}
+	if ownCPU < 0 {
+		return HeldAccounts{}, errors.New("its accounts or LeWI times are out of range")
+	}
+	// extra: the time its threads ran on none of its CPUs (threads beyond
+	// its own CPUs outside borrowed ones).
+	extra := cpus*e - ownCPU - l.BorrowedCPUNS
 	workersLent := l.LentCPUNS - caller
 	switch {
 	case float64(caller) > float64(a.MPINS)+tol:
 		return HeldAccounts{}, fmt.Errorf("its MPI thread's CPU was lent for %d ns, longer than its %d ns in MPI", caller, a.MPINS)
 	case float64(extra) < -tol:
-		return HeldAccounts{}, fmt.Errorf("it borrowed %d ns of CPU time, more than its %d threads beyond its own %d CPUs ran", l.BorrowedCPUNS, cpus-int64(own), own)
+		return HeldAccounts{}, fmt.Errorf("it borrowed %d ns of CPU time, more than its threads beyond its own %d CPUs ran", l.BorrowedCPUNS, own)
 	case float64(max(extra, 0)+workersLent) > float64(a.OMPSerializationNS)+tol:
 		return HeldAccounts{}, fmt.Errorf("its threads were without a CPU of its for %d ns, longer than they were idle outside parallel regions (%d ns; more threads than CPUs?)", max(extra, 0)+workersLent, a.OMPSerializationNS)
 	}
@@ -105,7 +111,7 @@ func Held(a measure.ProcessAccounts, own int, l measure.ProcessLewi) (HeldAccoun
 	h.CPUNS = h.UsefulNS + h.MPINS + h.OpenMPNS + h.GPUNS
 	// The same CPU time from the registry's side: it differs from the
 	// accounts' only where they break the invariant.
-	if held := int64(own)*e - l.LentCPUNS + l.BorrowedCPUNS - a.InstrumentationNS; float64(abs64(held-h.CPUNS)) > tol {
+	if held := ownCPU - l.LentCPUNS + l.BorrowedCPUNS - a.InstrumentationNS; float64(abs64(held-h.CPUNS)) > tol {
 		return HeldAccounts{}, fmt.Errorf("its accounts add up to %d ns of CPU time held, the CPUs it held to %d ns", h.CPUNS, held)
 	}
 	return h, nil
@@ -147,7 +153,7 @@ func lewiOf(m *measure.Measurement) (run *measure.Lewi, ps []LewiProcess, held *
 		var err error
 		if a := accounts[p.Rank]; a == nil {
 			err = errors.New("the whole run has no accounts of it")
-		} else if h, e := Held(*a, p.AffinityCPUs, *p.Lewi); e != nil {
+		} else if h, e := Held(*a, cmp.Or(p.Lewi.OwnCPUs, p.AffinityCPUs), *p.Lewi); e != nil {
 			err = e
 		} else {
 			lp.Held = &h

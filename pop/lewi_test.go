@@ -41,12 +41,20 @@ func TestHeld(t *testing.T) {
 			a:   measure.ProcessAccounts{CPUs: 2, ElapsedNS: 1000 * ms, UsefulNS: 1200 * ms, MPINS: 400 * ms, MPIWorkerIdleNS: 400 * ms, OMPSerializationNS: 400 * ms},
 			own: 2, l: measure.ProcessLewi{LentCPUNS: 600 * ms, LentCallerNS: ptr(300 * ms)},
 			want: HeldAccounts{ElapsedNS: 1000 * ms, CPUNS: 1400 * ms, UsefulNS: 1200 * ms, MPINS: 100 * ms, OpenMPNS: 100 * ms}},
+		{name: "DROM took one of its 2 CPUs halfway",
+			// Its second thread idle (serialization) for the 500 ms it
+			// had no CPU and 100 ms before: only those 100 are held.
+			a:    measure.ProcessAccounts{CPUs: 2, ElapsedNS: 1000 * ms, UsefulNS: 1400 * ms, OMPSerializationNS: 600 * ms},
+			own:  2, l: measure.ProcessLewi{LentCallerNS: ptr(0), OwnChangeCPUNS: -500 * ms},
+			want: HeldAccounts{ElapsedNS: 1000 * ms, CPUNS: 1500 * ms, UsefulNS: 1400 * ms, OpenMPNS: 100 * ms}},
+		{name: "DROM gave it a second CPU for 300 ms", a: lender, own: 1, l: measure.ProcessLewi{LentCallerNS: ptr(0), OwnChangeCPUNS: 300 * ms},
+			err: "it had 1.20 CPUs of its own on average, more than the 1 threads it ran"},
 		{name: "no own CPUs", a: lender, own: 0, l: measure.ProcessLewi{LentCallerNS: ptr(0)}, err: "own CPUs were not recorded"},
 		{name: "older file", a: lender, own: 1, l: measure.ProcessLewi{LentCPUNS: 450 * ms}, err: "older library"},
 		{name: "caller beyond lent", a: lender, own: 1, l: measure.ProcessLewi{LentCPUNS: 10, LentCallerNS: ptr(20)}, err: "out of range"},
-		{name: "fewer threads than CPUs", a: lender, own: 2, l: measure.ProcessLewi{LentCallerNS: ptr(0)}, err: "ran 1 threads on its 2 CPUs"},
+		{name: "fewer threads than CPUs", a: lender, own: 2, l: measure.ProcessLewi{LentCallerNS: ptr(0)}, err: "it had 2.00 CPUs of its own on average, more than the 1 threads it ran"},
 		{name: "lent longer than in MPI", a: lender, own: 1, l: measure.ProcessLewi{LentCPUNS: 600 * ms, LentCallerNS: ptr(600 * ms)}, err: "longer than its"},
-		{name: "borrowed beyond its threads", a: borrower, own: 1, l: measure.ProcessLewi{LentCallerNS: ptr(0), BorrowedCPUNS: 1600 * ms}, err: "more than its 1 threads"},
+		{name: "borrowed beyond its threads", a: borrower, own: 1, l: measure.ProcessLewi{LentCallerNS: ptr(0), BorrowedCPUNS: 1600 * ms}, err: "more than its threads beyond its own 1 CPUs"},
 		{name: "threads beyond CPUs that worked", a: measure.ProcessAccounts{CPUs: 4, ElapsedNS: 1000 * ms, UsefulNS: 3900 * ms, OMPSerializationNS: 100 * ms},
 			own: 1, l: measure.ProcessLewi{LentCallerNS: ptr(0)}, err: "more threads than CPUs"},
 		{name: "accounts that do not add up", a: measure.ProcessAccounts{CPUs: 1, ElapsedNS: 1000 * ms, UsefulNS: 500 * ms},
@@ -97,8 +105,13 @@ func TestLewiOfHeld(t *testing.T) {
 	if got := held.MeanCPUs(); got != 1.7 {
 		t.Errorf("mean CPUs %v, want 1.7", got)
 	}
+	// The own CPUs LeWI registered come before the affinity.
 	m.Processes[1].AffinityCPUs = 0
 	if _, _, held, note = lewiOf(m); held != nil || note != "rank 1: its own CPUs were not recorded" {
 		t.Errorf("held %+v, note %q", held, note)
+	}
+	m.Processes[1].Lewi.OwnCPUs = 1
+	if _, _, held, note = lewiOf(m); held == nil || held.CPUNS != 1700*ms {
+		t.Errorf("with own_cpus: held %+v, note %q", held, note)
 	}
 }

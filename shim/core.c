@@ -52,8 +52,10 @@ static void open_live(void)
 	if (popmon_live_open(&layout)) {
 		popmon_omp_place_table(popmon_live_constructs());
 		POPMON_STORE(popmon_live->affinity_cpus, (uint32_t)popmon_affinity_cpus());
-		popmon_lewi_observe(&popmon_live->lewi_on, &popmon_live->lewi_lent_ticks,
-				    &popmon_live->lewi_lent_caller_ticks, &popmon_live->lewi_borrowed_ticks);
+		popmon_lewi_observe(&(struct popmon_lewi_words){
+			.on = &popmon_live->lewi_on, .own_cpus = &popmon_live->lewi_own_cpus,
+			.lent = &popmon_live->lewi_lent_ticks, .lent_caller = &popmon_live->lewi_lent_caller_ticks,
+			.borrowed = &popmon_live->lewi_borrowed_ticks, .own_delta = &popmon_live->lewi_own_delta_ticks});
 	}
 }
 

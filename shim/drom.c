@@ -29,6 +29,7 @@
 #include "base/warn.h"
 #include "drom.h"
 #include "drom_shm.h"
+#include "lewi.h"
 #include "lewi_shm.h"
 
 static struct {
@@ -79,8 +80,10 @@ static int attach(void)
 }
 
 /* The process adopts mask: every thread's affinity, the OpenMP team size
- * of its next regions (the calling thread's ICV: the primary's), the live
- * file's CPUs, one note in the measurement. */
+ * of its next regions (the calling thread's ICV: the primary's), its own
+ * CPUs in LeWI's registry when LeWI is on (whose teams are its own busy
+ * CPUs and borrowed ones), the live file's CPUs, one note in the
+ * measurement. */
 static void adopt(const cpu_set_t *mask)
 {
 	int n = CPU_COUNT(mask);
@@ -98,6 +101,7 @@ static void adopt(const cpu_set_t *mask)
 	void (*set_threads)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "omp_set_num_threads");
 	if (set_threads)
 		set_threads(n);
+	popmon_lewi_update_mask(mask);
 	int first = D.changes++ == 0;
 	pthread_mutex_unlock(&apply_lock);
 	popmon_cpus_hold(n);

@@ -42,6 +42,12 @@ static struct {
 	/* Of lent_ticks, the blocking calls' own CPU's: the time the CPU the
 	 * lending thread ran on was lent (it waited on no CPU of its own). */
 	_Atomic uint64_t lent_caller_ticks;
+	/* Its own CPUs: how many it registered, how many now (DROM changes
+	 * them: popmon_lewi_update_mask) since own_t, and the CPU time they
+	 * differed from the registered ones before own_t (ticks x CPUs). */
+	int own_n0, own_n;
+	uint64_t own_t;
+	_Atomic int64_t own_delta_ticks;
 	uint64_t lend_t0, borrow_t0;
 	int lend_n, lend_caller;
 	_Atomic int borrow_n; /* CPUs borrowed by the open region, 0 none */
@@ -127,6 +133,9 @@ int popmon_lewi_init(const cpu_set_t *mask)
 	atomic_store(&L.lent_ticks, 0);
 	atomic_store(&L.lent_caller_ticks, 0);
 	atomic_store(&L.borrowed_ticks, 0);
+	L.own_n0 = L.own_n = CPU_COUNT(&own);
+	L.own_t = popmon_now();
+	atomic_store(&L.own_delta_ticks, 0);
 	atomic_store(&L.borrow_n, 0);
 	atomic_store(&L.last_blocking_end, 0);
 	atomic_store(&L.held, 0);
@@ -146,6 +155,11 @@ int popmon_lewi_finalize(void)
 		return POPMON_DLB_NOUPDT;
 	atomic_store(&L.ready, 0);
 	popmon_lewi_shm_deregister(L.slot);
+	/* Its own CPUs stop changing: no more CPU time counted against them. */
+	uint64_t now = popmon_now();
+	atomic_fetch_add(&L.own_delta_ticks, (int64_t)popmon_delta(L.own_t, now) * (L.own_n - L.own_n0));
+	L.own_t = now;
+	L.own_n = L.own_n0;
 	return POPMON_DLB_SUCCESS;
 }
 
@@ -642,10 +656,7 @@ void popmon_lewi_blocking_call_ended(void)
 	give_back_held();
 }
 
-static struct {
-	uint32_t *on;
-	uint64_t *lent, *lent_caller, *borrowed;
-} obs;
+static struct popmon_lewi_words obs;
 
 /* The closed intervals' totals to the observer's words (relaxed stores:
  * each word is read on its own). */
@@ -655,40 +666,56 @@ static void publish(void)
 		return;
 	if (popmon_lewi_used())
 		POPMON_STORE(*obs.on, 1);
+	POPMON_STORE(*obs.own_cpus, (uint32_t)L.own_n0);
 	POPMON_STORE(*obs.lent, atomic_load(&L.lent_ticks));
 	POPMON_STORE(*obs.lent_caller, atomic_load(&L.lent_caller_ticks));
 	POPMON_STORE(*obs.borrowed, atomic_load(&L.borrowed_ticks));
+	POPMON_STORE(*obs.own_delta, atomic_load(&L.own_delta_ticks));
 }
 
-void popmon_lewi_observe(uint32_t *on, uint64_t *lent, uint64_t *lent_caller, uint64_t *borrowed)
+void popmon_lewi_observe(const struct popmon_lewi_words *w)
 {
-	obs.on = on && lent && lent_caller && borrowed ? on : NULL;
-	obs.lent = lent;
-	obs.lent_caller = lent_caller;
-	obs.borrowed = borrowed;
+	struct popmon_lewi_words none = {0};
+	if (!w || !w->on || !w->own_cpus || !w->lent || !w->lent_caller || !w->borrowed || !w->own_delta)
+		w = &none;
+	obs = *w;
 	publish();
 }
 
-void popmon_lewi_cpu_ticks(uint64_t *lent, uint64_t *lent_caller, uint64_t *borrowed)
+void popmon_lewi_totals(struct popmon_lewi_totals *t)
 {
+	*t = (struct popmon_lewi_totals){0};
 	uint64_t now = popmon_now();
-	uint64_t l = atomic_load(&L.lent_ticks), lc = atomic_load(&L.lent_caller_ticks);
-	uint64_t b = atomic_load(&L.borrowed_ticks);
+	t->own_cpus = L.own_n0;
+	t->lent = atomic_load(&L.lent_ticks);
+	t->lent_caller = atomic_load(&L.lent_caller_ticks);
+	t->borrowed = atomic_load(&L.borrowed_ticks);
+	t->own_delta = atomic_load(&L.own_delta_ticks) + (int64_t)popmon_delta(L.own_t, now) * (L.own_n - L.own_n0);
 	if (atomic_load(&L.blocking) > 0 && L.lend_n > 0) {
 		uint64_t d = popmon_delta(L.lend_t0, now);
-		l += d * (uint64_t)L.lend_n;
+		t->lent += d * (uint64_t)L.lend_n;
 		if (L.lend_caller)
-			lc += d;
+			t->lent_caller += d;
 	}
 	int nb = atomic_load(&L.borrow_n);
 	if (nb > 0)
-		b += popmon_delta(L.borrow_t0, now) * (uint64_t)nb;
-	if (lent)
-		*lent = l;
-	if (lent_caller)
-		*lent_caller = lc;
-	if (borrowed)
-		*borrowed = b;
+		t->borrowed += popmon_delta(L.borrow_t0, now) * (uint64_t)nb;
+}
+
+int popmon_lewi_update_mask(const cpu_set_t *mask)
+{
+	if (!popmon_lewi_ready() || !mask || CPU_COUNT(mask) < 1)
+		return POPMON_DLB_NOUPDT;
+	int r = popmon_lewi_shm_update_ownership(L.slot, mask);
+	if (r < 0 || CPU_EQUAL(mask, &L.mask))
+		return r; /* an error, or nothing new (a CPU already taken from it) */
+	uint64_t now = popmon_now();
+	atomic_fetch_add(&L.own_delta_ticks, (int64_t)popmon_delta(L.own_t, now) * (L.own_n - L.own_n0));
+	L.own_t = now;
+	L.own_n = CPU_COUNT(mask);
+	L.mask = *mask;
+	publish();
+	return r;
 }
 
 /* ---------------------------------------------------------------- automatic LeWI

@@ -116,24 +116,39 @@ int popmon_lewi_team(int *cpus, int max);
  * too, for a runtime without an end event). */
 void popmon_lewi_team_end(void);
 
-/* The CPU time this process lent (its own CPUs, from entering to leaving
- * blocking calls: lent whether or not another process used them) and
- * borrowed (other processes' CPUs in its parallel regions, from
- * popmon_lewi_team to popmon_lewi_team_end), in popmon_now() ticks times
- * CPUs (popmon_ticks_to_ns converts), open intervals counted up to now;
- * *lent_caller is the part of *lent that was the CPU the lending thread ran
- * on when it lent (plain ticks: the time that thread waited on no CPU of
- * its own). The DLB calls a program makes itself (DLB_Lend, DLB_Borrow,
- * ...) are not counted. Any pointer may be NULL. */
-void popmon_lewi_cpu_ticks(uint64_t *lent, uint64_t *lent_caller, uint64_t *borrowed);
+/* What LeWI moved in this process, in popmon_now() ticks (popmon_ticks_to_ns
+ * converts) times CPUs, open intervals counted up to now (all 0 when it
+ * never registered; kept after it deregistered). The DLB calls a program makes itself (DLB_Lend,
+ * DLB_Borrow, ...) are not counted. */
+struct popmon_lewi_totals {
+	int own_cpus;         /* the own CPUs it registered */
+	uint64_t lent;        /* own CPUs lent, from entering to leaving blocking calls (used or not) */
+	uint64_t lent_caller; /* of lent, the CPU the lending thread ran on (plain ticks: its wait on no CPU of its own) */
+	uint64_t borrowed;    /* other processes' CPUs in its parallel regions (popmon_lewi_team to _team_end) */
+	int64_t own_delta;    /* its own CPUs' change by DROM over time (popmon_lewi_update_mask), against own_cpus */
+};
+void popmon_lewi_totals(struct popmon_lewi_totals *t);
 
-/* Where LeWI also keeps these totals for readers outside the process (the
- * live file's, registered by core.c; NULL: none): *on is set to 1 when
- * LeWI starts in the process, *lent, *lent_caller and *borrowed take the closed
- * intervals' totals (popmon_lewi_cpu_ticks without the open ones) each
- * time a lend or a borrowing region ends, so that a process killed while
- * running leaves what it had moved so far. */
-void popmon_lewi_observe(uint32_t *on, uint64_t *lent, uint64_t *lent_caller, uint64_t *borrowed);
+/* Where LeWI also keeps its totals for readers outside the process (the
+ * live file's, registered by core.c; NULL, or any pointer NULL: none):
+ * *on is set to 1 when LeWI starts in the process, the others take
+ * popmon_lewi_totals' closed intervals (without the open ones) each time a
+ * lend, a borrowing region or an ownership change ends, so that a process
+ * killed while running leaves what it had moved so far. */
+struct popmon_lewi_words {
+	uint32_t *on, *own_cpus;
+	uint64_t *lent, *lent_caller, *borrowed;
+	int64_t *own_delta;
+};
+void popmon_lewi_observe(const struct popmon_lewi_words *w);
+
+/* DROM gave the process a new mask (drom.c, when it adopts one): its own CPUs
+ * in the registry follow (popmon_lewi_shm_update_ownership: the new ones its,
+ * taken from their owners, who give them back at their next region; the
+ * others nobody's), and so do the CPUs its blocking calls lend and its own
+ * CPU time. DLB_SUCCESS, DLB_NOUPDT (nothing changed in the registry, or
+ * not registered), DLB_ERR_PERM (a CPU out of the registry's range). */
+int popmon_lewi_update_mask(const cpu_set_t *mask);
 
 /* ---- automatic LeWI (popmon run --lewi, DLB_ARGS=--lewi) ---- */
 

@@ -327,6 +327,42 @@ int popmon_lewi_shm_register(pid_t pid, const cpu_set_t *mask, int *slot)
 	return POPMON_DLB_SUCCESS;
 }
 
+int popmon_lewi_shm_update_ownership(int me, const cpu_set_t *mask)
+{
+	if (!R || me < 1 || me > POPMON_LEWI_MAX_SLOTS)
+		return POPMON_DLB_ERR_NOSHMEM;
+	int high = -1;
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, mask))
+			high = c;
+	if (high >= POPMON_LEWI_MAX_CPUS)
+		return POPMON_DLB_ERR_PERM;
+	int changed = 0;
+	for (int c = 0; c < POPMON_LEWI_MAX_CPUS; c++) {
+		int mine = c <= high && CPU_ISSET(c, mask);
+		uint64_t w = atomic_load(&R->cpu[c]);
+		for (;;) {
+			int o = c_owner(w), g = c_guest(w);
+			uint64_t n;
+			if (mine && o != me)
+				n = c_make(w, me, g ? g : me, POPMON_LEWI_BUSY);
+			else if (!mine && o == me)
+				n = c_make(w, 0, g == me ? 0 : g, POPMON_LEWI_DISABLED);
+			else
+				break;
+			if (atomic_compare_exchange_weak(&R->cpu[c], &w, n)) {
+				changed = 1;
+				c_wake(c); /* a lender sleeping on it: not its CPU any more */
+				break;
+			}
+		}
+	}
+	int n = atomic_load(&R->ncpus);
+	while (n < high + 1 && !atomic_compare_exchange_weak(&R->ncpus, &n, high + 1))
+		;
+	return changed ? POPMON_DLB_SUCCESS : POPMON_DLB_NOUPDT;
+}
+
 int popmon_lewi_shm_ncpus(void)
 {
 	return R ? atomic_load_explicit(&R->ncpus, memory_order_relaxed) : 0;

@@ -80,6 +80,15 @@ void *popmon_shm_registry_map(const char *what, const char *name, size_t size, u
  * of range: nothing registered). */
 int popmon_lewi_shm_register(pid_t pid, const cpu_set_t *mask, int *slot);
 
+/* Makes mask slot me's own CPUs (DLB's shmem_cpuinfo__update_ownership): a
+ * CPU of mask it did not own becomes its, busy (stolen from a live owner,
+ * whose thread there stays its guest until it returns it at its next
+ * region); a CPU it owned outside mask becomes disabled and nobody's (a
+ * guest there keeps it until it returns it). DLB_SUCCESS when a CPU
+ * changed, DLB_NOUPDT when none did, DLB_ERR_NOSHMEM (not attached),
+ * DLB_ERR_PERM (a CPU of mask out of range: nothing changed). */
+int popmon_lewi_shm_update_ownership(int me, const cpu_set_t *mask);
+
 /* Gives slot's CPUs up (DLB's deregister: owned CPUs become disabled and
  * nobody's, borrowed ones go back) and frees the slot. */
 void popmon_lewi_shm_deregister(int slot);

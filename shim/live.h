@@ -109,12 +109,15 @@ struct popmon_live_header {
 	 * 1 once LeWI is on in the process, and the CPU time it lent and
 	 * borrowed so far (popmon_now() ticks × CPUs), as of its last lend's
 	 * and its last borrowing region's end; of the lent time, the lending
-	 * thread's own CPU's (plain ticks). affinity_cpus: the hardware CPUs
-	 * of the process's affinity mask at start-up (0: unknown), the own
-	 * CPUs LeWI registers. */
+	 * thread's own CPU's (plain ticks); the own CPUs it registered, and
+	 * their change by DROM over time (ticks x CPUs, signed).
+	 * affinity_cpus: the hardware CPUs of the process's affinity mask at
+	 * start-up (0: unknown). */
 	uint32_t lewi_on, affinity_cpus;
 	uint64_t lewi_lent_ticks, lewi_borrowed_ticks;
 	uint64_t lewi_lent_caller_ticks;
+	int64_t lewi_own_delta_ticks;
+	uint32_t lewi_own_cpus, lewi_reserved;
 };
 
 /* The live mapping (NULL without one): the header, and where thread

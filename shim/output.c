@@ -50,12 +50,15 @@ void popmon_proc_rec_lewi(struct popmon_proc_rec *rec)
 {
 	if (!popmon_lewi_used())
 		return;
-	uint64_t lent = 0, lent_caller = 0, borrowed = 0;
-	popmon_lewi_cpu_ticks(&lent, &lent_caller, &borrowed);
+	struct popmon_lewi_totals t;
+	popmon_lewi_totals(&t);
 	rec->lewi = 1;
-	rec->lewi_lent_ns = (int64_t)popmon_ticks_to_ns(lent);
-	rec->lewi_lent_caller_ns = (int64_t)popmon_ticks_to_ns(lent_caller);
-	rec->lewi_borrowed_ns = (int64_t)popmon_ticks_to_ns(borrowed);
+	rec->lewi_own_cpus = t.own_cpus;
+	rec->lewi_lent_ns = (int64_t)popmon_ticks_to_ns(t.lent);
+	rec->lewi_lent_caller_ns = (int64_t)popmon_ticks_to_ns(t.lent_caller);
+	rec->lewi_borrowed_ns = (int64_t)popmon_ticks_to_ns(t.borrowed);
+	rec->lewi_own_delta_ns = t.own_delta < 0 ? -(int64_t)popmon_ticks_to_ns((uint64_t)-t.own_delta)
+						 : (int64_t)popmon_ticks_to_ns((uint64_t)t.own_delta);
 }
 
 /* Length of the valid UTF-8 sequence at p (1-4), or 0 when the bytes there
@@ -680,9 +683,11 @@ static void write_processes(FILE *f, const struct popmon_run *run)
 		if (pr->affinity_cpus > 0)
 			fprintf(f, ", \"affinity_cpus\": %lld", (long long)pr->affinity_cpus);
 		if (pr->lewi)
-			fprintf(f, ", \"lewi\": {\"lent_cpu_ns\": %lld, \"lent_caller_ns\": %lld, \"borrowed_cpu_ns\": %lld}",
-				(long long)pr->lewi_lent_ns, (long long)pr->lewi_lent_caller_ns,
-				(long long)pr->lewi_borrowed_ns);
+			fprintf(f,
+				", \"lewi\": {\"own_cpus\": %lld, \"lent_cpu_ns\": %lld, \"lent_caller_ns\": %lld, "
+				"\"borrowed_cpu_ns\": %lld, \"own_change_cpu_ns\": %lld}",
+				(long long)pr->lewi_own_cpus, (long long)pr->lewi_lent_ns, (long long)pr->lewi_lent_caller_ns,
+				(long long)pr->lewi_borrowed_ns, (long long)pr->lewi_own_delta_ns);
 		fputs("}", f);
 	}
 	fputs("\n  ]", f);

@@ -11,7 +11,7 @@
 /* Fills rec with region idx's accounts (nanoseconds); returns its name. */
 const char *popmon_region_rec(int idx, int cpus, struct popmon_region_rec *rec);
 
-/* Fills rec's LeWI fields (popmon_lewi_cpu_ticks) for this process. */
+/* Fills rec's LeWI fields (popmon_lewi_totals) for this process. */
 struct popmon_proc_rec;
 void popmon_proc_rec_lewi(struct popmon_proc_rec *rec);
 
@@ -25,10 +25,11 @@ struct popmon_proc_rec {
 	char ctr_reason[200];
 	int64_t mpi_threads;  /* MPI threads' slots (CPUs beyond the OpenMP team) */
 	int64_t affinity_cpus; /* hardware CPUs of the affinity mask (0: unknown) */
-	/* LeWI (lewi.h): on in this process, and the CPU time it lent in
-	 * blocking MPI calls (of it, the lending thread's own CPU's) and
-	 * borrowed in parallel regions (ns). */
-	int64_t lewi, lewi_lent_ns, lewi_lent_caller_ns, lewi_borrowed_ns;
+	/* LeWI (lewi.h, popmon_lewi_totals): on in this process, the own CPUs
+	 * it registered, and the CPU time it lent in blocking MPI calls (of
+	 * it, the lending thread's own CPU's), borrowed in parallel regions,
+	 * and its own CPUs' change by DROM (ns). */
+	int64_t lewi, lewi_own_cpus, lewi_lent_ns, lewi_lent_caller_ns, lewi_borrowed_ns, lewi_own_delta_ns;
 	int64_t bypass_kind;  /* POPMON_BYPASS_*: MPI calls that never reached the library */
 	char bypass_reason[600];
 };

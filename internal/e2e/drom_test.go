@@ -16,6 +16,7 @@ import (
 
 	"github.com/popmon/popmon/internal/drom"
 	"github.com/popmon/popmon/internal/live"
+	"github.com/popmon/popmon/pop"
 )
 
 // dromKey is a registry of the test's own, removed when it ends.
@@ -57,13 +58,14 @@ type phaseRun struct {
 
 var phaseRe = regexp.MustCompile(`^phase \d+ threads (\d+)$`)
 
-func startPhases(t *testing.T, env []string, prog string) *phaseRun {
+func startPhases(t *testing.T, env []string, prog string, flags ...string) *phaseRun {
 	t.Helper()
 	dir := t.TempDir()
 	r := &phaseRun{teams: make(chan int, 10000), stop: filepath.Join(dir, "stop"), out: filepath.Join(dir, "m.json"), done: make(chan struct{})}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
-	r.cmd = exec.CommandContext(ctx, popmonBin, "run", "--no-mpi", "--drom", "--format", "none", "-o", r.out, "--", prog, r.stop, "120")
+	args := append(append([]string{"run", "--no-mpi", "--drom"}, flags...), "--format", "none", "-o", r.out, "--", prog, r.stop, "120")
+	r.cmd = exec.CommandContext(ctx, popmonBin, args...)
 	r.cmd.Env = append(os.Environ(), env...)
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	r.cmd.Cancel = func() error { return syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL) }
@@ -176,7 +178,12 @@ func liveCPUs(t *testing.T, pid int) int {
 // with 2 CPUs (under popmon run --drom) makes its next parallel regions run
 // 1 thread on CPU 0 (every thread's affinity), the live file's CPUs say 1;
 // `-c 0,1` gives it 2 threads again; the measurement says the CPUs changed.
-// On LLVM's libomp (OMPT) and GNU libgomp (GOMP interposition).
+// On LLVM's libomp (OMPT) and GNU libgomp (GOMP interposition); and with
+// LeWI on too (--lewi, whose teams are the process's own busy CPUs and
+// borrowed ones), where DROM's masks change its own CPUs in LeWI's
+// registry: before they did, its teams stayed at 2 threads. The LeWI run's
+// measurement has the own CPU time's change (negative: a CPU fewer for a
+// while) and its accounts against the CPUs held (fewer than 2 on average).
 func TestDROMTaskset(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs OpenMP programs")
@@ -184,11 +191,21 @@ func TestDROMTaskset(t *testing.T) {
 	if n := len(mustAffinity(t)); n < 2 {
 		t.Skipf("needs 2 CPUs, this process has %d", n)
 	}
-	for _, cc := range []string{"clang", "gcc"} {
-		t.Run(cc, func(t *testing.T) {
+	for _, c := range []struct {
+		cc   string
+		lewi bool
+	}{{"clang", false}, {"gcc", false}, {"clang", true}, {"gcc", true}} {
+		cc, name, flags := c.cc, c.cc, []string(nil)
+		if c.lewi {
+			name, flags = cc+"/lewi", []string{"--lewi"}
+		}
+		t.Run(name, func(t *testing.T) {
 			prog := dromPhases(t, cc)
 			env := append(dromKey(t), "OMP_NUM_THREADS=2", "OMP_WAIT_POLICY=passive")
-			r := startPhases(t, env, prog)
+			if c.lewi {
+				env = append(env, "POPMON_LEWI_KEY="+lewiKey(t))
+			}
+			r := startPhases(t, env, prog, flags...)
 			r.waitTeam(t, 2, 3*time.Minute) // the first run builds the library
 			pid := dromPID(t, env)
 			if so, se, code := popmon(t, env, "taskset", "-p", strconv.Itoa(pid), "-c", "0"); code != 0 || !strings.Contains(so, "affinity set to: 0\n") {
@@ -224,11 +241,44 @@ func TestDROMTaskset(t *testing.T) {
 			if !strings.Contains(string(raw), "DROM changed this process's CPUs during the run") {
 				t.Errorf("the measurement does not say the CPUs changed:\n%s", r.stderr.String())
 			}
+			if c.lewi {
+				checkDROMLewi(t, r.out)
+			}
 			// Gone from the registry at its end.
 			if so, _, _ := popmon(t, env, "taskset", "--list"); !strings.Contains(so, "no process registered") {
 				t.Errorf("after the end, popmon taskset --list:\n%s", so)
 			}
 		})
+	}
+}
+
+// checkDROMLewi: the measurement of a --drom --lewi run whose CPUs DROM
+// shrank to one for a while and gave back: LeWI registered 2 own CPUs,
+// their CPU time changed by less than 0 (one fewer for a while, not longer
+// than the run), and the accounts set against the CPUs held say fewer than
+// 2 on average.
+func checkDROMLewi(t *testing.T, file string) {
+	t.Helper()
+	m := readChecked(t, file)
+	if len(m.Processes) != 1 || m.Processes[0].Lewi == nil {
+		t.Fatalf("no lewi record: %+v", m.Processes)
+	}
+	l := m.Processes[0].Lewi
+	g, _ := m.Global()
+	if g == nil || len(g.Processes) != 1 {
+		t.Fatal("no whole-run accounts")
+	}
+	e := g.Processes[0].ElapsedNS
+	if l.OwnCPUs != 2 || l.OwnChangeCPUNS >= 0 || -l.OwnChangeCPUNS > e {
+		t.Errorf("LeWI's own CPUs %d, their change %d CPU-ns in a run of %d ns: want 2, and between -%d and 0", l.OwnCPUs, l.OwnChangeCPUNS, e, e)
+	}
+	r := pop.NewRun(m)
+	if r.LewiHeld == nil {
+		t.Fatalf("no accounts against the CPUs held: %s", r.LewiHeldNote)
+	}
+	t.Logf("own CPU time changed by %.3f s; held %.2f CPUs on average over %.3f s", float64(l.OwnChangeCPUNS)/1e9, r.LewiHeld.MeanCPUs(), float64(e)/1e9)
+	if mc := r.LewiHeld.MeanCPUs(); mc >= 2 || mc < 1 {
+		t.Errorf("held %.2f CPUs on average: want 1-2", mc)
 	}
 }
 

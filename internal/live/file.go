@@ -100,6 +100,8 @@ type header struct {
 	LewiOn, AffinityCPUs                                               uint32
 	LewiLentTicks, LewiBorrowedTicks                                   uint64
 	LewiLentCallerTicks                                                uint64
+	LewiOwnDeltaTicks                                                  int64
+	LewiOwnCPUs, LewiReserved                                          uint32
 }
 
 // liveDfn is POPMON_LIVE_DFN (shim/live.h): the most calls with bytes a

@@ -206,9 +206,11 @@ func (f *File) Read() (*Snapshot, error) {
 	if fresh.LewiOn == 1 {
 		r := s.NSPerTick()
 		caller := int64(float64(fresh.LewiLentCallerTicks) * r)
-		s.Lewi = &measure.ProcessLewi{LentCPUNS: int64(float64(fresh.LewiLentTicks) * r),
-			LentCallerNS: &caller, BorrowedCPUNS: int64(float64(fresh.LewiBorrowedTicks) * r)}
-		if s.Lewi.LentCPUNS < 0 || s.Lewi.BorrowedCPUNS < 0 || caller < 0 || caller > s.Lewi.LentCPUNS { // a hostile file
+		s.Lewi = &measure.ProcessLewi{OwnCPUs: int(fresh.LewiOwnCPUs), LentCPUNS: int64(float64(fresh.LewiLentTicks) * r),
+			LentCallerNS: &caller, BorrowedCPUNS: int64(float64(fresh.LewiBorrowedTicks) * r),
+			OwnChangeCPUNS: int64(float64(fresh.LewiOwnDeltaTicks) * r)}
+		if s.Lewi.LentCPUNS < 0 || s.Lewi.BorrowedCPUNS < 0 || caller < 0 || caller > s.Lewi.LentCPUNS ||
+			fresh.LewiOwnCPUs > 1<<16 { // a hostile file
 			s.Lewi = nil
 		}
 	}

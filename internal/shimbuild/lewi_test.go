@@ -24,7 +24,8 @@ import (
 // with their CPUs back; four processes hammering the registry, one killed
 // in the middle, end with exactly their own CPUs and no hang (stress); the
 // CPU time lent in a blocking call and borrowed in a region is counted
-// (account).
+// (account); DROM's new masks change the own CPUs in the registry and the
+// own CPU time (drom).
 func TestLewiC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds C code")
@@ -48,6 +49,7 @@ func TestLewiC(t *testing.T) {
 			{"stress", "--lewi"},
 			{"account", "--lewi"},
 			{"giveback", "--lewi"},
+			{"drom", "--lewi"},
 		} {
 			t.Run(cc+"/"+c.scenario, func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

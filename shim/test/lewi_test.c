@@ -112,15 +112,30 @@ static void child_loop(int in, int out, const char *mask)
 				size_t n = strlen(extra);
 				snprintf(extra + n, sizeof extra - n, "%s%d", i ? "," : " ", cpus[i]);
 			}
+		} else if (strcmp(cmd, "mask") == 0) {
+			/* DROM's new mask, its bits in a: 5 is CPUs 0 and 2. */
+			cpu_set_t m;
+			CPU_ZERO(&m);
+			for (int c = 0; c < 31; c++)
+				if (a & 1 << c)
+					CPU_SET(c, &m);
+			r = popmon_lewi_update_mask(&m);
+		} else if (strcmp(cmd, "own") == 0) {
+			struct popmon_lewi_totals tt;
+			popmon_lewi_totals(&tt);
+			long long d = tt.own_delta < 0 ? -(long long)popmon_ticks_to_ns((uint64_t)-tt.own_delta)
+						       : (long long)popmon_ticks_to_ns((uint64_t)tt.own_delta);
+			snprintf(extra, sizeof extra, " %d %lld", tt.own_cpus, d / 1000000);
+			r = 0;
 		} else if (strcmp(cmd, "teamend") == 0) {
 			popmon_lewi_team_end();
 			r = 0;
 		} else if (strcmp(cmd, "ticks") == 0) {
-			uint64_t l = 0, lc = 0, b = 0;
-			popmon_lewi_cpu_ticks(&l, &lc, &b);
-			snprintf(extra, sizeof extra, " %llu %llu %llu", (unsigned long long)popmon_ticks_to_ns(l) / 1000000,
-				 (unsigned long long)popmon_ticks_to_ns(b) / 1000000,
-				 (unsigned long long)popmon_ticks_to_ns(lc) / 1000000);
+			struct popmon_lewi_totals tt;
+			popmon_lewi_totals(&tt);
+			snprintf(extra, sizeof extra, " %llu %llu %llu", (unsigned long long)popmon_ticks_to_ns(tt.lent) / 1000000,
+				 (unsigned long long)popmon_ticks_to_ns(tt.borrowed) / 1000000,
+				 (unsigned long long)popmon_ticks_to_ns(tt.lent_caller) / 1000000);
 			r = 0;
 		} else if (strcmp(cmd, "exit") == 0)
 			_exit(0);
@@ -465,6 +480,49 @@ static void scenario_account(void)
 	stop(&B);
 }
 
+/* DROM changes the own CPUs (popmon_lewi_update_mask, DLB's
+ * update_ownership): A {0,1} shrunk to {0} gives CPU 1 up (disabled,
+ * nobody's: not lendable, not borrowable); grown to {0,1,2} it takes CPU 2
+ * from B, whose thread there stays its guest until B's next region returns
+ * it; B's team then lacks it, and B shrunk to {3} in turn changes nothing
+ * of A's. A's own CPU time follows: 200 ms at one CPU fewer is -200 CPU-ms
+ * against its 2 registered CPUs. */
+static void scenario_drom(void)
+{
+	struct proc A = spawn("01"), B = spawn("23");
+	init(&A);
+	init(&B);
+	int a = A.slot, b = B.slot;
+	EXPECT(A, "mask 1", POPMON_DLB_SUCCESS);
+	CPU(0, a, a, BUSY);
+	CPU(1, 0, 0, DIS);
+	EXPECT(A, "mask 1", POPMON_DLB_NOUPDT);
+	TEAM(A, "0");
+	EXPECT(A, "lend", POPMON_DLB_SUCCESS);
+	CPU(1, 0, 0, DIS); /* not A's to lend */
+	EXPECT(B, "borrowcpu 1", POPMON_DLB_ERR_PERM);
+	EXPECT(A, "reclaim", POPMON_DLB_SUCCESS);
+	sleep_ms(200);
+	EXPECT(A, "mask 7", POPMON_DLB_SUCCESS);
+	CPU(1, a, a, BUSY);
+	CPU(2, a, b, BUSY); /* B's thread there until it returns it */
+	TEAM(A, "0,1,2");
+	TEAM(B, "3");
+	CPU(2, a, a, BUSY);
+	EXPECT(B, "mask 8", POPMON_DLB_NOUPDT); /* CPU 2 is A's already */
+	CPU(2, a, a, BUSY);
+	CPU(3, b, b, BUSY);
+	char rest[200];
+	int n = 0;
+	long long d = 0;
+	ask(&A, "own", rest, sizeof rest);
+	sscanf(rest, "%d %lld", &n, &d);
+	/* -200 ms (one CPU fewer), then +1 CPU since: at most a few ms. */
+	CHECK(n == 2 && d <= -190 && d > -260, "A's own CPUs %d, their change %lld CPU-ms; want 2 and about -200", n, d);
+	stop(&A);
+	stop(&B);
+}
+
 /* LeWI off: every call DLB_ERR_NOLEWI, as DLB without --lewi. */
 static void scenario_off(void)
 {
@@ -670,6 +728,8 @@ int main(int argc, char **argv)
 			scenario_account();
 		else if (strcmp(s, "giveback") == 0)
 			scenario_giveback();
+		else if (strcmp(s, "drom") == 0)
+			scenario_drom();
 		else {
 			printf("FAIL: unknown scenario %s\n", s);
 			failures++;
