@@ -44,8 +44,8 @@ func TestHeld(t *testing.T) {
 		{name: "DROM took one of its 2 CPUs halfway",
 			// Its second thread idle (serialization) for the 500 ms it
 			// had no CPU and 100 ms before: only those 100 are held.
-			a:    measure.ProcessAccounts{CPUs: 2, ElapsedNS: 1000 * ms, UsefulNS: 1400 * ms, OMPSerializationNS: 600 * ms},
-			own:  2, l: measure.ProcessLewi{LentCallerNS: ptr(0), OwnChangeCPUNS: -500 * ms},
+			a:   measure.ProcessAccounts{CPUs: 2, ElapsedNS: 1000 * ms, UsefulNS: 1400 * ms, OMPSerializationNS: 600 * ms},
+			own: 2, l: measure.ProcessLewi{LentCallerNS: ptr(0), OwnChangeCPUNS: -500 * ms},
 			want: HeldAccounts{ElapsedNS: 1000 * ms, CPUNS: 1500 * ms, UsefulNS: 1400 * ms, OpenMPNS: 100 * ms}},
 		{name: "DROM gave it a second CPU for 300 ms", a: lender, own: 1, l: measure.ProcessLewi{LentCallerNS: ptr(0), OwnChangeCPUNS: 300 * ms},
 			err: "it had 1.20 CPUs of its own on average, more than the 1 threads it ran"},

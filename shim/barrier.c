@@ -168,7 +168,7 @@ static int start_quiet(void)
 	}
 	memset(mine, 0, sizeof mine);
 	mine[0] = i + 1;
-	lends[0] = popmon_dlb.lewi_barrier;
+	lends[0] = popmon_dlb_barrier_lends("default", 0);
 	failed_code = 0;
 	atomic_store(&started, 1);
 	return POPMON_DLB_SUCCESS;
@@ -323,7 +323,7 @@ static int find_or_create(const char *name)
 	return -1;
 }
 
-int popmon_barrier_named(const char *name, int lewi)
+int popmon_barrier_named(const char *name, int flags)
 {
 	if (!atomic_load(&started) || name == NULL || !*name || strlen(name) >= POPMON_BARRIER_NAME_MAX)
 		return -1;
@@ -336,6 +336,6 @@ int popmon_barrier_named(const char *name, int lewi)
 			return -1;
 		mine[id] = i + 1;
 	}
-	lends[id] = lewi;
+	lends[id] = popmon_dlb_barrier_lends(name, flags);
 	return id;
 }

@@ -54,9 +54,11 @@ int popmon_barrier_attach(int id);
 int popmon_barrier_detach(int id);
 
 /* DLB_BarrierNamedRegister: the id (1..) of the barrier named name,
- * created if new, with this process attached to it; lewi: whether waiting
- * in it lends the process's CPUs. -1 (NULL for DLB) when the barrier is
- * off, the name is empty or too long, or the table is full. */
-int popmon_barrier_named(const char *name, int lewi);
+ * created if new, with this process attached to it; flags, DLB's
+ * DLB_BARRIER_LEWI_*, say whether waiting in it lends the process's CPUs
+ * (popmon_dlb_barrier_lends). -1 (NULL for DLB) when the barrier is off, the
+ * name is empty or too long, or the table is full. */
+int popmon_barrier_named(const char *name, int flags);
+
 
 #endif /* POPMON_BARRIER_H */

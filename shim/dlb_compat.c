@@ -364,11 +364,11 @@ int DLB_DROM_PreInit(int pid, const void *mask, int flags, char ***next_environ)
 int DLB_DROM_PostFinalize(int pid, int flags) { return popmon_drom_post_finalize(pid, flags); }
 int DLB_DROM_RecoverStolenCpus(int pid) { return popmon_drom_recover_stolen_cpus(pid); }
 
-/* flags: DLB_BARRIER_LEWI_OFF (0), _ON (1), _RUNTIME (2: decided by
- * --lewi-barrier-select, which popmon does not read: off). */
+/* flags: DLB_BARRIER_LEWI_OFF (0), _ON (1), _RUNTIME (2: lends when
+ * --lewi-barrier-select names it). */
 void *DLB_BarrierNamedRegister(const char *barrier_name, int flags)
 {
-	int id = popmon_barrier_named(barrier_name, flags == 1);
+	int id = popmon_barrier_named(barrier_name, flags);
 	return id > 0 ? &handles[id] : NULL;
 }
 

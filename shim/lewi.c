@@ -32,6 +32,7 @@ static struct {
 	int ncpu;           /* CPU ids looked at: 0..ncpu-1 */
 	cpu_set_t mask;     /* the CPUs it owns (registered) */
 	int keep_one;       /* --lewi-keep-one-cpu */
+	int respect;        /* --lewi-respect-cpuset */
 	_Atomic int max_par;        /* DLB_SetMaxParallelism, 0 none */
 	_Atomic int blocking;       /* threads inside blocking calls */
 	cpu_set_t blocking_lent;    /* what the first of them lent */
@@ -123,6 +124,9 @@ int popmon_lewi_init(const cpu_set_t *mask)
 		if (CPU_ISSET(c, &own) && c + 1 > n)
 			n = c + 1;
 	L.ncpu = n < POPMON_LEWI_MAX_CPUS ? n : POPMON_LEWI_MAX_CPUS;
+	L.respect = popmon_dlb.lewi_respect_cpuset;
+	if (!L.respect)
+		popmon_lewi_shm_public(L.ncpu);
 	L.slot = slot;
 	L.mask = own;
 	L.keep_one = popmon_dlb.lewi_keep_one_cpu;
@@ -302,6 +306,25 @@ static int guested(void)
 
 /* DLB's borrow of ncpus (0: as many as possible) among mask (NULL: all),
  * its own idle CPUs first, within the maximum parallelism. */
+/* With --lewi-respect-cpuset (the default) only CPUs some process owns
+ * are borrowed: one nobody owns (free in a registry a process with
+ * --lewi-respect-cpuset=no made public) answers as a disabled one. */
+static int unowned(int c)
+{
+	struct popmon_lewi_cpu w;
+	return L.respect && (popmon_lewi_shm_cpu(c, &w) != 0 || w.owner == 0);
+}
+
+static int borrow(int c)
+{
+	return unowned(c) ? POPMON_DLB_ERR_PERM : popmon_lewi_shm_borrow(L.slot, c);
+}
+
+static int acquire(int c)
+{
+	return unowned(c) ? POPMON_DLB_ERR_PERM : popmon_lewi_shm_acquire(L.slot, c);
+}
+
 static int borrow_in(int ncpus, const cpu_set_t *mask)
 {
 	int room = ncpus > 0 ? ncpus : ncpu();
@@ -317,7 +340,7 @@ static int borrow_in(int ncpus, const cpu_set_t *mask)
 	for (int pass = 0; pass < 2 && got < room; pass++)
 		for (int c = 0; c < ncpu() && got < room; c++)
 			if (in_mask(mask, c) && (CPU_ISSET(c, &L.mask) != 0) == (pass == 0) &&
-			    popmon_lewi_shm_borrow(L.slot, c) == POPMON_DLB_SUCCESS)
+			    borrow(c) == POPMON_DLB_SUCCESS)
 				got++;
 	return got ? POPMON_DLB_SUCCESS : POPMON_DLB_NOUPDT;
 }
@@ -331,7 +354,7 @@ int popmon_lewi_borrow(void)
 int popmon_lewi_borrow_cpu(int cpuid)
 {
 	GUARD();
-	return popmon_lewi_shm_borrow(L.slot, cpuid);
+	return borrow(cpuid);
 }
 
 int popmon_lewi_borrow_cpus(int ncpus)
@@ -355,7 +378,7 @@ int popmon_lewi_borrow_cpus_in_mask(int ncpus, const cpu_set_t *mask)
 int popmon_lewi_acquire_cpu(int cpuid)
 {
 	GUARD();
-	return popmon_lewi_shm_acquire(L.slot, cpuid);
+	return acquire(cpuid);
 }
 
 int popmon_lewi_acquire_cpus_in_mask(int ncpus, const cpu_set_t *mask)
@@ -386,7 +409,7 @@ int popmon_lewi_acquire_cpus_in_mask(int ncpus, const cpu_set_t *mask)
 			}
 		}
 	for (int c = 0; c < ncpu() && got < want; c++)
-		if (in_mask(mask, c) && !CPU_ISSET(c, &L.mask) && popmon_lewi_shm_borrow(L.slot, c) == POPMON_DLB_SUCCESS)
+		if (in_mask(mask, c) && !CPU_ISSET(c, &L.mask) && borrow(c) == POPMON_DLB_SUCCESS)
 			got++;
 	if (noted)
 		return POPMON_DLB_NOTED;
@@ -450,7 +473,7 @@ int popmon_lewi_check_cpu_availability(int cpuid)
 	if (w.guest == L.slot)
 		return POPMON_DLB_SUCCESS;
 	if (w.guest == 0)
-		return popmon_lewi_shm_acquire(L.slot, cpuid) == POPMON_DLB_SUCCESS ? POPMON_DLB_SUCCESS
+		return acquire(cpuid) == POPMON_DLB_SUCCESS ? POPMON_DLB_SUCCESS
 										: POPMON_DLB_NOTED;
 	if (w.owner == L.slot && w.state == POPMON_LEWI_LENT)
 		return POPMON_DLB_NOUPDT; /* mine, lent, not reclaimed yet */

@@ -43,7 +43,10 @@ struct slot {
 struct reg {
 	_Atomic uint64_t magic;
 	_Atomic int ncpus; /* 1 + the highest CPU id ever registered */
-	char pad[52];
+	/* 1 once a process with --lewi-respect-cpuset=no attached: ended
+	 * owners' CPUs become free, not disabled (popmon_lewi_shm_public). */
+	_Atomic int public_cpus;
+	char pad[48];
 	/* A CPU's word: owner (bits 0-7), guest (8-15), state (16-17),
 	 * version (32-63). All zero: disabled, nobody's. */
 	_Atomic uint64_t cpu[POPMON_LEWI_MAX_CPUS];
@@ -201,7 +204,7 @@ static void clean_entries(int s)
 				break;
 			if (o == s) {
 				o = 0;
-				st = POPMON_LEWI_DISABLED;
+				st = atomic_load(&R->public_cpus) ? POPMON_LEWI_LENT : POPMON_LEWI_DISABLED;
 				if (g == s)
 					g = 0;
 			} else
@@ -325,6 +328,24 @@ int popmon_lewi_shm_register(pid_t pid, const cpu_set_t *mask, int *slot)
 		}
 	*slot = s;
 	return POPMON_DLB_SUCCESS;
+}
+
+void popmon_lewi_shm_public(int ncpus)
+{
+	if (!R)
+		return;
+	atomic_store(&R->public_cpus, 1);
+	if (ncpus > POPMON_LEWI_MAX_CPUS)
+		ncpus = POPMON_LEWI_MAX_CPUS;
+	for (int c = 0; c < ncpus; c++) {
+		uint64_t w = atomic_load(&R->cpu[c]);
+		while (c_owner(w) == 0 && c_guest(w) == 0 && c_state(w) == POPMON_LEWI_DISABLED &&
+		       !atomic_compare_exchange_weak(&R->cpu[c], &w, c_make(w, 0, 0, POPMON_LEWI_LENT)))
+			;
+	}
+	int n = atomic_load(&R->ncpus);
+	while (n < ncpus && !atomic_compare_exchange_weak(&R->ncpus, &n, ncpus))
+		;
 }
 
 int popmon_lewi_shm_update_ownership(int me, const cpu_set_t *mask)

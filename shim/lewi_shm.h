@@ -89,6 +89,13 @@ int popmon_lewi_shm_register(pid_t pid, const cpu_set_t *mask, int *slot);
  * DLB_ERR_PERM (a CPU of mask out of range: nothing changed). */
 int popmon_lewi_shm_update_ownership(int me, const cpu_set_t *mask);
 
+/* --lewi-respect-cpuset=no (DLB's !respect_cpuset): CPUs 0..ncpus-1 that no
+ * process owns (disabled, nobody's) become free (lent by nobody: any
+ * process may borrow them), and from now on the CPUs of a process that
+ * ends or dies become free instead of disabled, whoever cleans them (the
+ * registry keeps this). */
+void popmon_lewi_shm_public(int ncpus);
+
 /* Gives slot's CPUs up (DLB's deregister: owned CPUs become disabled and
  * nobody's, borrowed ones go back) and frees the slot. */
 void popmon_lewi_shm_deregister(int slot);

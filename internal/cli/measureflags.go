@@ -28,7 +28,7 @@ func (m *measureFlags) register(fs interface {
 	fs.BoolVar(&m.Lewi.On, "lewi", false, "LeWI: a rank waiting in a blocking MPI call lends its CPUs to the OpenMP parallel regions of the other processes on its node (docs/lewi.md); bind each rank to its own CPUs")
 	fs.BoolVar(&m.Lewi.KeepOneCPU, "lewi-keep-one-cpu", false, "LeWI: a blocking MPI call keeps the process's first CPU")
 	fs.StringVar(&m.Lewi.MPICalls, "lewi-mpi-calls", "all", "LeWI: the blocking MPI calls that lend: all, collectives, barrier, none")
-	fs.BoolVar(&m.Lewi.RespectCpuset, "lewi-respect-cpuset", true, "LeWI: lend and borrow only CPUs a process registered (false: not in popmon)")
-	fs.BoolVar(&m.Lewi.Barrier, "lewi-barrier", true, "LeWI: DLB_Barrier lends the CPUs (DLB_Barrier is not in popmon: false is named, not acted on)")
+	fs.BoolVar(&m.Lewi.RespectCpuset, "lewi-respect-cpuset", true, "LeWI: lend and borrow only CPUs a process registered (false: the node's CPUs no process registered are free for any to borrow)")
+	fs.BoolVar(&m.Lewi.Barrier, "lewi-barrier", true, "LeWI: a process waiting in DLB_Barrier lends its CPUs")
 	fs.StringVar(&m.Counters, "counters", "", "hardware counters (instructions, cycles: IPC and frequency): auto (when the machine has them), on (warn when it has not), off (default $POPMON_COUNTERS, else auto)")
 }

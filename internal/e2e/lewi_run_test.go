@@ -236,6 +236,56 @@ func checkLewiHeld(t *testing.T, m, pm *measure.Measurement) {
 	}
 }
 
+// TestLewiRespectCpuset: examples/drom/drom_phases (OpenMP, a team size
+// printed per phase of 20 short regions) on CPU 0 only (taskset -c 0) under
+// popmon run --no-mpi --lewi, three times in one LeWI registry: with the
+// default --lewi-respect-cpuset its regions run on the one CPU it
+// registered (1 thread); with --lewi-respect-cpuset=false CPU 1, which no
+// process registered, is free and its regions borrow it (2 threads, and
+// borrowed CPU time in its lewi record); with the default again, in the
+// registry the second run made public, 1 thread. LLVM's libomp and GNU
+// libgomp.
+func TestLewiRespectCpuset(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs OpenMP programs")
+	}
+	if n := len(mustAffinity(t)); n < 2 {
+		t.Skipf("needs 2 CPUs, this process has %d", n)
+	}
+	for _, cc := range []string{"clang", "gcc"} {
+		t.Run(cc, func(t *testing.T) {
+			prog := dromPhases(t, cc)
+			env := []string{"POPMON_LEWI_KEY=" + lewiKey(t), "OMP_WAIT_POLICY=passive"}
+			for i, respect := range []bool{true, false, true} {
+				out := filepath.Join(t.TempDir(), "m.json")
+				args := []string{"run", "--no-mpi", "--lewi", fmt.Sprintf("--lewi-respect-cpuset=%v", respect), "--format", "none", "-o", out,
+					"--", "taskset", "-c", "0", prog, filepath.Join(t.TempDir(), "nostop"), "0.4"}
+				so, se, code := popmon(t, env, args...)
+				if code != 0 {
+					t.Fatalf("popmon %v: exit %d\n%s%s", args, code, so, se)
+				}
+				teams := map[string]int{}
+				for _, m := range regexp.MustCompile(`(?m)^phase \d+ threads (\d+)$`).FindAllStringSubmatch(so, -1) {
+					teams[m[1]]++
+				}
+				want := map[bool]string{true: "1", false: "2"}[respect]
+				n := teams["1"] + teams["2"]
+				t.Logf("run %d, --lewi-respect-cpuset=%v: phases by team size %v", i+1, respect, teams)
+				if n < 5 || teams[want]*10 < n*9 {
+					t.Errorf("run %d, --lewi-respect-cpuset=%v: phases by team size %v, want %s threads in at least 90 %%", i+1, respect, teams, want)
+				}
+				m := readChecked(t, out)
+				if len(m.Processes) != 1 || m.Processes[0].Lewi == nil {
+					t.Fatalf("run %d: no lewi record", i+1)
+				}
+				if b := m.Processes[0].Lewi.BorrowedCPUNS; (b > 0) == respect {
+					t.Errorf("run %d, --lewi-respect-cpuset=%v: borrowed %d ns of CPU time", i+1, respect, b)
+				}
+			}
+		})
+	}
+}
+
 // TestLewiUnbound: ranks not bound to CPUs of their own (every CPU in each
 // mask): the second one cannot register its CPUs (a popmon: line in the
 // measurement's warnings says to bind the ranks) and lends nothing, but its collectives take LeWI's path

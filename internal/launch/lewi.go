@@ -16,11 +16,11 @@ type Lewi struct {
 	KeepOneCPU bool
 	// MPICalls is --lewi-mpi-calls: all, collectives, barrier or none.
 	MPICalls string
-	// RespectCpuset is --lewi-respect-cpuset (default true; false is not
-	// in popmon: the library says so).
+	// RespectCpuset is --lewi-respect-cpuset (default true; false: the
+	// node's CPUs no process registered are free for any to borrow).
 	RespectCpuset bool
-	// Barrier is --lewi-barrier: DLB_Barrier lends (default true; DLB_Barrier
-	// is not in popmon: false is named, not acted on).
+	// Barrier is --lewi-barrier: a process waiting in DLB_Barrier lends
+	// its CPUs (default true).
 	Barrier bool
 }
 

@@ -85,6 +85,19 @@ func TestEnvC(t *testing.T) {
 		{"true false", []string{"true", "POPMON_DISABLE", "rank"}, "false", "0", ""},
 		{"true empty", []string{"true", "POPMON_DISABLE"}, "", "0", ""},
 		{"true 0", []string{"true", "POPMON_DISABLE"}, "0", "0", ""},
+		// Which node barriers' waits lend (DLB's parse_lewi_barrier):
+		// DLB_Barrier's own by --lewi-barrier until --lewi-barrier-select
+		// names barriers; a named one by its flags (OFF 0, ON 1), RUNTIME
+		// (2) by the selection.
+		{"barrier default", []string{"barrier", "DLB_ARGS", "default", "0"}, "--lewi", "1", ""},
+		{"barrier default off", []string{"barrier", "DLB_ARGS", "default", "0"}, "--lewi --lewi-barrier=no", "0", ""},
+		{"barrier default not selected", []string{"barrier", "DLB_ARGS", "default", "0"}, "--lewi --lewi-barrier-select=b1", "0", ""},
+		{"barrier default selected", []string{"barrier", "DLB_ARGS", "default", "0"}, "--lewi --lewi-barrier=no --lewi-barrier-select=b1,default", "1", ""},
+		{"barrier named on", []string{"barrier", "DLB_ARGS", "b1", "1"}, "--lewi --lewi-barrier-select=b2", "1", ""},
+		{"barrier named off", []string{"barrier", "DLB_ARGS", "b1", "0"}, "--lewi --lewi-barrier-select=b1", "0", ""},
+		{"barrier runtime selected", []string{"barrier", "DLB_ARGS", "b1", "2"}, "--lewi --lewi-barrier-select=default,b1", "1", ""},
+		{"barrier runtime prefix", []string{"barrier", "DLB_ARGS", "b1", "2"}, "--lewi --lewi-barrier-select=b10,b", "0", ""},
+		{"barrier runtime unselected", []string{"barrier", "DLB_ARGS", "b1", "2"}, "--lewi", "0", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			args := c.args

@@ -25,7 +25,9 @@ import (
 // in the middle, end with exactly their own CPUs and no hang (stress); the
 // CPU time lent in a blocking call and borrowed in a region is counted
 // (account); DROM's new masks change the own CPUs in the registry and the
-// own CPU time (drom).
+// own CPU time (drom); with --lewi-respect-cpuset=no the CPUs nobody
+// registered, and those of a process that died, are free to borrow
+// (public).
 func TestLewiC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds C code")
@@ -50,6 +52,7 @@ func TestLewiC(t *testing.T) {
 			{"account", "--lewi"},
 			{"giveback", "--lewi"},
 			{"drom", "--lewi"},
+			{"public", "--lewi --lewi-respect-cpuset=no"},
 		} {
 			t.Run(cc+"/"+c.scenario, func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -59,12 +59,12 @@ static const struct opt {
 	{"--instrument-counters", K_BOOL, "no", 0, "Extrae: not in popmon"},
 	{"--instrument-extrae-nthreads", K_INT, "0", 0, "Extrae: not in popmon"},
 	{"--lewi-keep-one-cpu", K_BOOL, "no", 1, "LeWI: a blocking MPI call keeps the process's first CPU"},
-	{"--lewi-respect-cpuset", K_BOOL, "yes", 0, "LeWI: only registered CPUs are lent and borrowed (no: not in popmon)"},
-	{"--lewi-respect-mask", K_BOOL, "yes", 0, "LeWI: not in popmon"},
+	{"--lewi-respect-cpuset", K_BOOL, "yes", 1, "LeWI: only registered CPUs are lent and borrowed (no: the node's CPUs no process registered are free to borrow)"},
+	{"--lewi-respect-mask", K_BOOL, "yes", 1, "LeWI: deprecated (--lewi-respect-cpuset)"},
 	{"--lewi-mpi", K_BOOL, "no", 0, "LeWI: not in popmon"},
 	{"--lewi-mpi-calls", K_STR, "all", 1, "LeWI: the blocking MPI calls that lend: all, collectives, barrier, none"},
 	{"--lewi-barrier", K_BOOL, "yes", 1, "LeWI: a process waiting in DLB_Barrier lends its CPUs"},
-	{"--lewi-barrier-select", K_STR, "", 0, "LeWI: not in popmon"},
+	{"--lewi-barrier-select", K_STR, "", 1, "LeWI: the node barriers whose waits lend (names, comma separated; default: DLB_Barrier's own); set, --lewi-barrier is not read"},
 	{"--lewi-affinity", K_STR, "auto", 0, "LeWI: not in popmon"},
 	{"--lewi-ompt", K_STR, "borrow", 0, "LeWI: not in popmon"},
 	{"--lewi-greedy", K_BOOL, "no", 0, "LeWI: not in popmon"},
@@ -227,6 +227,8 @@ static void apply(const struct opt *o, const char *v, int has_value, char *ignor
 		a->lewi = b;
 	else if (strcmp(name, "--lewi-keep-one-cpu") == 0)
 		a->lewi_keep_one_cpu = b;
+	else if (strcmp(name, "--lewi-respect-cpuset") == 0 || strcmp(name, "--lewi-respect-mask") == 0)
+		a->lewi_respect_cpuset = b;
 	else if (strcmp(name, "--lewi-mpi-calls") == 0) {
 		static const char *const w[] = {"none", "barrier", "collectives", "all"};
 		static const int m[] = {0, POPMON_LEWI_CALLS_BARRIER,
@@ -260,6 +262,8 @@ static void apply(const struct opt *o, const char *v, int has_value, char *ignor
 		a->barrier = b;
 	else if (strcmp(name, "--lewi-barrier") == 0)
 		a->lewi_barrier = b;
+	else if (strcmp(name, "--lewi-barrier-select") == 0)
+		snprintf(a->lewi_barrier_select, sizeof a->lewi_barrier_select, "%s", v);
 	if (strcmp(name, "--talp") == 0)
 		set_talp(has_value ? v : "default", bad, nb);
 	else if (strcmp(name, "--talp-output-file") == 0) {
@@ -402,7 +406,7 @@ void popmon_dlb_args_parse(void)
 		return;
 	a->parsed = 1;
 	a->summary_pop = 1;
-	a->barrier = a->lewi_barrier = 1;
+	a->barrier = a->lewi_barrier = a->lewi_respect_cpuset = 1;
 	a->lewi_mpi_calls = POPMON_LEWI_CALLS_BARRIER | POPMON_LEWI_CALLS_COLLECTIVE | POPMON_LEWI_CALLS_P2P;
 	char ignored[3072] = "", bad[1024] = "";
 	const char *env = getenv("DLB_ARGS");
@@ -509,4 +513,29 @@ void popmon_dlb_affinity(FILE *f)
 		}
 	}
 	fprintf(f, "DLB[%s:%d]: Process affinity: [%s]\n", host, (int)getpid(), list);
+}
+
+int popmon_dlb_barrier_lends(const char *name, int flags)
+{
+	popmon_dlb_args_parse();
+	int lewi_barrier = popmon_dlb.lewi_barrier;
+	const char *select = popmon_dlb.lewi_barrier_select;
+	if (strcmp(name, "default") == 0) {
+		if (!*select)
+			return lewi_barrier;
+	} else if (flags == 1) {
+		return 1; /* DLB_BARRIER_LEWI_ON */
+	} else if (flags == 0) {
+		return 0; /* DLB_BARRIER_LEWI_OFF */
+	}
+	/* DLB_BARRIER_LEWI_RUNTIME (or "default" with a selection): named? */
+	size_t n = strlen(name);
+	for (const char *p = select; *p;) {
+		const char *e = strchr(p, ',');
+		size_t k = e ? (size_t)(e - p) : strlen(p);
+		if (k == n && strncmp(p, name, n) == 0)
+			return 1;
+		p += k + (e != NULL);
+	}
+	return 0;
 }

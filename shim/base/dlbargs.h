@@ -34,16 +34,30 @@ struct popmon_dlb_args {
 	 * (the registry's key, "" the default). Also read from
 	 * POPMON_LEWI_ARGS (popmon run/exec --lewi's options). */
 	int lewi, lewi_keep_one_cpu, lewi_max_parallelism, lewi_mpi_calls;
+	/* --lewi-respect-cpuset (default yes; no: the CPUs of the node no
+	 * process registered are free for any to borrow, and a process's CPUs
+	 * stay so after it ends). */
+	int lewi_respect_cpuset;
 	char shm_key[128];
 	/* DROM (drom.c): --drom; the registry's key is --shm-key too. */
 	int drom;
 	/* The node barrier (barrier.c): --barrier (default yes), and whether
 	 * a process waiting in DLB_Barrier lends its CPUs (--lewi-barrier,
-	 * default yes). */
+	 * default yes; not read when --lewi-barrier-select names barriers:
+	 * those whose waits lend, "default" for DLB_Barrier's own, comma
+	 * separated). */
 	int barrier, lewi_barrier;
+	char lewi_barrier_select[256];
 };
 
 extern struct popmon_dlb_args popmon_dlb;
+
+/* Whether waits in the node barrier name lend the process's CPUs, as DLB's
+ * parse_lewi_barrier: DLB_Barrier's own ("default") with --lewi-barrier
+ * and no --lewi-barrier-select, or when the selection names "default"; a
+ * named one registered with flags DLB_BARRIER_LEWI_ON (1) always, _OFF (0)
+ * never, _RUNTIME (2) when the selection names it. */
+int popmon_dlb_barrier_lends(const char *name, int flags);
 
 /* Parses DLB_ARGS once (later calls do nothing). Options popmon does not act
  * on, unknown ones and bad values are named in one `popmon:` line. */

@@ -9,6 +9,8 @@
  *   ./env_test mode NAME DEFAULT           prints "value N" (0 off, 1 auto, 2 on)
  *   ./env_test switch NAME DEFAULT BAD_AS  prints "value N"
  *   ./env_test true NAME                   prints "value N" (popmon_env_true)
+ *   ./env_test barrier DLB_ARGS BARRIER FLAGS  prints "value N"
+ *                                          (popmon_dlb_barrier_lends: 1 lends)
  *
  * with the variable NAME set (or not) by the caller; the "popmon: ..." line of
  * a bad value goes to stderr, once, however often the variable is read.
@@ -20,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/dlbargs.h"
 #include "base/env.h"
 #include "base/process.h"
 
@@ -43,6 +46,8 @@ int main(int argc, char **argv)
 			v = popmon_env_switch(name, atoi(argv[3]), atoi(argv[4]));
 		else if (strcmp(kind, "true") == 0 && argc == 3)
 			v = popmon_env_true(name);
+		else if (strcmp(kind, "barrier") == 0 && argc == 5)
+			v = popmon_dlb_barrier_lends(argv[3], atoi(argv[4]));
 		else
 			return 2;
 	}

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/dlbargs.h"
 #include "base/process.h"
 #include "lewi.h"
 #include "lewi_shm.h"
@@ -112,6 +113,11 @@ static void child_loop(int in, int out, const char *mask)
 				size_t n = strlen(extra);
 				snprintf(extra + n, sizeof extra - n, "%s%d", i ? "," : " ", cpus[i]);
 			}
+		} else if (strcmp(cmd, "respect") == 0) {
+			/* --lewi-respect-cpuset for this process, before init. */
+			popmon_dlb_args_parse();
+			popmon_dlb.lewi_respect_cpuset = a;
+			r = 0;
 		} else if (strcmp(cmd, "mask") == 0) {
 			/* DROM's new mask, its bits in a: 5 is CPUs 0 and 2. */
 			cpu_set_t m;
@@ -523,6 +529,44 @@ static void scenario_drom(void)
 	stop(&B);
 }
 
+/* --lewi-respect-cpuset=no: A registers CPU 0 only; CPU 1, nobody's, is
+ * free: A's regions borrow it. B registering CPU 1 makes it B's (A's thread
+ * there stays until A's next region returns it). A killed: its CPU 0 is
+ * free, not disabled; C, registered with the default --lewi-respect-cpuset,
+ * leaves it alone; B's regions borrow it. */
+static void scenario_public(void)
+{
+	struct proc A = spawn("0");
+	init(&A);
+	int a = A.slot;
+	CPU(1, 0, 0, LENT);
+	TEAM(A, "0,1");
+	CPU(1, 0, a, LENT);
+	struct proc B = spawn("1");
+	init(&B);
+	int b = B.slot;
+	CPU(1, b, a, BUSY);
+	TEAM(B, "1");
+	TEAM(A, "0");
+	CPU(1, b, b, BUSY);
+	kill(A.pid, SIGKILL);
+	waitpid(A.pid, NULL, 0);
+	close(A.to);
+	close(A.from);
+	CHECK(popmon_lewi_shm_sweep(0) == 1, "the killed A was not cleaned");
+	CPU(0, 0, 0, LENT);
+	struct proc C = spawn("2");
+	EXPECT(C, "respect 1", 0);
+	init(&C);
+	TEAM(C, "2");
+	EXPECT(C, "borrowcpu 0", POPMON_DLB_ERR_PERM);
+	CPU(0, 0, 0, LENT);
+	TEAM(B, "1,0");
+	CPU(0, 0, b, LENT);
+	stop(&B);
+	stop(&C);
+}
+
 /* LeWI off: every call DLB_ERR_NOLEWI, as DLB without --lewi. */
 static void scenario_off(void)
 {
@@ -730,6 +774,8 @@ int main(int argc, char **argv)
 			scenario_giveback();
 		else if (strcmp(s, "drom") == 0)
 			scenario_drom();
+		else if (strcmp(s, "public") == 0)
+			scenario_public();
 		else {
 			printf("FAIL: unknown scenario %s\n", s);
 			failures++;
