@@ -69,7 +69,7 @@ static const struct opt {
 	{"--lewi-ompt", K_STR, "borrow", 0, "LeWI: not in popmon"},
 	{"--lewi-greedy", K_BOOL, "no", 0, "LeWI: not in popmon"},
 	{"--lewi-warmup", K_BOOL, "no", 0, "LeWI: not in popmon"},
-	{"--lewi-max-parallelism", K_INT, "0", 0, "LeWI: the initial DLB_SetMaxParallelism"},
+	{"--lewi-max-parallelism", K_INT, "0", 1, "LeWI: the initial DLB_SetMaxParallelism"},
 	{"--lewi-color", K_INT, "0", 0, "LeWI: not in popmon"},
 	{"--mngo-mode", K_STR, "regions", 0, "not in popmon"},
 	{"--mngo-helper-thread-interval", K_INT, "30", 0, "not in popmon"},
