@@ -361,59 +361,7 @@ int popmon_drom_set_process_mask(int pid, const cpu_set_t *mask, int flags)
 
 int popmon_drom_parse_mask(const char *s, cpu_set_t *mask)
 {
-	CPU_ZERO(mask);
-	if (!s || !*s)
-		return -1;
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X' || s[1] == 'b' || s[1] == 'B')) {
-		int hex = s[1] == 'x' || s[1] == 'X', bits = hex ? 4 : 1;
-		size_t n = strlen(s + 2);
-		if (n == 0)
-			return -1;
-		int cpu = 0;
-		for (size_t i = n; i-- > 0;) {
-			int c = (unsigned char)s[2 + i], v;
-			if (c >= '0' && c <= '9')
-				v = c - '0';
-			else if (hex && c >= 'a' && c <= 'f')
-				v = c - 'a' + 10;
-			else if (hex && c >= 'A' && c <= 'F')
-				v = c - 'A' + 10;
-			else
-				return -1;
-			if (!hex && v > 1)
-				return -1;
-			for (int b = 0; b < bits; b++, cpu++)
-				if ((v >> b) & 1) {
-					if (cpu >= CPU_SETSIZE)
-						return -1;
-					CPU_SET(cpu, mask);
-				}
-		}
-		return 0;
-	}
-	const char *p = s;
-	while (*p) {
-		char *end;
-		long a = strtol(p, &end, 10), b = a;
-		if (end == p || a < 0)
-			return -1;
-		p = end;
-		if (*p == '-') {
-			b = strtol(p + 1, &end, 10);
-			if (end == p + 1 || b < a)
-				return -1;
-			p = end;
-		}
-		if (b >= CPU_SETSIZE)
-			return -1;
-		for (long c = a; c <= b; c++)
-			CPU_SET((int)c, mask);
-		if (*p == ',')
-			p++;
-		else if (*p)
-			return -1;
-	}
-	return 0;
+	return popmon_cpulist_parse(s, mask);
 }
 
 int popmon_drom_set_process_mask_str(int pid, const char *mask, int flags)

@@ -21,6 +21,7 @@
 
 #include "base/clock.h"
 #include "base/dlbargs.h"
+#include "base/process.h"
 #include "base/env.h"
 #include "base/warn.h"
 #include "lewi.h"
@@ -56,6 +57,17 @@ static struct {
 	_Atomic int held; /* other processes' CPUs its last team was given (0: none to give back) */
 	_Atomic int lent_first; /* the first CPU the open blocking call lent, -1 none */
 } L;
+
+/* The order it borrows lent CPUs in (DLB's cpus_priority_array with
+ * --lewi-affinity=nearby-first, its default): its own, then the CPUs of
+ * the NUMA nodes its own are on, then (not with nearby-only) the rest;
+ * built for ncpu() CPUs, again when that or its own CPUs change. CPUs of
+ * no known node count as one node: without topology, all are nearby. */
+static struct {
+	int n, len, nodes_read; /* nodes_read: CPUs whose node was looked up */
+	int cpu[POPMON_LEWI_MAX_CPUS];
+	int node[POPMON_LEWI_MAX_CPUS];
+} P;
 
 /* After a blocking call ends, the next regions borrow nothing for this long:
  * the other ranks of the same collective are leaving it too (each within
@@ -129,6 +141,7 @@ int popmon_lewi_init(const cpu_set_t *mask)
 		popmon_lewi_shm_public(L.ncpu);
 	L.slot = slot;
 	L.mask = own;
+	P.n = -1; /* the borrowing order: built at the first borrow */
 	L.keep_one = popmon_dlb.lewi_keep_one_cpu;
 	atomic_store(&L.max_par, popmon_dlb.lewi_max_parallelism);
 	atomic_store(&L.blocking, 0);
@@ -325,6 +338,50 @@ static int acquire(int c)
 	return unowned(c) ? POPMON_DLB_ERR_PERM : popmon_lewi_shm_acquire(L.slot, c);
 }
 
+static void order_cpus(void)
+{
+	int n = ncpu();
+	if (P.nodes_read < n) { /* the topology of CPUs 0..n-1, once */
+		popmon_cpu_nodes(P.node, n);
+		P.nodes_read = n;
+	}
+	int near[64], nnear = 0;
+	for (int c = 0; c < n; c++) {
+		if (!CPU_ISSET(c, &L.mask))
+			continue;
+		int k = 0;
+		while (k < nnear && near[k] != P.node[c])
+			k++;
+		if (k == nnear && nnear < 64)
+			near[nnear++] = P.node[c];
+	}
+	static unsigned char placed[POPMON_LEWI_MAX_CPUS];
+	memset(placed, 0, sizeof placed);
+	P.len = 0;
+	for (int pass = 0; pass < 3; pass++) {
+		if (pass == 2 && popmon_dlb.lewi_nearby_only)
+			break;
+		for (int c = 0; c < n; c++) {
+			int k = 0;
+			while (k < nnear && near[k] != P.node[c])
+				k++;
+			int ok = pass == 0 ? CPU_ISSET(c, &L.mask) != 0 : pass == 1 ? k < nnear : 1;
+			if (ok && !placed[c]) {
+				placed[c] = 1;
+				P.cpu[P.len++] = c;
+			}
+		}
+	}
+	P.n = n;
+}
+
+/* The borrowing order, rebuilt when the registry grew. */
+static void ordered(void)
+{
+	if (P.n != ncpu())
+		order_cpus();
+}
+
 static int borrow_in(int ncpus, const cpu_set_t *mask)
 {
 	int room = ncpus > 0 ? ncpus : ncpu();
@@ -337,11 +394,10 @@ static int borrow_in(int ncpus, const cpu_set_t *mask)
 			room = left;
 	}
 	int got = 0;
-	for (int pass = 0; pass < 2 && got < room; pass++)
-		for (int c = 0; c < ncpu() && got < room; c++)
-			if (in_mask(mask, c) && (CPU_ISSET(c, &L.mask) != 0) == (pass == 0) &&
-			    borrow(c) == POPMON_DLB_SUCCESS)
-				got++;
+	ordered(); /* its own first, then nearby, then the rest */
+	for (int i = 0; i < P.len && got < room; i++)
+		if (in_mask(mask, P.cpu[i]) && borrow(P.cpu[i]) == POPMON_DLB_SUCCESS)
+			got++;
 	return got ? POPMON_DLB_SUCCESS : POPMON_DLB_NOUPDT;
 }
 
@@ -408,8 +464,9 @@ int popmon_lewi_acquire_cpus_in_mask(int ncpus, const cpu_set_t *mask)
 				noted |= r == POPMON_DLB_NOTED;
 			}
 		}
-	for (int c = 0; c < ncpu() && got < want; c++)
-		if (in_mask(mask, c) && !CPU_ISSET(c, &L.mask) && borrow(c) == POPMON_DLB_SUCCESS)
+	ordered();
+	for (int i = 0; i < P.len && got < want; i++)
+		if (in_mask(mask, P.cpu[i]) && !CPU_ISSET(P.cpu[i], &L.mask) && borrow(P.cpu[i]) == POPMON_DLB_SUCCESS)
 			got++;
 	if (noted)
 		return POPMON_DLB_NOTED;
@@ -737,6 +794,7 @@ int popmon_lewi_update_mask(const cpu_set_t *mask)
 	L.own_t = now;
 	L.own_n = CPU_COUNT(mask);
 	L.mask = *mask;
+	order_cpus();
 	publish();
 	return r;
 }

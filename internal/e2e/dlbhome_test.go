@@ -380,19 +380,20 @@ func TestDLBArgs(t *testing.T) {
 		// forms --opt, --opt=yes, --no-opt, --opt=VALUE: one line names them.
 		// (LeWI's --lewi, --lewi-keep-one-cpu and --lewi-mpi-calls, --drom,
 		// --lewi-respect-cpuset (and its old name --lewi-respect-mask),
-		// --lewi-max-parallelism, the
+		// --lewi-max-parallelism, --lewi-affinity (but for its values none
+		// and spread-ifempty), the
 		// barrier's --barrier, --lewi-barrier and --lewi-barrier-select,
 		// and --shm-key are acted on: docs/lewi.md, docs/drom.md,
 		// docs/coming-from-dlb.md.)
 		opts := []string{"--mngo", "--mode=async", "--instrument=none",
 			"--instrument-counters", "--instrument-extrae-nthreads=4", "--lewi-mpi",
-			"--lewi-affinity=nearby-first", "--lewi-ompt=lend", "--lewi-greedy=yes", "--lewi-warmup",
+			"--lewi-affinity=spread-ifempty", "--lewi-ompt=lend", "--lewi-greedy=yes", "--lewi-warmup",
 			"--lewi-color=1", "--mngo-mode=x", "--barrier-id=1", "--preinit-pid=1", "--ompt-thread-manager=omp4", "--plugin=p",
 			"--debug-opts=x", "--shm-size-multiplier=2", "--talp-partial-output", "--talp-regions-per-proc=10",
 			"--talp-gpu-backend=cupti", "--verbose-format=node", "--talp-model=hybrid-v1", "--talp-summary=process", "--no-ompt"}
 		out := filepath.Join(dir, "n.json")
 		acted := "--talp --talp-output-file=" + out + " --talp-openmp --talp-papi=yes --talp-external-profiler --quiet=no" +
-			" --no-barrier --lewi-barrier=no --lewi-barrier-select=b --no-lewi-respect-cpuset --lewi-respect-mask=no --lewi-max-parallelism=2 --shm-key=k"
+			" --no-barrier --lewi-barrier=no --lewi-barrier-select=b --no-lewi-respect-cpuset --lewi-respect-mask=no --lewi-max-parallelism=2 --lewi-affinity=nearby-only --shm-key=k"
 		_, se := run(t, acted+" "+strings.Join(opts, " ")+" --bogus")
 		lines := strings.Split(strings.TrimSpace(se), "\n")
 		if len(lines) != 1 || !strings.HasPrefix(lines[0], "popmon: DLB_ARGS: popmon does not act on ") {
@@ -403,7 +404,7 @@ func TestDLBArgs(t *testing.T) {
 				t.Errorf("%s not named in %q", o, lines[0])
 			}
 		}
-		for _, o := range []string{"--no-barrier", "--lewi-barrier=", "--no-lewi-barrier", "--lewi-barrier-select", "respect-cpuset", "respect-mask", "max-parallelism", "--shm-key"} {
+		for _, o := range []string{"--no-barrier", "--lewi-barrier=", "--no-lewi-barrier", "--lewi-barrier-select", "respect-cpuset", "respect-mask", "max-parallelism", "nearby-only", "--shm-key"} {
 			if strings.Contains(lines[0], o) {
 				t.Errorf("%s (acted on) named in %q", o, lines[0])
 			}

@@ -27,12 +27,26 @@ import (
 // (account); DROM's new masks change the own CPUs in the registry and the
 // own CPU time (drom); with --lewi-respect-cpuset=no the CPUs nobody
 // registered, and those of a process that died, are free to borrow
-// (public).
+// (public); lent CPUs of its own NUMA node are borrowed first
+// (--lewi-affinity=nearby-first, the default), or only those (nearby-only)
+// (nearby, on a fake topology).
 func TestLewiC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds C code")
 	}
 	shim := filepath.Join("..", "..", "shim")
+	// A topology of two NUMA nodes, CPUs 0-1 and 2-3 (the nearby
+	// scenarios'; the others' CPUs 0-3 too).
+	sysfs := t.TempDir()
+	for node, cpus := range []string{"0-1\n", "2-3\n"} {
+		dir := filepath.Join(sysfs, "devices", "system", "node", fmt.Sprintf("node%d", node))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "cpulist"), []byte(cpus), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, cc := range cCompilers(t) {
 		bin := filepath.Join(t.TempDir(), "lewi_test")
 		args := []string{"-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE", "-I", shim}
@@ -53,13 +67,15 @@ func TestLewiC(t *testing.T) {
 			{"giveback", "--lewi"},
 			{"drom", "--lewi"},
 			{"public", "--lewi --lewi-respect-cpuset=no"},
+			{"nearby", "--lewi"},
+			{"nearby-only", "--lewi --lewi-affinity=nearby-only"},
 		} {
 			t.Run(cc+"/"+c.scenario, func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 				defer cancel()
 				cmd := exec.CommandContext(ctx, bin, c.scenario)
 				key := fmt.Sprintf("test-%d-%d", os.Getpid(), time.Now().UnixNano())
-				cmd.Env = []string{"POPMON_LEWI_KEY=" + key, "PATH=" + os.Getenv("PATH")}
+				cmd.Env = []string{"POPMON_LEWI_KEY=" + key, "PATH=" + os.Getenv("PATH"), "POPMON_SYSFS=" + sysfs}
 				if c.dlbArgs != "" {
 					cmd.Env = append(cmd.Env, "DLB_ARGS="+c.dlbArgs)
 				}

@@ -65,7 +65,7 @@ static const struct opt {
 	{"--lewi-mpi-calls", K_STR, "all", 1, "LeWI: the blocking MPI calls that lend: all, collectives, barrier, none"},
 	{"--lewi-barrier", K_BOOL, "yes", 1, "LeWI: a process waiting in DLB_Barrier lends its CPUs"},
 	{"--lewi-barrier-select", K_STR, "", 1, "LeWI: the node barriers whose waits lend (names, comma separated; default: DLB_Barrier's own); set, --lewi-barrier is not read"},
-	{"--lewi-affinity", K_STR, "auto", 0, "LeWI: not in popmon"},
+	{"--lewi-affinity", K_STR, "auto", 1, "LeWI: which lent CPUs a process borrows first: auto, mask and nearby-first (its NUMA nodes' first), nearby-only (only its NUMA nodes')"},
 	{"--lewi-ompt", K_STR, "borrow", 0, "LeWI: not in popmon"},
 	{"--lewi-greedy", K_BOOL, "no", 0, "LeWI: not in popmon"},
 	{"--lewi-warmup", K_BOOL, "no", 0, "LeWI: not in popmon"},
@@ -229,6 +229,19 @@ static void apply(const struct opt *o, const char *v, int has_value, char *ignor
 		a->lewi_keep_one_cpu = b;
 	else if (strcmp(name, "--lewi-respect-cpuset") == 0 || strcmp(name, "--lewi-respect-mask") == 0)
 		a->lewi_respect_cpuset = b;
+	else if (strcmp(name, "--lewi-affinity") == 0) {
+		if (strcasecmp(v, "auto") == 0 || strcasecmp(v, "mask") == 0 || strcasecmp(v, "nearby-first") == 0)
+			a->lewi_nearby_only = 0;
+		else if (strcasecmp(v, "nearby-only") == 0)
+			a->lewi_nearby_only = 1;
+		else if (strcasecmp(v, "none") == 0 || strcasecmp(v, "spread-ifempty") == 0) {
+			snprintf(what, sizeof what, "--lewi-affinity=%s (popmon's LeWI binds threads and borrows nearby CPUs first)", v);
+			append(ignored, ni, what);
+		} else {
+			snprintf(what, sizeof what, "%s=%s (not auto, none, mask, nearby-first, nearby-only or spread-ifempty)", o->name, v);
+			append(bad, nb, what);
+		}
+	}
 	else if (strcmp(name, "--lewi-mpi-calls") == 0) {
 		static const char *const w[] = {"none", "barrier", "collectives", "all"};
 		static const int m[] = {0, POPMON_LEWI_CALLS_BARRIER,

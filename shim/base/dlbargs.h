@@ -38,6 +38,9 @@ struct popmon_dlb_args {
 	 * process registered are free for any to borrow, and a process's CPUs
 	 * stay so after it ends). */
 	int lewi_respect_cpuset;
+	/* --lewi-affinity=nearby-only: borrow only CPUs of the NUMA nodes of
+	 * its own (auto, mask, nearby-first: those first, then the rest). */
+	int lewi_nearby_only;
 	char shm_key[128];
 	/* DROM (drom.c): --drom; the registry's key is --shm-key too. */
 	int drom;

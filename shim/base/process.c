@@ -161,3 +161,121 @@ uint64_t popmon_proc_start_time(int pid)
 	buf[n] = '\0';
 	return popmon_stat_start_time(buf);
 }
+
+int popmon_cpulist_parse(const char *s, cpu_set_t *mask)
+{
+	CPU_ZERO(mask);
+	if (!s || !*s)
+		return -1;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X' || s[1] == 'b' || s[1] == 'B')) {
+		int hex = s[1] == 'x' || s[1] == 'X', bits = hex ? 4 : 1;
+		size_t n = strlen(s + 2);
+		if (n == 0)
+			return -1;
+		int cpu = 0;
+		for (size_t i = n; i-- > 0;) {
+			int c = (unsigned char)s[2 + i], v;
+			if (c >= '0' && c <= '9')
+				v = c - '0';
+			else if (hex && c >= 'a' && c <= 'f')
+				v = c - 'a' + 10;
+			else if (hex && c >= 'A' && c <= 'F')
+				v = c - 'A' + 10;
+			else
+				return -1;
+			if (!hex && v > 1)
+				return -1;
+			for (int b = 0; b < bits; b++, cpu++)
+				if ((v >> b) & 1) {
+					if (cpu >= CPU_SETSIZE)
+						return -1;
+					CPU_SET(cpu, mask);
+				}
+		}
+		return 0;
+	}
+	const char *p = s;
+	while (*p) {
+		char *end;
+		long a = strtol(p, &end, 10), b = a;
+		if (end == p || a < 0)
+			return -1;
+		p = end;
+		if (*p == '-') {
+			b = strtol(p + 1, &end, 10);
+			if (end == p + 1 || b < a)
+				return -1;
+			p = end;
+		}
+		if (b >= CPU_SETSIZE)
+			return -1;
+		for (long c = a; c <= b; c++)
+			CPU_SET((int)c, mask);
+		if (*p == ',')
+			p++;
+		else if (*p)
+			return -1;
+	}
+	return 0;
+}
+
+/* The contents of file root/rel (at most n-1 bytes, NUL-terminated): 0, or
+ * -1 when it cannot be read. */
+static int read_small(const char *root, const char *rel, char *buf, size_t n)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s%s", root, rel);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t k = read(fd, buf, n - 1);
+	close(fd);
+	if (k <= 0)
+		return -1;
+	buf[k] = '\0';
+	return 0;
+}
+
+int popmon_cpu_nodes(int *node, int n)
+{
+	const char *root = getenv("POPMON_SYSFS");
+	if (!root || !*root)
+		root = "/sys";
+	for (int c = 0; c < n; c++)
+		node[c] = -1;
+	int got = 0;
+	char buf[4096], rel[128];
+	/* NUMA nodes (their numbers may have gaps): at most 1024 looked at,
+	 * and none after 64 missing in a row. */
+	for (int k = 0, misses = 0; k < 1024 && misses < 64; k++) {
+		snprintf(rel, sizeof rel, "/devices/system/node/node%d/cpulist", k);
+		cpu_set_t m;
+		if (read_small(root, rel, buf, sizeof buf) != 0) {
+			misses++;
+			continue;
+		}
+		misses = 0;
+		buf[strcspn(buf, "\n")] = '\0';
+		if (popmon_cpulist_parse(buf, &m) != 0)
+			continue;
+		for (int c = 0; c < n && c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &m) && node[c] < 0) {
+				node[c] = k;
+				got++;
+			}
+	}
+	if (got)
+		return got;
+	for (int c = 0; c < n; c++) {
+		snprintf(rel, sizeof rel, "/devices/system/cpu/cpu%d/topology/physical_package_id", c);
+		char *end;
+		if (read_small(root, rel, buf, sizeof buf) != 0)
+			continue;
+		long v = strtol(buf, &end, 10);
+		if (end != buf && v >= 0 && v < 1 << 20) {
+			node[c] = (int)v;
+			got++;
+		}
+	}
+	return got;
+}

@@ -7,6 +7,7 @@
 #ifndef POPMON_PROCESS_H
 #define POPMON_PROCESS_H
 
+#include <sched.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -81,5 +82,14 @@ uint64_t popmon_proc_start_time(int pid);
 /* The same field of the text of a /proc/PID/stat file (NUL-terminated),
  * 0 when it has none. */
 uint64_t popmon_stat_start_time(const char *stat);
+
+/* Parses a CPU list as DLB and the kernel write them ("0,5-7", and DLB's
+ * "0xE1", "0b11100001") into mask; 0, or -1 when it is not one. */
+int popmon_cpulist_parse(const char *s, cpu_set_t *mask);
+/* The NUMA node of each of CPUs 0..n-1 into node[] (-1 unknown), from
+ * /sys/devices/system/node/nodeN/cpulist, else each CPU's package
+ * (topology/physical_package_id); POPMON_SYSFS replaces /sys (a test's
+ * fake tree). Returns how many CPUs got a node. */
+int popmon_cpu_nodes(int *node, int n);
 
 #endif /* POPMON_PROCESS_H */

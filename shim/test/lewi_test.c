@@ -567,6 +567,36 @@ static void scenario_public(void)
 	stop(&C);
 }
 
+/* --lewi-affinity (the harness's POPMON_SYSFS: NUMA node 0 is CPUs 0-1,
+ * node 1 CPUs 2-3): A on CPU 2, B on 0 and C on 3 lend theirs; A limited
+ * to 2 CPUs borrows C's (its node's) before B's (lower id); without the
+ * limit, nearby-first borrows B's too, nearby-only never (only_near). */
+static void scenario_nearby(int only_near)
+{
+	struct proc A = spawn("2"), B = spawn("0"), C = spawn("3");
+	init(&A);
+	init(&B);
+	init(&C);
+	int a = A.slot;
+	EXPECT(B, "lend", POPMON_DLB_SUCCESS);
+	EXPECT(C, "lend", POPMON_DLB_SUCCESS);
+	EXPECT(A, "setmax 2", POPMON_DLB_SUCCESS);
+	TEAM(A, "2,3");
+	CPU(3, C.slot, a, LENT);
+	CPU(0, B.slot, 0, LENT);
+	EXPECT(A, "unsetmax", POPMON_DLB_SUCCESS);
+	if (only_near) {
+		TEAM(A, "2,3");
+		CPU(0, B.slot, 0, LENT);
+	} else {
+		TEAM(A, "2,0,3");
+		CPU(0, B.slot, a, LENT);
+	}
+	stop(&A);
+	stop(&B);
+	stop(&C);
+}
+
 /* LeWI off: every call DLB_ERR_NOLEWI, as DLB without --lewi. */
 static void scenario_off(void)
 {
@@ -776,6 +806,10 @@ int main(int argc, char **argv)
 			scenario_drom();
 		else if (strcmp(s, "public") == 0)
 			scenario_public();
+		else if (strcmp(s, "nearby") == 0)
+			scenario_nearby(0);
+		else if (strcmp(s, "nearby-only") == 0)
+			scenario_nearby(1);
 		else {
 			printf("FAIL: unknown scenario %s\n", s);
 			failures++;
