@@ -141,9 +141,10 @@ func NewRun(m *measure.Measurement) *Run {
 // HardwareCPUs is DLB's numCpus of a region (the whole run for ""): the
 // hardware CPUs its processes' threads can run on, Σ min(cpus, affinity
 // CPUs) over the processes that visited it, where the measurement recorded
-// their affinity masks; otherwise (and for a region in summary form) cpus,
-// popmon's CPUs, which are threads. The two differ only with more threads
-// than CPUs (docs/coming-from-dlb.md).
+// their affinity masks (under LeWI, the affinity and the CPUs its teams
+// borrowed: its largest team); otherwise (and for a region in summary
+// form) cpus, popmon's CPUs, which are threads. The two differ only with
+// more threads than CPUs (docs/coming-from-dlb.md).
 func (r *Run) HardwareCPUs(region string, cpus int) int {
 	if r == nil {
 		return cpus
@@ -164,6 +165,13 @@ func hardwareCPUsOf(m *measure.Measurement) map[string]int {
 			return nil
 		}
 		aff[p.Rank] = p.AffinityCPUs
+		if p.Lewi != nil {
+			// LeWI binds each thread of a team to a CPU of its own
+			// (its own or a borrowed one): its threads ran on as
+			// many CPUs as its largest team, as DLB counts them (the
+			// union of the CPUs its threads ran on).
+			aff[p.Rank] = max(p.AffinityCPUs, p.CPUs)
+		}
 	}
 	if len(aff) == 0 {
 		return nil
@@ -171,7 +179,7 @@ func hardwareCPUsOf(m *measure.Measurement) map[string]int {
 	out := map[string]int{}
 	sum := 0
 	for _, p := range m.Processes {
-		sum += min(p.CPUs, p.AffinityCPUs)
+		sum += min(p.CPUs, aff[p.Rank])
 	}
 	out[""] = sum
 regions:
