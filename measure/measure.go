@@ -282,6 +282,17 @@ type Process struct {
 	// Lewi is the CPU time this process lent and borrowed under LeWI
 	// (docs/lewi.md); nil when LeWI was not on in it.
 	Lewi *ProcessLewi `json:"lewi,omitempty"`
+	// Drom is its own CPUs over time under DROM (docs/drom.md); nil when
+	// it did not register with DROM.
+	Drom *ProcessDrom `json:"drom,omitempty"`
+}
+
+// ProcessDrom is a process's own CPUs under DROM: how many it registered
+// and how much CPU time its CPUs differed from them over the run, as it
+// adopted the masks DROM gave it (CPUs × ns; negative: fewer).
+type ProcessDrom struct {
+	OwnCPUs        int   `json:"own_cpus"`
+	OwnChangeCPUNS int64 `json:"own_change_cpu_ns"`
 }
 
 // ProcessLewi is one process's CPU time moved by LeWI: CPUs × time, in

@@ -124,14 +124,13 @@ func abs64(v int64) int64 {
 	return v
 }
 
-// lewiOf is the run's LeWI record and its processes' (by rank), with their
-// accounts against the CPUs held where the whole run's region has them:
-// nil when LeWI was not on. The run's held accounts are the sums over all
-// its processes; note says why there are none ("" with them).
-func lewiOf(m *measure.Measurement) (run *measure.Lewi, ps []LewiProcess, held *HeldAccounts, note string) {
-	if m.Lewi == nil {
-		return nil, nil, nil, ""
-	}
+// heldOf sets each process of m that in(p) names (ok) against the CPUs it
+// held, from its own CPUs and l (Held), on the whole run's accounts: by
+// process, the run's sums (nil when one process cannot be set, or m has no
+// process records), and why not in one clause ("" with them). A process
+// in() leaves out (off: a clause, "" to skip it quietly) makes the sums
+// nil too when off is said.
+func heldOf(m *measure.Measurement, in func(p *measure.Process) (own int, l measure.ProcessLewi, off string, ok bool)) (held map[int]*HeldAccounts, sum *HeldAccounts, note string) {
 	g, _ := m.Global()
 	accounts := map[int]*measure.ProcessAccounts{}
 	if g != nil && g.Summary == nil {
@@ -141,35 +140,96 @@ func lewiOf(m *measure.Measurement) (run *measure.Lewi, ps []LewiProcess, held *
 			}
 		}
 	}
-	sum := &HeldAccounts{}
-	for _, p := range m.Processes {
-		if p.Lewi == nil {
-			if note == "" {
-				note = fmt.Sprintf("rank %d had LeWI off", p.Rank)
+	held = map[int]*HeldAccounts{}
+	total := &HeldAccounts{}
+	for i := range m.Processes {
+		p := &m.Processes[i]
+		own, l, off, ok := in(p)
+		if !ok {
+			if off != "" && note == "" {
+				note = fmt.Sprintf("rank %d %s", p.Rank, off)
 			}
 			continue
 		}
-		lp := LewiProcess{Rank: p.Rank, ProcessLewi: *p.Lewi}
 		var err error
 		if a := accounts[p.Rank]; a == nil {
 			err = errors.New("the whole run has no accounts of it")
-		} else if h, e := Held(*a, cmp.Or(p.Lewi.OwnCPUs, p.AffinityCPUs), *p.Lewi); e != nil {
+		} else if h, e := Held(*a, own, l); e != nil {
 			err = e
 		} else {
-			lp.Held = &h
-			sum.add(h)
+			held[p.Rank] = &h
+			total.add(h)
 		}
 		if err != nil && note == "" {
 			note = fmt.Sprintf("rank %d: %v", p.Rank, err)
 		}
-		ps = append(ps, lp)
 	}
 	switch {
 	case len(m.Processes) == 0:
 		note = "the measurement has no per-process records (summary form)"
 	case note == "":
-		held = sum
+		sum = total
+	}
+	return held, sum, note
+}
+
+// lewiOf is the run's LeWI record and its processes' (by rank), with their
+// accounts against the CPUs held where the whole run's region has them:
+// nil when LeWI was not on. The run's held accounts are the sums over all
+// its processes; note says why there are none ("" with them).
+func lewiOf(m *measure.Measurement) (run *measure.Lewi, ps []LewiProcess, held *HeldAccounts, note string) {
+	if m.Lewi == nil {
+		return nil, nil, nil, ""
+	}
+	byRank, held, note := heldOf(m, func(p *measure.Process) (int, measure.ProcessLewi, string, bool) {
+		if p.Lewi == nil {
+			return 0, measure.ProcessLewi{}, "had LeWI off", false
+		}
+		return cmp.Or(p.Lewi.OwnCPUs, p.AffinityCPUs), *p.Lewi, "", true
+	})
+	for _, p := range m.Processes {
+		if p.Lewi != nil {
+			ps = append(ps, LewiProcess{Rank: p.Rank, ProcessLewi: *p.Lewi, Held: byRank[p.Rank]})
+		}
 	}
 	l := *m.Lewi
 	return &l, ps, held, note
+}
+
+// DromProcess is one process's own CPUs under DROM and its accounts
+// against the CPUs it held over time (docs/drom.md).
+type DromProcess struct {
+	Rank int
+	measure.ProcessDrom
+	// Held is nil where the accounts could not be set against the CPUs
+	// held ([Run.DromHeldNote] says why).
+	Held *HeldAccounts
+}
+
+// dromOf is, for a run where DROM changed some process's CPUs and LeWI was
+// off (with LeWI on, its accounts against the CPUs held include DROM's
+// changes), each registered process's own CPUs and accounts against the
+// CPUs it held, the run's sums over them, and why not ("" with them); nil
+// otherwise.
+func dromOf(m *measure.Measurement) (ps []DromProcess, held *HeldAccounts, note string) {
+	changed := false
+	for _, p := range m.Processes {
+		changed = changed || p.Drom != nil && p.Drom.OwnChangeCPUNS != 0
+	}
+	if !changed || m.Lewi != nil {
+		return nil, nil, ""
+	}
+	zero := int64(0)
+	byRank, held, note := heldOf(m, func(p *measure.Process) (int, measure.ProcessLewi, string, bool) {
+		if p.Drom == nil {
+			return 0, measure.ProcessLewi{}, "", false // not registered: its CPUs did not move
+		}
+		return p.Drom.OwnCPUs, measure.ProcessLewi{LentCallerNS: &zero, OwnChangeCPUNS: p.Drom.OwnChangeCPUNS}, "", true
+	})
+	for _, p := range m.Processes {
+		if p.Drom != nil {
+			ps = append(ps, DromProcess{Rank: p.Rank, ProcessDrom: *p.Drom, Held: byRank[p.Rank]})
+		}
+	}
+	return ps, held, note
 }

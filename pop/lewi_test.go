@@ -115,3 +115,35 @@ func TestLewiOfHeld(t *testing.T) {
 		t.Errorf("with own_cpus: held %+v, note %q", held, note)
 	}
 }
+
+// TestDromOfHeld: a run where DROM took one of a process's 2 CPUs for half
+// its run (LeWI off) has its accounts against the CPUs held; a process
+// that never registered is left out of the sums; nothing when no CPUs
+// changed or when LeWI was on (its line has them).
+func TestDromOfHeld(t *testing.T) {
+	const ms = int64(1e6)
+	m := &measure.Measurement{
+		Processes: []measure.Process{
+			{Rank: 0, CPUs: 2, AffinityCPUs: 2, Drom: &measure.ProcessDrom{OwnCPUs: 2, OwnChangeCPUNS: -500 * ms}},
+			{Rank: 1, CPUs: 1, AffinityCPUs: 1},
+		},
+		Regions: []measure.Region{{Name: measure.GlobalRegion, Processes: []measure.ProcessAccounts{
+			{Rank: 0, CPUs: 2, ElapsedNS: 1000 * ms, UsefulNS: 1400 * ms, OMPSerializationNS: 600 * ms},
+			{Rank: 1, CPUs: 1, ElapsedNS: 1000 * ms, UsefulNS: 1000 * ms},
+		}}},
+	}
+	ps, held, note := dromOf(m)
+	want := HeldAccounts{ElapsedNS: 1000 * ms, CPUNS: 1500 * ms, UsefulNS: 1400 * ms, OpenMPNS: 100 * ms}
+	if held == nil || *held != want || note != "" || len(ps) != 1 || ps[0].Rank != 0 || *ps[0].Held != want {
+		t.Fatalf("held %+v (want %+v), note %q, processes %+v", held, want, note, ps)
+	}
+	m.Processes[0].Drom.OwnChangeCPUNS = 0
+	if ps, held, _ := dromOf(m); ps != nil || held != nil {
+		t.Errorf("CPUs unchanged: %+v %+v", ps, held)
+	}
+	m.Processes[0].Drom.OwnChangeCPUNS = -500 * ms
+	m.Lewi = &measure.Lewi{Processes: 1}
+	if ps, held, _ := dromOf(m); ps != nil || held != nil {
+		t.Errorf("LeWI on: %+v %+v", ps, held)
+	}
+}

@@ -33,6 +33,14 @@ type Run struct {
 	LewiProcesses []LewiProcess
 	LewiHeld      *HeldAccounts
 	LewiHeldNote  string
+	// DromProcesses, DromHeld and DromHeldNote are the same for a run
+	// where DROM changed some process's CPUs and LeWI was off (nil
+	// otherwise): each registered process's own CPUs and accounts against
+	// the CPUs it held, the run's sums over them (nil: not derived), why
+	// not.
+	DromProcesses []DromProcess
+	DromHeld      *HeldAccounts
+	DromHeldNote  string
 	OpenMP        *measure.OpenMP
 	Counters      *measure.Counters
 	Tool          measure.Tool
@@ -135,6 +143,7 @@ func NewRun(m *measure.Measurement) *Run {
 	r.hardwareCPUs = hardwareCPUsOf(m)
 	r.threads = threadsOf(m)
 	r.Lewi, r.LewiProcesses, r.LewiHeld, r.LewiHeldNote = lewiOf(m)
+	r.DromProcesses, r.DromHeld, r.DromHeldNote = dromOf(m)
 	return r
 }
 

@@ -40,6 +40,33 @@ static struct {
 	int changes;   /* masks adopted */
 } D;
 
+/* Its own CPUs over time (popmon_drom_own): how many it registered, how
+ * many since t (adopted masks), and their CPU time against the registered
+ * count before t (ticks x CPUs); measured once it registered. */
+static struct {
+	int measured, n0, n;
+	uint64_t t;
+	_Atomic int64_t delta;
+} own;
+
+/* Folds the CPU time since own.t into own.delta, and has n CPUs from now. */
+static void own_now(int n)
+{
+	uint64_t now = popmon_now();
+	atomic_fetch_add(&own.delta, (int64_t)popmon_delta(own.t, now) * (own.n - own.n0));
+	own.t = now;
+	own.n = n;
+}
+
+int popmon_drom_own(int *own_cpus, int64_t *delta)
+{
+	if (!own.measured)
+		return 0;
+	*own_cpus = own.n0;
+	*delta = atomic_load(&own.delta) + (int64_t)popmon_delta(own.t, popmon_now()) * (own.n - own.n0);
+	return 1;
+}
+
 static pthread_mutex_t apply_lock = PTHREAD_MUTEX_INITIALIZER;
 /* DLB's set_process_mask callback (DLB_CallbackSet), dlb_compat.c's. */
 static void (*_Atomic mask_hook)(const cpu_set_t *);
@@ -102,6 +129,8 @@ static void adopt(const cpu_set_t *mask)
 	if (set_threads)
 		set_threads(n);
 	popmon_lewi_update_mask(mask);
+	if (own.measured)
+		own_now(n);
 	int first = D.changes++ == 0;
 	pthread_mutex_unlock(&apply_lock);
 	popmon_cpus_hold(n);
@@ -120,20 +149,20 @@ void popmon_drom_start(void)
 		return;
 	if (attach() != POPMON_DLB_SUCCESS)
 		return;
-	cpu_set_t own, now;
-	if (sched_getaffinity(0, sizeof own, &own) != 0) {
+	cpu_set_t own_mask, now;
+	if (sched_getaffinity(0, sizeof own_mask, &own_mask) != 0) {
 		popmon_warn_once("drom", "cannot read this process's CPUs; DROM is off");
 		return;
 	}
 	int slot = 0;
 	const char *pre = getenv("POPMON_DROM_PREINIT_PID"); /* popmon taskset -c LIST -- cmd */
 	pid_t preinit_pid = pre ? (pid_t)atoi(pre) : 0;
-	int r = popmon_drom_shm_register(getpid(), preinit_pid, &own, 0, POPMON_DROM_FLAGS_NONE, &slot, &now);
+	int r = popmon_drom_shm_register(getpid(), preinit_pid, &own_mask, 0, POPMON_DROM_FLAGS_NONE, &slot, &now);
 	if (r == POPMON_DLB_ERR_PERM) {
 		/* A program its parent started (system(), a helper) on the
 		 * parent's CPUs: the parent keeps them, quietly. */
 		int c = 0;
-		while (c < CPU_SETSIZE && !(CPU_ISSET(c, &own) && popmon_drom_shm_owner(c)))
+		while (c < CPU_SETSIZE && !(CPU_ISSET(c, &own_mask) && popmon_drom_shm_owner(c)))
 			c++;
 		if (c < CPU_SETSIZE && popmon_drom_shm_owner(c) == getppid())
 			return;
@@ -150,6 +179,10 @@ void popmon_drom_start(void)
 	D.slot = slot;
 	atomic_store(&D.seen, 0);
 	D.changes = 0;
+	own.n0 = own.n = CPU_COUNT(&own_mask);
+	own.t = popmon_now();
+	atomic_store(&own.delta, 0);
+	own.measured = 1;
 	if (!atfork_set) {
 		atfork_set = 1;
 		pthread_atfork(NULL, NULL, drom_forked);
@@ -164,6 +197,8 @@ void popmon_drom_stop(void)
 	if (!atomic_exchange(&D.ready, 0))
 		return;
 	popmon_drom_shm_unregister(D.slot, 0);
+	if (own.measured)
+		own_now(own.n0); /* no more CPU time counted against the registered CPUs */
 }
 
 /* One thread looks at a change (the one that moves seen on); the others

@@ -23,6 +23,11 @@ void popmon_drom_start(void);
  * toucher). */
 void popmon_drom_stop(void);
 
+/* Its own CPUs over time, once it registered (1; 0 never): the CPUs it
+ * registered (*own_cpus) and how much CPU time its CPUs differed from them
+ * since, as masks were adopted (*delta, popmon_now() ticks x CPUs, signed). */
+int popmon_drom_own(int *own_cpus, int64_t *delta);
+
 /* Before a parallel region (OMPT's parallel_begin, the GOMP_parallel*
  * wrappers): when a tool set a new mask, adopts it (every thread's affinity,
  * omp_set_num_threads, the live file's CPUs). One atomic load otherwise. */

@@ -30,6 +30,7 @@
 #include "base/warn.h"
 #include "counters.h"
 #include "dlb_output.h"
+#include "drom.h"
 #include "gpu.h"
 #include "gpu_mode.h"
 #include "gpu_backends.h"
@@ -46,8 +47,21 @@
 #endif
 
 /* This process's LeWI fields (output.h). */
-void popmon_proc_rec_lewi(struct popmon_proc_rec *rec)
+/* ns of a signed tick count. */
+static int64_t signed_ns(int64_t ticks)
 {
+	return ticks < 0 ? -(int64_t)popmon_ticks_to_ns((uint64_t)-ticks) : (int64_t)popmon_ticks_to_ns((uint64_t)ticks);
+}
+
+void popmon_proc_rec_dlb(struct popmon_proc_rec *rec)
+{
+	int drom_cpus = 0;
+	int64_t drom_delta = 0;
+	if (popmon_drom_own(&drom_cpus, &drom_delta)) {
+		rec->drom = 1;
+		rec->drom_own_cpus = drom_cpus;
+		rec->drom_own_delta_ns = signed_ns(drom_delta);
+	}
 	if (!popmon_lewi_used())
 		return;
 	struct popmon_lewi_totals t;
@@ -57,8 +71,7 @@ void popmon_proc_rec_lewi(struct popmon_proc_rec *rec)
 	rec->lewi_lent_ns = (int64_t)popmon_ticks_to_ns(t.lent);
 	rec->lewi_lent_caller_ns = (int64_t)popmon_ticks_to_ns(t.lent_caller);
 	rec->lewi_borrowed_ns = (int64_t)popmon_ticks_to_ns(t.borrowed);
-	rec->lewi_own_delta_ns = t.own_delta < 0 ? -(int64_t)popmon_ticks_to_ns((uint64_t)-t.own_delta)
-						 : (int64_t)popmon_ticks_to_ns((uint64_t)t.own_delta);
+	rec->lewi_own_delta_ns = signed_ns(t.own_delta);
 }
 
 /* Length of the valid UTF-8 sequence at p (1-4), or 0 when the bytes there
@@ -688,6 +701,9 @@ static void write_processes(FILE *f, const struct popmon_run *run)
 				"\"borrowed_cpu_ns\": %lld, \"own_change_cpu_ns\": %lld}",
 				(long long)pr->lewi_own_cpus, (long long)pr->lewi_lent_ns, (long long)pr->lewi_lent_caller_ns,
 				(long long)pr->lewi_borrowed_ns, (long long)pr->lewi_own_delta_ns);
+		if (pr->drom)
+			fprintf(f, ", \"drom\": {\"own_cpus\": %lld, \"own_change_cpu_ns\": %lld}",
+				(long long)pr->drom_own_cpus, (long long)pr->drom_own_delta_ns);
 		fputs("}", f);
 	}
 	fputs("\n  ]", f);
@@ -1274,7 +1290,7 @@ void popmon_write_single(void)
 		names[r] = popmon_region_rec(r, cpus, &recs[r]);
 	struct popmon_proc_rec proc = {.rank = 0, .node = 0, .pid = popmon_proc.pid, .cpus = cpus,
 				       .affinity_cpus = popmon_affinity_cpus()};
-	popmon_proc_rec_lewi(&proc);
+	popmon_proc_rec_dlb(&proc);
 	gethostname(proc.hostname, sizeof proc.hostname - 1);
 	struct popmon_ctr_info ci; /* first: with counters on it may warn */
 	popmon_counters_info(&ci);

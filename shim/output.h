@@ -11,9 +11,10 @@
 /* Fills rec with region idx's accounts (nanoseconds); returns its name. */
 const char *popmon_region_rec(int idx, int cpus, struct popmon_region_rec *rec);
 
-/* Fills rec's LeWI fields (popmon_lewi_totals) for this process. */
+/* Fills rec's LeWI (popmon_lewi_totals) and DROM (popmon_drom_own) fields
+ * for this process. */
 struct popmon_proc_rec;
-void popmon_proc_rec_lewi(struct popmon_proc_rec *rec);
+void popmon_proc_rec_dlb(struct popmon_proc_rec *rec);
 
 struct popmon_proc_rec {
 	int64_t rank, node, pid, cpus;
@@ -30,6 +31,9 @@ struct popmon_proc_rec {
 	 * it, the lending thread's own CPU's), borrowed in parallel regions,
 	 * and its own CPUs' change by DROM (ns). */
 	int64_t lewi, lewi_own_cpus, lewi_lent_ns, lewi_lent_caller_ns, lewi_borrowed_ns, lewi_own_delta_ns;
+	/* DROM (drom.h): registered in this process, the CPUs it registered,
+	 * and its CPUs' change over time by the masks it adopted (ns). */
+	int64_t drom, drom_own_cpus, drom_own_delta_ns;
 	int64_t bypass_kind;  /* POPMON_BYPASS_*: MPI calls that never reached the library */
 	char bypass_reason[600];
 };

@@ -243,6 +243,8 @@ func TestDROMTaskset(t *testing.T) {
 			}
 			if c.lewi {
 				checkDROMLewi(t, r.out)
+			} else {
+				checkDROMHeld(t, r.out)
 			}
 			// Gone from the registry at its end.
 			if so, _, _ := popmon(t, env, "taskset", "--list"); !strings.Contains(so, "no process registered") {
@@ -280,6 +282,42 @@ func checkDROMLewi(t *testing.T, file string) {
 	if mc := r.LewiHeld.MeanCPUs(); mc >= 2 || mc < 1 {
 		t.Errorf("held %.2f CPUs on average: want 1-2", mc)
 	}
+}
+
+// checkDROMHeld: the measurement of a --drom run (LeWI off) whose CPUs DROM
+// shrank to one for a while and gave back: its drom record has the 2 CPUs
+// it registered and their CPU time changed by less than 0 (not more than
+// the run), and the report sets the accounts against the CPUs held: fewer
+// than 2 on average, in its DROM line.
+func checkDROMHeld(t *testing.T, file string) {
+	t.Helper()
+	m := readChecked(t, file)
+	if len(m.Processes) != 1 || m.Processes[0].Drom == nil {
+		t.Fatalf("no drom record: %+v", m.Processes)
+	}
+	d := m.Processes[0].Drom
+	g, _ := m.Global()
+	if g == nil || len(g.Processes) != 1 {
+		t.Fatal("no whole-run accounts")
+	}
+	e := g.Processes[0].ElapsedNS
+	if d.OwnCPUs != 2 || d.OwnChangeCPUNS >= 0 || -d.OwnChangeCPUNS > e {
+		t.Errorf("DROM's own CPUs %d, their change %d CPU-ns in a run of %d ns: want 2, and between -%d and 0", d.OwnCPUs, d.OwnChangeCPUNS, e, e)
+	}
+	r := pop.NewRun(m)
+	if r.DromHeld == nil {
+		t.Fatalf("no accounts against the CPUs held: %s", r.DromHeldNote)
+	}
+	t.Logf("own CPU time changed by %.3f s; held %.2f CPUs on average over %.3f s", float64(d.OwnChangeCPUNS)/1e9, r.DromHeld.MeanCPUs(), float64(e)/1e9)
+	if mc := r.DromHeld.MeanCPUs(); mc >= 2 || mc < 1 {
+		t.Errorf("held %.2f CPUs on average: want 1-2", mc)
+	}
+	so, se, code := popmon(t, nil, "report", file)
+	line := regexp.MustCompile(`(?m)^DROM: +changed CPUs; CPUs held over time: 1\.\d\d on average over .*$`).FindString(so)
+	if code != 0 || line == "" {
+		t.Errorf("report: exit %d, no DROM line:\n%s%s", code, so, se)
+	}
+	t.Log(line)
 }
 
 func mustAffinity(t *testing.T) []int {

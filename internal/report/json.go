@@ -52,6 +52,7 @@ func JSON(w io.Writer, rep *pop.Report, opts Options) error {
 		out = append(out, member{"partial", m.Partial})
 	}
 	out = appendLewiJSON(out, m)
+	out = appendDromJSON(out, m)
 	out = appendOMPNotMeasuredJSON(out, m)
 	out = append(out, member{"regions", jsonRegions(ompReferenced(regs, m, ompReasonRefJSON))})
 	out = appendOMPRegionsJSON(out, m)
@@ -85,6 +86,30 @@ func appendLewiJSON(out object, m *pop.Run) object {
 		l = append(l, member{"held_not_known", m.LewiHeldNote})
 	}
 	return append(out, member{"lewi", append(l, member{"per_process", procs})})
+}
+
+// appendDromJSON adds "drom" when DROM changed a process's CPUs in a run
+// without LeWI (docs/drom.md): the accounts against the CPUs held over time
+// ("held") or why they are not known ("held_not_known"), and each
+// registered process's own CPUs, their change and its held accounts.
+func appendDromJSON(out object, m *pop.Run) object {
+	if m == nil || len(m.DromProcesses) == 0 {
+		return out
+	}
+	procs := make([]object, len(m.DromProcesses))
+	for i, p := range m.DromProcesses {
+		procs[i] = object{{"rank", p.Rank}, {"own_cpus", p.OwnCPUs}, {"own_change_cpu_s", float(float64(p.OwnChangeCPUNS) / 1e9)}}
+		if p.Held != nil {
+			procs[i] = append(procs[i], member{"held", heldJSON(p.Held)})
+		}
+	}
+	var d object
+	if m.DromHeld != nil {
+		d = object{{"held", heldJSON(m.DromHeld)}}
+	} else {
+		d = object{{"held_not_known", m.DromHeldNote}}
+	}
+	return append(out, member{"drom", append(d, member{"per_process", procs})})
 }
 
 // heldJSON is accounts against the CPUs held: the CPU time, the mean CPUs

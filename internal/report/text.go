@@ -148,6 +148,9 @@ func textHeader(b *bufio.Writer, rep *pop.Report, m *pop.Run) {
 		fmt.Fprintf(b, "LeWI:      %s\n", safetext.Text(line))
 		fmt.Fprintf(b, "           %s\n", safetext.Text(textLewiHeld(m)))
 	}
+	if line := textDrom(m); line != "" {
+		fmt.Fprintf(b, "DROM:      %s\n", safetext.Text(line))
+	}
 	if line := textOpenMP(m.OpenMP); line != "" {
 		fmt.Fprintf(b, "OpenMP:    %s\n", safetext.Text(line))
 	}
@@ -195,15 +198,40 @@ func textLewi(m *pop.Run) string {
 // textLewiHeld is the LeWI header's second line: the CPUs the processes
 // held over time and what that CPU time went to, or why that is not known.
 func textLewiHeld(m *pop.Run) string {
-	h := m.LewiHeld
+	ranks := make([]int, len(m.LewiProcesses))
+	per := make([]*pop.HeldAccounts, len(m.LewiProcesses))
+	for i, p := range m.LewiProcesses {
+		ranks[i], per[i] = p.Rank, p.Held
+	}
+	return textHeld(m.LewiHeld, m.LewiHeldNote, ranks, per)
+}
+
+// textDrom is the DROM line of the header ("" unless DROM changed a
+// process's CPUs in a run without LeWI): the CPUs its processes held over
+// time, as textLewiHeld says them.
+func textDrom(m *pop.Run) string {
+	if len(m.DromProcesses) == 0 {
+		return ""
+	}
+	ranks := make([]int, len(m.DromProcesses))
+	per := make([]*pop.HeldAccounts, len(m.DromProcesses))
+	for i, p := range m.DromProcesses {
+		ranks[i], per[i] = p.Rank, p.Held
+	}
+	return "changed CPUs; " + textHeld(m.DromHeld, m.DromHeldNote, ranks, per)
+}
+
+// textHeld says accounts against the CPUs held over time (h, the run's;
+// per, by rank, up to 8), or why they are not known (note).
+func textHeld(h *pop.HeldAccounts, note string, ranks []int, per []*pop.HeldAccounts) string {
 	if h == nil {
-		return "CPUs held over time: not known: " + m.LewiHeldNote
+		return "CPUs held over time: not known: " + note
 	}
 	s := fmt.Sprintf("CPUs held over time: %.2f on average over %s", h.MeanCPUs(), units.Duration(h.ElapsedNS))
-	if n := len(m.LewiProcesses); n > 1 && n <= 8 {
+	if n := len(per); n > 1 && n <= 8 {
 		parts := make([]string, n)
-		for i, p := range m.LewiProcesses {
-			parts[i] = fmt.Sprintf("rank %d %.2f", p.Rank, p.Held.MeanCPUs())
+		for i := range per {
+			parts[i] = fmt.Sprintf("rank %d %.2f", ranks[i], per[i].MeanCPUs())
 		}
 		s += " (" + strings.Join(parts, ", ") + ")"
 	}

@@ -1324,7 +1324,7 @@ static void own_process(struct popmon_proc_rec *me, int leader, int cpus)
 	*me = (struct popmon_proc_rec){.rank = popmon_proc.rank, .node = leader, .pid = popmon_proc.pid,
 				       .cpus = cpus, .mpi_threads = popmon_mpi_thread_count(),
 				       .affinity_cpus = popmon_affinity_cpus()};
-	popmon_proc_rec_lewi(me);
+	popmon_proc_rec_dlb(me);
 	const struct popmon_intercept *ic = popmon_intercept_result();
 	if (ic->bypassed) {
 		me->bypass_kind = ic->kind;
