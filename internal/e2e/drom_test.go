@@ -241,11 +241,7 @@ func TestDROMTaskset(t *testing.T) {
 			if !strings.Contains(string(raw), "DROM changed this process's CPUs during the run") {
 				t.Errorf("the measurement does not say the CPUs changed:\n%s", r.stderr.String())
 			}
-			if c.lewi {
-				checkDROMLewi(t, r.out)
-			} else {
-				checkDROMHeld(t, r.out)
-			}
+			checkDROMHeld(t, r.out, c.lewi)
 			// Gone from the registry at its end.
 			if so, _, _ := popmon(t, env, "taskset", "--list"); !strings.Contains(so, "no process registered") {
 				t.Errorf("after the end, popmon taskset --list:\n%s", so)
@@ -254,63 +250,45 @@ func TestDROMTaskset(t *testing.T) {
 	}
 }
 
-// checkDROMLewi: the measurement of a --drom --lewi run whose CPUs DROM
-// shrank to one for a while and gave back: LeWI registered 2 own CPUs,
-// their CPU time changed by less than 0 (one fewer for a while, not longer
-// than the run), and the accounts set against the CPUs held say fewer than
-// 2 on average.
-func checkDROMLewi(t *testing.T, file string) {
+// checkDROMHeld: the measurement of a --drom run whose CPUs DROM shrank to
+// one for a while and gave back. Its record (lewi's with --lewi, drom's
+// without) has the 2 CPUs it registered and their CPU time changed by less
+// than 0 (one fewer for a while, not longer than the run); the accounts
+// set against the CPUs held say fewer than 2 on average; without LeWI the
+// report says so in its DROM line (with LeWI, LeWI's second line has it).
+func checkDROMHeld(t *testing.T, file string, lewi bool) {
 	t.Helper()
 	m := readChecked(t, file)
-	if len(m.Processes) != 1 || m.Processes[0].Lewi == nil {
-		t.Fatalf("no lewi record: %+v", m.Processes)
+	if len(m.Processes) != 1 {
+		t.Fatalf("%d processes", len(m.Processes))
 	}
-	l := m.Processes[0].Lewi
+	p, r := m.Processes[0], pop.NewRun(m)
+	own, change, held, note := 0, int64(0), r.DromHeld, r.DromHeldNote
+	switch {
+	case lewi && p.Lewi != nil:
+		own, change, held, note = p.Lewi.OwnCPUs, p.Lewi.OwnChangeCPUNS, r.LewiHeld, r.LewiHeldNote
+	case !lewi && p.Drom != nil:
+		own, change = p.Drom.OwnCPUs, p.Drom.OwnChangeCPUNS
+	default:
+		t.Fatalf("no lewi (--lewi: %v) or drom record: %+v", lewi, p)
+	}
 	g, _ := m.Global()
 	if g == nil || len(g.Processes) != 1 {
 		t.Fatal("no whole-run accounts")
 	}
 	e := g.Processes[0].ElapsedNS
-	if l.OwnCPUs != 2 || l.OwnChangeCPUNS >= 0 || -l.OwnChangeCPUNS > e {
-		t.Errorf("LeWI's own CPUs %d, their change %d CPU-ns in a run of %d ns: want 2, and between -%d and 0", l.OwnCPUs, l.OwnChangeCPUNS, e, e)
+	if own != 2 || change >= 0 || -change > e {
+		t.Errorf("own CPUs %d, their change %d CPU-ns in a run of %d ns: want 2, and between -%d and 0", own, change, e, e)
 	}
-	r := pop.NewRun(m)
-	if r.LewiHeld == nil {
-		t.Fatalf("no accounts against the CPUs held: %s", r.LewiHeldNote)
+	if held == nil {
+		t.Fatalf("no accounts against the CPUs held: %s", note)
 	}
-	t.Logf("own CPU time changed by %.3f s; held %.2f CPUs on average over %.3f s", float64(l.OwnChangeCPUNS)/1e9, r.LewiHeld.MeanCPUs(), float64(e)/1e9)
-	if mc := r.LewiHeld.MeanCPUs(); mc >= 2 || mc < 1 {
+	t.Logf("own CPU time changed by %.3f s; held %.2f CPUs on average over %.3f s", float64(change)/1e9, held.MeanCPUs(), float64(e)/1e9)
+	if mc := held.MeanCPUs(); mc >= 2 || mc < 1 {
 		t.Errorf("held %.2f CPUs on average: want 1-2", mc)
 	}
-}
-
-// checkDROMHeld: the measurement of a --drom run (LeWI off) whose CPUs DROM
-// shrank to one for a while and gave back: its drom record has the 2 CPUs
-// it registered and their CPU time changed by less than 0 (not more than
-// the run), and the report sets the accounts against the CPUs held: fewer
-// than 2 on average, in its DROM line.
-func checkDROMHeld(t *testing.T, file string) {
-	t.Helper()
-	m := readChecked(t, file)
-	if len(m.Processes) != 1 || m.Processes[0].Drom == nil {
-		t.Fatalf("no drom record: %+v", m.Processes)
-	}
-	d := m.Processes[0].Drom
-	g, _ := m.Global()
-	if g == nil || len(g.Processes) != 1 {
-		t.Fatal("no whole-run accounts")
-	}
-	e := g.Processes[0].ElapsedNS
-	if d.OwnCPUs != 2 || d.OwnChangeCPUNS >= 0 || -d.OwnChangeCPUNS > e {
-		t.Errorf("DROM's own CPUs %d, their change %d CPU-ns in a run of %d ns: want 2, and between -%d and 0", d.OwnCPUs, d.OwnChangeCPUNS, e, e)
-	}
-	r := pop.NewRun(m)
-	if r.DromHeld == nil {
-		t.Fatalf("no accounts against the CPUs held: %s", r.DromHeldNote)
-	}
-	t.Logf("own CPU time changed by %.3f s; held %.2f CPUs on average over %.3f s", float64(d.OwnChangeCPUNS)/1e9, r.DromHeld.MeanCPUs(), float64(e)/1e9)
-	if mc := r.DromHeld.MeanCPUs(); mc >= 2 || mc < 1 {
-		t.Errorf("held %.2f CPUs on average: want 1-2", mc)
+	if lewi {
+		return
 	}
 	so, se, code := popmon(t, nil, "report", file)
 	line := regexp.MustCompile(`(?m)^DROM: +changed CPUs; CPUs held over time: 1\.\d\d on average over .*$`).FindString(so)
