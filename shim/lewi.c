@@ -21,8 +21,8 @@
 
 #include "base/clock.h"
 #include "base/dlbargs.h"
-#include "base/process.h"
 #include "base/env.h"
+#include "base/process.h"
 #include "base/warn.h"
 #include "lewi.h"
 #include "lewi_shm.h"
@@ -64,10 +64,14 @@ static struct {
  * built for ncpu() CPUs, again when that or its own CPUs change. CPUs of
  * no known node count as one node: without topology, all are nearby. */
 static struct {
-	int n, len, nodes_read; /* nodes_read: CPUs whose node was looked up */
-	int cpu[POPMON_LEWI_MAX_CPUS];
+	_Atomic int n, len;  /* len: entries of cpu[] readers may look at */
+	_Atomic int building; /* a thread builds it: the others keep the old one */
+	int nodes_read;       /* CPUs whose node was looked up */
+	_Atomic int cpu[POPMON_LEWI_MAX_CPUS];
 	int node[POPMON_LEWI_MAX_CPUS];
 } P;
+
+static void order_cpus(void);
 
 /* After a blocking call ends, the next regions borrow nothing for this long:
  * the other ranks of the same collective are leaving it too (each within
@@ -141,7 +145,7 @@ int popmon_lewi_init(const cpu_set_t *mask)
 		popmon_lewi_shm_public(L.ncpu);
 	L.slot = slot;
 	L.mask = own;
-	P.n = -1; /* the borrowing order: built at the first borrow */
+	atomic_store(&P.n, -1);
 	L.keep_one = popmon_dlb.lewi_keep_one_cpu;
 	atomic_store(&L.max_par, popmon_dlb.lewi_max_parallelism);
 	atomic_store(&L.blocking, 0);
@@ -157,6 +161,7 @@ int popmon_lewi_init(const cpu_set_t *mask)
 	atomic_store(&L.last_blocking_end, 0);
 	atomic_store(&L.held, 0);
 	atomic_store(&L.lent_first, -1);
+	order_cpus(); /* the borrowing order (the topology read here, not in a region) */
 	if (!atfork_set) {
 		atfork_set = 1;
 		pthread_atfork(NULL, NULL, lewi_forked);
@@ -317,8 +322,6 @@ static int guested(void)
 	return n;
 }
 
-/* DLB's borrow of ncpus (0: as many as possible) among mask (NULL: all),
- * its own idle CPUs first, within the maximum parallelism. */
 /* With --lewi-respect-cpuset (the default) only CPUs some process owns
  * are borrowed: one nobody owns (free in a registry a process with
  * --lewi-respect-cpuset=no made public) answers as a disabled one. */
@@ -338,10 +341,15 @@ static int acquire(int c)
 	return unowned(c) ? POPMON_DLB_ERR_PERM : popmon_lewi_shm_acquire(L.slot, c);
 }
 
+/* Builds P for ncpu() CPUs (one thread at a time: another one building it
+ * meanwhile keeps the old order). The topology is read once per CPU count,
+ * at registration in practice. */
 static void order_cpus(void)
 {
+	if (atomic_exchange(&P.building, 1))
+		return;
 	int n = ncpu();
-	if (P.nodes_read < n) { /* the topology of CPUs 0..n-1, once */
+	if (P.nodes_read < n) {
 		popmon_cpu_nodes(P.node, n);
 		P.nodes_read = n;
 	}
@@ -355,9 +363,9 @@ static void order_cpus(void)
 		if (k == nnear && nnear < 64)
 			near[nnear++] = P.node[c];
 	}
-	static unsigned char placed[POPMON_LEWI_MAX_CPUS];
-	memset(placed, 0, sizeof placed);
-	P.len = 0;
+	unsigned char placed[POPMON_LEWI_MAX_CPUS] = {0};
+	int len = 0;
+	atomic_store(&P.len, 0); /* readers see no half-built order */
 	for (int pass = 0; pass < 3; pass++) {
 		if (pass == 2 && popmon_dlb.lewi_nearby_only)
 			break;
@@ -368,20 +376,25 @@ static void order_cpus(void)
 			int ok = pass == 0 ? CPU_ISSET(c, &L.mask) != 0 : pass == 1 ? k < nnear : 1;
 			if (ok && !placed[c]) {
 				placed[c] = 1;
-				P.cpu[P.len++] = c;
+				atomic_store_explicit(&P.cpu[len++], c, memory_order_relaxed);
 			}
 		}
 	}
-	P.n = n;
+	atomic_store(&P.len, len);
+	atomic_store(&P.n, n);
+	atomic_store(&P.building, 0);
 }
 
-/* The borrowing order, rebuilt when the registry grew. */
-static void ordered(void)
+/* The borrowing order, rebuilt when the registry grew: its length. */
+static int ordered(void)
 {
-	if (P.n != ncpu())
+	if (atomic_load(&P.n) != ncpu())
 		order_cpus();
+	return atomic_load(&P.len);
 }
 
+/* DLB's borrow of ncpus (0: as many as possible) among mask (NULL: all),
+ * its own idle CPUs first, within the maximum parallelism. */
 static int borrow_in(int ncpus, const cpu_set_t *mask)
 {
 	int room = ncpus > 0 ? ncpus : ncpu();
@@ -393,11 +406,12 @@ static int borrow_in(int ncpus, const cpu_set_t *mask)
 		if (left < room)
 			room = left;
 	}
-	int got = 0;
-	ordered(); /* its own first, then nearby, then the rest */
-	for (int i = 0; i < P.len && got < room; i++)
-		if (in_mask(mask, P.cpu[i]) && borrow(P.cpu[i]) == POPMON_DLB_SUCCESS)
+	int got = 0, len = ordered(); /* its own first, then nearby, then the rest */
+	for (int i = 0; i < len && got < room; i++) {
+		int c = atomic_load_explicit(&P.cpu[i], memory_order_relaxed);
+		if (in_mask(mask, c) && borrow(c) == POPMON_DLB_SUCCESS)
 			got++;
+	}
 	return got ? POPMON_DLB_SUCCESS : POPMON_DLB_NOUPDT;
 }
 
@@ -464,10 +478,12 @@ int popmon_lewi_acquire_cpus_in_mask(int ncpus, const cpu_set_t *mask)
 				noted |= r == POPMON_DLB_NOTED;
 			}
 		}
-	ordered();
-	for (int i = 0; i < P.len && got < want; i++)
-		if (in_mask(mask, P.cpu[i]) && !CPU_ISSET(P.cpu[i], &L.mask) && borrow(P.cpu[i]) == POPMON_DLB_SUCCESS)
+	int len = ordered();
+	for (int i = 0; i < len && got < want; i++) {
+		int c = atomic_load_explicit(&P.cpu[i], memory_order_relaxed);
+		if (in_mask(mask, c) && !CPU_ISSET(c, &L.mask) && borrow(c) == POPMON_DLB_SUCCESS)
 			got++;
+	}
 	if (noted)
 		return POPMON_DLB_NOTED;
 	return got ? POPMON_DLB_SUCCESS : POPMON_DLB_NOUPDT;
@@ -530,8 +546,7 @@ int popmon_lewi_check_cpu_availability(int cpuid)
 	if (w.guest == L.slot)
 		return POPMON_DLB_SUCCESS;
 	if (w.guest == 0)
-		return acquire(cpuid) == POPMON_DLB_SUCCESS ? POPMON_DLB_SUCCESS
-										: POPMON_DLB_NOTED;
+		return acquire(cpuid) == POPMON_DLB_SUCCESS ? POPMON_DLB_SUCCESS : POPMON_DLB_NOTED;
 	if (w.owner == L.slot && w.state == POPMON_LEWI_LENT)
 		return POPMON_DLB_NOUPDT; /* mine, lent, not reclaimed yet */
 	return POPMON_DLB_NOTED;
@@ -794,6 +809,7 @@ int popmon_lewi_update_mask(const cpu_set_t *mask)
 	L.own_t = now;
 	L.own_n = CPU_COUNT(mask);
 	L.mask = *mask;
+	atomic_store(&P.n, -1); /* rebuilt by the next borrow if another thread builds now */
 	order_cpus();
 	publish();
 	return r;
