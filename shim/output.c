@@ -46,13 +46,13 @@
 #error "POPMON_VERSION is passed by the build (internal/shimbuild: -DPOPMON_VERSION from popmon.Version)"
 #endif
 
-/* This process's LeWI fields (output.h). */
 /* ns of a signed tick count. */
 static int64_t signed_ns(int64_t ticks)
 {
 	return ticks < 0 ? -(int64_t)popmon_ticks_to_ns((uint64_t)-ticks) : (int64_t)popmon_ticks_to_ns((uint64_t)ticks);
 }
 
+/* This process's LeWI and DROM fields (output.h). */
 void popmon_proc_rec_dlb(struct popmon_proc_rec *rec)
 {
 	int drom_cpus = 0;
