@@ -244,10 +244,13 @@ func forEach(t *testing.T, fn func(t *testing.T, impl mpiImpl, np int)) {
 func TestBalanced(t *testing.T) {
 	forEach(t, func(t *testing.T, impl mpiImpl, np int) {
 		// Long phases: on 2 oversubscribed cores each collective costs a
-		// scheduler time slice or so, real but not designed.
+		// scheduler time slice or so, real but not designed. MPICH's
+		// busy-waiting ranks, more than the cores, need a few of them to
+		// all meet: 8 ms usually, 21 ms once in CI (communication
+		// efficiency 0.979 of a 1 s phase), so 2 s: under 1 % of it.
 		args := []string{"500", "2"}
 		if busyWaitOversubscribed(impl, np) {
-			args = []string{"1000", "1"}
+			args = []string{"2000", "1"}
 		}
 		r := measureRun(t, impl, np, "balanced", args...)
 		r.expect(t, "Global", "mpi_load_balance", 1, effTol)
