@@ -594,7 +594,7 @@ func TestGPUFakePartial(t *testing.T) {
 	dir := fakeCUDA(t, impl.mpicc)
 	o := runOpts{env: fakeEnv(dir, "FAKECUDA_DEVICES=2"), flags: []string{"--gpu", "auto"}, dir: dir}
 	s := startPartialWith(t, impl, o, 2, nil, "gpu_pop", "V7", "100", "100")
-	time.Sleep(3500 * time.Millisecond)
+	time.Sleep(5 * time.Second)
 	for _, pid := range s.ranks {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
@@ -611,13 +611,17 @@ func TestGPUFakePartial(t *testing.T) {
 		t.Fatalf("%d processes in Global", len(g.Processes))
 	}
 	for _, p := range g.Processes {
-		// V7 keeps each device busy half the time.
+		// V7 keeps each device busy half the time. The records of the
+		// last moments never reach the file: CUPTI delivers them once a
+		// second, and on a loaded machine the pool's thread decodes them
+		// later still (CI lost 2.2 s of 3.2 s once). At most 2.5 s lost.
 		var useful int64
 		for _, d := range p.GPUDevices {
 			useful += d.UsefulNS
 		}
-		if f := float64(useful) / float64(p.ElapsedNS); f < 0.2 || f > 0.55 {
-			t.Errorf("rank %d: device useful %d ns in %d ns (%.2f), want about half (less the last second)", p.Rank, useful, p.ElapsedNS, f)
+		lo := 0.5 * float64(p.ElapsedNS-2500e6) / float64(p.ElapsedNS)
+		if f := float64(useful) / float64(p.ElapsedNS); f < lo || f > 0.55 {
+			t.Errorf("rank %d: device useful %d ns in %d ns (%.2f), want about half, less at most the last 2.5 s (%.2f–0.55)", p.Rank, useful, p.ElapsedNS, f, lo)
 		}
 	}
 }
