@@ -15,6 +15,12 @@
 # (a plain run and a --lewi run, or the control's two) it waits up to
 # QUIET_S seconds (default 60; 0: not at all) for both CPUs to be idle
 # (>= 95 % over half a second), and says how many rounds started without.
+# BREAKDOWN=N (default 0) adds where the imbalanced case's time goes: N
+# traced --lewi runs per MPI and runtime, each read by bench/lewitrace (the
+# regions on 1 and on 2 CPUs, how often rank 0's first region after rank
+# 1's work began before the lend reached it), and the runtimes' own cost of
+# a 2-thread region without popmon (one unbound rank, OMP_WAIT_POLICY=
+# passive as under --lewi, 1 and 2 threads, medians of N).
 set -euo pipefail
 bin=${1:-bin/popmon}
 rounds=${2:-5}
@@ -97,4 +103,54 @@ for impl in openmpi mpich; do
 		printf '| %s | %s | %s | %.3f | %.3f | %.2fx |\n' "$impl" "$name" "$omp" "$p" "$l" "$(awk -v l="$l" -v p="$p" 'BEGIN {print l / p}')" | tee -a "$md"
 	done
 done
+breakdown=${BREAKDOWN:-0}
+if [ "$breakdown" -gt 0 ] && command -v go >/dev/null; then
+	go build -o "$out/lewitrace" ./bench/lewitrace
+	{
+	echo
+	echo "Where the imbalanced case's time goes (\`BREAKDOWN=$breakdown\`: $breakdown traced \`--lewi\` runs each, read by"
+	echo "\`bench/lewitrace\`; rank 0's regions on 1 and 2 CPUs, the share of iterations whose first region after"
+	echo "rank 1's work started before rank 1's lend reached it, the iteration in 1-CPU regions over the plain"
+	echo "run's 20; and without popmon, one unbound rank with OMP_WAIT_POLICY=passive, 2 threads over 1):"
+	echo
+	echo "| MPI | OpenMP | run | 1-CPU region µs | 2-CPU region µs | 2 / 1 | misses | iteration / plain |"
+	echo "|---|---|---:|---:|---:|---:|---:|---:|"
+	} >> "$md"
+	for impl in openmpi mpich; do
+		command -v "mpicc.$impl" >/dev/null || continue
+		case $impl in
+		openmpi) run=(mpirun.openmpi -np 2 --bind-to core) ;;
+		mpich) run=(mpirun.mpich -np 2 -bind-to core) ;;
+		esac
+		for rt in clang gcc; do
+			prog="$out/ex-$impl/lewi_imbalance.$rt"
+			[ -x "$prog" ] || continue
+			omp="libomp (clang)"; [ "$rt" = gcc ] && omp="libgomp (gcc)"
+			for i in $(seq "$breakdown"); do
+				quiet
+				rm -rf "$out/lewi-trace.json" "$out"/lewi-trace*.trace
+				"$bin" run --format none -o "$out/lewi-trace.json" --trace --lewi -- "${run[@]}" "$prog" 24 >/dev/null 2>&1 || continue
+				"$out/lewitrace" "$out/lewi-trace.trace" | awk -v impl="$impl" -v omp="$omp" -v i="$i" '
+					/^iterations/ {one = $9; two = $14; r = $16; gsub(/[()]/, "", r)}
+					/^misses/ {m = $3; gsub(/[(]/, "", m)}
+					/^iteration / {u = $7}
+					END {printf "| %s | %s | %d | %s | %s | %s | %s %% | %s |\n", impl, omp, i, one, two, r, m, u}' | tee -a "$md"
+			done
+			if [ "$impl" = openmpi ]; then
+				for t in 1 2; do
+					: > "$out/lewi-ctl$t.txt"
+					for _ in $(seq "$breakdown"); do
+						OMP_WAIT_POLICY=passive OMP_NUM_THREADS=$t mpirun.openmpi -np 1 -x OMP_NUM_THREADS -x OMP_WAIT_POLICY --bind-to none "$prog" 24 10 64 1 2>/dev/null |
+							awk '/^elapsed_s/ {print $2}' >> "$out/lewi-ctl$t.txt" || true
+					done
+				done
+				c1=$(median < "$out/lewi-ctl1.txt")
+				c2=$(median < "$out/lewi-ctl2.txt")
+				printf '| no popmon, 1 rank | %s | median | %.0f | %.0f | %.3f | | |\n' "$omp" \
+					"$(awk -v c="$c1" 'BEGIN {print c / 240 * 1e6}')" "$(awk -v c="$c2" 'BEGIN {print c / 240 * 1e6}')" \
+					"$(awk -v a="$c1" -v b="$c2" 'BEGIN {print b / a}')" | tee -a "$md"
+			fi
+		done
+	done
+fi
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); rounds started on CPUs not idle (after ${quiet_s} s of waiting): $noisy" | tee -a "$md"
