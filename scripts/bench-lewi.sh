@@ -44,6 +44,13 @@ quiet() {
 	done
 	noisy=$((noisy + 1))
 }
+# launcher IMPL: run=(the MPI's mpirun, 2 ranks bound to one core each).
+launcher() {
+	case $1 in
+	openmpi) run=(mpirun.openmpi -np 2 --bind-to core) ;;
+	mpich) run=(mpirun.mpich -np 2 -bind-to core) ;;
+	esac
+}
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 md="$out/lewi.md"
 {
@@ -60,10 +67,7 @@ echo "|---|---|---|---:|---:|---:|"
 for impl in openmpi mpich; do
 	command -v "mpicc.$impl" >/dev/null || continue
 	sh examples/build.sh "$out/ex-$impl" "$impl" >/dev/null 2>&1 || true
-	case $impl in
-	openmpi) run=(mpirun.openmpi -np 2 --bind-to core) ;;
-	mpich) run=(mpirun.mpich -np 2 -bind-to core) ;;
-	esac
+	launcher "$impl"
 	# The control: the time of 2 threads over 1 thread for one unbound rank
 	# (ratio 1, no popmon): what the machine can give a process now (about
 	# 0.5 idle); LeWI cannot gain more than it allows.
@@ -118,10 +122,7 @@ if [ "$breakdown" -gt 0 ] && command -v go >/dev/null; then
 	} >> "$md"
 	for impl in openmpi mpich; do
 		command -v "mpicc.$impl" >/dev/null || continue
-		case $impl in
-		openmpi) run=(mpirun.openmpi -np 2 --bind-to core) ;;
-		mpich) run=(mpirun.mpich -np 2 -bind-to core) ;;
-		esac
+		launcher "$impl"
 		for rt in clang gcc; do
 			prog="$out/ex-$impl/lewi_imbalance.$rt"
 			[ -x "$prog" ] || continue
