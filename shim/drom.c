@@ -49,6 +49,30 @@ static struct {
 	_Atomic int64_t delta;
 } own;
 
+static struct popmon_drom_words obs;
+
+/* Its own CPUs to the observer's words (relaxed stores: a reader of a
+ * process killed between two of them is off by one change at most). */
+static void publish_own(void)
+{
+	if (obs.on == NULL || !own.measured)
+		return;
+	POPMON_STORE(*obs.own_cpus, (uint32_t)own.n0);
+	POPMON_STORE(*obs.own_delta, atomic_load(&own.delta));
+	POPMON_STORE(*obs.own_since, own.t);
+	POPMON_STORE(*obs.own_now, (uint32_t)own.n);
+	POPMON_STORE(*obs.on, 1);
+}
+
+void popmon_drom_observe(const struct popmon_drom_words *w)
+{
+	struct popmon_drom_words none = {0};
+	if (!w || !w->on || !w->own_cpus || !w->own_now || !w->own_since || !w->own_delta)
+		w = &none;
+	obs = *w;
+	publish_own();
+}
+
 /* Folds the CPU time since own.t into own.delta, and has n CPUs from now. */
 static void own_now(int n)
 {
@@ -56,6 +80,7 @@ static void own_now(int n)
 	atomic_fetch_add(&own.delta, (int64_t)popmon_delta(own.t, now) * (own.n - own.n0));
 	own.t = now;
 	own.n = n;
+	publish_own();
 }
 
 int popmon_drom_own(int *own_cpus, int64_t *delta)
@@ -183,6 +208,7 @@ void popmon_drom_start(void)
 	own.t = popmon_now();
 	atomic_store(&own.delta, 0);
 	own.measured = 1;
+	publish_own();
 	if (!atfork_set) {
 		atfork_set = 1;
 		pthread_atfork(NULL, NULL, drom_forked);

@@ -11,6 +11,7 @@
 #define POPMON_DROM_H
 
 #include <sched.h>
+#include <stdint.h>
 
 /* Whether DROM is asked for in this process. */
 int popmon_drom_enabled(void);
@@ -27,6 +28,18 @@ void popmon_drom_stop(void);
  * registered (*own_cpus) and how much CPU time its CPUs differed from them
  * since, as masks were adopted (*delta, popmon_now() ticks x CPUs, signed). */
 int popmon_drom_own(int *own_cpus, int64_t *delta);
+
+/* Where DROM also keeps its own CPUs for readers outside the process (the
+ * live file's, registered by core.c; NULL, or any pointer NULL: none): *on
+ * is set to 1 once it registered; *own_cpus the CPUs it registered,
+ * *own_delta their change up to the tick *own_since (as popmon_drom_own's
+ * delta), since which it has had *own_now, each time they change. */
+struct popmon_drom_words {
+	uint32_t *on, *own_cpus, *own_now;
+	uint64_t *own_since;
+	int64_t *own_delta;
+};
+void popmon_drom_observe(const struct popmon_drom_words *w);
 
 /* Before a parallel region (OMPT's parallel_begin, the GOMP_parallel*
  * wrappers): when a tool set a new mask, adopts it (every thread's affinity,

@@ -766,12 +766,15 @@ static void publish(void)
 	POPMON_STORE(*obs.lent_caller, atomic_load(&L.lent_caller_ticks));
 	POPMON_STORE(*obs.borrowed, atomic_load(&L.borrowed_ticks));
 	POPMON_STORE(*obs.own_delta, atomic_load(&L.own_delta_ticks));
+	POPMON_STORE(*obs.own_since, L.own_t);
+	POPMON_STORE(*obs.own_now, (uint32_t)L.own_n);
 }
 
 void popmon_lewi_observe(const struct popmon_lewi_words *w)
 {
 	struct popmon_lewi_words none = {0};
-	if (!w || !w->on || !w->own_cpus || !w->lent || !w->lent_caller || !w->borrowed || !w->own_delta)
+	if (!w || !w->on || !w->own_cpus || !w->own_now || !w->lent || !w->lent_caller || !w->borrowed ||
+	    !w->own_delta || !w->own_since)
 		w = &none;
 	obs = *w;
 	publish();

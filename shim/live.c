@@ -452,6 +452,7 @@ void popmon_live_publish(void)
 		return;
 	POPMON_STORE(h->nthreads, (uint32_t)popmon_thread_count());
 	POPMON_STORE(h->cpus, (uint32_t)popmon_cpus_now());
+	POPMON_STORE(h->cpus_accounted, (uint32_t)popmon_cpus());
 	publish_counters(h);
 	/* The pair is written tick first; a reader takes two reads that agree. */
 	POPMON_STORE(h->cal_tick, popmon_now());

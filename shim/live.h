@@ -110,14 +110,27 @@ struct popmon_live_header {
 	 * borrowed so far (popmon_now() ticks × CPUs), as of its last lend's
 	 * and its last borrowing region's end; of the lent time, the lending
 	 * thread's own CPU's (plain ticks); the own CPUs it registered, and
-	 * their change by DROM over time (ticks x CPUs, signed).
+	 * their change by DROM over time (ticks x CPUs, signed) up to the
+	 * tick of their last change, lewi_own_since, since which it has had
+	 * lewi_own_now (a reader extends the change to the process's end).
 	 * affinity_cpus: the hardware CPUs of the process's affinity mask at
 	 * start-up (0: unknown). */
 	uint32_t lewi_on, affinity_cpus;
 	uint64_t lewi_lent_ticks, lewi_borrowed_ticks;
 	uint64_t lewi_lent_caller_ticks;
 	int64_t lewi_own_delta_ticks;
-	uint32_t lewi_own_cpus, lewi_reserved;
+	uint32_t lewi_own_cpus, lewi_own_now;
+	uint64_t lewi_own_since;
+	/* DROM (drom.c through popmon_drom_observe; docs/drom.md): 1 once the
+	 * process registered, and its own CPUs over time as LeWI's words
+	 * above (kept whether or not LeWI is on). cpus_accounted: the CPUs
+	 * its accounts are set against (popmon_cpus(): its largest OpenMP
+	 * team and its MPI threads, as in the measurement), where cpus is
+	 * the CPUs it holds now (DROM may have taken some); 0: an older
+	 * library's file (cpus then). */
+	int64_t drom_own_delta_ticks;
+	uint64_t drom_own_since;
+	uint32_t drom_on, drom_own_cpus, drom_own_now, cpus_accounted;
 };
 
 /* The live mapping (NULL without one): the header, and where thread

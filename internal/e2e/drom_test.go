@@ -191,13 +191,19 @@ func TestDROMTaskset(t *testing.T) {
 	if n := len(mustAffinity(t)); n < 2 {
 		t.Skipf("needs 2 CPUs, this process has %d", n)
 	}
+	// kill: SIGKILL 500 ms after -c 0 took effect: the partial measurement
+	// has the process's own CPUs one fewer from the change to its end.
 	for _, c := range []struct {
-		cc   string
-		lewi bool
-	}{{"clang", false}, {"gcc", false}, {"clang", true}, {"gcc", true}} {
+		cc         string
+		lewi, kill bool
+	}{{"clang", false, false}, {"gcc", false, false}, {"clang", true, false}, {"gcc", true, false},
+		{"gcc", false, true}, {"clang", true, true}} {
 		cc, name, flags := c.cc, c.cc, []string(nil)
 		if c.lewi {
 			name, flags = cc+"/lewi", []string{"--lewi"}
+		}
+		if c.kill {
+			name += "/killed"
 		}
 		t.Run(name, func(t *testing.T) {
 			prog := dromPhases(t, cc)
@@ -217,6 +223,22 @@ func TestDROMTaskset(t *testing.T) {
 			}
 			if n := liveCPUs(t, pid); n != 1 {
 				t.Errorf("live file: %d CPUs after -c 0, want 1", n)
+			}
+			if c.kill {
+				time.Sleep(500 * time.Millisecond)
+				syscall.Kill(pid, syscall.SIGKILL)
+				select {
+				case <-r.done:
+				case <-time.After(60 * time.Second):
+					t.Fatal("popmon run did not end after its program was killed")
+				}
+				if m := readChecked(t, r.out); m.Partial == nil || m.Processes[0].CPUs != 2 {
+					t.Fatalf("partial %+v, CPUs %d: want a partial measurement of 2 CPUs (its largest team)\n%s", m.Partial, m.Processes[0].CPUs, r.stderr.String())
+				}
+				if change := checkDROMHeld(t, r.out, c.lewi); change > -400e6 {
+					t.Errorf("own CPU time changed by %d CPU-ns: want at least 0.4 s of one CPU fewer (killed 0.5 s after -c 0)", change)
+				}
+				return
 			}
 			if so, se, code := popmon(t, env, "taskset", "-p", strconv.Itoa(pid), "-c", "0,1"); code != 0 || !strings.Contains(so, "affinity set to: 0-1\n") {
 				t.Fatalf("popmon taskset -p %d -c 0,1: exit %d\n%s%s", pid, code, so, se)
@@ -256,7 +278,8 @@ func TestDROMTaskset(t *testing.T) {
 // than 0 (one fewer for a while, not longer than the run); the accounts
 // set against the CPUs held say fewer than 2 on average; without LeWI the
 // report says so in its DROM line (with LeWI, LeWI's second line has it).
-func checkDROMHeld(t *testing.T, file string, lewi bool) {
+// It returns the change.
+func checkDROMHeld(t *testing.T, file string, lewi bool) int64 {
 	t.Helper()
 	m := readChecked(t, file)
 	if len(m.Processes) != 1 {
@@ -288,7 +311,7 @@ func checkDROMHeld(t *testing.T, file string, lewi bool) {
 		t.Errorf("held %.2f CPUs on average: want 1-2", mc)
 	}
 	if lewi {
-		return
+		return change
 	}
 	so, se, code := popmon(t, nil, "report", file)
 	line := regexp.MustCompile(`(?m)^DROM: +changed CPUs; CPUs held over time: 1\.\d\d on average over .*$`).FindString(so)
@@ -296,6 +319,7 @@ func checkDROMHeld(t *testing.T, file string, lewi bool) {
 		t.Errorf("report: exit %d, no DROM line:\n%s%s", code, so, se)
 	}
 	t.Log(line)
+	return change
 }
 
 func mustAffinity(t *testing.T) []int {

@@ -133,8 +133,8 @@ func assembleProcesses(m *measure.Measurement, procs []Proc, jobRanks int, p *me
 		if s.Size > size {
 			size = s.Size
 		}
-		m.Processes = append(m.Processes, measure.Process{Rank: s.Rank, Node: nodes[s.Host], Hostname: s.Host, PID: s.PID, CPUs: s.CPUs,
-			AffinityCPUs: s.AffinityCPUs, Lewi: s.Lewi})
+		m.Processes = append(m.Processes, measure.Process{Rank: s.Rank, Node: nodes[s.Host], Hostname: s.Host, PID: s.PID, CPUs: s.AccountCPUs,
+			AffinityCPUs: s.AffinityCPUs, Lewi: pr.Lewi(), Drom: pr.Drom()})
 		if l := m.Processes[len(m.Processes)-1].Lewi; l != nil {
 			if m.Lewi == nil {
 				m.Lewi = &measure.Lewi{}
@@ -143,7 +143,7 @@ func assembleProcesses(m *measure.Measurement, procs []Proc, jobRanks int, p *me
 			m.Lewi.LentCPUNS += l.LentCPUNS
 			m.Lewi.BorrowedCPUNS += l.BorrowedCPUNS
 		}
-		m.Resources.CPUs += s.CPUs
+		m.Resources.CPUs += s.AccountCPUs
 		cut := s.NSAt(pr.Cut) - t0
 		if cut > p.CutNS {
 			p.CutNS = cut
@@ -227,7 +227,7 @@ func assembleRuntimes(m *measure.Measurement, procs []Proc) {
 	if len(m.OMPRegions) > 0 {
 		maxCPUs := 1
 		for _, pr := range procs {
-			maxCPUs = max(maxCPUs, pr.Snap.CPUs)
+			maxCPUs = max(maxCPUs, pr.Snap.AccountCPUs)
 		}
 		m.OpenMP = &measure.OpenMP{Runtime: "measured (the live files do not name the runtime, nor whether OMPT or GOMP interposition measured it)", OMPT: true, MaxThreads: maxCPUs}
 	}
@@ -392,7 +392,7 @@ func accountsOf(s *Snapshot, r Region) measure.ProcessAccounts {
 		serial = 0
 	}
 	pa := measure.ProcessAccounts{
-		Rank: s.Rank, CPUs: s.CPUs, Visits: int64(r.Visits), ElapsedNS: ns(r.Elapsed),
+		Rank: s.Rank, CPUs: s.AccountCPUs, Visits: int64(r.Visits), ElapsedNS: ns(r.Elapsed),
 		UsefulNS: ns(a.T[stUseful]), MPINS: ns(a.T[stMPI]), MPIWorkerIdleNS: ns(a.T[stMPIWorkerIdle]),
 		OMPSerializationNS: ns(a.T[stOMPSerialization]), OMPLoadImbalanceNS: ns(a.T[stOMPLoadImbalance]),
 		OMPSchedulingNS: ns(a.T[stOMPScheduling]), GPURuntimeNS: ns(a.T[stGPURuntime]),
@@ -515,4 +515,27 @@ func trimHist(h []int64) []int64 {
 		return nil
 	}
 	return h
+}
+
+// Lewi is the process's LeWI record up to its cut: its own CPUs' change
+// extended from their last change to the cut (nil without LeWI).
+func (pr Proc) Lewi() *measure.ProcessLewi {
+	s := pr.Snap
+	if s.Lewi == nil {
+		return nil
+	}
+	l := *s.Lewi
+	l.OwnChangeCPUNS = int64(float64(s.LewiOwn.ChangeTicks(pr.Cut)) * s.NSPerTick())
+	return &l
+}
+
+// Drom is the process's own CPUs under DROM up to its cut (nil when it did
+// not register).
+func (pr Proc) Drom() *measure.ProcessDrom {
+	s := pr.Snap
+	if s.Drom == nil {
+		return nil
+	}
+	return &measure.ProcessDrom{OwnCPUs: s.Drom.Registered,
+		OwnChangeCPUNS: int64(float64(s.Drom.ChangeTicks(pr.Cut)) * s.NSPerTick())}
 }

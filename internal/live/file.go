@@ -101,7 +101,11 @@ type header struct {
 	LewiLentTicks, LewiBorrowedTicks                                   uint64
 	LewiLentCallerTicks                                                uint64
 	LewiOwnDeltaTicks                                                  int64
-	LewiOwnCPUs, LewiReserved                                          uint32
+	LewiOwnCPUs, LewiOwnNow                                            uint32
+	LewiOwnSince                                                       uint64
+	DromOwnDeltaTicks                                                  int64
+	DromOwnSince                                                       uint64
+	DromOn, DromOwnCPUs, DromOwnNow, CPUsAccounted                     uint32
 }
 
 // liveDfn is POPMON_LIVE_DFN (shim/live.h): the most calls with bytes a

@@ -27,7 +27,8 @@ var cFields = []string{"magic", "version", "header_size", "nstates", "nextra", "
 	"om_module_max", "omp_used", "omp_index_off", "ctr_available", "ctr_mode", "ctr_method", "ctr_reason",
 	"th_gpu_calls", "ac_gpu_k", "ac_gpu_a", "gpu_devices", "gpu_seq", "gpu_now_ns", "gpu_k_now", "gpu_a_now",
 	"gpu_used", "gpu_active", "gpu_mode", "gpu_uuid", "ndfn", "size_bins", "th_d_bytes", "th_d_hist", "dfn_fn",
-	"lewi_on", "affinity_cpus", "lewi_lent_ticks", "lewi_borrowed_ticks", "lewi_lent_caller_ticks", "lewi_own_delta_ticks", "lewi_own_cpus", "lewi_reserved"}
+	"lewi_on", "affinity_cpus", "lewi_lent_ticks", "lewi_borrowed_ticks", "lewi_lent_caller_ticks", "lewi_own_delta_ticks", "lewi_own_cpus", "lewi_own_now",
+	"lewi_own_since", "drom_own_delta_ticks", "drom_own_since", "drom_on", "drom_own_cpus", "drom_own_now", "cpus_accounted"}
 
 // TestHeaderLayout compiles shim/live.h and checks that Go's header has
 // every field at the offset the C compiler gives it.

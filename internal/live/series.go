@@ -285,7 +285,7 @@ func (s *Sampler) noteBoundary(p *tracked, k int64, snap *Snapshot) {
 		own = mergeChanges(ps.pending, own)
 		ps.pending = nil
 	}
-	ps.bounds = append(ps.bounds, bound{k: k, ns: snap.NS, perTick: snap.NSPerTick(), rank: snap.Rank, cpus: snap.CPUs,
+	ps.bounds = append(ps.bounds, bound{k: k, ns: snap.NS, perTick: snap.NSPerTick(), rank: snap.Rank, cpus: snap.AccountCPUs,
 		ctr: snap.Counters.Available, changes: own})
 	st.entries += 1 + len(own)
 	if len(ps.bounds) > maxBoundaries {

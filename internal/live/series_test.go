@@ -340,7 +340,7 @@ func keys(m map[int64]*Snapshot) []int64 {
 func TestSeriesAccounts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 1000 {
-		s := &Snapshot{Rank: rng.IntN(64), CPUs: 1 + rng.IntN(8), ClockTSC: true,
+		s := &Snapshot{Rank: rng.IntN(64), CPUs: 1 + rng.IntN(8), AccountCPUs: 1 + rng.IntN(8), ClockTSC: true,
 			T0Tick: 1000, T0NS: 5000, CalTick: 1000 + uint64(rng.IntN(1e9)), CalNS: 5000 + uint64(rng.IntN(1e9)),
 			Tick: 1000 + uint64(rng.IntN(1e12)), NS: 5000 + int64(rng.IntN(1e12))}
 		s.Counters.Available = rng.IntN(2) == 0
@@ -357,7 +357,7 @@ func TestSeriesAccounts(t *testing.T) {
 		if rng.IntN(2) == 0 {
 			r.Tot.Ctr = []uint64{v(), v()}
 		}
-		b := bound{perTick: s.NSPerTick(), rank: s.Rank, cpus: s.CPUs, ctr: s.Counters.Available}
+		b := bound{perTick: s.NSPerTick(), rank: s.Rank, cpus: s.AccountCPUs, ctr: s.Counters.Available}
 		a := accOf(&r)
 		got, want := b.accounts(&a), accountsOf(s, r)
 		want.Visits = 0 // not kept: an interval's visits is 1

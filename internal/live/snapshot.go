@@ -122,7 +122,10 @@ type Snapshot struct {
 	T0Tick, T0NS, EpochNS uint64
 	CalTick, CalNS        uint64
 	InitTick, FinTick     uint64
-	CPUs                  int
+	// CPUs is the CPUs the process holds now (DROM may have taken some:
+	// what popmon top shows); AccountCPUs those its accounts are set
+	// against (its largest team and MPI threads, as in the measurement).
+	CPUs, AccountCPUs int
 	// AffinityCPUs is the hardware CPUs of the process's affinity mask
 	// at start-up (0: unknown; [measure.Process.AffinityCPUs]).
 	AffinityCPUs int
@@ -138,8 +141,13 @@ type Snapshot struct {
 	DfnFn    []uint16
 	SizeBins int
 	// Lewi is the CPU time the process lent and borrowed under LeWI so
-	// far (closed intervals), nil when LeWI was not on in it.
-	Lewi   *measure.ProcessLewi
+	// far (closed intervals), nil when LeWI was not on in it; its
+	// OwnChangeCPUNS is up to LewiOwn.Since ([Proc.Lewi] extends it).
+	Lewi    *measure.ProcessLewi
+	LewiOwn OwnCPUs
+	// Drom is the process's own CPUs under DROM, nil when it did not
+	// register ([Proc.Drom]).
+	Drom   *OwnCPUs
 	detail int
 	// memo holds the last at() result: every open region of a snapshot is
 	// closed at the same tick (RegionAt), so the threads are summed once.
@@ -194,6 +202,10 @@ func (f *File) Read() (*Snapshot, error) {
 	if s.CPUs < 1 {
 		s.CPUs = 1
 	}
+	s.AccountCPUs = s.CPUs
+	if c := int(fresh.CPUsAccounted); c >= 1 && c <= 1<<20 { // 0: an older library's file
+		s.AccountCPUs = c
+	}
 	s.Tick, s.NS = clockNow(s.ClockTSC)
 	if c := f.copied; c != nil {
 		s.Tick, s.NS = c.Tick, c.NS
@@ -203,17 +215,7 @@ func (f *File) Read() (*Snapshot, error) {
 		f.names = strings.Split(strings.TrimRight(string(names), "\x00"), "\x00")
 	}
 	s.FnNames = f.names
-	if fresh.LewiOn == 1 {
-		r := s.NSPerTick()
-		caller := int64(float64(fresh.LewiLentCallerTicks) * r)
-		s.Lewi = &measure.ProcessLewi{OwnCPUs: int(fresh.LewiOwnCPUs), LentCPUNS: int64(float64(fresh.LewiLentTicks) * r),
-			LentCallerNS: &caller, BorrowedCPUNS: int64(float64(fresh.LewiBorrowedTicks) * r),
-			OwnChangeCPUNS: int64(float64(fresh.LewiOwnDeltaTicks) * r)}
-		if s.Lewi.LentCPUNS < 0 || s.Lewi.BorrowedCPUNS < 0 || caller < 0 || caller > s.Lewi.LentCPUNS ||
-			fresh.LewiOwnCPUs > 1<<16 { // a hostile file
-			s.Lewi = nil
-		}
-	}
+	s.readDLB(&fresh)
 	if h.NDfn != 0 {
 		s.DfnFn, s.SizeBins = h.DfnFn[:h.NDfn], int(h.SizeBins)
 	}
@@ -547,4 +549,59 @@ func gpuVendor(active uint32) string {
 		return measure.GPUVendorAMD
 	}
 	return ""
+}
+
+// readDLB reads LeWI's and DROM's words of the header (a hostile file's
+// are left out).
+func (s *Snapshot) readDLB(fresh *header) {
+	if fresh.LewiOn == 1 {
+		r := s.NSPerTick()
+		caller := int64(float64(fresh.LewiLentCallerTicks) * r)
+		s.Lewi = &measure.ProcessLewi{OwnCPUs: int(fresh.LewiOwnCPUs), LentCPUNS: int64(float64(fresh.LewiLentTicks) * r),
+			LentCallerNS: &caller, BorrowedCPUNS: int64(float64(fresh.LewiBorrowedTicks) * r),
+			OwnChangeCPUNS: int64(float64(fresh.LewiOwnDeltaTicks) * r)}
+		s.LewiOwn = OwnCPUs{Registered: int(fresh.LewiOwnCPUs), Now: int(fresh.LewiOwnNow),
+			DeltaTicks: fresh.LewiOwnDeltaTicks, Since: fresh.LewiOwnSince}
+		if s.Lewi.LentCPUNS < 0 || s.Lewi.BorrowedCPUNS < 0 || caller < 0 || caller > s.Lewi.LentCPUNS ||
+			!s.LewiOwn.plausible() { // a hostile file
+			s.Lewi, s.LewiOwn = nil, OwnCPUs{}
+		}
+	}
+	if fresh.DromOn == 1 {
+		d := OwnCPUs{Registered: int(fresh.DromOwnCPUs), Now: int(fresh.DromOwnNow),
+			DeltaTicks: fresh.DromOwnDeltaTicks, Since: fresh.DromOwnSince}
+		if d.plausible() {
+			s.Drom = &d
+		}
+	}
+}
+
+// OwnCPUs is a process's own CPUs over time as its live file has them
+// (LeWI's or DROM's words; docs/live-format.md): the CPUs it registered,
+// their change (popmon_now() ticks × CPUs, signed) folded up to the tick
+// Since of their last change, and the CPUs it has had since then.
+type OwnCPUs struct {
+	Registered, Now int
+	DeltaTicks      int64
+	Since           uint64
+}
+
+// plausible reports whether the words can be a process's: CPU counts up
+// to 2¹⁶, and a change no larger than that many CPUs over the time up to
+// Since (a hostile file's otherwise).
+func (o OwnCPUs) plausible() bool {
+	const most = 1 << 16
+	return o.Registered >= 0 && o.Registered <= most && o.Now >= 0 && o.Now <= most &&
+		o.Since < 1<<62 && (o.DeltaTicks <= 0 || uint64(o.DeltaTicks)/most <= o.Since) &&
+		(o.DeltaTicks >= 0 || uint64(-o.DeltaTicks)/most <= o.Since)
+}
+
+// ChangeTicks is the own CPUs' change up to tick end: the folded change,
+// and Now − Registered CPUs from Since to end.
+func (o OwnCPUs) ChangeTicks(end uint64) int64 {
+	d := float64(o.DeltaTicks)
+	if o.Since != 0 && end > o.Since {
+		d += float64(end-o.Since) * float64(o.Now-o.Registered)
+	}
+	return int64(d)
 }

@@ -114,6 +114,8 @@ type ProcStatus struct {
 	Host  string
 	PID   int
 	State string // ProcRunning, ProcFinalized or ProcEnded
+	// CPUs is the CPUs it holds now ([Snapshot.CPUs]).
+	CPUs int
 	// AgeNS is how old its snapshot is.
 	AgeNS int64
 }
@@ -139,6 +141,16 @@ func (v *View) Count(st string) int {
 		if p.State == st {
 			n++
 		}
+	}
+	return n
+}
+
+// CPUs returns the CPUs the processes hold now (DROM may have changed
+// them; the accounts are set against their largest teams, M's).
+func (v *View) CPUs() int {
+	n := 0
+	for _, p := range v.Procs {
+		n += p.CPUs
 	}
 	return n
 }
@@ -214,7 +226,7 @@ func (h *History) view(job Job, windows []time.Duration) (*View, error) {
 		if !newest[sn] {
 			continue // not an MPI process (yet), or of an earlier job
 		}
-		ps := ProcStatus{Rank: sn.Rank, Host: sn.Host, PID: sn.PID, AgeNS: max(cur.Taken-sn.NS, 0), State: ProcEnded}
+		ps := ProcStatus{Rank: sn.Rank, Host: sn.Host, PID: sn.PID, CPUs: sn.CPUs, AgeNS: max(cur.Taken-sn.NS, 0), State: ProcEnded}
 		cut := sn.Tick
 		switch {
 		case sn.State == Finalized:

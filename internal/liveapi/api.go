@@ -278,7 +278,7 @@ func (s *Service) Job(v *live.View) any {
 		Regions    []string `json:"regions"`
 		Procs      []proc   `json:"procs"`
 	}{JobFormat, APIVersion, s.cfg.Info.Session, s.cfg.Info.SlurmJobID, v.Run.M.Command, s.cfg.Info.MPILibrary, s.cfg.Info.Version,
-		res.Processes, res.Nodes, res.CPUs, v.Count(live.ProcRunning), v.Count(live.ProcFinalized), v.Count(live.ProcEnded),
+		res.Processes, res.Nodes, v.CPUs(), v.Count(live.ProcRunning), v.Count(live.ProcFinalized), v.Count(live.ProcEnded),
 		float64(v.Run.SpanNS) / 1e9, s.cfg.Every.Seconds(), s.hist.Keep().Seconds(), windows, v.Run.Report.RegionNames(), procs}
 }
 
