@@ -53,14 +53,14 @@ static void open_live(void)
 		popmon_omp_place_table(popmon_live_constructs());
 		POPMON_STORE(popmon_live->affinity_cpus, (uint32_t)popmon_affinity_cpus());
 		popmon_lewi_observe(&(struct popmon_lewi_words){
-			.on = &popmon_live->lewi_on, .own_cpus = &popmon_live->lewi_own_cpus,
-			.own_now = &popmon_live->lewi_own_now, .lent = &popmon_live->lewi_lent_ticks,
+			.on = &popmon_live->lewi_on, .lent = &popmon_live->lewi_lent_ticks,
 			.lent_caller = &popmon_live->lewi_lent_caller_ticks, .borrowed = &popmon_live->lewi_borrowed_ticks,
-			.own_since = &popmon_live->lewi_own_since, .own_delta = &popmon_live->lewi_own_delta_ticks});
+			.own = {&popmon_live->lewi_own_cpus, &popmon_live->lewi_own_now, &popmon_live->lewi_own_since,
+				&popmon_live->lewi_own_delta_ticks}});
 		popmon_drom_observe(&(struct popmon_drom_words){
-			.on = &popmon_live->drom_on, .own_cpus = &popmon_live->drom_own_cpus,
-			.own_now = &popmon_live->drom_own_now, .own_since = &popmon_live->drom_own_since,
-			.own_delta = &popmon_live->drom_own_delta_ticks});
+			.on = &popmon_live->drom_on,
+			.own = {&popmon_live->drom_own_cpus, &popmon_live->drom_own_now, &popmon_live->drom_own_since,
+				&popmon_live->drom_own_delta_ticks}});
 	}
 }
 

@@ -40,14 +40,10 @@ static struct {
 	int changes;   /* masks adopted */
 } D;
 
-/* Its own CPUs over time (popmon_drom_own): how many it registered, how
- * many since t (adopted masks), and their CPU time against the registered
- * count before t (ticks x CPUs); measured once it registered. */
-static struct {
-	int measured, n0, n;
-	uint64_t t;
-	_Atomic int64_t delta;
-} own;
+/* Its own CPUs over time (popmon_drom_own, adopted masks), once it
+ * registered (own_measured). */
+static struct popmon_own_cpus own;
+static int own_measured;
 
 static struct popmon_drom_words obs;
 
@@ -55,40 +51,34 @@ static struct popmon_drom_words obs;
  * process killed between two of them is off by one change at most). */
 static void publish_own(void)
 {
-	if (obs.on == NULL || !own.measured)
+	if (obs.on == NULL || !own_measured)
 		return;
-	POPMON_STORE(*obs.own_cpus, (uint32_t)own.n0);
-	POPMON_STORE(*obs.own_delta, atomic_load(&own.delta));
-	POPMON_STORE(*obs.own_since, own.t);
-	POPMON_STORE(*obs.own_now, (uint32_t)own.n);
+	popmon_own_publish(&own, &obs.own);
 	POPMON_STORE(*obs.on, 1);
 }
 
 void popmon_drom_observe(const struct popmon_drom_words *w)
 {
 	struct popmon_drom_words none = {0};
-	if (!w || !w->on || !w->own_cpus || !w->own_now || !w->own_since || !w->own_delta)
+	if (!w || !w->on || !popmon_own_words_ok(&w->own))
 		w = &none;
 	obs = *w;
 	publish_own();
 }
 
-/* Folds the CPU time since own.t into own.delta, and has n CPUs from now. */
+/* Has n CPUs from now. */
 static void own_now(int n)
 {
-	uint64_t now = popmon_now();
-	atomic_fetch_add(&own.delta, (int64_t)popmon_delta(own.t, now) * (own.n - own.n0));
-	own.t = now;
-	own.n = n;
+	popmon_own_set(&own, n);
 	publish_own();
 }
 
 int popmon_drom_own(int *own_cpus, int64_t *delta)
 {
-	if (!own.measured)
+	if (!own_measured)
 		return 0;
 	*own_cpus = own.n0;
-	*delta = atomic_load(&own.delta) + (int64_t)popmon_delta(own.t, popmon_now()) * (own.n - own.n0);
+	*delta = popmon_own_delta(&own, popmon_now());
 	return 1;
 }
 
@@ -154,7 +144,7 @@ static void adopt(const cpu_set_t *mask)
 	if (set_threads)
 		set_threads(n);
 	popmon_lewi_update_mask(mask);
-	if (own.measured)
+	if (own_measured)
 		own_now(n);
 	int first = D.changes++ == 0;
 	pthread_mutex_unlock(&apply_lock);
@@ -204,10 +194,8 @@ void popmon_drom_start(void)
 	D.slot = slot;
 	atomic_store(&D.seen, 0);
 	D.changes = 0;
-	own.n0 = own.n = CPU_COUNT(&own_mask);
-	own.t = popmon_now();
-	atomic_store(&own.delta, 0);
-	own.measured = 1;
+	popmon_own_start(&own, CPU_COUNT(&own_mask));
+	own_measured = 1;
 	publish_own();
 	if (!atfork_set) {
 		atfork_set = 1;
@@ -223,7 +211,7 @@ void popmon_drom_stop(void)
 	if (!atomic_exchange(&D.ready, 0))
 		return;
 	popmon_drom_shm_unregister(D.slot, 0);
-	if (own.measured)
+	if (own_measured)
 		own_now(own.n0); /* no more CPU time counted against the registered CPUs */
 }
 

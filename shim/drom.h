@@ -13,6 +13,8 @@
 #include <sched.h>
 #include <stdint.h>
 
+#include "base/threads.h"
+
 /* Whether DROM is asked for in this process. */
 int popmon_drom_enabled(void);
 
@@ -35,9 +37,8 @@ int popmon_drom_own(int *own_cpus, int64_t *delta);
  * *own_delta their change up to the tick *own_since (as popmon_drom_own's
  * delta), since which it has had *own_now, each time they change. */
 struct popmon_drom_words {
-	uint32_t *on, *own_cpus, *own_now;
-	uint64_t *own_since;
-	int64_t *own_delta;
+	uint32_t *on;
+	struct popmon_own_words own;
 };
 void popmon_drom_observe(const struct popmon_drom_words *w);
 

@@ -44,12 +44,8 @@ static struct {
 	/* Of lent_ticks, the blocking calls' own CPU's: the time the CPU the
 	 * lending thread ran on was lent (it waited on no CPU of its own). */
 	_Atomic uint64_t lent_caller_ticks;
-	/* Its own CPUs: how many it registered, how many now (DROM changes
-	 * them: popmon_lewi_update_mask) since own_t, and the CPU time they
-	 * differed from the registered ones before own_t (ticks x CPUs). */
-	int own_n0, own_n;
-	uint64_t own_t;
-	_Atomic int64_t own_delta_ticks;
+	/* Its own CPUs over time (DROM changes them: popmon_lewi_update_mask). */
+	struct popmon_own_cpus own;
 	uint64_t lend_t0, borrow_t0;
 	int lend_n, lend_caller;
 	_Atomic int borrow_n; /* CPUs borrowed by the open region, 0 none */
@@ -154,9 +150,7 @@ int popmon_lewi_init(const cpu_set_t *mask)
 	atomic_store(&L.lent_ticks, 0);
 	atomic_store(&L.lent_caller_ticks, 0);
 	atomic_store(&L.borrowed_ticks, 0);
-	L.own_n0 = L.own_n = CPU_COUNT(&own);
-	L.own_t = popmon_now();
-	atomic_store(&L.own_delta_ticks, 0);
+	popmon_own_start(&L.own, CPU_COUNT(&own));
 	atomic_store(&L.borrow_n, 0);
 	atomic_store(&L.last_blocking_end, 0);
 	atomic_store(&L.held, 0);
@@ -178,10 +172,7 @@ int popmon_lewi_finalize(void)
 	atomic_store(&L.ready, 0);
 	popmon_lewi_shm_deregister(L.slot);
 	/* Its own CPUs stop changing: no more CPU time counted against them. */
-	uint64_t now = popmon_now();
-	atomic_fetch_add(&L.own_delta_ticks, (int64_t)popmon_delta(L.own_t, now) * (L.own_n - L.own_n0));
-	L.own_t = now;
-	L.own_n = L.own_n0;
+	popmon_own_set(&L.own, L.own.n0);
 	return POPMON_DLB_SUCCESS;
 }
 
@@ -761,20 +752,16 @@ static void publish(void)
 		return;
 	if (popmon_lewi_used())
 		POPMON_STORE(*obs.on, 1);
-	POPMON_STORE(*obs.own_cpus, (uint32_t)L.own_n0);
 	POPMON_STORE(*obs.lent, atomic_load(&L.lent_ticks));
 	POPMON_STORE(*obs.lent_caller, atomic_load(&L.lent_caller_ticks));
 	POPMON_STORE(*obs.borrowed, atomic_load(&L.borrowed_ticks));
-	POPMON_STORE(*obs.own_delta, atomic_load(&L.own_delta_ticks));
-	POPMON_STORE(*obs.own_since, L.own_t);
-	POPMON_STORE(*obs.own_now, (uint32_t)L.own_n);
+	popmon_own_publish(&L.own, &obs.own);
 }
 
 void popmon_lewi_observe(const struct popmon_lewi_words *w)
 {
 	struct popmon_lewi_words none = {0};
-	if (!w || !w->on || !w->own_cpus || !w->own_now || !w->lent || !w->lent_caller || !w->borrowed ||
-	    !w->own_delta || !w->own_since)
+	if (!w || !w->on || !w->lent || !w->lent_caller || !w->borrowed || !popmon_own_words_ok(&w->own))
 		w = &none;
 	obs = *w;
 	publish();
@@ -784,11 +771,11 @@ void popmon_lewi_totals(struct popmon_lewi_totals *t)
 {
 	*t = (struct popmon_lewi_totals){0};
 	uint64_t now = popmon_now();
-	t->own_cpus = L.own_n0;
+	t->own_cpus = L.own.n0;
 	t->lent = atomic_load(&L.lent_ticks);
 	t->lent_caller = atomic_load(&L.lent_caller_ticks);
 	t->borrowed = atomic_load(&L.borrowed_ticks);
-	t->own_delta = atomic_load(&L.own_delta_ticks) + (int64_t)popmon_delta(L.own_t, now) * (L.own_n - L.own_n0);
+	t->own_delta = popmon_own_delta(&L.own, now);
 	if (atomic_load(&L.blocking) > 0 && L.lend_n > 0) {
 		uint64_t d = popmon_delta(L.lend_t0, now);
 		t->lent += d * (uint64_t)L.lend_n;
@@ -807,10 +794,7 @@ int popmon_lewi_update_mask(const cpu_set_t *mask)
 	int r = popmon_lewi_shm_update_ownership(L.slot, mask);
 	if (r < 0 || CPU_EQUAL(mask, &L.mask))
 		return r; /* an error, or nothing new (a CPU already taken from it) */
-	uint64_t now = popmon_now();
-	atomic_fetch_add(&L.own_delta_ticks, (int64_t)popmon_delta(L.own_t, now) * (L.own_n - L.own_n0));
-	L.own_t = now;
-	L.own_n = CPU_COUNT(mask);
+	popmon_own_set(&L.own, CPU_COUNT(mask));
 	L.mask = *mask;
 	atomic_store(&P.n, -1); /* rebuilt by the next borrow if another thread builds now */
 	order_cpus();

@@ -19,6 +19,8 @@
 #include <sched.h>
 #include <stdint.h>
 
+#include "base/threads.h"
+
 /* Whether LeWI is asked for (DLB_ARGS --lewi, POPMON_LEWI). */
 int popmon_lewi_enabled(void);
 
@@ -134,13 +136,12 @@ void popmon_lewi_totals(struct popmon_lewi_totals *t);
  * *on is set to 1 when LeWI starts in the process, the others take
  * popmon_lewi_totals' closed intervals (without the open ones) each time a
  * lend, a borrowing region or an ownership change ends, so that a process
- * killed while running leaves what it had moved so far; *own_delta is the
- * own CPUs' change up to the tick *own_since, since which it has had
- * *own_now CPUs. */
+ * killed while running leaves what it had moved so far; own: its own CPUs
+ * over time (base/process.h). */
 struct popmon_lewi_words {
-	uint32_t *on, *own_cpus, *own_now;
-	uint64_t *lent, *lent_caller, *borrowed, *own_since;
-	int64_t *own_delta;
+	uint32_t *on;
+	uint64_t *lent, *lent_caller, *borrowed;
+	struct popmon_own_words own;
 };
 void popmon_lewi_observe(const struct popmon_lewi_words *w);
 

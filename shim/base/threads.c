@@ -313,3 +313,37 @@ int popmon_mpi_sessions_only(void)
 	return calls > 0;
 }
 
+void popmon_own_start(struct popmon_own_cpus *o, int n)
+{
+	o->n0 = o->n = n;
+	o->t = popmon_now();
+	atomic_store(&o->delta, 0);
+}
+
+void popmon_own_set(struct popmon_own_cpus *o, int n)
+{
+	uint64_t now = popmon_now();
+	atomic_fetch_add(&o->delta, (int64_t)popmon_delta(o->t, now) * (o->n - o->n0));
+	o->t = now;
+	o->n = n;
+}
+
+int64_t popmon_own_delta(const struct popmon_own_cpus *o, uint64_t now)
+{
+	return atomic_load(&o->delta) + (int64_t)popmon_delta(o->t, now) * (o->n - o->n0);
+}
+
+int popmon_own_words_ok(const struct popmon_own_words *w)
+{
+	return w && w->own_cpus && w->own_now && w->own_since && w->own_delta;
+}
+
+void popmon_own_publish(const struct popmon_own_cpus *o, const struct popmon_own_words *w)
+{
+	if (!popmon_own_words_ok(w))
+		return;
+	POPMON_STORE(*w->own_cpus, (uint32_t)o->n0);
+	POPMON_STORE(*w->own_delta, atomic_load(&o->delta));
+	POPMON_STORE(*w->own_since, o->t);
+	POPMON_STORE(*w->own_now, (uint32_t)o->n);
+}

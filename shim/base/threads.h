@@ -13,6 +13,7 @@
 #define POPMON_THREADS_H
 
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "base/clock.h"
@@ -262,5 +263,33 @@ static inline __attribute__((always_inline)) uint64_t popmon_account(struct popm
 #endif
 	return d;
 }
+
+/* A process's own CPUs over time (LeWI's and DROM's): the n0 CPUs it
+ * registered, the n it has had since the tick t of their last change, and
+ * the CPU time they differed from the registered ones before t
+ * (popmon_now() ticks x CPUs, signed). One thread changes it at a time
+ * (its owner's lock or registration); delta is read by others. */
+struct popmon_own_cpus {
+	int n0, n;
+	uint64_t t;
+	_Atomic int64_t delta;
+};
+/* Registered with n CPUs now. */
+void popmon_own_start(struct popmon_own_cpus *o, int n);
+/* Has n CPUs from now: the time since the last change is folded in. */
+void popmon_own_set(struct popmon_own_cpus *o, int n);
+/* The change up to now (ticks x CPUs), the open stretch included. */
+int64_t popmon_own_delta(const struct popmon_own_cpus *o, uint64_t now);
+/* Where a reader outside the process finds them (the live file's words;
+ * any pointer NULL: none): n0, n, t and the folded delta, each time they
+ * change, so a reader extends the change to the process's end. */
+struct popmon_own_words {
+	uint32_t *own_cpus, *own_now;
+	uint64_t *own_since;
+	int64_t *own_delta;
+};
+int popmon_own_words_ok(const struct popmon_own_words *w);
+void popmon_own_publish(const struct popmon_own_cpus *o, const struct popmon_own_words *w);
+
 
 #endif /* POPMON_THREADS_H */
