@@ -76,6 +76,10 @@
 #   --launches N         V9's kernel launches in all (default 1000000)
 #   --overhead N         calls and launches timed per overhead row (default
 #                        100000; 0 skips the overhead table)
+#   --rounds R           runs per overhead row, interleaved; the table has
+#                        each column's median (default 3: one run of 10^5
+#                        launches on an H200 moved by up to 1.5 µs per launch
+#                        between two runs of the same configuration)
 #   --out DIR            keep the builds, measurements, reports and logs in
 #                        DIR (default: a temporary folder, removed at the end)
 #   --fake               no GPU needed: use the fake CUDA stack of
@@ -261,10 +265,10 @@ ncu_expect() {
 		}' "$1"
 }
 
-reps=3 unit=100 only="V1,V2,V3,V4,V5,V6,V7,V8,V9,V10,V11,V12,V13,C,ACC" launches=1000000 overhead_n=100000 out="" fake=0 mpi="" vendor=nvidia
+reps=3 unit=100 only="V1,V2,V3,V4,V5,V6,V7,V8,V9,V10,V11,V12,V13,C,ACC" launches=1000000 overhead_n=100000 rounds=3 out="" fake=0 mpi="" vendor=nvidia
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--vendor | --mpi | --reps | --unit | --only | --launches | --overhead | --out)
+	--vendor | --mpi | --reps | --unit | --only | --launches | --overhead | --rounds | --out)
 		[ $# -ge 2 ] || usage
 		case "$1" in
 		--vendor) vendor=$2 ;;
@@ -274,6 +278,7 @@ while [ $# -gt 0 ]; do
 		--only) only=$2 ;;
 		--launches) launches=$2 ;;
 		--overhead) overhead_n=$2 ;;
+		--rounds) rounds=$2 ;;
 		--out) out=$2 ;;
 		esac
 		shift 2
@@ -306,6 +311,7 @@ case "$reps" in '' | *[!0-9]* | 0) echo "gpu-validate: --reps wants a positive i
 case "$unit" in '' | *[!0-9]* | 0) echo "gpu-validate: --unit wants a positive integer (ms)" >&2 && usage ;; esac
 case "$launches" in '' | *[!0-9]* | 0) echo "gpu-validate: --launches wants a positive integer" >&2 && usage ;; esac
 case "$overhead_n" in '' | *[!0-9]*) echo "gpu-validate: --overhead wants an integer" >&2 && usage ;; esac
+case "$rounds" in '' | *[!0-9]* | 0) echo "gpu-validate: --rounds wants a positive integer" >&2 && usage ;; esac
 modes=$(echo "$only" | tr ',' ' ')
 for m in $modes; do
 	case "$m" in V[1-9] | V1[0-3] | C | ACC) ;; *) echo "gpu-validate: unknown scenario '$m' (V1 ... V13, C, ACC)" >&2 && usage ;; esac
@@ -322,7 +328,11 @@ openmpi | mpich)
 esac
 mpirun_flags=""
 if "$MPIRUN" --version 2>/dev/null | grep -q 'Open MPI\|OpenRTE'; then
-	mpirun_flags="--oversubscribe"
+	# Open MPI binds a rank to one core by default (2 ranks or fewer):
+	# V9's and V10's host threads would share it, and their launches wait
+	# for a time slice (V10 on an H200: 9 ms per repetition, device
+	# efficiency 0.60 against 0.624 unbound).
+	mpirun_flags="--oversubscribe --bind-to none"
 	if [ "$(id -u)" = 0 ]; then
 		export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 	fi
@@ -753,10 +763,12 @@ overhead() {
 		/^cupti-floor: records=/ {
 			for (i = 2; i <= NF; i++) {
 				split($i, kv, "=")
+				# one line per process that loaded CUDA (mpirun
+				# itself may: records=0): their sums
 				if (kv[1] == "records")
-					recorded = kv[2]
+					recorded += kv[2]
 				else if (kv[1] == "dropped")
-					lost = kv[2]
+					lost += kv[2]
 			}
 			tool = 1
 		}
@@ -845,17 +857,52 @@ if [ "$overhead_n" -gt 0 ]; then
 			bad=1
 		}
 	fi
-	plain=$(overhead plain)
-	off=$(overhead off)
-	on=$(overhead on)
-	onnc=""
-	[ "$vendor" = amd ] || onnc=$(overhead on-nocounters)
-	fl=""
-	[ "$vendor" = amd ] || fl=$(overhead floor)
+	# Every row $rounds times, interleaved (a drift of the machine touches
+	# every row alike); each column's median, the most records lost.
+	whats="plain off on"
+	[ "$vendor" = amd ] || whats="$whats on-nocounters floor"
+	: >"$dir/overhead-rounds.txt"
+	r=0
+	while [ "$r" -lt "$rounds" ]; do
+		for w in $whats; do
+			res=$(overhead "$w")
+			[ -z "$res" ] || echo "$w $res" >>"$dir/overhead-rounds.txt"
+		done
+		r=$((r + 1))
+	done
+	# median_of WHAT: "CALL_NS LAUNCH_NS LOOP_NS LOST" of WHAT's rounds.
+	median_of() {
+		awk -v w="$1" '
+			function med(a, n,    i, j, t) {
+				for (i = 2; i <= n; i++)
+					for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
+						t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
+					}
+				return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+			}
+			$1 == w {
+				n++
+				c[n] = $2; l[n] = $3; p[n] = $4
+				if ($5 == "-")
+					lost = "-"
+				else if (lost == "" || $5 + 0 > lost + 0)
+					lost = $5
+			}
+			END {
+				if (n)
+					printf "%.3f %.3f %.3f %s\n", med(c, n), med(l, n), med(p, n), lost
+			}' "$dir/overhead-rounds.txt"
+	}
+	plain=$(median_of plain)
+	off=$(median_of off)
+	on=$(median_of on)
+	onnc=$(median_of on-nocounters)
+	fl=$(median_of floor)
 	echo
 	echo "overhead: $overhead_n trivial runtime calls ($getter), $overhead_n empty <<<1,1>>> launches (sustained:"
 	echo "  more than the launch queue holds), $overhead_n launches of a launch-bound loop (a tiny elementwise kernel,"
-	echo "  a stream synchronisation every 100); mean per call or launch; records lost: dropped, rejected or not recorded"
+	echo "  a stream synchronisation every 100); mean per call or launch, the median of $rounds interleaved rounds;"
+	echo "  records lost: dropped, rejected or not recorded (the most of a round)"
 	printf "  %-34s %9s %11s %11s %13s\n" "" "call ns" "launch µs" "loop µs" "records lost" # µ: 2 bytes
 	row() {
 		if [ -z "$2" ]; then

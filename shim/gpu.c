@@ -443,13 +443,23 @@ void popmon_gpu_mpi_done(uint64_t t0)
 
 static __thread int flushing __attribute__((tls_model("initial-exec")));
 
-void popmon_gpu_flush(void)
+static void flush_as(int final)
 {
 	if (!__atomic_load_n(&popmon_gpu_active, __ATOMIC_ACQUIRE) || flushing)
 		return;
 	flushing = 1;
-	ops->flush();
+	ops->flush(final);
 	flushing = 0;
+}
+
+void popmon_gpu_flush(void)
+{
+	flush_as(0);
+}
+
+void popmon_gpu_flush_final(void)
+{
+	flush_as(1);
 }
 
 void popmon_gpu_read(uint64_t now_ns, uint64_t k[POPMON_GPU_DEVICES], uint64_t a[POPMON_GPU_DEVICES])
@@ -519,7 +529,7 @@ int popmon_gpu_finish_measured(struct popmon_gpu_proc *out, uint64_t g0_ns, uint
 	out->mode = popmon_gpu_mode();
 	if (!__atomic_load_n(&popmon_gpu_active, __ATOMIC_ACQUIRE))
 		return 0;
-	popmon_gpu_flush();
+	popmon_gpu_flush_final();
 	out->vendor = ops->vendor;
 	ops->measured(out);
 	out->ctr_mode = popmon_gpu_counters_mode(); /* the backend says what it read, or why not */

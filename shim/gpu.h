@@ -135,8 +135,10 @@ struct popmon_gpu_ops {
 	 * why in out (status, vendor, reason; mode on warns), else 0. */
 	int (*why)(struct popmon_gpu_proc *out, int mode);
 	/* Delivers what the vendor library holds (called with no GPU lock
-	 * held, possibly under the region lock). */
-	void (*flush)(void);
+	 * held, possibly under the region lock); final: the last flush (at
+	 * exit, or a context's end), which hands back records still in
+	 * progress too. */
+	void (*flush)(int final);
 	/* At finish, after the last flush: the backend's part of the record
 	 * (versions, lost and rejected records, clock) and its warnings. */
 	void (*measured)(struct popmon_gpu_proc *out);
@@ -197,6 +199,11 @@ static inline uint64_t popmon_gpu_mpi_enter(const void *a, const void *b)
  * GPU lock held (the region lock may be held: the buffer path never takes
  * it). No-op when GPU measurement is not active. */
 void popmon_gpu_flush(void);
+/* The last flush (at exit, or when a context ends): also delivers the
+ * buffers that hold records still in progress (cuptiActivityFlushAll's
+ * forced flush), so that the finished records beside them are not lost;
+ * the unfinished ones are not timed and skipped. */
+void popmon_gpu_flush_final(void);
 /* Per-device K and A (ns) at CLOCK_MONOTONIC time now_ns. */
 void popmon_gpu_read(uint64_t now_ns, uint64_t k[POPMON_GPU_DEVICES], uint64_t a[POPMON_GPU_DEVICES]);
 

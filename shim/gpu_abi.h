@@ -19,6 +19,7 @@
 enum {
 	POPMON_CUPTI_SUCCESS = 0,
 	POPMON_CUPTI_ERROR_INVALID_OPERATION = 7,
+	POPMON_CUPTI_ERROR_HARDWARE_BUSY = 26,
 	POPMON_CUPTI_ERROR_OUT_OF_MEMORY = 8,
 	POPMON_CUPTI_ERROR_NOT_COMPATIBLE = 14,
 	POPMON_CUPTI_ERROR_NOT_INITIALIZED = 15,
@@ -61,6 +62,10 @@ enum {
 	POPMON_CUPTI_MEMCPY_HTOH = 9,
 	POPMON_CUPTI_MEMCPY_PTOP = 10,
 };
+
+/* cuptiActivityFlushAll's flag: hand back buffers with records still in
+ * progress too (CUPTI_ACTIVITY_FLAG_FLUSH_FORCED). */
+enum { POPMON_CUPTI_FLUSH_FORCED = 1 };
 
 /* CUpti_ActivityAttribute values libpopmon sets. */
 enum {

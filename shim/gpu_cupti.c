@@ -142,7 +142,7 @@ static popmon_cupti_subscriber subscriber;
  * are not the program's. */
 static __thread int gpu_self __attribute__((tls_model("initial-exec")));
 
-static void cupti_flush(void);
+static void cupti_flush(int final);
 static void cupti_measured(struct popmon_gpu_proc *out);
 static int cupti_device_of(const void *p);
 static int cupti_why(struct popmon_gpu_proc *out, int mode);
@@ -296,7 +296,7 @@ static void gpu_callback(void *userdata, int domain, uint32_t cbid, const void *
 			gpu_self = 0;
 		}
 		else if (cbid == POPMON_CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
-			popmon_gpu_flush(); /* the last safe point at exit */
+			popmon_gpu_flush_final(); /* the last safe point at exit */
 	}
 }
 
@@ -702,10 +702,13 @@ static int cupti_device_of(const void *p)
 
 /* ------------------------------------------------------------------ snapshots */
 
-static void cupti_flush(void)
+static void cupti_flush(int final)
 {
 	gpu_self = 1;
-	popmon_gpu_backend->flush_all(0);
+	/* Unforced, CUPTI keeps a buffer back while one of its records is in
+	 * progress (a device-to-device copy still queued at exit, say), and
+	 * with it the finished records beside it. */
+	popmon_gpu_backend->flush_all(final ? POPMON_CUPTI_FLUSH_FORCED : 0);
 	popmon_cupti_pm_flush();
 	gpu_self = 0;
 }

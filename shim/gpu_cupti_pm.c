@@ -37,20 +37,32 @@
 #include "gpu_cupti_pm.h"
 #include "gpu_counters.h"
 
-/* Candidate metrics per quantity, first known wins; required: the first
- * three (without them no computational metric exists). */
-static const char *const candidates[POPMON_GC_NQ][3] = {
-	[POPMON_GC_INST] = {"sm__inst_executed_realtime.sum", "sm__inst_executed.sum", NULL},
-	[POPMON_GC_ACTIVE] = {"sm__cycles_active.sum", NULL, NULL},
-	[POPMON_GC_ELAPSED] = {"sm__cycles_elapsed.sum", NULL, NULL},
-	[POPMON_GC_WARPS] = {"sm__warps_active_realtime.sum", "sm__warps_active.sum", NULL},
-	[POPMON_GC_DRAM_RD] = {"dram__bytes_read.sum", "dramc__bytes_read.sum", NULL},
-	[POPMON_GC_DRAM_WR] = {"dram__bytes_write.sum", "dramc__bytes_write.sum", NULL},
+/* Candidate metrics per quantity, in the order tried; per_sm: an average
+ * over the SMs, times their number is the sum. Required: the first three
+ * (without them no computational metric exists). A chip counts some
+ * metrics in several passes under PM sampling, which reads one: the first
+ * candidate that keeps the set at one pass wins. */
+struct candidate {
+	const char *name;
+	int per_sm;
+};
+#define NCAND 4
+static const struct candidate candidates[POPMON_GC_NQ][NCAND] = {
+	[POPMON_GC_INST] = {{"sm__inst_executed_realtime.sum", 0}, {"sm__inst_executed.sum", 0},
+			    {"sm__inst_executed_realtime.avg", 1}, {NULL, 0}},
+	[POPMON_GC_ACTIVE] = {{"sm__cycles_active.sum", 0}, {"sm__cycles_active.avg", 1}, {NULL, 0}, {NULL, 0}},
+	[POPMON_GC_ELAPSED] = {{"sm__cycles_elapsed.sum", 0}, {"sm__cycles_elapsed.avg", 1},
+			       {"gpc__cycles_elapsed.max", 1}, {"gr__cycles_elapsed.max", 1}},
+	[POPMON_GC_WARPS] = {{"sm__warps_active_realtime.sum", 0}, {"sm__warps_active.sum", 0},
+			     {"sm__warps_active_realtime.avg", 1}, {NULL, 0}},
+	[POPMON_GC_DRAM_RD] = {{"dram__bytes_read.sum", 0}, {"dramc__bytes_read.sum", 0}, {NULL, 0}, {NULL, 0}},
+	[POPMON_GC_DRAM_WR] = {{"dram__bytes_write.sum", 0}, {"dramc__bytes_write.sum", 0}, {NULL, 0}, {NULL, 0}},
 };
 #define REQUIRED 3
-/* Optional quantities are dropped in this order when the set needs more
- * than one pass. */
-static const int drop_order[] = {POPMON_GC_WARPS, POPMON_GC_DRAM_WR, POPMON_GC_DRAM_RD};
+/* The order quantities are chosen in: the required ones, then DRAM
+ * traffic before the warps (occupancy). */
+static const int choose_order[POPMON_GC_NQ] = {POPMON_GC_INST,    POPMON_GC_ACTIVE,   POPMON_GC_ELAPSED,
+					       POPMON_GC_DRAM_RD, POPMON_GC_DRAM_WR, POPMON_GC_WARPS};
 
 #define MAX_SAMPLES 2048
 #define HW_BUFFER (32u << 20)
@@ -63,6 +75,7 @@ struct pmdev {
 	size_t data_size;
 	const char *names[POPMON_GC_NQ]; /* the metrics read, in evaluation order */
 	int qty[POPMON_GC_NQ];           /* the quantity of names[i] */
+	int per_sm[POPMON_GC_NQ];        /* names[i] is an average over the SMs */
 	int n;
 	int sms, max_warps;
 };
@@ -119,6 +132,10 @@ static void fail_rc(const char *call, int rc, const char *chip)
 		fail("this GPU (chip %s) does not support CUPTI's PM sampling (Turing or newer, not SLI, "
 		     "CMP or WSL)", chip_of(chip));
 		break;
+	case POPMON_CUPTI_ERROR_HARDWARE_BUSY:
+		fail("another process already samples this GPU's performance counters (one sampler per GPU: on "
+		     "a GPU shared by several ranks, the first one samples it)");
+		break;
 	case POPMON_CUPTI_ERROR_INVALID_OPERATION:
 		if (strcmp(call, "cuptiPmSamplingEnable") == 0) {
 			fail("another tool or process already samples this GPU's performance counters (one "
@@ -150,8 +167,14 @@ static int realtime_stamp(uint64_t *ns)
 
 /* ------------------------------------------------------------------ set-up */
 
-static int config_for(struct pmdev *p, const char *chip, const uint8_t *avail, const int want[POPMON_GC_NQ],
-		      uint8_t **image, size_t *image_size, size_t *passes)
+static void host_release(struct pmdev *p);
+
+/* The configuration of p->names[0, n) for chip: its image (*image, the
+ * caller's to free) and passes, p->host initialised (host_release frees
+ * it): 0; 1 when CUPTI knows one of the names not (nothing kept); -1 on an
+ * error, with the reason. */
+static int config_for(struct pmdev *p, const char *chip, const uint8_t *avail, int n, uint8_t **image,
+		      size_t *image_size, size_t *passes)
 {
 	const struct popmon_pm_backend *b = &pmb->pm;
 	struct popmon_host_init_params hi = {POPMON_CUPTI_SIZE(struct popmon_host_init_params, host), NULL,
@@ -162,47 +185,39 @@ static int config_for(struct pmdev *p, const char *chip, const uint8_t *avail, c
 		return -1;
 	}
 	p->host = hi.host;
-	p->n = 0;
-	for (int q = 0; q < POPMON_GC_NQ; q++) {
-		if (!want[q])
-			continue;
-		for (int c = 0; c < 3 && candidates[q][c]; c++) {
-			const char *name = candidates[q][c];
-			struct popmon_host_add_params ap = {POPMON_CUPTI_SIZE(struct popmon_host_add_params, n), NULL,
-							    p->host, &name, 1};
-			if (b->host_add_metrics(&ap) == 0) {
-				p->names[p->n] = name;
-				p->qty[p->n++] = q;
-				break;
-			}
+	for (int i = 0; i < n; i++) {
+		struct popmon_host_add_params ap = {POPMON_CUPTI_SIZE(struct popmon_host_add_params, n), NULL,
+						    p->host, &p->names[i], 1};
+		if (b->host_add_metrics(&ap) != 0) {
+			host_release(p);
+			return 1;
 		}
 	}
 	struct popmon_host_image_params is = {POPMON_CUPTI_SIZE(struct popmon_host_image_params, image_size), NULL,
 					      p->host, 0, NULL};
+	uint8_t *img = NULL;
 	if ((rc = b->host_image_size(&is)) != 0 || is.image_size == 0) {
 		fail_rc("cuptiProfilerHostGetConfigImageSize", rc, chip);
-		return -1;
-	}
-	uint8_t *img = malloc(is.image_size);
-	if (!img) {
+	} else if (!(img = malloc(is.image_size))) {
 		fail("no memory for the PM sampling configuration");
-		return -1;
-	}
-	struct popmon_host_image_params gi = {POPMON_CUPTI_SIZE(struct popmon_host_image_params, image), NULL, p->host,
-					      is.image_size, img};
-	if ((rc = b->host_image(&gi)) != 0) {
+	} else {
+		struct popmon_host_image_params gi = {POPMON_CUPTI_SIZE(struct popmon_host_image_params, image), NULL,
+						      p->host, is.image_size, img};
+		if ((rc = b->host_image(&gi)) == 0) {
+			struct popmon_host_passes_params pp = {
+				POPMON_CUPTI_SIZE(struct popmon_host_passes_params, passes), NULL, is.image_size, img, 1};
+			if (b->host_passes && b->host_passes(&pp) != 0)
+				pp.passes = 1;
+			*image = img;
+			*image_size = is.image_size;
+			*passes = pp.passes;
+			return 0;
+		}
 		free(img);
 		fail_rc("cuptiProfilerHostGetConfigImage", rc, chip);
-		return -1;
 	}
-	struct popmon_host_passes_params pp = {POPMON_CUPTI_SIZE(struct popmon_host_passes_params, passes), NULL,
-					       is.image_size, img, 1};
-	if (b->host_passes && b->host_passes(&pp) != 0)
-		pp.passes = 1;
-	*image = img;
-	*image_size = is.image_size;
-	*passes = pp.passes;
-	return 0;
+	host_release(p);
+	return -1;
 }
 
 static void host_release(struct pmdev *p)
@@ -259,45 +274,115 @@ static int counter_availability(const struct popmon_pm_backend *b, int dev, char
 	return 0;
 }
 
-/* The metrics of device dev (p): all quantities, then fewer until one pass
- * does, and every required one there; their configuration image (*image,
- * the caller's to free): 0, or -1 with the reason (nothing kept). */
+static const char *const quantity_names[REQUIRED] = {"instructions", "SM active cycles", "SM elapsed cycles"};
+
+/* Candidate k of quantity q as p's metric i; 0 when it cannot be (none, or
+ * an average while the SMs are unknown). */
+static int set_candidate(struct pmdev *p, int i, int q, int k)
+{
+	const struct candidate *c = &candidates[q][k];
+	if (!c->name || (c->per_sm && p->sms <= 0))
+		return 0;
+	p->names[i] = c->name;
+	p->qty[i] = q;
+	p->per_sm[i] = c->per_sm;
+	return 1;
+}
+
+/* The passes p->names[0, n) need (*passes): 0; 1 when CUPTI knows one of
+ * them not; -1 on an error (the reason set). Nothing kept. */
+static int passes_of(struct pmdev *p, const char *chip, const uint8_t *avail, int n, size_t *passes)
+{
+	uint8_t *img = NULL;
+	size_t size = 0;
+	int rc = config_for(p, chip, avail, n, &img, &size, passes);
+	if (rc == 0) {
+		free(img);
+		host_release(p);
+	}
+	return rc;
+}
+
+/* The required quantities' metrics (p->names[0, REQUIRED)): the first
+ * combination of known candidates that one pass reads (a chip may read
+ * each alone in one pass and some pairs only in two): 0, or -1 with the
+ * reason. */
+static int choose_required(struct pmdev *p, const char *chip, const uint8_t *avail)
+{
+	int known[REQUIRED][NCAND] = {{0}};
+	size_t most = 0, passes = 0;
+	for (int q = 0; q < REQUIRED; q++) {
+		int any = 0;
+		for (int k = 0; k < NCAND; k++) {
+			if (!set_candidate(p, 0, q, k))
+				continue;
+			int rc = passes_of(p, chip, avail, 1, &passes);
+			if (rc < 0)
+				return -1;
+			if (rc == 0) {
+				known[q][k] = any = 1;
+				most = passes > most ? passes : most;
+			}
+		}
+		if (!any) {
+			fail("CUPTI knows no PM sampling metric for %s on this GPU (chip %s; tried %s)", quantity_names[q],
+			     chip, candidates[q][0].name);
+			return -1;
+		}
+	}
+	for (int i = 0; i < NCAND * NCAND * NCAND; i++) {
+		int k[REQUIRED] = {i / (NCAND * NCAND), i / NCAND % NCAND, i % NCAND};
+		if (!known[0][k[0]] || !known[1][k[1]] || !known[2][k[2]])
+			continue;
+		for (int q = 0; q < REQUIRED; q++)
+			set_candidate(p, q, q, k[q]);
+		int rc = passes_of(p, chip, avail, REQUIRED, &passes);
+		if (rc < 0)
+			return -1;
+		if (rc == 0 && passes <= 1) {
+			p->n = REQUIRED;
+			return 0;
+		}
+		if (rc == 0 && passes > most)
+			most = passes;
+	}
+	fail("the device counters popmon reads need %zu passes on this GPU (chip %s): CUPTI's PM sampling reads one",
+	     most, chip);
+	return -1;
+}
+
+/* The metrics of device dev (p): the required ones in one pass
+ * (choose_required), then per optional quantity, in choose_order, the
+ * first candidate that keeps the set at one pass. Their configuration
+ * image (*image, the caller's to free) with p->host kept for evaluation:
+ * 0, or -1 with the reason (nothing kept). */
 static int choose_metrics(struct pmdev *p, const char *chip, const uint8_t *avail, uint8_t **image,
 			  size_t *image_size)
 {
-	int want[POPMON_GC_NQ];
-	for (int q = 0; q < POPMON_GC_NQ; q++)
-		want[q] = 1;
-	size_t passes = 0;
-	for (size_t drop = 0;; drop++) {
-		if (config_for(p, chip, avail, want, image, image_size, &passes) != 0) {
-			host_release(p);
-			return -1;
+	p->n = 0;
+	if (choose_required(p, chip, avail) != 0)
+		return -1;
+	for (int o = REQUIRED; o < POPMON_GC_NQ; o++) {
+		int q = choose_order[o];
+		for (int k = 0; k < NCAND; k++) {
+			size_t passes = 0;
+			if (!set_candidate(p, p->n, q, k))
+				continue;
+			int rc = passes_of(p, chip, avail, p->n + 1, &passes);
+			if (rc < 0)
+				return -1;
+			if (rc == 0 && passes <= 1) {
+				p->n++;
+				break;
+			}
 		}
-		if (passes <= 1)
-			break;
-		free(*image);
-		host_release(p);
-		if (drop == sizeof drop_order / sizeof drop_order[0]) {
-			fail("the device counters popmon reads need %zu passes on this GPU (chip %s): CUPTI's PM "
-			     "sampling reads one", passes, chip);
-			return -1;
-		}
-		want[drop_order[drop]] = 0;
 	}
-	int have[POPMON_GC_NQ] = {0};
-	for (int i = 0; i < p->n; i++)
-		have[p->qty[i]] = 1;
-	for (int q = 0; q < REQUIRED; q++) {
-		if (!have[q]) {
-			free(*image);
-			host_release(p);
-			fail("CUPTI knows no PM sampling metric for %s on this GPU (chip %s; tried %s)",
-			     q == POPMON_GC_INST ? "instructions" : q == POPMON_GC_ACTIVE ? "SM active cycles"
-											 : "SM elapsed cycles",
-			     chip, candidates[q][0]);
-			return -1;
-		}
+	size_t passes = 0;
+	int rc = config_for(p, chip, avail, p->n, image, image_size, &passes);
+	if (rc != 0) {
+		if (rc > 0)
+			fail("CUPTI refused the PM sampling metrics it had taken on this GPU (chip %s)", chip);
+		return -1;
 	}
 	return 0;
 }
@@ -321,6 +406,12 @@ static int start_device(int dev)
 	size_t image_size = 0;
 	if (counter_availability(b, dev, chip, &avail) != 0)
 		return -1;
+	if (b->device_attribute) { /* the SMs: sums of per-SM averages (choose_metrics) */
+		b->device_attribute(&p->sms, POPMON_CU_ATTR_MULTIPROCESSOR_COUNT, dev);
+		int threads = 0;
+		if (b->device_attribute(&threads, POPMON_CU_ATTR_MAX_THREADS_PER_MULTIPROCESSOR, dev) == 0)
+			p->max_warps = threads / 32;
+	}
 	rc = choose_metrics(p, chip, avail, &image, &image_size);
 	free(avail);
 	if (rc != 0)
@@ -364,12 +455,6 @@ static int start_device(int dev)
 	if ((rc = b->start(&st)) != 0) {
 		fail_rc("cuptiPmSamplingStart", rc, chip);
 		goto undo;
-	}
-	if (b->device_attribute) {
-		b->device_attribute(&p->sms, POPMON_CU_ATTR_MULTIPROCESSOR_COUNT, dev);
-		int threads = 0;
-		if (b->device_attribute(&threads, POPMON_CU_ATTR_MAX_THREADS_PER_MULTIPROCESSOR, dev) == 0)
-			p->max_warps = threads / 32;
 	}
 	for (int i = 0; i < p->n; i++)
 		if (!used[p->qty[i]])
@@ -455,7 +540,7 @@ static void decode_device(int dev)
 			if (b->sample_info(&sp) != 0 || b->host_evaluate(&ev) != 0)
 				continue;
 			for (int k = 0; k < p->n; k++)
-				v[p->qty[k]] = vals[k];
+				v[p->qty[k]] = vals[k] * (p->per_sm[k] ? (double)p->sms : 1.0);
 			int64_t s = (int64_t)sp.start + offset, e = (int64_t)sp.end + offset;
 			if (!clock_bad) {
 				/* The samples' clock must be the host's: a sample

@@ -479,7 +479,7 @@ static const struct popmon_rocm_backend *resolve(popmon_rocp_fn from)
 	return &real;
 }
 
-static void rocm_flush(void);
+static void rocm_flush(int final);
 static void rocm_measured(struct popmon_gpu_proc *out);
 static int rocm_why(struct popmon_gpu_proc *out, int mode);
 static void rocm_probe(void);
@@ -699,8 +699,9 @@ __attribute__((visibility("default"))) int rocprofiler_set_api_table(const char 
 
 /* ------------------------------------------------------------------ layer */
 
-static void rocm_flush(void)
+static void rocm_flush(int final)
 {
+	(void)final; /* rocprofiler_flush_buffer hands back every record it holds */
 	if (backend && !__atomic_load_n(&closed, __ATOMIC_ACQUIRE))
 		backend->flush_buffer(buf);
 }

@@ -23,37 +23,58 @@ const counterPeriod = "POPMON_GPU_COUNTERS_PERIOD_US=100"
 // occupancy (±0.03) and SM frequency (±1 %) that the design fixes, so the
 // samples are attributed to the regions they were taken in; the file names
 // the metrics read, the period, each device's SMs; the report has the
-// device block's computational metrics.
+// device block's computational metrics. Three times: with the SM sums; on
+// a chip that counts the sums in 3 passes, where the per-SM averages of
+// one pass are read and summed over the SMs; and on one that reads SM
+// active cycles with no form of elapsed cycles but their average in one
+// pass (each alone in one: an H200, GH100, read the first metrics popmon
+// chose in 2 or 3 passes), where the active cycles' average is read.
 func TestGPUFakeCounters(t *testing.T) {
 	needGPUMeasurement(t)
 	for _, impl := range impls(t) {
-		t.Run(impl.name, func(t *testing.T) {
-			dir := fakeCUDA(t, impl.mpicc)
-			o := runOpts{env: fakeEnv(dir, counterPeriod), flags: []string{"--gpu", "on", "--gpu-counters", "on"}, dir: dir}
-			r := measureRunWith(t, impl, o, 1, "gpu_counters", "--reps", "5")
-			c := r.m.GPU.Counters
-			if c == nil || !c.Available || c.Method != measure.GPUCountersMethodPMSampling || c.PeriodNS != 100000 ||
-				c.Metrics["instructions"] != "sm__inst_executed.sum" || c.Metrics["dram_write_bytes"] != "dram__bytes_write.sum" || c.Reason != "" {
-				t.Fatalf("gpu.counters = %+v", c)
-			}
-			if len(r.m.GPUDevices) != 1 || !r.m.GPUDevices[0].Counters || r.m.GPUDevices[0].SMs != 132 || r.m.GPUDevices[0].MaxWarpsPerSM != 64 {
-				t.Errorf("gpu_devices = %+v, want one sampled device of 132 SMs, 64 warps", r.m.GPUDevices)
-			}
-			got := reportMetrics(t, r.file)
-			checkExpect(t, r.stdout, got)
-			for _, l := range strings.Split(r.stderr, "\n") {
-				if strings.HasPrefix(l, "popmon: ") && strings.Contains(l, "counter") {
-					t.Errorf("a warning about counters: %s", l)
+		for _, v := range []struct {
+			name, env, instructions, active string
+		}{
+			{"sums", "", "sm__inst_executed.sum", "sm__cycles_active.sum"},
+			{"averages", "FAKECUPTI_PM_MULTIPASS=sm__inst_executed.sum,sm__cycles_active.sum,sm__cycles_elapsed.sum,sm__warps_active.sum",
+				"sm__inst_executed_realtime.avg", "sm__cycles_active.avg"},
+			{"pairs", "FAKECUPTI_PM_PAIRS=sm__cycles_active.sum:sm__cycles_elapsed.sum,sm__cycles_active.sum:sm__cycles_elapsed.avg," +
+				"sm__cycles_active.sum:gpc__cycles_elapsed.max", "sm__inst_executed.sum", "sm__cycles_active.avg"},
+		} {
+			t.Run(impl.name+"/"+v.name, func(t *testing.T) {
+				dir := fakeCUDA(t, impl.mpicc)
+				extra := []string{counterPeriod}
+				if v.env != "" {
+					extra = append(extra, v.env)
 				}
-			}
-			so, _, _ := popmon(t, nil, "report", "--region", "occ_quarter", r.file)
-			for _, want := range []string{"device counters sampled every 100.00 µs (CUPTI PM sampling)", "Device computational metrics",
-				"Average device IPC", "Average SM frequency ............ 1.7", "Achieved occupancy .............. 0.25"} {
-				if !strings.Contains(so, want) {
-					t.Errorf("report lacks %q:\n%s", want, so)
+				o := runOpts{env: fakeEnv(dir, extra...),
+					flags: []string{"--gpu", "on", "--gpu-counters", "on"}, dir: dir}
+				r := measureRunWith(t, impl, o, 1, "gpu_counters", "--reps", "5")
+				c := r.m.GPU.Counters
+				if c == nil || !c.Available || c.Method != measure.GPUCountersMethodPMSampling || c.PeriodNS != 100000 ||
+					c.Metrics["instructions"] != v.instructions || c.Metrics["sm_active_cycles"] != v.active ||
+					c.Metrics["dram_write_bytes"] != "dram__bytes_write.sum" || c.Reason != "" {
+					t.Fatalf("gpu.counters = %+v", c)
 				}
-			}
-		})
+				if len(r.m.GPUDevices) != 1 || !r.m.GPUDevices[0].Counters || r.m.GPUDevices[0].SMs != 132 || r.m.GPUDevices[0].MaxWarpsPerSM != 64 {
+					t.Errorf("gpu_devices = %+v, want one sampled device of 132 SMs, 64 warps", r.m.GPUDevices)
+				}
+				got := reportMetrics(t, r.file)
+				checkExpect(t, r.stdout, got)
+				for _, l := range strings.Split(r.stderr, "\n") {
+					if strings.HasPrefix(l, "popmon: ") && strings.Contains(l, "counter") {
+						t.Errorf("a warning about counters: %s", l)
+					}
+				}
+				so, _, _ := popmon(t, nil, "report", "--region", "occ_quarter", r.file)
+				for _, want := range []string{"device counters sampled every 100.00 µs (CUPTI PM sampling)", "Device computational metrics",
+					"Average device IPC", "Average SM frequency ............ 1.7", "Achieved occupancy .............. 0.25"} {
+					if !strings.Contains(so, want) {
+						t.Errorf("report lacks %q:\n%s", want, so)
+					}
+				}
+			})
+		}
 	}
 }
 
@@ -113,6 +134,8 @@ func TestGPUFakeCountersAbsent(t *testing.T) {
 		{"clock", []string{"FAKECUPTI_PM_CLOCK_SKEW_S=100000"}, "auto", "sample times are not on the host's clock", nil, []string{"gpu_ipc"}},
 		{"no dram", []string{"FAKECUPTI_PM_METRICS=sm__inst_executed.sum,sm__cycles_active.sum,sm__cycles_elapsed.sum,sm__warps_active.sum"}, "auto", "",
 			[]string{"gpu_ipc", "gpu_achieved_occupancy"}, []string{"gpu_dram_bytes", "gpu_dram_bandwidth_gbs"}},
+		{"passes", []string{"FAKECUPTI_PM_MULTIPASS=sm__cycles_active.sum,sm__cycles_active.avg"}, "auto",
+			"the device counters popmon reads need 3 passes on this GPU (chip FK100): CUPTI's PM sampling reads one", nil, []string{"gpu_ipc"}},
 		{"one pass of four", []string{"FAKECUPTI_PM_MAX_ONE_PASS=4"}, "auto", "",
 			[]string{"gpu_ipc", "gpu_sm_frequency_ghz"}, []string{"gpu_achieved_occupancy", "gpu_dram_bytes"}},
 		{"sys clock trigger", []string{"FAKECUPTI_PM_SYSCLK_ONLY=1"}, "on", "", []string{"gpu_ipc", "gpu_dram_bytes", "gpu_achieved_occupancy"}, nil},

@@ -54,6 +54,7 @@ func TestGPUC(t *testing.T) {
 		{"pool", "the buffer cap reached (CUPTI >= 12.9): requests refused, CUPTI's drops counted, one warning with the number and the cap, buffers zeroed and reused"},
 		{"pool old", "the cap reached with a CUPTI older than 12.9: never no buffer; a discard buffer's records lost, counted, never accounted"},
 		{"pool grow", "the pool's thread keeps a reserve for the buffers threads hold (none allocated on a requesting thread); completed buffers processed off the requesting thread"},
+		{"forced", "a record in progress holds its buffer back from a region's flush; the last flush (finish, context destroyed) is forced and delivers the finished records"},
 		{"reentrant", "a flush delivering buffers synchronously under the region lock, and from the context-destroy callback: no deadlock"},
 		{"clock", "the timestamp callback is CLOCK_MONOTONIC and records are clipped on it"},
 		{"clock calibrated", "no timestamp callback: the offset to CUPTI's CLOCK_REALTIME is calibrated"},

@@ -145,6 +145,12 @@ static int realtime_clock; /* stamps records in CLOCK_REALTIME (no timestamp cal
 static uint8_t pending[4096 * REC];
 static size_t npending;
 static pthread_mutex_t *flush_must_not_hold; /* the "region lock" the flush is called under */
+/* A record still in progress among the pending ones (a copy the device has
+ * not run yet): an unforced flush then hands back nothing, as CUPTI 13
+ * kept a buffer back on an H200 while a device-to-device copy was queued;
+ * a forced one hands back everything. */
+static int in_progress;
+static uint32_t last_flush_flag;
 
 static int f_version(uint32_t *v)
 {
@@ -205,7 +211,9 @@ static int f_enable(int kind)
  * calling thread (as cuptiActivityFlushAll does). */
 static int f_flush(uint32_t flag)
 {
-	(void)flag;
+	last_flush_flag = flag;
+	if (in_progress && !(flag & POPMON_CUPTI_FLUSH_FORCED))
+		return 0;
 	if (flush_must_not_hold && pthread_mutex_trylock(flush_must_not_hold) == 0) {
 		printf("FAIL the region lock was not held during the flush (test setup)\n");
 		failures++;
@@ -862,6 +870,34 @@ static void scenario_reentrant(void)
 	alarm(0);
 }
 
+/* A record in progress holds its buffer back from unforced flushes; the
+ * last flush (at finish, or a context's end) is forced and delivers the
+ * finished records beside it. */
+static void scenario_forced(void)
+{
+	popmon_proc.t0_ns = popmon_monotonic_ns();
+	start_fake();
+	uint64_t now = rec_now();
+	kernel_rec(queue(), 10, 0, now - 3000, now - 1000, "spin_kernel");
+	in_progress = 1;
+	popmon_gpu_flush();
+	CHECK(last_flush_flag == 0 && npending == 1, "a region's flush: flag %u, %zu pending; want 0 and 1",
+	      last_flush_flag, npending);
+	struct popmon_gpu_proc g;
+	popmon_gpu_finish(&g, 0, UINT64_MAX, -1);
+	CHECK(last_flush_flag == POPMON_CUPTI_FLUSH_FORCED && npending == 0, "the last flush: flag %u, %zu pending",
+	      last_flush_flag, npending);
+	CHECK(g.nkernels == 1 && g.kernels[0].count == 1 && g.kernels[0].time_ns == 2000,
+	      "kernel table after the last flush: %lld rows", (long long)g.nkernels);
+	/* The context-destroy callback's flush is the last one too. */
+	kernel_rec(queue(), 10, 0, now - 100, now - 50, "k");
+	uint8_t res[16] = {0};
+	fake_cb(NULL, POPMON_CUPTI_CB_DOMAIN_RESOURCE, POPMON_CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, res);
+	CHECK(last_flush_flag == POPMON_CUPTI_FLUSH_FORCED && npending == 0,
+	      "context destruction: flag %u, %zu pending", last_flush_flag, npending);
+	in_progress = 0;
+}
+
 /* 9. The clock: the registered callback is CLOCK_MONOTONIC; without it the
  * offset to CUPTI's own clock (CLOCK_REALTIME here) is calibrated. */
 static void scenario_clock(const char *arg)
@@ -986,6 +1022,8 @@ int main(int argc, char **argv)
 		scenario_counters();
 	else if (strcmp(s, "commkernel") == 0)
 		scenario_commkernel();
+	else if (strcmp(s, "forced") == 0)
+		scenario_forced();
 	else {
 		printf("FAIL unknown scenario %s\n", s);
 		return 2;

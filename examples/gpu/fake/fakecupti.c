@@ -49,11 +49,20 @@
  *                          default: sm__inst_executed.sum,
  *                          sm__cycles_active.sum, sm__cycles_elapsed.sum,
  *                          sm__warps_active.sum, dram__bytes_read.sum,
- *                          dram__bytes_write.sum); "none": no PM sampling
+ *                          dram__bytes_write.sum, and the per-SM averages
+ *                          sm__inst_executed_realtime.avg,
+ *                          sm__cycles_active.avg, sm__cycles_elapsed.avg,
+ *                          gpc__cycles_elapsed.max,
+ *                          sm__warps_active_realtime.avg); "none": no PM sampling
  *                          entry points work (CUPTI older than 12.6)
  *   FAKECUPTI_PM_ENABLE_RESULT  cuptiPmSamplingEnable fails with this code
  *                          (35 insufficient privileges, 43 MIG, ...)
  *   FAKECUPTI_PM_MAX_ONE_PASS   metrics one pass reads (default 6)
+ *   FAKECUPTI_PM_MULTIPASS the metrics (comma-separated) that need 3 passes
+ *                          wherever they are (as GH100 counts some SM sums:
+ *                          their .avg forms, per SM, take one)
+ *   FAKECUPTI_PM_PAIRS     pairs of metrics (A:B, comma-separated) that one
+ *                          pass reads alone but not together: 2 passes
  *   FAKECUPTI_PM_SYSCLK_ONLY=1  the time trigger is refused (Turing, GA100)
  *   FAKECUPTI_PM_CLOCK_SKEW_S   seconds added to every sample's timestamps
  */
@@ -700,17 +709,24 @@ enum { PM_MAX_METRICS = 16, PM_LOG = 1 << 16, PM_DEVICES = 16 };
 
 /* The metrics the fake chip knows, each with what it counts. */
 enum { Q_INST, Q_ACTIVE, Q_ELAPSED, Q_WARPS, Q_DRAM_RD, Q_DRAM_WR, Q_N };
+/* per_sm: an average over the SMs (or a maximum of equal parts): the sum
+ * divided by their number. */
 static const struct {
 	const char *name;
-	int q;
+	int q, per_sm;
 } pm_known[] = {
-	{"sm__inst_executed.sum", Q_INST},           {"sm__inst_executed_realtime.sum", Q_INST},
-	{"sm__cycles_active.sum", Q_ACTIVE},         {"sm__cycles_elapsed.sum", Q_ELAPSED},
-	{"sm__warps_active.sum", Q_WARPS},           {"sm__warps_active_realtime.sum", Q_WARPS},
-	{"dram__bytes_read.sum", Q_DRAM_RD},         {"dram__bytes_write.sum", Q_DRAM_WR},
+	{"sm__inst_executed.sum", Q_INST, 0},       {"sm__inst_executed_realtime.sum", Q_INST, 0},
+	{"sm__cycles_active.sum", Q_ACTIVE, 0},     {"sm__cycles_elapsed.sum", Q_ELAPSED, 0},
+	{"sm__warps_active.sum", Q_WARPS, 0},       {"sm__warps_active_realtime.sum", Q_WARPS, 0},
+	{"dram__bytes_read.sum", Q_DRAM_RD, 0},     {"dram__bytes_write.sum", Q_DRAM_WR, 0},
+	{"sm__inst_executed_realtime.avg", Q_INST, 1}, {"sm__cycles_active.avg", Q_ACTIVE, 1},
+	{"sm__cycles_elapsed.avg", Q_ELAPSED, 1},   {"gpc__cycles_elapsed.max", Q_ELAPSED, 1},
+	{"sm__warps_active_realtime.avg", Q_WARPS, 1},
 };
 static const char *pm_default = "sm__inst_executed.sum,sm__cycles_active.sum,sm__cycles_elapsed.sum,"
-				"sm__warps_active.sum,dram__bytes_read.sum,dram__bytes_write.sum";
+				"sm__warps_active.sum,dram__bytes_read.sum,dram__bytes_write.sum,"
+				"sm__inst_executed_realtime.avg,sm__cycles_active.avg,sm__cycles_elapsed.avg,"
+				"gpc__cycles_elapsed.max,sm__warps_active_realtime.avg";
 
 static int pm_quantity(const char *name)
 {
@@ -730,6 +746,58 @@ static int pm_quantity(const char *name)
 		p += l + (c ? 1 : 0);
 	}
 	return -1;
+}
+
+/* 1 when name is an average over the SMs. */
+static int pm_per_sm(const char *name)
+{
+	for (size_t i = 0; i < sizeof pm_known / sizeof pm_known[0]; i++)
+		if (strcmp(pm_known[i].name, name) == 0)
+			return pm_known[i].per_sm;
+	return 0;
+}
+
+/* 1 when name is in the comma-separated list (NULL: empty). */
+static int in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = list; p && *p;) {
+		const char *c = strchr(p, ',');
+		size_t l = c ? (size_t)(c - p) : strlen(p);
+		if (l == n && strncmp(p, name, n) == 0)
+			return 1;
+		p += l + (c ? 1 : 0);
+	}
+	return 0;
+}
+
+/* 1 when names[0, n) hold both metrics of a pair of FAKECUPTI_PM_PAIRS. */
+static int pm_pair_in(char names[][80], int n)
+{
+	const char *pairs = env("FAKECUPTI_PM_PAIRS");
+	for (int i = 0; pairs && i < n; i++)
+		for (int j = 0; j < n; j++) {
+			char pair[170];
+			snprintf(pair, sizeof pair, "%s:%s", names[i], names[j]);
+			if (in_list(pairs, pair))
+				return 1;
+		}
+	return 0;
+}
+
+/* The passes n metrics need: 3 with one of FAKECUPTI_PM_MULTIPASS, 2 with
+ * a pair of FAKECUPTI_PM_PAIRS, else 1 up to FAKECUPTI_PM_MAX_ONE_PASS of
+ * them, 2 beyond. */
+static size_t pm_passes(char names[][80], int n)
+{
+	const char *multi = env("FAKECUPTI_PM_MULTIPASS");
+	for (int i = 0; i < n; i++)
+		if (in_list(multi, names[i]))
+			return 3;
+	if (pm_pair_in(names, n))
+		return 2;
+	const char *one = env("FAKECUPTI_PM_MAX_ONE_PASS");
+	return n <= (one ? atoi(one) : 6) ? 1 : 2;
 }
 
 static int pm_absent(void)
@@ -831,7 +899,7 @@ struct sampler {
 	int configured, started;
 	uint64_t period, next, skew;
 	int n;
-	int q[PM_MAX_METRICS];
+	int q[PM_MAX_METRICS], per_sm[PM_MAX_METRICS];
 	char names[PM_MAX_METRICS][80];
 };
 static struct sampler *samplers[PM_DEVICES];
@@ -982,9 +1050,7 @@ int cuptiProfilerHostGetNumOfPasses(struct p_hpass *p)
 	int n = config_names(p->image, p->image_size, names, PM_MAX_METRICS);
 	if (n < 0)
 		return CUPTI_ERROR_INVALID_PARAMETER;
-	const char *one = env("FAKECUPTI_PM_MAX_ONE_PASS");
-	int max = one ? atoi(one) : 6;
-	p->passes = n <= max ? 1 : 2;
+	p->passes = pm_passes(names, n);
 	return CUPTI_SUCCESS;
 }
 
@@ -1040,11 +1106,12 @@ int cuptiPmSamplingSetConfig(struct p_config *p)
 	int n = config_names(p->config, p->config_size, s->names, PM_MAX_METRICS);
 	if (n <= 0)
 		return CUPTI_ERROR_INVALID_PARAMETER;
-	const char *one = env("FAKECUPTI_PM_MAX_ONE_PASS");
-	if (n > (one ? atoi(one) : 6))
+	if (pm_passes(s->names, n) > 1)
 		return CUPTI_ERROR_NOT_SUPPORTED; /* multi-pass configurations */
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		s->q[i] = pm_quantity(s->names[i]);
+		s->per_sm[i] = pm_per_sm(s->names[i]);
+	}
 	s->n = n;
 	/* The sys clock trigger counts cycles of a 1 GHz clock. */
 	s->period = p->interval;
@@ -1110,6 +1177,8 @@ static int pm_emit(struct sampler *s, uint8_t *data, uint64_t t, int last)
 		row[1] = (uint64_t)((int64_t)b + off);
 		for (int i = 0; i < s->n; i++) {
 			double x = s->q[i] >= 0 ? v[s->q[i]] : 0;
+			if (s->per_sm[i])
+				x /= (double)fakecuda_sms();
 			memcpy(&row[2 + i], &x, sizeof x);
 		}
 		s->next = b;
