@@ -22,9 +22,10 @@ type LewiProcess struct {
 // the CPU time it held while LeWI moved CPUs: its own CPUs over its whole
 // run, less what it lent, plus what it borrowed. The parts add up to
 // CPUNS: useful time, MPI time on a CPU it held (the MPI thread's wait on
-// a lent CPU is not), OpenMP idle and runtime time on CPUs it held
-// (threads beyond its own CPUs count only while they ran on borrowed
-// ones), and GPU runtime time. popmon's own cost is left out, as the
+// a lent CPU is not; its workers' idle time while it is in MPI is, on
+// CPUs held), OpenMP idle and runtime time on CPUs it held (threads beyond
+// its own CPUs count only while they ran on borrowed ones), and GPU
+// runtime time. popmon's own cost is left out, as the
 // metrics leave it out.
 type HeldAccounts struct {
 	// ElapsedNS is the process's elapsed time (the run's: the largest).
@@ -62,11 +63,15 @@ func (h *HeldAccounts) add(o HeldAccounts) {
 // Held sets a process's accounts a of its whole run against the CPU time
 // it held under LeWI: own CPUs (those LeWI registered, its affinity at
 // start in older files) over its elapsed time, changed by DROM's changes
-// of them, less the CPU time it lent, plus what it borrowed (l). The lent time comes out of the MPI time (the part that
-// was the MPI thread's own CPU, l.LentCallerNS) and out of the
-// serialization time (its workers' CPUs, idle while the MPI thread
-// waits); the time threads beyond its own CPUs did not run on a borrowed
-// CPU comes out of the serialization time. An error says, in one clause,
+// of them, less the CPU time it lent, plus what it borrowed (l). The lent
+// time comes out of the MPI time (the part that was the MPI thread's own
+// CPU, l.LentCallerNS) and out of the workers' idle time outside parallel
+// regions (their CPUs, lent while the MPI thread waits): their idle time
+// in MPI first (lending happens in MPI calls), then their serialization
+// time. The time threads beyond its own CPUs did not run on a borrowed CPU
+// comes out of what is left of the workers' idle time, their
+// serialization first (the time they idle while the MPI thread works),
+// then their idle time in MPI. An error says, in one clause,
 // why the accounts cannot be set against the CPUs held: a number missing
 // from the file, or lent or borrowed time that does not fit the accounts
 // it must lie in (beyond the accounts invariant's tolerance).
@@ -93,19 +98,25 @@ func Held(a measure.ProcessAccounts, own int, l measure.ProcessLewi) (HeldAccoun
 	// its own CPUs outside borrowed ones).
 	extra := cpus*e - ownCPU - l.BorrowedCPUNS
 	workersLent := l.LentCPUNS - caller
+	idle := a.OMPSerializationNS + a.MPIWorkerIdleNS // workers idle outside parallel regions
 	switch {
 	case float64(caller) > float64(a.MPINS)+tol:
 		return HeldAccounts{}, fmt.Errorf("its MPI thread's CPU was lent for %d ns, longer than its %d ns in MPI", caller, a.MPINS)
 	case float64(extra) < -tol:
 		return HeldAccounts{}, fmt.Errorf("it borrowed %d ns of CPU time, more than its threads beyond its own %d CPUs ran", l.BorrowedCPUNS, own)
-	case float64(max(extra, 0)+workersLent) > float64(a.OMPSerializationNS)+tol:
-		return HeldAccounts{}, fmt.Errorf("its threads were without a CPU of its for %d ns, longer than they were idle outside parallel regions (%d ns; more threads than CPUs?)", max(extra, 0)+workersLent, a.OMPSerializationNS)
+	case float64(max(extra, 0)+workersLent) > float64(idle)+tol:
+		return HeldAccounts{}, fmt.Errorf("its threads were without a CPU of its for %d ns, longer than they were idle outside parallel regions (%d ns; more threads than CPUs?)", max(extra, 0)+workersLent, idle)
 	}
+	mw, ser := a.MPIWorkerIdleNS, a.OMPSerializationNS
+	fromMW := min(workersLent, mw)
+	mw, ser = mw-fromMW, ser-(workersLent-fromMW)
+	fromSer := min(max(extra, 0), max(ser, 0))
+	ser, mw = ser-fromSer, mw-(max(extra, 0)-fromSer)
 	h := HeldAccounts{
 		ElapsedNS: e,
 		UsefulNS:  a.UsefulNS,
-		MPINS:     max(a.MPINS-caller, 0) + a.OtherNS,
-		OpenMPNS:  max(a.OMPSerializationNS-workersLent-max(extra, 0), 0) + a.OMPLoadImbalanceNS + a.OMPSchedulingNS,
+		MPINS:     max(a.MPINS-caller, 0) + max(mw, 0) + a.OtherNS,
+		OpenMPNS:  max(ser, 0) + a.OMPLoadImbalanceNS + a.OMPSchedulingNS,
 		GPUNS:     a.GPURuntimeNS,
 	}
 	h.CPUNS = h.UsefulNS + h.MPINS + h.OpenMPNS + h.GPUNS

@@ -129,10 +129,7 @@ func TestLewiImbalance(t *testing.T) {
 					var plain, lewi lewiRun
 					for i := 0; i < rounds; i++ {
 						// 24 iterations (0.5 s plain): the start-up's share
-						// stays small, in the times and in the accounts
-						// against the CPUs held (CI read rank 0's threads
-						// 1.3 % of elapsed × CPUs longer without a CPU of
-						// theirs than idle once, with 12 on libgomp).
+						// of the times stays small.
 						iters := "24"
 						plain = runLewiImbalance(t, impl, key, prog, false, iters)
 						lewi = runLewiImbalance(t, impl, key, prog, true, iters)
