@@ -39,9 +39,11 @@
 
 /* Candidate metrics per quantity, in the order tried; per_sm: an average
  * over the SMs, times their number is the sum. Required: the first three
- * (without them no computational metric exists). A chip counts some
- * metrics in several passes under PM sampling, which reads one: the first
- * candidate that keeps the set at one pass wins. */
+ * (without them no computational metric exists). A chip may need several
+ * passes for some sets under PM sampling, which reads one: the first
+ * combination of required candidates that one pass reads wins
+ * (choose_required), then per optional quantity the first candidate that
+ * keeps one pass. */
 struct candidate {
 	const char *name;
 	int per_sm;
