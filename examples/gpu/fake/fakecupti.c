@@ -728,35 +728,6 @@ static const char *pm_default = "sm__inst_executed.sum,sm__cycles_active.sum,sm_
 				"sm__inst_executed_realtime.avg,sm__cycles_active.avg,sm__cycles_elapsed.avg,"
 				"gpc__cycles_elapsed.max,sm__warps_active_realtime.avg";
 
-static int pm_quantity(const char *name)
-{
-	const char *list = env("FAKECUPTI_PM_METRICS");
-	if (!list)
-		list = pm_default;
-	size_t n = strlen(name);
-	for (const char *p = list; *p;) {
-		const char *c = strchr(p, ',');
-		size_t l = c ? (size_t)(c - p) : strlen(p);
-		if (l == n && strncmp(p, name, n) == 0) {
-			for (size_t i = 0; i < sizeof pm_known / sizeof pm_known[0]; i++)
-				if (strcmp(pm_known[i].name, name) == 0)
-					return pm_known[i].q;
-			return -1;
-		}
-		p += l + (c ? 1 : 0);
-	}
-	return -1;
-}
-
-/* 1 when name is an average over the SMs. */
-static int pm_per_sm(const char *name)
-{
-	for (size_t i = 0; i < sizeof pm_known / sizeof pm_known[0]; i++)
-		if (strcmp(pm_known[i].name, name) == 0)
-			return pm_known[i].per_sm;
-	return 0;
-}
-
 /* 1 when name is in the comma-separated list (NULL: empty). */
 static int in_list(const char *list, const char *name)
 {
@@ -769,6 +740,30 @@ static int in_list(const char *list, const char *name)
 		p += l + (c ? 1 : 0);
 	}
 	return 0;
+}
+
+/* name's entry in pm_known, or -1. */
+static int pm_entry(const char *name)
+{
+	for (size_t i = 0; i < sizeof pm_known / sizeof pm_known[0]; i++)
+		if (strcmp(pm_known[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* What name counts, -1 when the chip (FAKECUPTI_PM_METRICS) knows it not. */
+static int pm_quantity(const char *name)
+{
+	const char *list = env("FAKECUPTI_PM_METRICS");
+	int i = pm_entry(name);
+	return in_list(list ? list : pm_default, name) && i >= 0 ? pm_known[i].q : -1;
+}
+
+/* 1 when name is an average over the SMs. */
+static int pm_per_sm(const char *name)
+{
+	int i = pm_entry(name);
+	return i >= 0 && pm_known[i].per_sm;
 }
 
 /* 1 when names[0, n) hold both metrics of a pair of FAKECUPTI_PM_PAIRS. */
